@@ -1,0 +1,99 @@
+//===- AttentionProblem.h - Shape and masking geometry of an attention -*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The sizes of one attention and which keys each query can see. Everything a
+// schedule needs to count work or bound a KV loop, without IR: the
+// decomposition, schedule selection and the tools all ask this one place.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_ANALYSIS_ATTENTIONPROBLEM_H
+#define ATTN_ANALYSIS_ATTENTIONPROBLEM_H
+
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+namespace mlir::attn {
+
+class AttentionOp;
+
+/// A half-open range [begin, end); empty when begin >= end.
+struct IndexRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+  bool empty() const { return begin >= end; }
+  int64_t size() const { return empty() ? 0 : end - begin; }
+  bool operator==(const IndexRange &other) const {
+    return (empty() && other.empty()) ||
+           (begin == other.begin && end == other.end);
+  }
+};
+
+struct AttentionProblem {
+  int64_t batch = 1;
+  int64_t queryHeads = 1;
+  int64_t kvHeads = 1;
+  int64_t queryLen = 1;
+  int64_t kvLen = 1;
+  int64_t headDim = 1;
+  int64_t valueDim = 1;
+  bool causal = false;
+  /// Sliding window sizes (left, right), if any.
+  std::optional<std::pair<int64_t, int64_t>> window;
+
+  /// The problem of a verified op; std::nullopt when a size is dynamic.
+  static std::optional<AttentionProblem> fromOp(AttentionOp op);
+
+  /// Query heads that share one key/value head.
+  int64_t groupSize() const { return queryHeads / kvHeads; }
+
+  /// The keys visible from query row `row` (bottom-right aligned masking).
+  IndexRange visibleKeys(int64_t row) const;
+
+  /// The KV blocks of `blockN` keys that query block `queryBlock` (rows
+  /// [queryBlock * blockM, ...)) must visit: every block outside is fully
+  /// masked for every row of the query block.
+  IndexRange kvBlockRange(int64_t queryBlock, int64_t blockM,
+                          int64_t blockN) const;
+
+  /// Whether every row of the query block sees every key of the KV block, so
+  /// that the block needs no masking.
+  bool isBlockUnmasked(int64_t queryBlock, int64_t kvBlock, int64_t blockM,
+                       int64_t blockN) const;
+
+  /// Visible (query, key) pairs of one (batch, head).
+  int64_t visiblePairs() const;
+
+  /// Forward FLOPs as FlashAttention counts them: 2 * B * Hq * Sq * Sk *
+  /// (D + Dv), halved when causal.
+  double nominalForwardFlops() const;
+
+  /// Bytes of the f32 B x Hq x Sq x Sk score tensor an untiled lowering
+  /// materialises.
+  double naiveScoreBytes() const;
+};
+
+/// Block counts of a tiled traversal of one (batch, head).
+struct TiledWork {
+  int64_t queryBlocks = 0;
+  /// Query-block x KV-block pairs of the full rectangle.
+  int64_t denseBlocks = 0;
+  /// Pairs actually visited after masked-block skipping.
+  int64_t visitedBlocks = 0;
+  /// Visited pairs that straddle the mask boundary and need an element mask.
+  int64_t maskedBlocks = 0;
+};
+
+TiledWork countTiledWork(const AttentionProblem &problem, int64_t blockM,
+                         int64_t blockN);
+
+} // namespace mlir::attn
+
+#endif // ATTN_ANALYSIS_ATTENTIONPROBLEM_H

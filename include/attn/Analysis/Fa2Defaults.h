@@ -1,0 +1,46 @@
+//===- Fa2Defaults.h - FlashAttention-2's default tiling -----------*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The tiling FlashAttention-2 chooses for a head dimension, and the shared
+// memory a tiling needs. Schedule selection starts from this table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_ANALYSIS_FA2DEFAULTS_H
+#define ATTN_ANALYSIS_FA2DEFAULTS_H
+
+#include <cstdint>
+#include <optional>
+
+namespace mlir::attn {
+
+struct Fa2Tiling {
+  int64_t blockM;
+  int64_t blockN;
+  int64_t warps;
+  int64_t stages;
+  bool operator==(const Fa2Tiling &other) const {
+    return blockM == other.blockM && blockN == other.blockN &&
+           warps == other.warps && stages == other.stages;
+  }
+};
+
+/// Shared memory of one CTA: the Q block plus `stages` buffers of a K and a V
+/// tile, in the input element size.
+int64_t fa2SharedMemoryBytes(const Fa2Tiling &tiling, int64_t headDim,
+                             int64_t valueDim, int64_t elementBytes);
+
+/// FlashAttention-2's tiling for `headDim`, the largest of its table that fits
+/// `sharedMemoryPerBlock` bytes when that is given. std::nullopt when the head
+/// dimension is beyond the table (> 256) or nothing fits.
+std::optional<Fa2Tiling>
+defaultFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
+                 std::optional<int64_t> sharedMemoryPerBlock);
+
+} // namespace mlir::attn
+
+#endif // ATTN_ANALYSIS_FA2DEFAULTS_H

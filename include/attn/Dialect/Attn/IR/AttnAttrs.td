@@ -1,0 +1,147 @@
+//===- AttnAttrs.td - Target and schedule attributes -------*- tablegen -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+class Attn_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Attn_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Target
+//===----------------------------------------------------------------------===//
+
+def Attn_TargetAttr : Attn_Attr<"Target", "target"> {
+  let summary = "The GPU a module is compiled for, and the limits schedules must fit";
+  let description = [{
+    Describes the GPU that schedule selection and code generation target:
+    its architecture (`chip`, an NVPTX SM name such as `sm_80`, `sm_90` or
+    `sm_90a`), the number of streaming multiprocessors, the shared memory a
+    single block may use (the opt-in maximum), the shared memory and 32-bit
+    registers of one SM, and the most registers one thread may hold.
+
+    It is attached to a module as the dialect attribute `attn.target`.
+
+    Example (an H100 SXM):
+
+    ```mlir
+    module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+        smem_per_block = 232448, smem_per_sm = 233472,
+        regs_per_sm = 65536, regs_per_thread = 255>} {
+    }
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"NVPTX architecture, e.g. sm_80, sm_90a">:$chip,
+    "int64_t":$sms,
+    "int64_t":$smem_per_block,
+    "int64_t":$smem_per_sm,
+    "int64_t":$regs_per_sm,
+    "int64_t":$regs_per_thread
+  );
+  let extraClassDeclaration = [{
+    /// The compute capability encoded in `chip`, e.g. 90 for "sm_90a".
+    int64_t getComputeCapability() const;
+    /// Whether `chip` names an architecture-specific variant ("sm_90a").
+    bool isArchSpecific() const;
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Schedules
+//===----------------------------------------------------------------------===//
+
+def Attn_Fa2TilesAttr : Attn_Attr<"Fa2Tiles", "fa2"> {
+  let summary = "FlashAttention-2 tiling: block sizes, warps and pipeline stages";
+  let description = [{
+    The FlashAttention-2 forward schedule of one thread block (CTA): it owns
+    `block_m` query rows of one (batch, head) and loops over the key/value
+    range in blocks of `block_n` keys. Its `warps` split the query rows
+    (split-Q): each warp owns `block_m / warps` rows, a multiple of 16 so that
+    it maps onto m16n8k16 tensor-core fragments. K and V tiles are staged in
+    shared memory through a pipeline of `stages` buffers.
+
+    Constraints: `block_m` is a positive multiple of `16 * warps`; `block_n`
+    a positive multiple of 16; `warps` a power of two from 1 to 16;
+    `stages` at least 1.
+
+    ```mlir
+    #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$block_m,
+    "int64_t":$block_n,
+    "int64_t":$warps,
+    "int64_t":$stages
+  );
+  let extraClassDeclaration = [{
+    /// Query rows owned by each warp.
+    int64_t getRowsPerWarp() const { return getBlockM() / getWarps(); }
+  }];
+}
+
+def Attn_SplitKVAttr : Attn_Attr<"SplitKV", "split_kv"> {
+  let summary = "Split-KV (flash-decoding): the key/value range cut into `splits` parts";
+  let description = [{
+    Each of the `splits` parts covers a contiguous range of key/value blocks
+    and produces a partial (O, LSE) state in f32; `attn.merge` combines them.
+    A part whose range is empty or fully masked produces LSE = -inf.
+
+    ```mlir
+    #attn.split_kv<splits = 8>
+    ```
+  }];
+  let parameters = (ins "int64_t":$splits);
+}
+
+def Attn_LeanAttr : Attn_Attr<"Lean", "lean"> {
+  let summary = "Lean attention: stream-K over a fixed set of persistent CTAs";
+  let description = [{
+    The (output tile x key/value block) iteration space is laid out linearly
+    and divided evenly over `ctas` persistent thread blocks, which must all be
+    resident at once. The CTA computing the first block of an output tile
+    (its host) merges the partials of the other CTAs that share the tile.
+
+    ```mlir
+    #attn.lean<ctas = 264>
+    ```
+  }];
+  let parameters = (ins "int64_t":$ctas);
+}
+
+def Attn_Attention2DAttr : Attn_Attr<"Attention2D", "attention2d"> {
+  let summary = "ATTENTION2D: queries and keys/values both partitioned over a device grid";
+  let description = [{
+    The devices form a `q_parts x kv_parts` grid. Device (i, j) gathers query
+    shard i over its row and key/value shard j over its column, computes a
+    partial (O, LSE) locally, and the partials of a row are combined with the
+    log-sum-exp merge in a reduce-scatter.
+
+    ```mlir
+    #attn.attention2d<q_parts = 4, kv_parts = 4>
+    ```
+  }];
+  let parameters = (ins "int64_t":$q_parts, "int64_t":$kv_parts);
+  let extraClassDeclaration = [{
+    int64_t getNumDevices() const { return getQParts() * getKvParts(); }
+  }];
+}
+
+/// The work partitions an `attn.attention` accepts in its `partition` attribute.
+def Attn_PartitionAttr : AnyAttrOf<[Attn_SplitKVAttr, Attn_LeanAttr,
+                                    Attn_Attention2DAttr]>;
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD

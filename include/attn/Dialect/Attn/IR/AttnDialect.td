@@ -1,0 +1,48 @@
+//===- AttnDialect.td - The attn dialect definition --------*- tablegen -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNDIALECT_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Attn_Dialect : Dialect {
+  let name = "attn";
+  let cppNamespace = "::mlir::attn";
+  let summary = "Exact attention as one op, and the schedules that lower it.";
+  let description = [{
+    The `attn` dialect states *what* an exact attention computes,
+    `softmax(Q K^T * scale + bias) V`, with grouped-query heads, causal and
+    sliding-window masking, softcapping, an optional mask operand and an
+    optional score-modification region. Passes decide *how* it is computed:
+    tiled online-softmax loops, FlashAttention-2 work partitioning, split-KV,
+    Lean-attention stream-K and ATTENTION2D distribution. Those schedules are
+    described by the attributes of this dialect, and every schedule that splits
+    the key/value range recombines its partial results with `attn.merge`.
+
+    The dialect attribute `attn.target`, placed on a module, names the GPU the
+    module is compiled for (`#attn.target<...>`).
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasCanonicalizer = 0;
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  let extraClassDeclaration = [{
+    /// Name of the discardable module attribute holding a `#attn.target`.
+    static constexpr ::llvm::StringLiteral getTargetAttrName() {
+      return ::llvm::StringLiteral("attn.target");
+    }
+  private:
+    void registerAttributes();
+  public:
+  }];
+}
+
+class Attn_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Attn_Dialect, mnemonic, traits>;
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNDIALECT_TD

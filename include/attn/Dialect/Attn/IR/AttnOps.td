@@ -1,0 +1,268 @@
+//===- AttnOps.td - attn.attention, attn.merge, attn.yield -*- tablegen -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "attn/Dialect/Attn/IR/AttnAttrs.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+
+//===----------------------------------------------------------------------===//
+// attn.attention
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionOp : Attn_Op<"attention", [
+    AttrSizedOperandSegments,
+    RecursiveMemoryEffects,
+    DestinationStyleOpInterface]> {
+  let summary = "Exact scaled dot-product attention, with GQA, masking and score modification";
+  let description = [{
+    Computes, for every batch `b`, query head `h`, query `i` and output
+    feature `e`:
+
+    ```
+    s[k]   = score_mod(softcap(scale * sum_d Q[b,h,i,d] * K[b,g(h),k,d]), b, h, i, k)
+             + additive_mask[b,h,i,k]                       (when the mask is additive)
+    s[k]   = -inf   where k is not visible from i (causal, window, boolean mask)
+    O[b,h,i,e] = sum_k softmax(s)[k] * V[b,g(h),k,e]
+    LSE[b,h,i] = log sum_k exp(s[k])                          (natural logarithm)
+    ```
+
+    Shapes: Q is `[B, Hq, Sq, D]`, K is `[B, Hkv, Sk, D]`, V is
+    `[B, Hkv, Sk, Dv]`, O is `[B, Hq, Sq, Dv]` and the optional LSE is
+    `[B, Hq, Sq]`. `Hq` is a multiple of `Hkv`; query head `h` reads key/value
+    head `g(h) = h / (Hq / Hkv)` (multi-head when equal, grouped-query when
+    `Hkv` divides `Hq`, multi-query when `Hkv = 1`). Q, K and V share one
+    element type among f16, bf16 and f32; O is any of those; LSE is f32.
+    Scores, the softmax state and the accumulator are f32 whatever the inputs.
+
+    The op is in destination-passing style: `outs` names the tensors the
+    results are written into, and result `i` has the type of `outs` operand
+    `i`. Dimensions may be dynamic; every check below that needs a static size
+    is made when both sizes are known.
+
+    Attributes:
+    - `scale` (f32, positive): multiplies `Q K^T`; default `1 / sqrt(D)`
+      (required when `D` is dynamic).
+    - `causal`: key `k` is visible from query `i` only if `k <= i + Sk - Sq`
+      (bottom-right aligned, as FlashAttention-2, so the last query sees every
+      key when `Sq != Sk`).
+    - `window = array<i64: left, right>`: sliding window, both non-negative;
+      key `k` is visible from query `i` only if
+      `i + Sk - Sq - left <= k <= i + Sk - Sq + right`. With `causal` as well
+      the right edge is the causal one.
+    - `softcap` (f32, positive): `softcap(x) = softcap * tanh(x / softcap)`,
+      applied to the scaled score before `score` and the mask.
+    - `tiles`: a pinned `#attn.fa2<...>` tiling; without it schedule selection
+      chooses one.
+    - `partition`: a pinned `#attn.split_kv<...>`, `#attn.lean<...>` or
+      `#attn.attention2d<...>` work partition.
+
+    Optional `mask` operand of shape `[B or 1, Hq or 1, Sq, Sk]` (size-1
+    batch and head dimensions broadcast): element type `i1` is a boolean mask
+    (`true` keeps the score), a float element type (f16, bf16, f32) is added to
+    the score.
+
+    Optional `score` region: one block with arguments
+    `(%score: f32, %b: index, %h: index, %q: index, %k: index)` that yields the
+    new f32 score with `attn.yield`; enough for ALiBi, relative position bias
+    and custom masks (yield `-inf` to mask a score). It must be side-effect
+    free: lowerings may evaluate it in any order, any number of times.
+
+    A query row with no visible key produces `O = 0` and `LSE = -inf`.
+
+    Example: Llama-style grouped-query prefill, 32 query heads over 8
+    key/value heads, causal, with the log-sum-exp kept for the backward pass.
+
+    ```mlir
+    %o, %lse = attn.attention
+        ins(%q, %k, %v : tensor<1x32x2048x128xbf16>, tensor<1x8x2048x128xbf16>,
+                         tensor<1x8x2048x128xbf16>)
+        outs(%o_init, %lse_init : tensor<1x32x2048x128xbf16>, tensor<1x32x2048xf32>)
+        {causal} -> tensor<1x32x2048x128xbf16>, tensor<1x32x2048xf32>
+    ```
+
+    ALiBi through the score region:
+
+    ```mlir
+    %o = attn.attention ins(%q, %k, %v : tensor<2x8x128x64xf16>,
+                            tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>)
+        outs(%init : tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16>
+        score {
+        ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+          %d = arith.subi %j, %i : index
+          %di = arith.index_cast %d : index to i64
+          %df = arith.sitofp %di : i64 to f32
+          %slope = arith.constant 0.0625 : f32
+          %bias = arith.mulf %df, %slope : f32
+          %r = arith.addf %s, %bias : f32
+          attn.yield %r : f32
+        }
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    Optional<AnyRankedTensor>:$mask,
+    Variadic<AnyRankedTensor>:$outputs,
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$causal,
+    OptionalAttr<DenseI64ArrayAttr>:$window,
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<Attn_Fa2TilesAttr>:$tiles,
+    OptionalAttr<Attn_PartitionAttr>:$partition
+  );
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region AnyRegion:$score);
+
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,` type($value) `)`
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    `outs` `(` $outputs `:` type($outputs) `)`
+    attr-dict `->` type($results)
+    (`score` $score^)?
+  }];
+
+  let builders = [
+    // Results take the types of the destinations; `mask` and `initLse` may be
+    // null.
+    OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
+                   "::mlir::Value":$value, "::mlir::Value":$mask,
+                   "::mlir::Value":$initOut, "::mlir::Value":$initLse)>
+  ];
+
+  let extraClassDeclaration = [{
+    /// The destinations (`outs`): O, then LSE when present.
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getOutputsMutable();
+    }
+    ::mlir::Value getInitOut() { return getOutputs()[0]; }
+    /// The LSE destination, or null.
+    ::mlir::Value getInitLse() {
+      return getOutputs().size() > 1 ? getOutputs()[1] : ::mlir::Value();
+    }
+    ::mlir::Value getOut() { return getResults()[0]; }
+    /// The LSE result, or null.
+    ::mlir::Value getLse() {
+      return getResults().size() > 1 ? getResults()[1] : ::mlir::Value();
+    }
+
+    /// The scale applied to Q K^T: the `scale` attribute, else 1/sqrt(D).
+    /// Only valid on a verified op.
+    float getEffectiveScale();
+
+    /// The sliding window as (left, right), if any.
+    std::optional<std::pair<int64_t, int64_t>> getWindowSizes();
+
+    /// Whether the op carries a score-modification region.
+    bool hasScoreModifier() { return !getScore().empty(); }
+  }];
+
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.yield
+//===----------------------------------------------------------------------===//
+
+def Attn_YieldOp : Attn_Op<"yield", [
+    Pure, Terminator, ReturnLike, HasParent<"AttentionOp">]> {
+  let summary = "Yields the modified score from an attention's score region";
+  let description = [{
+    Terminates the `score` region of `attn.attention` with the new f32 score.
+
+    ```mlir
+    attn.yield %new_score : f32
+    ```
+  }];
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+//===----------------------------------------------------------------------===//
+// attn.merge
+//===----------------------------------------------------------------------===//
+
+def Attn_MergeOp : Attn_Op<"merge", [
+    Pure,
+    DestinationStyleOpInterface]> {
+  let summary = "Log-sum-exp merge of partial attention states along a split dimension";
+  let description = [{
+    Combines `N` partial attention results, each normalised by its own row sum
+    and stacked along dimension `dim` of the partials, into one result:
+
+    ```
+    M   = max_s LSE_s                   (0 when every LSE_s is -inf)
+    LSE = M + ln sum_s exp(LSE_s - M)
+    O   = sum_s exp(LSE_s - LSE) * O_s  (0 when LSE is -inf)
+    ```
+
+    It is associative and commutative: split-KV, Lean attention and
+    ATTENTION2D all recombine their partials with it. An empty partial has
+    `LSE_s = -inf` and contributes nothing; a row whose partials are all empty
+    gives `O = 0` and `LSE = -inf`, never NaN.
+
+    Shapes: `partial_out` has rank `r + 1` and `partial_lse` rank `r`; they
+    agree on their first `r` dimensions, and `dim < r` is the split dimension.
+    `out` is `partial_out` without dimension `dim`, the optional `lse` is
+    `partial_lse` without it. Partials and LSE are f32; `out` is f16, bf16 or
+    f32 (rounded once, after the merge).
+
+    A merge of a single partial is the identity (producers write `O_s = 0` in
+    rows where `LSE_s = -inf`) and folds away when `out` is f32.
+
+    ```mlir
+    %o, %lse = attn.merge
+        ins(%po, %pl : tensor<8x1x32x1x128xf32>, tensor<8x1x32x1xf32>)
+        outs(%o_init, %lse_init : tensor<1x32x1x128xbf16>, tensor<1x32x1xf32>)
+        dim = 0 -> tensor<1x32x1x128xbf16>, tensor<1x32x1xf32>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$partial_out,
+    AnyRankedTensor:$partial_lse,
+    Variadic<AnyRankedTensor>:$outputs,
+    I64Attr:$dim
+  );
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+
+  let assemblyFormat = [{
+    `ins` `(` $partial_out `,` $partial_lse `:` type($partial_out) `,` type($partial_lse) `)`
+    `outs` `(` $outputs `:` type($outputs) `)`
+    `dim` `=` $dim attr-dict `->` type($results)
+  }];
+
+  let extraClassDeclaration = [{
+    /// The destinations (`outs`): O, then LSE when present.
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getOutputsMutable();
+    }
+    ::mlir::Value getInitOut() { return getOutputs()[0]; }
+    /// The LSE destination, or null.
+    ::mlir::Value getInitLse() {
+      return getOutputs().size() > 1 ? getOutputs()[1] : ::mlir::Value();
+    }
+    ::mlir::Value getOut() { return getResults()[0]; }
+    /// The LSE result, or null.
+    ::mlir::Value getLse() {
+      return getResults().size() > 1 ? getResults()[1] : ::mlir::Value();
+    }
+  }];
+
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

@@ -1,0 +1,117 @@
+//===- AttentionProblem.cpp - Shape and masking geometry of an attention --===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Analysis/AttentionProblem.h"
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+std::optional<AttentionProblem> AttentionProblem::fromOp(AttentionOp op) {
+  ArrayRef<int64_t> q = op.getQuery().getType().getShape();
+  ArrayRef<int64_t> k = op.getKey().getType().getShape();
+  ArrayRef<int64_t> v = op.getValue().getType().getShape();
+  if (ShapedType::isDynamicShape(q) || ShapedType::isDynamicShape(k) ||
+      ShapedType::isDynamicShape(v))
+    return std::nullopt;
+  AttentionProblem problem;
+  problem.batch = q[0];
+  problem.queryHeads = q[1];
+  problem.queryLen = q[2];
+  problem.headDim = q[3];
+  problem.kvHeads = k[1];
+  problem.kvLen = k[2];
+  problem.valueDim = v[3];
+  problem.causal = op.getCausal();
+  problem.window = op.getWindowSizes();
+  return problem;
+}
+
+IndexRange AttentionProblem::visibleKeys(int64_t row) const {
+  // Bottom-right alignment: the last query row lines up with the last key.
+  int64_t diagonal = row + kvLen - queryLen;
+  int64_t begin = 0, end = kvLen;
+  if (causal)
+    end = std::min(end, diagonal + 1);
+  if (window) {
+    begin = std::max(begin, diagonal - window->first);
+    end = std::min(end, diagonal + window->second + 1);
+  }
+  return {begin, end};
+}
+
+/// The rows [begin, end) of query block `queryBlock`.
+static IndexRange queryRows(const AttentionProblem &problem,
+                            int64_t queryBlock, int64_t blockM) {
+  return {queryBlock * blockM,
+          std::min((queryBlock + 1) * blockM, problem.queryLen)};
+}
+
+IndexRange AttentionProblem::kvBlockRange(int64_t queryBlock, int64_t blockM,
+                                          int64_t blockN) const {
+  IndexRange rows = queryRows(*this, queryBlock, blockM);
+  if (rows.empty())
+    return {};
+  // Both edges of the visible range move right (or stay) from row to row, so
+  // the first row bounds the start and the last row bounds the end.
+  IndexRange first = visibleKeys(rows.begin);
+  IndexRange last = visibleKeys(rows.end - 1);
+  int64_t begin = std::max<int64_t>(first.begin, 0);
+  int64_t end = std::min(last.end, kvLen);
+  if (begin >= end)
+    return {};
+  return {begin / blockN, static_cast<int64_t>(llvm::divideCeil(end, blockN))};
+}
+
+bool AttentionProblem::isBlockUnmasked(int64_t queryBlock, int64_t kvBlock,
+                                       int64_t blockM, int64_t blockN) const {
+  IndexRange rows = queryRows(*this, queryBlock, blockM);
+  IndexRange keys{kvBlock * blockN, std::min((kvBlock + 1) * blockN, kvLen)};
+  if (rows.empty() || keys.empty())
+    return false;
+  // The last row starts latest, the first row ends earliest.
+  return visibleKeys(rows.end - 1).begin <= keys.begin &&
+         visibleKeys(rows.begin).end >= keys.end;
+}
+
+int64_t AttentionProblem::visiblePairs() const {
+  int64_t pairs = 0;
+  for (int64_t row = 0; row < queryLen; ++row)
+    pairs += visibleKeys(row).size();
+  return pairs;
+}
+
+double AttentionProblem::nominalForwardFlops() const {
+  double flops = 2.0 * batch * queryHeads * static_cast<double>(queryLen) *
+                 kvLen * (headDim + valueDim);
+  return causal ? flops / 2 : flops;
+}
+
+double AttentionProblem::naiveScoreBytes() const {
+  return 4.0 * batch * queryHeads * static_cast<double>(queryLen) * kvLen;
+}
+
+TiledWork mlir::attn::countTiledWork(const AttentionProblem &problem,
+                                     int64_t blockM, int64_t blockN) {
+  TiledWork work;
+  work.queryBlocks = static_cast<int64_t>(llvm::divideCeil(problem.queryLen, blockM));
+  int64_t kvBlocks = static_cast<int64_t>(llvm::divideCeil(problem.kvLen, blockN));
+  work.denseBlocks = work.queryBlocks * kvBlocks;
+  for (int64_t m = 0; m < work.queryBlocks; ++m) {
+    IndexRange range = problem.kvBlockRange(m, blockM, blockN);
+    work.visitedBlocks += range.size();
+    for (int64_t n = range.begin; n < range.end; ++n)
+      if (!problem.isBlockUnmasked(m, n, blockM, blockN))
+        ++work.maskedBlocks;
+  }
+  return work;
+}

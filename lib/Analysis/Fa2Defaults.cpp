@@ -1,0 +1,54 @@
+//===- Fa2Defaults.cpp - FlashAttention-2's default tiling -----------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Analysis/Fa2Defaults.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <algorithm>
+
+using namespace mlir::attn;
+
+int64_t mlir::attn::fa2SharedMemoryBytes(const Fa2Tiling &tiling,
+                                         int64_t headDim, int64_t valueDim,
+                                         int64_t elementBytes) {
+  int64_t queryTile = tiling.blockM * headDim;
+  int64_t kvTiles = tiling.stages * tiling.blockN * (headDim + valueDim);
+  return (queryTile + kvTiles) * elementBytes;
+}
+
+/// FlashAttention-2's choices by head dimension, preferred first; the later
+/// entries are the smaller tiles it falls back to when shared memory is short.
+static llvm::ArrayRef<Fa2Tiling> candidatesFor(int64_t headDim) {
+  static const Fa2Tiling upTo64[] = {
+      {128, 128, 4, 2}, {128, 64, 4, 2}, {64, 64, 4, 2}};
+  static const Fa2Tiling upTo128[] = {{128, 64, 4, 2}, {64, 64, 4, 2}};
+  static const Fa2Tiling upTo256[] = {{128, 64, 8, 2}, {64, 64, 4, 2}};
+  if (headDim <= 64)
+    return upTo64;
+  if (headDim <= 128)
+    return upTo128;
+  if (headDim <= 256)
+    return upTo256;
+  return {};
+}
+
+std::optional<Fa2Tiling>
+mlir::attn::defaultFa2Tiling(int64_t headDim, int64_t valueDim,
+                             int64_t elementBytes,
+                             std::optional<int64_t> sharedMemoryPerBlock) {
+  int64_t widest = std::max(headDim, valueDim);
+  if (widest < 1)
+    return std::nullopt;
+  for (const Fa2Tiling &tiling : candidatesFor(widest)) {
+    if (!sharedMemoryPerBlock ||
+        fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes) <=
+            *sharedMemoryPerBlock)
+      return tiling;
+  }
+  return std::nullopt;
+}

@@ -1,0 +1,119 @@
+//===- AttnAttrs.cpp - Target and schedule attributes ----------------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_ATTRDEF_CLASSES
+#include "attn/Dialect/Attn/IR/AttnAttrs.cpp.inc"
+
+void AttnDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "attn/Dialect/Attn/IR/AttnAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// TargetAttr
+//===----------------------------------------------------------------------===//
+
+/// Parses "sm_<digits>[a]" into the compute capability; -1 if malformed.
+static int64_t parseComputeCapability(StringRef chip) {
+  if (!chip.consume_front("sm_"))
+    return -1;
+  chip.consume_back("a");
+  int64_t cc;
+  if (chip.empty() || chip.getAsInteger(10, cc) || cc <= 0)
+    return -1;
+  return cc;
+}
+
+int64_t TargetAttr::getComputeCapability() const {
+  return parseComputeCapability(getChip());
+}
+
+bool TargetAttr::isArchSpecific() const { return getChip().ends_with("a"); }
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef chip, int64_t sms,
+                                 int64_t smemPerBlock, int64_t smemPerSm,
+                                 int64_t regsPerSm, int64_t regsPerThread) {
+  if (parseComputeCapability(chip) < 0)
+    return emitError() << "chip must name an NVPTX architecture such as "
+                          "\"sm_80\" or \"sm_90a\", got \""
+                       << chip << "\"";
+  if (sms <= 0)
+    return emitError() << "sms must be positive, got " << sms;
+  if (smemPerBlock <= 0 || smemPerSm <= 0)
+    return emitError() << "shared memory sizes must be positive, got "
+                          "smem_per_block = "
+                       << smemPerBlock << ", smem_per_sm = " << smemPerSm;
+  if (smemPerBlock > smemPerSm)
+    return emitError() << "smem_per_block (" << smemPerBlock
+                       << ") cannot exceed smem_per_sm (" << smemPerSm << ")";
+  if (regsPerSm <= 0 || regsPerThread <= 0)
+    return emitError() << "register counts must be positive, got "
+                          "regs_per_sm = "
+                       << regsPerSm << ", regs_per_thread = " << regsPerThread;
+  if (regsPerThread > regsPerSm)
+    return emitError() << "regs_per_thread (" << regsPerThread
+                       << ") cannot exceed regs_per_sm (" << regsPerSm << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Schedules
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+Fa2TilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     int64_t blockM, int64_t blockN, int64_t warps,
+                     int64_t stages) {
+  if (warps < 1 || warps > 16 || !llvm::isPowerOf2_64(warps))
+    return emitError() << "warps must be a power of two from 1 to 16, got "
+                       << warps;
+  if (blockM <= 0 || blockM % (16 * warps) != 0)
+    return emitError() << "block_m must be a positive multiple of 16 * warps = "
+                       << 16 * warps << " (each warp owns a multiple of 16 "
+                          "query rows), got "
+                       << blockM;
+  if (blockN <= 0 || blockN % 16 != 0)
+    return emitError() << "block_n must be a positive multiple of 16, got "
+                       << blockN;
+  if (stages < 1)
+    return emitError() << "stages must be at least 1, got " << stages;
+  return success();
+}
+
+LogicalResult SplitKVAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t splits) {
+  if (splits < 1)
+    return emitError() << "splits must be at least 1, got " << splits;
+  return success();
+}
+
+LogicalResult LeanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t ctas) {
+  if (ctas < 1)
+    return emitError() << "ctas must be at least 1, got " << ctas;
+  return success();
+}
+
+LogicalResult
+Attention2DAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t qParts, int64_t kvParts) {
+  if (qParts < 1 || kvParts < 1)
+    return emitError() << "q_parts and kv_parts must be at least 1, got "
+                       << qParts << " x " << kvParts;
+  return success();
+}

@@ -1,0 +1,393 @@
+//===- AttnOps.cpp - attn.attention, attn.merge, attn.yield ----------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared verification helpers
+//===----------------------------------------------------------------------===//
+
+static bool isSupportedFloat(Type type) {
+  return type.isF16() || type.isBF16() || type.isF32();
+}
+
+static std::string formatDim(int64_t size) {
+  return ShapedType::isDynamic(size) ? std::string("?") : std::to_string(size);
+}
+
+/// Checks that `value` has rank `rank`; `layout` spells the expected dims.
+static LogicalResult verifyRank(Operation *op, StringRef name, Value value,
+                                int64_t rank, StringRef layout) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() == rank)
+    return success();
+  return op->emitOpError() << name << " must have rank " << rank << " ("
+                           << layout << "), got rank " << type.getRank();
+}
+
+/// Checks that two sizes of the same quantity agree where both are static.
+static LogicalResult verifySameSize(Operation *op, StringRef quantity,
+                                    StringRef nameA, int64_t sizeA,
+                                    StringRef nameB, int64_t sizeB) {
+  if (ShapedType::isDynamic(sizeA) || ShapedType::isDynamic(sizeB) ||
+      sizeA == sizeB)
+    return success();
+  return op->emitOpError() << quantity << " mismatch: " << nameA << " has "
+                           << sizeA << ", " << nameB << " has " << sizeB;
+}
+
+/// Checks the `outs` operands against the results of a DPS op that writes O
+/// and optionally LSE.
+static LogicalResult verifyDestinations(Operation *op, ValueRange outputs,
+                                        ValueRange results) {
+  if (outputs.empty() || outputs.size() > 2)
+    return op->emitOpError()
+           << "expects 1 or 2 outs operands (O, then optionally LSE), got "
+           << outputs.size();
+  if (results.size() != outputs.size())
+    return op->emitOpError() << "expects one result per outs operand ("
+                             << outputs.size() << "), got " << results.size();
+  for (auto [index, pair] : llvm::enumerate(llvm::zip(outputs, results))) {
+    auto [output, result] = pair;
+    if (output.getType() != result.getType())
+      return op->emitOpError()
+             << "result #" << index << " has type " << result.getType()
+             << " but its destination has type " << output.getType();
+  }
+  return success();
+}
+
+static LogicalResult verifyFloatElement(Operation *op, StringRef name,
+                                        Value value) {
+  Type elementType = getElementTypeOrSelf(value.getType());
+  if (isSupportedFloat(elementType))
+    return success();
+  return op->emitOpError() << name << " element type must be f16, bf16 or f32, "
+                           << "got " << elementType;
+}
+
+static LogicalResult verifyF32Element(Operation *op, StringRef name,
+                                      Value value) {
+  Type elementType = getElementTypeOrSelf(value.getType());
+  if (elementType.isF32())
+    return success();
+  return op->emitOpError() << name << " element type must be f32, got "
+                           << elementType;
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
+                        Value key, Value value, Value mask, Value initOut,
+                        Value initLse) {
+  SmallVector<Value> outputs{initOut};
+  if (initLse)
+    outputs.push_back(initLse);
+  build(builder, state, ValueRange(outputs).getTypes(), query, key, value,
+        mask, outputs, /*scale=*/nullptr, /*causal=*/nullptr,
+        /*window=*/nullptr, /*softcap=*/nullptr, /*tiles=*/nullptr,
+        /*partition=*/nullptr);
+  // The score region is optional: leave it empty.
+}
+
+float AttentionOp::getEffectiveScale() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToFloat();
+  int64_t headDim = getQuery().getType().getDimSize(3);
+  return 1.0f / std::sqrt(static_cast<float>(headDim));
+}
+
+std::optional<std::pair<int64_t, int64_t>> AttentionOp::getWindowSizes() {
+  std::optional<ArrayRef<int64_t>> window = getWindow();
+  if (!window || window->size() != 2)
+    return std::nullopt;
+  return std::make_pair((*window)[0], (*window)[1]);
+}
+
+static LogicalResult verifyPositiveFinite(Operation *op, StringRef name,
+                                          std::optional<APFloat> value) {
+  if (!value)
+    return success();
+  double v = value->convertToDouble();
+  if (std::isfinite(v) && v > 0.0)
+    return success();
+  return op->emitOpError() << name << " must be positive and finite, got "
+                           << v;
+}
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  Value q = getQuery(), k = getKey(), v = getValue();
+  if (failed(verifyDestinations(op, getOutputs(), getResults())))
+    return failure();
+  Value o = getInitOut(), lse = getInitLse();
+
+  if (failed(verifyRank(op, "Q", q, 4, "[B, Hq, Sq, D]")) ||
+      failed(verifyRank(op, "K", k, 4, "[B, Hkv, Sk, D]")) ||
+      failed(verifyRank(op, "V", v, 4, "[B, Hkv, Sk, Dv]")) ||
+      failed(verifyRank(op, "O", o, 4, "[B, Hq, Sq, Dv]")) ||
+      (lse && failed(verifyRank(op, "LSE", lse, 3, "[B, Hq, Sq]"))))
+    return failure();
+
+  Type qElement = getElementTypeOrSelf(q.getType());
+  if (failed(verifyFloatElement(op, "Q", q)))
+    return failure();
+  Type kElement = getElementTypeOrSelf(k.getType());
+  Type vElement = getElementTypeOrSelf(v.getType());
+  if (kElement != qElement || vElement != qElement)
+    return emitOpError() << "Q, K and V must have the same element type, got "
+                         << qElement << ", " << kElement << " and "
+                         << vElement;
+  if (failed(verifyFloatElement(op, "O", o)) ||
+      (lse && failed(verifyF32Element(op, "LSE", lse))))
+    return failure();
+
+  ArrayRef<int64_t> qs = getQuery().getType().getShape();
+  ArrayRef<int64_t> ks = getKey().getType().getShape();
+  ArrayRef<int64_t> vs = getValue().getType().getShape();
+  ArrayRef<int64_t> os = cast<RankedTensorType>(o.getType()).getShape();
+  if (failed(verifySameSize(op, "batch size (B)", "Q", qs[0], "K", ks[0])) ||
+      failed(verifySameSize(op, "batch size (B)", "Q", qs[0], "V", vs[0])) ||
+      failed(verifySameSize(op, "key/value head count (Hkv)", "K", ks[1], "V",
+                            vs[1])) ||
+      failed(verifySameSize(op, "key/value length (Sk)", "K", ks[2], "V",
+                            vs[2])) ||
+      failed(verifySameSize(op, "head dimension (D)", "Q", qs[3], "K", ks[3])))
+    return failure();
+
+  int64_t hq = qs[1], hkv = ks[1];
+  if (!ShapedType::isDynamic(hkv) && hkv < 1)
+    return emitOpError() << "K and V must have at least one head, got Hkv = "
+                         << hkv;
+  if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+      hq % hkv != 0)
+    return emitOpError() << "query heads (Hq = " << hq
+                         << ") must be a multiple of key/value heads (Hkv = "
+                         << hkv << ")";
+
+  if (failed(verifySameSize(op, "batch size (B)", "Q", qs[0], "O", os[0])) ||
+      failed(verifySameSize(op, "query head count (Hq)", "Q", qs[1], "O",
+                            os[1])) ||
+      failed(verifySameSize(op, "query length (Sq)", "Q", qs[2], "O", os[2])) ||
+      failed(verifySameSize(op, "value head dimension (Dv)", "V", vs[3], "O",
+                            os[3])))
+    return failure();
+  if (lse) {
+    ArrayRef<int64_t> ls = cast<RankedTensorType>(lse.getType()).getShape();
+    if (failed(verifySameSize(op, "batch size (B)", "Q", qs[0], "LSE",
+                              ls[0])) ||
+        failed(verifySameSize(op, "query head count (Hq)", "Q", qs[1], "LSE",
+                              ls[1])) ||
+        failed(verifySameSize(op, "query length (Sq)", "Q", qs[2], "LSE",
+                              ls[2])))
+      return failure();
+  }
+
+  if (Value mask = getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    if (failed(verifyRank(op, "mask", mask, 4, "[B or 1, Hq or 1, Sq, Sk]")))
+      return failure();
+    Type maskElement = maskType.getElementType();
+    if (!maskElement.isInteger(1) && !isSupportedFloat(maskElement))
+      return emitOpError() << "mask element type must be i1 (boolean) or f16, "
+                              "bf16, f32 (additive), got "
+                           << maskElement;
+    ArrayRef<int64_t> ms = maskType.getShape();
+    const char *dimNames[] = {"batch (B)", "query heads (Hq)"};
+    for (int dim = 0; dim < 2; ++dim) {
+      if (ShapedType::isDynamic(ms[dim]) || ms[dim] == 1 ||
+          ShapedType::isDynamic(qs[dim]) || ms[dim] == qs[dim])
+        continue;
+      return emitOpError() << "mask dimension " << dim << " (" << dimNames[dim]
+                           << ") must be 1 or " << qs[dim]
+                           << " to broadcast, got " << ms[dim];
+    }
+    if (failed(verifySameSize(op, "query length (Sq)", "Q", qs[2], "mask",
+                              ms[2])) ||
+        failed(verifySameSize(op, "key/value length (Sk)", "K", ks[2], "mask",
+                              ms[3])))
+      return failure();
+  }
+
+  if (failed(verifyPositiveFinite(op, "scale", getScale())) ||
+      failed(verifyPositiveFinite(op, "softcap", getSoftcap())))
+    return failure();
+  if (!getScale() && ShapedType::isDynamic(qs[3]))
+    return emitOpError()
+           << "scale is required when the head dimension D is dynamic";
+
+  if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
+    if (window->size() != 2)
+      return emitOpError() << "window must have two entries [left, right], got "
+                           << window->size();
+    if ((*window)[0] < 0 || (*window)[1] < 0)
+      return emitOpError() << "window sizes must be non-negative, got ["
+                           << (*window)[0] << ", " << (*window)[1] << "]";
+  }
+  return success();
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  Region &region = getScore();
+  if (region.empty())
+    return success();
+  if (!region.hasOneBlock())
+    return emitOpError() << "score region must have exactly one block";
+  Block &block = region.front();
+  Builder b(getContext());
+  SmallVector<Type> expected{b.getF32Type(), b.getIndexType(),
+                             b.getIndexType(), b.getIndexType(),
+                             b.getIndexType()};
+  if (block.getArgumentTypes() != ArrayRef<Type>(expected)) {
+    InFlightDiagnostic diag = emitOpError()
+                              << "score region arguments must be (f32 score, "
+                                 "index b, index h, index q, index k), got (";
+    llvm::interleaveComma(block.getArgumentTypes(), diag);
+    return diag << ")";
+  }
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return emitOpError() << "score region must end with attn.yield";
+  if (!yield.getValue().getType().isF32())
+    return emitOpError() << "score region must yield an f32 score, got "
+                         << yield.getValue().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MergeOp
+//===----------------------------------------------------------------------===//
+
+/// `shape` without dimension `dim`.
+static SmallVector<int64_t> dropDim(ArrayRef<int64_t> shape, int64_t dim) {
+  SmallVector<int64_t> result(shape);
+  result.erase(result.begin() + dim);
+  return result;
+}
+
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(shape, os,
+                        [&](int64_t size) { os << formatDim(size); });
+  os << "]";
+  return text;
+}
+
+/// Checks that `actual` has `expected` shape where both sizes are static.
+static LogicalResult verifyMergedShape(Operation *op, StringRef name,
+                                       ArrayRef<int64_t> actual,
+                                       ArrayRef<int64_t> expected,
+                                       StringRef origin, int64_t dim) {
+  bool compatible = actual.size() == expected.size() &&
+                    llvm::all_of(llvm::zip(actual, expected), [](auto pair) {
+                      auto [a, e] = pair;
+                      return ShapedType::isDynamic(a) ||
+                             ShapedType::isDynamic(e) || a == e;
+                    });
+  if (compatible)
+    return success();
+  return op->emitOpError() << name << " must have shape "
+                           << formatShape(expected) << " (" << origin
+                           << " without dimension " << dim << "), got "
+                           << formatShape(actual);
+}
+
+LogicalResult MergeOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifyDestinations(op, getOutputs(), getResults())))
+    return failure();
+  auto partialOut = getPartialOut().getType();
+  auto partialLse = getPartialLse().getType();
+  int64_t rank = partialLse.getRank();
+  if (rank < 1)
+    return emitOpError() << "partial LSE must have rank at least 1 (it holds "
+                            "the split dimension)";
+  if (partialOut.getRank() != rank + 1)
+    return emitOpError() << "partial O must have rank one more than partial "
+                            "LSE (the feature dimension), got ranks "
+                         << partialOut.getRank() << " and " << rank;
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= rank)
+    return emitOpError() << "dim must be in [0, " << rank << "), got " << dim;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t a = partialOut.getDimSize(d), b = partialLse.getDimSize(d);
+    if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b)
+      return emitOpError() << "partial O and partial LSE disagree in dimension "
+                           << d << ": " << a << " vs " << b;
+  }
+  if (failed(verifyF32Element(op, "partial O", getPartialOut())) ||
+      failed(verifyF32Element(op, "partial LSE", getPartialLse())) ||
+      failed(verifyFloatElement(op, "O", getInitOut())))
+    return failure();
+  if (failed(verifyMergedShape(
+          op, "O", cast<RankedTensorType>(getInitOut().getType()).getShape(),
+          dropDim(partialOut.getShape(), dim), "partial O", dim)))
+    return failure();
+  if (Value lse = getInitLse()) {
+    if (failed(verifyF32Element(op, "LSE", lse)) ||
+        failed(verifyMergedShape(
+            op, "LSE", cast<RankedTensorType>(lse.getType()).getShape(),
+            dropDim(partialLse.getShape(), dim), "partial LSE", dim)))
+      return failure();
+  }
+  return success();
+}
+
+namespace {
+/// A merge of one partial is the identity: with f32 results it is a reshape
+/// that drops the unit split dimension.
+struct FoldSinglePartialMerge : OpRewritePattern<MergeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MergeOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t dim = op.getDim();
+    if (op.getPartialLse().getType().getDimSize(dim) != 1)
+      return rewriter.notifyMatchFailure(op, "more than one partial");
+    SmallVector<Value> partials{op.getPartialOut(), op.getPartialLse()};
+    SmallVector<Value> replacements;
+    for (auto [partial, result] : llvm::zip(partials, op.getResults())) {
+      auto sourceType = cast<RankedTensorType>(partial.getType());
+      auto resultType = cast<RankedTensorType>(result.getType());
+      if (resultType.getShape() != ArrayRef(dropDim(sourceType.getShape(), dim)) ||
+          resultType.getElementType() != sourceType.getElementType())
+        return rewriter.notifyMatchFailure(op, "result is not a reshape");
+      std::optional<SmallVector<ReassociationIndices>> reassociation =
+          getReassociationIndicesForCollapse(sourceType.getShape(),
+                                             resultType.getShape());
+      if (!reassociation)
+        return rewriter.notifyMatchFailure(op, "no collapsing reassociation");
+      replacements.push_back(tensor::CollapseShapeOp::create(
+          rewriter, op.getLoc(), resultType, partial, *reassociation));
+    }
+    rewriter.replaceOp(op, replacements);
+    return success();
+  }
+};
+} // namespace
+
+void MergeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<FoldSinglePartialMerge>(context);
+}

@@ -1,0 +1,166 @@
+//===- PrintPlan.cpp - Report the work and schedule of each attention -----===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Analysis/AttentionProblem.h"
+#include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNPRINTPLAN
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+std::string formatFlops(double flops) {
+  const char *units[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
+  int unit = 0;
+  while (flops >= 1000.0 && unit < 5) {
+    flops /= 1000.0;
+    ++unit;
+  }
+  return llvm::formatv("{0:F2} {1}", flops, units[unit]).str();
+}
+
+std::string formatBytes(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024.0 && unit < 4) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  return llvm::formatv("{0:F1} {1}", bytes, units[unit]).str();
+}
+
+std::string describeHeads(const AttentionProblem &problem) {
+  if (problem.kvHeads == problem.queryHeads)
+    return "MHA";
+  if (problem.kvHeads == 1)
+    return "MQA";
+  return llvm::formatv("GQA {0}:1", problem.groupSize()).str();
+}
+
+/// The `attn.target` of the nearest enclosing module that has one.
+TargetAttr findTarget(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (auto target = parent->getAttrOfType<TargetAttr>(
+            AttnDialect::getTargetAttrName()))
+      return target;
+  return {};
+}
+
+struct AttnPrintPlanPass
+    : public attn::impl::AttnPrintPlanBase<AttnPrintPlanPass> {
+  void runOnOperation() override {
+    getOperation()->walk([](AttentionOp op) { reportPlan(op); });
+    markAllAnalysesPreserved();
+  }
+
+  static void reportPlan(AttentionOp op) {
+    std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
+    if (!problem) {
+      op.emitRemark() << "attention with dynamic sizes: the tiling and the "
+                         "work are decided at run time";
+      return;
+    }
+    Type elementType = op.getQuery().getType().getElementType();
+    int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+
+    InFlightDiagnostic remark = op.emitRemark();
+    remark << llvm::formatv(
+        "attention B={0} Hq={1} Hkv={2} ({3}) Sq={4} Sk={5} D={6} Dv={7} ",
+        problem->batch, problem->queryHeads, problem->kvHeads,
+        describeHeads(*problem), problem->queryLen, problem->kvLen,
+        problem->headDim, problem->valueDim);
+    std::string elementName;
+    llvm::raw_string_ostream(elementName) << elementType;
+    remark << elementName;
+    if (problem->causal)
+      remark << " causal";
+    if (problem->window)
+      remark << llvm::formatv(" window=[{0}, {1}]", problem->window->first,
+                              problem->window->second);
+    if (std::optional<APFloat> softcap = op.getSoftcap())
+      remark << " softcap=" << softcap->convertToDouble();
+    if (Value mask = op.getMask())
+      remark << (getElementTypeOrSelf(mask.getType()).isInteger(1)
+                     ? " boolean-mask"
+                     : " additive-mask");
+    if (op.hasScoreModifier())
+      remark << " score-mod";
+    if (op.getInitLse())
+      remark << " +lse";
+
+    remark << "\n  work: " << formatFlops(problem->nominalForwardFlops())
+           << " nominal; an untiled lowering would hold "
+           << formatBytes(problem->naiveScoreBytes()) << " of f32 scores";
+
+    TargetAttr target = findTarget(op);
+    std::optional<Fa2Tiling> tiling;
+    std::string origin;
+    if (Fa2TilesAttr tiles = op.getTilesAttr()) {
+      tiling = Fa2Tiling{tiles.getBlockM(), tiles.getBlockN(), tiles.getWarps(),
+                         tiles.getStages()};
+      origin = "pinned";
+    } else {
+      std::optional<int64_t> sharedMemory;
+      if (target)
+        sharedMemory = target.getSmemPerBlock();
+      tiling = defaultFa2Tiling(problem->headDim, problem->valueDim,
+                                elementBytes, sharedMemory);
+      origin = llvm::formatv("FlashAttention-2 default for D={0}",
+                             std::max(problem->headDim, problem->valueDim));
+      if (target)
+        origin += " on " + target.getChip().str();
+    }
+    if (!tiling) {
+      remark << "\n  tiles: none of FlashAttention-2's tilings fits";
+      if (target)
+        remark << " the " << target.getSmemPerBlock()
+               << " bytes of shared memory per block of " << target.getChip();
+      else
+        remark << " a head dimension above 256";
+    } else {
+      int64_t sharedBytes = fa2SharedMemoryBytes(
+          *tiling, problem->headDim, problem->valueDim, elementBytes);
+      remark << "\n  tiles: "
+             << Fa2TilesAttr::get(op.getContext(), tiling->blockM,
+                                  tiling->blockN, tiling->warps,
+                                  tiling->stages)
+             << " (" << origin << "), "
+             << formatBytes(static_cast<double>(sharedBytes))
+             << " shared memory per CTA";
+      if (target && sharedBytes > target.getSmemPerBlock())
+        remark << ", more than the " << target.getSmemPerBlock()
+               << " bytes a block may use on " << target.getChip();
+      TiledWork work = countTiledWork(*problem, tiling->blockM, tiling->blockN);
+      double visitedShare =
+          work.denseBlocks ? 100.0 * work.visitedBlocks / work.denseBlocks : 0;
+      remark << llvm::formatv("\n  per (batch, head): {0} query blocks, {1} of "
+                              "{2} key blocks visited ({3:F1}%), {4} with an "
+                              "element mask",
+                              work.queryBlocks, work.visitedBlocks,
+                              work.denseBlocks, visitedShare,
+                              work.maskedBlocks);
+    }
+    remark << "\n  partition: ";
+    if (Attribute partition = op.getPartitionAttr())
+      remark << partition;
+    else
+      remark << "none";
+  }
+};
+
+} // namespace

@@ -1,0 +1,29 @@
+# The attn-mlir lit suite.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()  # FileCheck, not, count, split-file
+
+config.substitutions.append(("%attn_plugin", config.attn_plugin))
+config.substitutions.append(("%attn_src_root", config.attn_src_root))
+
+tools = [
+    ToolSubst("attn-opt", unresolved="fatal"),
+    # Debian's own mlir-opt, for the plugin tests: never attn-opt.
+    ToolSubst("%mlir_opt", command=config.mlir_opt, unresolved="fatal"),
+]
+llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
+
+if config.ptxas:
+    config.available_features.add("ptxas")

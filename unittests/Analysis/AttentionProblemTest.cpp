@@ -1,0 +1,143 @@
+//===- AttentionProblemTest.cpp - Masking geometry and work counts ---------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Analysis/AttentionProblem.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir::attn;
+
+namespace {
+
+AttentionProblem makeProblem(int64_t queryLen, int64_t kvLen, bool causal,
+                             std::optional<std::pair<int64_t, int64_t>> window =
+                                 std::nullopt) {
+  AttentionProblem problem;
+  problem.queryLen = queryLen;
+  problem.kvLen = kvLen;
+  problem.headDim = problem.valueDim = 64;
+  problem.causal = causal;
+  problem.window = window;
+  return problem;
+}
+
+/// The definition, written out per element: key k is visible from row i.
+bool isVisible(const AttentionProblem &p, int64_t i, int64_t k) {
+  int64_t diagonal = i + p.kvLen - p.queryLen;
+  if (p.causal && k > diagonal)
+    return false;
+  if (p.window && (k < diagonal - p.window->first ||
+                   k > diagonal + p.window->second))
+    return false;
+  return k >= 0 && k < p.kvLen;
+}
+
+TEST(AttentionProblem, NonCausalSeesEveryKey) {
+  AttentionProblem p = makeProblem(17, 33, /*causal=*/false);
+  for (int64_t row = 0; row < 17; ++row)
+    EXPECT_EQ(p.visibleKeys(row), (IndexRange{0, 33}));
+}
+
+TEST(AttentionProblem, CausalIsBottomRightAligned) {
+  // Fewer queries than keys: the last query sees every key.
+  AttentionProblem shortQ = makeProblem(2, 5, true);
+  EXPECT_EQ(shortQ.visibleKeys(0), (IndexRange{0, 4}));
+  EXPECT_EQ(shortQ.visibleKeys(1), (IndexRange{0, 5}));
+  // More queries than keys: the first rows see nothing at all.
+  AttentionProblem longQ = makeProblem(5, 2, true);
+  EXPECT_TRUE(longQ.visibleKeys(0).empty());
+  EXPECT_TRUE(longQ.visibleKeys(2).empty());
+  EXPECT_EQ(longQ.visibleKeys(3), (IndexRange{0, 1}));
+  EXPECT_EQ(longQ.visibleKeys(4), (IndexRange{0, 2}));
+}
+
+TEST(AttentionProblem, SlidingWindow) {
+  AttentionProblem p = makeProblem(10, 10, false, std::make_pair(2, 1));
+  EXPECT_EQ(p.visibleKeys(5), (IndexRange{3, 7}));
+  EXPECT_EQ(p.visibleKeys(0), (IndexRange{0, 2}));
+  EXPECT_EQ(p.visibleKeys(9), (IndexRange{7, 10}));
+  AttentionProblem causalWindow = makeProblem(10, 10, true, std::make_pair(2, 1));
+  EXPECT_EQ(causalWindow.visibleKeys(5), (IndexRange{3, 6}));
+}
+
+TEST(AttentionProblem, VisiblePairsAndFlops) {
+  AttentionProblem p = makeProblem(1000, 1000, true);
+  EXPECT_EQ(p.visiblePairs(), 1000 * 1001 / 2);
+  p.batch = 2;
+  p.queryHeads = 4;
+  EXPECT_DOUBLE_EQ(p.nominalForwardFlops(), 4.0 * 2 * 4 * 1000 * 1000 * 64 / 2);
+  p.causal = false;
+  EXPECT_DOUBLE_EQ(p.nominalForwardFlops(), 4.0 * 2 * 4 * 1000 * 1000 * 64);
+  EXPECT_DOUBLE_EQ(p.naiveScoreBytes(), 4.0 * 2 * 4 * 1000 * 1000);
+}
+
+TEST(AttentionProblem, CausalSquareSkipsUpperBlocks) {
+  AttentionProblem p = makeProblem(1024, 1024, true);
+  for (int64_t m = 0; m < 8; ++m)
+    EXPECT_EQ(p.kvBlockRange(m, 128, 128), (IndexRange{0, m + 1}));
+  TiledWork work = countTiledWork(p, 128, 128);
+  EXPECT_EQ(work.queryBlocks, 8);
+  EXPECT_EQ(work.denseBlocks, 64);
+  EXPECT_EQ(work.visitedBlocks, 36);
+  EXPECT_EQ(work.maskedBlocks, 8); // only the diagonal blocks
+}
+
+/// Against the per-element definition, over awkward shapes: the KV block
+/// range holds every visible key and no block outside it has one, and a block
+/// is called unmasked exactly when every (row, key) in it is visible.
+TEST(AttentionProblem, BlockGeometryMatchesDefinition) {
+  const int64_t lengths[] = {1, 17, 64, 100, 129};
+  const std::optional<std::pair<int64_t, int64_t>> windows[] = {
+      std::nullopt, std::make_pair(0, 0), std::make_pair(20, 3),
+      std::make_pair(5, 40)};
+  const int64_t blocks[][2] = {{16, 16}, {64, 32}, {32, 64}};
+  for (int64_t sq : lengths)
+    for (int64_t sk : lengths)
+      for (bool causal : {false, true})
+        for (const auto &window : windows)
+          for (const auto &block : blocks) {
+            AttentionProblem p = makeProblem(sq, sk, causal, window);
+            int64_t bm = block[0], bn = block[1];
+            int64_t queryBlocks = (sq + bm - 1) / bm;
+            int64_t kvBlocks = (sk + bn - 1) / bn;
+            for (int64_t m = 0; m < queryBlocks; ++m) {
+              IndexRange range = p.kvBlockRange(m, bm, bn);
+              for (int64_t n = 0; n < kvBlocks; ++n) {
+                int64_t visible = 0, total = 0;
+                for (int64_t i = m * bm; i < std::min((m + 1) * bm, sq); ++i)
+                  for (int64_t k = n * bn; k < std::min((n + 1) * bn, sk); ++k) {
+                    ++total;
+                    visible += isVisible(p, i, k);
+                  }
+                bool inRange = !range.empty() && n >= range.begin &&
+                               n < range.end;
+                SCOPED_TRACE(testing::Message()
+                             << "Sq=" << sq << " Sk=" << sk << " causal="
+                             << causal << " block=" << bm << "x" << bn
+                             << " m=" << m << " n=" << n);
+                if (visible > 0) {
+                  EXPECT_TRUE(inRange);
+                }
+                EXPECT_EQ(p.isBlockUnmasked(m, n, bm, bn), visible == total);
+              }
+              // The range is tight: its first and last blocks hold a key.
+              if (!range.empty()) {
+                for (int64_t n : {range.begin, range.end - 1}) {
+                  bool any = false;
+                  for (int64_t i = m * bm; i < std::min((m + 1) * bm, sq); ++i)
+                    for (int64_t k = n * bn; k < std::min((n + 1) * bn, sk);
+                         ++k)
+                      any |= isVisible(p, i, k);
+                  EXPECT_TRUE(any) << "Sq=" << sq << " Sk=" << sk
+                                   << " m=" << m << " n=" << n;
+                }
+              }
+            }
+          }
+}
+
+} // namespace

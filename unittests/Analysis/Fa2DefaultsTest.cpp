@@ -1,0 +1,49 @@
+//===- Fa2DefaultsTest.cpp - FlashAttention-2's default tiling -------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Analysis/Fa2Defaults.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir::attn;
+
+namespace {
+
+TEST(Fa2Defaults, TableByHeadDimension) {
+  EXPECT_EQ(defaultFa2Tiling(32, 32, 2, std::nullopt),
+            (Fa2Tiling{128, 128, 4, 2}));
+  EXPECT_EQ(defaultFa2Tiling(64, 64, 2, std::nullopt),
+            (Fa2Tiling{128, 128, 4, 2}));
+  EXPECT_EQ(defaultFa2Tiling(80, 80, 2, std::nullopt),
+            (Fa2Tiling{128, 64, 4, 2}));
+  EXPECT_EQ(defaultFa2Tiling(128, 128, 2, std::nullopt),
+            (Fa2Tiling{128, 64, 4, 2}));
+  EXPECT_EQ(defaultFa2Tiling(256, 256, 2, std::nullopt),
+            (Fa2Tiling{128, 64, 8, 2}));
+  // The wider of D and Dv picks the row.
+  EXPECT_EQ(defaultFa2Tiling(64, 128, 2, std::nullopt),
+            (Fa2Tiling{128, 64, 4, 2}));
+  EXPECT_EQ(defaultFa2Tiling(512, 512, 2, std::nullopt), std::nullopt);
+}
+
+TEST(Fa2Defaults, SharedMemoryBytes) {
+  // Q block 128x128 + 2 stages of K and V tiles 64x128, two bytes each.
+  EXPECT_EQ(fa2SharedMemoryBytes({128, 64, 4, 2}, 128, 128, 2),
+            (128 * 128 + 2 * 64 * 256) * 2);
+}
+
+TEST(Fa2Defaults, FallsBackWhenSharedMemoryIsShort) {
+  // D=256 in bf16: 128x64 with 8 warps needs 192 KiB, more than an A100
+  // block may use (163 KiB), so the 64x64 tiling is chosen there.
+  const int64_t a100 = 166912, h100 = 232448;
+  EXPECT_EQ(defaultFa2Tiling(256, 256, 2, h100), (Fa2Tiling{128, 64, 8, 2}));
+  EXPECT_EQ(defaultFa2Tiling(256, 256, 2, a100), (Fa2Tiling{64, 64, 4, 2}));
+  EXPECT_EQ(defaultFa2Tiling(256, 256, 4, a100), std::nullopt);
+  EXPECT_EQ(defaultFa2Tiling(64, 64, 2, 1024), std::nullopt);
+}
+
+} // namespace
