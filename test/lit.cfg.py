@@ -14,6 +14,8 @@ config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()  # FileCheck, not, count, split-file
+# `not` and `count` at the start of a RUN line are looked up on PATH.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 config.substitutions.append(("%attn_plugin", config.attn_plugin))
 config.substitutions.append(("%attn_src_root", config.attn_src_root))

@@ -259,11 +259,12 @@ LogicalResult AttentionOp::verifyRegions() {
                              b.getIndexType(), b.getIndexType(),
                              b.getIndexType()};
   if (block.getArgumentTypes() != ArrayRef<Type>(expected)) {
-    InFlightDiagnostic diag = emitOpError()
-                              << "score region arguments must be (f32 score, "
-                                 "index b, index h, index q, index k), got (";
-    llvm::interleaveComma(block.getArgumentTypes(), diag);
-    return diag << ")";
+    std::string got;
+    llvm::raw_string_ostream os(got);
+    llvm::interleaveComma(block.getArgumentTypes(), os);
+    return emitOpError() << "score region arguments must be (f32 score, "
+                            "index b, index h, index q, index k), got ("
+                         << got << ")";
   }
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield)

@@ -1,0 +1,90 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics
+
+// One test per verifier message of the target and schedule attributes and of
+// the `attn.target` dialect attribute.
+
+// expected-error @+1 {{chip must name an NVPTX architecture such as "sm_80" or "sm_90a", got "gfx90a"}}
+module attributes {attn.target = #attn.target<chip = "gfx90a", sms = 104, smem_per_block = 65536, smem_per_sm = 65536, regs_per_sm = 65536, regs_per_thread = 255>} {}
+
+// -----
+
+// expected-error @+1 {{sms must be positive, got 0}}
+module attributes {attn.target = #attn.target<chip = "sm_80", sms = 0, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {}
+
+// -----
+
+// expected-error @+1 {{shared memory sizes must be positive, got smem_per_block = 0, smem_per_sm = 167936}}
+module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 0, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {}
+
+// -----
+
+// expected-error @+1 {{smem_per_block (232448) cannot exceed smem_per_sm (167936)}}
+module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 232448, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {}
+
+// -----
+
+// expected-error @+1 {{register counts must be positive, got regs_per_sm = 65536, regs_per_thread = -1}}
+module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = -1>} {}
+
+// -----
+
+// expected-error @+1 {{regs_per_thread (255) cannot exceed regs_per_sm (128)}}
+module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 128, regs_per_thread = 255>} {}
+
+// -----
+
+// expected-error @+1 {{warps must be a power of two from 1 to 16, got 3}}
+module attributes {test.tiles = #attn.fa2<block_m = 96, block_n = 64, warps = 3, stages = 2>} {}
+
+// -----
+
+// expected-error @+1 {{block_m must be a positive multiple of 16 * warps = 64 (each warp owns a multiple of 16 query rows), got 96}}
+module attributes {test.tiles = #attn.fa2<block_m = 96, block_n = 64, warps = 4, stages = 2>} {}
+
+// -----
+
+// expected-error @+1 {{block_n must be a positive multiple of 16, got 40}}
+module attributes {test.tiles = #attn.fa2<block_m = 128, block_n = 40, warps = 4, stages = 2>} {}
+
+// -----
+
+// expected-error @+1 {{stages must be at least 1, got 0}}
+module attributes {test.tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 0>} {}
+
+// -----
+
+// expected-error @+1 {{splits must be at least 1, got 0}}
+module attributes {test.partition = #attn.split_kv<splits = 0>} {}
+
+// -----
+
+// expected-error @+1 {{ctas must be at least 1, got -4}}
+module attributes {test.partition = #attn.lean<ctas = -4>} {}
+
+// -----
+
+// expected-error @+1 {{q_parts and kv_parts must be at least 1, got 2 x 0}}
+module attributes {test.partition = #attn.attention2d<q_parts = 2, kv_parts = 0>} {}
+
+// -----
+
+// expected-error @+1 {{unknown attn dialect attribute 'attn.tiles'; the only one is 'attn.target'}}
+module attributes {attn.tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>} {}
+
+// -----
+
+// expected-error @+1 {{'attn.target' must be an #attn.target, got "sm_90"}}
+module attributes {attn.target = "sm_90"} {}
+
+// -----
+
+// expected-error @+1 {{'attn.target' may only be placed on a builtin.module}}
+func.func @f() attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
+  return
+}
+
+// -----
+
+// A missing parameter is a parse error.
+// expected-error @+1 {{expected ','}}
+module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536>} {}

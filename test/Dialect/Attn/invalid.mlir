@@ -1,0 +1,461 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics
+
+// One test per verifier message of attn.attention, attn.yield and attn.merge.
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>) {
+  // expected-error @+1 {{expects one result per outs operand (2), got 1}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{result #0 has type 'tensor<2x8x16x64xf32>' but its destination has type 'tensor<2x8x16x64xf16>'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{Q must have rank 4 ([B, Hq, Sq, D]), got rank 3}}
+  %r = attn.attention ins(%q, %k, %v : tensor<8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64x1xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{K must have rank 4 ([B, Hkv, Sk, D]), got rank 5}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64x1xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{V must have rank 4 ([B, Hkv, Sk, Dv]), got rank 3}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<8x16x64xf16>) {
+  // expected-error @+1 {{O must have rank 4 ([B, Hq, Sq, Dv]), got rank 3}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<8x16x64xf16>) -> tensor<8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16x1xf32>) {
+  // expected-error @+1 {{LSE must have rank 3 ([B, Hq, Sq]), got rank 4}}
+  %r:2 = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16x1xf32>) -> tensor<2x8x16x64xf16>, tensor<2x8x16x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xi32>, %k: tensor<2x2x32x64xi32>, %v: tensor<2x2x32x64xi32>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{Q element type must be f16, bf16 or f32, got 'i32'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xi32>, tensor<2x2x32x64xi32>, tensor<2x2x32x64xi32>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf32>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{Q, K and V must have the same element type, got 'f16', 'f32' and 'f16'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf32>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf64>) {
+  // expected-error @+1 {{O element type must be f16, bf16 or f32, got 'f64'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf64>) -> tensor<2x8x16x64xf64>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf16>) {
+  // expected-error @+1 {{LSE element type must be f32, got 'f16'}}
+  %r:2 = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf16>) -> tensor<2x8x16x64xf16>, tensor<2x8x16xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<3x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{batch size (B) mismatch: Q has 2, K has 3}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<3x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<1x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{batch size (B) mismatch: Q has 2, V has 1}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<1x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x4x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{key/value head count (Hkv) mismatch: K has 2, V has 4}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x4x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x31x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{key/value length (Sk) mismatch: K has 32, V has 31}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x31x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x128xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{head dimension (D) mismatch: Q has 64, K has 128}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x128xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x0x32x64xf16>, %v: tensor<2x0x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{K and V must have at least one head, got Hkv = 0}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x0x32x64xf16>, tensor<2x0x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x6x16x64xf16>, %k: tensor<2x4x32x64xf16>, %v: tensor<2x4x32x64xf16>, %o: tensor<2x6x16x64xf16>) {
+  // expected-error @+1 {{query heads (Hq = 6) must be a multiple of key/value heads (Hkv = 4)}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x6x16x64xf16>, tensor<2x4x32x64xf16>, tensor<2x4x32x64xf16>) outs(%o : tensor<2x6x16x64xf16>) -> tensor<2x6x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<1x8x16x64xf16>) {
+  // expected-error @+1 {{batch size (B) mismatch: Q has 2, O has 1}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<1x8x16x64xf16>) -> tensor<1x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x4x16x64xf16>) {
+  // expected-error @+1 {{query head count (Hq) mismatch: Q has 8, O has 4}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x4x16x64xf16>) -> tensor<2x4x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x15x64xf16>) {
+  // expected-error @+1 {{query length (Sq) mismatch: Q has 16, O has 15}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x15x64xf16>) -> tensor<2x8x15x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x32xf16>) {
+  // expected-error @+1 {{value head dimension (Dv) mismatch: V has 64, O has 32}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x32xf16>) -> tensor<2x8x16x32xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<3x8x16xf32>) {
+  // expected-error @+1 {{batch size (B) mismatch: Q has 2, LSE has 3}}
+  %r:2 = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o, %l : tensor<2x8x16x64xf16>, tensor<3x8x16xf32>) -> tensor<2x8x16x64xf16>, tensor<3x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x1x16xf32>) {
+  // expected-error @+1 {{query head count (Hq) mismatch: Q has 8, LSE has 1}}
+  %r:2 = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o, %l : tensor<2x8x16x64xf16>, tensor<2x1x16xf32>) -> tensor<2x8x16x64xf16>, tensor<2x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x1xf32>) {
+  // expected-error @+1 {{query length (Sq) mismatch: Q has 16, LSE has 1}}
+  %r:2 = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x1xf32>) -> tensor<2x8x16x64xf16>, tensor<2x8x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<16x32xi1>) {
+  // expected-error @+1 {{mask must have rank 4 ([B or 1, Hq or 1, Sq, Sk]), got rank 2}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) mask(%m : tensor<16x32xi1>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<1x1x16x32xi8>) {
+  // expected-error @+1 {{mask element type must be i1 (boolean) or f16, bf16, f32 (additive), got 'i8'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) mask(%m : tensor<1x1x16x32xi8>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<3x1x16x32xi1>) {
+  // expected-error @+1 {{mask dimension 0 (batch (B)) must be 1 or 2 to broadcast, got 3}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) mask(%m : tensor<3x1x16x32xi1>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<1x2x16x32xf32>) {
+  // expected-error @+1 {{mask dimension 1 (query heads (Hq)) must be 1 or 8 to broadcast, got 2}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) mask(%m : tensor<1x2x16x32xf32>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<1x1x8x32xi1>) {
+  // expected-error @+1 {{query length (Sq) mismatch: Q has 16, mask has 8}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) mask(%m : tensor<1x1x8x32xi1>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<1x1x16x16xi1>) {
+  // expected-error @+1 {{key/value length (Sk) mismatch: K has 32, mask has 16}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) mask(%m : tensor<1x1x16x16xi1>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{scale must be positive and finite, got -1}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) {scale = -1.0 : f32} -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{softcap must be positive and finite, got 0}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) {softcap = 0.0 : f32} -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x?xf16>, %k: tensor<2x2x32x?xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{scale is required when the head dimension D is dynamic}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x?xf16>, tensor<2x2x32x?xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{window must have two entries [left, right], got 1}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) {window = array<i64: 4>} -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{window sizes must be non-negative, got [-1, 0]}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) {window = array<i64: -1, 0>} -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{attribute 'partition' failed to satisfy constraint}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) {partition = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{attribute 'tiles' failed to satisfy constraint}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) {tiles = #attn.split_kv<splits = 2>} -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{score region arguments must be (f32 score, index b, index h, index q, index k), got (f32, index, index, index)}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index):
+        attn.yield %s : f32
+      }
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{score region must yield an f32 score, got 'f16'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %t = arith.truncf %s : f32 to f16
+        attn.yield %t : f16
+      }
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{score region must have exactly one block}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        cf.br ^bb1
+      ^bb1:
+        attn.yield %s : f32
+      }
+  return
+}
+
+// -----
+
+func.func @too_many_outs(%q: tensor<1x1x4x8xf32>, %o: tensor<1x1x4x8xf32>, %l: tensor<1x1x4xf32>) {
+  // expected-error @+1 {{expects 1 or 2 outs operands (O, then optionally LSE), got 3}}
+  %r:3 = attn.attention ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>)
+      outs(%o, %l, %l : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>)
+      -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+  return
+}
+
+// -----
+
+func.func @yield_outside_attention(%x: f32) {
+  // expected-error @+1 {{'attn.yield' op expects parent op 'attn.attention'}}
+  attn.yield %x : f32
+}
+
+// -----
+
+func.func @merge_rank0_lse(%po: tensor<4xf32>, %pl: tensor<f32>, %o: tensor<4xf32>) {
+  // expected-error @+1 {{partial LSE must have rank at least 1 (it holds the split dimension)}}
+  %r = attn.merge ins(%po, %pl : tensor<4xf32>, tensor<f32>) outs(%o : tensor<4xf32>) dim = 0 -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @merge_rank(%po: tensor<4x2x8xf32>, %pl: tensor<4x2x8xf32>, %o: tensor<2x8xf32>) {
+  // expected-error @+1 {{partial O must have rank one more than partial LSE (the feature dimension), got ranks 3 and 3}}
+  %r = attn.merge ins(%po, %pl : tensor<4x2x8xf32>, tensor<4x2x8xf32>) outs(%o : tensor<2x8xf32>) dim = 0 -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @merge_dim(%po: tensor<4x2x8xf32>, %pl: tensor<4x2xf32>, %o: tensor<2x8xf32>) {
+  // expected-error @+1 {{dim must be in [0, 2), got 2}}
+  %r = attn.merge ins(%po, %pl : tensor<4x2x8xf32>, tensor<4x2xf32>) outs(%o : tensor<2x8xf32>) dim = 2 -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @merge_disagree(%po: tensor<4x2x8xf32>, %pl: tensor<4x3xf32>, %o: tensor<2x8xf32>) {
+  // expected-error @+1 {{partial O and partial LSE disagree in dimension 1: 2 vs 3}}
+  %r = attn.merge ins(%po, %pl : tensor<4x2x8xf32>, tensor<4x3xf32>) outs(%o : tensor<2x8xf32>) dim = 0 -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @merge_partial_type(%po: tensor<4x2x8xf16>, %pl: tensor<4x2xf32>, %o: tensor<2x8xf32>) {
+  // expected-error @+1 {{partial O element type must be f32, got 'f16'}}
+  %r = attn.merge ins(%po, %pl : tensor<4x2x8xf16>, tensor<4x2xf32>) outs(%o : tensor<2x8xf32>) dim = 0 -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @merge_partial_lse_type(%po: tensor<4x2x8xf32>, %pl: tensor<4x2xbf16>, %o: tensor<2x8xf32>) {
+  // expected-error @+1 {{partial LSE element type must be f32, got 'bf16'}}
+  %r = attn.merge ins(%po, %pl : tensor<4x2x8xf32>, tensor<4x2xbf16>) outs(%o : tensor<2x8xf32>) dim = 0 -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @merge_out_type(%po: tensor<4x2x8xf32>, %pl: tensor<4x2xf32>, %o: tensor<2x8xi32>) {
+  // expected-error @+1 {{O element type must be f16, bf16 or f32, got 'i32'}}
+  %r = attn.merge ins(%po, %pl : tensor<4x2x8xf32>, tensor<4x2xf32>) outs(%o : tensor<2x8xi32>) dim = 0 -> tensor<2x8xi32>
+  return
+}
+
+// -----
+
+func.func @merge_out_shape(%po: tensor<4x2x8xf32>, %pl: tensor<4x2xf32>, %o: tensor<4x8xf32>) {
+  // expected-error @+1 {{O must have shape [2, 8] (partial O without dimension 0), got [4, 8]}}
+  %r = attn.merge ins(%po, %pl : tensor<4x2x8xf32>, tensor<4x2xf32>) outs(%o : tensor<4x8xf32>) dim = 0 -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @merge_lse_shape(%po: tensor<2x4x8xf32>, %pl: tensor<2x4xf32>, %o: tensor<2x8xf32>, %l: tensor<4xf32>) {
+  // expected-error @+1 {{LSE must have shape [2] (partial LSE without dimension 1), got [4]}}
+  %r:2 = attn.merge ins(%po, %pl : tensor<2x4x8xf32>, tensor<2x4xf32>) outs(%o, %l : tensor<2x8xf32>, tensor<4xf32>) dim = 1 -> tensor<2x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @merge_lse_type(%po: tensor<4x2x8xf32>, %pl: tensor<4x2xf32>, %o: tensor<2x8xf32>, %l: tensor<2xf16>) {
+  // expected-error @+1 {{LSE element type must be f32, got 'f16'}}
+  %r:2 = attn.merge ins(%po, %pl : tensor<4x2x8xf32>, tensor<4x2xf32>) outs(%o, %l : tensor<2x8xf32>, tensor<2xf16>) dim = 0 -> tensor<2x8xf32>, tensor<2xf16>
+  return
+}
+
+// -----
+
+func.func @merge_results(%po: tensor<4x2x8xf32>, %pl: tensor<4x2xf32>, %o: tensor<2x8xf32>) {
+  // expected-error @+1 {{result #0 has type 'tensor<2x8xf16>' but its destination has type 'tensor<2x8xf32>'}}
+  %r = attn.merge ins(%po, %pl : tensor<4x2x8xf32>, tensor<4x2xf32>) outs(%o : tensor<2x8xf32>) dim = 0 -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+func.func @score_region_without_yield(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{score region must end with attn.yield}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>)
+      outs(%q : tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    llvm.unreachable
+  }
+  return %r : tensor<1x1x4x8xf32>
+}

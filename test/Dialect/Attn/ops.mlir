@@ -1,0 +1,110 @@
+// RUN: attn-opt %s | attn-opt | FileCheck %s
+// RUN: attn-opt %s --mlir-print-op-generic | attn-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @gqa_prefill_with_lse
+func.func @gqa_prefill_with_lse(%q: tensor<1x32x2048x128xbf16>, %k: tensor<1x8x2048x128xbf16>,
+                                %v: tensor<1x8x2048x128xbf16>, %o: tensor<1x32x2048x128xbf16>,
+                                %l: tensor<1x32x2048xf32>) -> (tensor<1x32x2048x128xbf16>, tensor<1x32x2048xf32>) {
+  // CHECK: %{{.+}}:2 = attn.attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<1x32x2048x128xbf16>, tensor<1x8x2048x128xbf16>, tensor<1x8x2048x128xbf16>)
+  // CHECK-SAME: outs(%{{.+}}, %{{.+}} : tensor<1x32x2048x128xbf16>, tensor<1x32x2048xf32>)
+  // CHECK-SAME: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  // CHECK-SAME: -> tensor<1x32x2048x128xbf16>, tensor<1x32x2048xf32>
+  %r:2 = attn.attention ins(%q, %k, %v : tensor<1x32x2048x128xbf16>, tensor<1x8x2048x128xbf16>, tensor<1x8x2048x128xbf16>)
+      outs(%o, %l : tensor<1x32x2048x128xbf16>, tensor<1x32x2048xf32>)
+      {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+      -> tensor<1x32x2048x128xbf16>, tensor<1x32x2048xf32>
+  return %r#0, %r#1 : tensor<1x32x2048x128xbf16>, tensor<1x32x2048xf32>
+}
+
+// CHECK-LABEL: func.func @mqa_decode_split_kv
+func.func @mqa_decode_split_kv(%q: tensor<4x16x1x64xf16>, %k: tensor<4x1x4096x64xf16>,
+                               %v: tensor<4x1x4096x64xf16>, %o: tensor<4x16x1x64xf32>) -> tensor<4x16x1x64xf32> {
+  // CHECK: attn.attention
+  // CHECK-SAME: {partition = #attn.split_kv<splits = 16>, scale = 1.250000e-01 : f32, softcap = 5.000000e+01 : f32}
+  %r = attn.attention ins(%q, %k, %v : tensor<4x16x1x64xf16>, tensor<4x1x4096x64xf16>, tensor<4x1x4096x64xf16>)
+      outs(%o : tensor<4x16x1x64xf32>)
+      {partition = #attn.split_kv<splits = 16>, scale = 0.125 : f32, softcap = 50.0 : f32}
+      -> tensor<4x16x1x64xf32>
+  return %r : tensor<4x16x1x64xf32>
+}
+
+// CHECK-LABEL: func.func @window_and_masks
+func.func @window_and_masks(%q: tensor<2x8x17x80xf32>, %k: tensor<2x8x33x80xf32>, %v: tensor<2x8x33x96xf32>,
+                            %bool: tensor<1x1x17x33xi1>, %bias: tensor<2x1x17x33xf32>,
+                            %o: tensor<2x8x17x96xf32>) -> (tensor<2x8x17x96xf32>, tensor<2x8x17x96xf32>) {
+  // CHECK: attn.attention ins({{.*}}) mask(%{{.+}} : tensor<1x1x17x33xi1>) outs(%{{.+}} : tensor<2x8x17x96xf32>)
+  // CHECK-SAME: {causal, window = array<i64: 8, 0>}
+  %a = attn.attention ins(%q, %k, %v : tensor<2x8x17x80xf32>, tensor<2x8x33x80xf32>, tensor<2x8x33x96xf32>)
+      mask(%bool : tensor<1x1x17x33xi1>) outs(%o : tensor<2x8x17x96xf32>)
+      {causal, window = array<i64: 8, 0>} -> tensor<2x8x17x96xf32>
+  // CHECK: attn.attention ins({{.*}}) mask(%{{.+}} : tensor<2x1x17x33xf32>)
+  // CHECK-SAME: {partition = #attn.lean<ctas = 264>}
+  %b = attn.attention ins(%q, %k, %v : tensor<2x8x17x80xf32>, tensor<2x8x33x80xf32>, tensor<2x8x33x96xf32>)
+      mask(%bias : tensor<2x1x17x33xf32>) outs(%o : tensor<2x8x17x96xf32>)
+      {partition = #attn.lean<ctas = 264>} -> tensor<2x8x17x96xf32>
+  return %a, %b : tensor<2x8x17x96xf32>, tensor<2x8x17x96xf32>
+}
+
+// CHECK-LABEL: func.func @alibi_score_region
+func.func @alibi_score_region(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>,
+                              %v: tensor<2x8x128x64xf16>, %o: tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16> {
+  // CHECK: attn.attention
+  // CHECK-SAME: -> tensor<2x8x128x64xf16> score {
+  // CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %{{.+}}: index, %[[H:.+]]: index, %[[I:.+]]: index, %[[J:.+]]: index):
+  // CHECK: %[[D:.+]] = arith.subi %[[J]], %[[I]] : index
+  // CHECK: %[[R:.+]] = arith.addf %[[S]], %{{.+}} : f32
+  // CHECK-NEXT: attn.yield %[[R]] : f32
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>)
+      outs(%o : tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %d = arith.subi %j, %i : index
+        %di = arith.index_cast %d : index to i64
+        %df = arith.sitofp %di : i64 to f32
+        %slope = arith.constant 0.0625 : f32
+        %bias = arith.mulf %df, %slope : f32
+        %r = arith.addf %s, %bias : f32
+        attn.yield %r : f32
+      }
+  return %r : tensor<2x8x128x64xf16>
+}
+
+// CHECK-LABEL: func.func @dynamic_lengths
+func.func @dynamic_lengths(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>,
+                           %o: tensor<?x32x?x128xbf16>) -> tensor<?x32x?x128xbf16> {
+  // CHECK: attn.attention ins({{.*}} : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>)
+  %r = attn.attention ins(%q, %k, %v : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>)
+      outs(%o : tensor<?x32x?x128xbf16>) {causal} -> tensor<?x32x?x128xbf16>
+  return %r : tensor<?x32x?x128xbf16>
+}
+
+// CHECK-LABEL: func.func @merge_partials
+func.func @merge_partials(%po: tensor<8x1x32x1x128xf32>, %pl: tensor<8x1x32x1xf32>,
+                          %o: tensor<1x32x1x128xbf16>, %l: tensor<1x32x1xf32>,
+                          %po2: tensor<2x16x?x4x64xf32>, %pl2: tensor<2x16x?x4xf32>,
+                          %o2: tensor<2x16x?x64xf32>) -> (tensor<1x32x1x128xbf16>, tensor<1x32x1xf32>, tensor<2x16x?x64xf32>) {
+  // CHECK: %{{.+}}:2 = attn.merge ins(%{{.+}}, %{{.+}} : tensor<8x1x32x1x128xf32>, tensor<8x1x32x1xf32>)
+  // CHECK-SAME: outs(%{{.+}}, %{{.+}} : tensor<1x32x1x128xbf16>, tensor<1x32x1xf32>) dim = 0
+  // CHECK-SAME: -> tensor<1x32x1x128xbf16>, tensor<1x32x1xf32>
+  %r:2 = attn.merge ins(%po, %pl : tensor<8x1x32x1x128xf32>, tensor<8x1x32x1xf32>)
+      outs(%o, %l : tensor<1x32x1x128xbf16>, tensor<1x32x1xf32>) dim = 0
+      -> tensor<1x32x1x128xbf16>, tensor<1x32x1xf32>
+  // CHECK: attn.merge {{.*}} dim = 3 -> tensor<2x16x?x64xf32>
+  %s = attn.merge ins(%po2, %pl2 : tensor<2x16x?x4x64xf32>, tensor<2x16x?x4xf32>)
+      outs(%o2 : tensor<2x16x?x64xf32>) dim = 3 -> tensor<2x16x?x64xf32>
+  return %r#0, %r#1, %s : tensor<1x32x1x128xbf16>, tensor<1x32x1xf32>, tensor<2x16x?x64xf32>
+}
+
+// CHECK-LABEL: module @targeted
+// CHECK-SAME: attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>
+module @targeted attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448,
+                                                        smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  // CHECK: partition = #attn.attention2d<q_parts = 2, kv_parts = 4>
+  func.func @distributed(%q: tensor<1x16x4096x64xbf16>, %k: tensor<1x16x4096x64xbf16>,
+                         %v: tensor<1x16x4096x64xbf16>, %o: tensor<1x16x4096x64xbf16>) -> tensor<1x16x4096x64xbf16> {
+    %r = attn.attention ins(%q, %k, %v : tensor<1x16x4096x64xbf16>, tensor<1x16x4096x64xbf16>, tensor<1x16x4096x64xbf16>)
+        outs(%o : tensor<1x16x4096x64xbf16>) {partition = #attn.attention2d<q_parts = 2, kv_parts = 4>}
+        -> tensor<1x16x4096x64xbf16>
+    return %r : tensor<1x16x4096x64xbf16>
+  }
+}

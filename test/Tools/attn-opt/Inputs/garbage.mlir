@@ -1,0 +1,2 @@
+attn.attention ÿþ ins((( ]]} 
+%% -> ->

@@ -1,0 +1,1 @@
+module attributes {test.partition = #attn.split_kv<parts = 4>} {}

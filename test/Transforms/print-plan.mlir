@@ -1,0 +1,86 @@
+// RUN: attn-opt %s --attn-print-plan --split-input-file --verify-diagnostics --mlir-print-op-on-diagnostic=false | FileCheck %s
+// RUN: attn-opt %s --attn-print-plan --split-input-file --mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+
+// The pass reports and leaves the IR unchanged.
+// CHECK-LABEL: func.func @causal_square
+// CHECK: attn.attention
+// REMARK: remark: attention B=1 Hq=8 Hkv=8 (MHA) Sq=1024 Sk=1024 D=64 Dv=64 f16 causal
+// REMARK-NEXT: work: 1.07 GFLOP nominal; an untiled lowering would hold 32.0 MiB of f32 scores
+// REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 4, stages = 2> (FlashAttention-2 default for D=64), 80.0 KiB shared memory per CTA
+// REMARK-NEXT: per (batch, head): 8 query blocks, 36 of 64 key blocks visited (56.2%), 8 with an element mask
+// REMARK-NEXT: partition: none
+func.func @causal_square(%q: tensor<1x8x1024x64xf16>, %o: tensor<1x8x1024x64xf16>) -> tensor<1x8x1024x64xf16> {
+  // expected-remark @+1 {{attention B=1 Hq=8}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>)
+      outs(%o : tensor<1x8x1024x64xf16>) {causal} -> tensor<1x8x1024x64xf16>
+  return %r : tensor<1x8x1024x64xf16>
+}
+
+// -----
+
+// Causal decode with Sq < Sk is bottom-right aligned: the single query block
+// sees every key block and none needs a mask. The pinned partition is named.
+// REMARK: remark: attention B=4 Hq=32 Hkv=8 (GQA 4:1) Sq=1 Sk=4096 D=128 Dv=128 bf16 causal +lse
+// REMARK: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2> (FlashAttention-2 default for D=128)
+// REMARK-NEXT: per (batch, head): 1 query blocks, 64 of 64 key blocks visited (100.0%), 0 with an element mask
+// REMARK-NEXT: partition: #attn.split_kv<splits = 8>
+func.func @decode(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x4096x128xbf16>, %o: tensor<4x32x1x128xbf16>,
+                  %l: tensor<4x32x1xf32>) -> tensor<4x32x1x128xbf16> {
+  // expected-remark @+1 {{GQA 4:1}}
+  %r:2 = attn.attention ins(%q, %k, %k : tensor<4x32x1x128xbf16>, tensor<4x8x4096x128xbf16>, tensor<4x8x4096x128xbf16>)
+      outs(%o, %l : tensor<4x32x1x128xbf16>, tensor<4x32x1xf32>) {causal, partition = #attn.split_kv<splits = 8>}
+      -> tensor<4x32x1x128xbf16>, tensor<4x32x1xf32>
+  return %r#0 : tensor<4x32x1x128xbf16>
+}
+
+// -----
+
+// A sliding window visits a band of blocks; the module's target limits the
+// default tiling for D=256 to what fits its shared memory.
+// REMARK: remark: attention B=1 Hq=2 Hkv=1 (MQA) Sq=4096 Sk=4096 D=256 Dv=256 bf16 window=[256, 0]
+// REMARK: tiles: #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2> (FlashAttention-2 default for D=256 on sm_80), 160.0 KiB shared memory per CTA
+// REMARK-NEXT: per (batch, head): 64 query blocks, 310 of 4096 key blocks visited (7.6%), 124 with an element mask
+module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @window(%q: tensor<1x2x4096x256xbf16>, %k: tensor<1x1x4096x256xbf16>, %o: tensor<1x2x4096x256xbf16>) -> tensor<1x2x4096x256xbf16> {
+    // expected-remark @+1 {{MQA}}
+    %r = attn.attention ins(%q, %k, %k : tensor<1x2x4096x256xbf16>, tensor<1x1x4096x256xbf16>, tensor<1x1x4096x256xbf16>)
+        outs(%o : tensor<1x2x4096x256xbf16>) {window = array<i64: 256, 0>} -> tensor<1x2x4096x256xbf16>
+    return %r : tensor<1x2x4096x256xbf16>
+  }
+}
+
+// -----
+
+// A pinned tiling that does not fit the target is reported as such.
+// REMARK: tiles: #attn.fa2<block_m = 256, block_n = 128, warps = 8, stages = 3> (pinned), 256.0 KiB shared memory per CTA, more than the 232448 bytes a block may use on sm_90a
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @pinned(%q: tensor<1x1x512x128xf16>, %o: tensor<1x1x512x128xf16>) -> tensor<1x1x512x128xf16> {
+    // expected-remark @+1 {{pinned}}
+    %r = attn.attention ins(%q, %q, %q : tensor<1x1x512x128xf16>, tensor<1x1x512x128xf16>, tensor<1x1x512x128xf16>)
+        outs(%o : tensor<1x1x512x128xf16>) {tiles = #attn.fa2<block_m = 256, block_n = 128, warps = 8, stages = 3>}
+        -> tensor<1x1x512x128xf16>
+    return %r : tensor<1x1x512x128xf16>
+  }
+}
+
+// -----
+
+// REMARK: remark: attention with dynamic sizes: the tiling and the work are decided at run time
+func.func @dynamic(%q: tensor<1x8x?x64xf32>, %o: tensor<1x8x?x64xf32>) -> tensor<1x8x?x64xf32> {
+  // expected-remark @+1 {{dynamic sizes}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>)
+      outs(%o : tensor<1x8x?x64xf32>) -> tensor<1x8x?x64xf32>
+  return %r : tensor<1x8x?x64xf32>
+}
+
+// -----
+
+// REMARK: remark: attention B=1 Hq=1 Hkv=1 (MHA) Sq=16 Sk=16 D=512 Dv=512 f32
+// REMARK-NEXT: work
+// REMARK-NEXT: tiles: none of FlashAttention-2's tilings fits a head dimension above 256
+func.func @huge_head(%q: tensor<1x1x16x512xf32>, %o: tensor<1x1x16x512xf32>) -> tensor<1x1x16x512xf32> {
+  // expected-remark @+1 {{D=512}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>)
+      outs(%o : tensor<1x1x16x512xf32>) {scale = 0.5 : f32} -> tensor<1x1x16x512xf32>
+  return %r : tensor<1x1x16x512xf32>
+}
