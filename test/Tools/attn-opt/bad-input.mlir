@@ -11,5 +11,5 @@
 // TYPES: wrong-types.mlir:{{[0-9]+}}:{{[0-9]+}}: error: use of value '%k' expects different type than prior uses: 'tensor<1x2x16x64xf16>' vs 'tensor<1x2x16x64xf32>'
 // GARBAGE: garbage.mlir:{{[0-9]+}}:{{[0-9]+}}: error:
 // MISSING: cannot open input file '{{.*}}does-not-exist.mlir': No such file or directory
-// ATTR: unknown-attr.mlir:{{[0-9]+}}:{{[0-9]+}}: error: expected 'splits'
+// ATTR: unknown-attr.mlir:{{[0-9]+}}:{{[0-9]+}}: error: duplicate or unknown struct parameter name: parts
 // CUT: <stdin>:{{[0-9]+}}:{{[0-9]+}}: error:
