@@ -3,7 +3,7 @@
 # attn_add_doc(<td file stem> <output stem> <tablegen flags...>)
 # Generates docs/<output stem>.md in the build tree from TableGen and hangs it
 # on the `attn-doc` target.
-add_custom_target(attn-doc)
+add_custom_target(attn-doc ALL)
 function(attn_add_doc td_stem output_stem)
   set(LLVM_TARGET_DEFINITIONS ${td_stem}.td)
   tablegen(MLIR ${output_stem}.md ${ARGN})
@@ -32,5 +32,9 @@ function(attn_add_library name)
     $<BUILD_INTERFACE:${ATTN_SOURCE_DIR}/include>
     $<BUILD_INTERFACE:${ATTN_BINARY_DIR}/include>
     $<INSTALL_INTERFACE:include>)
+  # MLIR's exported targets carry no include directories: pass them on so
+  # that a consumer of AttnMLIR::* compiles against the same LLVM/MLIR.
+  target_include_directories(${name} SYSTEM PUBLIC
+    ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
   set_property(GLOBAL APPEND PROPERTY ATTN_EXPORTED_LIBS ${name})
 endfunction()

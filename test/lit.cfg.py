@@ -8,7 +8,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "ATTN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "consumer", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 
@@ -29,3 +29,4 @@ llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_to
 
 if config.ptxas:
     config.available_features.add("ptxas")
+config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
