@@ -7,8 +7,8 @@
 // RUN: %t/build/attn-consumer %s 2>&1 | FileCheck %s
 // RUN: ls %t/prefix/bin/attn-opt %t/prefix/lib/AttnPlugin.so %t/prefix/include/attn/Dialect/Attn/IR/AttnOps.td %t/prefix/include/attn/Dialect/Attn/IR/AttnOps.h.inc
 
-// CHECK: attention scale 1.250000e-01
-// CHECK: remark: attention B=1 Hq=4 Hkv=4 (MHA) Sq=16 Sk=16 D=64 Dv=64 f32
+// CHECK-DAG: attention scale 1.250000e-01
+// CHECK-DAG: remark: attention B=1 Hq=4 Hkv=4 (MHA) Sq=16 Sk=16 D=64 Dv=64 f32
 func.func @f(%q: tensor<1x4x16x64xf32>, %o: tensor<1x4x16x64xf32>) -> tensor<1x4x16x64xf32> {
   %r = attn.attention ins(%q, %q, %q : tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>, tensor<1x4x16x64xf32>)
       outs(%o : tensor<1x4x16x64xf32>) -> tensor<1x4x16x64xf32>
