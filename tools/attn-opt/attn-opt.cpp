@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -22,6 +23,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::attn::registerAttnPasses();
+  mlir::attn::registerAttnPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Tools/Plugins/DialectPlugin.h"
@@ -25,5 +26,8 @@ mlirGetDialectPluginInfo() {
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "attn", LLVM_VERSION_STRING,
-          []() { attn::registerAttnPasses(); }};
+          []() {
+            attn::registerAttnPasses();
+            attn::registerAttnPipelines();
+          }};
 }

@@ -46,4 +46,98 @@ def AttnPrintPlan : Pass<"attn-print-plan"> {
   }];
 }
 
+def AttnDecompose : Pass<"attn-decompose"> {
+  let summary = "Decompose attn.attention into tiled online-softmax loops";
+  let description = [{
+    Rewrites every `attn.attention` into the FlashAttention-2 forward
+    algorithm on tensors, target-independent and executable on the CPU:
+
+    - an `scf.forall` over (batch, query head, query block) — with split-KV,
+      over (split, batch, query head, query block) — whose body owns `block_m`
+      query rows;
+    - inside it, an `scf.for` over the key/value blocks of `block_n` keys that
+      the query block can see: with `causal` or a `window`, its bounds skip
+      every fully masked block, and the element mask is applied only on the
+      blocks that straddle the mask boundary (one `scf.if` per block, not a
+      branch per element);
+    - a running row maximum `m`, row sum `l` and unnormalised f32 accumulator
+      carried through the loop; scores are scaled by `scale * log2(e)` (folded
+      into one multiply when no softcap, score region or additive mask needs
+      natural units) so that `exp2` replaces `exp`; one division by `l` at the
+      end; LSE = `(m + log2 l) * ln 2`.
+
+    Grouped-query heads read their key/value head in place (`h / (Hq / Hkv)`),
+    the score region is inlined into the score computation, and tail blocks
+    (lengths that are not multiples of the tiles) are handled with dynamic tile
+    sizes. A row with no visible key gets O = 0 and LSE = -inf. No tensor larger
+    than `block_m x block_n` scores is ever created.
+
+    With `partition = #attn.split_kv<splits = S>`, each query block's visible
+    key/value blocks are cut into S contiguous ranges; every split writes a
+    normalised f32 partial (O, LSE) and an `attn.merge` combines them into the
+    op's results (lower it with `attn-lower-merge`).
+
+    Tile sizes come from the `block-m`/`block-n` options, else the op's
+    `tiles` attribute, else FlashAttention-2's default for the head dimension.
+    Lean and ATTENTION2D partitions are rejected with a diagnostic.
+
+    Example:
+
+    ```mlir
+    %o = attn.attention ins(%q, %k, %v : tensor<1x8x1000x64xf32>, ...)
+        outs(%init : tensor<1x8x1000x64xf32>) {causal} -> tensor<1x8x1000x64xf32>
+    ```
+
+    becomes (abridged)
+
+    ```mlir
+    %r = scf.forall (%b, %h, %mb) in (1, 8, 8) shared_outs(%out = %init) -> ... {
+      %q_tile = tensor.extract_slice %q[%b, %h, %row0, 0] [1, 1, %rows, 64] [1, 1, 1, 1]
+      %end = ...   // one past the last key block this query block can see
+      %state:3 = scf.for %n = %c0 to %end step %c1 iter_args(%m = ..., %l = ..., %acc = ...) {
+        %s = linalg.generic {...} ins(%q_tile, %k_tile ...)   // Q K^T * scale * log2(e)
+        %s2 = scf.if %straddles_diagonal -> tensor<?x?xf32> { ...causal mask... } else { ... }
+        ...   // row max, exp2, row sum, rescale, P V
+      }
+      ...     // O = acc / l, cast; LSE
+      scf.forall.in_parallel { tensor.parallel_insert_slice ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "Query rows per tile (0: from the op's tiles, else FlashAttention-2's default)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "Keys per tile (0: from the op's tiles, else FlashAttention-2's default)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnLowerMerge : Pass<"attn-lower-merge"> {
+  let summary = "Lower attn.merge to linalg: the log-sum-exp merge of partials";
+  let description = [{
+    Rewrites every `attn.merge` into three `linalg.generic` ops over the
+    partials, reducing along the split dimension:
+
+    ```
+    M   = max_s LSE_s                  (0 when every LSE_s is -inf)
+    W   = sum_s exp(LSE_s - M)
+    LSE = M + ln W                     (-inf when W = 0)
+    O   = sum_s exp(LSE_s - M) / W * O_s   (0 when W = 0)
+    ```
+
+    Empty partials (LSE_s = -inf) contribute zero weight; rows whose partials
+    are all empty get O = 0 and LSE = -inf, never NaN. O is rounded to its
+    element type once, after the sum.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // ATTN_TRANSFORMS_PASSES_TD

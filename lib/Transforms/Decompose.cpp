@@ -1,0 +1,621 @@
+//===- Decompose.cpp - attn.attention to tiled online-softmax loops -------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The FlashAttention-2 forward algorithm as target-independent tensor IR:
+// scf.forall over (split,) batch, head and query block; scf.for over the
+// visible key/value blocks carrying the online-softmax state (m, l, acc);
+// linalg.generic for the tile maths. The block bounds follow the definitions
+// of AttentionProblem::visibleKeys and kvBlockRange, written here as IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GenericBuilder.h"
+
+#include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNDECOMPOSE
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+using utils::IteratorType;
+constexpr IteratorType kParallel = IteratorType::parallel;
+constexpr IteratorType kReduction = IteratorType::reduction;
+
+/// Builds the loops of one attention op. Index values named `...Row`/`...Key`
+/// are absolute positions; `diagonal` is the key aligned with a query row
+/// under bottom-right alignment (row + Sk - Sq).
+class Decomposer {
+public:
+  Decomposer(AttentionOp op, int64_t blockM, int64_t blockN,
+             ImplicitLocOpBuilder &b)
+      : op(op), blockM(blockM), blockN(blockN), b(b), ctx(b.getContext()) {}
+
+  /// Returns the values replacing the op's results.
+  SmallVector<Value> build();
+
+private:
+  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
+  /// A row vector of -inf: the initial running maximum.
+  Value m0Like(Value rows) {
+    return filledTensor(
+        b, {rows}, b.getF32Type(),
+        b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  }
+
+  /// Whether the score must be formed in natural units before the base-2
+  /// scaling: softcap, score region and additive mask are defined on it.
+  bool needsNaturalUnits() {
+    return op.getSoftcap() || op.hasScoreModifier() || hasAdditiveMask();
+  }
+  bool hasAdditiveMask() {
+    return op.getMask() && !getElementTypeOrSelf(op.getMask()).isInteger(1);
+  }
+  bool masksByPosition() { return op.getCausal() || op.getWindowSizes(); }
+
+  /// The first visible key of `row`, unclamped (may be negative).
+  Value visibleBegin(Value diagonal);
+  /// One past the last visible key of `row`, unclamped.
+  Value visibleEnd(Value diagonal);
+
+  /// One query block: the online-softmax loop and its epilogue. Returns the
+  /// O tile (in `outType`) and the LSE tile.
+  std::pair<Value, Value> buildQueryBlock(Value split, Value batch, Value head,
+                                          Value row0, Value rows,
+                                          Type outType);
+
+  /// S = Q_tile K_tile^T, raw dot products in f32.
+  Value buildScores(Value qTile, Value kTile, Value rows, Value cols);
+  /// The element-wise score epilogue: scaling, softcap, score region, mask,
+  /// and (when `maskPositions`) the causal/window mask.
+  Value buildScoreEpilogue(Value scores, Value maskTile, Value batch,
+                           Value head, Value row0, Value key0, Value rows,
+                           Value cols, bool maskPositions);
+
+  AttentionOp op;
+  int64_t blockM, blockN;
+  ImplicitLocOpBuilder &b;
+  MLIRContext *ctx;
+  Value seqQ, seqK, offset;
+  OpFoldResult valueDim;
+};
+
+Value Decomposer::visibleBegin(Value diagonal) {
+  auto window = op.getWindowSizes();
+  if (!window)
+    return index(0);
+  return arith::SubIOp::create(b, diagonal, index(window->first));
+}
+
+Value Decomposer::visibleEnd(Value diagonal) {
+  Value end = seqK;
+  Value next = arith::AddIOp::create(b, diagonal, index(1));
+  if (op.getCausal())
+    end = arith::MinSIOp::create(b, end, next);
+  if (auto window = op.getWindowSizes())
+    end = arith::MinSIOp::create(
+        b, end, arith::AddIOp::create(b, next, index(window->second)));
+  return end;
+}
+
+Value Decomposer::buildScores(Value qTile, Value kTile, Value rows,
+                              Value cols) {
+  Value init =
+      filledTensor(b, {rows, cols}, b.getF32Type(), b.getF32FloatAttr(0.0));
+  // (i, j, d): S[i, j] += Q[i, d] * K[j, d]
+  return buildGeneric(
+      b, {qTile, kTile},
+      {projection(ctx, 3, {0, 2}), projection(ctx, 3, {1, 2})}, init,
+      projection(ctx, 3, {0, 1}), {kParallel, kParallel, kReduction},
+      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        Value product =
+            arith::MulFOp::create(nb, loc, extendToF32(nb, loc, args[0]),
+                                  extendToF32(nb, loc, args[1]));
+        return arith::AddFOp::create(nb, loc, args[2], product);
+      });
+}
+
+Value Decomposer::buildScoreEpilogue(Value scores, Value maskTile,
+                                     Value batch, Value head, Value row0,
+                                     Value key0, Value rows, Value cols,
+                                     bool maskPositions) {
+  const double log2e = M_LOG2E;
+  double scale = op.getEffectiveScale();
+  bool natural = needsNaturalUnits();
+  std::optional<double> softcap;
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    softcap = cap->convertToDouble();
+  auto window = op.getWindowSizes();
+  bool causal = op.getCausal();
+  bool booleanMask = maskTile && !hasAdditiveMask();
+
+  SmallVector<Value> inputs{scores};
+  SmallVector<AffineMap> maps{projection(ctx, 2, {0, 1})};
+  if (maskTile) {
+    inputs.push_back(maskTile);
+    maps.push_back(projection(ctx, 2, {0, 1}));
+  }
+  Value init = tensor::EmptyOp::create(
+      b, ArrayRef<OpFoldResult>{rows, cols}, b.getF32Type());
+  return buildGeneric(
+      b, inputs, maps, init, projection(ctx, 2, {0, 1}),
+      {kParallel, kParallel},
+      [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        auto constant = [&](double v) -> Value {
+          return arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(v));
+        };
+        Value s = args[0];
+        Value row, key;
+        auto positions = [&]() {
+          if (row)
+            return;
+          row = arith::AddIOp::create(nb, loc, row0,
+                                      linalg::IndexOp::create(nb, loc, 0));
+          key = arith::AddIOp::create(nb, loc, key0,
+                                      linalg::IndexOp::create(nb, loc, 1));
+        };
+        if (!natural) {
+          s = arith::MulFOp::create(nb, loc, s, constant(scale * log2e));
+        } else {
+          s = arith::MulFOp::create(nb, loc, s, constant(scale));
+          if (softcap) {
+            Value t = arith::DivFOp::create(nb, loc, s, constant(*softcap));
+            t = math::TanhOp::create(nb, loc, t);
+            s = arith::MulFOp::create(nb, loc, t, constant(*softcap));
+          }
+          if (op.hasScoreModifier()) {
+            positions();
+            Block &region = op.getScore().front();
+            IRMapping mapping;
+            mapping.map(region.getArgument(0), s);
+            mapping.map(region.getArgument(1), batch);
+            mapping.map(region.getArgument(2), head);
+            mapping.map(region.getArgument(3), row);
+            mapping.map(region.getArgument(4), key);
+            for (Operation &inner : region.without_terminator())
+              nb.clone(inner, mapping);
+            s = mapping.lookup(
+                cast<YieldOp>(region.getTerminator()).getValue());
+          }
+          if (maskTile && !booleanMask)
+            s = arith::AddFOp::create(nb, loc, s,
+                                      extendToF32(nb, loc, args[1]));
+          s = arith::MulFOp::create(nb, loc, s, constant(log2e));
+        }
+        Value minusInf =
+            constant(-std::numeric_limits<double>::infinity());
+        if (booleanMask)
+          s = arith::SelectOp::create(nb, loc, args[1], s, minusInf);
+        if (maskPositions) {
+          positions();
+          Value diagonal = arith::AddIOp::create(nb, loc, row, offset);
+          Value hidden;
+          auto orHidden = [&](Value condition) {
+            hidden = hidden ? arith::OrIOp::create(nb, loc, hidden, condition)
+                                  .getResult()
+                            : condition;
+          };
+          auto keyAfter = [&](int64_t delta) -> Value {
+            Value edge = arith::AddIOp::create(
+                nb, loc, diagonal,
+                arith::ConstantIndexOp::create(nb, loc, delta));
+            return arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::sgt,
+                                         key, edge);
+          };
+          if (causal)
+            orHidden(keyAfter(0));
+          if (window) {
+            orHidden(keyAfter(window->second));
+            Value first = arith::SubIOp::create(
+                nb, loc, diagonal,
+                arith::ConstantIndexOp::create(nb, loc, window->first));
+            orHidden(arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::slt,
+                                           key, first));
+          }
+          s = arith::SelectOp::create(nb, loc, hidden, minusInf, s);
+        }
+        return s;
+      });
+}
+
+std::pair<Value, Value> Decomposer::buildQueryBlock(Value split, Value batch,
+                                                    Value head, Value row0,
+                                                    Value rows, Type outType) {
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  Type f32Type = b.getF32Type();
+  OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  OpFoldResult headDim = tensor::getMixedSize(b, b.getLoc(), q, 3);
+
+  // Grouped-query heads read their key/value head in place.
+  Value group = arith::DivUIOp::create(
+      b, tensor::DimOp::create(b, q, 1), tensor::DimOp::create(b, k, 1));
+  Value kvHead = arith::DivUIOp::create(b, head, group);
+
+  auto tileType = [&](Value source, int64_t dim) {
+    auto type = cast<RankedTensorType>(source.getType());
+    return RankedTensorType::get({ShapedType::kDynamic, type.getDimSize(dim)},
+                                 type.getElementType());
+  };
+  Value qTile = tensor::ExtractSliceOp::create(
+      b, tileType(q, 3), q, ArrayRef<OpFoldResult>{batch, head, row0, zero},
+      ArrayRef<OpFoldResult>{one, one, rows, headDim},
+      ArrayRef<OpFoldResult>{one, one, one, one});
+
+  // The key blocks this query block can see (AttentionProblem::kvBlockRange).
+  Value bn = index(blockN);
+  Value lastRow = arith::SubIOp::create(
+      b, arith::AddIOp::create(b, row0, rows), index(1));
+  Value firstDiagonal = arith::AddIOp::create(b, row0, offset);
+  Value lastDiagonal = arith::AddIOp::create(b, lastRow, offset);
+  Value keyBegin =
+      arith::MaxSIOp::create(b, visibleBegin(firstDiagonal), index(0));
+  Value keyEnd = arith::MaxSIOp::create(b, visibleEnd(lastDiagonal), keyBegin);
+  Value blockBegin = arith::DivUIOp::create(b, keyBegin, bn);
+  Value blockEnd = arith::SelectOp::create(
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, keyEnd, keyBegin),
+      arith::CeilDivUIOp::create(b, keyEnd, bn), blockBegin);
+  if (split) {
+    // Split s takes the s-th of `splits` equal runs of the visible blocks.
+    auto partition = cast<SplitKVAttr>(*op.getPartition());
+    Value perSplit = arith::CeilDivUIOp::create(
+        b, arith::SubIOp::create(b, blockEnd, blockBegin),
+        index(partition.getSplits()));
+    Value begin = arith::MinUIOp::create(
+        b,
+        arith::AddIOp::create(b, blockBegin,
+                              arith::MulIOp::create(b, split, perSplit)),
+        blockEnd);
+    blockEnd = arith::MinUIOp::create(
+        b, arith::AddIOp::create(b, begin, perSplit), blockEnd);
+    blockBegin = begin;
+  }
+
+  // Online-softmax state, in base 2: m = running max of the scaled scores.
+  Value m0 = m0Like(rows);
+  Value l0 = filledTensor(b, {rows}, f32Type, b.getF32FloatAttr(0.0));
+  Value acc0 = filledTensor(b, {rows, valueDim}, f32Type, b.getF32FloatAttr(0.0));
+
+  // Rows of the query block that can see every key of a block: the first row
+  // ends earliest, the last row starts latest.
+  Value firstRowEnd = visibleEnd(firstDiagonal);
+  Value lastRowBegin = visibleBegin(lastDiagonal);
+
+  auto loop = scf::ForOp::create(
+      b, blockBegin, blockEnd, index(1), ValueRange{m0, l0, acc0},
+      [&](OpBuilder &nested, Location, Value block, ValueRange state) {
+        // Build the body with the decomposer's own builder.
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        Value m = state[0], l = state[1], acc = state[2];
+        Value key0 = arith::MulIOp::create(b, block, bn);
+        Value cols = arith::MinUIOp::create(
+            b, bn, arith::SubIOp::create(b, seqK, key0));
+        Value kTile = tensor::ExtractSliceOp::create(
+            b, tileType(k, 3), k,
+            ArrayRef<OpFoldResult>{batch, kvHead, key0, zero},
+            ArrayRef<OpFoldResult>{one, one, cols, headDim},
+            ArrayRef<OpFoldResult>{one, one, one, one});
+        Value vTile = tensor::ExtractSliceOp::create(
+            b, tileType(v, 3), v,
+            ArrayRef<OpFoldResult>{batch, kvHead, key0, zero},
+            ArrayRef<OpFoldResult>{one, one, cols, valueDim},
+            ArrayRef<OpFoldResult>{one, one, one, one});
+        Value maskTile;
+        if (Value mask = op.getMask()) {
+          auto maskType = cast<RankedTensorType>(mask.getType());
+          // Size-1 batch and head dimensions broadcast.
+          OpFoldResult maskBatch =
+              maskType.getDimSize(0) == 1 ? zero : OpFoldResult(batch);
+          OpFoldResult maskHead =
+              maskType.getDimSize(1) == 1 ? zero : OpFoldResult(head);
+          maskTile = tensor::ExtractSliceOp::create(
+              b,
+              RankedTensorType::get(
+                  {ShapedType::kDynamic, ShapedType::kDynamic},
+                  maskType.getElementType()),
+              mask, ArrayRef<OpFoldResult>{maskBatch, maskHead, row0, key0},
+              ArrayRef<OpFoldResult>{one, one, rows, cols},
+              ArrayRef<OpFoldResult>{one, one, one, one});
+        }
+
+        Value raw = buildScores(qTile, kTile, rows, cols);
+        Value scores;
+        if (masksByPosition()) {
+          // Only blocks that straddle the mask boundary pay for the mask.
+          Value keyEndOfBlock = arith::AddIOp::create(b, key0, cols);
+          Value straddles = arith::OrIOp::create(
+              b,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, lastRowBegin,
+                                    key0),
+              arith::CmpIOp::create(b, arith::CmpIPredicate::slt, firstRowEnd,
+                                    keyEndOfBlock));
+          auto ifOp = scf::IfOp::create(
+              b, TypeRange{raw.getType()}, straddles, /*withElseRegion=*/true);
+          for (bool masked : {true, false}) {
+            OpBuilder::InsertionGuard branchGuard(b);
+            b.setInsertionPointToStart(masked ? ifOp.thenBlock()
+                                              : ifOp.elseBlock());
+            Value branch = buildScoreEpilogue(raw, maskTile, batch, head, row0,
+                                              key0, rows, cols, masked);
+            scf::YieldOp::create(b, branch);
+          }
+          scores = ifOp.getResult(0);
+        } else {
+          scores = buildScoreEpilogue(raw, maskTile, batch, head, row0, key0,
+                                      rows, cols, /*maskPositions=*/false);
+        }
+
+        AffineMap rowsCols = projection(ctx, 2, {0, 1});
+        AffineMap rowOf2 = projection(ctx, 2, {0});
+        AffineMap rowOf1 = projection(ctx, 1, {0});
+        // The state is updated in place: every read of the old m, l and acc
+        // comes before the write that replaces it.
+        Value rowsEmpty = tensor::EmptyOp::create(
+            b, ArrayRef<OpFoldResult>{rows}, f32Type);
+        Value blockMax = buildGeneric(
+            b, {scores}, {rowsCols}, m0Like(rows), rowOf2,
+            {kParallel, kReduction},
+            [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+              return arith::MaximumFOp::create(nb, loc, args[0], args[1]);
+            });
+        // m_safe = max(m, rowmax S), but 0 for a row that has seen nothing
+        // yet (m = -inf), so that exp2 yields 0 rather than NaN.
+        Value mSafe = buildGeneric(
+            b, {m, blockMax}, {rowOf1, rowOf1}, rowsEmpty, rowOf1, {kParallel},
+            [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+              Value max = arith::MaximumFOp::create(nb, loc, args[0], args[1]);
+              Value minusInf = arith::ConstantOp::create(
+                  nb, loc,
+                  nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+              Value isEmpty = arith::CmpFOp::create(
+                  nb, loc, arith::CmpFPredicate::OEQ, max, minusInf);
+              Value zeroF = arith::ConstantOp::create(nb, loc,
+                                                      nb.getF32FloatAttr(0.0));
+              return arith::SelectOp::create(nb, loc, isEmpty, zeroF, max);
+            });
+        // alpha = exp2(m - m_safe): the rescaling of the old state.
+        Value alpha = buildGeneric(
+            b, {m, mSafe}, {rowOf1, rowOf1}, rowsEmpty, rowOf1, {kParallel},
+            [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+              return math::Exp2Op::create(
+                  nb, loc, arith::SubFOp::create(nb, loc, args[0], args[1]));
+            });
+        // m_new = max(m, rowmax S)
+        Value mNew = buildGeneric(
+            b, {blockMax}, {rowOf1}, m, rowOf1, {kParallel},
+            [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+              return arith::MaximumFOp::create(nb, loc, args[0], args[1]);
+            });
+        // P = exp2(S - m_safe)
+        Value pInit = tensor::EmptyOp::create(
+            b, ArrayRef<OpFoldResult>{rows, cols}, f32Type);
+        Value p = buildGeneric(
+            b, {scores, mSafe}, {rowsCols, rowOf2}, pInit, rowsCols,
+            {kParallel, kParallel},
+            [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+              return math::Exp2Op::create(
+                  nb, loc, arith::SubFOp::create(nb, loc, args[0], args[1]));
+            });
+        // l_new = alpha * l + rowsum P
+        Value lScaled = buildGeneric(
+            b, {alpha}, {rowOf1}, l, rowOf1, {kParallel},
+            [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+              return arith::MulFOp::create(nb, loc, args[0], args[1]);
+            });
+        Value lNew = buildGeneric(
+            b, {p}, {rowsCols}, lScaled, rowOf2, {kParallel, kReduction},
+            [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+              return arith::AddFOp::create(nb, loc, args[0], args[1]);
+            });
+        // acc_new = alpha * acc + P V
+        Value accScaled = buildGeneric(
+            b, {alpha}, {rowOf2}, acc, rowsCols, {kParallel, kParallel},
+            [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+              return arith::MulFOp::create(nb, loc, args[0], args[1]);
+            });
+        // (i, e, j): acc[i, e] += P[i, j] * V[j, e]
+        Value accNew = buildGeneric(
+            b, {p, vTile},
+            {projection(ctx, 3, {0, 2}), projection(ctx, 3, {2, 1})},
+            accScaled, projection(ctx, 3, {0, 1}),
+            {kParallel, kParallel, kReduction},
+            [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+              Value product = arith::MulFOp::create(
+                  nb, loc, args[0], extendToF32(nb, loc, args[1]));
+              return arith::AddFOp::create(nb, loc, args[2], product);
+            });
+        scf::YieldOp::create(b, ValueRange{mNew, lNew, accNew});
+      });
+  Value m = loop.getResult(0), l = loop.getResult(1), acc = loop.getResult(2);
+
+  // O = acc / l, once; rows that saw nothing (l = 0) get 0.
+  Value oInit = tensor::EmptyOp::create(
+      b, ArrayRef<OpFoldResult>{rows, valueDim}, outType);
+  Value oTile = buildGeneric(
+      b, {acc, l}, {projection(ctx, 2, {0, 1}), projection(ctx, 2, {0})},
+      oInit, projection(ctx, 2, {0, 1}), {kParallel, kParallel},
+      [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        Value zeroF = arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(0.0));
+        Value empty = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OEQ,
+                                            args[1], zeroF);
+        Value quotient = arith::DivFOp::create(nb, loc, args[0], args[1]);
+        Value value = arith::SelectOp::create(nb, loc, empty, zeroF, quotient);
+        return truncateFromF32(nb, loc, value, outType);
+      });
+  // LSE = (m + log2 l) * ln 2, natural log; -inf where l = 0.
+  Value lseInit =
+      tensor::EmptyOp::create(b, ArrayRef<OpFoldResult>{rows}, f32Type);
+  Value lseTile = buildGeneric(
+      b, {m, l}, {projection(ctx, 1, {0}), projection(ctx, 1, {0})}, lseInit,
+      projection(ctx, 1, {0}), {kParallel},
+      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        auto constant = [&](double v) -> Value {
+          return arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(v));
+        };
+        Value empty = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OEQ,
+                                            args[1], constant(0.0));
+        Value log2Sum = arith::AddFOp::create(
+            nb, loc, args[0], math::Log2Op::create(nb, loc, args[1]));
+        Value lse = arith::MulFOp::create(nb, loc, log2Sum, constant(M_LN2));
+        return arith::SelectOp::create(
+            nb, loc, empty,
+            constant(-std::numeric_limits<double>::infinity()), lse);
+      });
+  return {oTile, lseTile};
+}
+
+SmallVector<Value> Decomposer::build() {
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  Type f32Type = b.getF32Type();
+  seqQ = tensor::DimOp::create(b, q, 2);
+  seqK = tensor::DimOp::create(b, k, 2);
+  offset = arith::SubIOp::create(b, seqK, seqQ);
+  valueDim = tensor::getMixedSize(b, b.getLoc(), v, 3);
+
+  auto splitKV = dyn_cast_or_null<SplitKVAttr>(op.getPartitionAttr());
+  SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, b.getLoc(), q);
+  OpFoldResult queryBlocks =
+      arith::CeilDivUIOp::create(b, seqQ, index(blockM)).getResult();
+
+  // Destinations: the op's own, or f32 partials stacked along a split dim.
+  SmallVector<Value> destinations;
+  SmallVector<OpFoldResult> bounds;
+  if (splitKV) {
+    OpFoldResult splits = b.getIndexAttr(splitKV.getSplits());
+    destinations.push_back(tensor::EmptyOp::create(
+        b, ArrayRef<OpFoldResult>{splits, qSizes[0], qSizes[1], qSizes[2], valueDim},
+        f32Type));
+    destinations.push_back(tensor::EmptyOp::create(
+        b, ArrayRef<OpFoldResult>{splits, qSizes[0], qSizes[1], qSizes[2]},
+        f32Type));
+    bounds.push_back(splits);
+  } else {
+    llvm::append_range(destinations, op.getOutputs());
+  }
+  bounds.append({qSizes[0], qSizes[1], queryBlocks});
+  Type outType = splitKV ? f32Type : getElementTypeOrSelf(op.getInitOut());
+
+  auto forall = scf::ForallOp::create(b, bounds, destinations, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    ValueRange ivs = forall.getInductionVars();
+    Value split = splitKV ? ivs[0] : Value();
+    ValueRange tileIvs = ivs.take_back(3);
+    Value batch = tileIvs[0], head = tileIvs[1];
+    Value row0 = arith::MulIOp::create(b, tileIvs[2], index(blockM));
+    Value rows = arith::MinUIOp::create(
+        b, index(blockM), arith::SubIOp::create(b, seqQ, row0));
+    auto [oTile, lseTile] =
+        buildQueryBlock(split, batch, head, row0, rows, outType);
+
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+    SmallVector<OpFoldResult> prefix;
+    if (split)
+      prefix.push_back(split);
+    prefix.append({batch, head, row0});
+    SmallVector<OpFoldResult> unitPrefix(prefix.size() - 1, one);
+    ValueRange shared = forall.getRegionIterArgs();
+
+    SmallVector<OpFoldResult> oOffsets(prefix), oSizes(unitPrefix),
+        oStrides(prefix.size() + 1, one);
+    oOffsets.push_back(zero);
+    oSizes.append({rows, valueDim});
+    tensor::ParallelInsertSliceOp::create(b, oTile, shared[0], oOffsets, oSizes,
+                                          oStrides);
+    if (shared.size() > 1) {
+      SmallVector<OpFoldResult> lSizes(unitPrefix), lStrides(prefix.size(), one);
+      lSizes.push_back(rows);
+      tensor::ParallelInsertSliceOp::create(b, lseTile, shared[1], prefix,
+                                            lSizes, lStrides);
+    }
+  }
+  if (!splitKV)
+    return forall.getResults();
+  auto merge = MergeOp::create(b, op->getResultTypes(), forall.getResult(0),
+                               forall.getResult(1), op.getOutputs(),
+                               b.getI64IntegerAttr(0));
+  return merge.getResults();
+}
+
+struct AttnDecomposePass
+    : public attn::impl::AttnDecomposeBase<AttnDecomposePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<AttentionOp> ops;
+    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (AttentionOp op : ops)
+      if (failed(decompose(op, rewriter)))
+        return signalPassFailure();
+  }
+
+  /// The tile sizes: pass options, else the op's tiles, else FA-2's table.
+  std::optional<std::pair<int64_t, int64_t>> tileSizes(AttentionOp op) {
+    int64_t m = blockM, n = blockN;
+    if (Fa2TilesAttr tiles = op.getTilesAttr()) {
+      m = m ? m : tiles.getBlockM();
+      n = n ? n : tiles.getBlockN();
+    }
+    if (!m || !n) {
+      auto q = op.getQuery().getType(), v = op.getValue().getType();
+      int64_t bytes = q.getElementType().getIntOrFloatBitWidth() / 8;
+      std::optional<Fa2Tiling> tiling = defaultFa2Tiling(
+          q.getDimSize(3), v.getDimSize(3), bytes, std::nullopt);
+      if (!tiling)
+        return std::nullopt;
+      m = m ? m : tiling->blockM;
+      n = n ? n : tiling->blockN;
+    }
+    return std::make_pair(m, n);
+  }
+
+  LogicalResult decompose(AttentionOp op, IRRewriter &rewriter) {
+    if (blockM < 0 || blockN < 0)
+      return op.emitError() << "block-m and block-n must be positive, got "
+                            << blockM << " and " << blockN;
+    if (Attribute partition = op.getPartitionAttr();
+        partition && !isa<SplitKVAttr>(partition))
+      return op.emitError() << "attn-decompose supports the split_kv "
+                               "partition only, got "
+                            << partition;
+    std::optional<std::pair<int64_t, int64_t>> tiles = tileSizes(op);
+    if (!tiles)
+      return op.emitError()
+             << "no default tiling for a head dimension above 256: pin one "
+                "with the tiles attribute or the block-m/block-n options";
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    SmallVector<Value> results =
+        Decomposer(op, tiles->first, tiles->second, b).build();
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+} // namespace
