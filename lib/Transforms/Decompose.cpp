@@ -15,7 +15,7 @@
 
 #include "GenericBuilder.h"
 
-#include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/TileSizes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/Passes.h"
 
@@ -575,26 +575,6 @@ struct AttnDecomposePass
         return signalPassFailure();
   }
 
-  /// The tile sizes: pass options, else the op's tiles, else FA-2's table.
-  std::optional<std::pair<int64_t, int64_t>> tileSizes(AttentionOp op) {
-    int64_t m = blockM, n = blockN;
-    if (Fa2TilesAttr tiles = op.getTilesAttr()) {
-      m = m ? m : tiles.getBlockM();
-      n = n ? n : tiles.getBlockN();
-    }
-    if (!m || !n) {
-      auto q = op.getQuery().getType(), v = op.getValue().getType();
-      int64_t bytes = q.getElementType().getIntOrFloatBitWidth() / 8;
-      std::optional<Fa2Tiling> tiling = defaultFa2Tiling(
-          q.getDimSize(3), v.getDimSize(3), bytes, std::nullopt);
-      if (!tiling)
-        return std::nullopt;
-      m = m ? m : tiling->blockM;
-      n = n ? n : tiling->blockN;
-    }
-    return std::make_pair(m, n);
-  }
-
   LogicalResult decompose(AttentionOp op, IRRewriter &rewriter) {
     if (blockM < 0 || blockN < 0)
       return op.emitError() << "block-m and block-n must be positive, got "
@@ -604,15 +584,16 @@ struct AttnDecomposePass
       return op.emitError() << "attn-decompose supports the split_kv "
                                "partition only, got "
                             << partition;
-    std::optional<std::pair<int64_t, int64_t>> tiles = tileSizes(op);
+    std::optional<TileSizes> tiles = resolveTileSizes(op, blockM, blockN);
     if (!tiles)
       return op.emitError()
-             << "no default tiling for a head dimension above 256: pin one "
-                "with the tiles attribute or the block-m/block-n options";
+             << "no default tiling for this head dimension (above 256 or "
+                "dynamic): pin one with the tiles attribute or the "
+                "block-m/block-n options";
     rewriter.setInsertionPoint(op);
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     SmallVector<Value> results =
-        Decomposer(op, tiles->first, tiles->second, b).build();
+        Decomposer(op, tiles->blockM, tiles->blockN, b).build();
     rewriter.replaceOp(op, results);
     return success();
   }

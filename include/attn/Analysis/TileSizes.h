@@ -1,0 +1,32 @@
+//===- TileSizes.h - The tile sizes an attention is decomposed with -*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_ANALYSIS_TILESIZES_H
+#define ATTN_ANALYSIS_TILESIZES_H
+
+#include <cstdint>
+#include <optional>
+
+namespace mlir::attn {
+
+class AttentionOp;
+
+struct TileSizes {
+  int64_t blockM;
+  int64_t blockN;
+};
+
+/// The tiles of `op`: each of `blockM`/`blockN` when non-zero, else the op's
+/// `tiles` attribute, else FlashAttention-2's default for its head dimension.
+/// std::nullopt when nothing applies (a head dimension above 256, or dynamic,
+/// without pinned tiles).
+std::optional<TileSizes> resolveTileSizes(AttentionOp op, int64_t blockM,
+                                          int64_t blockN);
+
+} // namespace mlir::attn
+
+#endif // ATTN_ANALYSIS_TILESIZES_H

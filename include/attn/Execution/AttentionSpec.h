@@ -1,0 +1,60 @@
+//===- AttentionSpec.h - An attention described on the command line -*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_EXECUTION_ATTENTIONSPEC_H
+#define ATTN_EXECUTION_ATTENTIONSPEC_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace mlir::attn {
+
+class AttentionOp;
+
+enum class MaskKind { None, Boolean, Additive };
+
+/// Everything attn-run needs to build one attention without a module.
+struct AttentionSpec {
+  int64_t batch = 1;
+  int64_t heads = 8;
+  int64_t kvHeads = 8;
+  int64_t seqQ = 128;
+  int64_t seqK = 128;
+  int64_t headDim = 64;
+  int64_t valueDim = 64;
+  /// f16, bf16 or f32, for Q, K and V; O uses `outType`.
+  std::string inputType = "f32";
+  std::string outType = "f32";
+  bool causal = false;
+  std::optional<std::pair<int64_t, int64_t>> window;
+  std::optional<float> scale;
+  std::optional<float> softcap;
+  /// The mask operand, [B, 1, Sq, Sk] (broadcast over heads).
+  MaskKind mask = MaskKind::None;
+  /// ALiBi through the score region: score + slope(h) * (k - q - (Sk - Sq)),
+  /// slope(h) = 2^(-8 (h + 1) / Hq).
+  bool alibi = false;
+  bool withLse = false;
+  /// Split-KV partition when > 1.
+  int64_t splits = 1;
+};
+
+/// The ALiBi slope of query head `head` out of `heads`.
+double alibiSlope(int64_t head, int64_t heads);
+
+/// Appends `func.func @attention` holding the attention of `spec` to
+/// `module` and returns the op. Errors name the offending field.
+llvm::Expected<AttentionOp> buildAttention(ModuleOp module,
+                                           const AttentionSpec &spec);
+
+} // namespace mlir::attn
+
+#endif // ATTN_EXECUTION_ATTENTIONSPEC_H

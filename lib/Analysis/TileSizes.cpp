@@ -1,0 +1,36 @@
+//===- TileSizes.cpp - The tile sizes an attention is decomposed with -----===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Analysis/TileSizes.h"
+
+#include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+std::optional<TileSizes> mlir::attn::resolveTileSizes(AttentionOp op,
+                                                      int64_t blockM,
+                                                      int64_t blockN) {
+  if (Fa2TilesAttr tiles = op.getTilesAttr()) {
+    blockM = blockM ? blockM : tiles.getBlockM();
+    blockN = blockN ? blockN : tiles.getBlockN();
+  }
+  if (!blockM || !blockN) {
+    RankedTensorType q = op.getQuery().getType(), v = op.getValue().getType();
+    if (q.isDynamicDim(3) || v.isDynamicDim(3))
+      return std::nullopt;
+    int64_t bytes = q.getElementType().getIntOrFloatBitWidth() / 8;
+    std::optional<Fa2Tiling> tiling = defaultFa2Tiling(
+        q.getDimSize(3), v.getDimSize(3), bytes, std::nullopt);
+    if (!tiling)
+      return std::nullopt;
+    blockM = blockM ? blockM : tiling->blockM;
+    blockN = blockN ? blockN : tiling->blockN;
+  }
+  return TileSizes{blockM, blockN};
+}

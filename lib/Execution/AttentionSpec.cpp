@@ -1,0 +1,158 @@
+//===- AttentionSpec.cpp - An attention described on the command line ----===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/AttentionSpec.h"
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+double mlir::attn::alibiSlope(int64_t head, int64_t heads) {
+  return std::exp2(-8.0 * static_cast<double>(head + 1) /
+                   static_cast<double>(heads));
+}
+
+static FailureOr<Type> parseElementType(MLIRContext *context, StringRef name) {
+  Builder b(context);
+  if (name == "f16")
+    return b.getF16Type();
+  if (name == "bf16")
+    return b.getBF16Type();
+  if (name == "f32")
+    return b.getF32Type();
+  return failure();
+}
+
+/// score + slope(h) * (k - q - (Sk - Sq)), with slope(h) computed in IR.
+static void buildAlibiRegion(OpBuilder &b, Location loc, AttentionOp op,
+                             const AttentionSpec &spec) {
+  Region &region = op.getScore();
+  Block *block = b.createBlock(&region);
+  Type f32 = b.getF32Type(), index = b.getIndexType();
+  for (Type type : {f32, index, index, index, index})
+    block->addArgument(type, loc);
+  b.setInsertionPointToStart(block);
+  auto toF32 = [&](Value value) -> Value {
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
+    return arith::SIToFPOp::create(b, loc, f32, i64);
+  };
+  Value head = block->getArgument(2), row = block->getArgument(3),
+        key = block->getArgument(4);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value exponent = arith::MulFOp::create(
+      b, loc, toF32(arith::AddIOp::create(b, loc, head, one)),
+      arith::ConstantOp::create(
+          b, loc, b.getF32FloatAttr(-8.0 / static_cast<double>(spec.heads))));
+  Value slope = math::Exp2Op::create(b, loc, exponent);
+  Value shift = arith::ConstantIndexOp::create(b, loc, spec.seqK - spec.seqQ);
+  Value distance = arith::SubIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, key, row), shift);
+  Value bias = arith::MulFOp::create(b, loc, slope, toF32(distance));
+  Value score = arith::AddFOp::create(b, loc, block->getArgument(0), bias);
+  YieldOp::create(b, loc, score);
+}
+
+llvm::Expected<AttentionOp>
+mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
+  MLIRContext *context = module.getContext();
+  context->loadDialect<AttnDialect, arith::ArithDialect, func::FuncDialect,
+                       math::MathDialect>();
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(message.str());
+  };
+  FailureOr<Type> inputType = parseElementType(context, spec.inputType);
+  if (failed(inputType))
+    return error("unsupported input type '" + spec.inputType +
+                 "' (expected f16, bf16 or f32)");
+  FailureOr<Type> outType = parseElementType(context, spec.outType);
+  if (failed(outType))
+    return error("unsupported output type '" + spec.outType +
+                 "' (expected f16, bf16 or f32)");
+  for (auto [name, value] :
+       {std::pair<const char *, int64_t>{"batch", spec.batch},
+        {"heads", spec.heads},
+        {"kv-heads", spec.kvHeads},
+        {"seq-q", spec.seqQ},
+        {"seq-k", spec.seqK},
+        {"head-dim", spec.headDim},
+        {"value-dim", spec.valueDim}})
+    if (value < 1)
+      return error(llvm::formatv("{0} must be positive, got {1}", name, value));
+  if (spec.splits < 1)
+    return error(llvm::formatv("splits must be positive, got {0}", spec.splits));
+
+  Location loc = UnknownLoc::get(context);
+  OpBuilder b(context);
+  b.setInsertionPointToEnd(module.getBody());
+  auto tensor = [](ArrayRef<int64_t> shape, Type type) {
+    return RankedTensorType::get(shape, type);
+  };
+  Type f32 = b.getF32Type();
+  SmallVector<Type> argTypes{
+      tensor({spec.batch, spec.heads, spec.seqQ, spec.headDim}, *inputType),
+      tensor({spec.batch, spec.kvHeads, spec.seqK, spec.headDim}, *inputType),
+      tensor({spec.batch, spec.kvHeads, spec.seqK, spec.valueDim}, *inputType)};
+  if (spec.mask != MaskKind::None)
+    argTypes.push_back(tensor({spec.batch, 1, spec.seqQ, spec.seqK},
+                              spec.mask == MaskKind::Boolean ? b.getI1Type()
+                                                             : f32));
+  argTypes.push_back(
+      tensor({spec.batch, spec.heads, spec.seqQ, spec.valueDim}, *outType));
+  if (spec.withLse)
+    argTypes.push_back(tensor({spec.batch, spec.heads, spec.seqQ}, f32));
+  unsigned numOutputs = spec.withLse ? 2 : 1;
+  ArrayRef<Type> resultTypes = ArrayRef<Type>(argTypes).take_back(numOutputs);
+
+  auto func = func::FuncOp::create(b, loc, "attention",
+                                   b.getFunctionType(argTypes, resultTypes));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  ValueRange args = entry->getArguments();
+  Value mask = spec.mask != MaskKind::None ? args[3] : Value();
+  ValueRange outputs = args.take_back(numOutputs);
+  auto op = AttentionOp::create(b, loc, args[0], args[1], args[2], mask,
+                                outputs[0],
+                                spec.withLse ? outputs[1] : Value());
+  if (spec.scale)
+    op.setScaleAttr(b.getF32FloatAttr(*spec.scale));
+  if (spec.causal)
+    op.setCausal(true);
+  if (spec.window)
+    op.setWindow(ArrayRef<int64_t>{spec.window->first, spec.window->second});
+  if (spec.softcap)
+    op.setSoftcapAttr(b.getF32FloatAttr(*spec.softcap));
+  if (spec.splits > 1)
+    op.setPartitionAttr(SplitKVAttr::get(context, spec.splits));
+  func::ReturnOp::create(b, loc, op.getResults());
+  if (spec.alibi) {
+    OpBuilder::InsertionGuard guard(b);
+    buildAlibiRegion(b, loc, op, spec);
+  }
+
+  // The spec may still describe an invalid attention (e.g. Hq not a multiple
+  // of Hkv): the verifier says why.
+  std::string message;
+  {
+    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+      message += diag.str();
+      return success();
+    });
+    if (failed(mlir::verify(op)))
+      return error(message);
+  }
+  return op;
+}

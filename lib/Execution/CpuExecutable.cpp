@@ -1,0 +1,205 @@
+//===- CpuExecutable.cpp - Compile and run one attention on the CPU -------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/CpuExecutable.h"
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/TargetSelect.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static constexpr llvm::StringLiteral kEntryName = "attn_entry";
+
+int64_t HostBuffer::numElements() const {
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  return count;
+}
+
+CpuExecutable::~CpuExecutable() = default;
+
+/// Builds `func @attn_entry(memrefs...)` around a clone of `op`, writing its
+/// results into the O (and LSE) arguments.
+static OwningOpRef<ModuleOp> buildEntryModule(AttentionOp op) {
+  MLIRContext *context = op.getContext();
+  OpBuilder b(context);
+  Location loc = op.getLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+
+  SmallVector<Type> argTypes;
+  for (Value operand : op->getOperands()) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    argTypes.push_back(MemRefType::get(type.getShape(), type.getElementType()));
+  }
+  auto func = func::FuncOp::create(b, loc, kEntryName,
+                                   b.getFunctionType(argTypes, {}));
+  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), b.getUnitAttr());
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  IRMapping mapping;
+  for (auto [operand, arg] : llvm::zip(op->getOperands(), entry->getArguments()))
+    mapping.map(operand, bufferization::ToTensorOp::create(
+                             b, loc, operand.getType(), arg,
+                             /*restrict=*/true, /*writable=*/true));
+  Operation *clone = b.clone(*op, mapping);
+  unsigned numInputs = op->getNumOperands() - op.getOutputs().size();
+  for (auto [index, result] : llvm::enumerate(clone->getResults())) {
+    auto materialize = bufferization::MaterializeInDestinationOp::create(
+        b, loc, result, entry->getArgument(numInputs + index));
+    materialize.setRestrict(true);
+    materialize.setWritable(true);
+  }
+  func::ReturnOp::create(b, loc);
+  return module;
+}
+
+llvm::Expected<std::unique_ptr<CpuExecutable>>
+CpuExecutable::compile(AttentionOp op, const AttnToCPUOptions &options) {
+  MLIRContext *context = op.getContext();
+  context->loadDialect<bufferization::BufferizationDialect, func::FuncDialect,
+                       LLVM::LLVMDialect>();
+  registerBuiltinDialectTranslation(*context);
+  registerLLVMDialectTranslation(*context);
+
+  std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
+  for (Value operand : op->getOperands())
+    executable->argumentTypes.push_back(
+        cast<RankedTensorType>(operand.getType()));
+  executable->module = buildEntryModule(op);
+
+  std::string diagnostics;
+  {
+    llvm::raw_string_ostream os(diagnostics);
+    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+      os << diag.getLocation() << ": " << diag.str() << "\n";
+      return success();
+    });
+    PassManager pm(context);
+    buildAttnToCPUPipeline(pm, options);
+    if (failed(pm.run(*executable->module)))
+      return llvm::createStringError("lowering with attn-to-cpu failed:\n" +
+                                     diagnostics);
+  }
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  ExecutionEngineOptions engineOptions;
+  auto transformer = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                               /*targetMachine=*/nullptr);
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(*executable->module, engineOptions);
+  if (!engine)
+    return engine.takeError();
+  executable->engine = std::move(*engine);
+  return executable;
+}
+
+namespace {
+/// The layout of a ranked memref descriptor as the LLVM lowering passes it.
+template <int Rank>
+struct MemRefDescriptor {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[Rank];
+  int64_t strides[Rank];
+};
+
+/// Owns the descriptors of one call, whatever their ranks.
+class Descriptors {
+public:
+  void add(HostBuffer &buffer) {
+    switch (buffer.shape.size()) {
+    case 3:
+      pointers.push_back(fill(std::make_unique<MemRefDescriptor<3>>(), buffer,
+                              rank3));
+      break;
+    case 4:
+      pointers.push_back(fill(std::make_unique<MemRefDescriptor<4>>(), buffer,
+                              rank4));
+      break;
+    default:
+      llvm_unreachable("attention operands have rank 3 or 4");
+    }
+  }
+  /// The packed arguments: for each argument, the address of its value (a
+  /// pointer to the descriptor).
+  SmallVector<void *> packed() {
+    SmallVector<void *> args;
+    for (void *&pointer : pointers)
+      args.push_back(&pointer);
+    return args;
+  }
+
+private:
+  template <int Rank>
+  static void *fill(std::unique_ptr<MemRefDescriptor<Rank>> descriptor,
+                    HostBuffer &buffer,
+                    std::vector<std::unique_ptr<MemRefDescriptor<Rank>>> &owner) {
+    descriptor->allocated = descriptor->aligned = buffer.bytes.data();
+    descriptor->offset = 0;
+    int64_t stride = 1;
+    for (int d = Rank - 1; d >= 0; --d) {
+      descriptor->sizes[d] = buffer.shape[d];
+      descriptor->strides[d] = stride;
+      stride *= buffer.shape[d];
+    }
+    owner.push_back(std::move(descriptor));
+    return owner.back().get();
+  }
+
+  std::vector<std::unique_ptr<MemRefDescriptor<3>>> rank3;
+  std::vector<std::unique_ptr<MemRefDescriptor<4>>> rank4;
+  SmallVector<void *> pointers;
+};
+} // namespace
+
+/// Bytes per element of `type` in memory as the LLVM lowering lays it out.
+static int64_t storageBytes(Type type) {
+  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+}
+
+llvm::Error CpuExecutable::run(std::vector<HostBuffer *> buffers) {
+  if (buffers.size() != argumentTypes.size())
+    return llvm::createStringError(
+        llvm::formatv("expected {0} buffers, got {1}", argumentTypes.size(),
+                      buffers.size())
+            .str());
+  Descriptors descriptors;
+  for (auto [index, pair] : llvm::enumerate(llvm::zip(buffers, argumentTypes))) {
+    auto [buffer, type] = pair;
+    if (ArrayRef<int64_t>(buffer->shape) != type.getShape() ||
+        buffer->elementBytes != storageBytes(type.getElementType()) ||
+        static_cast<int64_t>(buffer->bytes.size()) !=
+            buffer->numElements() * buffer->elementBytes)
+      return llvm::createStringError(
+          llvm::formatv("buffer #{0} does not match the argument type", index)
+              .str());
+    descriptors.add(*buffer);
+  }
+  SmallVector<void *> args = descriptors.packed();
+  return engine->invokePacked((llvm::Twine("_mlir_ciface_") + kEntryName).str(),
+                              args);
+}

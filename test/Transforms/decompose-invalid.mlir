@@ -1,0 +1,17 @@
+// RUN: attn-opt %s --attn-decompose --split-input-file --verify-diagnostics
+
+func.func @lean_not_supported(%q: tensor<1x1x16x64xf32>, %o: tensor<1x1x16x64xf32>) -> tensor<1x1x16x64xf32> {
+  // expected-error @+1 {{attn-decompose supports the split_kv partition only, got #attn.lean<ctas = 8>}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>)
+      outs(%o : tensor<1x1x16x64xf32>) {partition = #attn.lean<ctas = 8>} -> tensor<1x1x16x64xf32>
+  return %r : tensor<1x1x16x64xf32>
+}
+
+// -----
+
+func.func @no_default_tiles(%q: tensor<1x1x16x512xf32>, %o: tensor<1x1x16x512xf32>) -> tensor<1x1x16x512xf32> {
+  // expected-error @+1 {{no default tiling for this head dimension (above 256 or dynamic): pin one with the tiles attribute or the block-m/block-n options}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>)
+      outs(%o : tensor<1x1x16x512xf32>) -> tensor<1x1x16x512xf32>
+  return %r : tensor<1x1x16x512xf32>
+}

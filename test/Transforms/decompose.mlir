@@ -1,0 +1,165 @@
+// RUN: attn-opt %s --attn-decompose="block-m=64 block-n=32" --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-decompose --split-input-file --canonicalize | FileCheck %s --check-prefix=DEFAULT
+
+// Parallel over batch, heads and query blocks; sequential over key blocks with
+// the online-softmax state (m, l, acc) carried through the loop.
+// CHECK-LABEL: func.func @structure
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x8x100x64xf16>, %[[K:[^:]+]]: tensor<2x2x300x64xf16>, %[[V:[^:]+]]: tensor<2x2x300x32xf16>
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 0.180336878 : f32
+// CHECK: scf.forall (%[[B:.+]], %[[H:.+]], %[[MB:.+]]) in (2, 8, 2) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<2x8x100x32xf16>)
+// CHECK:   %[[ROW0:.+]] = arith.muli %[[MB]], %{{.+}} : index
+// CHECK:   %[[ROWS:.+]] = arith.minui %{{.+}}, %{{.+}} : index
+// GQA: the query head reads its key/value head in place.
+// CHECK:   %[[KVH:.+]] = arith.divui %[[H]], %c4 : index
+// CHECK:   tensor.extract_slice %[[Q]][%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %[[ROWS]], 64] [1, 1, 1, 1] : tensor<2x8x100x64xf16> to tensor<?x64xf16>
+// CHECK:   %[[STATE:.+]]:3 = scf.for %[[N:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x32xf32>)
+// CHECK:     tensor.extract_slice %[[K]][%[[B]], %[[KVH]], %{{.+}}, 0] [1, 1, %{{.+}}, 64]
+// CHECK:     tensor.extract_slice %[[V]][%[[B]], %[[KVH]], %{{.+}}, 0] [1, 1, %{{.+}}, 32]
+// Q K^T with f32 accumulation, then one multiply by scale * log2(e) = 0.125 * 1.4427.
+// CHECK:     linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:       arith.extf
+// CHECK:     arith.mulf %{{.+}}, %[[SCALE]] : f32
+// Without causal or window no block is masked: no scf.if.
+// CHECK-NOT: scf.if
+// CHECK:     arith.maximumf
+// CHECK:     math.exp2
+// CHECK:     math.exp2
+// CHECK:     scf.yield
+// One division by l after the loop, rounded to f16 once.
+// CHECK:   arith.divf
+// CHECK:   arith.truncf %{{.+}} : f32 to f16
+// CHECK:   scf.forall.in_parallel
+// CHECK:     tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %[[ROWS]], 32]
+// CHECK-NOT: attn.attention
+func.func @structure(%q: tensor<2x8x100x64xf16>, %k: tensor<2x2x300x64xf16>, %v: tensor<2x2x300x32xf16>,
+                     %o: tensor<2x8x100x32xf16>) -> tensor<2x8x100x32xf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x100x64xf16>, tensor<2x2x300x64xf16>, tensor<2x2x300x32xf16>)
+      outs(%o : tensor<2x8x100x32xf16>) {scale = 0.125 : f32} -> tensor<2x8x100x32xf16>
+  return %r : tensor<2x8x100x32xf16>
+}
+
+// -----
+
+// Causal: the key-block loop ends at the block holding the last row's
+// diagonal, so it depends on the query block; only blocks that straddle the
+// diagonal take the masked branch.
+// CHECK-LABEL: func.func @causal_block_skipping
+// CHECK: scf.forall (%{{.+}}, %[[MB:.+]]) in (4, 16)
+// CHECK:   %[[ROW0:.+]] = arith.muli %[[MB]], %c64 : index
+// CHECK:   %[[ROWS:.+]] = arith.minui
+// CHECK:   %[[END:.+]] = arith.addi %[[ROW0]], %[[ROWS]] : index
+// CHECK:   %[[KEYEND:.+]] = arith.minsi %[[END]], %c1000 : index
+// CHECK:   %[[CLAMPED:.+]] = arith.maxsi %[[KEYEND]], %c0 : index
+// CHECK:   %[[NEND:.+]] = arith.ceildivui %[[CLAMPED]], %c32 : index
+// CHECK:   %[[UB:.+]] = arith.select %{{.+}}, %[[NEND]], %c0 : index
+// CHECK:   scf.for %{{.+}} = %c0 to %[[UB]] step %c1
+// CHECK:     %[[STRADDLES:.+]] = arith.ori
+// CHECK:     scf.if %[[STRADDLES]] -> (tensor<?x?xf32>)
+// CHECK:       linalg.index 0
+// CHECK:       linalg.index 1
+// CHECK:       arith.cmpi sgt
+// CHECK:       arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+// CHECK:     } else {
+// CHECK-NOT:   linalg.index
+// CHECK:       scf.yield
+func.func @causal_block_skipping(%q: tensor<1x4x1000x64xf32>, %k: tensor<1x4x1000x64xf32>,
+                                 %o: tensor<1x4x1000x64xf32>) -> tensor<1x4x1000x64xf32> {
+  %r = attn.attention ins(%q, %k, %k : tensor<1x4x1000x64xf32>, tensor<1x4x1000x64xf32>, tensor<1x4x1000x64xf32>)
+      outs(%o : tensor<1x4x1000x64xf32>) {causal} -> tensor<1x4x1000x64xf32>
+  return %r : tensor<1x4x1000x64xf32>
+}
+
+// -----
+
+// A sliding window also moves the first key block: 128 keys left of the
+// first row's diagonal.
+// CHECK-LABEL: func.func @window_moves_loop_start
+// CHECK: %[[ROW0:.+]] = arith.muli %{{.+}}, %c64 : index
+// CHECK: %[[FIRST:.+]] = arith.addi %[[ROW0]], %c-128 : index
+// CHECK: %[[BEGIN:.+]] = arith.maxsi %[[FIRST]], %c0 : index
+// CHECK: %[[LB:.+]] = arith.divui %[[BEGIN]], %c32 : index
+// CHECK: scf.for %{{.+}} = %[[LB]] to
+func.func @window_moves_loop_start(%q: tensor<1x1x512x64xf32>, %o: tensor<1x1x512x64xf32>) -> tensor<1x1x512x64xf32> {
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x512x64xf32>, tensor<1x1x512x64xf32>, tensor<1x1x512x64xf32>)
+      outs(%o : tensor<1x1x512x64xf32>) {window = array<i64: 128, 0>} -> tensor<1x1x512x64xf32>
+  return %r : tensor<1x1x512x64xf32>
+}
+
+// -----
+
+// Softcap, the score region, the additive mask and the boolean mask act on the
+// natural-unit score, which is then scaled by log2(e); LSE is written.
+// CHECK-LABEL: func.func @score_modifiers
+// CHECK-DAG: %[[LOG2E:.+]] = arith.constant 1.44269502 : f32
+// CHECK-DAG: %[[LN2:.+]] = arith.constant 0.693147182 : f32
+// CHECK: scf.forall {{.*}} shared_outs(%[[O:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}})
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<16x16xf32>, tensor<16x16xf32>)
+// CHECK:   arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK:   math.tanh
+// CHECK:   arith.subi
+// CHECK:   arith.sitofp
+// CHECK:   arith.addf
+// CHECK:   arith.addf
+// CHECK:   arith.mulf %{{.+}}, %[[LOG2E]] : f32
+// CHECK: math.log2
+// CHECK: arith.mulf %{{.+}}, %[[LN2]] : f32
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[L]]
+func.func @score_modifiers(%q: tensor<1x2x16x32xf32>, %bias: tensor<1x1x16x16xf32>, %o: tensor<1x2x16x32xf32>,
+                           %l: tensor<1x2x16xf32>) -> (tensor<1x2x16x32xf32>, tensor<1x2x16xf32>) {
+  %r:2 = attn.attention ins(%q, %q, %q : tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>)
+      mask(%bias : tensor<1x1x16x16xf32>) outs(%o, %l : tensor<1x2x16x32xf32>, tensor<1x2x16xf32>)
+      {softcap = 30.0 : f32} -> tensor<1x2x16x32xf32>, tensor<1x2x16xf32>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %d = arith.subi %j, %i : index
+        %di = arith.index_cast %d : index to i64
+        %df = arith.sitofp %di : i64 to f32
+        %r = arith.addf %s, %df : f32
+        attn.yield %r : f32
+      }
+  return %r#0, %r#1 : tensor<1x2x16x32xf32>, tensor<1x2x16xf32>
+}
+
+// -----
+
+// Split-KV: a split dimension in front, f32 partials, then attn.merge into the
+// op's destinations.
+// CHECK-LABEL: func.func @split_kv
+// CHECK-DAG: %[[PO:.+]] = tensor.empty() : tensor<4x1x8x1x64xf32>
+// CHECK-DAG: %[[PL:.+]] = tensor.empty() : tensor<4x1x8x1xf32>
+// Split s covers key blocks [32 s, 32 s + 32) of the 128 visible ones.
+// CHECK: %[[P:.+]]:2 = scf.forall (%[[S:.+]], %[[H:.+]]) in (4, 8) shared_outs(%{{.+}} = %[[PO]], %{{.+}} = %[[PL]])
+// CHECK:   %[[FIRST:.+]] = arith.muli %[[S]], %c32 : index
+// CHECK:   %[[BEGIN:.+]] = arith.minui %[[FIRST]], %c128 : index
+// CHECK:   %[[NEXT:.+]] = arith.addi %[[BEGIN]], %c32 : index
+// CHECK:   %[[END:.+]] = arith.minui %[[NEXT]], %c128 : index
+// CHECK:   scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step %c1
+// CHECK:   tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[S]], 0, %[[H]], 0, 0] [1, 1, 1, 1, 64]
+// CHECK: attn.merge ins(%[[P]]#0, %[[P]]#1 : tensor<4x1x8x1x64xf32>, tensor<4x1x8x1xf32>) outs(%{{.+}} : tensor<1x8x1x64xbf16>) dim = 0
+func.func @split_kv(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x1x4096x64xbf16>, %o: tensor<1x8x1x64xbf16>) -> tensor<1x8x1x64xbf16> {
+  %r = attn.attention ins(%q, %k, %k : tensor<1x8x1x64xbf16>, tensor<1x1x4096x64xbf16>, tensor<1x1x4096x64xbf16>)
+      outs(%o : tensor<1x8x1x64xbf16>) {causal, partition = #attn.split_kv<splits = 4>} -> tensor<1x8x1x64xbf16>
+  return %r : tensor<1x8x1x64xbf16>
+}
+
+// -----
+
+// Tile sizes: the pass options win, else the op's tiles, else FlashAttention-2's
+// default for the head dimension (D=128: 128 x 64).
+// DEFAULT-LABEL: func.func @default_tiles
+// DEFAULT: scf.forall (%{{.+}}, %{{.+}}) in (2, 2)
+// DEFAULT: scf.for %{{.+}} = %c0 to %c4
+// DEFAULT-LABEL: func.func @pinned_tiles
+// DEFAULT: scf.forall (%{{.+}}, %{{.+}}) in (2, 16)
+// DEFAULT: scf.for %{{.+}} = %c0 to %c8
+func.func @default_tiles(%q: tensor<1x2x256x128xf32>, %o: tensor<1x2x256x128xf32>) -> tensor<1x2x256x128xf32> {
+  %r = attn.attention ins(%q, %q, %q : tensor<1x2x256x128xf32>, tensor<1x2x256x128xf32>, tensor<1x2x256x128xf32>)
+      outs(%o : tensor<1x2x256x128xf32>) -> tensor<1x2x256x128xf32>
+  return %r : tensor<1x2x256x128xf32>
+}
+func.func @pinned_tiles(%q: tensor<1x2x256x128xf32>, %o: tensor<1x2x256x128xf32>) -> tensor<1x2x256x128xf32> {
+  %r = attn.attention ins(%q, %q, %q : tensor<1x2x256x128xf32>, tensor<1x2x256x128xf32>, tensor<1x2x256x128xf32>)
+      outs(%o : tensor<1x2x256x128xf32>) {tiles = #attn.fa2<block_m = 16, block_n = 32, warps = 1, stages = 1>}
+      -> tensor<1x2x256x128xf32>
+  return %r : tensor<1x2x256x128xf32>
+}
