@@ -1,0 +1,225 @@
+//===- ReferenceAttention.cpp - Float64 attention to check against --------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Reference/ReferenceAttention.h"
+
+#include "llvm/ADT/Twine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace mlir::attn;
+using namespace mlir::attn::reference;
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+/// Keeps every intermediate in double.
+struct ExactPrecision {
+  using Accumulator = double;
+  double round(double value) const { return value; }
+};
+
+/// Rounds every intermediate to a 16-bit format and accumulates in float, as
+/// a naive attention on 16-bit tensors does.
+struct HalfPrecision {
+  using Accumulator = float;
+  HalfFormat format;
+  double round(double value) const {
+    return roundToHalf(static_cast<float>(value), format);
+  }
+};
+
+/// A NaN score must show in the output rather than be passed over as if its
+/// key were masked.
+double maxKeepingNaN(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b);
+}
+
+llvm::Error invalid(const llvm::Twine &message) {
+  return llvm::createStringError("reference attention: " + message);
+}
+
+llvm::Error checkSize(llvm::StringRef name, size_t size, int64_t expected) {
+  if (static_cast<int64_t>(size) == expected)
+    return llvm::Error::success();
+  return invalid(name + " has " + llvm::Twine(size) + " elements, expected " +
+                 llvm::Twine(expected));
+}
+
+llvm::Error verify(const AttentionShape &shape, llvm::ArrayRef<double> query,
+                   llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
+                   const AttentionOptions &options) {
+  const AttentionShape &s = shape;
+  for (int64_t dim : {s.batch, s.queryHeads, s.kvHeads, s.queryLen, s.keyLen,
+                      s.headDim, s.valueDim})
+    if (dim < 0)
+      return invalid("negative size");
+  if (s.kvHeads == 0 || s.queryHeads % s.kvHeads != 0)
+    return invalid(llvm::Twine(s.queryHeads) + " query heads are not a " +
+                   "multiple of " + llvm::Twine(s.kvHeads) + " KV heads");
+  if (llvm::Error err = checkSize(
+          "Q", query.size(), s.batch * s.queryHeads * s.queryLen * s.headDim))
+    return err;
+  if (llvm::Error err = checkSize("K", key.size(),
+                                  s.batch * s.kvHeads * s.keyLen * s.headDim))
+    return err;
+  if (llvm::Error err = checkSize("V", value.size(),
+                                  s.batch * s.kvHeads * s.keyLen * s.valueDim))
+    return err;
+  if (options.window &&
+      (options.window->first < 0 || options.window->second < 0))
+    return invalid("window sizes must be >= 0");
+  if (options.softcap && !(*options.softcap > 0))
+    return invalid("softcap must be > 0");
+  if (const std::optional<ScoreMask> &mask = options.mask) {
+    if (mask->batch != 1 && mask->batch != s.batch)
+      return invalid("mask batch " + llvm::Twine(mask->batch) +
+                     " is neither 1 nor " + llvm::Twine(s.batch));
+    if (mask->heads != 1 && mask->heads != s.queryHeads)
+      return invalid("mask heads " + llvm::Twine(mask->heads) +
+                     " is neither 1 nor " + llvm::Twine(s.queryHeads));
+    if (llvm::Error err =
+            checkSize("the mask", mask->values.size(),
+                      mask->batch * mask->heads * s.queryLen * s.keyLen))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+/// The attention the file header defines, with intermediates kept as
+/// `precision` says.
+template <typename Precision>
+AttentionResult attend(const AttentionShape &shape,
+                       llvm::ArrayRef<double> query, llvm::ArrayRef<double> key,
+                       llvm::ArrayRef<double> value,
+                       const AttentionOptions &options, Precision precision) {
+  using Accumulator = typename Precision::Accumulator;
+  const int64_t batch = shape.batch, heads = shape.queryHeads,
+                kvHeads = shape.kvHeads, seqQ = shape.queryLen,
+                seqK = shape.keyLen, headDim = shape.headDim,
+                valueDim = shape.valueDim;
+  const int64_t headsPerKvHead = heads / kvHeads;
+  const ScoreMask *mask = options.mask ? &*options.mask : nullptr;
+
+  AttentionResult result;
+  result.out.assign(batch * heads * seqQ * valueDim, 0.0);
+  result.lse.assign(batch * heads * seqQ, kNegInf);
+  std::vector<double> scores(seqK);
+  // The unnormalized weight exp(s_k - m) of each key, 0 when it takes no
+  // part.
+  std::vector<Accumulator> weights(seqK);
+  std::vector<Accumulator> acc(valueDim);
+
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      int64_t kvHead = h / headsPerKvHead;
+      // Pointers rather than indexing, which would assert on empty operands.
+      const double *keys = key.data() + (b * kvHeads + kvHead) * seqK * headDim;
+      const double *values =
+          value.data() + (b * kvHeads + kvHead) * seqK * valueDim;
+      const double *maskRows =
+          mask ? mask->values.data() +
+                     ((mask->batch == 1 ? 0 : b) * mask->heads +
+                      (mask->heads == 1 ? 0 : h)) *
+                         seqQ * seqK
+               : nullptr;
+      for (int64_t i = 0; i < seqQ; ++i) {
+        const double *q = query.data() + ((b * heads + h) * seqQ + i) * headDim;
+        int64_t diagonal = i + seqK - seqQ;
+
+        std::fill(scores.begin(), scores.end(), kNegInf);
+        double rowMax = kNegInf;
+        for (int64_t k = 0; k < seqK; ++k) {
+          if (options.causal && k > diagonal)
+            continue;
+          if (options.window && (k < diagonal - options.window->first ||
+                                 k > diagonal + options.window->second))
+            continue;
+          double maskValue = maskRows ? maskRows[i * seqK + k] : 0.0;
+          if (mask && mask->kind == ScoreMask::Kind::Boolean &&
+              maskValue == 0.0)
+            continue;
+
+          Accumulator dot = 0;
+          for (int64_t d = 0; d < headDim; ++d)
+            dot += static_cast<Accumulator>(q[d]) *
+                   static_cast<Accumulator>(keys[k * headDim + d]);
+          double score = precision.round(options.scale * dot);
+          if (options.softcap)
+            score = precision.round(*options.softcap *
+                                    std::tanh(score / *options.softcap));
+          if (options.scoreModifier)
+            score = precision.round(options.scoreModifier(score, b, h, i, k));
+          if (mask && mask->kind == ScoreMask::Kind::Additive)
+            score = precision.round(score + maskValue);
+          scores[k] = score;
+          rowMax = maxKeepingNaN(rowMax, score);
+        }
+        // No visible key, or all scores -inf: O stays 0 and LSE -inf.
+        if (rowMax == kNegInf)
+          continue;
+
+        Accumulator sum = 0;
+        for (int64_t k = 0; k < seqK; ++k) {
+          weights[k] =
+              scores[k] == kNegInf
+                  ? 0
+                  : std::exp(static_cast<Accumulator>(scores[k] - rowMax));
+          sum += weights[k];
+        }
+        std::fill(acc.begin(), acc.end(), Accumulator(0));
+        for (int64_t k = 0; k < seqK; ++k) {
+          if (weights[k] == 0)
+            continue;
+          auto probability =
+              static_cast<Accumulator>(precision.round(weights[k] / sum));
+          for (int64_t d = 0; d < valueDim; ++d)
+            acc[d] += probability *
+                      static_cast<Accumulator>(values[k * valueDim + d]);
+        }
+        double *out =
+            result.out.data() + ((b * heads + h) * seqQ + i) * valueDim;
+        for (int64_t d = 0; d < valueDim; ++d)
+          out[d] = precision.round(acc[d]);
+        result.lse[(b * heads + h) * seqQ + i] =
+            static_cast<Accumulator>(rowMax) + std::log(sum);
+      }
+    }
+  }
+  return result;
+}
+
+std::vector<double> roundAll(llvm::ArrayRef<double> values, HalfFormat format) {
+  std::vector<double> rounded(values.size());
+  for (size_t i = 0, e = values.size(); i < e; ++i)
+    rounded[i] = roundToHalf(static_cast<float>(values[i]), format);
+  return rounded;
+}
+
+} // namespace
+
+llvm::Expected<AttentionResult> mlir::attn::reference::referenceAttention(
+    const AttentionShape &shape, llvm::ArrayRef<double> query,
+    llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
+    const AttentionOptions &options) {
+  if (llvm::Error err = verify(shape, query, key, value, options))
+    return std::move(err);
+  return attend(shape, query, key, value, options, ExactPrecision());
+}
+
+llvm::Expected<AttentionResult> mlir::attn::reference::naiveHalfAttention(
+    const AttentionShape &shape, llvm::ArrayRef<double> query,
+    llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
+    const AttentionOptions &options, HalfFormat format) {
+  if (llvm::Error err = verify(shape, query, key, value, options))
+    return std::move(err);
+  return attend(shape, roundAll(query, format), roundAll(key, format),
+                roundAll(value, format), options, HalfPrecision{format});
+}

@@ -1,0 +1,337 @@
+//===- NpyTest.cpp - Read and write NumPy .npy files ----------------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Support/Npy.h"
+
+#include "attn/Support/HalfFloat.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+using namespace mlir::attn;
+
+namespace {
+
+class NpyTest : public testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("attn-npy-test", dir));
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(dir); }
+
+  std::string pathOf(llvm::StringRef name) {
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, name);
+    return std::string(path);
+  }
+
+  /// Writes `bytes` to the file `name` and returns its path.
+  std::string writeBytes(llvm::StringRef name, llvm::StringRef bytes) {
+    std::string path = pathOf(name);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    EXPECT_FALSE(ec);
+    os << bytes;
+    return path;
+  }
+
+  std::string readBytes(llvm::StringRef path) {
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    EXPECT_TRUE(bool(buffer));
+    return buffer ? (*buffer)->getBuffer().str() : "";
+  }
+
+  /// The message of reading `bytes` from a file, which must fail.
+  std::string readError(llvm::StringRef bytes,
+                        std::optional<NpyElementType> expected = {}) {
+    std::string path = writeBytes("bad.npy", bytes);
+    llvm::Expected<NpyArray> array = readNpy(path, expected);
+    if (array) {
+      ADD_FAILURE() << "reading succeeded";
+      return "";
+    }
+    std::string message = llvm::toString(array.takeError());
+    EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
+    return message;
+  }
+
+  llvm::SmallString<128> dir;
+};
+
+/// A .npy file as NumPy lays it out: `dict` padded with spaces and ended by
+/// '\n' so that the data is 64-byte aligned.
+std::string npyBytes(int major, llvm::StringRef dict, llvm::StringRef data) {
+  size_t prefix = major == 1 ? 10 : 12;
+  std::string header = dict.str();
+  header.append(64 - (prefix + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::string bytes = "\x93NUMPY";
+  bytes += static_cast<char>(major);
+  bytes += '\0';
+  for (size_t i = 0; i < prefix - 8; ++i)
+    bytes += static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return bytes + header + data.str();
+}
+
+/// Little-endian bytes of float values.
+std::string f32Bytes(std::initializer_list<float> values) {
+  std::string bytes;
+  for (float value : values)
+    for (int i = 0; i < 4; ++i)
+      bytes += static_cast<char>((llvm::bit_cast<uint32_t>(value) >> (8 * i)) &
+                                 0xff);
+  return bytes;
+}
+
+const char *kDict23 =
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+
+TEST_F(NpyTest, WritesWhatNumPyWrites) {
+  // np.save of np.arange(6, dtype=np.float32).reshape(2, 3) with NumPy 1.24.
+  std::string numpy = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + kDict23 +
+                      std::string(58, ' ') + "\n" +
+                      f32Bytes({0, 1, 2, 3, 4, 5});
+  std::string path = pathOf("a.npy");
+  ASSERT_FALSE(llvm::errorToBool(writeNpy(
+      path, npyFromFloats(NpyElementType::F32, {2, 3}, {0, 1, 2, 3, 4, 5}))));
+  EXPECT_EQ(readBytes(path), numpy);
+}
+
+TEST_F(NpyTest, RoundTripsEveryType) {
+  std::vector<float> values = {0.0f, -1.5f, 3.14159f, 1e-6f, 65504.0f, -2.0f};
+  for (NpyElementType type : {NpyElementType::F16, NpyElementType::BF16,
+                              NpyElementType::F32, NpyElementType::F64}) {
+    NpyArray written = npyFromFloats(type, {3, 2}, values);
+    EXPECT_EQ(written.data.size(), 6 * npyElementBytes(type));
+    std::string path = pathOf("round-trip.npy");
+    ASSERT_FALSE(llvm::errorToBool(writeNpy(path, written)));
+    llvm::Expected<NpyArray> read = readNpy(path, type);
+    ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+    EXPECT_EQ(read->elementType, type);
+    EXPECT_EQ(read->shape, (std::vector<int64_t>{3, 2}));
+    EXPECT_EQ(read->data, written.data);
+
+    std::vector<float> floats = npyToFloats(*read);
+    for (size_t i = 0; i < values.size(); ++i) {
+      float expected = values[i];
+      if (type == NpyElementType::F16)
+        expected = roundToHalf(values[i], HalfFormat::F16);
+      else if (type == NpyElementType::BF16)
+        expected = roundToHalf(values[i], HalfFormat::BF16);
+      EXPECT_EQ(floats[i], expected);
+      EXPECT_EQ(npyToDoubles(*read)[i], static_cast<double>(expected));
+    }
+  }
+}
+
+TEST_F(NpyTest, DoublesRoundTripExactly) {
+  std::vector<double> values = {1.0 / 3.0, -1e300, 0.1};
+  std::string path = pathOf("f64.npy");
+  ASSERT_FALSE(llvm::errorToBool(writeNpy(path, npyFromDoubles({3}, values))));
+  llvm::Expected<NpyArray> read = readNpy(path);
+  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  EXPECT_EQ(read->elementType, NpyElementType::F64);
+  EXPECT_EQ(npyToDoubles(*read), values);
+  EXPECT_EQ(npyToFloats(*read)[0], 1.0f / 3.0f);
+}
+
+TEST_F(NpyTest, ReadsNumPyHeaders) {
+  llvm::Expected<NpyArray> matrix = readNpy(writeBytes(
+      "matrix.npy", npyBytes(1, kDict23, f32Bytes({0, 1, 2, 3, 4, 5}))));
+  ASSERT_TRUE(bool(matrix)) << llvm::toString(matrix.takeError());
+  EXPECT_EQ(matrix->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(npyToFloats(*matrix), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+
+  // np.save(np.float64(1.5)): a scalar has shape ().
+  std::string scalarBytes = std::string("\0\0\0\0\0\0\xf8\x3f", 8);
+  llvm::Expected<NpyArray> scalar = readNpy(writeBytes(
+      "scalar.npy",
+      npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
+               scalarBytes)));
+  ASSERT_TRUE(bool(scalar)) << llvm::toString(scalar.takeError());
+  EXPECT_TRUE(scalar->shape.empty());
+  EXPECT_EQ(scalar->numElements(), 1);
+  EXPECT_EQ(npyToDoubles(*scalar), (std::vector<double>{1.5}));
+
+  // np.arange(5, dtype=np.float16).
+  std::string halfBytes = std::string("\0\0\0\x3c\0\x40\0\x42\0\x44", 10);
+  llvm::Expected<NpyArray> vector = readNpy(writeBytes(
+      "vector.npy",
+      npyBytes(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (5,), }",
+               halfBytes)));
+  ASSERT_TRUE(bool(vector)) << llvm::toString(vector.takeError());
+  EXPECT_EQ(vector->shape, (std::vector<int64_t>{5}));
+  EXPECT_EQ(npyToFloats(*vector), (std::vector<float>{0, 1, 2, 3, 4}));
+
+  // Versions 2.0 and 3.0 have a 4-byte header length.
+  for (int major : {2, 3}) {
+    llvm::Expected<NpyArray> wide = readNpy(writeBytes(
+        "wide.npy",
+        npyBytes(major,
+                 "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+                 f32Bytes({1, 1}))));
+    ASSERT_TRUE(bool(wide)) << llvm::toString(wide.takeError());
+    EXPECT_EQ(npyToFloats(*wide), (std::vector<float>{1, 1}));
+  }
+
+  // Other key orders, double quotes, no trailing comma, an empty array.
+  llvm::Expected<NpyArray> loose = readNpy(writeBytes(
+      "loose.npy",
+      npyBytes(1, "{\"shape\": (0, 4),\"fortran_order\":False,'descr':'<f4'}",
+               "")));
+  ASSERT_TRUE(bool(loose)) << llvm::toString(loose.takeError());
+  EXPECT_EQ(loose->shape, (std::vector<int64_t>{0, 4}));
+  EXPECT_EQ(loose->numElements(), 0);
+}
+
+TEST_F(NpyTest, WritesVersion2WhenTheHeaderIsLong) {
+  NpyArray array = npyFromFloats(NpyElementType::F32,
+                                 std::vector<int64_t>(30000, 1), {2.5f});
+  std::string path = pathOf("long.npy");
+  ASSERT_FALSE(llvm::errorToBool(writeNpy(path, array)));
+  std::string bytes = readBytes(path);
+  EXPECT_EQ(bytes[6], 2);
+  EXPECT_EQ(bytes.size() % 64, 4u);
+  llvm::Expected<NpyArray> read = readNpy(path);
+  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  EXPECT_EQ(read->shape.size(), 30000u);
+  EXPECT_EQ(npyToFloats(*read), (std::vector<float>{2.5f}));
+}
+
+TEST_F(NpyTest, BFloat16IsTwoOpaqueBytes) {
+  NpyArray array = npyFromFloats(NpyElementType::BF16, {2}, {1.0f, -2.0f});
+  std::string path = pathOf("bf16.npy");
+  ASSERT_FALSE(llvm::errorToBool(writeNpy(path, array)));
+  EXPECT_NE(readBytes(path).find("'descr': '<V2'"), std::string::npos);
+
+  llvm::Expected<NpyArray> unexpected = readNpy(path);
+  ASSERT_FALSE(bool(unexpected));
+  EXPECT_NE(llvm::toString(unexpected.takeError())
+                .find("'<V2' is read as bf16 only when bf16 is expected"),
+            std::string::npos);
+
+  llvm::Expected<NpyArray> read = readNpy(path, NpyElementType::BF16);
+  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  EXPECT_EQ(npyToFloats(*read), (std::vector<float>{1.0f, -2.0f}));
+
+  // A plain NumPy void of two bytes says '|V2'.
+  llvm::Expected<NpyArray> plainVoid =
+      readNpy(writeBytes("void.npy",
+                         npyBytes(1,
+                                  "{'descr': '|V2', 'fortran_order': False, "
+                                  "'shape': (1,), }",
+                                  std::string("\x80\x3f", 2))),
+              NpyElementType::BF16);
+  ASSERT_TRUE(bool(plainVoid)) << llvm::toString(plainVoid.takeError());
+  EXPECT_EQ(npyToFloats(*plainVoid), (std::vector<float>{1.0f}));
+}
+
+TEST_F(NpyTest, ReportsEveryProblem) {
+  auto contains = [](const std::string &message, llvm::StringRef part) {
+    return llvm::StringRef(message).contains(part);
+  };
+  std::string data6 = f32Bytes({0, 1, 2, 3, 4, 5});
+
+  std::string missing = pathOf("missing.npy");
+  llvm::Expected<NpyArray> absent = readNpy(missing);
+  ASSERT_FALSE(bool(absent));
+  std::string absentMessage = llvm::toString(absent.takeError());
+  EXPECT_TRUE(contains(absentMessage, missing + ": cannot read"))
+      << absentMessage;
+
+  EXPECT_TRUE(contains(readError("PK\x03\x04 not numpy"), "bad magic"));
+  EXPECT_TRUE(contains(readError(std::string("\x93NUMPY\x01", 7)),
+                       "header is cut short"));
+  std::string v4 = npyBytes(1, kDict23, data6);
+  v4[6] = 4;
+  EXPECT_TRUE(contains(readError(v4), "unsupported .npy version 4.0"));
+  EXPECT_TRUE(contains(readError(npyBytes(1, kDict23, data6).substr(0, 40)),
+                       "header is cut short"));
+
+  EXPECT_TRUE(contains(
+      readError(npyBytes(
+          1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }",
+          data6)),
+      "unsupported dtype '>f4'"));
+  EXPECT_TRUE(contains(
+      readError(npyBytes(
+          1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }",
+          data6)),
+      "unsupported dtype '<i4'"));
+  EXPECT_TRUE(contains(
+      readError(npyBytes(
+          1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",
+          data6)),
+      "Fortran-order arrays are not supported"));
+  EXPECT_TRUE(
+      contains(readError(npyBytes(1, kDict23, data6.substr(0, 20))),
+               "the data is cut short: shape (2, 3) of f32 takes 24 bytes, "
+               "the file has 20 after the header"));
+  EXPECT_TRUE(contains(readError(npyBytes(1, kDict23, data6 + "xx")),
+                       "there are bytes after the data"));
+  EXPECT_TRUE(
+      contains(readError(npyBytes(1, kDict23, data6), NpyElementType::F16),
+               "holds f32 but f16 was expected"));
+
+  EXPECT_TRUE(contains(
+      readError(npyBytes(1, "{'descr': '<f4', 'shape': (2, 3), }", data6)),
+      "malformed header: the keys 'descr', 'fortran_order' and 'shape' are "
+      "not all there"));
+  EXPECT_TRUE(contains(
+      readError(npyBytes(
+          1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }",
+          data6)),
+      "malformed header: expected a non-negative dimension"));
+  EXPECT_TRUE(contains(
+      readError(npyBytes(
+          1, "{'descr': '<f4' 'fortran_order': False, 'shape': (2, 3), }",
+          data6)),
+      "malformed header: expected ',' or '}'"));
+  EXPECT_TRUE(contains(
+      readError(npyBytes(
+          1,
+          "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }",
+          data6)),
+      "structured dtypes are not supported"));
+  EXPECT_TRUE(contains(readError(npyBytes(1, "not a dict", data6)),
+                       "malformed header: expected '{'"));
+  EXPECT_TRUE(contains(
+      readError(npyBytes(1,
+                         "{'descr': '<f4', 'fortran_order': False, 'shape': "
+                         "(4294967296, 4294967296, 4294967296), }",
+                         data6)),
+      "is too large"));
+}
+
+TEST_F(NpyTest, RefusesToWriteInconsistentArrays) {
+  NpyArray array;
+  array.elementType = NpyElementType::F32;
+  array.shape = {2, 2};
+  array.data.resize(12);
+  std::string path = pathOf("inconsistent.npy");
+  llvm::Error err = writeNpy(path, array);
+  ASSERT_TRUE(bool(err));
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            path + ": cannot write 12 bytes of data for shape (2, 2) of f32, "
+                   "which takes 16");
+
+  std::string unwritable = pathOf("no-such-dir/x.npy");
+  llvm::Error writeErr =
+      writeNpy(unwritable, npyFromFloats(NpyElementType::F32, {1}, {1.0f}));
+  ASSERT_TRUE(bool(writeErr));
+  EXPECT_EQ(llvm::toString(std::move(writeErr)).rfind(unwritable + ": ", 0),
+            0u);
+}
+
+} // namespace
