@@ -22,6 +22,7 @@ config.substitutions.append(("%attn_src_root", config.attn_src_root))
 
 tools = [
     ToolSubst("attn-opt", unresolved="fatal"),
+    ToolSubst("attn-run", unresolved="fatal"),
     # Debian's own mlir-opt, for the plugin tests: never attn-opt.
     ToolSubst("%mlir_opt", command=config.mlir_opt, unresolved="fatal"),
 ]

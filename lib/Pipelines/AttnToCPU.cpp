@@ -47,6 +47,10 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // In-place results leave copies of a slice onto itself: CSE makes both
+  // sides one value and canonicalisation drops the copy.
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm.nest<func::FuncOp>());
   pm.addPass(createConvertBufferizationToMemRefPass());
 

@@ -49,6 +49,8 @@ StringRef typeName(NpyElementType type) {
     return "f32";
   case NpyElementType::F64:
     return "f64";
+  case NpyElementType::Bool:
+    return "bool";
   }
   llvm_unreachable("unknown NpyElementType");
 }
@@ -63,6 +65,8 @@ StringRef descrOf(NpyElementType type) {
     return "<f4";
   case NpyElementType::F64:
     return "<f8";
+  case NpyElementType::Bool:
+    return "|b1";
   }
   llvm_unreachable("unknown NpyElementType");
 }
@@ -200,6 +204,8 @@ elementTypeOf(StringRef descr, std::optional<NpyElementType> expected) {
     return NpyElementType::F32;
   if (descr == "<f8")
     return NpyElementType::F64;
+  if (descr == "|b1")
+    return NpyElementType::Bool;
   // Two opaque bytes: bf16 as ml_dtypes saves it, but only the caller can
   // tell.
   if (descr == "<V2" || descr == "|V2") {
@@ -210,7 +216,7 @@ elementTypeOf(StringRef descr, std::optional<NpyElementType> expected) {
   }
   return llvm::createStringError(
       "unsupported dtype '" + descr +
-      "' (supported: '<f2', '<f4', '<f8', and bf16 as '<V2')");
+      "' (supported: '<f2', '<f4', '<f8', '|b1', and bf16 as '<V2')");
 }
 
 /// Prefixes every message of `err` with the file name.
@@ -355,6 +361,11 @@ std::vector<Result> convertElements(const NpyArray &array) {
         },
         values);
     break;
+  case NpyElementType::Bool:
+    convertEach(
+        array, 1, [](const uint8_t *p) { return *p; },
+        [](uint8_t byte) { return static_cast<Result>(byte != 0); }, values);
+    break;
   }
   return values;
 }
@@ -369,6 +380,8 @@ int64_t elementCount(llvm::ArrayRef<int64_t> shape) {
 
 int64_t mlir::attn::npyElementBytes(NpyElementType type) {
   switch (type) {
+  case NpyElementType::Bool:
+    return 1;
   case NpyElementType::F16:
   case NpyElementType::BF16:
     return 2;
@@ -469,6 +482,9 @@ NpyArray mlir::attn::npyFromFloats(NpyElementType type,
     storeEach([](uint8_t *p, float v) {
       write64le(p, llvm::bit_cast<uint64_t>(static_cast<double>(v)));
     });
+    break;
+  case NpyElementType::Bool:
+    storeEach([](uint8_t *p, float v) { *p = v != 0; });
     break;
   }
   return array;

@@ -79,11 +79,13 @@ private:
   /// One past the last visible key of `row`, unclamped.
   Value visibleEnd(Value diagonal);
 
-  /// One query block: the online-softmax loop and its epilogue. Returns the
-  /// O tile (in `outType`) and the LSE tile.
+  /// One query block: the online-softmax loop and its epilogue, writing the
+  /// O tile into `oInit` ([rows, Dv]) and, when `lseInit` ([rows]) is
+  /// given, the LSE tile into it. Returns both tiles (LSE's null without
+  /// `lseInit`).
   std::pair<Value, Value> buildQueryBlock(Value split, Value batch, Value head,
-                                          Value row0, Value rows,
-                                          Type outType);
+                                          Value row0, Value rows, Value oInit,
+                                          Value lseInit);
 
   /// S = Q_tile K_tile^T, raw dot products in f32.
   Value buildScores(Value qTile, Value kTile, Value rows, Value cols);
@@ -241,7 +243,9 @@ Value Decomposer::buildScoreEpilogue(Value scores, Value maskTile,
 
 std::pair<Value, Value> Decomposer::buildQueryBlock(Value split, Value batch,
                                                     Value head, Value row0,
-                                                    Value rows, Type outType) {
+                                                    Value rows, Value oInit,
+                                                    Value lseInit) {
+  Type outType = getElementTypeOrSelf(oInit);
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   Type f32Type = b.getF32Type();
   OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
@@ -375,40 +379,42 @@ std::pair<Value, Value> Decomposer::buildQueryBlock(Value split, Value batch,
         // comes before the write that replaces it.
         Value rowsEmpty = tensor::EmptyOp::create(
             b, ArrayRef<OpFoldResult>{rows}, f32Type);
-        Value blockMax = buildGeneric(
-            b, {scores}, {rowsCols}, m0Like(rows), rowOf2,
-            {kParallel, kReduction},
+        // m_new = max(m, rowmax S): a row reduction seeded with a copy of
+        // the old m.
+        Value mSeed =
+            linalg::CopyOp::create(b, m, rowsEmpty).getResult(0);
+        Value mNew = buildGeneric(
+            b, {scores}, {rowsCols}, mSeed, rowOf2, {kParallel, kReduction},
             [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
               return arith::MaximumFOp::create(nb, loc, args[0], args[1]);
             });
-        // m_safe = max(m, rowmax S), but 0 for a row that has seen nothing
-        // yet (m = -inf), so that exp2 yields 0 rather than NaN.
+        // m_safe = m_new, but 0 for a row that has seen nothing yet
+        // (m_new = -inf), so that exp2 yields 0 rather than NaN.
         Value mSafe = buildGeneric(
-            b, {m, blockMax}, {rowOf1, rowOf1}, rowsEmpty, rowOf1, {kParallel},
+            b, {mNew}, {rowOf1}, rowsEmpty, rowOf1, {kParallel},
             [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
-              Value max = arith::MaximumFOp::create(nb, loc, args[0], args[1]);
               Value minusInf = arith::ConstantOp::create(
                   nb, loc,
                   nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
               Value isEmpty = arith::CmpFOp::create(
-                  nb, loc, arith::CmpFPredicate::OEQ, max, minusInf);
+                  nb, loc, arith::CmpFPredicate::OEQ, args[0], minusInf);
               Value zeroF = arith::ConstantOp::create(nb, loc,
                                                       nb.getF32FloatAttr(0.0));
-              return arith::SelectOp::create(nb, loc, isEmpty, zeroF, max);
+              return arith::SelectOp::create(nb, loc, isEmpty, zeroF, args[0]);
             });
-        // alpha = exp2(m - m_safe): the rescaling of the old state.
-        Value alpha = buildGeneric(
-            b, {m, mSafe}, {rowOf1, rowOf1}, rowsEmpty, rowOf1, {kParallel},
-            [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
-              return math::Exp2Op::create(
-                  nb, loc, arith::SubFOp::create(nb, loc, args[0], args[1]));
+        // alpha = exp2(m - m_safe), the rescaling of the old state, and
+        // m = m_new, in one pass: the last read of the old m is its update.
+        auto mUpdate = linalg::GenericOp::create(
+            b, TypeRange{m.getType(), rowsEmpty.getType()},
+            ValueRange{mNew, mSafe}, ValueRange{m, rowsEmpty},
+            ArrayRef<AffineMap>{rowOf1, rowOf1, rowOf1, rowOf1},
+            ArrayRef<utils::IteratorType>{kParallel},
+            [](OpBuilder &nb, Location loc, ValueRange args) {
+              Value alpha = math::Exp2Op::create(
+                  nb, loc, arith::SubFOp::create(nb, loc, args[2], args[1]));
+              linalg::YieldOp::create(nb, loc, ValueRange{args[0], alpha});
             });
-        // m_new = max(m, rowmax S)
-        Value mNew = buildGeneric(
-            b, {blockMax}, {rowOf1}, m, rowOf1, {kParallel},
-            [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
-              return arith::MaximumFOp::create(nb, loc, args[0], args[1]);
-            });
+        Value mUpdated = mUpdate.getResult(0), alpha = mUpdate.getResult(1);
         // P = exp2(S - m_safe)
         Value pInit = tensor::EmptyOp::create(
             b, ArrayRef<OpFoldResult>{rows, cols}, f32Type);
@@ -447,13 +453,11 @@ std::pair<Value, Value> Decomposer::buildQueryBlock(Value split, Value batch,
                   nb, loc, args[0], extendToF32(nb, loc, args[1]));
               return arith::AddFOp::create(nb, loc, args[2], product);
             });
-        scf::YieldOp::create(b, ValueRange{mNew, lNew, accNew});
+        scf::YieldOp::create(b, ValueRange{mUpdated, lNew, accNew});
       });
   Value m = loop.getResult(0), l = loop.getResult(1), acc = loop.getResult(2);
 
   // O = acc / l, once; rows that saw nothing (l = 0) get 0.
-  Value oInit = tensor::EmptyOp::create(
-      b, ArrayRef<OpFoldResult>{rows, valueDim}, outType);
   Value oTile = buildGeneric(
       b, {acc, l}, {projection(ctx, 2, {0, 1}), projection(ctx, 2, {0})},
       oInit, projection(ctx, 2, {0, 1}), {kParallel, kParallel},
@@ -465,9 +469,9 @@ std::pair<Value, Value> Decomposer::buildQueryBlock(Value split, Value batch,
         Value value = arith::SelectOp::create(nb, loc, empty, zeroF, quotient);
         return truncateFromF32(nb, loc, value, outType);
       });
+  if (!lseInit)
+    return {oTile, Value()};
   // LSE = (m + log2 l) * ln 2, natural log; -inf where l = 0.
-  Value lseInit =
-      tensor::EmptyOp::create(b, ArrayRef<OpFoldResult>{rows}, f32Type);
   Value lseTile = buildGeneric(
       b, {m, l}, {projection(ctx, 1, {0}), projection(ctx, 1, {0})}, lseInit,
       projection(ctx, 1, {0}), {kParallel},
@@ -529,10 +533,6 @@ SmallVector<Value> Decomposer::build() {
     Value row0 = arith::MulIOp::create(b, tileIvs[2], index(blockM));
     Value rows = arith::MinUIOp::create(
         b, index(blockM), arith::SubIOp::create(b, seqQ, row0));
-    auto [oTile, lseTile] =
-        buildQueryBlock(split, batch, head, row0, rows, outType);
-
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
     OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
     SmallVector<OpFoldResult> prefix;
     if (split)
@@ -541,18 +541,35 @@ SmallVector<Value> Decomposer::build() {
     SmallVector<OpFoldResult> unitPrefix(prefix.size() - 1, one);
     ValueRange shared = forall.getRegionIterArgs();
 
+    // Each query block writes its rows of the destinations in place.
     SmallVector<OpFoldResult> oOffsets(prefix), oSizes(unitPrefix),
         oStrides(prefix.size() + 1, one);
     oOffsets.push_back(zero);
     oSizes.append({rows, valueDim});
+    SmallVector<OpFoldResult> lSizes(unitPrefix), lStrides(prefix.size(), one);
+    lSizes.push_back(rows);
+    auto slice = [&](Value dest, ArrayRef<OpFoldResult> offsets,
+                     ArrayRef<OpFoldResult> sizes,
+                     ArrayRef<OpFoldResult> strides, int64_t rank) {
+      RankedTensorType type =
+          tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
+              rank, cast<RankedTensorType>(dest.getType()), sizes);
+      return tensor::ExtractSliceOp::create(b, type, dest, offsets, sizes,
+                                            strides);
+    };
+    Value oInit = slice(shared[0], oOffsets, oSizes, oStrides, 2);
+    Value lseInit = shared.size() > 1
+                        ? slice(shared[1], prefix, lSizes, lStrides, 1)
+                        : Value();
+    auto [oTile, lseTile] =
+        buildQueryBlock(split, batch, head, row0, rows, oInit, lseInit);
+
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, oTile, shared[0], oOffsets, oSizes,
                                           oStrides);
-    if (shared.size() > 1) {
-      SmallVector<OpFoldResult> lSizes(unitPrefix), lStrides(prefix.size(), one);
-      lSizes.push_back(rows);
+    if (lseTile)
       tensor::ParallelInsertSliceOp::create(b, lseTile, shared[1], prefix,
                                             lSizes, lStrides);
-    }
   }
   if (!splitKV)
     return forall.getResults();

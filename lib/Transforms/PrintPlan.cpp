@@ -6,11 +6,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Analysis/AttentionProblem.h"
+#include "attn/Analysis/AttentionSummary.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/Passes.h"
 
-#include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::attn {
@@ -43,14 +43,6 @@ std::string formatBytes(double bytes) {
   return llvm::formatv("{0:F1} {1}", bytes, units[unit]).str();
 }
 
-std::string describeHeads(const AttentionProblem &problem) {
-  if (problem.kvHeads == problem.queryHeads)
-    return "MHA";
-  if (problem.kvHeads == 1)
-    return "MQA";
-  return llvm::formatv("GQA {0}:1", problem.groupSize()).str();
-}
-
 /// The `attn.target` of the nearest enclosing module that has one.
 TargetAttr findTarget(Operation *op) {
   for (Operation *parent = op->getParentOp(); parent;
@@ -77,32 +69,8 @@ struct AttnPrintPlanPass
     }
     Type elementType = op.getQuery().getType().getElementType();
     int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
-
     InFlightDiagnostic remark = op.emitRemark();
-    remark << llvm::formatv(
-        "attention B={0} Hq={1} Hkv={2} ({3}) Sq={4} Sk={5} D={6} Dv={7} ",
-        problem->batch, problem->queryHeads, problem->kvHeads,
-        describeHeads(*problem), problem->queryLen, problem->kvLen,
-        problem->headDim, problem->valueDim);
-    std::string elementName;
-    llvm::raw_string_ostream(elementName) << elementType;
-    remark << elementName;
-    if (problem->causal)
-      remark << " causal";
-    if (problem->window)
-      remark << llvm::formatv(" window=[{0}, {1}]", problem->window->first,
-                              problem->window->second);
-    if (std::optional<APFloat> softcap = op.getSoftcap())
-      remark << " softcap=" << softcap->convertToDouble();
-    if (Value mask = op.getMask())
-      remark << (getElementTypeOrSelf(mask.getType()).isInteger(1)
-                     ? " boolean-mask"
-                     : " additive-mask");
-    if (op.hasScoreModifier())
-      remark << " score-mod";
-    if (op.getInitLse())
-      remark << " +lse";
-
+    remark << "attention " << summarizeAttention(op, *problem);
     remark << "\n  work: " << formatFlops(problem->nominalForwardFlops())
            << " nominal; an untiled lowering would hold "
            << formatBytes(problem->naiveScoreBytes()) << " of f32 scores";

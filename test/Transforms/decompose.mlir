@@ -10,6 +10,8 @@
 // CHECK:   %[[ROW0:.+]] = arith.muli %[[MB]], %{{.+}} : index
 // CHECK:   %[[ROWS:.+]] = arith.minui %{{.+}}, %{{.+}} : index
 // GQA: the query head reads its key/value head in place.
+// The query block's rows of O are written in place.
+// CHECK:   %[[OSLICE:.+]] = tensor.extract_slice %[[OUT]][%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %[[ROWS]], 32] [1, 1, 1, 1] : tensor<2x8x100x32xf16> to tensor<?x32xf16>
 // CHECK:   %[[KVH:.+]] = arith.divui %[[H]], %c4 : index
 // CHECK:   tensor.extract_slice %[[Q]][%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %[[ROWS]], 64] [1, 1, 1, 1] : tensor<2x8x100x64xf16> to tensor<?x64xf16>
 // CHECK:   %[[STATE:.+]]:3 = scf.for %[[N:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x32xf32>)
@@ -21,11 +23,17 @@
 // CHECK:     arith.mulf %{{.+}}, %[[SCALE]] : f32
 // Without causal or window no block is masked: no scf.if.
 // CHECK-NOT: scf.if
-// CHECK:     arith.maximumf
+// m_new: a row-max reduction seeded with a copy of m; then m is overwritten
+// by the op that reads it last (alpha = exp2(m - m_safe)).
+// CHECK:     %[[SEED:.+]] = linalg.copy ins(%[[M]] : tensor<?xf32>)
+// CHECK:     %[[MNEW:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} outs(%[[SEED]] : tensor<?xf32>)
+// CHECK:       arith.maximumf
+// CHECK:     %[[UPDATE:.+]]:2 = linalg.generic {{.*}} ins(%[[MNEW]], %{{.+}} : tensor<?xf32>, tensor<?xf32>) outs(%[[M]], %{{.+}} : tensor<?xf32>, tensor<?xf32>)
+// CHECK:       math.exp2
 // CHECK:     math.exp2
-// CHECK:     math.exp2
-// CHECK:     scf.yield
+// CHECK:     scf.yield %[[UPDATE]]#0,
 // One division by l after the loop, rounded to f16 once.
+// CHECK:   linalg.generic {{.*}} outs(%[[OSLICE]] : tensor<?x32xf16>)
 // CHECK:   arith.divf
 // CHECK:   arith.truncf %{{.+}} : f32 to f16
 // CHECK:   scf.forall.in_parallel

@@ -135,6 +135,20 @@ TEST_F(NpyTest, RoundTripsEveryType) {
   }
 }
 
+TEST_F(NpyTest, BooleansAreOneByteEach) {
+  // np.save of np.array([True, False, True]): descr '|b1', bytes 1 0 1.
+  NpyArray written =
+      npyFromFloats(NpyElementType::Bool, {3}, {2.5f, 0.0f, -1.0f});
+  EXPECT_EQ(written.data, (std::vector<uint8_t>{1, 0, 1}));
+  std::string path = pathOf("bool.npy");
+  ASSERT_FALSE(llvm::errorToBool(writeNpy(path, written)));
+  EXPECT_NE(readBytes(path).find("'descr': '|b1'"), std::string::npos);
+  llvm::Expected<NpyArray> read = readNpy(path);
+  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  EXPECT_EQ(read->elementType, NpyElementType::Bool);
+  EXPECT_EQ(npyToFloats(*read), (std::vector<float>{1.0f, 0.0f, 1.0f}));
+}
+
 TEST_F(NpyTest, DoublesRoundTripExactly) {
   std::vector<double> values = {1.0 / 3.0, -1e300, 0.1};
   std::string path = pathOf("f64.npy");

@@ -28,7 +28,14 @@
 
 namespace mlir::attn {
 
-enum class NpyElementType { F16, BF16, F32, F64 };
+enum class NpyElementType {
+  F16,
+  BF16,
+  F32,
+  F64,
+  /// NumPy's bool ('|b1'): one byte, 0 or 1; converts to 0.0 and 1.0.
+  Bool,
+};
 
 /// Bytes per element of `type`.
 int64_t npyElementBytes(NpyElementType type);

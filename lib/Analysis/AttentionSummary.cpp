@@ -1,0 +1,54 @@
+//===- AttentionSummary.cpp - One line that says which attention it is ----===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Analysis/AttentionSummary.h"
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static std::string describeHeads(const AttentionProblem &problem) {
+  if (problem.kvHeads == problem.queryHeads)
+    return "MHA";
+  if (problem.kvHeads == 1)
+    return "MQA";
+  return llvm::formatv("GQA {0}:1", problem.groupSize()).str();
+}
+
+std::string mlir::attn::summarizeAttention(AttentionOp op,
+                                           const AttentionProblem &problem) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv(
+      "B={0} Hq={1} Hkv={2} ({3}) Sq={4} Sk={5} D={6} Dv={7} ", problem.batch,
+      problem.queryHeads, problem.kvHeads, describeHeads(problem),
+      problem.queryLen, problem.kvLen, problem.headDim, problem.valueDim);
+  Type inputType = op.getQuery().getType().getElementType();
+  Type outputType = getElementTypeOrSelf(op.getInitOut().getType());
+  os << inputType;
+  if (outputType != inputType)
+    os << "->" << outputType;
+  if (problem.causal)
+    os << " causal";
+  if (problem.window)
+    os << llvm::formatv(" window=[{0}, {1}]", problem.window->first,
+                        problem.window->second);
+  if (std::optional<APFloat> softcap = op.getSoftcap())
+    os << " softcap=" << softcap->convertToDouble();
+  if (Value mask = op.getMask())
+    os << (getElementTypeOrSelf(mask.getType()).isInteger(1) ? " boolean-mask"
+                                                             : " additive-mask");
+  if (op.hasScoreModifier())
+    os << " score-mod";
+  if (op.getInitLse())
+    os << " +lse";
+  return text;
+}

@@ -1,0 +1,245 @@
+//===- AttentionOperands.cpp - Host data for one attention ----------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionOperands.h"
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Support/HalfFloat.h"
+#include "attn/Support/Npy.h"
+
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+FailureOr<ElementFormat> formatOf(Type type) {
+  if (type.isF16())
+    return ElementFormat::F16;
+  if (type.isBF16())
+    return ElementFormat::BF16;
+  if (type.isF32())
+    return ElementFormat::F32;
+  if (type.isInteger(1))
+    return ElementFormat::I1;
+  return failure();
+}
+
+int64_t bytesOf(ElementFormat format) {
+  switch (format) {
+  case ElementFormat::F16:
+  case ElementFormat::BF16:
+    return 2;
+  case ElementFormat::F32:
+    return 4;
+  case ElementFormat::I1:
+    return 1;
+  }
+  llvm_unreachable("unknown ElementFormat");
+}
+
+NpyElementType npyTypeOf(ElementFormat format) {
+  switch (format) {
+  case ElementFormat::F16:
+    return NpyElementType::F16;
+  case ElementFormat::BF16:
+    return NpyElementType::BF16;
+  case ElementFormat::F32:
+    return NpyElementType::F32;
+  case ElementFormat::I1:
+    return NpyElementType::Bool;
+  }
+  llvm_unreachable("unknown ElementFormat");
+}
+
+HalfFormat halfFormatOf(ElementFormat format) {
+  return format == ElementFormat::F16 ? HalfFormat::F16 : HalfFormat::BF16;
+}
+
+std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(shape, os);
+  return text + "]";
+}
+
+/// Stores `value` as element `index` of `buffer` and returns what it reads
+/// back as.
+double store(HostBuffer &buffer, ElementFormat format, int64_t index,
+             double value) {
+  uint8_t *p = buffer.bytes.data() + index * buffer.elementBytes;
+  using namespace llvm::support::endian;
+  switch (format) {
+  case ElementFormat::F16:
+  case ElementFormat::BF16: {
+    uint16_t bits =
+        floatToHalfBits(static_cast<float>(value), halfFormatOf(format));
+    write16le(p, bits);
+    return halfBitsToFloat(bits, halfFormatOf(format));
+  }
+  case ElementFormat::F32: {
+    float single = static_cast<float>(value);
+    write32le(p, llvm::bit_cast<uint32_t>(single));
+    return single;
+  }
+  case ElementFormat::I1:
+    *p = value != 0;
+    return *p;
+  }
+  llvm_unreachable("unknown ElementFormat");
+}
+
+double load(const HostBuffer &buffer, ElementFormat format, int64_t index) {
+  const uint8_t *p = buffer.bytes.data() + index * buffer.elementBytes;
+  using namespace llvm::support::endian;
+  switch (format) {
+  case ElementFormat::F16:
+  case ElementFormat::BF16:
+    return halfBitsToFloat(read16le(p), halfFormatOf(format));
+  case ElementFormat::F32:
+    return llvm::bit_cast<float>(read32le(p));
+  case ElementFormat::I1:
+    return *p;
+  }
+  llvm_unreachable("unknown ElementFormat");
+}
+
+/// Standard normal values: every element nonzero in practice, of both signs.
+std::vector<double> normalValues(int64_t count, std::mt19937_64 &rng) {
+  std::normal_distribution<double> normal;
+  std::vector<double> values(count);
+  for (double &value : values)
+    value = normal(rng);
+  return values;
+}
+
+/// A mask that keeps most keys and hides every key of one query row in the
+/// middle (when there is more than one row), so that the fully masked path
+/// runs in every masked check without emptying decode-sized problems.
+std::vector<double> maskValues(ArrayRef<int64_t> shape, bool boolean,
+                               std::mt19937_64 &rng) {
+  std::bernoulli_distribution hidden(boolean ? 0.2 : 0.1);
+  std::normal_distribution<double> normal;
+  constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
+  int64_t rows = shape[2], keys = shape[3];
+  std::vector<double> values(shape[0] * shape[1] * rows * keys);
+  for (int64_t index = 0, e = values.size(); index < e; ++index) {
+    bool hide = hidden(rng) || (rows > 1 && (index / keys) % rows == rows / 2);
+    if (boolean)
+      values[index] = hide ? 0.0 : 1.0;
+    else
+      values[index] = hide ? kMinusInf : normal(rng);
+  }
+  return values;
+}
+
+} // namespace
+
+std::vector<double> Operand::decode() const {
+  std::vector<double> decoded(buffer.numElements());
+  for (int64_t index = 0, e = decoded.size(); index < e; ++index)
+    decoded[index] = load(buffer, format, index);
+  return decoded;
+}
+
+void Operand::assign(std::vector<double> newValues) {
+  assert(static_cast<int64_t>(newValues.size()) == buffer.numElements() &&
+         "values do not match the operand");
+  for (int64_t index = 0, e = newValues.size(); index < e; ++index)
+    newValues[index] = store(buffer, format, index, newValues[index]);
+  values = std::move(newValues);
+}
+
+llvm::Expected<AttentionOperands> AttentionOperands::create(AttentionOp op,
+                                                            uint64_t seed) {
+  AttentionOperands result;
+  result.hasMask = static_cast<bool>(op.getMask());
+  result.hasLse = static_cast<bool>(op.getInitLse());
+  SmallVector<std::string> names{"Q", "K", "V"};
+  if (result.hasMask)
+    names.push_back("mask");
+  names.push_back("O");
+  if (result.hasLse)
+    names.push_back("LSE");
+
+  std::mt19937_64 rng(seed);
+  unsigned numInputs = op->getNumOperands() - op.getOutputs().size();
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    if (!type.hasStaticShape())
+      return llvm::createStringError(
+          llvm::formatv("{0} has a dynamic shape; attn-run needs static sizes",
+                        names[index])
+              .str());
+    FailureOr<ElementFormat> format = formatOf(type.getElementType());
+    if (failed(format))
+      return llvm::createStringError(names[index] +
+                                     " has an unsupported element type");
+    Operand &entry = result.operands.emplace_back();
+    entry.name = names[index];
+    entry.format = *format;
+    entry.buffer.shape.assign(type.getShape().begin(), type.getShape().end());
+    entry.buffer.elementBytes = bytesOf(*format);
+    entry.buffer.bytes.resize(entry.buffer.numElements() *
+                              entry.buffer.elementBytes);
+    if (index >= numInputs)
+      continue;
+    if (entry.name == "mask")
+      entry.assign(maskValues(type.getShape(), *format == ElementFormat::I1,
+                              rng));
+    else
+      entry.assign(normalValues(entry.buffer.numElements(), rng));
+  }
+  result.poisonOutputs();
+  return result;
+}
+
+llvm::Error AttentionOperands::load(Operand &operand, llvm::StringRef path) {
+  llvm::Expected<NpyArray> array = readNpy(path, npyTypeOf(operand.format));
+  if (!array)
+    return array.takeError();
+  if (array->shape != operand.buffer.shape)
+    return llvm::createStringError(
+        llvm::formatv("{0}: shape {1} does not match {2}'s {3}", path,
+                      shapeString(array->shape), operand.name,
+                      shapeString(operand.buffer.shape))
+            .str());
+  operand.assign(npyToDoubles(*array));
+  return llvm::Error::success();
+}
+
+llvm::Error AttentionOperands::save(const Operand &operand,
+                                    llvm::StringRef path) const {
+  std::vector<double> values = operand.decode();
+  std::vector<float> floats(values.begin(), values.end());
+  return writeNpy(path, npyFromFloats(npyTypeOf(operand.format),
+                                      operand.buffer.shape, floats));
+}
+
+void AttentionOperands::poisonOutputs() {
+  unsigned numOutputs = hasLse ? 2 : 1;
+  for (Operand &operand :
+       MutableArrayRef<Operand>(operands).take_back(numOutputs))
+    for (int64_t index = 0, e = operand.buffer.numElements(); index < e;
+         ++index)
+      store(operand.buffer, operand.format, index,
+            std::numeric_limits<double>::quiet_NaN());
+}
+
+std::vector<HostBuffer *> AttentionOperands::buffers() {
+  std::vector<HostBuffer *> pointers;
+  for (Operand &operand : operands)
+    pointers.push_back(&operand.buffer);
+  return pointers;
+}

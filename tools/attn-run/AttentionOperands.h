@@ -1,0 +1,85 @@
+//===- AttentionOperands.h - Host data for one attention --------*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The operands of one attn.attention as attn-run holds them: each input both
+// as the bytes the compiled code reads and as the exact values those bytes
+// stand for (what the reference computes with), each output as bytes that
+// start out NaN so that an element the code never writes cannot pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUN_ATTENTIONOPERANDS_H
+#define ATTN_RUN_ATTENTIONOPERANDS_H
+
+#include "attn/Execution/CpuExecutable.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace mlir::attn {
+
+class AttentionOp;
+
+/// How one operand's elements are stored.
+enum class ElementFormat { F16, BF16, F32, I1 };
+
+struct Operand {
+  /// "Q", "K", "V", "mask", "O" or "LSE".
+  std::string name;
+  ElementFormat format = ElementFormat::F32;
+  HostBuffer buffer;
+  /// Inputs only: the value of each element.
+  std::vector<double> values;
+
+  /// The elements of `buffer` as doubles.
+  std::vector<double> decode() const;
+  /// Stores `newValues` (rounded to `format`) in `buffer` and `values`.
+  void assign(std::vector<double> newValues);
+};
+
+/// The operands of `op` in its operand order: Q, K, V, [mask], O, [LSE].
+/// Inputs hold seeded random values, outputs NaN.
+class AttentionOperands {
+public:
+  /// Fails when `op` has a dynamic size.
+  static llvm::Expected<AttentionOperands> create(AttentionOp op,
+                                                  uint64_t seed);
+
+  std::vector<Operand> &all() { return operands; }
+  Operand &query() { return operands[0]; }
+  Operand &key() { return operands[1]; }
+  Operand &value() { return operands[2]; }
+  /// nullptr without a mask operand.
+  Operand *mask() { return hasMask ? &operands[3] : nullptr; }
+  Operand &out() { return operands[hasMask ? 4 : 3]; }
+  /// nullptr without an LSE output.
+  Operand *lse() { return hasLse ? &operands.back() : nullptr; }
+
+  /// Replaces the values of `operand` with those of the .npy file at `path`,
+  /// whose shape and dtype must be the operand's.
+  llvm::Error load(Operand &operand, llvm::StringRef path);
+  /// Writes `operand` to `path` as .npy in its own element type.
+  llvm::Error save(const Operand &operand, llvm::StringRef path) const;
+
+  /// Fills the outputs with NaN.
+  void poisonOutputs();
+
+  std::vector<HostBuffer *> buffers();
+
+private:
+  std::vector<Operand> operands;
+  bool hasMask = false;
+  bool hasLse = false;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_RUN_ATTENTIONOPERANDS_H

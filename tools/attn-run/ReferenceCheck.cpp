@@ -1,0 +1,115 @@
+//===- ReferenceCheck.cpp - Compare an attention with the reference -------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ReferenceCheck.h"
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::reference;
+
+/// The tolerance of an all-f32 attention (relative L2 error).
+static constexpr double kF32Tolerance = 1e-5;
+
+static bool isHalf(ElementFormat format) {
+  return format == ElementFormat::F16 || format == ElementFormat::BF16;
+}
+
+llvm::Expected<std::vector<OutputCheck>>
+mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
+                                  const CheckOptions &options) {
+  if (op.hasScoreModifier() && !options.scoreModifier)
+    return llvm::createStringError(
+        "the reference cannot evaluate the attention's score region; run "
+        "with --no-check");
+
+  ArrayRef<int64_t> q = operands.query().buffer.shape;
+  ArrayRef<int64_t> v = operands.value().buffer.shape;
+  AttentionShape shape;
+  shape.batch = q[0];
+  shape.queryHeads = q[1];
+  shape.kvHeads = v[1];
+  shape.queryLen = q[2];
+  shape.keyLen = v[2];
+  shape.headDim = q[3];
+  shape.valueDim = v[3];
+
+  AttentionOptions attention;
+  attention.scale = op.getEffectiveScale();
+  attention.causal = op.getCausal();
+  if (std::optional<ArrayRef<int64_t>> window = op.getWindow())
+    attention.window = {(*window)[0], (*window)[1]};
+  if (std::optional<APFloat> softcap = op.getSoftcap())
+    attention.softcap = softcap->convertToDouble();
+  if (Operand *mask = operands.mask()) {
+    ScoreMask scoreMask;
+    scoreMask.kind = mask->format == ElementFormat::I1 ? ScoreMask::Kind::Boolean
+                                                       : ScoreMask::Kind::Additive;
+    scoreMask.batch = mask->buffer.shape[0];
+    scoreMask.heads = mask->buffer.shape[1];
+    scoreMask.values = mask->values;
+    attention.mask = std::move(scoreMask);
+  }
+  attention.scoreModifier = options.scoreModifier;
+
+  llvm::Expected<AttentionResult> exact =
+      referenceAttention(shape, operands.query().values, operands.key().values,
+                         operands.value().values, attention);
+  if (!exact)
+    return exact.takeError();
+
+  // With 16-bit data the yardstick is a naive attention in the same format:
+  // the format of the inputs, else that of the output.
+  std::optional<HalfFormat> half;
+  ElementFormat inputFormat = operands.query().format;
+  ElementFormat outFormat = operands.out().format;
+  if (isHalf(inputFormat) || isHalf(outFormat)) {
+    ElementFormat format = isHalf(inputFormat) ? inputFormat : outFormat;
+    half = format == ElementFormat::F16 ? HalfFormat::F16 : HalfFormat::BF16;
+  }
+  std::optional<AttentionResult> naive;
+  if (half && !options.tolerance) {
+    llvm::Expected<AttentionResult> result = naiveHalfAttention(
+        shape, operands.query().values, operands.key().values,
+        operands.value().values, attention, *half);
+    if (!result)
+      return result.takeError();
+    naive = std::move(*result);
+  }
+
+  std::vector<OutputCheck> checks;
+  auto check = [&](const Operand &output, const std::vector<double> &ref,
+                   const std::vector<double> *naiveValues) {
+    OutputCheck &result = checks.emplace_back();
+    result.name = output.name;
+    result.stats = computeErrorStats(output.decode(), ref);
+    if (options.tolerance) {
+      result.tolerance = *options.tolerance;
+      result.toleranceOrigin = "--tolerance";
+    } else if (naiveValues) {
+      double naiveError = computeErrorStats(*naiveValues, ref).relL2;
+      result.tolerance = std::max(2 * naiveError, kF32Tolerance);
+      result.toleranceOrigin =
+          llvm::formatv("2x naive {0}: {1:e2}",
+                        *half == HalfFormat::F16 ? "f16" : "bf16", naiveError)
+              .str();
+    } else {
+      result.tolerance = kF32Tolerance;
+      result.toleranceOrigin = "f32";
+    }
+    result.passed = withinTolerance(result.stats, result.tolerance);
+  };
+  check(operands.out(), exact->out, naive ? &naive->out : nullptr);
+  if (Operand *lse = operands.lse())
+    check(*lse, exact->lse, naive ? &naive->lse : nullptr);
+  return checks;
+}

@@ -1,0 +1,379 @@
+//===- attn-run.cpp - Compile, run and check one attention ----------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// attn-run takes the attentions of a .mlir module, or one attention described
+// by options, compiles each with attn-to-cpu in-process, runs it through
+// MLIR's ExecutionEngine on seeded random or .npy inputs, and checks O (and
+// LSE) against the float64 reference. It prints the schedule, the times and
+// the errors, and exits non-zero when a check fails or the input is bad.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionOperands.h"
+#include "ReferenceCheck.h"
+
+#include "attn/Analysis/AttentionProblem.h"
+#include "attn/Analysis/AttentionSummary.h"
+#include "attn/Analysis/TileSizes.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Execution/AttentionSpec.h"
+#include "attn/Execution/CpuExecutable.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory specCategory(
+    "The attention, when no module is given (the defaults describe one)");
+cl::OptionCategory runCategory("Compiling, running and checking");
+
+cl::opt<std::string> inputFilename(
+    cl::Positional, cl::desc("[module.mlir]: run every attn.attention in it"),
+    cl::init(""), cl::cat(runCategory));
+
+cl::opt<int64_t> batch("batch", cl::desc("Batch size B"), cl::init(1),
+                       cl::cat(specCategory));
+cl::opt<int64_t> heads("heads", cl::desc("Query heads Hq"), cl::init(8),
+                       cl::cat(specCategory));
+cl::opt<int64_t> kvHeads("kv-heads",
+                         cl::desc("Key/value heads Hkv (default: Hq)"),
+                         cl::cat(specCategory));
+cl::opt<int64_t> seqQ("seq-q", cl::desc("Query length Sq"), cl::init(128),
+                      cl::cat(specCategory));
+cl::opt<int64_t> seqK("seq-k", cl::desc("Key/value length Sk (default: Sq)"),
+                      cl::cat(specCategory));
+cl::opt<int64_t> headDim("head-dim", cl::desc("Head dimension D"), cl::init(64),
+                         cl::cat(specCategory));
+cl::opt<int64_t> valueDim("value-dim",
+                          cl::desc("Value head dimension Dv (default: D)"),
+                          cl::cat(specCategory));
+cl::opt<std::string> dtype("dtype", cl::desc("Q, K, V element type: f32, f16, bf16"),
+                           cl::init("f32"), cl::cat(specCategory));
+cl::opt<std::string> outDtype("out-dtype",
+                              cl::desc("O element type (default: --dtype)"),
+                              cl::cat(specCategory));
+cl::opt<bool> causal("causal", cl::desc("Causal, bottom-right aligned"),
+                     cl::cat(specCategory));
+cl::list<int64_t> window("window", cl::desc("Sliding window: left,right"),
+                         cl::CommaSeparated, cl::cat(specCategory));
+cl::opt<float> scale("scale", cl::desc("Score scale (default: 1/sqrt(D))"),
+                     cl::cat(specCategory));
+cl::opt<float> softcap("softcap", cl::desc("Softcap: c * tanh(s / c)"),
+                       cl::cat(specCategory));
+cl::opt<MaskKind> mask(
+    "mask", cl::desc("A mask operand [B, 1, Sq, Sk]"), cl::init(MaskKind::None),
+    cl::values(clEnumValN(MaskKind::None, "none", "no mask"),
+               clEnumValN(MaskKind::Boolean, "bool", "i1: false hides a key"),
+               clEnumValN(MaskKind::Additive, "additive",
+                          "f32, added to the scores")),
+    cl::cat(specCategory));
+cl::opt<bool> alibi("alibi",
+                    cl::desc("ALiBi bias through the score region"),
+                    cl::cat(specCategory));
+cl::opt<bool> withLse("lse", cl::desc("Also write the log-sum-exp"),
+                      cl::cat(specCategory));
+cl::opt<int64_t> splits("splits",
+                        cl::desc("Split the KV range into this many partials "
+                                 "(flash-decoding) and merge them"),
+                        cl::init(1), cl::cat(specCategory));
+
+cl::opt<int64_t> blockM("block-m",
+                        cl::desc("Query rows per tile (default: the op's tiles, "
+                                 "else FlashAttention-2's)"),
+                        cl::init(0), cl::cat(runCategory));
+cl::opt<int64_t> blockN("block-n",
+                        cl::desc("Keys per tile (default: the op's tiles, "
+                                 "else FlashAttention-2's)"),
+                        cl::init(0), cl::cat(runCategory));
+cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random inputs"),
+                       cl::init(1), cl::cat(runCategory));
+cl::opt<std::string> qNpy("q-npy", cl::desc("Read Q from this .npy file"),
+                          cl::cat(runCategory));
+cl::opt<std::string> kNpy("k-npy", cl::desc("Read K from this .npy file"),
+                          cl::cat(runCategory));
+cl::opt<std::string> vNpy("v-npy", cl::desc("Read V from this .npy file"),
+                          cl::cat(runCategory));
+cl::opt<std::string> maskNpy("mask-npy",
+                             cl::desc("Read the mask from this .npy file"),
+                             cl::cat(runCategory));
+cl::opt<std::string> oNpy("o-npy", cl::desc("Write O to this .npy file"),
+                          cl::cat(runCategory));
+cl::opt<std::string> lseNpy("lse-npy", cl::desc("Write LSE to this .npy file"),
+                            cl::cat(runCategory));
+cl::opt<bool> noCheck("no-check", cl::desc("Do not compare with the reference"),
+                      cl::cat(runCategory));
+cl::opt<double> tolerance(
+    "tolerance",
+    cl::desc("Relative L2 error allowed (default: 1e-5 for f32; twice a naive "
+             "attention's for f16/bf16)"),
+    cl::cat(runCategory));
+cl::opt<unsigned> repeat("repeat",
+                         cl::desc("Runs to time (the median is reported)"),
+                         cl::init(1), cl::cat(runCategory));
+
+/// Options that describe the attention, which a module describes instead.
+const cl::Option *specOptions[] = {
+    &batch,  &heads, &kvHeads, &seqQ,  &seqK,    &headDim, &valueDim,
+    &dtype,  &outDtype, &causal, std::addressof(window), &scale, &softcap, &mask,
+    &alibi,  &withLse, &splits};
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Prints "attn-run: error: <message>" and returns the exit code.
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
+  return 1;
+}
+
+llvm::Expected<AttentionSpec> specFromOptions() {
+  AttentionSpec spec;
+  spec.batch = batch;
+  spec.heads = heads;
+  spec.kvHeads = kvHeads.getNumOccurrences() ? kvHeads : heads;
+  spec.seqQ = seqQ;
+  spec.seqK = seqK.getNumOccurrences() ? seqK : seqQ;
+  spec.headDim = headDim;
+  spec.valueDim = valueDim.getNumOccurrences() ? valueDim : headDim;
+  spec.inputType = dtype;
+  spec.outType = outDtype.getNumOccurrences() ? outDtype : dtype;
+  spec.causal = causal;
+  if (window.getNumOccurrences()) {
+    if (window.size() != 2)
+      return llvm::createStringError(
+          "--window takes two sizes, left,right (e.g. --window=128,0)");
+    spec.window = {window[0], window[1]};
+  }
+  if (scale.getNumOccurrences())
+    spec.scale = scale;
+  if (softcap.getNumOccurrences())
+    spec.softcap = softcap;
+  spec.mask = mask;
+  spec.alibi = alibi;
+  spec.withLse = withLse;
+  spec.splits = splits;
+  return spec;
+}
+
+/// The reference's view of the score region attn-run built for --alibi.
+reference::ScoreModifier alibiModifier(const AttentionSpec &spec) {
+  return [heads = spec.heads, shift = spec.seqK - spec.seqQ](
+             double score, int64_t, int64_t head, int64_t row, int64_t key) {
+    return score + alibiSlope(head, heads) *
+                       static_cast<double>(key - row - shift);
+  };
+}
+
+std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
+  std::optional<TileSizes> tiles = resolveTileSizes(op, blockM, blockN);
+  if (!tiles)
+    return "no tiling applies (pin one with --block-m and --block-n)";
+  std::string origin;
+  if (blockM && blockN)
+    origin = "--block-m/--block-n";
+  else if (op.getTilesAttr())
+    origin = "the op's tiles";
+  else
+    origin = llvm::formatv("FlashAttention-2's default for D={0}",
+                           std::max(problem.headDim, problem.valueDim));
+  if ((blockM || blockN) && !(blockM && blockN))
+    origin += " with --block-m/--block-n";
+  TiledWork work = countTiledWork(problem, tiles->blockM, tiles->blockN);
+  std::string text = llvm::formatv(
+      "tiles {0}x{1} ({2}); per (batch, head) {3} query blocks, {4} of {5} "
+      "key blocks visited, {6} with an element mask",
+      tiles->blockM, tiles->blockN, origin, work.queryBlocks,
+      work.visitedBlocks, work.denseBlocks, work.maskedBlocks);
+  if (auto splitKV = dyn_cast_or_null<SplitKVAttr>(op.getPartitionAttr()))
+    text += llvm::formatv("; split-KV into {0} partials merged with attn.merge",
+                          splitKV.getSplits());
+  return text;
+}
+
+/// Compiles, runs and checks `op`; returns whether it passed. Errors are
+/// bad input or a failure to compile.
+llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
+                                  const CheckOptions &checkOptions) {
+  std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
+  if (!problem)
+    return llvm::createStringError(label +
+                                   ": attn-run needs static sizes");
+  llvm::outs() << label << ": " << summarizeAttention(op, *problem) << "\n"
+               << "  schedule: " << describeSchedule(op, *problem) << "\n";
+
+  llvm::Expected<AttentionOperands> operands =
+      AttentionOperands::create(op, seed);
+  if (!operands)
+    return operands.takeError();
+  std::pair<cl::opt<std::string> *, Operand *> inputs[] = {
+      {&qNpy, &operands->query()},
+      {&kNpy, &operands->key()},
+      {&vNpy, &operands->value()},
+      {&maskNpy, operands->mask()}};
+  for (auto [option, operand] : inputs) {
+    if (option->empty())
+      continue;
+    if (!operand)
+      return llvm::createStringError("--" + option->ArgStr +
+                                     " given, but the attention has no mask");
+    if (llvm::Error err = operands->load(*operand, *option))
+      return std::move(err);
+  }
+  if (!lseNpy.empty() && !operands->lse())
+    return llvm::createStringError(
+        "--lse-npy given, but the attention writes no LSE (add --lse)");
+
+  AttnToCPUOptions pipelineOptions;
+  pipelineOptions.blockM = blockM;
+  pipelineOptions.blockN = blockN;
+  Clock::time_point start = Clock::now();
+  llvm::Expected<std::unique_ptr<CpuExecutable>> executable =
+      CpuExecutable::compile(op, pipelineOptions);
+  if (!executable)
+    return executable.takeError();
+  double compileSeconds = secondsSince(start);
+
+  std::vector<double> runSeconds;
+  for (unsigned i = 0; i < std::max(1u, repeat.getValue()); ++i) {
+    start = Clock::now();
+    if (llvm::Error err = (*executable)->run(operands->buffers()))
+      return std::move(err);
+    runSeconds.push_back(secondsSince(start));
+  }
+  std::sort(runSeconds.begin(), runSeconds.end());
+  double median = runSeconds[runSeconds.size() / 2];
+  llvm::outs() << llvm::formatv(
+      "  compile {0:F3} s; run {1:F3} ms ({2} of {3}), {4:F2} GFLOP/s on one "
+      "CPU thread\n",
+      compileSeconds, median * 1e3,
+      runSeconds.size() == 1 ? "one run" : "median", runSeconds.size(),
+      problem->nominalForwardFlops() / median * 1e-9);
+
+  if (!oNpy.empty())
+    if (llvm::Error err = operands->save(operands->out(), oNpy))
+      return std::move(err);
+  if (!lseNpy.empty())
+    if (llvm::Error err = operands->save(*operands->lse(), lseNpy))
+      return std::move(err);
+
+  if (noCheck) {
+    llvm::outs() << "  check: skipped (--no-check)\n";
+    return true;
+  }
+  llvm::Expected<std::vector<OutputCheck>> checks =
+      checkAgainstReference(op, *operands, checkOptions);
+  if (!checks)
+    return checks.takeError();
+  bool passed = true;
+  for (const OutputCheck &check : *checks) {
+    llvm::outs() << llvm::formatv(
+        "  check {0,-3}: max abs {1:e2}, rel {2:e2} (tolerance {3:e2}, {4})",
+        check.name, check.stats.maxAbs, check.stats.relL2, check.tolerance,
+        check.toleranceOrigin);
+    if (check.stats.nanCount)
+      llvm::outs() << ", " << check.stats.nanCount
+                   << " elements NaN or wrongly infinite";
+    llvm::outs() << (check.passed ? " PASS\n" : " FAIL\n");
+    passed &= check.passed;
+  }
+  return passed;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions({&specCategory, &runCategory});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-run: compile attentions with attn-to-cpu, run them and check them "
+      "against a float64 reference\n");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<AttnDialect>();
+  MLIRContext context(registry);
+  context.loadDialect<AttnDialect, func::FuncDialect>();
+
+  OwningOpRef<ModuleOp> module;
+  CheckOptions checkOptions;
+  if (tolerance.getNumOccurrences()) {
+    if (!(tolerance >= 0))
+      return fail("--tolerance must be a non-negative number");
+    checkOptions.tolerance = tolerance;
+  }
+  if (!inputFilename.empty()) {
+    for (const cl::Option *option : specOptions)
+      if (option->getNumOccurrences())
+        return fail("--" + option->ArgStr +
+                    " describes the attention, which the module " +
+                    inputFilename + " already does");
+    llvm::SourceMgr sourceMgr;
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    module = parseSourceFile<ModuleOp>(inputFilename, sourceMgr, &context);
+    if (!module)
+      return 1;
+  } else {
+    llvm::Expected<AttentionSpec> spec = specFromOptions();
+    if (!spec)
+      return fail(llvm::toString(spec.takeError()));
+    module = ModuleOp::create(UnknownLoc::get(&context));
+    llvm::Expected<AttentionOp> op = buildAttention(*module, *spec);
+    if (!op)
+      return fail(llvm::toString(op.takeError()));
+    if (spec->alibi)
+      checkOptions.scoreModifier = alibiModifier(*spec);
+  }
+
+  SmallVector<std::pair<AttentionOp, std::string>> attentions;
+  module->walk([&](AttentionOp op) {
+    auto func = op->getParentOfType<func::FuncOp>();
+    attentions.push_back(
+        {op, func ? ("@" + func.getSymName()).str() : std::string("attention")});
+  });
+  if (attentions.empty())
+    return fail("no attn.attention in " + inputFilename);
+  bool perOperandFiles = !qNpy.empty() || !kNpy.empty() || !vNpy.empty() ||
+                         !maskNpy.empty() || !oNpy.empty() || !lseNpy.empty();
+  if (perOperandFiles && attentions.size() > 1)
+    return fail(llvm::formatv("the .npy options name the operands of one "
+                              "attention, but the module has {0}",
+                              attentions.size())
+                    .str());
+
+  bool allPassed = true;
+  for (auto &[op, label] : attentions) {
+    llvm::Expected<bool> passed = runAttention(op, label, checkOptions);
+    if (!passed)
+      return fail(llvm::toString(passed.takeError()));
+    allPassed &= *passed;
+  }
+  llvm::outs() << (allPassed ? "PASS\n" : "FAIL\n");
+  return allPassed ? 0 : 1;
+}
