@@ -1,18 +1,34 @@
 #!/usr/bin/env bash
-# The main job: takes an attention module (default: the shipped Llama-3-8B
-# prefill and decode example), verifies it and reports what the compiler will
-# do with each attention.
+# The main job: takes an attention module (default: the shipped Llama-style
+# GQA layer, examples/gqa-layer.mlir) through the compiler and runs it:
+#   1. parses and verifies it;
+#   2. reports the plan for each attention (work, FlashAttention-2 tiling on
+#      the module's target, blocks visited after masked-block skipping,
+#      partition);
+#   3. lowers it with attn-to-cpu to the LLVM dialect;
+#   4. compiles and runs each attention with attn-run on seeded random inputs
+#      and checks it against the float64 reference: schedule, time, errors.
 # Usage: scripts/run-example.sh [module.mlir]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_BUILD_DIR:-$root/build}"
-input="${1:-$root/examples/llama3-8b.mlir}"
+input="${1:-$root/examples/gqa-layer.mlir}"
 
-"$root/scripts/build.sh" attn-opt >/dev/null
+"$root/scripts/build.sh" attn-opt attn-run >/dev/null
 
 echo "== $input: parsed and verified =="
-"$build/bin/attn-opt" "$input" --canonicalize
+"$build/bin/attn-opt" "$input" -o /dev/null
+echo "ok"
 echo
 echo "== plan for each attention =="
 "$build/bin/attn-opt" "$input" --attn-print-plan --mlir-print-op-on-diagnostic=false \
   -o /dev/null 2>&1
+echo
+echo "== attn-to-cpu =="
+lowered="$build/examples/$(basename "${input%.mlir}").llvm.mlir"
+mkdir -p "$(dirname "$lowered")"
+"$build/bin/attn-opt" "$input" --attn-to-cpu -o "$lowered"
+echo "LLVM dialect: $(grep -c 'llvm.func' "$lowered") functions, $(wc -l <"$lowered") lines in $lowered"
+echo
+echo "== attn-run: compile, run on the CPU, check against the float64 reference =="
+"$build/bin/attn-run" "$input"

@@ -92,7 +92,12 @@ CpuExecutable::compile(AttentionOp op, const AttnToCPUOptions &options) {
   {
     llvm::raw_string_ostream os(diagnostics);
     ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
-      os << diag.getLocation() << ": " << diag.str() << "\n";
+      if (auto file = dyn_cast<FileLineColLoc>(diag.getLocation()))
+        os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+           << file.getColumn() << ": ";
+      else if (!isa<UnknownLoc>(diag.getLocation()))
+        os << diag.getLocation() << ": ";
+      os << diag.str() << "\n";
       return success();
     });
     PassManager pm(context);
@@ -113,6 +118,13 @@ CpuExecutable::compile(AttentionOp op, const AttnToCPUOptions &options) {
   if (!engine)
     return engine.takeError();
   executable->engine = std::move(*engine);
+  // Looking the entry up generates its machine code now, not in the first
+  // run.
+  auto entry = executable->engine->lookupPacked(
+      (llvm::Twine("_mlir_ciface_") + kEntryName).str());
+  if (!entry)
+    return entry.takeError();
+  executable->entry = *entry;
   return executable;
 }
 
@@ -200,6 +212,6 @@ llvm::Error CpuExecutable::run(std::vector<HostBuffer *> buffers) {
     descriptors.add(*buffer);
   }
   SmallVector<void *> args = descriptors.packed();
-  return engine->invokePacked((llvm::Twine("_mlir_ciface_") + kEntryName).str(),
-                              args);
+  entry(args.data());
+  return llvm::Error::success();
 }

@@ -147,6 +147,7 @@ double secondsSince(Clock::time_point start) {
 
 /// Prints "attn-run: error: <message>" and returns the exit code.
 int fail(const llvm::Twine &message) {
+  llvm::outs().flush();
   llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
   return 1;
 }
@@ -223,6 +224,10 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
   if (!problem)
     return llvm::createStringError(label +
                                    ": attn-run needs static sizes");
+  if (!noCheck && op.hasScoreModifier() && !checkOptions.scoreModifier)
+    return llvm::createStringError(
+        label + ": the reference cannot evaluate the attention's score "
+                "region; run with --no-check");
   llvm::outs() << label << ": " << summarizeAttention(op, *problem) << "\n"
                << "  schedule: " << describeSchedule(op, *problem) << "\n";
 

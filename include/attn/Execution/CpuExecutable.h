@@ -44,7 +44,7 @@ class CpuExecutable {
 public:
   ~CpuExecutable();
 
-  /// Compiles `op` (which is not modified). Its operands become the entry
+  /// Compiles `op` (which is not modified) down to machine code. Its operands become the entry
   /// function's arguments in order: Q, K, V, [mask], O, [LSE].
   static llvm::Expected<std::unique_ptr<CpuExecutable>>
   compile(AttentionOp op, const AttnToCPUOptions &options);
@@ -62,6 +62,8 @@ private:
 
   OwningOpRef<ModuleOp> module;
   std::unique_ptr<ExecutionEngine> engine;
+  /// The entry function's packed interface: one pointer per argument.
+  void (*entry)(void **) = nullptr;
   std::vector<RankedTensorType> argumentTypes;
 };
 
