@@ -121,6 +121,18 @@ Value Decomposer::visibleEnd(Value diagonal) {
   return end;
 }
 
+/// acc + lhs * rhs for the two matrix products. Their sums may be
+/// reassociated and contracted into fused multiply-adds, as tensor cores and
+/// vectorised loops do; the online-softmax arithmetic stays exact.
+static Value multiplyAdd(OpBuilder &b, Location loc, Value acc, Value lhs,
+                         Value rhs) {
+  auto flags = arith::FastMathFlagsAttr::get(
+      b.getContext(),
+      arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
+  Value product = arith::MulFOp::create(b, loc, lhs, rhs, flags);
+  return arith::AddFOp::create(b, loc, acc, product, flags);
+}
+
 Value Decomposer::buildScores(Value qTile, Value kTile, Value rows,
                               Value cols) {
   Value init =
@@ -131,10 +143,8 @@ Value Decomposer::buildScores(Value qTile, Value kTile, Value rows,
       {projection(ctx, 3, {0, 2}), projection(ctx, 3, {1, 2})}, init,
       projection(ctx, 3, {0, 1}), {kParallel, kParallel, kReduction},
       [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
-        Value product =
-            arith::MulFOp::create(nb, loc, extendToF32(nb, loc, args[0]),
-                                  extendToF32(nb, loc, args[1]));
-        return arith::AddFOp::create(nb, loc, args[2], product);
+        return multiplyAdd(nb, loc, args[2], extendToF32(nb, loc, args[0]),
+                           extendToF32(nb, loc, args[1]));
       });
 }
 
@@ -442,16 +452,16 @@ std::pair<Value, Value> Decomposer::buildQueryBlock(Value split, Value batch,
             [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
               return arith::MulFOp::create(nb, loc, args[0], args[1]);
             });
-        // (i, e, j): acc[i, e] += P[i, j] * V[j, e]
+        // (i, j, e): acc[i, e] += P[i, j] * V[j, e], the value dimension
+        // innermost so that rows of V and acc are read contiguously.
         Value accNew = buildGeneric(
             b, {p, vTile},
-            {projection(ctx, 3, {0, 2}), projection(ctx, 3, {2, 1})},
-            accScaled, projection(ctx, 3, {0, 1}),
-            {kParallel, kParallel, kReduction},
+            {projection(ctx, 3, {0, 1}), projection(ctx, 3, {1, 2})},
+            accScaled, projection(ctx, 3, {0, 2}),
+            {kParallel, kReduction, kParallel},
             [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
-              Value product = arith::MulFOp::create(
-                  nb, loc, args[0], extendToF32(nb, loc, args[1]));
-              return arith::AddFOp::create(nb, loc, args[2], product);
+              return multiplyAdd(nb, loc, args[2], args[0],
+                                 extendToF32(nb, loc, args[1]));
             });
         scf::YieldOp::create(b, ValueRange{mUpdated, lNew, accNew});
       });

@@ -20,6 +20,9 @@
 // Q K^T with f32 accumulation, then one multiply by scale * log2(e) = 0.125 * 1.4427.
 // CHECK:     linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
 // CHECK:       arith.extf
+// The dot products may be reassociated and fused (as tensor cores do).
+// CHECK:       arith.mulf {{.*}} fastmath<reassoc,contract> : f32
+// CHECK:       arith.addf {{.*}} fastmath<reassoc,contract> : f32
 // CHECK:     arith.mulf %{{.+}}, %[[SCALE]] : f32
 // Without causal or window no block is masked: no scf.if.
 // CHECK-NOT: scf.if
@@ -31,6 +34,10 @@
 // CHECK:     %[[UPDATE:.+]]:2 = linalg.generic {{.*}} ins(%[[MNEW]], %{{.+}} : tensor<?xf32>, tensor<?xf32>) outs(%[[M]], %{{.+}} : tensor<?xf32>, tensor<?xf32>)
 // CHECK:       math.exp2
 // CHECK:     math.exp2
+// P V with the value dimension innermost: rows of V are read contiguously.
+// CHECK:     linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK-SAME:  ins(%{{.+}}, %{{.+}} : tensor<?x?xf32>, tensor<?x32xf16>)
+// CHECK:       arith.mulf {{.*}} fastmath<reassoc,contract> : f32
 // CHECK:     scf.yield %[[UPDATE]]#0,
 // One division by l after the loop, rounded to f16 once.
 // CHECK:   linalg.generic {{.*}} outs(%[[OSLICE]] : tensor<?x32xf16>)
