@@ -23,6 +23,7 @@ config.substitutions.append(("%attn_src_root", config.attn_src_root))
 tools = [
     ToolSubst("attn-opt", unresolved="fatal"),
     ToolSubst("attn-run", unresolved="fatal"),
+    ToolSubst("attn-compile", unresolved="fatal"),
     # Debian's own mlir-opt, for the plugin tests: never attn-opt.
     ToolSubst("%mlir_opt", command=config.mlir_opt, unresolved="fatal"),
 ]
@@ -30,4 +31,5 @@ llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_to
 
 if config.ptxas:
     config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))

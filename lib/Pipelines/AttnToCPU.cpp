@@ -66,11 +66,3 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
-
-void mlir::attn::registerAttnPipelines() {
-  PassPipelineRegistration<AttnToCPUOptions>(
-      "attn-to-cpu",
-      "Lower attn ops to the LLVM dialect for the CPU: tiled online-softmax "
-      "loops, the merge lowering, bufferisation, loops, LLVM",
-      buildAttnToCPUPipeline);
-}

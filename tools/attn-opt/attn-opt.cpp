@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
@@ -18,17 +19,21 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::attn::registerAttnPasses();
+  mlir::attn::registerAttnConversionPasses();
   mlir::attn::registerAttnPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   registry.insert<mlir::attn::AttnDialect>();
+  // gpu-module-to-binary translates kernels to LLVM IR.
+  mlir::registerAllToLLVMIRTranslations(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "attn-mlir optimizer driver\n", registry));

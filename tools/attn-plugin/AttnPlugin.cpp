@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
@@ -28,6 +29,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "attn", LLVM_VERSION_STRING,
           []() {
             attn::registerAttnPasses();
+            attn::registerAttnConversionPasses();
             attn::registerAttnPipelines();
           }};
 }

@@ -10,6 +10,8 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include <string>
+
 namespace mlir {
 class OpPassManager;
 namespace attn {
@@ -32,6 +34,28 @@ struct AttnToCPUOptions : public PassPipelineOptions<AttnToCPUOptions> {
 /// lowering, bufferisation with deallocation, loops, and conversion to LLVM.
 /// Functions marked `llvm.emit_c_interface` keep a C-callable wrapper.
 void buildAttnToCPUPipeline(OpPassManager &pm, const AttnToCPUOptions &options);
+
+struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("The GPU to generate PTX for"),
+      llvm::cl::init("sm_80")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features, e.g. +ptx80 (default: the chip's)"),
+      llvm::cl::init("")};
+};
+
+/// attn-to-ptx: one FlashAttention-2 kernel per attn.attention
+/// (attn-to-nvgpu), lowered through NVGPU and NVVM to LLVM and then to PTX
+/// text in a gpu.binary (gpu-module-to-binary format=isa). Kernel
+/// parameters are bare pointers.
+void buildAttnToPTXPipeline(OpPassManager &pm, const AttnToPTXOptions &options);
+
+/// The passes of attn-to-ptx after attn-to-nvgpu: from the generated
+/// gpu.module to PTX. A tool that reads the kernels' launch attributes runs
+/// attn-to-nvgpu, reads them, then runs this.
+void buildKernelsToPTXPipeline(OpPassManager &pm,
+                               const AttnToPTXOptions &options);
 
 /// Registers the named pipelines with the global pass registry.
 void registerAttnPipelines();

@@ -68,7 +68,7 @@ module attributes {test.partition = #attn.attention2d<q_parts = 2, kv_parts = 0>
 
 // -----
 
-// expected-error @+1 {{unknown attn dialect attribute 'attn.tiles'; the only one is 'attn.target'}}
+// expected-error @+1 {{unknown attn dialect attribute 'attn.tiles'; known: 'attn.target', 'attn.launch'}}
 module attributes {attn.tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>} {}
 
 // -----

@@ -22,13 +22,37 @@ void AttnDialect::initialize() {
       >();
 }
 
+/// Whether `launch` is the dictionary getLaunchAttrName() describes.
+static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
+  auto dict = dyn_cast<DictionaryAttr>(launch);
+  auto threeSizes = [&](StringRef key) {
+    auto sizes = dict ? dict.getAs<DenseI64ArrayAttr>(key) : nullptr;
+    return sizes && sizes.size() == 3 &&
+           llvm::all_of(sizes.asArrayRef(), [](int64_t s) { return s > 0; });
+  };
+  auto bytes =
+      dict ? dict.getAs<IntegerAttr>("dynamic_shared_memory") : nullptr;
+  if (!dict || !threeSizes("grid") || !threeSizes("block") || !bytes ||
+      bytes.getInt() < 0 || !dict.getAs<Fa2TilesAttr>("tiles") ||
+      !dict.getAs<DictionaryAttr>("attention") || dict.size() != 5)
+    return op->emitError()
+           << "'" << AttnDialect::getLaunchAttrName()
+           << "' must be {grid = array<i64: x, y, z>, block = array<i64: x, "
+              "y, z>, dynamic_shared_memory = bytes : i64, tiles = "
+              "#attn.fa2<...>, attention = {...}} with positive sizes, got "
+           << launch;
+  return success();
+}
+
 LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
+  if (attr.getName() == getLaunchAttrName())
+    return verifyLaunch(op, attr.getValue());
   if (attr.getName() != getTargetAttrName())
     return op->emitError() << "unknown attn dialect attribute '"
-                           << attr.getName().getValue()
-                           << "'; the only one is '" << getTargetAttrName()
-                           << "'";
+                           << attr.getName().getValue() << "'; known: '"
+                           << getTargetAttrName() << "', '"
+                           << getLaunchAttrName() << "'";
   if (!isa<ModuleOp>(op))
     return op->emitError() << "'" << getTargetAttrName()
                            << "' may only be placed on a builtin.module";

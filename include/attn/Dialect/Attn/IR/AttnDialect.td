@@ -36,6 +36,13 @@ def Attn_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getTargetAttrName() {
       return ::llvm::StringLiteral("attn.target");
     }
+    /// Name of the discardable kernel attribute that says how to launch a
+    /// generated kernel: a dictionary with `grid` and `block` (i64 arrays of
+    /// 3), `dynamic_shared_memory` (i64 bytes), `tiles` (`#attn.fa2`) and
+    /// `attention` (a dictionary of what it computes: scale, causal, window).
+    static constexpr ::llvm::StringLiteral getLaunchAttrName() {
+      return ::llvm::StringLiteral("attn.launch");
+    }
   private:
     void registerAttributes();
   public:

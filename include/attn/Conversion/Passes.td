@@ -1,0 +1,64 @@
+//===- Passes.td - attn conversion passes ------------------*- tablegen -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_PASSES_TD
+#define ATTN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
+  let summary = "Generate a FlashAttention-2 tensor-core kernel for each "
+                "attn.attention";
+  let description = [{
+    For every `attn.attention` with static sizes and f16 or bf16 operands,
+    adds to `gpu.module @attn_kernels` a kernel `@<function>_attention<i>`
+    that computes it with FlashAttention-2's forward algorithm on NVIDIA
+    tensor cores:
+
+    - grid `(ceil(Sq / block_m), B, Hq)`, `32 * warps` threads; each CTA owns
+      one query block of one (batch, head) and visits the key/value blocks
+      that causal or window masking leaves visible (loop bounds, not
+      branches);
+    - the Q block and each K and V tile go to dynamic shared memory with
+      `cp.async` (`nvgpu.device_async_copy`), rows of 16-byte chunks
+      XOR-swizzled so that `ldmatrix` reads them without bank conflicts;
+    - warps split the query rows (split-Q): warp `w` owns rows
+      `[w * block_m / warps, (w + 1) * block_m / warps)` and reads all of K and
+      V, so no partial result crosses warps;
+    - `S = Q K^T` and `O += P V` are `nvgpu.mma.sync` m16n8k16 with operands
+      from `nvgpu.ldmatrix` (transposed for V); P is the f32 accumulator of
+      `S` rounded to the input type and reused as the A operand of `P V`
+      without going through shared memory;
+    - row max and row sum are reduced over the 4 lanes that share a row with
+      warp shuffles; exp2 with `scale * log2(e)` folded in; O is divided by l
+      once at the end; fully masked rows give O = 0 and LSE = -inf.
+
+    Kernel parameters are bare pointers, in operand order: Q, K, V, O, then
+    LSE when the op has one. The kernel's launch configuration is attached
+    as `attn.launch = {grid, block, dynamic_shared_memory, tiles, attention}`
+    for the bundle writer.
+
+    Not supported yet (each is a diagnostic naming it): the mask operand,
+    softcap, a score region, partitions (split-KV, Lean, ATTENTION2D), f32
+    operands, head dimensions that are not a multiple of 64, D != Dv.
+
+    The tiles come from the op's `tiles` attribute, else FlashAttention-2's
+    default for the head dimension.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+#endif // ATTN_CONVERSION_PASSES_TD

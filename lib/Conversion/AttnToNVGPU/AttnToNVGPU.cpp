@@ -1,0 +1,646 @@
+//===- AttnToNVGPU.cpp - FlashAttention-2 kernels on tensor cores ---------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// Builds, for each attn.attention, a gpu.func that runs FlashAttention-2's
+// forward pass with nvgpu.mma.sync m16n8k16. The fragment layouts it relies
+// on (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point
+// type"), for lane l, g = l / 4, t = l % 4:
+//   A (16x16, vector<4x2>): [0] row g, cols 2t, 2t+1;  [1] row g+8, same cols;
+//                           [2] row g, cols 2t+8, 2t+9; [3] row g+8, same.
+//   B (16x8,  vector<2x2>): [0] rows (k) 2t, 2t+1, col (n) g; [1] rows +8.
+//   C (16x8,  vector<2x2>): [0] row g, cols 2t, 2t+1;  [1] row g+8.
+// So the C fragments of two adjacent n8 tiles of S are, element for element,
+// the A fragment of a k16 slice of P: P never leaves the registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/Passes.h"
+
+#include "attn/Analysis/AttentionProblem.h"
+#include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNTONVGPU
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+/// Elements of a 16-byte chunk of 16-bit values: one cp.async, one row of an
+/// ldmatrix 8x8 matrix.
+constexpr int64_t kChunk = 8;
+
+/// Everything the kernel is specialised for.
+struct KernelShape {
+  AttentionProblem problem;
+  Type element;
+  int64_t blockM, blockN, warps;
+  float scaleLog2;
+  bool withLse;
+
+  int64_t threads() const { return kWarpSize * warps; }
+  /// m16 tiles each warp owns.
+  int64_t mTiles() const { return blockM / (16 * warps); }
+  int64_t queryBlocks() const {
+    return llvm::divideCeil(problem.queryLen, blockM);
+  }
+  /// Bytes of dynamic shared memory: the Q block, one K and one V tile.
+  int64_t sharedBytes() const {
+    return 2 * (blockM + 2 * blockN) * problem.headDim;
+  }
+  /// Whether some score needs an element mask (causal, window, or a tail of
+  /// keys past Sk in the last block).
+  bool needsElementMask() const {
+    return problem.causal || problem.window ||
+           problem.kvLen % blockN != 0;
+  }
+};
+
+/// Why `op` cannot become a kernel, or its shape.
+FailureOr<KernelShape> analyse(AttentionOp op) {
+  std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
+  if (!problem)
+    return op.emitError("attn-to-nvgpu needs static sizes");
+  Type element = op.getQuery().getType().getElementType();
+  if (!element.isF16() && !element.isBF16())
+    return op.emitError("attn-to-nvgpu supports f16 and bf16 operands, got ")
+           << element;
+  if (getElementTypeOrSelf(op.getInitOut().getType()) != element)
+    return op.emitError("attn-to-nvgpu needs O in the element type of Q");
+  if (op.getMask())
+    return op.emitError("attn-to-nvgpu does not support the mask operand yet");
+  if (op.getSoftcap())
+    return op.emitError("attn-to-nvgpu does not support softcap yet");
+  if (op.hasScoreModifier())
+    return op.emitError("attn-to-nvgpu does not support a score region yet");
+  if (op.getPartitionAttr())
+    return op.emitError("attn-to-nvgpu does not support partitions yet, got ")
+           << op.getPartitionAttr();
+  if (problem->headDim != problem->valueDim || problem->headDim % 64 != 0)
+    return op.emitError("attn-to-nvgpu needs D = Dv, a multiple of 64; got "
+                        "D = ")
+           << problem->headDim << ", Dv = " << problem->valueDim;
+
+  KernelShape shape{*problem, element, 0, 0, 0, 0, false};
+  if (Fa2TilesAttr tiles = op.getTilesAttr()) {
+    shape.blockM = tiles.getBlockM();
+    shape.blockN = tiles.getBlockN();
+    shape.warps = tiles.getWarps();
+  } else {
+    std::optional<Fa2Tiling> tiling = defaultFa2Tiling(
+        problem->headDim, problem->valueDim, /*elementBytes=*/2, std::nullopt);
+    if (!tiling)
+      return op.emitError("no FlashAttention-2 tiling for this head dimension");
+    shape.blockM = tiling->blockM;
+    shape.blockN = tiling->blockN;
+    shape.warps = tiling->warps;
+  }
+  if (shape.blockM % (16 * shape.warps) != 0 || shape.blockN % 16 != 0)
+    return op.emitError("attn-to-nvgpu needs block_m a multiple of 16 * warps "
+                        "and block_n a multiple of 16");
+  shape.scaleLog2 = op.getEffectiveScale() * static_cast<float>(M_LOG2E);
+  shape.withLse = static_cast<bool>(op.getInitLse());
+  return shape;
+}
+
+/// Builds one kernel. Values named after the algorithm; `b` inserts into the
+/// kernel body. exp2 and log2 are NVVM's approximate intrinsics (what
+/// FlashAttention's exp2f compiles to), so the PTX needs no libdevice.
+class KernelBuilder {
+public:
+  KernelBuilder(ImplicitLocOpBuilder &b, const KernelShape &shape)
+      : b(b), s(shape), f32(b.getF32Type()) {}
+
+  void build(gpu::GPUFuncOp func);
+
+private:
+  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
+  Value f32Const(double value) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(value));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value addF(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value mulF(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  Value subF(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value maxF(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
+  Value exp2(Value x) { return intrinsic("llvm.nvvm.ex2.approx.ftz.f", x); }
+  Value log2(Value x) { return intrinsic("llvm.nvvm.lg2.approx.ftz.f", x); }
+  Value intrinsic(StringRef name, Value x) {
+    return LLVM::CallIntrinsicOp::create(b, f32, b.getStringAttr(name),
+                                         ValueRange{x})
+        .getResult(0);
+  }
+
+  /// The column at which element `col` of row `row` of a tile is stored:
+  /// 16-byte chunks XOR-swizzled with row % 8, so that the 8 rows an
+  /// ldmatrix phase reads, and the 8 chunks of a row a cp.async phase
+  /// writes, fall in distinct banks.
+  Value swizzle(Value row, Value col);
+
+  /// cp.async of rows [row0, row0 + rows) of `source[batch, head]` into
+  /// `tile`; rows at or past `length` are zero-filled.
+  Value copyTile(Value source, Value batch, Value head, Value row0,
+                 int64_t rows, int64_t length, Value tile);
+
+  /// The tile views of dynamic shared memory.
+  Value sharedTile(Value base, int64_t byteOffset, int64_t rows);
+
+  /// Per-lane ldmatrix operands.
+  Value loadA(Value tile, Value row0, int64_t col0);
+  Value loadB(Value tile, Value row0, int64_t col0);
+  Value loadBTransposed(Value tile, Value row0, int64_t col0);
+
+  /// D = A B + C, m16n8k16. nvgpu.mma.sync for f16; for bf16, whose
+  /// nvgpu lowering cannot name the PTX type, nvvm.mma.sync on the packed
+  /// 32-bit registers.
+  Value mma(Value a, Value bFrag, Value c);
+
+  /// max / sum of `value` over the 4 lanes of a quad.
+  Value quadReduce(Value value, bool isMax);
+
+  ImplicitLocOpBuilder &b;
+  const KernelShape &s;
+  Type f32;
+  Value lane, groupId, laneInGroup, tid;
+};
+
+Value KernelBuilder::swizzle(Value row, Value col) {
+  Value chunk = arith::DivUIOp::create(b, col, index(kChunk));
+  Value within = arith::RemUIOp::create(b, col, index(kChunk));
+  Value phase = arith::RemUIOp::create(b, row, index(8));
+  Value swizzled = arith::XOrIOp::create(b, chunk, phase);
+  return add(mul(swizzled, index(kChunk)), within);
+}
+
+Value KernelBuilder::sharedTile(Value base, int64_t byteOffset, int64_t rows) {
+  auto type = MemRefType::get(
+      {rows, s.problem.headDim}, s.element, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(b.getContext(),
+                                 gpu::AddressSpace::Workgroup));
+  return memref::ViewOp::create(b, type, base, index(byteOffset),
+                                ValueRange{});
+}
+
+Value KernelBuilder::copyTile(Value source, Value batch, Value head,
+                              Value row0, int64_t rows, int64_t length,
+                              Value tile) {
+  int64_t chunksPerRow = s.problem.headDim / kChunk;
+  int64_t chunks = rows * chunksPerRow;
+  SmallVector<Value> tokens;
+  for (int64_t first = 0; first < chunks; first += s.threads()) {
+    Value chunk = add(tid, index(first));
+    Value row = arith::DivUIOp::create(b, chunk, index(chunksPerRow));
+    Value col = mul(arith::RemUIOp::create(b, chunk, index(chunksPerRow)),
+                    index(kChunk));
+    // Past the end: read nothing (the address stays in bounds) and fill 0.
+    Value sourceRow = add(row0, row);
+    Value inBounds = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                           sourceRow, index(length));
+    Value clamped = arith::MinUIOp::create(b, sourceRow, index(length - 1));
+    Value elements =
+        arith::SelectOp::create(b, inBounds, index(kChunk), index(0));
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, tile, ValueRange{row, swizzle(row, col)}, source,
+        ValueRange{batch, head, clamped, col}, b.getIndexAttr(kChunk),
+        elements, /*bypassL1=*/b.getUnitAttr()));
+  }
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+Value KernelBuilder::loadA(Value tile, Value row0, int64_t col0) {
+  // Lanes 0-15 address rows 0-15 at col0, lanes 16-31 the same rows at
+  // col0 + 8: matrices a0a1 | a2a3 | a4a5 | a6a7.
+  Value row = add(row0, arith::RemUIOp::create(b, lane, index(16)));
+  Value col = add(index(col0),
+                  mul(arith::DivUIOp::create(b, lane, index(16)), index(8)));
+  return nvgpu::LdMatrixOp::create(b, VectorType::get({4, 2}, s.element), tile,
+                                   ValueRange{row, swizzle(row, col)},
+                                   /*transpose=*/false, /*numTiles=*/4);
+}
+
+Value KernelBuilder::loadB(Value tile, Value row0, int64_t col0) {
+  // K stored [key][d]: lanes 0-7 address keys row0..+7 at d = col0, lanes
+  // 8-15 the same keys at col0 + 8 (lanes 16-31 repeat; x2 ignores them).
+  Value sub = arith::RemUIOp::create(b, lane, index(16));
+  Value row = add(row0, arith::RemUIOp::create(b, sub, index(8)));
+  Value col = add(index(col0),
+                  mul(arith::DivUIOp::create(b, sub, index(8)), index(8)));
+  return nvgpu::LdMatrixOp::create(b, VectorType::get({2, 2}, s.element), tile,
+                                   ValueRange{row, swizzle(row, col)},
+                                   /*transpose=*/false, /*numTiles=*/2);
+}
+
+Value KernelBuilder::loadBTransposed(Value tile, Value row0, int64_t col0) {
+  // V stored [key][d]: lanes 0-15 address keys row0..+15 at d = col0; the
+  // transposed x2 load hands lane l keys 2t, 2t+1 (+8) of column g.
+  Value row = add(row0, arith::RemUIOp::create(b, lane, index(16)));
+  Value col = index(col0);
+  return nvgpu::LdMatrixOp::create(b, VectorType::get({2, 2}, s.element), tile,
+                                   ValueRange{row, swizzle(row, col)},
+                                   /*transpose=*/true, /*numTiles=*/2);
+}
+
+Value KernelBuilder::mma(Value a, Value bFrag, Value c) {
+  if (s.element.isF16())
+    return nvgpu::MmaSyncOp::create(b, a, bFrag, c,
+                                    ArrayRef<int64_t>{16, 8, 16});
+  Type i32 = b.getI32Type();
+  auto registers = [&](Value fragment) {
+    SmallVector<Value> words;
+    int64_t rows = cast<VectorType>(fragment.getType()).getDimSize(0);
+    for (int64_t r = 0; r < rows; ++r) {
+      Value halves = vector::ExtractOp::create(b, fragment, r);
+      Value word = vector::BitCastOp::create(b, VectorType::get({1}, i32),
+                                             halves);
+      words.push_back(vector::ExtractOp::create(b, word, 0));
+    }
+    return words;
+  };
+  SmallVector<Value> accumulators;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      accumulators.push_back(
+          vector::ExtractOp::create(b, c, ArrayRef<int64_t>{i, j}));
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(4, f32));
+  Value d = NVVM::MmaOp::create(
+      b, structType, registers(a), registers(bFrag), accumulators,
+      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < 4; ++i)
+    elements.push_back(LLVM::ExtractValueOp::create(b, d, i));
+  return vector::FromElementsOp::create(
+      b, VectorType::get({2, 2}, f32), elements);
+}
+
+Value KernelBuilder::quadReduce(Value value, bool isMax) {
+  for (int32_t offset : {1, 2}) {
+    Value other = gpu::ShuffleOp::create(b, value, offset, kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = isMax ? maxF(value, other) : addF(value, other);
+  }
+  return value;
+}
+
+void KernelBuilder::build(gpu::GPUFuncOp func) {
+  const AttentionProblem &p = s.problem;
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  Value q = entry.getArgument(0), k = entry.getArgument(1),
+        v = entry.getArgument(2), o = entry.getArgument(3);
+  Value lse = s.withLse ? entry.getArgument(4) : Value();
+
+  Value queryBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value batch = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
+  Value warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
+  groupId = arith::DivUIOp::create(b, lane, index(4));
+  laneInGroup = arith::RemUIOp::create(b, lane, index(4));
+  Value kvHead = arith::DivUIOp::create(b, head, index(p.groupSize()));
+  Value row0 = mul(queryBlock, index(s.blockM));
+  // The first row of this warp's slice of the query block.
+  Value warpRow = mul(warp, index(s.blockM / s.warps));
+
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  Value shared = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                         MemRefLayoutAttrInterface(), workgroup));
+  int64_t tileBytes = 2 * p.headDim;
+  Value qTile = sharedTile(shared, 0, s.blockM);
+  Value kTile = sharedTile(shared, s.blockM * tileBytes, s.blockN);
+  Value vTile =
+      sharedTile(shared, (s.blockM + s.blockN) * tileBytes, s.blockN);
+
+  Value qToken = copyTile(q, batch, head, row0, s.blockM, p.queryLen, qTile);
+  nvgpu::DeviceAsyncWaitOp::create(b, qToken, b.getI32IntegerAttr(0));
+
+  // KV blocks [begin, end): the same bounds as the decomposition.
+  int64_t offset = p.kvLen - p.queryLen;
+  Value blockBegin = index(0);
+  Value blockEnd = index(llvm::divideCeil(p.kvLen, s.blockN));
+  Value lastRow = arith::MinUIOp::create(
+      b, add(row0, index(s.blockM - 1)), index(p.queryLen - 1));
+  if (p.causal || p.window) {
+    int64_t right = p.window ? p.window->second : 0;
+    if (p.causal)
+      right = p.window ? std::min<int64_t>(p.window->second, 0) : 0;
+    // Keys up to lastRow + offset + right are visible.
+    Value lastKey = arith::MaxSIOp::create(
+        b,
+        arith::MinSIOp::create(b, add(lastRow, index(offset + right + 1)),
+                               index(p.kvLen)),
+        index(0));
+    blockEnd = arith::CeilDivUIOp::create(b, lastKey, index(s.blockN));
+  }
+  if (p.window) {
+    Value firstKey = arith::MaxSIOp::create(
+        b, add(row0, index(offset - p.window->first)), index(0));
+    blockBegin = arith::DivUIOp::create(b, firstKey, index(s.blockN));
+  }
+
+  Type fragC = VectorType::get({2, 2}, f32);
+  Type pair = VectorType::get({2}, f32);
+  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8,
+          oTiles = p.valueDim / 8, kSteps = p.headDim / 16;
+  Value zeroC = arith::ConstantOp::create(
+      b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
+  Value minusInfPair = arith::ConstantOp::create(
+      b, pair,
+      DenseElementsAttr::get(cast<ShapedType>(pair),
+                             -std::numeric_limits<float>::infinity()));
+  Value zeroPair = arith::ConstantOp::create(
+      b, pair, DenseElementsAttr::get(cast<ShapedType>(pair), 0.0f));
+
+  // Loop state: O fragments [mTiles][oTiles], then m and l per m tile (one
+  // f32 for row g and one for row g + 8 of the tile).
+  SmallVector<Value> init(mTiles * oTiles, zeroC);
+  init.append(mTiles, minusInfPair);
+  init.append(mTiles, zeroPair);
+  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
+  Value zeroF = f32Const(0.0);
+
+  auto loop = scf::ForOp::create(
+      b, blockBegin, blockEnd, index(1), init,
+      [&](OpBuilder &, Location, Value block, ValueRange state) {
+        Value key0 = mul(block, index(s.blockN));
+        // The tiles of the previous block have been read by every warp.
+        gpu::BarrierOp::create(b);
+        Value kToken = copyTile(k, batch, kvHead, key0, s.blockN, p.kvLen,
+                                kTile);
+        Value vToken = copyTile(v, batch, kvHead, key0, s.blockN, p.kvLen,
+                                vTile);
+        (void)kToken;
+        nvgpu::DeviceAsyncWaitOp::create(b, vToken, b.getI32IntegerAttr(0));
+        gpu::BarrierOp::create(b);
+
+        SmallVector<Value> next;
+        SmallVector<Value> mNext, lNext;
+        for (int64_t mt = 0; mt < mTiles; ++mt) {
+          Value tileRow = add(warpRow, index(mt * 16));
+          // S = Q K^T for this m16 tile: nTiles C fragments.
+          SmallVector<Value> scores(nTiles, zeroC);
+          for (int64_t ks = 0; ks < kSteps; ++ks) {
+            Value a = loadA(qTile, tileRow, ks * 16);
+            for (int64_t nt = 0; nt < nTiles; ++nt) {
+              Value bFrag = loadB(kTile, index(nt * 8), ks * 16);
+              scores[nt] = mma(a, bFrag, scores[nt]);
+            }
+          }
+          // Scale into base 2 and hide invisible keys.
+          Value rowG = add(add(row0, tileRow), groupId);
+          SmallVector<Value> rowOf = {rowG, add(rowG, index(8))};
+          Value scale = f32Const(s.scaleLog2);
+          SmallVector<SmallVector<Value>> elems(nTiles);
+          for (int64_t nt = 0; nt < nTiles; ++nt) {
+            for (int64_t i = 0; i < 2; ++i)
+              for (int64_t j = 0; j < 2; ++j) {
+                Value x = vector::ExtractOp::create(
+                    b, scores[nt], ArrayRef<int64_t>{i, j});
+                x = mulF(x, scale);
+                if (s.needsElementMask()) {
+                  Value key = add(add(key0, index(nt * 8 + j)),
+                                  mul(laneInGroup, index(2)));
+                  Value diagonal = add(rowOf[i], index(offset));
+                  Value hidden = arith::CmpIOp::create(
+                      b, arith::CmpIPredicate::sge, key, index(p.kvLen));
+                  auto orHidden = [&](Value cond) {
+                    hidden = arith::OrIOp::create(b, hidden, cond);
+                  };
+                  if (p.causal)
+                    orHidden(arith::CmpIOp::create(
+                        b, arith::CmpIPredicate::sgt, key, diagonal));
+                  if (p.window) {
+                    orHidden(arith::CmpIOp::create(
+                        b, arith::CmpIPredicate::sgt, key,
+                        add(diagonal, index(p.window->second))));
+                    orHidden(arith::CmpIOp::create(
+                        b, arith::CmpIPredicate::slt, key,
+                        arith::SubIOp::create(b, diagonal,
+                                              index(p.window->first))));
+                  }
+                  x = arith::SelectOp::create(b, hidden, minusInf, x);
+                }
+                elems[nt].push_back(x);
+              }
+          }
+          // Online softmax, per row (i = 0: row g, i = 1: row g + 8).
+          Value mOld = state[mTiles * oTiles + mt];
+          Value lOld = state[mTiles * oTiles + mTiles + mt];
+          Value mNew = mOld, lNew = lOld;
+          SmallVector<Value> alpha(2);
+          for (int64_t i = 0; i < 2; ++i) {
+            Value rowMax = minusInf;
+            for (int64_t nt = 0; nt < nTiles; ++nt)
+              for (int64_t j = 0; j < 2; ++j)
+                rowMax = maxF(rowMax, elems[nt][2 * i + j]);
+            rowMax = quadReduce(rowMax, /*isMax=*/true);
+            Value old = vector::ExtractOp::create(b, mOld, i);
+            Value updated = maxF(old, rowMax);
+            Value isEmpty = arith::CmpFOp::create(
+                b, arith::CmpFPredicate::OEQ, updated, minusInf);
+            Value safe = arith::SelectOp::create(b, isEmpty, zeroF, updated);
+            alpha[i] = exp2(subF(old, safe));
+            Value rowSum = zeroF;
+            for (int64_t nt = 0; nt < nTiles; ++nt)
+              for (int64_t j = 0; j < 2; ++j) {
+                Value &x = elems[nt][2 * i + j];
+                x = exp2(subF(x, safe));
+                rowSum = addF(rowSum, x);
+              }
+            // l stays a per-lane partial sum; the quad adds it up at the end.
+            Value lRow = addF(mulF(alpha[i], vector::ExtractOp::create(b, lOld, i)),
+                              rowSum);
+            mNew = vector::InsertOp::create(b, updated, mNew, i);
+            lNew = vector::InsertOp::create(b, lRow, lNew, i);
+          }
+          mNext.push_back(mNew);
+          lNext.push_back(lNew);
+
+          // O = alpha * O + P V, with P's A fragments built from S's C
+          // fragments of n tiles 2 kk and 2 kk + 1.
+          Type fragA = VectorType::get({4, 2}, s.element);
+          SmallVector<Value> pFrags;
+          for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
+            SmallVector<Value> halves;
+            for (int64_t nt : {2 * kk, 2 * kk + 1})
+              for (int64_t i = 0; i < 2; ++i)
+                for (int64_t j = 0; j < 2; ++j)
+                  halves.push_back(arith::TruncFOp::create(
+                      b, s.element, elems[nt][2 * i + j]));
+            pFrags.push_back(vector::FromElementsOp::create(
+                b, cast<VectorType>(fragA), halves));
+          }
+          for (int64_t ot = 0; ot < oTiles; ++ot) {
+            Value acc = state[mt * oTiles + ot];
+            for (int64_t i = 0; i < 2; ++i) {
+              Value rowPair = vector::ExtractOp::create(b, acc, i);
+              Value scaled = mulF(
+                  rowPair, vector::BroadcastOp::create(b, pair, alpha[i]));
+              acc = vector::InsertOp::create(b, scaled, acc, i);
+            }
+            for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
+              Value bFrag = loadBTransposed(vTile, index(kk * 16), ot * 8);
+              acc = mma(pFrags[kk], bFrag, acc);
+            }
+            next.push_back(acc);
+          }
+        }
+        next.append(mNext);
+        next.append(lNext);
+        scf::YieldOp::create(b, next);
+      });
+
+  // O = acc / l once; LSE = (m + log2 l) ln 2; l = 0 gives 0 and -inf.
+  b.setInsertionPointAfter(loop);
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    Value tileRow = add(add(row0, warpRow), index(mt * 16));
+    Value mFinal = loop.getResult(mTiles * oTiles + mt);
+    Value lPartial = loop.getResult(mTiles * oTiles + mTiles + mt);
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = add(add(tileRow, groupId), index(8 * i));
+      Value l = quadReduce(vector::ExtractOp::create(b, lPartial, i),
+                           /*isMax=*/false);
+      Value empty =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, zeroF);
+      Value inverse = arith::SelectOp::create(
+          b, empty, zeroF, arith::DivFOp::create(b, f32Const(1.0), l));
+      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                            index(p.queryLen));
+      auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value inverses = vector::BroadcastOp::create(b, pair, inverse);
+      for (int64_t ot = 0; ot < oTiles; ++ot) {
+        Value rowPair = vector::ExtractOp::create(
+            b, loop.getResult(mt * oTiles + ot), i);
+        Value out = arith::TruncFOp::create(
+            b, VectorType::get({2}, s.element), mulF(rowPair, inverses));
+        Value col = add(index(ot * 8), mul(laneInGroup, index(2)));
+        vector::StoreOp::create(b, out, o, ValueRange{batch, head, row, col});
+      }
+      if (lse) {
+        Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                            laneInGroup, index(0));
+        auto store = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+        b.setInsertionPointToStart(store.thenBlock());
+        Value m = vector::ExtractOp::create(b, mFinal, i);
+        Value value = mulF(addF(m, log2(l)),
+                           f32Const(M_LN2));
+        value = arith::SelectOp::create(b, empty, minusInf, value);
+        memref::StoreOp::create(b, value, lse, ValueRange{batch, head, row});
+      }
+    }
+  }
+  gpu::ReturnOp::create(b);
+}
+
+/// What the kernel computes, for whoever checks it: the effective scale,
+/// causal, and the window when there is one.
+DictionaryAttr describeAttention(Builder &b, AttentionOp op) {
+  SmallVector<NamedAttribute> entries{
+      b.getNamedAttr("scale", b.getF32FloatAttr(op.getEffectiveScale())),
+      b.getNamedAttr("causal", b.getBoolAttr(op.getCausal()))};
+  if (std::optional<ArrayRef<int64_t>> window = op.getWindow())
+    entries.push_back(
+        b.getNamedAttr("window", b.getDenseI64ArrayAttr(*window)));
+  return b.getDictionaryAttr(entries);
+}
+
+struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<AttentionOp> ops;
+    module.walk([&](AttentionOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return;
+    MLIRContext *ctx = &getContext();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
+    ImplicitLocOpBuilder b(module.getLoc(), ctx);
+    b.setInsertionPointToEnd(module.getBody());
+    auto kernels = gpu::GPUModuleOp::create(b, "attn_kernels");
+
+    llvm::StringMap<int> counts;
+    for (AttentionOp op : ops) {
+      FailureOr<KernelShape> shape = analyse(op);
+      if (failed(shape))
+        return signalPassFailure();
+      auto parent = op->getParentOfType<FunctionOpInterface>();
+      std::string base =
+          (parent ? parent.getName() : StringRef("attention")).str();
+      int index = counts[base]++;
+      std::string name = base + "_attention" + std::to_string(index);
+
+      SmallVector<Type> params;
+      for (Value operand : {Value(op.getQuery()), Value(op.getKey()),
+                            Value(op.getValue()),
+                            op.getInitOut()}) {
+        auto type = cast<RankedTensorType>(operand.getType());
+        params.push_back(MemRefType::get(type.getShape(), type.getElementType()));
+      }
+      if (shape->withLse) {
+        auto type = cast<RankedTensorType>(op.getInitLse().getType());
+        params.push_back(MemRefType::get(type.getShape(), type.getElementType()));
+      }
+      ImplicitLocOpBuilder kb(op.getLoc(), ctx);
+      kb.setInsertionPointToEnd(kernels.getBody());
+      auto func = gpu::GPUFuncOp::create(kb, name,
+                                         kb.getFunctionType(params, {}));
+      func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
+      int32_t threads = static_cast<int32_t>(shape->threads());
+      func.setKnownBlockSizeAttr(kb.getDenseI32ArrayAttr({threads, 1, 1}));
+      func->setAttr(
+          AttnDialect::getLaunchAttrName(),
+          kb.getDictionaryAttr({
+              kb.getNamedAttr("grid", kb.getDenseI64ArrayAttr(
+                                          {shape->queryBlocks(),
+                                           shape->problem.batch,
+                                           shape->problem.queryHeads})),
+              kb.getNamedAttr("block",
+                              kb.getDenseI64ArrayAttr({threads, 1, 1})),
+              kb.getNamedAttr("dynamic_shared_memory",
+                              kb.getI64IntegerAttr(shape->sharedBytes())),
+              kb.getNamedAttr("tiles",
+                              Fa2TilesAttr::get(ctx, shape->blockM,
+                                                shape->blockN, shape->warps,
+                                                1)),
+              kb.getNamedAttr("attention", describeAttention(kb, op)),
+          }));
+      KernelBuilder(kb, *shape).build(func);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,36 @@
+// The PTX of attn-to-ptx has the instructions the kernel is built from and
+// nothing in local memory (LLVM's own stack). ptxas assembles it for both
+// targets when it is installed.
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_80" | FileCheck %s --check-prefixes=CHECK,SM80
+// RUN: attn-opt %s --attn-to-ptx="chip=sm_90" | FileCheck %s --check-prefixes=CHECK,SM90
+
+// CHECK: gpu.binary @attn_kernels
+// SM80-SAME: chip = "sm_80"
+// SM90-SAME: chip = "sm_90"
+// SM80-SAME: .target sm_80
+// SM90-SAME: .target sm_90
+// CHECK-SAME: .visible .entry prefill_attention0(
+// CHECK-NOT: .local
+// CHECK-SAME: .shared .align 16 .b8 __dynamic_shmem__0;
+// CHECK-NOT: .local
+// CHECK-SAME: cp.async.cg.shared.global [%{{[a-z0-9]+}}], [%{{[a-z0-9]+}}], 16, %{{[a-z0-9]+}};
+// CHECK-NOT: .local
+// CHECK-SAME: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK-NOT: .local
+// CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK-NOT: .local
+// CHECK-SAME: shfl.sync.bfly.b32
+// CHECK-NOT: .local
+// CHECK-SAME: ex2.approx
+// CHECK-NOT: .local
+// CHECK-SAME: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// CHECK-NOT: .local
+// No libdevice: exp2 is the hardware's ex2.
+// CHECK-NOT: __nv_
+
+func.func @prefill(%q: tensor<1x8x300x64xbf16>, %k: tensor<1x2x300x64xbf16>,
+                   %v: tensor<1x2x300x64xbf16>, %o: tensor<1x8x300x64xbf16>) -> tensor<1x8x300x64xbf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<1x8x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>)
+      outs(%o : tensor<1x8x300x64xbf16>) {causal} -> tensor<1x8x300x64xbf16>
+  return %r : tensor<1x8x300x64xbf16>
+}

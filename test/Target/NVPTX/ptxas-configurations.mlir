@@ -1,0 +1,96 @@
+// Every shipped configuration assembles with ptxas for sm_80 and sm_90:
+// D in {64, 128, 256} x {causal, not} x {f16, bf16}, plus grouped-query
+// heads and lengths that are not multiples of the tiles. ptxas -v reports
+// each kernel's registers, spills and shared memory; docs/performance.md has
+// the table.
+// REQUIRES: ptxas
+// RUN: rm -rf %t && attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE
+// RUN: attn-compile %s -o %t/sm90 --chip=sm_90 | FileCheck %s --check-prefix=COMPILE
+// RUN: %ptxas -arch=sm_80 -v %t/sm80/kernels.ptx -o %t/sm80.cubin 2>&1 | FileCheck %s
+// RUN: %ptxas -arch=sm_90 -v %t/sm90/kernels.ptx -o %t/sm90.cubin 2>&1 | FileCheck %s
+
+// COMPILE: 14 kernel(s)
+// CHECK-DAG: Compiling entry function 'd64_full_f16_attention0'
+// CHECK-DAG: Compiling entry function 'd64_full_bf16_attention0'
+// CHECK-DAG: Compiling entry function 'd64_causal_f16_attention0'
+// CHECK-DAG: Compiling entry function 'd64_causal_bf16_attention0'
+// CHECK-DAG: Compiling entry function 'd128_full_f16_attention0'
+// CHECK-DAG: Compiling entry function 'd128_full_bf16_attention0'
+// CHECK-DAG: Compiling entry function 'd128_causal_f16_attention0'
+// CHECK-DAG: Compiling entry function 'd128_causal_bf16_attention0'
+// CHECK-DAG: Compiling entry function 'd256_full_f16_attention0'
+// CHECK-DAG: Compiling entry function 'd256_full_bf16_attention0'
+// CHECK-DAG: Compiling entry function 'd256_causal_f16_attention0'
+// CHECK-DAG: Compiling entry function 'd256_causal_bf16_attention0'
+// CHECK-DAG: Compiling entry function 'gqa_bf16_attention0'
+// CHECK-DAG: Compiling entry function 'tail_f16_attention0'
+
+func.func @d64_full_f16(%q: tensor<2x8x1024x64xf16>, %k: tensor<2x8x1024x64xf16>, %v: tensor<2x8x1024x64xf16>, %o: tensor<2x8x1024x64xf16>) -> tensor<2x8x1024x64xf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1024x64xf16>, tensor<2x8x1024x64xf16>, tensor<2x8x1024x64xf16>) outs(%o : tensor<2x8x1024x64xf16>) -> tensor<2x8x1024x64xf16>
+  return %r : tensor<2x8x1024x64xf16>
+}
+
+func.func @d64_full_bf16(%q: tensor<2x8x1024x64xbf16>, %k: tensor<2x8x1024x64xbf16>, %v: tensor<2x8x1024x64xbf16>, %o: tensor<2x8x1024x64xbf16>) -> tensor<2x8x1024x64xbf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1024x64xbf16>, tensor<2x8x1024x64xbf16>, tensor<2x8x1024x64xbf16>) outs(%o : tensor<2x8x1024x64xbf16>) -> tensor<2x8x1024x64xbf16>
+  return %r : tensor<2x8x1024x64xbf16>
+}
+
+func.func @d64_causal_f16(%q: tensor<2x8x1024x64xf16>, %k: tensor<2x8x1024x64xf16>, %v: tensor<2x8x1024x64xf16>, %o: tensor<2x8x1024x64xf16>) -> tensor<2x8x1024x64xf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1024x64xf16>, tensor<2x8x1024x64xf16>, tensor<2x8x1024x64xf16>) outs(%o : tensor<2x8x1024x64xf16>) {causal} -> tensor<2x8x1024x64xf16>
+  return %r : tensor<2x8x1024x64xf16>
+}
+
+func.func @d64_causal_bf16(%q: tensor<2x8x1024x64xbf16>, %k: tensor<2x8x1024x64xbf16>, %v: tensor<2x8x1024x64xbf16>, %o: tensor<2x8x1024x64xbf16>) -> tensor<2x8x1024x64xbf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1024x64xbf16>, tensor<2x8x1024x64xbf16>, tensor<2x8x1024x64xbf16>) outs(%o : tensor<2x8x1024x64xbf16>) {causal} -> tensor<2x8x1024x64xbf16>
+  return %r : tensor<2x8x1024x64xbf16>
+}
+
+func.func @d128_full_f16(%q: tensor<2x8x1024x128xf16>, %k: tensor<2x8x1024x128xf16>, %v: tensor<2x8x1024x128xf16>, %o: tensor<2x8x1024x128xf16>) -> tensor<2x8x1024x128xf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1024x128xf16>, tensor<2x8x1024x128xf16>, tensor<2x8x1024x128xf16>) outs(%o : tensor<2x8x1024x128xf16>) -> tensor<2x8x1024x128xf16>
+  return %r : tensor<2x8x1024x128xf16>
+}
+
+func.func @d128_full_bf16(%q: tensor<2x8x1024x128xbf16>, %k: tensor<2x8x1024x128xbf16>, %v: tensor<2x8x1024x128xbf16>, %o: tensor<2x8x1024x128xbf16>) -> tensor<2x8x1024x128xbf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1024x128xbf16>, tensor<2x8x1024x128xbf16>, tensor<2x8x1024x128xbf16>) outs(%o : tensor<2x8x1024x128xbf16>) -> tensor<2x8x1024x128xbf16>
+  return %r : tensor<2x8x1024x128xbf16>
+}
+
+func.func @d128_causal_f16(%q: tensor<2x8x1024x128xf16>, %k: tensor<2x8x1024x128xf16>, %v: tensor<2x8x1024x128xf16>, %o: tensor<2x8x1024x128xf16>) -> tensor<2x8x1024x128xf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1024x128xf16>, tensor<2x8x1024x128xf16>, tensor<2x8x1024x128xf16>) outs(%o : tensor<2x8x1024x128xf16>) {causal} -> tensor<2x8x1024x128xf16>
+  return %r : tensor<2x8x1024x128xf16>
+}
+
+func.func @d128_causal_bf16(%q: tensor<2x8x1024x128xbf16>, %k: tensor<2x8x1024x128xbf16>, %v: tensor<2x8x1024x128xbf16>, %o: tensor<2x8x1024x128xbf16>) -> tensor<2x8x1024x128xbf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1024x128xbf16>, tensor<2x8x1024x128xbf16>, tensor<2x8x1024x128xbf16>) outs(%o : tensor<2x8x1024x128xbf16>) {causal} -> tensor<2x8x1024x128xbf16>
+  return %r : tensor<2x8x1024x128xbf16>
+}
+
+func.func @d256_full_f16(%q: tensor<2x8x1024x256xf16>, %k: tensor<2x8x1024x256xf16>, %v: tensor<2x8x1024x256xf16>, %o: tensor<2x8x1024x256xf16>) -> tensor<2x8x1024x256xf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1024x256xf16>, tensor<2x8x1024x256xf16>, tensor<2x8x1024x256xf16>) outs(%o : tensor<2x8x1024x256xf16>) -> tensor<2x8x1024x256xf16>
+  return %r : tensor<2x8x1024x256xf16>
+}
+
+func.func @d256_full_bf16(%q: tensor<2x8x1024x256xbf16>, %k: tensor<2x8x1024x256xbf16>, %v: tensor<2x8x1024x256xbf16>, %o: tensor<2x8x1024x256xbf16>) -> tensor<2x8x1024x256xbf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1024x256xbf16>, tensor<2x8x1024x256xbf16>, tensor<2x8x1024x256xbf16>) outs(%o : tensor<2x8x1024x256xbf16>) -> tensor<2x8x1024x256xbf16>
+  return %r : tensor<2x8x1024x256xbf16>
+}
+
+func.func @d256_causal_f16(%q: tensor<2x8x1024x256xf16>, %k: tensor<2x8x1024x256xf16>, %v: tensor<2x8x1024x256xf16>, %o: tensor<2x8x1024x256xf16>) -> tensor<2x8x1024x256xf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1024x256xf16>, tensor<2x8x1024x256xf16>, tensor<2x8x1024x256xf16>) outs(%o : tensor<2x8x1024x256xf16>) {causal} -> tensor<2x8x1024x256xf16>
+  return %r : tensor<2x8x1024x256xf16>
+}
+
+func.func @d256_causal_bf16(%q: tensor<2x8x1024x256xbf16>, %k: tensor<2x8x1024x256xbf16>, %v: tensor<2x8x1024x256xbf16>, %o: tensor<2x8x1024x256xbf16>) -> tensor<2x8x1024x256xbf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x1024x256xbf16>, tensor<2x8x1024x256xbf16>, tensor<2x8x1024x256xbf16>) outs(%o : tensor<2x8x1024x256xbf16>) {causal} -> tensor<2x8x1024x256xbf16>
+  return %r : tensor<2x8x1024x256xbf16>
+}
+
+func.func @gqa_bf16(%q: tensor<2x32x512x128xbf16>, %k: tensor<2x4x512x128xbf16>, %v: tensor<2x4x512x128xbf16>, %o: tensor<2x32x512x128xbf16>) -> tensor<2x32x512x128xbf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x32x512x128xbf16>, tensor<2x4x512x128xbf16>, tensor<2x4x512x128xbf16>) outs(%o : tensor<2x32x512x128xbf16>) {causal} -> tensor<2x32x512x128xbf16>
+  return %r : tensor<2x32x512x128xbf16>
+}
+
+func.func @tail_f16(%q: tensor<1x4x1000x128xf16>, %k: tensor<1x4x777x128xf16>, %v: tensor<1x4x777x128xf16>, %o: tensor<1x4x1000x128xf16>) -> tensor<1x4x1000x128xf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x1000x128xf16>, tensor<1x4x777x128xf16>, tensor<1x4x777x128xf16>) outs(%o : tensor<1x4x1000x128xf16>) -> tensor<1x4x1000x128xf16>
+  return %r : tensor<1x4x1000x128xf16>
+}
