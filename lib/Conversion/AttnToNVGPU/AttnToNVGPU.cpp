@@ -160,6 +160,16 @@ private:
   /// writes, fall in distinct banks.
   Value swizzle(Value row, Value col);
 
+  /// The swizzled column of 16-byte chunk `chunk0 + laneChunk` in a row
+  /// whose index is `phase` mod 8, with `laneChunk` 0 or 1 and `chunk0` even
+  /// when it can be 1. The lane-dependent part is computed once at the
+  /// kernel's entry, so every address in the loop is a per-lane base plus a
+  /// constant.
+  Value swizzledColumn(int64_t chunk0, Value laneChunk, Value phase);
+  /// Builds `build` at the kernel's entry, once per `key`.
+  Value atEntry(std::pair<int64_t, void *> key,
+                function_ref<Value()> build);
+
   /// cp.async of rows [row0, row0 + rows) of `source[batch, head]` into
   /// `tile`; rows at or past `length` are zero-filled.
   Value copyTile(Value source, Value batch, Value head, Value row0,
@@ -185,6 +195,10 @@ private:
   const KernelShape &s;
   Type f32;
   Value lane, groupId, laneInGroup, tid;
+  /// Per-lane ldmatrix row offsets and chunk offsets (see loadA/B).
+  Value laneRow16, laneRow8, laneHalf16, laneHalf8, lanePhase, zero;
+  OpBuilder::InsertPoint entryPoint;
+  DenseMap<std::pair<int64_t, void *>, Value> entryValues;
 };
 
 Value KernelBuilder::swizzle(Value row, Value col) {
@@ -193,6 +207,28 @@ Value KernelBuilder::swizzle(Value row, Value col) {
   Value phase = arith::RemUIOp::create(b, row, index(8));
   Value swizzled = arith::XOrIOp::create(b, chunk, phase);
   return add(mul(swizzled, index(kChunk)), within);
+}
+
+Value KernelBuilder::atEntry(std::pair<int64_t, void *> key,
+                             function_ref<Value()> build) {
+  Value &value = entryValues[key];
+  if (!value) {
+    OpBuilder::InsertionGuard guard(b);
+    b.restoreInsertionPoint(entryPoint);
+    value = build();
+    entryPoint = b.saveInsertionPoint();
+  }
+  return value;
+}
+
+Value KernelBuilder::swizzledColumn(int64_t chunk0, Value laneChunk,
+                                    Value phase) {
+  int64_t low = chunk0 % 8;
+  Value within = atEntry({low, laneChunk.getAsOpaquePointer()}, [&] {
+    Value chunk = add(index(low), laneChunk);
+    return mul(arith::XOrIOp::create(b, chunk, phase), index(kChunk));
+  });
+  return add(index((chunk0 - low) * kChunk), within);
 }
 
 Value KernelBuilder::sharedTile(Value base, int64_t byteOffset, int64_t rows) {
@@ -208,13 +244,25 @@ Value KernelBuilder::copyTile(Value source, Value batch, Value head,
                               Value row0, int64_t rows, int64_t length,
                               Value tile) {
   int64_t chunksPerRow = s.problem.headDim / kChunk;
-  int64_t chunks = rows * chunksPerRow;
+  // Each round the threads copy `rowsPerRound` whole rows; thread `tid`
+  // always copies chunk tid % chunksPerRow of row tid / chunksPerRow (+ a
+  // multiple of rowsPerRound), so its shared-memory column is the same in
+  // every round when rowsPerRound is a multiple of the swizzle period 8.
+  int64_t rowsPerRound = s.threads() / chunksPerRow;
+  Value laneRow = atEntry({-1, tile.getAsOpaquePointer()}, [&] {
+    return arith::DivUIOp::create(b, tid, index(chunksPerRow));
+  });
+  Value col = atEntry({-2, tile.getAsOpaquePointer()}, [&] {
+    return mul(arith::RemUIOp::create(b, tid, index(chunksPerRow)),
+               index(kChunk));
+  });
+  Value sharedCol;
+  if (rowsPerRound % 8 == 0)
+    sharedCol = atEntry({-3, tile.getAsOpaquePointer()},
+                        [&] { return swizzle(laneRow, col); });
   SmallVector<Value> tokens;
-  for (int64_t first = 0; first < chunks; first += s.threads()) {
-    Value chunk = add(tid, index(first));
-    Value row = arith::DivUIOp::create(b, chunk, index(chunksPerRow));
-    Value col = mul(arith::RemUIOp::create(b, chunk, index(chunksPerRow)),
-                    index(kChunk));
+  for (int64_t first = 0; first < rows; first += rowsPerRound) {
+    Value row = add(laneRow, index(first));
     // Past the end: read nothing (the address stays in bounds) and fill 0.
     Value sourceRow = add(row0, row);
     Value inBounds = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
@@ -223,8 +271,8 @@ Value KernelBuilder::copyTile(Value source, Value batch, Value head,
     Value elements =
         arith::SelectOp::create(b, inBounds, index(kChunk), index(0));
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, tile, ValueRange{row, swizzle(row, col)}, source,
-        ValueRange{batch, head, clamped, col}, b.getIndexAttr(kChunk),
+        b, tile, ValueRange{row, sharedCol ? sharedCol : swizzle(row, col)},
+        source, ValueRange{batch, head, clamped, col}, b.getIndexAttr(kChunk),
         elements, /*bypassL1=*/b.getUnitAttr()));
   }
   return nvgpu::DeviceAsyncCreateGroupOp::create(
@@ -234,33 +282,30 @@ Value KernelBuilder::copyTile(Value source, Value batch, Value head,
 Value KernelBuilder::loadA(Value tile, Value row0, int64_t col0) {
   // Lanes 0-15 address rows 0-15 at col0, lanes 16-31 the same rows at
   // col0 + 8: matrices a0a1 | a2a3 | a4a5 | a6a7.
-  Value row = add(row0, arith::RemUIOp::create(b, lane, index(16)));
-  Value col = add(index(col0),
-                  mul(arith::DivUIOp::create(b, lane, index(16)), index(8)));
+  Value row = add(row0, laneRow16);
+  Value col = swizzledColumn(col0 / kChunk, laneHalf16, lanePhase);
   return nvgpu::LdMatrixOp::create(b, VectorType::get({4, 2}, s.element), tile,
-                                   ValueRange{row, swizzle(row, col)},
+                                   ValueRange{row, col},
                                    /*transpose=*/false, /*numTiles=*/4);
 }
 
 Value KernelBuilder::loadB(Value tile, Value row0, int64_t col0) {
   // K stored [key][d]: lanes 0-7 address keys row0..+7 at d = col0, lanes
   // 8-15 the same keys at col0 + 8 (lanes 16-31 repeat; x2 ignores them).
-  Value sub = arith::RemUIOp::create(b, lane, index(16));
-  Value row = add(row0, arith::RemUIOp::create(b, sub, index(8)));
-  Value col = add(index(col0),
-                  mul(arith::DivUIOp::create(b, sub, index(8)), index(8)));
+  Value row = add(row0, laneRow8);
+  Value col = swizzledColumn(col0 / kChunk, laneHalf8, lanePhase);
   return nvgpu::LdMatrixOp::create(b, VectorType::get({2, 2}, s.element), tile,
-                                   ValueRange{row, swizzle(row, col)},
+                                   ValueRange{row, col},
                                    /*transpose=*/false, /*numTiles=*/2);
 }
 
 Value KernelBuilder::loadBTransposed(Value tile, Value row0, int64_t col0) {
   // V stored [key][d]: lanes 0-15 address keys row0..+15 at d = col0; the
   // transposed x2 load hands lane l keys 2t, 2t+1 (+8) of column g.
-  Value row = add(row0, arith::RemUIOp::create(b, lane, index(16)));
-  Value col = index(col0);
+  Value row = add(row0, laneRow16);
+  Value col = swizzledColumn(col0 / kChunk, zero, lanePhase);
   return nvgpu::LdMatrixOp::create(b, VectorType::get({2, 2}, s.element), tile,
-                                   ValueRange{row, swizzle(row, col)},
+                                   ValueRange{row, col},
                                    /*transpose=*/true, /*numTiles=*/2);
 }
 
@@ -327,6 +372,14 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
   Value warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
   groupId = arith::DivUIOp::create(b, lane, index(4));
   laneInGroup = arith::RemUIOp::create(b, lane, index(4));
+  // ldmatrix rows start at multiples of 8, so a lane's row mod 8 (its
+  // swizzle phase) is lane mod 8 in every load.
+  zero = index(0);
+  laneRow16 = arith::RemUIOp::create(b, lane, index(16));
+  laneRow8 = arith::RemUIOp::create(b, lane, index(8));
+  laneHalf16 = arith::DivUIOp::create(b, lane, index(16));
+  laneHalf8 = arith::DivUIOp::create(b, laneRow16, index(8));
+  lanePhase = laneRow8;
   Value kvHead = arith::DivUIOp::create(b, head, index(p.groupSize()));
   Value row0 = mul(queryBlock, index(s.blockM));
   // The first row of this warp's slice of the query block.
@@ -342,6 +395,8 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
   Value kTile = sharedTile(shared, s.blockM * tileBytes, s.blockN);
   Value vTile =
       sharedTile(shared, (s.blockM + s.blockN) * tileBytes, s.blockN);
+  // Per-lane values that addresses share are built here, ahead of the loop.
+  entryPoint = b.saveInsertionPoint();
 
   Value qToken = copyTile(q, batch, head, row0, s.blockM, p.queryLen, qTile);
   nvgpu::DeviceAsyncWaitOp::create(b, qToken, b.getI32IntegerAttr(0));
@@ -405,19 +460,26 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
         nvgpu::DeviceAsyncWaitOp::create(b, vToken, b.getI32IntegerAttr(0));
         gpu::BarrierOp::create(b);
 
-        SmallVector<Value> next;
+        // S = Q K^T for all of the warp's m16 tiles at once, so that each
+        // K fragment is loaded once and used by every tile.
+        SmallVector<SmallVector<Value>> scores(
+            mTiles, SmallVector<Value>(nTiles, zeroC));
+        for (int64_t ks = 0; ks < kSteps; ++ks) {
+          SmallVector<Value> aFrags;
+          for (int64_t mt = 0; mt < mTiles; ++mt)
+            aFrags.push_back(
+                loadA(qTile, add(warpRow, index(mt * 16)), ks * 16));
+          for (int64_t nt = 0; nt < nTiles; ++nt) {
+            Value bFrag = loadB(kTile, index(nt * 8), ks * 16);
+            for (int64_t mt = 0; mt < mTiles; ++mt)
+              scores[mt][nt] = mma(aFrags[mt], bFrag, scores[mt][nt]);
+          }
+        }
+
         SmallVector<Value> mNext, lNext;
+        SmallVector<SmallVector<Value>> pFrags(mTiles), alphas(mTiles);
         for (int64_t mt = 0; mt < mTiles; ++mt) {
           Value tileRow = add(warpRow, index(mt * 16));
-          // S = Q K^T for this m16 tile: nTiles C fragments.
-          SmallVector<Value> scores(nTiles, zeroC);
-          for (int64_t ks = 0; ks < kSteps; ++ks) {
-            Value a = loadA(qTile, tileRow, ks * 16);
-            for (int64_t nt = 0; nt < nTiles; ++nt) {
-              Value bFrag = loadB(kTile, index(nt * 8), ks * 16);
-              scores[nt] = mma(a, bFrag, scores[nt]);
-            }
-          }
           // Scale into base 2 and hide invisible keys.
           Value rowG = add(add(row0, tileRow), groupId);
           SmallVector<Value> rowOf = {rowG, add(rowG, index(8))};
@@ -427,7 +489,7 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
             for (int64_t i = 0; i < 2; ++i)
               for (int64_t j = 0; j < 2; ++j) {
                 Value x = vector::ExtractOp::create(
-                    b, scores[nt], ArrayRef<int64_t>{i, j});
+                    b, scores[mt][nt], ArrayRef<int64_t>{i, j});
                 x = mulF(x, scale);
                 if (s.needsElementMask()) {
                   Value key = add(add(key0, index(nt * 8 + j)),
@@ -459,7 +521,6 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
           Value mOld = state[mTiles * oTiles + mt];
           Value lOld = state[mTiles * oTiles + mTiles + mt];
           Value mNew = mOld, lNew = lOld;
-          SmallVector<Value> alpha(2);
           for (int64_t i = 0; i < 2; ++i) {
             Value rowMax = minusInf;
             for (int64_t nt = 0; nt < nTiles; ++nt)
@@ -471,7 +532,7 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
             Value isEmpty = arith::CmpFOp::create(
                 b, arith::CmpFPredicate::OEQ, updated, minusInf);
             Value safe = arith::SelectOp::create(b, isEmpty, zeroF, updated);
-            alpha[i] = exp2(subF(old, safe));
+            alphas[mt].push_back(exp2(subF(old, safe)));
             Value rowSum = zeroF;
             for (int64_t nt = 0; nt < nTiles; ++nt)
               for (int64_t j = 0; j < 2; ++j) {
@@ -480,18 +541,18 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
                 rowSum = addF(rowSum, x);
               }
             // l stays a per-lane partial sum; the quad adds it up at the end.
-            Value lRow = addF(mulF(alpha[i], vector::ExtractOp::create(b, lOld, i)),
-                              rowSum);
+            Value lRow = addF(
+                mulF(alphas[mt][i], vector::ExtractOp::create(b, lOld, i)),
+                rowSum);
             mNew = vector::InsertOp::create(b, updated, mNew, i);
             lNew = vector::InsertOp::create(b, lRow, lNew, i);
           }
           mNext.push_back(mNew);
           lNext.push_back(lNew);
 
-          // O = alpha * O + P V, with P's A fragments built from S's C
-          // fragments of n tiles 2 kk and 2 kk + 1.
+          // P's A fragments: S's C fragments of n tiles 2 kk and 2 kk + 1,
+          // rounded to the input type.
           Type fragA = VectorType::get({4, 2}, s.element);
-          SmallVector<Value> pFrags;
           for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
             SmallVector<Value> halves;
             for (int64_t nt : {2 * kk, 2 * kk + 1})
@@ -499,24 +560,32 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
                 for (int64_t j = 0; j < 2; ++j)
                   halves.push_back(arith::TruncFOp::create(
                       b, s.element, elems[nt][2 * i + j]));
-            pFrags.push_back(vector::FromElementsOp::create(
+            pFrags[mt].push_back(vector::FromElementsOp::create(
                 b, cast<VectorType>(fragA), halves));
           }
+        }
+
+        // O = alpha * O + P V; each V fragment serves every m16 tile.
+        SmallVector<Value> next;
+        for (int64_t mt = 0; mt < mTiles; ++mt)
           for (int64_t ot = 0; ot < oTiles; ++ot) {
             Value acc = state[mt * oTiles + ot];
             for (int64_t i = 0; i < 2; ++i) {
               Value rowPair = vector::ExtractOp::create(b, acc, i);
-              Value scaled = mulF(
-                  rowPair, vector::BroadcastOp::create(b, pair, alpha[i]));
+              Value scaled = mulF(rowPair, vector::BroadcastOp::create(
+                                               b, pair, alphas[mt][i]));
               acc = vector::InsertOp::create(b, scaled, acc, i);
-            }
-            for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
-              Value bFrag = loadBTransposed(vTile, index(kk * 16), ot * 8);
-              acc = mma(pFrags[kk], bFrag, acc);
             }
             next.push_back(acc);
           }
-        }
+        for (int64_t kk = 0; kk < nTiles / 2; ++kk)
+          for (int64_t ot = 0; ot < oTiles; ++ot) {
+            Value bFrag = loadBTransposed(vTile, index(kk * 16), ot * 8);
+            for (int64_t mt = 0; mt < mTiles; ++mt) {
+              Value &acc = next[mt * oTiles + ot];
+              acc = mma(pFrags[mt][kk], bFrag, acc);
+            }
+          }
         next.append(mNext);
         next.append(lNext);
         scf::YieldOp::create(b, next);
