@@ -51,7 +51,9 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   // sides one value and canonicalisation drops the copy.
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
-  bufferization::buildBufferDeallocationPipeline(pm.nest<func::FuncOp>());
+  // At module level, so that deallocations of several buffers can call a
+  // helper function the lowering adds to the module.
+  bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Loops, then LLVM.
