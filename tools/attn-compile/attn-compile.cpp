@@ -17,6 +17,7 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/InitAllDialects.h"
@@ -24,6 +25,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -44,6 +46,11 @@ cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<module.mlir>"),
                                    cl::Required);
 cl::opt<std::string> outputDir("o", cl::desc("Directory of the bundle"),
                                cl::value_desc("dir"), cl::Required);
+cl::list<std::string> functions(
+    "function",
+    cl::desc("Compile only the attentions of this function (repeatable; "
+             "default: all)"),
+    cl::value_desc("name"));
 cl::opt<std::string> chip("chip",
                           cl::desc("GPU to compile for (default: the chip of "
                                    "the module's #attn.target, else sm_80)"));
@@ -129,6 +136,22 @@ int main(int argc, char **argv) {
       parseSourceFile<ModuleOp>(inputFilename, sourceMgr, &context);
   if (!module)
     return 1;
+
+  if (!functions.empty()) {
+    SmallVector<func::FuncOp> others;
+    llvm::StringSet<> wanted;
+    for (const std::string &name : functions)
+      wanted.insert(name);
+    for (auto func : module->getOps<func::FuncOp>()) {
+      if (!wanted.erase(func.getSymName()))
+        others.push_back(func);
+    }
+    if (!wanted.empty())
+      return fail("no function @" + wanted.begin()->getKey() + " in " +
+                  inputFilename);
+    for (func::FuncOp func : others)
+      func.erase();
+  }
 
   AttnToPTXOptions options;
   options.chip = "sm_80";

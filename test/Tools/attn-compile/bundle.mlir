@@ -1,0 +1,70 @@
+// attn-compile writes a bundle: the PTX of every kernel and a manifest that
+// says how to launch each one.
+// RUN: rm -rf %t && attn-compile %s -o %t --function=prefill | FileCheck %s --check-prefix=SAY
+// RUN: FileCheck %s --input-file=%t/manifest.json
+// RUN: FileCheck %s --input-file=%t/kernels.ptx --check-prefix=PTX
+// SAY: 1 kernel(s) for sm_90a in {{[0-9.]+}} s ->
+
+// CHECK: "format": "attn-kernel-bundle"
+// CHECK: "kernels": [
+// CHECK:     "attention": {
+// CHECK-NEXT:  "causal": true,
+// CHECK-NEXT:  "scale": 0.125
+// CHECK:     "block": [
+// CHECK-NEXT:  128,
+// CHECK:     "dynamic_shared_memory": 49152,
+// CHECK:     "grid": [
+// CHECK-NEXT:  3,
+// CHECK-NEXT:  2,
+// CHECK-NEXT:  8
+// CHECK:     "name": "prefill_attention0",
+// CHECK:     "params": [
+// CHECK:         "name": "Q",
+// CHECK-NEXT:    "shape": [
+// CHECK-NEXT:      2,
+// CHECK-NEXT:      8,
+// CHECK-NEXT:      300,
+// CHECK-NEXT:      64
+// CHECK:         "type": "f16"
+// CHECK:         "name": "K",
+// CHECK:         "name": "V",
+// CHECK:         "name": "O",
+// CHECK:         "name": "LSE",
+// CHECK:         "type": "f32"
+// CHECK:     "target": "sm_90a",
+// CHECK:     "tiles": {
+// CHECK-NEXT:  "block_m": 128,
+// CHECK-NEXT:  "block_n": 128,
+// CHECK-NEXT:  "stages": 1,
+// CHECK-NEXT:  "warps": 4
+// CHECK: "ptx": "kernels.ptx",
+// CHECK: "version": 1
+
+// PTX: .target sm_90a
+// PTX: .visible .entry prefill_attention0(
+
+// The chip can be named; an attention the kernel does not support, a
+// missing function and a module without attentions are errors.
+// RUN: attn-compile %s -o %t.sm80 --function=prefill --chip=sm_80 | FileCheck %s --check-prefix=SM80
+// SM80: 1 kernel(s) for sm_80
+// RUN: not attn-compile %s -o %t.all 2>&1 | FileCheck %s --check-prefix=REJECTED
+// REJECTED: error: attn-to-nvgpu does not support softcap yet
+// RUN: not attn-compile %s -o %t.x --function=missing 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: attn-compile: error: no function @missing in
+// RUN: not attn-compile %S/../attn-run/Inputs/no-attention.mlir -o %t.none 2>&1 | FileCheck %s --check-prefix=NONE
+// NONE: attn-compile: error: no attn.attention in
+
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @prefill(%q: tensor<2x8x300x64xf16>, %k: tensor<2x8x300x64xf16>, %v: tensor<2x8x300x64xf16>,
+                     %o: tensor<2x8x300x64xf16>, %l: tensor<2x8x300xf32>) -> (tensor<2x8x300x64xf16>, tensor<2x8x300xf32>) {
+    %r:2 = attn.attention ins(%q, %k, %v : tensor<2x8x300x64xf16>, tensor<2x8x300x64xf16>, tensor<2x8x300x64xf16>)
+        outs(%o, %l : tensor<2x8x300x64xf16>, tensor<2x8x300xf32>) {causal} -> tensor<2x8x300x64xf16>, tensor<2x8x300xf32>
+    return %r#0, %r#1 : tensor<2x8x300x64xf16>, tensor<2x8x300xf32>
+  }
+  func.func @capped(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+        outs(%o : tensor<1x1x64x64xf16>) {softcap = 30.0 : f32} -> tensor<1x1x64x64xf16>
+    return %r : tensor<1x1x64x64xf16>
+  }
+}
