@@ -26,6 +26,8 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     - the Q block and each K and V tile go to dynamic shared memory with
       `cp.async` (`nvgpu.device_async_copy`), rows of 16-byte chunks
       XOR-swizzled so that `ldmatrix` reads them without bank conflicts;
+      with two stages (the tiles' `stages`, limited by the target's shared
+      memory) the next block's K and V load while the current one is used;
     - warps split the query rows (split-Q): warp `w` owns rows
       `[w * block_m / warps, (w + 1) * block_m / warps)` and reads all of K and
       V, so no partial result crosses warps;

@@ -57,6 +57,9 @@ struct KernelShape {
   AttentionProblem problem;
   Type element;
   int64_t blockM, blockN, warps;
+  /// Shared-memory buffers of K and V: 1, or 2 to load the next block while
+  /// the current one is computed.
+  int64_t stages;
   float scaleLog2;
   bool withLse;
 
@@ -66,9 +69,11 @@ struct KernelShape {
   int64_t queryBlocks() const {
     return llvm::divideCeil(problem.queryLen, blockM);
   }
-  /// Bytes of dynamic shared memory: the Q block, one K and one V tile.
+  /// Bytes of dynamic shared memory: the Q block, `stages` K and V tiles.
   int64_t sharedBytes() const {
-    return 2 * (blockM + 2 * blockN) * problem.headDim;
+    return fa2SharedMemoryBytes(Fa2Tiling{blockM, blockN, warps, stages},
+                                problem.headDim, problem.valueDim,
+                                /*elementBytes=*/2);
   }
   /// Whether some score needs an element mask (causal, window, or a tail of
   /// keys past Sk in the last block).
@@ -103,11 +108,12 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
                         "D = ")
            << problem->headDim << ", Dv = " << problem->valueDim;
 
-  KernelShape shape{*problem, element, 0, 0, 0, 0, false};
+  KernelShape shape{*problem, element, 0, 0, 0, 0, 0, false};
   if (Fa2TilesAttr tiles = op.getTilesAttr()) {
     shape.blockM = tiles.getBlockM();
     shape.blockN = tiles.getBlockN();
     shape.warps = tiles.getWarps();
+    shape.stages = tiles.getStages();
   } else {
     std::optional<Fa2Tiling> tiling = defaultFa2Tiling(
         problem->headDim, problem->valueDim, /*elementBytes=*/2, std::nullopt);
@@ -116,10 +122,26 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     shape.blockM = tiling->blockM;
     shape.blockN = tiling->blockN;
     shape.warps = tiling->warps;
+    shape.stages = tiling->stages;
   }
   if (shape.blockM % (16 * shape.warps) != 0 || shape.blockN % 16 != 0)
     return op.emitError("attn-to-nvgpu needs block_m a multiple of 16 * warps "
                         "and block_n a multiple of 16");
+  // Two stages at most, and one when two do not fit the target's shared
+  // memory per block (without a target: 163 KiB, what sm_80 allows and
+  // sm_90 exceeds).
+  int64_t sharedLimit = 166912;
+  if (auto module = op->getParentOfType<ModuleOp>())
+    if (auto target = module->getAttrOfType<TargetAttr>(
+            AttnDialect::getTargetAttrName()))
+      sharedLimit = target.getSmemPerBlock();
+  shape.stages = std::min<int64_t>(shape.stages, 2);
+  if (shape.stages == 2 && shape.sharedBytes() > sharedLimit)
+    shape.stages = 1;
+  if (shape.sharedBytes() > sharedLimit)
+    return op.emitError("attn-to-nvgpu: the tiles need ")
+           << shape.sharedBytes() << " bytes of shared memory per block; the "
+           << "target allows " << sharedLimit;
   shape.scaleLog2 = op.getEffectiveScale() * static_cast<float>(M_LOG2E);
   shape.withLse = static_cast<bool>(op.getInitLse());
   return shape;
@@ -171,12 +193,22 @@ private:
                 function_ref<Value()> build);
 
   /// cp.async of rows [row0, row0 + rows) of `source[batch, head]` into
-  /// `tile`; rows at or past `length` are zero-filled.
-  Value copyTile(Value source, Value batch, Value head, Value row0,
-                 int64_t rows, int64_t length, Value tile);
+  /// `tile`; rows at or past `length` are zero-filled. Returns the copies'
+  /// tokens, which `commit` groups.
+  SmallVector<Value> copyTile(Value source, Value batch, Value head,
+                              Value row0, int64_t rows, int64_t length,
+                              Value tile);
+  Value commit(ArrayRef<Value> tokens) {
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  }
+  /// Waits until at most `pending` committed groups are still in flight.
+  void waitGroups(Value group, int32_t pending) {
+    nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(pending));
+  }
 
   /// The tile views of dynamic shared memory.
-  Value sharedTile(Value base, int64_t byteOffset, int64_t rows);
+  Value sharedTile(Value base, Value byteOffset, int64_t rows);
 
   /// Per-lane ldmatrix operands.
   Value loadA(Value tile, Value row0, int64_t col0);
@@ -231,34 +263,34 @@ Value KernelBuilder::swizzledColumn(int64_t chunk0, Value laneChunk,
   return add(index((chunk0 - low) * kChunk), within);
 }
 
-Value KernelBuilder::sharedTile(Value base, int64_t byteOffset, int64_t rows) {
+Value KernelBuilder::sharedTile(Value base, Value byteOffset, int64_t rows) {
   auto type = MemRefType::get(
       {rows, s.problem.headDim}, s.element, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(b.getContext(),
                                  gpu::AddressSpace::Workgroup));
-  return memref::ViewOp::create(b, type, base, index(byteOffset),
-                                ValueRange{});
+  return memref::ViewOp::create(b, type, base, byteOffset, ValueRange{});
 }
 
-Value KernelBuilder::copyTile(Value source, Value batch, Value head,
-                              Value row0, int64_t rows, int64_t length,
-                              Value tile) {
+SmallVector<Value> KernelBuilder::copyTile(Value source, Value batch,
+                                           Value head, Value row0,
+                                           int64_t rows, int64_t length,
+                                           Value tile) {
   int64_t chunksPerRow = s.problem.headDim / kChunk;
   // Each round the threads copy `rowsPerRound` whole rows; thread `tid`
   // always copies chunk tid % chunksPerRow of row tid / chunksPerRow (+ a
   // multiple of rowsPerRound), so its shared-memory column is the same in
   // every round when rowsPerRound is a multiple of the swizzle period 8.
   int64_t rowsPerRound = s.threads() / chunksPerRow;
-  Value laneRow = atEntry({-1, tile.getAsOpaquePointer()}, [&] {
+  Value laneRow = atEntry({-1, nullptr}, [&] {
     return arith::DivUIOp::create(b, tid, index(chunksPerRow));
   });
-  Value col = atEntry({-2, tile.getAsOpaquePointer()}, [&] {
+  Value col = atEntry({-2, nullptr}, [&] {
     return mul(arith::RemUIOp::create(b, tid, index(chunksPerRow)),
                index(kChunk));
   });
   Value sharedCol;
   if (rowsPerRound % 8 == 0)
-    sharedCol = atEntry({-3, tile.getAsOpaquePointer()},
+    sharedCol = atEntry({-3, nullptr},
                         [&] { return swizzle(laneRow, col); });
   SmallVector<Value> tokens;
   for (int64_t first = 0; first < rows; first += rowsPerRound) {
@@ -275,8 +307,7 @@ Value KernelBuilder::copyTile(Value source, Value batch, Value head,
         source, ValueRange{batch, head, clamped, col}, b.getIndexAttr(kChunk),
         elements, /*bypassL1=*/b.getUnitAttr()));
   }
-  return nvgpu::DeviceAsyncCreateGroupOp::create(
-      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  return tokens;
 }
 
 Value KernelBuilder::loadA(Value tile, Value row0, int64_t col0) {
@@ -390,16 +421,33 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
   Value shared = gpu::DynamicSharedMemoryOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                          MemRefLayoutAttrInterface(), workgroup));
+  // Layout: the Q block, then `stages` K tiles, then `stages` V tiles.
   int64_t tileBytes = 2 * p.headDim;
-  Value qTile = sharedTile(shared, 0, s.blockM);
-  Value kTile = sharedTile(shared, s.blockM * tileBytes, s.blockN);
-  Value vTile =
-      sharedTile(shared, (s.blockM + s.blockN) * tileBytes, s.blockN);
+  int64_t kvTileBytes = s.blockN * tileBytes;
+  int64_t kBase = s.blockM * tileBytes;
+  int64_t vBase = kBase + s.stages * kvTileBytes;
+  Value qTile = sharedTile(shared, index(0), s.blockM);
   // Per-lane values that addresses share are built here, ahead of the loop.
   entryPoint = b.saveInsertionPoint();
+  auto kvTiles = [&](Value stage) {
+    Value offset = mul(stage, index(kvTileBytes));
+    return std::make_pair(
+        sharedTile(shared, add(index(kBase), offset), s.blockN),
+        sharedTile(shared, add(index(vBase), offset), s.blockN));
+  };
 
-  Value qToken = copyTile(q, batch, head, row0, s.blockM, p.queryLen, qTile);
-  nvgpu::DeviceAsyncWaitOp::create(b, qToken, b.getI32IntegerAttr(0));
+  Value qGroup =
+      commit(copyTile(q, batch, head, row0, s.blockM, p.queryLen, qTile));
+  // The K and V tiles of `block` into `stage`, as one group.
+  auto copyKV = [&](Value block, Value stage) {
+    auto [kStage, vStage] = kvTiles(stage);
+    Value key0 = mul(block, index(s.blockN));
+    SmallVector<Value> tokens =
+        copyTile(k, batch, kvHead, key0, s.blockN, p.kvLen, kStage);
+    llvm::append_range(
+        tokens, copyTile(v, batch, kvHead, key0, s.blockN, p.kvLen, vStage));
+    return commit(tokens);
+  };
 
   // KV blocks [begin, end): the same bounds as the decomposition.
   int64_t offset = p.kvLen - p.queryLen;
@@ -446,19 +494,36 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
   Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
   Value zeroF = f32Const(0.0);
 
+  // Q, and with two stages the first K and V tiles, are in flight.
+  if (s.stages == 2) {
+    copyKV(blockBegin, index(0));
+    waitGroups(qGroup, 1);
+  } else {
+    waitGroups(qGroup, 0);
+  }
   auto loop = scf::ForOp::create(
       b, blockBegin, blockEnd, index(1), init,
       [&](OpBuilder &, Location, Value block, ValueRange state) {
         Value key0 = mul(block, index(s.blockN));
         // The tiles of the previous block have been read by every warp.
         gpu::BarrierOp::create(b);
-        Value kToken = copyTile(k, batch, kvHead, key0, s.blockN, p.kvLen,
-                                kTile);
-        Value vToken = copyTile(v, batch, kvHead, key0, s.blockN, p.kvLen,
-                                vTile);
-        (void)kToken;
-        nvgpu::DeviceAsyncWaitOp::create(b, vToken, b.getI32IntegerAttr(0));
+        Value stage = index(0);
+        if (s.stages == 2) {
+          // Block n is in stage (n - begin) % 2 (issued one iteration ago);
+          // the next block goes to the other stage while this one is used.
+          stage = arith::RemUIOp::create(
+              b, arith::SubIOp::create(b, block, blockBegin), index(2));
+          Value next = arith::MinUIOp::create(
+              b, add(block, index(1)),
+              arith::SubIOp::create(b, blockEnd, index(1)));
+          Value group =
+              copyKV(next, arith::SubIOp::create(b, index(1), stage));
+          waitGroups(group, 1);
+        } else {
+          waitGroups(copyKV(block, stage), 0);
+        }
         gpu::BarrierOp::create(b);
+        auto [kTile, vTile] = kvTiles(stage);
 
         // S = Q K^T for all of the warp's m16 tiles at once, so that each
         // K fragment is loaded once and used by every tile.
@@ -592,7 +657,10 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
       });
 
   // O = acc / l once; LSE = (m + log2 l) ln 2; l = 0 gives 0 and -inf.
+  // No copy may still be writing shared memory when the CTA ends.
   b.setInsertionPointAfter(loop);
+  if (s.stages == 2)
+    waitGroups(qGroup, 0);
   for (int64_t mt = 0; mt < mTiles; ++mt) {
     Value tileRow = add(add(row0, warpRow), index(mt * 16));
     Value mFinal = loop.getResult(mTiles * oTiles + mt);
@@ -704,7 +772,7 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
               kb.getNamedAttr("tiles",
                               Fa2TilesAttr::get(ctx, shape->blockM,
                                                 shape->blockN, shape->warps,
-                                                1)),
+                                                shape->stages)),
               kb.getNamedAttr("attention", describeAttention(kb, op)),
           }));
       KernelBuilder(kb, *shape).build(func);

@@ -34,18 +34,19 @@ func.func @prefill(%q: tensor<1x8x300x64xbf16>, %k: tensor<1x2x300x64xbf16>,
 // Q, K and V tiles in dynamic shared memory.
 // CHECK-DAG: %[[SMEM:.+]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK-DAG: %[[QT:.+]] = memref.view %[[SMEM]][%c0{{.*}}][] : {{.*}} to memref<64x64xbf16, #gpu.address_space<workgroup>>
-// CHECK-DAG: %[[KT:.+]] = memref.view %[[SMEM]][%c8192{{.*}}][] : {{.*}} to memref<64x64xbf16, #gpu.address_space<workgroup>>
-// CHECK-DAG: %[[VT:.+]] = memref.view %[[SMEM]][%c16384{{.*}}][] : {{.*}} to memref<64x64xbf16, #gpu.address_space<workgroup>>
 // The Q block is staged once with cp.async (16-byte chunks, zero-filled past
 // Sq, XOR-swizzled columns).
 // CHECK: arith.xori
 // CHECK: nvgpu.device_async_copy %[[Q]][%[[B]], %[[H]], %{{.+}}, %{{.+}}], %[[QT]][%{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
-// CHECK: nvgpu.device_async_wait
 // Causal block skipping: the KV loop ends at the query block's last
 // visible key block.
 // CHECK: %[[END:.+]] = arith.ceildivui %{{.+}}, %c64 : index
+// CHECK: nvgpu.device_async_wait %{{.+}} {numGroups = 0 : i32}
 // CHECK: scf.for %{{.+}} = %c0 to %[[END]] step %c1 iter_args(
 // CHECK:   gpu.barrier
+// One stage (as pinned): this block's K and V tiles right after Q.
+// CHECK-DAG:   %[[KT:.+]] = memref.view %[[SMEM]][%c8192{{.*}}][] : {{.*}} to memref<64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK-DAG:   %[[VT:.+]] = memref.view %[[SMEM]][%c16384{{.*}}][] : {{.*}} to memref<64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK:   nvgpu.device_async_copy %[[K]][%[[B]], %[[KVH]], %{{.+}}, %{{.+}}], %[[KT]]
 // CHECK:   nvgpu.device_async_copy %[[V]][%[[B]], %[[KVH]], %{{.+}}, %{{.+}}], %[[VT]]
 // CHECK:   nvgpu.device_async_wait
@@ -76,10 +77,22 @@ func.func @prefill(%q: tensor<1x8x300x64xbf16>, %k: tensor<1x2x300x64xbf16>,
 // CHECK:   memref.store %{{.+}}, %[[LSE]][%[[B]], %[[H]], %{{.+}}] : memref<1x8x300xf32>
 // CHECK: gpu.return
 
-// f16 uses nvgpu.mma.sync directly.
+// Default tiles for D = 128 (128 x 64, 4 warps) with two shared-memory
+// stages (96 KiB): the first K and V tiles are in flight before the loop;
+// each iteration issues the next block into the other stage and waits for
+// all but that group; nothing is in flight when the kernel ends. f16 uses
+// nvgpu.mma.sync directly.
 // RUN: attn-opt %s --attn-to-nvgpu --split-input-file 2>&1 | FileCheck %s --check-prefix=F16
 // F16-LABEL: gpu.func @decode_attention0
-// F16: nvgpu.mma.sync(%{{.+}}, %{{.+}}, %{{.+}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// F16-SAME: dynamic_shared_memory = 98304 : i64
+// F16-SAME: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+// F16: nvgpu.device_async_wait %{{.+}} {numGroups = 1 : i32}
+// F16: scf.for
+// F16:   arith.remui %{{.+}}, %c2{{.*}} : index
+// F16:   arith.minui
+// F16:   nvgpu.device_async_wait %{{.+}} {numGroups = 1 : i32}
+// F16:   nvgpu.mma.sync(%{{.+}}, %{{.+}}, %{{.+}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// F16: nvgpu.device_async_wait %{{.+}} {numGroups = 0 : i32}
 // -----
 func.func @decode(%q: tensor<2x4x1x128xf16>, %k: tensor<2x4x500x128xf16>,
                   %v: tensor<2x4x500x128xf16>, %o: tensor<2x4x1x128xf16>) -> tensor<2x4x1x128xf16> {
