@@ -12,7 +12,7 @@
 // CHECK-NEXT:  "scale": 0.125
 // CHECK:     "block": [
 // CHECK-NEXT:  128,
-// CHECK:     "dynamic_shared_memory": 49152,
+// CHECK:     "dynamic_shared_memory": 81920,
 // CHECK:     "grid": [
 // CHECK-NEXT:  3,
 // CHECK-NEXT:  2,
@@ -35,7 +35,7 @@
 // CHECK:     "tiles": {
 // CHECK-NEXT:  "block_m": 128,
 // CHECK-NEXT:  "block_n": 128,
-// CHECK-NEXT:  "stages": 1,
+// CHECK-NEXT:  "stages": 2,
 // CHECK-NEXT:  "warps": 4
 // CHECK: "ptx": "kernels.ptx",
 // CHECK: "version": 1
