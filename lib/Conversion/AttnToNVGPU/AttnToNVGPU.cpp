@@ -541,47 +541,94 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
           }
         }
 
+        // Scaled scores in base 2, [mt][nt][i][j] flattened; with `masked`,
+        // keys a row cannot see are -inf.
+        Value scale = f32Const(s.scaleLog2);
+        auto scaledScores = [&](bool masked) {
+          SmallVector<Value> values;
+          for (int64_t mt = 0; mt < mTiles; ++mt) {
+            Value rowG = add(add(row0, add(warpRow, index(mt * 16))), groupId);
+            SmallVector<Value> rowOf = {rowG, add(rowG, index(8))};
+            for (int64_t nt = 0; nt < nTiles; ++nt)
+              for (int64_t i = 0; i < 2; ++i)
+                for (int64_t j = 0; j < 2; ++j) {
+                  Value x = mulF(vector::ExtractOp::create(
+                                     b, scores[mt][nt], ArrayRef<int64_t>{i, j}),
+                                 scale);
+                  if (masked) {
+                    Value key = add(add(key0, index(nt * 8 + j)),
+                                    mul(laneInGroup, index(2)));
+                    Value diagonal = add(rowOf[i], index(offset));
+                    Value hidden = arith::CmpIOp::create(
+                        b, arith::CmpIPredicate::sge, key, index(p.kvLen));
+                    auto orHidden = [&](Value cond) {
+                      hidden = arith::OrIOp::create(b, hidden, cond);
+                    };
+                    if (p.causal)
+                      orHidden(arith::CmpIOp::create(
+                          b, arith::CmpIPredicate::sgt, key, diagonal));
+                    if (p.window) {
+                      orHidden(arith::CmpIOp::create(
+                          b, arith::CmpIPredicate::sgt, key,
+                          add(diagonal, index(p.window->second))));
+                      orHidden(arith::CmpIOp::create(
+                          b, arith::CmpIPredicate::slt, key,
+                          arith::SubIOp::create(b, diagonal,
+                                                index(p.window->first))));
+                    }
+                    x = arith::SelectOp::create(b, hidden, minusInf, x);
+                  }
+                  values.push_back(x);
+                }
+          }
+          return values;
+        };
+        SmallVector<Value> flat;
+        if (!s.needsElementMask()) {
+          flat = scaledScores(/*masked=*/false);
+        } else {
+          // Only blocks that straddle a mask boundary pay for the mask: the
+          // block is whole for every row when its last key is visible from
+          // the first row, its first key from the last row, and it ends
+          // within Sk. One uniform branch per block.
+          Value keyLast = add(key0, index(s.blockN - 1));
+          Value straddles = arith::CmpIOp::create(
+              b, arith::CmpIPredicate::sge, keyLast, index(p.kvLen));
+          auto orStraddles = [&](Value cond) {
+            straddles = arith::OrIOp::create(b, straddles, cond);
+          };
+          if (p.causal || p.window) {
+            int64_t right = p.window ? p.window->second : 0;
+            if (p.causal)
+              right = std::min<int64_t>(right, 0);
+            orStraddles(arith::CmpIOp::create(
+                b, arith::CmpIPredicate::sgt, keyLast,
+                add(row0, index(offset + right))));
+          }
+          if (p.window)
+            orStraddles(arith::CmpIOp::create(
+                b, arith::CmpIPredicate::slt, key0,
+                arith::SubIOp::create(b, add(lastRow, index(offset)),
+                                      index(p.window->first))));
+          SmallVector<Type> types(mTiles * nTiles * 4, f32);
+          auto ifOp = scf::IfOp::create(b, types, straddles,
+                                        /*withElseRegion=*/true);
+          for (bool masked : {true, false}) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(masked ? ifOp.thenBlock()
+                                              : ifOp.elseBlock());
+            scf::YieldOp::create(b, scaledScores(masked));
+          }
+          llvm::append_range(flat, ifOp.getResults());
+        }
+
         SmallVector<Value> mNext, lNext;
         SmallVector<SmallVector<Value>> pFrags(mTiles), alphas(mTiles);
         for (int64_t mt = 0; mt < mTiles; ++mt) {
-          Value tileRow = add(warpRow, index(mt * 16));
-          // Scale into base 2 and hide invisible keys.
-          Value rowG = add(add(row0, tileRow), groupId);
-          SmallVector<Value> rowOf = {rowG, add(rowG, index(8))};
-          Value scale = f32Const(s.scaleLog2);
           SmallVector<SmallVector<Value>> elems(nTiles);
-          for (int64_t nt = 0; nt < nTiles; ++nt) {
-            for (int64_t i = 0; i < 2; ++i)
-              for (int64_t j = 0; j < 2; ++j) {
-                Value x = vector::ExtractOp::create(
-                    b, scores[mt][nt], ArrayRef<int64_t>{i, j});
-                x = mulF(x, scale);
-                if (s.needsElementMask()) {
-                  Value key = add(add(key0, index(nt * 8 + j)),
-                                  mul(laneInGroup, index(2)));
-                  Value diagonal = add(rowOf[i], index(offset));
-                  Value hidden = arith::CmpIOp::create(
-                      b, arith::CmpIPredicate::sge, key, index(p.kvLen));
-                  auto orHidden = [&](Value cond) {
-                    hidden = arith::OrIOp::create(b, hidden, cond);
-                  };
-                  if (p.causal)
-                    orHidden(arith::CmpIOp::create(
-                        b, arith::CmpIPredicate::sgt, key, diagonal));
-                  if (p.window) {
-                    orHidden(arith::CmpIOp::create(
-                        b, arith::CmpIPredicate::sgt, key,
-                        add(diagonal, index(p.window->second))));
-                    orHidden(arith::CmpIOp::create(
-                        b, arith::CmpIPredicate::slt, key,
-                        arith::SubIOp::create(b, diagonal,
-                                              index(p.window->first))));
-                  }
-                  x = arith::SelectOp::create(b, hidden, minusInf, x);
-                }
-                elems[nt].push_back(x);
-              }
-          }
+          for (int64_t nt = 0; nt < nTiles; ++nt)
+            for (int64_t e = 0; e < 4; ++e)
+              elems[nt].push_back(flat[(mt * nTiles + nt) * 4 + e]);
           // Online softmax, per row (i = 0: row g, i = 1: row g + 8).
           Value mOld = state[mTiles * oTiles + mt];
           Value lOld = state[mTiles * oTiles + mTiles + mt];
