@@ -210,6 +210,10 @@ private:
   /// The tile views of dynamic shared memory.
   Value sharedTile(Value base, Value byteOffset, int64_t rows);
 
+  /// ldmatrix.x`numTiles` of the 8x8 matrices whose rows lane l addresses
+  /// at row `row0 + laneRow`, 16-byte chunk `col0 / 8 + laneChunk`.
+  Value ldmatrix(Value tile, Value row0, Value laneRow, Value laneChunk,
+                 int64_t col0, int64_t numTiles, bool transpose);
   /// Per-lane ldmatrix operands.
   Value loadA(Value tile, Value row0, int64_t col0);
   Value loadB(Value tile, Value row0, int64_t col0);
@@ -310,34 +314,32 @@ SmallVector<Value> KernelBuilder::copyTile(Value source, Value batch,
   return tokens;
 }
 
+Value KernelBuilder::ldmatrix(Value tile, Value row0, Value laneRow,
+                              Value laneChunk, int64_t col0, int64_t numTiles,
+                              bool transpose) {
+  Value row = add(row0, laneRow);
+  Value col = swizzledColumn(col0 / kChunk, laneChunk, lanePhase);
+  return nvgpu::LdMatrixOp::create(
+      b, VectorType::get({numTiles, 2}, s.element), tile, ValueRange{row, col},
+      transpose, static_cast<uint32_t>(numTiles));
+}
+
 Value KernelBuilder::loadA(Value tile, Value row0, int64_t col0) {
   // Lanes 0-15 address rows 0-15 at col0, lanes 16-31 the same rows at
   // col0 + 8: matrices a0a1 | a2a3 | a4a5 | a6a7.
-  Value row = add(row0, laneRow16);
-  Value col = swizzledColumn(col0 / kChunk, laneHalf16, lanePhase);
-  return nvgpu::LdMatrixOp::create(b, VectorType::get({4, 2}, s.element), tile,
-                                   ValueRange{row, col},
-                                   /*transpose=*/false, /*numTiles=*/4);
+  return ldmatrix(tile, row0, laneRow16, laneHalf16, col0, 4, false);
 }
 
 Value KernelBuilder::loadB(Value tile, Value row0, int64_t col0) {
   // K stored [key][d]: lanes 0-7 address keys row0..+7 at d = col0, lanes
   // 8-15 the same keys at col0 + 8 (lanes 16-31 repeat; x2 ignores them).
-  Value row = add(row0, laneRow8);
-  Value col = swizzledColumn(col0 / kChunk, laneHalf8, lanePhase);
-  return nvgpu::LdMatrixOp::create(b, VectorType::get({2, 2}, s.element), tile,
-                                   ValueRange{row, col},
-                                   /*transpose=*/false, /*numTiles=*/2);
+  return ldmatrix(tile, row0, laneRow8, laneHalf8, col0, 2, false);
 }
 
 Value KernelBuilder::loadBTransposed(Value tile, Value row0, int64_t col0) {
   // V stored [key][d]: lanes 0-15 address keys row0..+15 at d = col0; the
   // transposed x2 load hands lane l keys 2t, 2t+1 (+8) of column g.
-  Value row = add(row0, laneRow16);
-  Value col = swizzledColumn(col0 / kChunk, zero, lanePhase);
-  return nvgpu::LdMatrixOp::create(b, VectorType::get({2, 2}, s.element), tile,
-                                   ValueRange{row, col},
-                                   /*transpose=*/true, /*numTiles=*/2);
+  return ldmatrix(tile, row0, laneRow16, zero, col0, 2, true);
 }
 
 Value KernelBuilder::mma(Value a, Value bFrag, Value c) {
