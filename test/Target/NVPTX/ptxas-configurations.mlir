@@ -6,10 +6,32 @@
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm90 --chip=sm_90 | FileCheck %s --check-prefix=COMPILE
-// RUN: %ptxas -arch=sm_80 -v %t/sm80/kernels.ptx -o %t/sm80.cubin 2>&1 | FileCheck %s
-// RUN: %ptxas -arch=sm_90 -v %t/sm90/kernels.ptx -o %t/sm90.cubin 2>&1 | FileCheck %s
+// RUN: %ptxas -arch=sm_80 -v %t/sm80/kernels.ptx -o %t/sm80.cubin > %t/sm80.log 2>&1
+// RUN: %ptxas -arch=sm_90 -v %t/sm90/kernels.ptx -o %t/sm90.cubin > %t/sm90.log 2>&1
+// RUN: FileCheck %s --input-file=%t/sm80.log
+// RUN: FileCheck %s --input-file=%t/sm90.log
 
 // COMPILE: 14 kernel(s)
+
+// The D = 256 kernels (128 x 64 tiles, 8 warps) use no local memory at all;
+// the others still spill a few bytes (docs/performance.md), which is why the
+// check is not made for them yet.
+// RUN: FileCheck %s --check-prefix=NOSPILL0 --input-file=%t/sm80.log
+// RUN: FileCheck %s --check-prefix=NOSPILL0 --input-file=%t/sm90.log
+// NOSPILL0: Function properties for d256_full_f16_attention0
+// NOSPILL0-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// RUN: FileCheck %s --check-prefix=NOSPILL1 --input-file=%t/sm80.log
+// RUN: FileCheck %s --check-prefix=NOSPILL1 --input-file=%t/sm90.log
+// NOSPILL1: Function properties for d256_full_bf16_attention0
+// NOSPILL1-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// RUN: FileCheck %s --check-prefix=NOSPILL2 --input-file=%t/sm80.log
+// RUN: FileCheck %s --check-prefix=NOSPILL2 --input-file=%t/sm90.log
+// NOSPILL2: Function properties for d256_causal_f16_attention0
+// NOSPILL2-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// RUN: FileCheck %s --check-prefix=NOSPILL3 --input-file=%t/sm80.log
+// RUN: FileCheck %s --check-prefix=NOSPILL3 --input-file=%t/sm90.log
+// NOSPILL3: Function properties for d256_causal_bf16_attention0
+// NOSPILL3-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK-DAG: Compiling entry function 'd64_full_f16_attention0'
 // CHECK-DAG: Compiling entry function 'd64_full_bf16_attention0'
 // CHECK-DAG: Compiling entry function 'd64_causal_f16_attention0'
