@@ -8,6 +8,7 @@
 #include "attn/Analysis/Fa2Defaults.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -21,9 +22,15 @@ int64_t mlir::attn::fa2SharedMemoryBytes(const Fa2Tiling &tiling,
   return (queryTile + kvTiles) * elementBytes;
 }
 
-/// FlashAttention-2's choices by head dimension, preferred first; the later
-/// entries are the smaller tiles it falls back to when shared memory is short.
-static llvm::ArrayRef<Fa2Tiling> candidatesFor(int64_t headDim) {
+int64_t mlir::attn::fa2RegistersPerThread(const Fa2Tiling &tiling,
+                                          int64_t valueDim) {
+  int64_t threads = 32 * tiling.warps;
+  int64_t accumulators =
+      tiling.blockM * valueDim + tiling.blockM * tiling.blockN;
+  return llvm::divideCeil(accumulators, threads) + 24;
+}
+
+llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
   static const Fa2Tiling upTo64[] = {
       {128, 128, 4, 2}, {128, 64, 4, 2}, {64, 64, 4, 2}};
   static const Fa2Tiling upTo128[] = {{128, 64, 4, 2}, {64, 64, 4, 2}};
@@ -44,7 +51,7 @@ mlir::attn::defaultFa2Tiling(int64_t headDim, int64_t valueDim,
   int64_t widest = std::max(headDim, valueDim);
   if (widest < 1)
     return std::nullopt;
-  for (const Fa2Tiling &tiling : candidatesFor(widest)) {
+  for (const Fa2Tiling &tiling : fa2Candidates(widest)) {
     if (!sharedMemoryPerBlock ||
         fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes) <=
             *sharedMemoryPerBlock)

@@ -7,6 +7,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
@@ -43,6 +44,7 @@ void mlir::attn::buildKernelsToPTXPipeline(OpPassManager &pm,
 
 void mlir::attn::buildAttnToPTXPipeline(OpPassManager &pm,
                                         const AttnToPTXOptions &options) {
+  pm.addPass(createAttnSelectSchedule());
   pm.addPass(createAttnToNVGPU());
   buildKernelsToPTXPipeline(pm, options);
 }

@@ -16,6 +16,7 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -163,6 +164,7 @@ int main(int argc, char **argv) {
 
   auto start = std::chrono::steady_clock::now();
   PassManager toKernels(&context);
+  toKernels.addPass(createAttnSelectSchedule());
   toKernels.addPass(createAttnToNVGPU());
   if (failed(toKernels.run(*module)))
     return 1;

@@ -47,3 +47,21 @@ TEST(Fa2Defaults, FallsBackWhenSharedMemoryIsShort) {
 }
 
 } // namespace
+
+TEST(Fa2Defaults, RegistersPerThreadCountTheAccumulators) {
+  // D = 128, 128 x 64, 4 warps: O 128 x 128 and S 128 x 64 f32 over 128
+  // threads = 128 + 64, plus 24.
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 64, 4, 2}, 128), 216);
+  // D = 256, 128 x 64, 8 warps: (128 * 256 + 128 * 64) / 256 + 24.
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 64, 8, 2}, 256), 184);
+  // Stages do not change it; rounding is up.
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{16, 16, 1, 1}, 1), 24 + 9);
+}
+
+TEST(Fa2Defaults, CandidatesAreTheTable) {
+  EXPECT_EQ(fa2Candidates(64).front(), (Fa2Tiling{128, 128, 4, 2}));
+  EXPECT_EQ(fa2Candidates(128).front(), (Fa2Tiling{128, 64, 4, 2}));
+  EXPECT_EQ(fa2Candidates(256).front(), (Fa2Tiling{128, 64, 8, 2}));
+  EXPECT_TRUE(fa2Candidates(257).empty());
+}
+

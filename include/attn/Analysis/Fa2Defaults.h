@@ -13,6 +13,8 @@
 #ifndef ATTN_ANALYSIS_FA2DEFAULTS_H
 #define ATTN_ANALYSIS_FA2DEFAULTS_H
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cstdint>
 #include <optional>
 
@@ -33,6 +35,18 @@ struct Fa2Tiling {
 /// tile, in the input element size.
 int64_t fa2SharedMemoryBytes(const Fa2Tiling &tiling, int64_t headDim,
                              int64_t valueDim, int64_t elementBytes);
+
+/// A lower bound on the 32-bit registers a thread of the FlashAttention-2
+/// kernel needs with `tiling`: its share of the f32 accumulators of O
+/// (block_m x Dv) and of S (block_m x block_n), plus 24 for row state,
+/// addresses and indices. Tilings above the target's registers per thread
+/// cannot run without spilling heavily; ones under it may still spill a
+/// little (ptxas decides).
+int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim);
+
+/// FlashAttention-2's tilings for a head dimension, preferred first (the
+/// later ones are smaller fallbacks); empty beyond 256.
+llvm::ArrayRef<Fa2Tiling> fa2Candidates(int64_t headDim);
 
 /// FlashAttention-2's tiling for `headDim`, the largest of its table that fits
 /// `sharedMemoryPerBlock` bytes when that is given. std::nullopt when the head

@@ -45,15 +45,15 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::init("")};
 };
 
-/// attn-to-ptx: one FlashAttention-2 kernel per attn.attention
-/// (attn-to-nvgpu), lowered through NVGPU and NVVM to LLVM and then to PTX
+/// attn-to-ptx: tiles for the module's target (attn-select-schedule), one
+/// FlashAttention-2 kernel per attn.attention (attn-to-nvgpu), lowered through NVGPU and NVVM to LLVM and then to PTX
 /// text in a gpu.binary (gpu-module-to-binary format=isa). Kernel
 /// parameters are bare pointers.
 void buildAttnToPTXPipeline(OpPassManager &pm, const AttnToPTXOptions &options);
 
 /// The passes of attn-to-ptx after attn-to-nvgpu: from the generated
 /// gpu.module to PTX. A tool that reads the kernels' launch attributes runs
-/// attn-to-nvgpu, reads them, then runs this.
+/// attn-select-schedule and attn-to-nvgpu, reads them, then runs this.
 void buildKernelsToPTXPipeline(OpPassManager &pm,
                                const AttnToPTXOptions &options);
 

@@ -46,6 +46,32 @@ def AttnPrintPlan : Pass<"attn-print-plan"> {
   }];
 }
 
+def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
+  let summary = "Choose each attention's FlashAttention-2 tiles for the target";
+  let description = [{
+    For every `attn.attention` in a module with an `#attn.target`, attaches
+    `tiles = #attn.fa2<block_m, block_n, warps, stages>`: the first of
+    FlashAttention-2's tilings for the head dimension (D <= 64: 128 x 128,
+    then 128 x 64, 64 x 64, 4 warps; D <= 128: 128 x 64, then 64 x 64, 4
+    warps; D <= 256: 128 x 64 with 8 warps, then 64 x 64 with 4; each with
+    two stages, then one) that fits both the target's shared memory per
+    block (the Q tile plus
+    `stages` K and V tiles in the input element type) and its registers per
+    thread (a lower bound: the thread's share of the f32 accumulators of O
+    and S, plus 24). An op whose tiles are pinned keeps them, but they are
+    checked against the same limits and rejected with the numbers when they
+    cannot fit; so is an op for which nothing fits. Attentions in modules
+    without a target are left alone (the lowerings then use
+    FlashAttention-2's default). Running the pass twice changes nothing.
+
+    Example, on `#attn.target<chip = "sm_86", ..., smem_per_block = 101376,
+    ...>` with D = 256 in bf16: 128 x 64 needs 192 KiB with two stages and
+    128 KiB with one, 64 x 64 needs 160 KiB with two, so the op gets
+    `#attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>` (96 KiB);
+    on sm_90a (227 KiB) it gets 128 x 64, 8 warps, two stages.
+  }];
+}
+
 def AttnDecompose : Pass<"attn-decompose"> {
   let summary = "Decompose attn.attention into tiled online-softmax loops";
   let description = [{
