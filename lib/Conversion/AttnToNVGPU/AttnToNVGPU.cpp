@@ -6,19 +6,18 @@
 //===----------------------------------------------------------------------===//
 //
 // Builds, for each attn.attention, a gpu.func that runs FlashAttention-2's
-// forward pass with nvgpu.mma.sync m16n8k16. The fragment layouts it relies
-// on (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point
-// type"), for lane l, g = l / 4, t = l % 4:
-//   A (16x16, vector<4x2>): [0] row g, cols 2t, 2t+1;  [1] row g+8, same cols;
-//                           [2] row g, cols 2t+8, 2t+9; [3] row g+8, same.
-//   B (16x8,  vector<2x2>): [0] rows (k) 2t, 2t+1, col (n) g; [1] rows +8.
-//   C (16x8,  vector<2x2>): [0] row g, cols 2t, 2t+1;  [1] row g+8.
-// So the C fragments of two adjacent n8 tiles of S are, element for element,
-// the A fragment of a k16 slice of P: P never leaves the registers.
+// forward pass with mma.sync m16n8k16. Which lane holds which element of the
+// A, B and C fragments, which row each lane addresses in an ldmatrix, and the
+// shared-memory swizzle are FragmentLayout's formulas (unit-tested against
+// the PTX ISA); the C fragments of two adjacent n8 tiles of S are, element
+// for element, the A fragment of a k16 slice of P, so P never leaves the
+// registers.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/Passes.h"
+
+#include "attn/Conversion/AttnToNVGPU/FragmentLayout.h"
 
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/Fa2Defaults.h"
@@ -147,13 +146,34 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   return shape;
 }
 
+/// FragmentLayout's arithmetic as index ops.
+struct IndexArith {
+  using Value = mlir::Value;
+  ImplicitLocOpBuilder &b;
+  Value constant(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, x, constant(y));
+  }
+  Value div(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, x, constant(y));
+  }
+  Value add(Value x, int64_t y) {
+    return y == 0 ? x : arith::AddIOp::create(b, x, constant(y)).getResult();
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, int64_t y) {
+    return y == 1 ? x : arith::MulIOp::create(b, x, constant(y)).getResult();
+  }
+  Value xorOp(Value x, Value y) { return arith::XOrIOp::create(b, x, y); }
+};
+
 /// Builds one kernel. Values named after the algorithm; `b` inserts into the
 /// kernel body. exp2 and log2 are NVVM's approximate intrinsics (what
 /// FlashAttention's exp2f compiles to), so the PTX needs no libdevice.
 class KernelBuilder {
 public:
   KernelBuilder(ImplicitLocOpBuilder &b, const KernelShape &shape)
-      : b(b), s(shape), f32(b.getF32Type()) {}
+      : b(b), s(shape), f32(b.getF32Type()), arith{b}, layout{arith} {}
 
   void build(gpu::GPUFuncOp func);
 
@@ -230,9 +250,14 @@ private:
   ImplicitLocOpBuilder &b;
   const KernelShape &s;
   Type f32;
+  IndexArith arith;
+  /// Every lane-to-element and lane-to-address formula (unit-tested).
+  FragmentLayout<IndexArith> layout;
   Value lane, groupId, laneInGroup, tid;
   /// Per-lane ldmatrix row offsets and chunk offsets (see loadA/B).
-  Value laneRow16, laneRow8, laneHalf16, laneHalf8, lanePhase, zero;
+  Value laneRow16, laneRow8, laneHalf16, laneHalf8, vRow, vChunk, lanePhase;
+
+
   OpBuilder::InsertPoint entryPoint;
   DenseMap<std::pair<int64_t, void *>, Value> entryValues;
 };
@@ -240,9 +265,7 @@ private:
 Value KernelBuilder::swizzle(Value row, Value col) {
   Value chunk = arith::DivUIOp::create(b, col, index(kChunk));
   Value within = arith::RemUIOp::create(b, col, index(kChunk));
-  Value phase = arith::RemUIOp::create(b, row, index(8));
-  Value swizzled = arith::XOrIOp::create(b, chunk, phase);
-  return add(mul(swizzled, index(kChunk)), within);
+  return add(mul(layout.swizzledChunk(chunk, row), index(kChunk)), within);
 }
 
 Value KernelBuilder::atEntry(std::pair<int64_t, void *> key,
@@ -260,9 +283,11 @@ Value KernelBuilder::atEntry(std::pair<int64_t, void *> key,
 Value KernelBuilder::swizzledColumn(int64_t chunk0, Value laneChunk,
                                     Value phase) {
   int64_t low = chunk0 % 8;
+  // Every ldmatrix row is the lane's row mod 8 plus a multiple of 8, so the
+  // swizzle of the lane's row is that of the lane itself (`phase`).
   Value within = atEntry({low, laneChunk.getAsOpaquePointer()}, [&] {
     Value chunk = add(index(low), laneChunk);
-    return mul(arith::XOrIOp::create(b, chunk, phase), index(kChunk));
+    return mul(layout.swizzledChunk(chunk, lane), index(kChunk));
   });
   return add(index((chunk0 - low) * kChunk), within);
 }
@@ -339,7 +364,7 @@ Value KernelBuilder::loadB(Value tile, Value row0, int64_t col0) {
 Value KernelBuilder::loadBTransposed(Value tile, Value row0, int64_t col0) {
   // V stored [key][d]: lanes 0-15 address keys row0..+15 at d = col0; the
   // transposed x2 load hands lane l keys 2t, 2t+1 (+8) of column g.
-  return ldmatrix(tile, row0, laneRow16, zero, col0, 2, true);
+  return ldmatrix(tile, row0, vRow, vChunk, col0, 2, true);
 }
 
 Value KernelBuilder::mma(Value a, Value bFrag, Value c) {
@@ -403,15 +428,16 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
   tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
   Value warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
-  groupId = arith::DivUIOp::create(b, lane, index(4));
-  laneInGroup = arith::RemUIOp::create(b, lane, index(4));
+  groupId = layout.groupId(lane);
+  laneInGroup = layout.laneInGroup(lane);
   // ldmatrix rows start at multiples of 8, so a lane's row mod 8 (its
   // swizzle phase) is lane mod 8 in every load.
-  zero = index(0);
-  laneRow16 = arith::RemUIOp::create(b, lane, index(16));
-  laneRow8 = arith::RemUIOp::create(b, lane, index(8));
-  laneHalf16 = arith::DivUIOp::create(b, lane, index(16));
-  laneHalf8 = arith::DivUIOp::create(b, laneRow16, index(8));
+  laneRow16 = layout.aRow(lane);
+  laneHalf16 = layout.aChunk(lane);
+  laneRow8 = layout.bRow(lane);
+  laneHalf8 = layout.bChunk(lane);
+  vRow = layout.vRow(lane);
+  vChunk = layout.vChunk(lane);
   lanePhase = laneRow8;
   Value kvHead = arith::DivUIOp::create(b, head, index(p.groupSize()));
   Value row0 = mul(queryBlock, index(s.blockM));
@@ -549,7 +575,9 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
         auto scaledScores = [&](bool masked) {
           SmallVector<Value> values;
           for (int64_t mt = 0; mt < mTiles; ++mt) {
-            Value rowG = add(add(row0, add(warpRow, index(mt * 16))), groupId);
+            Value tileRow = add(row0, add(warpRow, index(mt * 16)));
+            // C rows g and g + 8 (layout.cRow(lane, 1) = cRow(lane, 0) + 8).
+            Value rowG = add(tileRow, layout.cRow(groupId, 0));
             SmallVector<Value> rowOf = {rowG, add(rowG, index(8))};
             for (int64_t nt = 0; nt < nTiles; ++nt)
               for (int64_t i = 0; i < 2; ++i)
@@ -559,7 +587,7 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
                                  scale);
                   if (masked) {
                     Value key = add(add(key0, index(nt * 8 + j)),
-                                    mul(laneInGroup, index(2)));
+                                    layout.cCol(laneInGroup, 0));
                     Value diagonal = add(rowOf[i], index(offset));
                     Value hidden = arith::CmpIOp::create(
                         b, arith::CmpIPredicate::sge, key, index(p.kvLen));
@@ -715,7 +743,7 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
     Value mFinal = loop.getResult(mTiles * oTiles + mt);
     Value lPartial = loop.getResult(mTiles * oTiles + mTiles + mt);
     for (int64_t i = 0; i < 2; ++i) {
-      Value row = add(add(tileRow, groupId), index(8 * i));
+      Value row = add(add(tileRow, layout.cRow(groupId, 0)), index(8 * i));
       Value l = quadReduce(vector::ExtractOp::create(b, lPartial, i),
                            /*isMax=*/false);
       Value empty =
@@ -733,7 +761,7 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
             b, loop.getResult(mt * oTiles + ot), i);
         Value out = arith::TruncFOp::create(
             b, VectorType::get({2}, s.element), mulF(rowPair, inverses));
-        Value col = add(index(ot * 8), mul(laneInGroup, index(2)));
+        Value col = add(index(ot * 8), layout.cCol(laneInGroup, 0));
         vector::StoreOp::create(b, out, o, ValueRange{batch, head, row, col});
       }
       if (lse) {
