@@ -27,13 +27,17 @@ int64_t mlir::attn::fa2RegistersPerThread(const Fa2Tiling &tiling,
   int64_t threads = 32 * tiling.warps;
   int64_t accumulators =
       tiling.blockM * valueDim + tiling.blockM * tiling.blockN;
-  return llvm::divideCeil(accumulators, threads) + 24;
+  return llvm::divideCeil(accumulators, threads) + 64;
 }
 
 llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
   static const Fa2Tiling upTo64[] = {
       {128, 128, 4, 2}, {128, 64, 4, 2}, {64, 64, 4, 2}};
-  static const Fa2Tiling upTo128[] = {{128, 64, 4, 2}, {64, 64, 4, 2}};
+  // When 128 x 64 with 4 warps needs more registers than a thread has:
+  // 128 x 128 with 8 warps (fewer accumulators a thread), then 128 x 32
+  // (FlashAttention-2's own choice on sm_86 and sm_89).
+  static const Fa2Tiling upTo128[] = {
+      {128, 64, 4, 2}, {128, 128, 8, 2}, {128, 32, 4, 2}, {64, 64, 4, 2}};
   static const Fa2Tiling upTo256[] = {{128, 64, 8, 2}, {64, 64, 4, 2}};
   if (headDim <= 64)
     return upTo64;

@@ -52,13 +52,14 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     For every `attn.attention` in a module with an `#attn.target`, attaches
     `tiles = #attn.fa2<block_m, block_n, warps, stages>`: the first of
     FlashAttention-2's tilings for the head dimension (D <= 64: 128 x 128,
-    then 128 x 64, 64 x 64, 4 warps; D <= 128: 128 x 64, then 64 x 64, 4
-    warps; D <= 256: 128 x 64 with 8 warps, then 64 x 64 with 4; each with
-    two stages, then one) that fits both the target's shared memory per
-    block (the Q tile plus
-    `stages` K and V tiles in the input element type) and its registers per
-    thread (a lower bound: the thread's share of the f32 accumulators of O
-    and S, plus 24). An op whose tiles are pinned keeps them, but they are
+    then 128 x 64, 64 x 64, 4 warps; D <= 128: 128 x 64 with 4 warps, then
+    128 x 128 with 8, then 128 x 32 and 64 x 64 with 4; D <= 256: 128 x 64 with 8 warps, then 64 x 64 with 4;
+    each with two stages, then one) that fits both the target's shared
+    memory per block (the Q tile plus `stages` K and V tiles in the input
+    element type) and its registers per thread (the thread's share of the
+    f32 accumulators of O and S, plus 64, calibrated so that the kernel does
+    not spill: on sm_80 and sm_90 this picks 128 x 64 for D = 64, 128 x 128
+    with 8 warps for D = 128 and 128 x 64 with 8 warps for D = 256). An op whose tiles are pinned keeps them, but they are
     checked against the same limits and rejected with the numbers when they
     cannot fit; so is an op for which nothing fits. Attentions in modules
     without a target are left alone (the lowerings then use

@@ -12,7 +12,7 @@
 // CHECK-NEXT:  "scale": 0.125
 // CHECK:     "block": [
 // CHECK-NEXT:  128,
-// CHECK:     "dynamic_shared_memory": 81920,
+// CHECK:     "dynamic_shared_memory": 49152,
 // CHECK:     "grid": [
 // CHECK-NEXT:  3,
 // CHECK-NEXT:  2,
@@ -34,7 +34,7 @@
 // CHECK:     "target": "sm_90a",
 // CHECK:     "tiles": {
 // CHECK-NEXT:  "block_m": 128,
-// CHECK-NEXT:  "block_n": 128,
+// CHECK-NEXT:  "block_n": 64,
 // CHECK-NEXT:  "stages": 2,
 // CHECK-NEXT:  "warps": 4
 // CHECK: "ptx": "kernels.ptx",
