@@ -36,12 +36,12 @@ struct Fa2Tiling {
 int64_t fa2SharedMemoryBytes(const Fa2Tiling &tiling, int64_t headDim,
                              int64_t valueDim, int64_t elementBytes);
 
-/// A lower bound on the 32-bit registers a thread of the FlashAttention-2
-/// kernel needs with `tiling`: its share of the f32 accumulators of O
-/// (block_m x Dv) and of S (block_m x block_n), plus 24 for row state,
-/// addresses and indices. Tilings above the target's registers per thread
-/// cannot run without spilling heavily; ones under it may still spill a
-/// little (ptxas decides).
+/// The 32-bit registers a thread of the FlashAttention-2 kernel needs with
+/// `tiling`: its share of the f32 accumulators of O (block_m x Dv) and of S
+/// (block_m x block_n), plus 64 for P, the row state, addresses and indices.
+/// Calibrated on attn-to-nvgpu's kernels with ptxas 13.0 (sm_80, sm_90):
+/// every tiling estimated above 255 spilled, none estimated at or below it
+/// did (docs/performance.md, tile sweep).
 int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim);
 
 /// FlashAttention-2's tilings for a head dimension, preferred first (the
