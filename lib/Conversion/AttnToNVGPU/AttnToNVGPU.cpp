@@ -738,44 +738,74 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
   b.setInsertionPointAfter(loop);
   if (s.stages == 2)
     waitGroups(qGroup, 0);
+  // O goes through the warp's own rows of the Q tile (which only this warp
+  // reads), so that global memory gets whole 16-byte chunks.
   for (int64_t mt = 0; mt < mTiles; ++mt) {
-    Value tileRow = add(add(row0, warpRow), index(mt * 16));
+    Value localRow = add(warpRow, index(mt * 16));
+    Value tileRow = add(row0, localRow);
     Value mFinal = loop.getResult(mTiles * oTiles + mt);
     Value lPartial = loop.getResult(mTiles * oTiles + mTiles + mt);
     for (int64_t i = 0; i < 2; ++i) {
-      Value row = add(add(tileRow, layout.cRow(groupId, 0)), index(8 * i));
+      Value rowInTile =
+          add(add(localRow, layout.cRow(groupId, 0)), index(8 * i));
+      Value row = add(row0, rowInTile);
       Value l = quadReduce(vector::ExtractOp::create(b, lPartial, i),
                            /*isMax=*/false);
       Value empty =
           arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, zeroF);
       Value inverse = arith::SelectOp::create(
           b, empty, zeroF, arith::DivFOp::create(b, f32Const(1.0), l));
-      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                            index(p.queryLen));
-      auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
       Value inverses = vector::BroadcastOp::create(b, pair, inverse);
       for (int64_t ot = 0; ot < oTiles; ++ot) {
         Value rowPair = vector::ExtractOp::create(
             b, loop.getResult(mt * oTiles + ot), i);
         Value out = arith::TruncFOp::create(
             b, VectorType::get({2}, s.element), mulF(rowPair, inverses));
-        Value col = add(index(ot * 8), layout.cCol(laneInGroup, 0));
-        vector::StoreOp::create(b, out, o, ValueRange{batch, head, row, col});
+        Value col = add(swizzle(rowInTile, index(ot * 8)),
+                        layout.cCol(laneInGroup, 0));
+        vector::StoreOp::create(b, out, qTile, ValueRange{rowInTile, col});
       }
       if (lse) {
+        Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                              row, index(p.queryLen));
         Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                             laneInGroup, index(0));
-        auto store = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+        auto store = scf::IfOp::create(
+            b, arith::AndIOp::create(b, inRange, first),
+            /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(store.thenBlock());
         Value m = vector::ExtractOp::create(b, mFinal, i);
-        Value value = mulF(addF(m, log2(l)),
-                           f32Const(M_LN2));
+        Value value = mulF(addF(m, log2(l)), f32Const(M_LN2));
         value = arith::SelectOp::create(b, empty, minusInf, value);
         memref::StoreOp::create(b, value, lse, ValueRange{batch, head, row});
       }
     }
+  }
+  gpu::BarrierOp::create(b);
+  // Each lane copies 16-byte chunks of its warp's rows to O.
+  int64_t rowsPerWarp = s.blockM / s.warps;
+  int64_t chunksPerRow = p.valueDim / kChunk;
+  Type chunkType = VectorType::get({kChunk}, s.element);
+  for (int64_t first = 0; first < rowsPerWarp * chunksPerRow;
+       first += kWarpSize) {
+    Value chunk = add(lane, index(first));
+    Value rowInTile = add(
+        warpRow, arith::DivUIOp::create(b, chunk, index(chunksPerRow)));
+    Value col = mul(arith::RemUIOp::create(b, chunk, index(chunksPerRow)),
+                    index(kChunk));
+    Value row = add(row0, rowInTile);
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                          index(p.queryLen));
+    auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value values = vector::LoadOp::create(
+        b, chunkType, qTile, ValueRange{rowInTile, swizzle(rowInTile, col)});
+    // Rows of D = 64k 16-bit elements keep every chunk 16-byte aligned
+    // (the bundle requires 16-byte aligned tensors).
+    vector::StoreOp::create(b, values, o, ValueRange{batch, head, row, col},
+                            /*nontemporal=*/false, llvm::Align(16));
   }
   gpu::ReturnOp::create(b);
 }

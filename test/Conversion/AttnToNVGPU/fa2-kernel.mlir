@@ -67,14 +67,20 @@ func.func @prefill(%q: tensor<1x8x300x64xbf16>, %k: tensor<1x2x300x64xbf16>,
 // CHECK:   nvgpu.ldmatrix %[[VT]][%{{.+}}, %{{.+}}] {numTiles = 2 : i32, transpose = true}
 // CHECK:   nvvm.mma.sync
 // CHECK:   scf.yield
-// After the loop: l summed over the quad, one division, O stored for rows
-// inside Sq, LSE by one lane of each quad.
+// After the loop: l summed over the quad, one division; each warp puts its
+// rows of O (rounded to bf16) into its own rows of the Q tile, LSE is
+// written by one lane of each quad for rows inside Sq, and after a barrier
+// the lanes copy 16-byte chunks of O to global memory for rows inside Sq.
 // CHECK: gpu.shuffle  xor
 // CHECK: arith.divf %{{.+}}, %{{.+}} : f32
+// CHECK: vector.store %{{.+}}, %[[QT]][%{{.+}}, %{{.+}}] : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // CHECK: scf.if
-// CHECK:   vector.store %{{.+}}, %[[O]][%[[B]], %[[H]], %{{.+}}, %{{.+}}] : memref<1x8x300x64xbf16>, vector<2xbf16>
 // CHECK:   llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
 // CHECK:   memref.store %{{.+}}, %[[LSE]][%[[B]], %[[H]], %{{.+}}] : memref<1x8x300xf32>
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK:   %[[CHUNK:.+]] = vector.load %[[QT]][%{{.+}}, %{{.+}}] : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK:   vector.store %[[CHUNK]], %[[O]][%[[B]], %[[H]], %{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<1x8x300x64xbf16>, vector<8xbf16>
 // CHECK: gpu.return
 
 // Default tiles for D = 128 (128 x 64, 4 warps) with two shared-memory

@@ -22,6 +22,8 @@
 // CHECK-DAG: shfl.sync.bfly.b32
 // CHECK-DAG: ex2.approx.ftz.f32
 // CHECK-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// O leaves in 16-byte stores.
+// CHECK-DAG: st.global.v4.b32
 
 // Nothing in local memory (LLVM's own stack), and no libdevice: exp2 is
 // the hardware's ex2.
