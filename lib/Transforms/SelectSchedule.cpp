@@ -1,15 +1,25 @@
-//===- SelectSchedule.cpp - FlashAttention-2 tiles for the target ---------===//
+//===- SelectSchedule.cpp - FlashAttention-2 schedules for the target -----===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
 //
 //===----------------------------------------------------------------------===//
+//
+// Attaches `tiles` (and, with split-kv, a split-KV `partition`) to every
+// attn.attention from its shape and the `#attn.target` around it. The numbers
+// are lib/Analysis's: the tile table (Fa2Defaults), the resources of a CTA,
+// the fit and the split rule (Fa2Resources); this file reads the IR and writes
+// attributes and diagnostics.
+//
+//===----------------------------------------------------------------------===//
 
+#include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/Fa2Resources.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/Passes.h"
 
-#include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNSELECTSCHEDULE
@@ -21,85 +31,132 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Why `tiling` cannot run on `target`, or an empty string.
-std::string whyNotFitting(const Fa2Tiling &tiling, int64_t headDim,
-                          int64_t valueDim, int64_t elementBytes,
-                          TargetAttr target) {
-  int64_t shared =
-      fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes);
-  if (shared > target.getSmemPerBlock())
-    return (llvm::Twine("need ") + llvm::Twine(shared) +
-            " bytes of shared memory per block; " + target.getChip() +
-            " allows " + llvm::Twine(target.getSmemPerBlock()))
-        .str();
-  // A thread gets at most regs_per_thread, and one CTA must fit the
-  // register file.
-  int64_t allowed = std::min(target.getRegsPerThread(),
-                             target.getRegsPerSm() / (32 * tiling.warps));
-  int64_t registers = fa2RegistersPerThread(tiling, valueDim);
-  if (registers > allowed)
-    return (llvm::Twine("need at least ") + llvm::Twine(registers) +
-            " registers per thread; " + target.getChip() + " allows " +
-            llvm::Twine(allowed))
-        .str();
-  return "";
+/// The `attn.target` of the nearest enclosing op that has one (as
+/// attn-print-plan finds it).
+TargetAttr findTarget(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (auto target =
+            parent->getAttrOfType<TargetAttr>(AttnDialect::getTargetAttrName()))
+      return target;
+  return {};
+}
+
+GpuLimits limitsOf(TargetAttr target) {
+  return {target.getSms(), target.getSmemPerBlock(), target.getSmemPerSm(),
+          target.getRegsPerSm(), target.getRegsPerThread()};
+}
+
+/// "need ... ; <chip> allows ...", the reason of a misfit.
+std::string describe(const Fa2Misfit &misfit, TargetAttr target) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  switch (misfit.limit) {
+  case Fa2Misfit::Limit::SharedMemoryPerBlock:
+    os << "need " << misfit.needed << " bytes of shared memory per block; "
+       << target.getChip() << " allows " << misfit.allowed;
+    break;
+  case Fa2Misfit::Limit::RegistersPerThread:
+    os << "need at least " << misfit.needed << " registers per thread; "
+       << target.getChip() << " allows " << misfit.allowed;
+    break;
+  case Fa2Misfit::Limit::SharedMemoryPerSm:
+    os << "need " << misfit.needed
+       << " bytes of shared memory on an SM (with the "
+       << kReservedSharedBytesPerCta << " reserved per block); "
+       << target.getChip() << " has " << misfit.allowed;
+    break;
+  }
+  return text;
 }
 
 struct AttnSelectSchedulePass
     : public attn::impl::AttnSelectScheduleBase<AttnSelectSchedulePass> {
+  using Base::Base;
+
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto target =
-        module->getAttrOfType<TargetAttr>(AttnDialect::getTargetAttrName());
-    if (!target)
-      return;
-    WalkResult result = module.walk([&](AttentionOp op) {
-      return succeeded(select(op, target)) ? WalkResult::advance()
-                                           : WalkResult::interrupt();
+    WalkResult result = getOperation().walk([&](AttentionOp op) {
+      return succeeded(select(op)) ? WalkResult::advance()
+                                   : WalkResult::interrupt();
     });
     if (result.wasInterrupted())
       signalPassFailure();
   }
 
-  LogicalResult select(AttentionOp op, TargetAttr target) {
+  LogicalResult select(AttentionOp op) {
+    TargetAttr target = findTarget(op);
+    if (!target) {
+      if (!requireTarget)
+        return success();
+      return op.emitError() << "attn-select-schedule needs an `"
+                            << AttnDialect::getTargetAttrName()
+                            << "` attribute (#attn.target<...>) on an "
+                               "enclosing module";
+    }
+    GpuLimits limits = limitsOf(target);
+
     auto queryType = op.getQuery().getType();
-    auto valueType = op.getValue().getType();
     int64_t headDim = queryType.getDimSize(3);
-    int64_t valueDim = valueType.getDimSize(3);
+    int64_t valueDim = op.getValue().getType().getDimSize(3);
     if (ShapedType::isDynamic(headDim) || ShapedType::isDynamic(valueDim))
       return op.emitError("attn-select-schedule needs static head "
                           "dimensions");
+    // Q, K and V share one of f16, bf16, f32 (the verifier): 2 or 4 bytes.
     int64_t elementBytes = queryType.getElementTypeBitWidth() / 8;
 
+    Fa2Tiling tiling;
     if (Fa2TilesAttr tiles = op.getTilesAttr()) {
-      Fa2Tiling pinned{tiles.getBlockM(), tiles.getBlockN(), tiles.getWarps(),
-                       tiles.getStages()};
-      std::string why =
-          whyNotFitting(pinned, headDim, valueDim, elementBytes, target);
-      if (why.empty())
-        return success();
-      return op.emitError() << "pinned tiles " << tiles << " " << why;
-    }
-    std::string lastWhy = "no FlashAttention-2 tiling for D above 256";
-    // Each candidate with its own pipeline depth, then with one stage.
-    for (const Fa2Tiling &candidate :
-         fa2Candidates(std::max(headDim, valueDim))) {
-      for (int64_t stages : {candidate.stages, int64_t(1)}) {
-        Fa2Tiling tiling = candidate;
-        tiling.stages = stages;
-        lastWhy =
-            whyNotFitting(tiling, headDim, valueDim, elementBytes, target);
-        if (!lastWhy.empty())
-          continue;
-        op.setTilesAttr(Fa2TilesAttr::get(op.getContext(), tiling.blockM,
-                                          tiling.blockN, tiling.warps,
-                                          tiling.stages));
-        return success();
+      tiling = {tiles.getBlockM(), tiles.getBlockN(), tiles.getWarps(),
+                tiles.getStages()};
+      if (std::optional<Fa2Misfit> misfit = findFa2Misfit(
+              fa2Resources(tiling, headDim, valueDim, elementBytes), limits))
+        return op.emitError()
+               << "pinned tiles " << tiles << " " << describe(*misfit, target);
+    } else {
+      std::optional<Fa2Misfit> lastMisfit;
+      std::optional<Fa2Tiling> selected =
+          selectFa2Tiling(headDim, valueDim, elementBytes, limits, &lastMisfit);
+      if (!selected) {
+        if (!lastMisfit)
+          return op.emitError()
+                 << "no FlashAttention-2 tiling for a head dimension of "
+                 << std::max(headDim, valueDim) << " (at most 256)";
+        return op.emitError()
+               << "no FlashAttention-2 tiling fits " << target.getChip()
+               << ": the smallest would " << describe(*lastMisfit, target);
       }
+      tiling = *selected;
+      op.setTilesAttr(Fa2TilesAttr::get(op.getContext(), tiling.blockM,
+                                        tiling.blockN, tiling.warps,
+                                        tiling.stages));
     }
-    return op.emitError() << "no FlashAttention-2 tiling fits "
-                          << target.getChip()
-                          << ": the smallest would " << lastWhy;
+
+    if (splitKv && !op.getPartitionAttr())
+      selectSplitKv(op, tiling, target);
+    return success();
+  }
+
+  /// FlashAttention-2's split-KV rule over the CTAs the tiles give; attaches
+  /// nothing when it keeps one split or a size is dynamic.
+  void selectSplitKv(AttentionOp op, const Fa2Tiling &tiling,
+                     TargetAttr target) {
+    std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
+    if (!problem)
+      return;
+    int64_t queryBlocks = llvm::divideCeil(problem->queryLen, tiling.blockM);
+    int64_t parallelCtas = problem->batch * problem->queryHeads * queryBlocks;
+    // Only needed when the rule may split, that is with few query blocks.
+    int64_t waveSlots = 2 * target.getSms();
+    if (5 * parallelCtas >= 4 * waveSlots)
+      return;
+    int64_t kvBlocks = 0;
+    for (int64_t m = 0; m < queryBlocks; ++m)
+      kvBlocks = std::max(
+          kvBlocks,
+          problem->kvBlockRange(m, tiling.blockM, tiling.blockN).size());
+    int64_t splits = fa2SplitKvSplits(parallelCtas, waveSlots, kvBlocks);
+    if (splits > 1)
+      op.setPartitionAttr(SplitKVAttr::get(op.getContext(), splits));
   }
 };
 

@@ -1,90 +1,278 @@
-// RUN: attn-opt %s --split-input-file --attn-select-schedule | FileCheck %s
-// Idempotent: a second run changes nothing.
-// RUN: attn-opt %s --split-input-file --attn-select-schedule --attn-select-schedule | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-select-schedule | FileCheck %s --check-prefixes=CHECK,NOSPLIT
+// RUN: attn-opt %s --split-input-file --attn-select-schedule="split-kv=true" | FileCheck %s --check-prefixes=CHECK,SPLIT
+// Idempotent: a second run over the output changes nothing, with either option.
+// RUN: attn-opt %s --split-input-file --attn-select-schedule="split-kv=true" -o %t.once
+// RUN: attn-opt %t.once --split-input-file --attn-select-schedule="split-kv=true" -o %t.twice
+// RUN: diff %t.once %t.twice
+// RUN: attn-opt %s --split-input-file --attn-select-schedule -o %t.once.nosplit
+// RUN: attn-opt %t.once.nosplit --split-input-file --attn-select-schedule -o %t.twice.nosplit
+// RUN: diff %t.once.nosplit %t.twice.nosplit
 
-// sm_90a (227 KiB per block, 255 registers): two stages everywhere. D = 64:
-// 128 x 128 would need (128 * 64 + 128 * 128) / 128 + 64 = 256 registers, so
-// 128 x 64 (192; 16 + 2 x 16 KiB = 48 KiB); D = 128: 128 x 64 needs 256, so
-// 128 x 128 with 8 warps (192; 160 KiB); D = 256: 128 x 64 with 8 warps
-// (224; 192 KiB).
-module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
-    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
-  // CHECK-LABEL: func.func @d64
-  // CHECK: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
-  func.func @d64(%q: tensor<1x8x512x64xf16>, %o: tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16> {
-    %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>)
-        outs(%o : tensor<1x8x512x64xf16>) {causal} -> tensor<1x8x512x64xf16>
-    return %r : tensor<1x8x512x64xf16>
-  }
-  // CHECK-LABEL: func.func @d128
-  // CHECK: tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>
-  func.func @d128(%q: tensor<1x8x512x128xbf16>, %o: tensor<1x8x512x128xbf16>) -> tensor<1x8x512x128xbf16> {
-    %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x128xbf16>, tensor<1x8x512x128xbf16>, tensor<1x8x512x128xbf16>)
-        outs(%o : tensor<1x8x512x128xbf16>) -> tensor<1x8x512x128xbf16>
-    return %r : tensor<1x8x512x128xbf16>
-  }
-  // CHECK-LABEL: func.func @d256
-  // CHECK: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 2>
-  func.func @d256(%q: tensor<1x8x512x256xbf16>, %o: tensor<1x8x512x256xbf16>) -> tensor<1x8x512x256xbf16> {
-    %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x256xbf16>, tensor<1x8x512x256xbf16>, tensor<1x8x512x256xbf16>)
-        outs(%o : tensor<1x8x512x256xbf16>) -> tensor<1x8x512x256xbf16>
-    return %r : tensor<1x8x512x256xbf16>
-  }
-  // A pinned schedule that fits is kept.
-  // CHECK-LABEL: func.func @pinned
-  // CHECK: tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 2, stages = 1>
-  func.func @pinned(%q: tensor<1x8x512x64xf16>, %o: tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16> {
-    %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>)
-        outs(%o : tensor<1x8x512x64xf16>) {tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 2, stages = 1>} -> tensor<1x8x512x64xf16>
-    return %r : tensor<1x8x512x64xf16>
-  }
-}
+// Registers per thread are estimated as the thread's share of the f32
+// accumulators of O (block_m x Dv) and S (block_m x block_n), plus 64; at most
+// 255. Shared memory per block is Q (block_m x D) plus `stages` K and V tiles
+// (block_n x (D + Dv)), 2 bytes an element in f16 and bf16.
+//
+// The prefills below have B x H x ceil(Sq / block_m) = 2 x 16 x 8 = 256 CTAs
+// (2 x 16 x 16 with block_m = 64), at least 0.8 x 2 x SMs on every target
+// here, so even with split-kv they get no partition.
 
-// -----
-
-// sm_80 (A100, 163 KiB per block): D = 256 no longer fits 128 x 64 with two
-// stages (192 KiB) but does with one (128 KiB).
+// sm_80 (A100: 108 SMs, 163 KiB per block).
+// D = 64: 128 x 128 needs (128 * 64 + 128 * 128) / 128 + 64 = 256 registers;
+//   128 x 64 needs 192 and 16 + 2 x 16 = 48 KiB.
+// D = 128: 128 x 64 with 4 warps needs (128 * 128 + 128 * 64) / 128 + 64 = 256
+//   registers; 128 x 128 with 8 warps needs 192 and 32 + 2 x 64 = 160 KiB.
+// D = 256: 128 x 64 with 8 warps needs 224 registers and 64 + 2 x 64 = 192 KiB
+//   with two stages, 128 KiB with one.
 module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
     smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
-  // CHECK-LABEL: func.func @d256_a100
-  // CHECK: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>
-  func.func @d256_a100(%q: tensor<1x8x512x256xbf16>, %o: tensor<1x8x512x256xbf16>) -> tensor<1x8x512x256xbf16> {
-    %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x256xbf16>, tensor<1x8x512x256xbf16>, tensor<1x8x512x256xbf16>)
-        outs(%o : tensor<1x8x512x256xbf16>) -> tensor<1x8x512x256xbf16>
-    return %r : tensor<1x8x512x256xbf16>
+  // CHECK-LABEL: func.func @d64_sm80
+  // CHECK-NOT: partition
+  // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  func.func @d64_sm80(%q: tensor<2x16x1024x64xf16>, %o: tensor<2x16x1024x64xf16>) -> tensor<2x16x1024x64xf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x64xf16>, tensor<2x16x1024x64xf16>, tensor<2x16x1024x64xf16>)
+        outs(%o : tensor<2x16x1024x64xf16>) {causal} -> tensor<2x16x1024x64xf16>
+    return %r : tensor<2x16x1024x64xf16>
+  }
+  // CHECK-LABEL: func.func @d128_sm80
+  // CHECK-NOT: partition
+  // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  func.func @d128_sm80(%q: tensor<2x16x1024x128xbf16>, %o: tensor<2x16x1024x128xbf16>) -> tensor<2x16x1024x128xbf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>)
+        outs(%o : tensor<2x16x1024x128xbf16>) {causal} -> tensor<2x16x1024x128xbf16>
+    return %r : tensor<2x16x1024x128xbf16>
+  }
+  // CHECK-LABEL: func.func @d256_sm80
+  // CHECK-NOT: partition
+  // CHECK: {tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>}
+  func.func @d256_sm80(%q: tensor<2x16x1024x256xf16>, %o: tensor<2x16x1024x256xf16>) -> tensor<2x16x1024x256xf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x256xf16>, tensor<2x16x1024x256xf16>, tensor<2x16x1024x256xf16>)
+        outs(%o : tensor<2x16x1024x256xf16>) -> tensor<2x16x1024x256xf16>
+    return %r : tensor<2x16x1024x256xf16>
+  }
+
+  // Decoding: B = 2, H = 8, Sq = 1, Sk = 4096, D = 128 -> 128 x 128 tiles,
+  // n = 2 x 8 x 1 = 16 CTAs for 2 x 108 = 216 slots (16 < 0.8 x 216 = 172.8:
+  // split), 4096 / 128 = 32 key/value blocks (causal hides none from the last
+  // query). The S that do not leave a split empty (ceil(32 / S) differs from
+  // ceil(32 / (S - 1))) are 1-8, 11, 16 and 32; wave efficiency 16 S / 216
+  // over whole waves: S = 8: 59%, S = 11: 176 / 216 = 81% (the best),
+  // S = 16: 256 / 432 = 59%, S = 32: 512 / 648 = 79%. The smallest S at or
+  // above 0.85 x 81% = 69% is 11.
+  // CHECK-LABEL: func.func @decode_sm80
+  // NOSPLIT: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // SPLIT: {causal, partition = #attn.split_kv<splits = 11>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  func.func @decode_sm80(%q: tensor<2x8x1x128xf16>, %kv: tensor<2x8x4096x128xf16>, %o: tensor<2x8x1x128xf16>) -> tensor<2x8x1x128xf16> {
+    %r = attn.attention ins(%q, %kv, %kv : tensor<2x8x1x128xf16>, tensor<2x8x4096x128xf16>, tensor<2x8x4096x128xf16>)
+        outs(%o : tensor<2x8x1x128xf16>) {causal} -> tensor<2x8x1x128xf16>
+    return %r : tensor<2x8x1x128xf16>
+  }
+
+  // Pinned tiles without a partition: the split follows them. With 64 x 64
+  // tiles the same decode has 64 key/value blocks; S = 13 fills 208 of 216
+  // slots (96%, the best); no S below reaches 85% of it (S = 11: 81%).
+  // CHECK-LABEL: func.func @decode_pinned_tiles_sm80
+  // NOSPLIT: {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
+  // SPLIT: {causal, partition = #attn.split_kv<splits = 13>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
+  func.func @decode_pinned_tiles_sm80(%q: tensor<2x8x1x128xf16>, %kv: tensor<2x8x4096x128xf16>, %o: tensor<2x8x1x128xf16>) -> tensor<2x8x1x128xf16> {
+    %r = attn.attention ins(%q, %kv, %kv : tensor<2x8x1x128xf16>, tensor<2x8x4096x128xf16>, tensor<2x8x4096x128xf16>)
+        outs(%o : tensor<2x8x1x128xf16>) {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>} -> tensor<2x8x1x128xf16>
+    return %r : tensor<2x8x1x128xf16>
+  }
+
+  // A sliding window bounds the splits by the blocks a query block visits:
+  // the one query sees keys [8191 - 256, 8192), blocks 123 to 127 of 64, so
+  // S <= 5; of S = 1, 2, 3, 5 (4 would leave a split empty), 5 has the best
+  // efficiency (40 / 216) and S = 3 (24 / 216) is below 85% of it.
+  // CHECK-LABEL: func.func @decode_window_sm80
+  // SPLIT: partition = #attn.split_kv<splits = 5>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+  func.func @decode_window_sm80(%q: tensor<1x8x1x64xbf16>, %kv: tensor<1x8x8192x64xbf16>, %o: tensor<1x8x1x64xbf16>) -> tensor<1x8x1x64xbf16> {
+    %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xbf16>, tensor<1x8x8192x64xbf16>, tensor<1x8x8192x64xbf16>)
+        outs(%o : tensor<1x8x1x64xbf16>) {window = array<i64: 256, 0>} -> tensor<1x8x1x64xbf16>
+    return %r : tensor<1x8x1x64xbf16>
+  }
+
+  // FlashAttention-2's rule counts CTAs, not query lengths: a short prefill
+  // on few heads (1 x 8 x 512 / 128 = 32 CTAs, 8 key/value blocks) is split
+  // too: S = 4 fills 128 of 216 slots (59%, as good as S = 8).
+  // CHECK-LABEL: func.func @short_prefill_sm80
+  // SPLIT: partition = #attn.split_kv<splits = 4>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+  func.func @short_prefill_sm80(%q: tensor<1x8x512x64xf16>, %o: tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>)
+        outs(%o : tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16>
+    return %r : tensor<1x8x512x64xf16>
+  }
+
+  // Dynamic lengths: tiles from the head dimension, no split.
+  // CHECK-LABEL: func.func @dynamic_sm80
+  // CHECK-NOT: partition
+  // CHECK: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  func.func @dynamic_sm80(%q: tensor<?x8x?x128xf16>, %kv: tensor<?x8x?x128xf16>, %o: tensor<?x8x?x128xf16>) -> tensor<?x8x?x128xf16> {
+    %r = attn.attention ins(%q, %kv, %kv : tensor<?x8x?x128xf16>, tensor<?x8x?x128xf16>, tensor<?x8x?x128xf16>)
+        outs(%o : tensor<?x8x?x128xf16>) -> tensor<?x8x?x128xf16>
+    return %r : tensor<?x8x?x128xf16>
   }
 }
 
 // -----
 
-// sm_86 (99 KiB per block): D = 256 falls back to 64 x 64, 4 warps, one
-// stage (96 KiB); f32 operands count 4 bytes: D = 128 in f32 gets 128 x 32
-// with one stage (Q 64 KiB + 32 KiB).
+// sm_86 (84 SMs, 99 KiB per block). D = 64 as on sm_80; D = 128: 128 x 128
+// with 8 warps needs 160 KiB with two stages, 32 + 64 = 96 KiB with one;
+// D = 256: 128 x 64 needs 192 / 128 KiB, 64 x 64 with 4 warps needs 32 + 128 =
+// 160 KiB with two stages and 96 KiB with one (registers: (64 * 256 + 64 *
+// 64) / 128 + 64 = 224). f32 operands count 4 bytes: D = 128 in f32 gets
+// 128 x 32 with one stage (Q 64 KiB + 32 KiB).
 module attributes {attn.target = #attn.target<chip = "sm_86", sms = 84,
     smem_per_block = 101376, smem_per_sm = 102400, regs_per_sm = 65536, regs_per_thread = 255>} {
-  // CHECK-LABEL: func.func @d256_small
-  // CHECK: tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>
-  func.func @d256_small(%q: tensor<1x8x512x256xbf16>, %o: tensor<1x8x512x256xbf16>) -> tensor<1x8x512x256xbf16> {
-    %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x256xbf16>, tensor<1x8x512x256xbf16>, tensor<1x8x512x256xbf16>)
-        outs(%o : tensor<1x8x512x256xbf16>) -> tensor<1x8x512x256xbf16>
-    return %r : tensor<1x8x512x256xbf16>
+  // CHECK-LABEL: func.func @d64_sm86
+  // CHECK-NOT: partition
+  // CHECK: {tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  func.func @d64_sm86(%q: tensor<2x16x1024x64xbf16>, %o: tensor<2x16x1024x64xbf16>) -> tensor<2x16x1024x64xbf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>)
+        outs(%o : tensor<2x16x1024x64xbf16>) -> tensor<2x16x1024x64xbf16>
+    return %r : tensor<2x16x1024x64xbf16>
   }
-  // CHECK-LABEL: func.func @d128_f32
-  // CHECK: tiles = #attn.fa2<block_m = 128, block_n = 32, warps = 4, stages = 1>
-  func.func @d128_f32(%q: tensor<1x8x512x128xf32>, %o: tensor<1x8x512x128xf32>) -> tensor<1x8x512x128xf32> {
-    %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x128xf32>, tensor<1x8x512x128xf32>, tensor<1x8x512x128xf32>)
-        outs(%o : tensor<1x8x512x128xf32>) -> tensor<1x8x512x128xf32>
-    return %r : tensor<1x8x512x128xf32>
+  // CHECK-LABEL: func.func @d128_sm86
+  // CHECK-NOT: partition
+  // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 1>}
+  func.func @d128_sm86(%q: tensor<2x16x1024x128xf16>, %o: tensor<2x16x1024x128xf16>) -> tensor<2x16x1024x128xf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x128xf16>, tensor<2x16x1024x128xf16>, tensor<2x16x1024x128xf16>)
+        outs(%o : tensor<2x16x1024x128xf16>) {causal} -> tensor<2x16x1024x128xf16>
+    return %r : tensor<2x16x1024x128xf16>
+  }
+  // CHECK-LABEL: func.func @d256_sm86
+  // CHECK-NOT: partition
+  // CHECK: {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
+  func.func @d256_sm86(%q: tensor<2x16x1024x256xbf16>, %o: tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>)
+        outs(%o : tensor<2x16x1024x256xbf16>) {causal} -> tensor<2x16x1024x256xbf16>
+    return %r : tensor<2x16x1024x256xbf16>
+  }
+  // CHECK-LABEL: func.func @d128_f32_sm86
+  // CHECK-NOT: partition
+  // CHECK: {tiles = #attn.fa2<block_m = 128, block_n = 32, warps = 4, stages = 1>}
+  func.func @d128_f32_sm86(%q: tensor<2x16x1024x128xf32>, %o: tensor<2x16x1024x128xf32>) -> tensor<2x16x1024x128xf32> {
+    %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x128xf32>, tensor<2x16x1024x128xf32>, tensor<2x16x1024x128xf32>)
+        outs(%o : tensor<2x16x1024x128xf32>) -> tensor<2x16x1024x128xf32>
+    return %r : tensor<2x16x1024x128xf32>
   }
 }
 
 // -----
 
-// Without a target nothing is attached (the lowerings use the default).
+// sm_90a (H100: 132 SMs, 227 KiB per block): two stages everywhere. D = 64 and
+// D = 128 as on sm_80; D = 256: 128 x 64 with 8 warps, 192 KiB.
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  // CHECK-LABEL: func.func @d64_sm90
+  // CHECK-NOT: partition
+  // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  func.func @d64_sm90(%q: tensor<2x16x1024x64xf16>, %o: tensor<2x16x1024x64xf16>) -> tensor<2x16x1024x64xf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x64xf16>, tensor<2x16x1024x64xf16>, tensor<2x16x1024x64xf16>)
+        outs(%o : tensor<2x16x1024x64xf16>) {causal} -> tensor<2x16x1024x64xf16>
+    return %r : tensor<2x16x1024x64xf16>
+  }
+  // CHECK-LABEL: func.func @d128_sm90
+  // CHECK-NOT: partition
+  // CHECK: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  func.func @d128_sm90(%q: tensor<2x16x1024x128xbf16>, %o: tensor<2x16x1024x128xbf16>) -> tensor<2x16x1024x128xbf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>)
+        outs(%o : tensor<2x16x1024x128xbf16>) -> tensor<2x16x1024x128xbf16>
+    return %r : tensor<2x16x1024x128xbf16>
+  }
+  // CHECK-LABEL: func.func @d256_sm90
+  // CHECK-NOT: partition
+  // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 2>}
+  func.func @d256_sm90(%q: tensor<2x16x1024x256xbf16>, %o: tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>)
+        outs(%o : tensor<2x16x1024x256xbf16>) {causal} -> tensor<2x16x1024x256xbf16>
+    return %r : tensor<2x16x1024x256xbf16>
+  }
+
+  // Decoding with grouped-query heads: B = 1, Hq = 32, Hkv = 8, Sk = 8192,
+  // D = 128: 32 CTAs for 264 slots, 64 key/value blocks of 128. S = 8 fills
+  // 256 of 264 slots (97%, the best); S = 7 fills 224 (84.8%, at least
+  // 0.85 x 97% = 82.4%); S = 6 only 192 (72.7%).
+  // CHECK-LABEL: func.func @decode_gqa_sm90
+  // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // SPLIT: {partition = #attn.split_kv<splits = 7>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  func.func @decode_gqa_sm90(%q: tensor<1x32x1x128xbf16>, %kv: tensor<1x8x8192x128xbf16>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
+    %r = attn.attention ins(%q, %kv, %kv : tensor<1x32x1x128xbf16>, tensor<1x8x8192x128xbf16>, tensor<1x8x8192x128xbf16>)
+        outs(%o : tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16>
+    return %r : tensor<1x32x1x128xbf16>
+  }
+
+  // A score region does not stop the split (the decomposition splits any
+  // attention): 8 CTAs, 2048 / 64 = 32 blocks; S = 32 fills 256 of 264.
+  // CHECK-LABEL: func.func @decode_score_region_sm90
+  // SPLIT: {partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  func.func @decode_score_region_sm90(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
+    %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
+        outs(%o : tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16>
+        score {
+        ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+          %half = arith.constant 0.5 : f32
+          %r = arith.mulf %s, %half : f32
+          attn.yield %r : f32
+        }
+    return %r : tensor<1x8x1x64xf16>
+  }
+
+  // A pinned schedule that fits is kept, tiles and partition alike.
+  // CHECK-LABEL: func.func @pinned
+  // CHECK: {partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 2, stages = 1>}
+  func.func @pinned(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
+    %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
+        outs(%o : tensor<1x8x1x64xf16>) {partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 2, stages = 1>} -> tensor<1x8x1x64xf16>
+    return %r : tensor<1x8x1x64xf16>
+  }
+  // A pinned partition of another kind is kept too; the tiles are chosen.
+  // CHECK-LABEL: func.func @pinned_lean
+  // CHECK: {partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  func.func @pinned_lean(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
+    %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
+        outs(%o : tensor<1x8x1x64xf16>) {partition = #attn.lean<ctas = 264>} -> tensor<1x8x1x64xf16>
+    return %r : tensor<1x8x1x64xf16>
+  }
+}
+
+// -----
+
+// The target is the nearest enclosing one: an inner module without a target
+// uses the outer module's (sm_90a: D = 256 with two stages), an inner module
+// with its own uses that (sm_80: one stage).
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  module @inherits {
+    // CHECK-LABEL: func.func @outer_target
+    // CHECK: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 2>
+    func.func @outer_target(%q: tensor<2x16x1024x256xbf16>, %o: tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16> {
+      %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>)
+          outs(%o : tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16>
+      return %r : tensor<2x16x1024x256xbf16>
+    }
+  }
+  module @own attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
+      smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
+    // CHECK-LABEL: func.func @inner_target
+    // CHECK: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>
+    func.func @inner_target(%q: tensor<2x16x1024x256xbf16>, %o: tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16> {
+      %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>)
+          outs(%o : tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16>
+      return %r : tensor<2x16x1024x256xbf16>
+    }
+  }
+}
+
+// -----
+
+// Without a target nothing is attached (the lowerings use FlashAttention-2's
+// default); with require-target it is an error (select-schedule-invalid.mlir).
 // CHECK-LABEL: func.func @no_target
 // CHECK-NOT: tiles
-func.func @no_target(%q: tensor<1x8x512x64xf16>, %o: tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16> {
-  %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>)
-      outs(%o : tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16>
-  return %r : tensor<1x8x512x64xf16>
+// CHECK-NOT: partition
+func.func @no_target(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
+  %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
+      outs(%o : tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16>
+  return %r : tensor<1x8x1x64xf16>
 }

@@ -47,30 +47,78 @@ def AttnPrintPlan : Pass<"attn-print-plan"> {
 }
 
 def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
-  let summary = "Choose each attention's FlashAttention-2 tiles for the target";
+  let summary = "Choose each attention's FlashAttention-2 tiles (and split-KV) for the target";
   let description = [{
-    For every `attn.attention` in a module with an `#attn.target`, attaches
+    For every `attn.attention` under a module carrying an `#attn.target` (the
+    nearest enclosing op that has one), attaches
     `tiles = #attn.fa2<block_m, block_n, warps, stages>`: the first of
-    FlashAttention-2's tilings for the head dimension (D <= 64: 128 x 128,
-    then 128 x 64, 64 x 64, 4 warps; D <= 128: 128 x 64 with 4 warps, then
-    128 x 128 with 8, then 128 x 32 and 64 x 64 with 4; D <= 256: 128 x 64 with 8 warps, then 64 x 64 with 4;
-    each with two stages, then one) that fits both the target's shared
-    memory per block (the Q tile plus `stages` K and V tiles in the input
-    element type) and its registers per thread (the thread's share of the
-    f32 accumulators of O and S, plus 64, calibrated so that the kernel does
-    not spill: on sm_80 and sm_90 this picks 128 x 64 for D = 64, 128 x 128
-    with 8 warps for D = 128 and 128 x 64 with 8 warps for D = 256). An op whose tiles are pinned keeps them, but they are
-    checked against the same limits and rejected with the numbers when they
-    cannot fit; so is an op for which nothing fits. Attentions in modules
-    without a target are left alone (the lowerings then use
-    FlashAttention-2's default). Running the pass twice changes nothing.
+    FlashAttention-2's tilings for the wider of D and Dv (the table in
+    `lib/Analysis/Fa2Defaults.cpp`: D <= 64: 128 x 128, then 128 x 64 and
+    64 x 64, 4 warps; D <= 128: 128 x 64 with 4 warps, then 128 x 128 with 8,
+    then 128 x 32 and 64 x 64 with 4; D <= 256: 128 x 64 with 8 warps, then
+    64 x 64 with 4), each tried with two stages and then with one, that fits
+    the target (`lib/Analysis/Fa2Resources.cpp`):
 
-    Example, on `#attn.target<chip = "sm_86", ..., smem_per_block = 101376,
-    ...>` with D = 256 in bf16: 128 x 64 needs 192 KiB with two stages and
-    128 KiB with one, 64 x 64 needs 160 KiB with two, so the op gets
-    `#attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>` (96 KiB);
-    on sm_90a (227 KiB) it gets 128 x 64, 8 warps, two stages.
+    - shared memory per block: the Q block plus `stages` K and V tiles, in
+      the operands' element size (2 bytes for f16 and bf16; f32 operands
+      count 4 bytes, what a kernel that keeps them in f32 needs, and so never
+      too little for one that converts them to 16 bits);
+    - registers per thread: the thread's share of the f32 accumulators of O
+      (block_m x Dv) and S (block_m x block_n) plus 64 (P, row state,
+      addresses; calibrated on ptxas so that the kernel does not spill), at
+      most `regs_per_thread` and at most `regs_per_sm` over the CTA's threads;
+    - one CTA on an SM: its shared memory plus the 1 KiB the hardware
+      reserves per CTA within `smem_per_sm`.
+
+    On sm_80 (163 KiB per block) and sm_90a (227 KiB) this gives 128 x 64
+    with 4 warps for D = 64, 128 x 128 with 8 warps for D = 128, and 128 x 64
+    with 8 warps for D = 256 (one stage on sm_80, two on sm_90a).
+
+    With `split-kv`, an op without a `partition` also gets
+    `partition = #attn.split_kv<splits = S>` when FlashAttention-2's rule
+    (flash-decoding) gives S > 1: with `n` = B x Hq x ceil(Sq / block_m) CTAs
+    and 2 x SMs slots (two CTAs per SM, FlashAttention-2's assumption), S = 1
+    when n >= 0.8 x 2 x SMs; otherwise the smallest S whose wave efficiency
+    w / ceil(w), w = n x S / (2 x SMs), is at least 85% of the best, for S up
+    to 128, 2 x SMs and the most key/value blocks a query block visits,
+    skipping an S that would leave its last split empty. Split-KV is correct
+    with every feature of the op (masks, windows, score regions).
+
+    Pinned tiles are kept, but checked against the same limits: tiles that
+    cannot fit are an error that states what they need and what the target
+    allows, and so is an op for which no tiling fits. A pinned partition is
+    kept as it is. Attentions without a target are left alone (the lowerings
+    then use FlashAttention-2's default), or are an error with
+    `require-target`. Nothing else is emitted, and running the pass twice
+    changes nothing.
+
+    Both options are off by default because `attn-to-ptx` and `attn-compile`
+    run this pass with its defaults on modules that may lack a target, and
+    `attn-to-nvgpu` does not lower partitions yet.
+
+    Example, a decoding step with grouped-query heads on
+    `#attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, ...>`,
+    with `split-kv`:
+
+    ```mlir
+    %r = attn.attention ins(%q, %k, %v : tensor<1x32x1x128xbf16>,
+        tensor<1x8x8192x128xbf16>, tensor<1x8x8192x128xbf16>)
+        outs(%o : tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16>
+    ```
+
+    gets `{partition = #attn.split_kv<splits = 7>, tiles =
+    #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}`: 32
+    CTAs for 264 slots and 64 key/value blocks; S = 8 fills 256 of 264 slots
+    (97%, the best), S = 7 fills 224 (84.8%, at least 85% of 97%), S = 6
+    only 192 (72.7%).
   }];
+  let options = [
+    Option<"splitKv", "split-kv", "bool", /*default=*/"false",
+           "Also attach #attn.split_kv<splits = S> where FlashAttention-2's "
+           "rule splits the key/value range">,
+    Option<"requireTarget", "require-target", "bool", /*default=*/"false",
+           "Fail on an attention with no attn.target around it">
+  ];
 }
 
 def AttnDecompose : Pass<"attn-decompose"> {

@@ -1,0 +1,119 @@
+//===- Fa2Resources.h - What a FlashAttention-2 CTA costs an SM -*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The resources one CTA of the FlashAttention-2 kernel needs with a tiling
+// (threads, shared memory, registers), whether that fits a GPU's limits, how
+// many such CTAs one SM holds, the tiling schedule selection picks, and
+// FlashAttention-2's choice of the number of key/value splits. Pure functions
+// on integers, so that they are unit-tested without IR; attn-select-schedule
+// reads the limits from `#attn.target`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_ANALYSIS_FA2RESOURCES_H
+#define ATTN_ANALYSIS_FA2RESOURCES_H
+
+#include "attn/Analysis/Fa2Defaults.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace mlir::attn {
+
+/// Facts of sm_80 and sm_90 (CUDA C Programming Guide, "Technical
+/// Specifications per Compute Capability") that `#attn.target` does not carry.
+/// sm_86 and sm_89 allow fewer threads (1536) and CTAs (16, 24) per SM; a
+/// target for them would need these as fields.
+inline constexpr int64_t kMaxThreadsPerSm = 2048;
+inline constexpr int64_t kMaxCtasPerSm = 32;
+/// Shared memory the hardware reserves for every resident CTA (sm_80 and
+/// later): why `smem_per_sm` is `smem_per_block` + 1024 on sm_80 and sm_90.
+inline constexpr int64_t kReservedSharedBytesPerCta = 1024;
+/// Registers are allocated to a warp 256 at a time: 8 per thread.
+inline constexpr int64_t kRegisterGranularityPerThread = 8;
+
+/// The limits of a GPU, as `#attn.target` states them.
+struct GpuLimits {
+  int64_t sms;
+  int64_t smemPerBlock;
+  int64_t smemPerSm;
+  int64_t regsPerSm;
+  int64_t regsPerThread;
+};
+
+/// What one CTA of the kernel needs.
+struct Fa2Resources {
+  /// 32 x warps.
+  int64_t threads;
+  /// fa2SharedMemoryBytes: the Q block plus `stages` K and V tiles.
+  int64_t sharedBytes;
+  /// fa2RegistersPerThread: the calibrated estimate (see Fa2Defaults.h).
+  int64_t registersPerThread;
+};
+
+Fa2Resources fa2Resources(const Fa2Tiling &tiling, int64_t headDim,
+                          int64_t valueDim, int64_t elementBytes);
+
+/// The registers a thread may have when a CTA of `threads` threads is to fit
+/// `limits`: regs_per_thread, and no more than the SM's register file shared
+/// by the CTA's threads (rounded down to the allocation granularity).
+int64_t allowedRegistersPerThread(int64_t threads, const GpuLimits &limits);
+
+/// CTAs of this kind one SM holds at once: the least of what its threads
+/// (kMaxThreadsPerSm), its shared memory (smem_per_sm over sharedBytes plus
+/// kReservedSharedBytesPerCta), its registers (regs_per_sm over threads x
+/// registers rounded up to kRegisterGranularityPerThread) and kMaxCtasPerSm
+/// allow. 0 when not even one fits.
+int64_t fa2CtasPerSm(const Fa2Resources &resources, const GpuLimits &limits);
+
+/// The limit a CTA exceeds first, with what it needs and what is allowed.
+struct Fa2Misfit {
+  enum class Limit {
+    /// `needed` bytes of shared memory per block; `allowed` smem_per_block.
+    SharedMemoryPerBlock,
+    /// `needed` registers per thread; `allowed` allowedRegistersPerThread.
+    RegistersPerThread,
+    /// `needed` bytes of shared memory on the SM, the CTA's and the 1 KiB the
+    /// hardware reserves for it; `allowed` smem_per_sm.
+    SharedMemoryPerSm,
+  };
+  Limit limit;
+  int64_t needed;
+  int64_t allowed;
+};
+
+/// Why a CTA with `resources` cannot run on `limits` (checked in the order of
+/// Fa2Misfit::Limit), or std::nullopt when at least one fits an SM.
+std::optional<Fa2Misfit> findFa2Misfit(const Fa2Resources &resources,
+                                       const GpuLimits &limits);
+
+/// The tiling schedule selection attaches: the first of
+/// fa2Candidates(max(headDim, valueDim)), each tried with its own stages and
+/// then with one, that fits `limits`. std::nullopt when none does (or the head
+/// dimension is beyond the table); `lastMisfit` then says why the last (the
+/// smallest) candidate did not fit, when there was one.
+std::optional<Fa2Tiling>
+selectFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
+                const GpuLimits &limits,
+                std::optional<Fa2Misfit> *lastMisfit = nullptr);
+
+/// FlashAttention-2's number of key/value splits (flash-decoding),
+/// `num_splits_heuristic` of its flash_api.cpp, in exact integer arithmetic:
+///   - 1 when `parallelCtas` (B x Hq x query blocks) >= 0.8 x `waveSlots`
+///     (FlashAttention-2 passes 2 x SMs: two CTAs per SM);
+///   - otherwise S in [1, min(maxSplits, waveSlots, kvBlocks)], skipping an S
+///     that gives each split as many blocks as S - 1 (ceil(kvBlocks / S) ==
+///     ceil(kvBlocks / (S - 1)): its last split would be empty), whose wave
+///     efficiency w / ceil(w), w = parallelCtas x S / waveSlots, is at least
+///     85% of the best such efficiency; the smallest such S.
+/// `kvBlocks` is the most key/value blocks one query block visits.
+int64_t fa2SplitKvSplits(int64_t parallelCtas, int64_t waveSlots,
+                         int64_t kvBlocks, int64_t maxSplits = 128);
+
+} // namespace mlir::attn
+
+#endif // ATTN_ANALYSIS_FA2RESOURCES_H

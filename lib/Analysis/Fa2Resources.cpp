@@ -1,0 +1,127 @@
+//===- Fa2Resources.cpp - What a FlashAttention-2 schedule costs an SM ----===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Analysis/Fa2Resources.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+using namespace mlir::attn;
+
+Fa2Resources mlir::attn::fa2Resources(const Fa2Tiling &tiling, int64_t headDim,
+                                      int64_t valueDim, int64_t elementBytes) {
+  return {32 * tiling.warps,
+          fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes),
+          fa2RegistersPerThread(tiling, valueDim)};
+}
+
+int64_t mlir::attn::allowedRegistersPerThread(int64_t threads,
+                                              const GpuLimits &limits) {
+  int64_t perThreadOfSm = limits.regsPerSm / std::max<int64_t>(threads, 1);
+  perThreadOfSm -= perThreadOfSm % kRegisterGranularityPerThread;
+  return std::min(limits.regsPerThread, perThreadOfSm);
+}
+
+int64_t mlir::attn::fa2CtasPerSm(const Fa2Resources &resources,
+                                 const GpuLimits &limits) {
+  if (resources.threads < 1 ||
+      resources.registersPerThread > limits.regsPerThread ||
+      resources.sharedBytes > limits.smemPerBlock)
+    return 0;
+  int64_t byThreads = kMaxThreadsPerSm / resources.threads;
+  int64_t byShared =
+      limits.smemPerSm / (resources.sharedBytes + kReservedSharedBytesPerCta);
+  int64_t registers =
+      llvm::alignTo(std::max<int64_t>(resources.registersPerThread, 1),
+                    kRegisterGranularityPerThread);
+  int64_t byRegisters = limits.regsPerSm / (registers * resources.threads);
+  return std::min({byThreads, byShared, byRegisters, kMaxCtasPerSm});
+}
+
+std::optional<Fa2Misfit>
+mlir::attn::findFa2Misfit(const Fa2Resources &resources,
+                          const GpuLimits &limits) {
+  using Limit = Fa2Misfit::Limit;
+  if (resources.sharedBytes > limits.smemPerBlock)
+    return Fa2Misfit{Limit::SharedMemoryPerBlock, resources.sharedBytes,
+                     limits.smemPerBlock};
+  int64_t allowed = allowedRegistersPerThread(resources.threads, limits);
+  if (resources.registersPerThread > allowed)
+    return Fa2Misfit{Limit::RegistersPerThread, resources.registersPerThread,
+                     allowed};
+  int64_t sharedOnSm = resources.sharedBytes + kReservedSharedBytesPerCta;
+  if (sharedOnSm > limits.smemPerSm)
+    return Fa2Misfit{Limit::SharedMemoryPerSm, sharedOnSm, limits.smemPerSm};
+  // Threads cannot be the reason: a CTA has at most 16 warps (the verifier of
+  // #attn.fa2), 512 threads.
+  return std::nullopt;
+}
+
+std::optional<Fa2Tiling>
+mlir::attn::selectFa2Tiling(int64_t headDim, int64_t valueDim,
+                            int64_t elementBytes, const GpuLimits &limits,
+                            std::optional<Fa2Misfit> *lastMisfit) {
+  if (lastMisfit)
+    *lastMisfit = std::nullopt;
+  for (const Fa2Tiling &candidate :
+       fa2Candidates(std::max(headDim, valueDim))) {
+    for (int64_t stages : {candidate.stages, int64_t(1)}) {
+      Fa2Tiling tiling = candidate;
+      tiling.stages = stages;
+      std::optional<Fa2Misfit> misfit = findFa2Misfit(
+          fa2Resources(tiling, headDim, valueDim, elementBytes), limits);
+      if (!misfit)
+        return tiling;
+      if (lastMisfit)
+        *lastMisfit = misfit;
+      if (candidate.stages == 1)
+        break;
+    }
+  }
+  return std::nullopt;
+}
+
+int64_t mlir::attn::fa2SplitKvSplits(int64_t parallelCtas, int64_t waveSlots,
+                                     int64_t kvBlocks, int64_t maxSplits) {
+  if (parallelCtas < 1 || waveSlots < 1 || kvBlocks < 1)
+    return 1;
+  // parallelCtas >= 0.8 * waveSlots, exactly.
+  if (5 * parallelCtas >= 4 * waveSlots)
+    return 1;
+  int64_t most = std::min({maxSplits, waveSlots, kvBlocks});
+  auto eligible = [&](int64_t splits) {
+    return splits == 1 || llvm::divideCeil(kvBlocks, splits) !=
+                              llvm::divideCeil(kvBlocks, splits - 1);
+  };
+  // Wave efficiency as the fraction work / (waveSlots * waves).
+  struct Fraction {
+    __int128 num, den;
+  };
+  auto efficiency = [&](int64_t splits) -> Fraction {
+    int64_t work = parallelCtas * splits;
+    int64_t waves = llvm::divideCeil(work, waveSlots);
+    return {work, static_cast<__int128>(waveSlots) * waves};
+  };
+  Fraction best{0, 1};
+  for (int64_t splits = 1; splits <= most; ++splits) {
+    if (!eligible(splits))
+      continue;
+    Fraction e = efficiency(splits);
+    if (e.num * best.den > best.num * e.den)
+      best = e;
+  }
+  for (int64_t splits = 1; splits <= most; ++splits) {
+    if (!eligible(splits))
+      continue;
+    Fraction e = efficiency(splits);
+    // e >= 0.85 * best
+    if (100 * e.num * best.den >= 85 * best.num * e.den)
+      return splits;
+  }
+  return 1;
+}

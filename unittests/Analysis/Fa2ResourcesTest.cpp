@@ -1,0 +1,204 @@
+//===- Fa2ResourcesTest.cpp - CTA resources, fit and split-KV choice ------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Analysis/Fa2Resources.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir::attn;
+
+namespace {
+
+// The limits of #attn.target for the GPUs the lit tests use.
+const GpuLimits a100{108, 166912, 167936, 65536, 255}; // sm_80
+const GpuLimits rtx{84, 101376, 102400, 65536, 255};   // sm_86
+const GpuLimits h100{132, 232448, 233472, 65536, 255}; // sm_90a
+
+TEST(Fa2Resources, OneCta) {
+  // D = 64, 128 x 128, 4 warps, two stages: Q 128 x 64 and two K and V
+  // tiles of 128 x 64 in 16 bits; (128 * 64 + 128 * 128) / 128 f32
+  // accumulators a thread, plus 64.
+  Fa2Resources r = fa2Resources({128, 128, 4, 2}, 64, 64, 2);
+  EXPECT_EQ(r.threads, 128);
+  EXPECT_EQ(r.sharedBytes, (128 * 64 + 2 * 128 * 128) * 2);
+  EXPECT_EQ(r.registersPerThread, 64 + 128 + 64);
+  // 8 warps halve a thread's share.
+  r = fa2Resources({128, 128, 8, 2}, 128, 128, 2);
+  EXPECT_EQ(r.threads, 256);
+  EXPECT_EQ(r.sharedBytes, 163840);
+  EXPECT_EQ(r.registersPerThread, 64 + 64 + 64);
+  // f32 operands count 4 bytes.
+  EXPECT_EQ(fa2Resources({128, 32, 4, 1}, 128, 128, 4).sharedBytes,
+            (128 * 128 + 32 * 256) * 4);
+}
+
+TEST(Fa2Resources, AllowedRegistersPerThread) {
+  // 128 threads could have 512 of the SM's 65536: regs_per_thread decides.
+  EXPECT_EQ(allowedRegistersPerThread(128, h100), 255);
+  EXPECT_EQ(allowedRegistersPerThread(256, h100), 255);
+  // 16 warps: 65536 / 512.
+  EXPECT_EQ(allowedRegistersPerThread(512, h100), 128);
+  // Rounded down to the allocation unit: 60000 / 256 = 234.4 -> 232.
+  GpuLimits small = h100;
+  small.regsPerSm = 60000;
+  EXPECT_EQ(allowedRegistersPerThread(256, small), 232);
+}
+
+TEST(Fa2Resources, CtasPerSm) {
+  // D = 64, 128 x 64, 4 warps, two stages on an H100: 48 KiB (4 by shared
+  // memory), 192 registers x 128 threads (2 by registers), 16 by threads.
+  EXPECT_EQ(fa2CtasPerSm(fa2Resources({128, 64, 4, 2}, 64, 64, 2), h100), 2);
+  // D = 128, 128 x 128, 8 warps: 160 KiB and 192 x 256 registers: one.
+  EXPECT_EQ(fa2CtasPerSm(fa2Resources({128, 128, 8, 2}, 128, 128, 2), h100), 1);
+  // D = 256, 128 x 64, 8 warps, one stage on an A100: 128 KiB, 224 x 256.
+  EXPECT_EQ(fa2CtasPerSm(fa2Resources({128, 64, 8, 1}, 256, 256, 2), a100), 1);
+  // D = 64, 64 x 64, 4 warps, one stage: 24 KiB (9 by shared memory with the
+  // 1 KiB reserved each), 128 registers x 128 threads (4 by registers).
+  EXPECT_EQ(fa2CtasPerSm(fa2Resources({64, 64, 4, 1}, 64, 64, 2), h100), 4);
+  // Registers are allocated 8 a thread: 73 counts as 80, 65536 / (80 x 32)
+  // = 25 (not 28).
+  EXPECT_EQ(fa2CtasPerSm({32, 1000, 73}, h100), 25);
+  // Tiny CTAs: 32 per SM at most.
+  EXPECT_EQ(fa2CtasPerSm({32, 0, 16}, h100), 32);
+  // Threads: 2048 / 512 = 4.
+  EXPECT_EQ(fa2CtasPerSm({512, 0, 16}, h100), 4);
+  // Nothing fits: too many registers a thread, too much shared memory.
+  EXPECT_EQ(fa2CtasPerSm(fa2Resources({128, 128, 4, 2}, 64, 64, 2), h100), 0);
+  EXPECT_EQ(fa2CtasPerSm({128, 232449, 64}, h100), 0);
+}
+
+TEST(Fa2Resources, Misfit) {
+  using Limit = Fa2Misfit::Limit;
+  std::optional<Fa2Misfit> misfit =
+      findFa2Misfit(fa2Resources({128, 128, 8, 2}, 256, 256, 2), a100);
+  ASSERT_TRUE(misfit);
+  EXPECT_EQ(misfit->limit, Limit::SharedMemoryPerBlock);
+  EXPECT_EQ(misfit->needed, 327680);
+  EXPECT_EQ(misfit->allowed, 166912);
+
+  misfit = findFa2Misfit(fa2Resources({128, 128, 4, 2}, 64, 64, 2), h100);
+  ASSERT_TRUE(misfit);
+  EXPECT_EQ(misfit->limit, Limit::RegistersPerThread);
+  EXPECT_EQ(misfit->needed, 256);
+  EXPECT_EQ(misfit->allowed, 255);
+
+  // 16 warps of 192 registers each need 98304 > 65536 of the SM.
+  misfit = findFa2Misfit({512, 1024, 192}, h100);
+  ASSERT_TRUE(misfit);
+  EXPECT_EQ(misfit->limit, Limit::RegistersPerThread);
+  EXPECT_EQ(misfit->allowed, 128);
+
+  // Within the block's limit but not, with the reserved 1 KiB, the SM's.
+  GpuLimits tight = a100;
+  tight.smemPerSm = 164000;
+  misfit = findFa2Misfit(fa2Resources({128, 128, 8, 2}, 128, 128, 2), tight);
+  ASSERT_TRUE(misfit);
+  EXPECT_EQ(misfit->limit, Limit::SharedMemoryPerSm);
+  EXPECT_EQ(misfit->needed, 163840 + 1024);
+  EXPECT_EQ(misfit->allowed, 164000);
+
+  EXPECT_FALSE(findFa2Misfit(fa2Resources({128, 64, 4, 2}, 64, 64, 2), a100));
+}
+
+TEST(Fa2Resources, FitsExactlyWhenOneCtaDoes) {
+  for (const GpuLimits &limits : {a100, rtx, h100})
+    for (int64_t d : {32, 64, 96, 128, 192, 256})
+      for (const Fa2Tiling &candidate : fa2Candidates(d))
+        for (int64_t stages : {1, 2, 3})
+          for (int64_t bytes : {2, 4}) {
+            Fa2Tiling tiling = candidate;
+            tiling.stages = stages;
+            Fa2Resources r = fa2Resources(tiling, d, d, bytes);
+            EXPECT_EQ(!findFa2Misfit(r, limits), fa2CtasPerSm(r, limits) >= 1)
+                << "D=" << d << " " << tiling.blockM << "x" << tiling.blockN
+                << " stages " << stages << " bytes " << bytes;
+          }
+}
+
+TEST(Fa2Resources, SelectedTilesPerTarget) {
+  // sm_80 (A100, 163 KiB a block). D = 64: 128 x 128 needs 256 registers.
+  // D = 128: 128 x 64 with 4 warps needs 256 registers; 128 x 128 with 8
+  // fits in 160 KiB. D = 256: 128 x 64 with 8 warps needs 192 KiB with two
+  // stages, 128 KiB with one.
+  EXPECT_EQ(selectFa2Tiling(32, 32, 2, a100), (Fa2Tiling{128, 128, 4, 2}));
+  EXPECT_EQ(selectFa2Tiling(64, 64, 2, a100), (Fa2Tiling{128, 64, 4, 2}));
+  EXPECT_EQ(selectFa2Tiling(96, 96, 2, a100), (Fa2Tiling{128, 64, 4, 2}));
+  EXPECT_EQ(selectFa2Tiling(128, 128, 2, a100), (Fa2Tiling{128, 128, 8, 2}));
+  EXPECT_EQ(selectFa2Tiling(256, 256, 2, a100), (Fa2Tiling{128, 64, 8, 1}));
+  // sm_86 (99 KiB): D = 128 with one stage (96 KiB); D = 256 falls back to
+  // 64 x 64 with one stage (96 KiB).
+  EXPECT_EQ(selectFa2Tiling(64, 64, 2, rtx), (Fa2Tiling{128, 64, 4, 2}));
+  EXPECT_EQ(selectFa2Tiling(128, 128, 2, rtx), (Fa2Tiling{128, 128, 8, 1}));
+  EXPECT_EQ(selectFa2Tiling(256, 256, 2, rtx), (Fa2Tiling{64, 64, 4, 1}));
+  // sm_90a (227 KiB): two stages everywhere.
+  EXPECT_EQ(selectFa2Tiling(64, 64, 2, h100), (Fa2Tiling{128, 64, 4, 2}));
+  EXPECT_EQ(selectFa2Tiling(128, 128, 2, h100), (Fa2Tiling{128, 128, 8, 2}));
+  EXPECT_EQ(selectFa2Tiling(256, 256, 2, h100), (Fa2Tiling{128, 64, 8, 2}));
+  // f32 D = 128 on sm_86: only 128 x 32 with one stage fits (96 KiB).
+  EXPECT_EQ(selectFa2Tiling(128, 128, 4, rtx), (Fa2Tiling{128, 32, 4, 1}));
+}
+
+TEST(Fa2Resources, NothingSelected) {
+  std::optional<Fa2Misfit> last;
+  GpuLimits small = a100;
+  small.smemPerBlock = 49152;
+  EXPECT_EQ(selectFa2Tiling(256, 256, 2, small, &last), std::nullopt);
+  ASSERT_TRUE(last);
+  // The last candidate tried: 64 x 64, one stage.
+  EXPECT_EQ(last->limit, Fa2Misfit::Limit::SharedMemoryPerBlock);
+  EXPECT_EQ(last->needed, 98304);
+  // Beyond the table: no candidate, no misfit.
+  EXPECT_EQ(selectFa2Tiling(512, 512, 2, h100, &last), std::nullopt);
+  EXPECT_FALSE(last);
+}
+
+TEST(Fa2Resources, SplitKvEnoughCtas) {
+  // 0.8 x 216 = 172.8: 173 CTAs fill the GPU, 172 do not (S = 5 gives
+  // 860 / 216 = 3.98 waves, 99.5%; S = 1 to 4 stay at 79.6%).
+  EXPECT_EQ(fa2SplitKvSplits(173, 216, 100), 1);
+  EXPECT_EQ(fa2SplitKvSplits(172, 216, 100), 5);
+  EXPECT_EQ(fa2SplitKvSplits(4096, 264, 64), 1);
+}
+
+TEST(Fa2Resources, SplitKvDecode) {
+  // sm_80 (2 x 108 = 216 slots), B = 2, H = 8, one query block, 32 KV
+  // blocks. Eligible S (each gives fewer blocks a split than S - 1): 1-8,
+  // 11, 16, 32. Efficiencies 16 S / 216 over whole waves: S = 8: 59%;
+  // S = 11: 176 / 216 = 81% (the best); S = 16: 256 / 432 = 59%; S = 32:
+  // 512 / 648 = 79%. 85% of 81% is 69%: S = 11. (Counting S = 12 .. 15,
+  // which leave a split empty, S = 27 would be best at 100% and S = 12 the
+  // answer.)
+  EXPECT_EQ(fa2SplitKvSplits(16, 216, 32), 11);
+  // sm_90a (264 slots), B = 1, Hq = 32, one query block, 64 KV blocks:
+  // S = 8 gives 256 / 264 = 97% (the best); S = 7 gives 224 / 264 = 84.8%
+  // >= 0.85 x 97% = 82.4%; S = 6 gives 72.7%.
+  EXPECT_EQ(fa2SplitKvSplits(32, 264, 64), 7);
+  // 64 CTAs on 216 slots, 32 blocks: S = 3 gives 192 / 216 = 89% >= 0.85 x
+  // 94.8% (S = 16 or 32).
+  EXPECT_EQ(fa2SplitKvSplits(64, 216, 32), 3);
+  // 3 CTAs on 10 slots, 7 KV blocks (eligible S: 1, 2, 3, 4, 7): 30%, 60%,
+  // 90%, 60%, 70%; the best, S = 3, is also the first above 85% of it.
+  EXPECT_EQ(fa2SplitKvSplits(3, 10, 7), 3);
+}
+
+TEST(Fa2Resources, SplitKvCaps) {
+  // No more splits than KV blocks.
+  EXPECT_EQ(fa2SplitKvSplits(8, 216, 1), 1);
+  EXPECT_EQ(fa2SplitKvSplits(8, 264, 8), 8);
+  // No more than the slots: 1 CTA on 4 slots.
+  EXPECT_EQ(fa2SplitKvSplits(1, 4, 1000), 4);
+  // No more than 128: 1 CTA on 264 slots with 1000 blocks. The best
+  // eligible S <= 128 is 125 (47.3%); 85% of it needs S >= 107, and the
+  // first eligible from there is 112 (ceil(1000/112) = 9, ceil(1000/111)
+  // = 10).
+  EXPECT_EQ(fa2SplitKvSplits(1, 264, 1000), 112);
+  // Degenerate sizes keep one split.
+  EXPECT_EQ(fa2SplitKvSplits(0, 264, 10), 1);
+  EXPECT_EQ(fa2SplitKvSplits(4, 264, 0), 1);
+}
+
+} // namespace
