@@ -16,18 +16,25 @@ function(attn_add_doc td_stem output_stem)
   add_dependencies(attn-doc ${output_stem}DocGen)
 endfunction()
 
-# attn_add_library(<name> <sources...> [DEPENDS targets...] [LINK_LIBS libs...])
+# attn_add_library(<name> <sources...> [NO_LLVM] [DEPENDS targets...]
+#                  [LINK_LIBS libs...])
 # A static, position-independent library of the project. It links the shared
 # libMLIR.so/libLLVM.so so that the plugin built from it loads into Debian's
-# mlir-opt, and it is exported for find_package(AttnMLIR).
+# mlir-opt, and it is exported for find_package(AttnMLIR). A NO_LLVM library
+# uses at most LLVM's header-only ADT and links neither: the tools that run on
+# a GPU machine without LLVM (attn-launch) are built from those.
 function(attn_add_library name)
-  cmake_parse_arguments(ARG "" "" "DEPENDS;LINK_LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_LLVM" "" "DEPENDS;LINK_LIBS" ${ARGN})
+  set(llvm_libs ${ATTN_MLIR_LIBS})
+  if(ARG_NO_LLVM)
+    set(llvm_libs)
+  endif()
   add_library(${name} STATIC ${ARG_UNPARSED_ARGUMENTS})
   add_library(AttnMLIR::${name} ALIAS ${name})
   if(ARG_DEPENDS)
     add_dependencies(${name} ${ARG_DEPENDS})
   endif()
-  target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS} ${ATTN_MLIR_LIBS})
+  target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS} ${llvm_libs})
   target_include_directories(${name} PUBLIC
     $<BUILD_INTERFACE:${ATTN_SOURCE_DIR}/include>
     $<BUILD_INTERFACE:${ATTN_BINARY_DIR}/include>
@@ -36,5 +43,11 @@ function(attn_add_library name)
   # that a consumer of AttnMLIR::* compiles against the same LLVM/MLIR.
   target_include_directories(${name} SYSTEM PUBLIC
     ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
+  if(ARG_NO_LLVM)
+    # LLVM's headers otherwise reference a symbol of libLLVM to check that
+    # the ABI-breaking-checks setting matches.
+    target_compile_definitions(${name} PRIVATE
+      LLVM_DISABLE_ABI_BREAKING_CHECKS_ENFORCING=1)
+  endif()
   set_property(GLOBAL APPEND PROPERTY ATTN_EXPORTED_LIBS ${name})
 endfunction()

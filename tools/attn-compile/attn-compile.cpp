@@ -6,31 +6,26 @@
 //===----------------------------------------------------------------------===//
 //
 // attn-compile runs attn-to-ptx on a module and writes a kernel bundle: the
-// PTX text of every kernel (kernels.ptx) and a manifest (manifest.json) with,
-// for each kernel, its name, the order, element types and shapes of its
-// parameters, its grid and block, its dynamic shared memory, its tiles, its
-// target and what it computes. docs/kernel-bundle.md describes the format.
+// PTX text of every kernel (kernels.ptx) and its manifest (manifest.json),
+// which libattnrt loads. include/attn/Pipelines/KernelBundle.h and
+// docs/runtime.md describe the format.
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
-#include "attn/Pipelines/Pipelines.h"
-#include "attn/Transforms/Passes.h"
+#include "attn/Pipelines/KernelBundle.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
@@ -59,60 +54,6 @@ cl::opt<std::string> chip("chip",
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
   return 1;
-}
-
-std::string typeName(Type type) {
-  std::string text;
-  llvm::raw_string_ostream(text) << type;
-  return text;
-}
-
-/// The manifest entry of one kernel, read off its gpu.func before PTX.
-llvm::json::Object describeKernel(gpu::GPUFuncOp func, StringRef target) {
-  auto launch = func->getAttrOfType<DictionaryAttr>(
-      AttnDialect::getLaunchAttrName());
-  auto sizes = [&](StringRef key) {
-    llvm::json::Array array;
-    for (int64_t size : launch.getAs<DenseI64ArrayAttr>(key).asArrayRef())
-      array.push_back(size);
-    return array;
-  };
-  static const char *names[] = {"Q", "K", "V", "O", "LSE"};
-  llvm::json::Array params;
-  for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
-    auto memref = cast<MemRefType>(type);
-    llvm::json::Array shape;
-    for (int64_t size : memref.getShape())
-      shape.push_back(size);
-    params.push_back(llvm::json::Object{
-        {"name", names[index]},
-        {"type", typeName(memref.getElementType())},
-        {"shape", std::move(shape)},
-    });
-  }
-  auto tiles = launch.getAs<Fa2TilesAttr>("tiles");
-  auto attention = launch.getAs<DictionaryAttr>("attention");
-  llvm::json::Object semantics{
-      {"scale",
-       attention.getAs<FloatAttr>("scale").getValue().convertToDouble()},
-      {"causal", attention.getAs<BoolAttr>("causal").getValue()},
-  };
-  if (auto window = attention.getAs<DenseI64ArrayAttr>("window"))
-    semantics["window"] = llvm::json::Array{window[0], window[1]};
-  return llvm::json::Object{
-      {"name", func.getName()},
-      {"target", target},
-      {"params", std::move(params)},
-      {"grid", sizes("grid")},
-      {"block", sizes("block")},
-      {"dynamic_shared_memory",
-       launch.getAs<IntegerAttr>("dynamic_shared_memory").getInt()},
-      {"tiles", llvm::json::Object{{"block_m", tiles.getBlockM()},
-                                   {"block_n", tiles.getBlockN()},
-                                   {"warps", tiles.getWarps()},
-                                   {"stages", tiles.getStages()}}},
-      {"attention", std::move(semantics)},
-  };
 }
 
 } // namespace
@@ -163,32 +104,12 @@ int main(int argc, char **argv) {
     options.chip = chip;
 
   auto start = std::chrono::steady_clock::now();
-  PassManager toKernels(&context);
-  toKernels.addPass(createAttnSelectSchedule());
-  toKernels.addPass(createAttnToNVGPU());
-  if (failed(toKernels.run(*module)))
-    return 1;
-  llvm::json::Array kernels;
-  module->walk([&](gpu::GPUFuncOp func) {
-    if (func->hasAttr(AttnDialect::getLaunchAttrName()))
-      kernels.push_back(describeKernel(func, options.chip));
-  });
-  if (kernels.empty())
-    return fail("no attn.attention in " + inputFilename);
-
-  PassManager toPTX(&context);
-  buildKernelsToPTXPipeline(toPTX, options);
-  if (failed(toPTX.run(*module)))
+  KernelBundle bundle;
+  if (failed(compileKernelBundle(*module, options, bundle)))
     return 1;
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-
-  std::string ptx;
-  module->walk([&](gpu::BinaryOp binaryOp) {
-    for (Attribute object : binaryOp.getObjects())
-      ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
-  });
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
     return fail("cannot create " + outputDir + ": " + ec.message());
@@ -204,17 +125,11 @@ int main(int argc, char **argv) {
     os << text;
     return true;
   };
-  size_t count = kernels.size();
-  llvm::json::Object manifest{{"format", "attn-kernel-bundle"},
-                              {"version", 1},
-                              {"ptx", "kernels.ptx"},
-                              {"kernels", std::move(kernels)}};
-  std::string json;
-  llvm::raw_string_ostream(json)
-      << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)));
-  if (!write("kernels.ptx", ptx) || !write("manifest.json", json + "\n"))
+  if (!write("kernels.ptx", bundle.ptx) ||
+      !write("manifest.json", bundle.manifestJson))
     return 1;
   llvm::outs() << llvm::formatv("{0} kernel(s) for {1} in {2:F3} s -> {3}\n",
-                                count, options.chip, seconds, outputDir);
+                                bundle.kernelCount, options.chip, seconds,
+                                outputDir);
   return 0;
 }

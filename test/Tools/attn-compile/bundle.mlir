@@ -13,23 +13,43 @@
 // CHECK:     "block": [
 // CHECK-NEXT:  128,
 // CHECK:     "dynamic_shared_memory": 49152,
+// The grid is a formula of the parameters' sizes: (ceil(Sq / 128), B, Hq).
 // CHECK:     "grid": [
-// CHECK-NEXT:  3,
-// CHECK-NEXT:  2,
-// CHECK-NEXT:  8
+// CHECK-NEXT:  {
+// CHECK-NEXT:    "ceil_div": 128,
+// CHECK-NEXT:    "dim": 2,
+// CHECK-NEXT:    "param": "Q"
+// CHECK-NEXT:  },
+// CHECK-NEXT:  {
+// CHECK-NEXT:    "dim": 0,
+// CHECK-NEXT:    "param": "Q"
+// CHECK-NEXT:  },
+// CHECK-NEXT:  {
+// CHECK-NEXT:    "dim": 1,
+// CHECK-NEXT:    "param": "Q"
+// CHECK-NEXT:  }
 // CHECK:     "name": "prefill_attention0",
 // CHECK:     "params": [
-// CHECK:         "name": "Q",
+// CHECK:         "alignment": 16,
+// CHECK-NEXT:    "name": "Q",
 // CHECK-NEXT:    "shape": [
 // CHECK-NEXT:      2,
 // CHECK-NEXT:      8,
 // CHECK-NEXT:      300,
 // CHECK-NEXT:      64
-// CHECK:         "type": "f16"
+// CHECK-NEXT:    ],
+// CHECK-NEXT:    "strides": [
+// CHECK-NEXT:      153600,
+// CHECK-NEXT:      19200,
+// CHECK-NEXT:      64,
+// CHECK-NEXT:      1
+// CHECK-NEXT:    ],
+// CHECK-NEXT:    "type": "f16"
 // CHECK:         "name": "K",
 // CHECK:         "name": "V",
 // CHECK:         "name": "O",
-// CHECK:         "name": "LSE",
+// CHECK:         "alignment": 4,
+// CHECK-NEXT:    "name": "LSE",
 // CHECK:         "type": "f32"
 // CHECK:     "target": "sm_90a",
 // CHECK:     "tiles": {
@@ -38,7 +58,7 @@
 // CHECK-NEXT:  "stages": 2,
 // CHECK-NEXT:  "warps": 4
 // CHECK: "ptx": "kernels.ptx",
-// CHECK: "version": 1
+// CHECK: "version": 2
 
 // PTX: .target sm_90a
 // PTX: .visible .entry prefill_attention0(
@@ -52,7 +72,7 @@
 // RUN: not attn-compile %s -o %t.x --function=missing 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: attn-compile: error: no function @missing in
 // RUN: not attn-compile %S/../attn-run/Inputs/no-attention.mlir -o %t.none 2>&1 | FileCheck %s --check-prefix=NONE
-// NONE: attn-compile: error: no attn.attention in
+// NONE: error: no attn.attention to compile
 
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""attn-mlir's attention kernels against PyTorch SDPA, in one run.
+
+Runs on a GPU machine with PyTorch and Triton (no LLVM/MLIR needed):
+  * the device's two ceilings: a large bf16 matrix product (TFLOP/s) and a
+    device-to-device copy (TB/s, bytes read plus bytes written);
+  * over the forward sweep of the benchmark (B*S = 16k tokens, H*D = 2048,
+    D in {64, 128}, S in {512 .. 16k}, causal and not, bf16; FLOPs =
+    4*B*H*S*S*D, halved for causal), for each configuration one after the
+    other: attn-mlir's kernel (bundle b_d<D>_s<S>[_causal] of --bundles, as
+    written by scripts/gpu-check.sh prepare, timed by attn-launch --bench),
+    and PyTorch's scaled_dot_product_attention with its FLASH_ATTENTION and
+    CUDNN_ATTENTION backends.
+Each SDPA backend is first checked against the math backend on float32 copies
+of the inputs (relative L2 error); attn-launch checks our kernels in the
+correctness step of the GPU check. Times are medians of CUDA-event timings
+over inputs rotated among several sets so that the L2 cache does not hold
+them (attn-launch --bench; triton.testing.do_bench for SDPA).
+
+Usage: python3 benchmarks/gpu/compare_sdpa.py [--attn-launch BIN --bundles DIR]
+                                              [--out DIR] [--quick]
+Writes benchmark.md and benchmark.csv to DIR (default: .).
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+import triton.testing
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+
+
+def median_ms(fn):
+    return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+
+
+def matmul_peak():
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    ms = median_ms(lambda: a @ b)
+    return 2 * n**3 / ms / 1e9
+
+
+def copy_bandwidth():
+    x = torch.randn(1 << 30, device="cuda", dtype=torch.float32)  # 4 GiB
+    y = torch.empty_like(x)
+    ms = median_ms(lambda: y.copy_(x))
+    return 2 * x.numel() * 4 / ms / 1e9
+
+
+def check(backend, causal, d):
+    b, h, s = 2, 4, 1000
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    with sdpa_kernel(BACKENDS[backend]):
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=causal).float()
+    with sdpa_kernel(SDPBackend.MATH):
+        ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    return ((out - ref).norm() / ref.norm()).item()
+
+
+def bench(backend, s, d, causal, sets=4):
+    b, h = 16384 // s, 2048 // d
+    inputs = [
+        tuple(torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        for _ in range(sets)
+    ]
+    turn = [0]
+
+    def run():
+        q, k, v = inputs[turn[0] % sets]
+        turn[0] += 1
+        F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    with sdpa_kernel(BACKENDS[backend]):
+        ms = median_ms(run)
+    flops = 4 * b * h * s * s * d / (2 if causal else 1)
+    return b, h, ms, flops / ms / 1e9
+
+
+def ours(attn_launch, bundles, out, s, d, causal, peak):
+    """TFLOP/s and ms of our kernel for one configuration, from attn-launch."""
+    name = f"b_d{d}_s{s}" + ("_causal" if causal else "")
+    csv_path = os.path.join(out, "attn_launch_bench.csv")
+    subprocess.run(
+        [attn_launch, os.path.join(bundles, name), "--bench", "--no-check",
+         f"--peak-tflops={peak:.1f}", f"--csv={csv_path}"],
+        check=True, stdout=sys.stderr)
+    with open(csv_path) as f:
+        row = list(csv.DictReader(f))[-1]
+    return float(row["median_ms"]), float(row["tflops"])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=".")
+    parser.add_argument("--quick", action="store_true", help="two sizes only")
+    parser.add_argument("--attn-launch", help="attn-launch binary")
+    parser.add_argument("--bundles", help="directory of the b_* bundles")
+    args = parser.parse_args()
+    if bool(args.attn_launch) != bool(args.bundles):
+        parser.error("--attn-launch and --bundles go together")
+    os.makedirs(args.out, exist_ok=True)
+
+    props = torch.cuda.get_device_properties(0)
+    print(f"device: {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}", flush=True)
+    peak = matmul_peak()
+    bandwidth = copy_bandwidth()
+    print(f"bf16 matmul 8192^3: {peak:.0f} TFLOP/s; device copy: {bandwidth:.2f} TB/s", flush=True)
+
+    for backend in BACKENDS:
+        for d in (64, 128):
+            for causal in (False, True):
+                err = check(backend, causal, d)
+                status = "ok" if err < 1e-2 else "FAIL"
+                print(f"check {backend} D={d} causal={causal}: rel err {err:.2e} {status}", flush=True)
+                if status != "ok":
+                    sys.exit(1)
+
+    lengths = (2048, 8192) if args.quick else (512, 1024, 2048, 4096, 8192, 16384)
+    rows = []
+    for d in (64, 128):
+        for causal in (False, True):
+            for s in lengths:
+                row = {"D": d, "causal": causal, "S": s}
+                if args.bundles:
+                    row["ours_ms"], row["ours_tflops"] = ours(
+                        args.attn_launch, args.bundles, args.out, s, d, causal, peak)
+                for backend in BACKENDS:
+                    b, h, ms, tflops = bench(backend, s, d, causal)
+                    row.update({"B": b, "H": h, f"{backend}_ms": ms, f"{backend}_tflops": tflops})
+                rows.append(row)
+                line = (f"D={d} causal={int(causal)} S={s:5d} B={row['B']:2d} H={row['H']:2d}: "
+                        f"flash {row['flash_tflops']:6.1f}  cudnn {row['cudnn_tflops']:6.1f}")
+                if args.bundles:
+                    line += f"  ours {row['ours_tflops']:6.1f} ({row['ours_tflops'] / row['flash_tflops']:.2f}x FA-2)"
+                print(line + " TFLOP/s", flush=True)
+
+    with open(os.path.join(args.out, "benchmark.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    lines = [
+        f"{props.name}, torch {torch.__version__}; bf16 matmul {peak:.0f} TFLOP/s, copy {bandwidth:.2f} TB/s",
+        "",
+    ]
+    if args.bundles:
+        lines += [
+            "| D | causal | S | B | H | attn-mlir TFLOP/s | FA-2 (flash) | cuDNN | ours / FA-2 | ours / cuDNN | ours % of matmul peak |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in rows:
+            lines.append(
+                f"| {r['D']} | {'yes' if r['causal'] else 'no'} | {r['S']} | {r['B']} | {r['H']} | "
+                f"{r['ours_tflops']:.1f} | {r['flash_tflops']:.1f} | {r['cudnn_tflops']:.1f} | "
+                f"{r['ours_tflops'] / r['flash_tflops']:.2f} | {r['ours_tflops'] / r['cudnn_tflops']:.2f} | "
+                f"{100 * r['ours_tflops'] / peak:.0f}% |"
+            )
+    else:
+        lines += [
+            "| D | causal | S | B | H | FA-2 (flash) TFLOP/s | cuDNN TFLOP/s | FA-2 % of matmul peak |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in rows:
+            lines.append(
+                f"| {r['D']} | {'yes' if r['causal'] else 'no'} | {r['S']} | {r['B']} | {r['H']} | "
+                f"{r['flash_tflops']:.1f} | {r['cudnn_tflops']:.1f} | {100 * r['flash_tflops'] / peak:.0f}% |"
+            )
+    table = "\n".join(lines)
+    with open(os.path.join(args.out, "benchmark.md"), "w") as f:
+        f.write(table + "\n")
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""The attention modules of the one-call GPU check (scripts/gpu-check.sh).
+
+Writes one module per configuration into DIR, each with a single
+attn.attention (a function named like its file) and the module's
+#attn.target, and prints their names:
+  * correctness (c_*): D in {64, 128, 256}, f16 and bf16, causal or not, with
+    tail lengths (S = 1000); decode (Sq = 1), GQA 8:1, Sq > Sk and Sq < Sk
+    with causal masks (rows with no visible key), a sliding window;
+  * benchmark (b_*): bf16, B*S = 16k tokens, H*D = 2048, D in {64, 128},
+    S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not.
+
+Usage: sweep.py DIR [--set correctness|benchmark|all] [--target ATTR]
+"""
+import argparse
+import os
+
+H100 = ('#attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, '
+        'smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>')
+
+
+def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target):
+    q = f"tensor<{b}x{hq}x{sq}x{d}x{dtype}>"
+    kv = f"tensor<{b}x{hkv}x{sk}x{d}x{dtype}>"
+    lse = f"tensor<{b}x{hq}x{sq}xf32>"
+    attrs = f" {{{flags}}}" if flags else ""
+    return (
+        f"module attributes {{attn.target = {target}}} {{\n"
+        f"func.func @{name}(%q: {q}, %k: {kv}, %v: {kv}, %o: {q}, %l: {lse}) -> ({q}, {lse}) {{\n"
+        f"  %r:2 = attn.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o, %l : {q}, {lse}){attrs} -> {q}, {lse}\n"
+        f"  return %r#0, %r#1 : {q}, {lse}\n"
+        f"}}\n}}\n"
+    )
+
+
+def correctness():
+    for dtype in ("f16", "bf16"):
+        for d in (64, 128, 256):
+            for causal in (False, True):
+                name = f"c_{dtype}_d{d}" + ("_causal" if causal else "")
+                yield name, dtype, 2, 4, 4, 1000, 1000, d, "causal" if causal else ""
+    yield "c_decode", "bf16", 8, 32, 8, 1, 4096, 128, ""
+    yield "c_gqa", "bf16", 2, 32, 4, 512, 512, 128, "causal"
+    yield "c_tail_q_gt_k", "f16", 1, 4, 4, 1000, 777, 128, "causal"
+    yield "c_tail_q_lt_k", "bf16", 1, 4, 2, 300, 1000, 64, "causal"
+    yield "c_window", "bf16", 1, 4, 4, 700, 700, 64, "window = array<i64: 100, 20>"
+
+
+def benchmark():
+    for d in (64, 128):
+        for causal in (False, True):
+            for s in (512, 1024, 2048, 4096, 8192, 16384):
+                name = f"b_d{d}_s{s}" + ("_causal" if causal else "")
+                yield name, "bf16", 16384 // s, 2048 // d, 2048 // d, s, s, d, "causal" if causal else ""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir")
+    parser.add_argument("--set", choices=("correctness", "benchmark", "all"), default="all")
+    parser.add_argument("--target", default=H100, help="the modules' #attn.target")
+    args = parser.parse_args()
+    os.makedirs(args.dir, exist_ok=True)
+    configs = []
+    if args.set in ("correctness", "all"):
+        configs += list(correctness())
+    if args.set in ("benchmark", "all"):
+        configs += list(benchmark())
+    for config in configs:
+        with open(os.path.join(args.dir, config[0] + ".mlir"), "w") as f:
+            f.write(module(*config, args.target))
+        print(config[0])
+
+
+if __name__ == "__main__":
+    main()

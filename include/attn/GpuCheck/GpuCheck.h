@@ -1,0 +1,107 @@
+//===- GpuCheck.h - Run, check and time a bundle kernel on a GPU -*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// What `attn-launch` and `attn-run --device=gpu` do with one kernel of a
+// bundle (docs/runtime.md): run it through libattnrt on seeded random or
+// given inputs, check O and LSE against an independent f32 attention computed
+// on the same GPU (lib/GpuCheck/ReferenceKernels.cu) with the error metrics
+// and tolerances of the CPU backend, and time it: the median of many
+// CUDA-event timed launches over input sets rotated so that the L2 cache
+// does not hold them. Links neither LLVM nor MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_GPUCHECK_GPUCHECK_H
+#define ATTN_GPUCHECK_GPUCHECK_H
+
+#include "attn/Runtime/attnrt.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn::gpucheck {
+
+struct CheckOptions {
+  /// Seed of the random inputs (Q, K and V get seed, seed+1, seed+2).
+  uint64_t seed = 1;
+  bool check = true;
+  /// Relative L2 tolerance; default as on the CPU backend: 1e-5 for f32,
+  /// twice the error of a naive attention in the same 16-bit format.
+  std::optional<double> tolerance;
+  bool bench = false;
+  int warmup = 10;
+  int iterations = 100;
+  /// The device's measured dense matmul peak in TFLOP/s, or 0 if unknown.
+  double peakTflops = 0;
+};
+
+/// Host copies of the inputs, in the kernel's element type and row-major
+/// layout; a null pointer means seeded random values.
+struct HostInputs {
+  const void *query = nullptr;
+  const void *key = nullptr;
+  const void *value = nullptr;
+};
+
+struct OutputCheck {
+  std::string name;
+  double maxAbs = 0;
+  double relL2 = 0;
+  int64_t nanCount = 0;
+  double tolerance = 0;
+  std::string toleranceOrigin;
+  bool passed = false;
+};
+
+struct Timing {
+  double medianMs = 0;
+  double minMs = 0;
+  double tflops = 0;
+  /// tflops / CheckOptions::peakTflops, or 0.
+  double fractionOfPeak = 0;
+  int inputSets = 0;
+  int iterations = 0;
+};
+
+struct KernelReport {
+  std::string kernel;
+  std::string target;
+  attnrtDType dtype = ATTNRT_BF16;
+  int64_t batch = 0, heads = 0, kvHeads = 0, seqQ = 0, seqK = 0, headDim = 0,
+          valueDim = 0;
+  attnrtAttentionInfo attention = {};
+  attnrtKernelResources resources = {};
+  uint32_t grid[3] = {0, 0, 0};
+  std::vector<OutputCheck> checks;
+  std::optional<Timing> timing;
+  /// The kernel's outputs, decoded to float (O, then LSE if it has one).
+  std::vector<float> out, lse;
+
+  bool passed() const;
+  /// 4 * B * Hq * Sq * Sk * D, halved with a causal mask.
+  double flops() const;
+};
+
+/// Runs KERNEL of a bundle loaded in CONTEXT as OPTIONS say.
+attnrt::Status runKernel(attnrtContext context, attnrtKernel kernel,
+                         const CheckOptions &options, const HostInputs &inputs,
+                         KernelReport &report);
+
+/// Human-readable lines: problem, resources, checks, timing.
+void printReport(const KernelReport &report, std::FILE *stream);
+
+/// One CSV row per report (with printCsvHeader first).
+void printCsvHeader(std::FILE *stream);
+void printCsvRow(const KernelReport &report, const attnrtDeviceInfo &device,
+                 std::FILE *stream);
+
+} // namespace attn::gpucheck
+
+#endif // ATTN_GPUCHECK_GPUCHECK_H

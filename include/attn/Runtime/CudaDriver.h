@@ -1,0 +1,132 @@
+//===- CudaDriver.h - The CUDA driver API, opened at run time ---*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The entry points of the CUDA driver API that libattnrt and its tools use,
+// resolved with dlopen/dlsym so that nothing links libcuda. The types and
+// constants are those of the driver's ABI (cuda.h), declared here so that the
+// runtime builds without the CUDA toolkit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_CUDADRIVER_H
+#define ATTN_RUNTIME_CUDADRIVER_H
+
+#include <cstddef>
+#include <string>
+
+namespace attn::runtime {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
+
+namespace cu {
+constexpr CUresult kSuccess = 0;
+constexpr CUresult kErrorOutOfMemory = 2;
+constexpr CUresult kErrorNoDevice = 100;
+constexpr CUresult kErrorInvalidDevice = 101;
+constexpr CUresult kErrorInvalidImage = 200;
+constexpr CUresult kErrorNoBinaryForGpu = 209;
+constexpr CUresult kErrorInvalidPtx = 218;
+constexpr CUresult kErrorJitCompilerNotFound = 221;
+constexpr CUresult kErrorUnsupportedPtxVersion = 222;
+
+// CUdevice_attribute
+constexpr int kDeviceMultiprocessorCount = 16;
+constexpr int kDeviceL2CacheSize = 38;
+constexpr int kDeviceComputeCapabilityMajor = 75;
+constexpr int kDeviceComputeCapabilityMinor = 76;
+constexpr int kDeviceMaxSharedMemoryPerBlockOptin = 97;
+
+// CUfunction_attribute
+constexpr int kFuncMaxThreadsPerBlock = 0;
+constexpr int kFuncSharedSizeBytes = 1;
+constexpr int kFuncLocalSizeBytes = 3;
+constexpr int kFuncNumRegs = 4;
+constexpr int kFuncMaxDynamicSharedSizeBytes = 8;
+
+// CUjit_option
+constexpr int kJitInfoLogBuffer = 3;
+constexpr int kJitInfoLogBufferSizeBytes = 4;
+constexpr int kJitErrorLogBuffer = 5;
+constexpr int kJitErrorLogBufferSizeBytes = 6;
+
+// CUevent_flags
+constexpr unsigned kEventDefault = 0;
+constexpr unsigned kEventDisableTiming = 2;
+} // namespace cu
+
+struct CudaDriver {
+  CUresult (*cuInit)(unsigned flags);
+  CUresult (*cuGetErrorName)(CUresult error, const char **name);
+  CUresult (*cuGetErrorString)(CUresult error, const char **text);
+  CUresult (*cuDeviceGetCount)(int *count);
+  CUresult (*cuDeviceGet)(CUdevice *device, int ordinal);
+  CUresult (*cuDeviceGetName)(char *name, int length, CUdevice device);
+  CUresult (*cuDeviceGetAttribute)(int *value, int attribute, CUdevice device);
+  CUresult (*cuDeviceTotalMem)(size_t *bytes, CUdevice device);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *context, CUdevice device);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);
+  CUresult (*cuCtxGetCurrent)(CUcontext *context);
+  CUresult (*cuCtxSetCurrent)(CUcontext context);
+  CUresult (*cuModuleLoadDataEx)(CUmodule *module, const void *image,
+                                 unsigned numOptions, int *options,
+                                 void **values);
+  CUresult (*cuModuleUnload)(CUmodule module);
+  CUresult (*cuModuleGetFunction)(CUfunction *function, CUmodule module,
+                                  const char *name);
+  CUresult (*cuFuncGetAttribute)(int *value, int attribute,
+                                 CUfunction function);
+  CUresult (*cuFuncSetAttribute)(CUfunction function, int attribute,
+                                 int value);
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(
+      int *blocks, CUfunction function, int blockSize, size_t dynamicShared);
+  CUresult (*cuLaunchKernel)(CUfunction function, unsigned gridX,
+                             unsigned gridY, unsigned gridZ, unsigned blockX,
+                             unsigned blockY, unsigned blockZ,
+                             unsigned sharedBytes, CUstream stream,
+                             void **params, void **extra);
+  CUresult (*cuMemAlloc)(CUdeviceptr *pointer, size_t bytes);
+  CUresult (*cuMemFree)(CUdeviceptr pointer);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
+  CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src,
+                                size_t bytes, CUstream stream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char value,
+                              size_t count, CUstream stream);
+  CUresult (*cuMemsetD16Async)(CUdeviceptr dst, unsigned short value,
+                               size_t count, CUstream stream);
+  CUresult (*cuMemsetD32Async)(CUdeviceptr dst, unsigned value, size_t count,
+                               CUstream stream);
+  CUresult (*cuStreamSynchronize)(CUstream stream);
+  CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event,
+                                unsigned flags);
+  CUresult (*cuEventCreate)(CUevent *event, unsigned flags);
+  CUresult (*cuEventDestroy)(CUevent event);
+  CUresult (*cuEventRecord)(CUevent event, CUstream stream);
+  CUresult (*cuEventSynchronize)(CUevent event);
+  CUresult (*cuEventElapsedTime)(float *milliseconds, CUevent start,
+                                 CUevent end);
+};
+
+/// The driver, opened and initialised (cuInit) once per process from the
+/// file named by ATTNRT_LIBCUDA, else libcuda.so.1. Null when that fails:
+/// ERROR then says why, and NODEVICE whether the driver was there but found
+/// no device.
+const CudaDriver *openCudaDriver(std::string &error, bool &noDevice);
+
+/// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
+std::string describeCudaError(const CudaDriver &driver, CUresult result);
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_CUDADRIVER_H

@@ -1,0 +1,545 @@
+//===- GpuCheck.cpp - Run, check and time a bundle kernel on a GPU --------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/GpuCheck/GpuCheck.h"
+
+#include "attn/Reference/ErrorMetrics.h"
+#include "attn/Runtime/CudaDriver.h"
+#include "attn/Support/HalfFloat.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+
+using namespace attn::gpucheck;
+using namespace attn::runtime;
+using attnrt::Status;
+
+/// The PTX of ReferenceKernels.cu, embedded at build time.
+extern const char attnReferenceKernelsPtx[];
+
+namespace {
+
+constexpr double kF32Tolerance = 1e-5;
+
+/// The parameter block of attn_reference_<t>; its layout is that of
+/// `Problem` in ReferenceKernels.cu.
+struct ReferenceProblem {
+  int32_t batch, heads, kvHeads, seqQ, seqK, headDim, valueDim;
+  float scale;
+  int32_t causal, hasWindow;
+  int64_t windowLeft, windowRight;
+  int32_t naive;
+};
+static_assert(sizeof(ReferenceProblem) == 64, "layout of Problem");
+
+Status driverError(const CudaDriver &d, CUresult result,
+                   const std::string &what) {
+  return Status::failure(result == cu::kErrorOutOfMemory
+                             ? ATTNRT_ERROR_OUT_OF_MEMORY
+                             : ATTNRT_ERROR_DRIVER,
+                         what + ": " + describeCudaError(d, result));
+}
+
+#define CHECK_CU(call, what)                                                   \
+  do {                                                                         \
+    if (CUresult result_ = (call); result_ != cu::kSuccess)                    \
+      return driverError(d, result_, what);                                    \
+  } while (false)
+
+#define CHECK_STATUS(expr)                                                     \
+  do {                                                                         \
+    if (Status status_ = (expr); !status_.ok())                                \
+      return status_;                                                          \
+  } while (false)
+
+/// The reference kernels, loaded once per CUDA context.
+struct ReferenceModule {
+  CUmodule module = nullptr;
+  std::map<std::string, CUfunction> functions;
+};
+
+Status referenceFunction(const CudaDriver &d, const std::string &name,
+                         CUfunction &function) {
+  static std::map<CUcontext, ReferenceModule> modules;
+  CUcontext current = nullptr;
+  CHECK_CU(d.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  ReferenceModule &loaded = modules[current];
+  if (!loaded.module) {
+    std::vector<char> log(1 << 14, '\0');
+    int options[] = {cu::kJitErrorLogBuffer, cu::kJitErrorLogBufferSizeBytes};
+    void *values[] = {log.data(), reinterpret_cast<void *>(log.size())};
+    if (CUresult result = d.cuModuleLoadDataEx(
+            &loaded.module, attnReferenceKernelsPtx, 2, options, values))
+      return Status::failure(ATTNRT_ERROR_JIT,
+                             "the CUDA driver cannot load the reference "
+                             "kernels: " +
+                                 describeCudaError(d, result) + "\n" +
+                                 log.data());
+  }
+  CUfunction &cached = loaded.functions[name];
+  if (!cached)
+    CHECK_CU(d.cuModuleGetFunction(&cached, loaded.module, name.c_str()),
+             "reference kernel " + name);
+  function = cached;
+  return Status();
+}
+
+size_t elementSize(attnrtDType dtype) { return attnrtDTypeSize(dtype); }
+
+Status fillNormal(const CudaDriver &d, attnrtDType dtype, CUdeviceptr data,
+                  uint64_t count, uint64_t seed) {
+  CUfunction function;
+  CHECK_STATUS(referenceFunction(
+      d, std::string("attn_fill_normal_") + attnrtDTypeName(dtype), function));
+  void *params[] = {&data, &count, &seed};
+  unsigned blocks =
+      static_cast<unsigned>(std::min<uint64_t>((count + 255) / 256, 8192));
+  CHECK_CU(d.cuLaunchKernel(function, std::max(blocks, 1u), 1, 1, 256, 1, 1, 0,
+                            nullptr, params, nullptr),
+           "attn_fill_normal");
+  return Status();
+}
+
+/// Fills with NaN, so that an element the kernel does not write shows.
+Status poison(const CudaDriver &d, attnrtDType dtype, CUdeviceptr data,
+              uint64_t count) {
+  if (dtype == ATTNRT_F32)
+    CHECK_CU(d.cuMemsetD32Async(data, 0x7FC00000u, count, nullptr),
+             "cuMemsetD32Async");
+  else
+    CHECK_CU(d.cuMemsetD16Async(data, dtype == ATTNRT_F16 ? 0x7E00 : 0x7FC0,
+                                count, nullptr),
+             "cuMemsetD16Async");
+  return Status();
+}
+
+std::vector<float> decode(const std::vector<uint8_t> &raw, attnrtDType dtype) {
+  size_t count = raw.size() / elementSize(dtype);
+  std::vector<float> values(count);
+  if (dtype == ATTNRT_F32) {
+    std::memcpy(values.data(), raw.data(), raw.size());
+    return values;
+  }
+  mlir::attn::HalfFormat format = dtype == ATTNRT_F16
+                                      ? mlir::attn::HalfFormat::F16
+                                      : mlir::attn::HalfFormat::BF16;
+  for (size_t i = 0; i < count; ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, raw.data() + 2 * i, 2);
+    values[i] = mlir::attn::halfBitsToFloat(bits, format);
+  }
+  return values;
+}
+
+Status copyOut(attnrtContext context, CUdeviceptr data, size_t bytes,
+               attnrtDType dtype, std::vector<float> &values) {
+  std::vector<uint8_t> raw(bytes);
+  CHECK_STATUS(
+      Status::of(attnrtCopyToHost(context, raw.data(), data, bytes)));
+  values = decode(raw, dtype);
+  return Status();
+}
+
+/// The tensors of one launch: Q, K, V, O and, if the kernel has it, LSE.
+struct TensorSet {
+  attnrt::DeviceBuffer buffers[5];
+  attnrtTensor tensors[5];
+};
+
+struct Layout {
+  attnrtParamInfo params[5];
+  int32_t count = 0;
+  size_t bytes(int32_t index) const {
+    size_t elements = 1;
+    for (int32_t d = 0; d < params[index].rank; ++d)
+      elements *= params[index].sizes[d];
+    return elements * attnrtDTypeSize(params[index].dtype);
+  }
+  size_t totalBytes() const {
+    size_t total = 0;
+    for (int32_t i = 0; i < count; ++i)
+      total += bytes(i);
+    return total;
+  }
+};
+
+/// Reads the kernel's parameters: Q, K, V, O and optionally LSE, rank 4
+/// (LSE rank 3), static shapes.
+Status readLayout(attnrtKernel kernel, Layout &layout) {
+  static const char *names[] = {"Q", "K", "V", "O", "LSE"};
+  layout.count = attnrtKernelParamCount(kernel);
+  std::string name = attnrtKernelName(kernel);
+  if (layout.count != 4 && layout.count != 5)
+    return Status::failure(ATTNRT_ERROR_INVALID_BUNDLE,
+                           "kernel " + name +
+                               ": expected parameters Q, K, V, O[, LSE]");
+  for (int32_t i = 0; i < layout.count; ++i) {
+    attnrtParamInfo &param = layout.params[i];
+    CHECK_STATUS(Status::of(attnrtKernelGetParam(kernel, i, &param)));
+    if (std::string(param.name) != names[i] || param.rank != (i < 4 ? 4 : 3))
+      return Status::failure(ATTNRT_ERROR_INVALID_BUNDLE,
+                             "kernel " + name + ": parameter " +
+                                 std::to_string(i) + " is " + param.name +
+                                 ", expected " + names[i] + " of rank " +
+                                 std::to_string(i < 4 ? 4 : 3));
+    for (int32_t d = 0; d < param.rank; ++d)
+      if (param.sizes[d] < 0)
+        return Status::failure(ATTNRT_ERROR_UNSUPPORTED,
+                               "kernel " + name + ": parameter " + param.name +
+                                   " has a dynamic shape, which the checker "
+                                   "cannot size yet");
+  }
+  if (layout.params[1].dtype != layout.params[0].dtype ||
+      layout.params[2].dtype != layout.params[0].dtype)
+    return Status::failure(ATTNRT_ERROR_INVALID_BUNDLE,
+                           "kernel " + name + ": Q, K and V differ in type");
+  return Status();
+}
+
+Status allocateSet(attnrtContext context, const Layout &layout,
+                   TensorSet &set) {
+  for (int32_t i = 0; i < layout.count; ++i) {
+    CHECK_STATUS(set.buffers[i].allocate(context, layout.bytes(i)));
+    set.tensors[i] =
+        attnrt::contiguousTensor(set.buffers[i].data(), layout.params[i].dtype,
+                                 layout.params[i].sizes, layout.params[i].rank);
+  }
+  return Status();
+}
+
+Status fillInputs(const CudaDriver &d, attnrtContext context,
+                  const Layout &layout, const HostInputs &host, uint64_t seed,
+                  TensorSet &set) {
+  const void *given[] = {host.query, host.key, host.value};
+  for (int32_t i = 0; i < 3; ++i) {
+    if (given[i])
+      CHECK_STATUS(Status::of(attnrtCopyToDevice(
+          context, set.buffers[i].data(), given[i], layout.bytes(i))));
+    else
+      CHECK_STATUS(fillNormal(d, layout.params[i].dtype, set.buffers[i].data(),
+                              layout.bytes(i) /
+                                  attnrtDTypeSize(layout.params[i].dtype),
+                              seed + i));
+  }
+  for (int32_t i = 3; i < layout.count; ++i)
+    CHECK_STATUS(poison(d, layout.params[i].dtype, set.buffers[i].data(),
+                        layout.bytes(i) /
+                            attnrtDTypeSize(layout.params[i].dtype)));
+  return Status();
+}
+
+/// O and LSE of the reference attention (f32) for the inputs of SET.
+Status runReference(const CudaDriver &d, attnrtContext context,
+                    const attnrtDeviceInfo &device, const TensorSet &set,
+                    const KernelReport &report, bool naive,
+                    std::vector<float> &out, std::vector<float> &lse) {
+  CUfunction function;
+  CHECK_STATUS(referenceFunction(
+      d, std::string("attn_reference_") + attnrtDTypeName(report.dtype),
+      function));
+  int64_t shared = (report.headDim + report.seqK) * 4;
+  int staticShared = 0;
+  CHECK_CU(d.cuFuncGetAttribute(&staticShared, cu::kFuncSharedSizeBytes,
+                                function),
+           "cuFuncGetAttribute");
+  if (shared + staticShared > device.sharedMemoryPerBlockOptin)
+    return Status::failure(
+        ATTNRT_ERROR_UNSUPPORTED,
+        "the reference keeps a query row's scores in shared memory: Sk = " +
+            std::to_string(report.seqK) + " needs " + std::to_string(shared) +
+            " bytes, the device offers " +
+            std::to_string(device.sharedMemoryPerBlockOptin - staticShared));
+  CHECK_CU(d.cuFuncSetAttribute(function, cu::kFuncMaxDynamicSharedSizeBytes,
+                                static_cast<int>(shared)),
+           "cuFuncSetAttribute");
+  int64_t rows = report.batch * report.heads * report.seqQ;
+  attnrt::DeviceBuffer outBuffer, lseBuffer;
+  CHECK_STATUS(outBuffer.allocate(context, rows * report.valueDim * 4));
+  CHECK_STATUS(lseBuffer.allocate(context, rows * 4));
+  ReferenceProblem problem = {
+      static_cast<int32_t>(report.batch),   static_cast<int32_t>(report.heads),
+      static_cast<int32_t>(report.kvHeads), static_cast<int32_t>(report.seqQ),
+      static_cast<int32_t>(report.seqK),    static_cast<int32_t>(report.headDim),
+      static_cast<int32_t>(report.valueDim),
+      static_cast<float>(report.attention.scale),
+      report.attention.causal,              report.attention.hasWindow,
+      report.attention.windowLeft,          report.attention.windowRight,
+      naive ? 1 : 0};
+  CUdeviceptr q = set.buffers[0].data(), k = set.buffers[1].data(),
+              v = set.buffers[2].data(), o = outBuffer.data(),
+              l = lseBuffer.data();
+  void *params[] = {&q, &k, &v, &o, &l, &problem};
+  CHECK_CU(d.cuLaunchKernel(function, static_cast<unsigned>(rows), 1, 1, 128,
+                            1, 1, static_cast<unsigned>(shared), nullptr,
+                            params, nullptr),
+           "attn_reference");
+  CHECK_STATUS(copyOut(context, o, outBuffer.size(), ATTNRT_F32, out));
+  CHECK_STATUS(copyOut(context, l, lseBuffer.size(), ATTNRT_F32, lse));
+  return Status();
+}
+
+OutputCheck compare(const std::string &name, const std::vector<float> &out,
+                    const std::vector<float> &exact,
+                    const std::vector<float> *naive, attnrtDType dtype,
+                    const std::optional<double> &tolerance) {
+  namespace ref = mlir::attn::reference;
+  std::vector<double> exactValues(exact.begin(), exact.end());
+  OutputCheck check;
+  check.name = name;
+  ref::ErrorStats stats = ref::computeErrorStats(out, exactValues);
+  check.maxAbs = stats.maxAbs;
+  check.relL2 = stats.relL2;
+  check.nanCount = stats.nanCount;
+  char origin[96];
+  if (tolerance) {
+    check.tolerance = *tolerance;
+    check.toleranceOrigin = "--tolerance";
+  } else if (naive) {
+    double naiveError = ref::computeErrorStats(*naive, exactValues).relL2;
+    check.tolerance = std::max(2 * naiveError, kF32Tolerance);
+    std::snprintf(origin, sizeof(origin), "2x naive %s: %.2e",
+                  attnrtDTypeName(dtype), naiveError);
+    check.toleranceOrigin = origin;
+  } else {
+    check.tolerance = kF32Tolerance;
+    check.toleranceOrigin = "f32";
+  }
+  check.passed = ref::withinTolerance(stats, check.tolerance);
+  return check;
+}
+
+Status bench(const CudaDriver &d, attnrtContext context,
+             const attnrtDeviceInfo &device, attnrtKernel kernel,
+             const Layout &layout, const CheckOptions &options,
+             TensorSet &first, KernelReport &report) {
+  // Enough input sets that the ones in flight never fit in L2 together,
+  // within a quarter of the device's memory.
+  size_t setBytes = layout.totalBytes();
+  size_t wanted = 2 * static_cast<size_t>(device.l2CacheBytes) / setBytes + 2;
+  size_t affordable = static_cast<size_t>(device.totalMemoryBytes) / 4 /
+                      setBytes;
+  int sets = static_cast<int>(
+      std::max<size_t>(1, std::min<size_t>({wanted, affordable, 64})));
+  std::vector<std::unique_ptr<TensorSet>> extra;
+  for (int s = 1; s < sets; ++s) {
+    auto set = std::make_unique<TensorSet>();
+    CHECK_STATUS(allocateSet(context, layout, *set));
+    CHECK_STATUS(fillInputs(d, context, layout, HostInputs(),
+                            options.seed + 3 * s, *set));
+    extra.push_back(std::move(set));
+  }
+  auto tensorsOf = [&](int i) {
+    return i % sets == 0 ? first.tensors : extra[i % sets - 1]->tensors;
+  };
+  for (int i = 0; i < options.warmup; ++i)
+    CHECK_STATUS(
+        Status::of(attnrtLaunch(kernel, tensorsOf(i), layout.count, nullptr)));
+  std::vector<attnrt::Timer> timers(options.iterations);
+  for (attnrt::Timer &timer : timers)
+    CHECK_STATUS(Status::of(attnrtTimerCreate(context, timer.out())));
+  for (int i = 0; i < options.iterations; ++i) {
+    CHECK_STATUS(Status::of(attnrtTimerStart(timers[i].get(), nullptr)));
+    CHECK_STATUS(Status::of(attnrtLaunch(kernel, tensorsOf(options.warmup + i),
+                                         layout.count, nullptr)));
+    CHECK_STATUS(Status::of(attnrtTimerStop(timers[i].get(), nullptr)));
+  }
+  std::vector<double> times;
+  for (attnrt::Timer &timer : timers) {
+    float ms = 0;
+    CHECK_STATUS(Status::of(attnrtTimerElapsedMs(timer.get(), &ms)));
+    times.push_back(ms);
+  }
+  std::sort(times.begin(), times.end());
+  Timing timing;
+  size_t n = times.size();
+  timing.medianMs =
+      n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  timing.minMs = times.front();
+  timing.tflops = report.flops() / timing.medianMs / 1e9;
+  if (options.peakTflops > 0)
+    timing.fractionOfPeak = timing.tflops / options.peakTflops;
+  timing.inputSets = sets;
+  timing.iterations = options.iterations;
+  report.timing = timing;
+  return Status();
+}
+
+} // namespace
+
+bool KernelReport::passed() const {
+  return std::all_of(checks.begin(), checks.end(),
+                     [](const OutputCheck &check) { return check.passed; });
+}
+
+double KernelReport::flops() const {
+  double flops = 4.0 * batch * heads * seqQ * seqK * headDim;
+  return attention.causal ? flops / 2 : flops;
+}
+
+Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
+                                 const CheckOptions &options,
+                                 const HostInputs &inputs,
+                                 KernelReport &report) {
+  if (options.iterations < 1 || options.warmup < 0)
+    return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
+                           "iterations must be positive, warm-up not negative");
+  std::string error;
+  bool noDevice = false;
+  const CudaDriver *driver = openCudaDriver(error, noDevice);
+  if (!driver)
+    return Status::failure(ATTNRT_ERROR_NO_DRIVER, error);
+  const CudaDriver &d = *driver;
+  attnrtDeviceInfo device;
+  CHECK_STATUS(Status::of(attnrtContextGetDeviceInfo(context, &device)));
+
+  Layout layout;
+  CHECK_STATUS(readLayout(kernel, layout));
+  report.kernel = attnrtKernelName(kernel);
+  report.target = attnrtKernelTarget(kernel);
+  report.dtype = layout.params[0].dtype;
+  const int64_t *q = layout.params[0].sizes, *v = layout.params[2].sizes;
+  report.batch = q[0];
+  report.heads = q[1];
+  report.kvHeads = v[1];
+  report.seqQ = q[2];
+  report.seqK = v[2];
+  report.headDim = q[3];
+  report.valueDim = v[3];
+  CHECK_STATUS(
+      Status::of(attnrtKernelGetAttention(kernel, &report.attention)));
+  CHECK_STATUS(
+      Status::of(attnrtKernelGetResources(kernel, &report.resources)));
+
+  TensorSet set;
+  CHECK_STATUS(allocateSet(context, layout, set));
+  CHECK_STATUS(fillInputs(d, context, layout, inputs, options.seed, set));
+  CHECK_STATUS(Status::of(
+      attnrtKernelGetGrid(kernel, set.tensors, layout.count, report.grid)));
+  CHECK_STATUS(
+      Status::of(attnrtLaunch(kernel, set.tensors, layout.count, nullptr)));
+  CHECK_STATUS(Status::of(attnrtSynchronize(context, nullptr)));
+  CHECK_STATUS(copyOut(context, set.buffers[3].data(), layout.bytes(3),
+                       layout.params[3].dtype, report.out));
+  bool hasLse = layout.count == 5;
+  if (hasLse)
+    CHECK_STATUS(copyOut(context, set.buffers[4].data(), layout.bytes(4),
+                         layout.params[4].dtype, report.lse));
+
+  if (options.check) {
+    std::vector<float> exactOut, exactLse, naiveOut, naiveLse;
+    CHECK_STATUS(runReference(d, context, device, set, report, false, exactOut,
+                              exactLse));
+    bool half = report.dtype != ATTNRT_F32 ||
+                layout.params[3].dtype != ATTNRT_F32;
+    bool useNaive = half && !options.tolerance;
+    if (useNaive)
+      CHECK_STATUS(runReference(d, context, device, set, report, true,
+                                naiveOut, naiveLse));
+    report.checks.push_back(compare("O", report.out, exactOut,
+                                    useNaive ? &naiveOut : nullptr,
+                                    report.dtype, options.tolerance));
+    if (hasLse)
+      report.checks.push_back(compare("LSE", report.lse, exactLse,
+                                      useNaive ? &naiveLse : nullptr,
+                                      report.dtype, options.tolerance));
+  }
+  if (options.bench)
+    CHECK_STATUS(bench(d, context, device, kernel, layout, options, set,
+                       report));
+  return Status();
+}
+
+void attn::gpucheck::printReport(const KernelReport &r, std::FILE *stream) {
+  std::fprintf(stream, "kernel %s (%s)\n", r.kernel.c_str(), r.target.c_str());
+  std::fprintf(stream,
+               "  problem  %s B=%lld Hq=%lld Hkv=%lld Sq=%lld Sk=%lld D=%lld "
+               "Dv=%lld scale=%.6g%s",
+               attnrtDTypeName(r.dtype), (long long)r.batch,
+               (long long)r.heads, (long long)r.kvHeads, (long long)r.seqQ,
+               (long long)r.seqK, (long long)r.headDim, (long long)r.valueDim,
+               r.attention.scale, r.attention.causal ? " causal" : "");
+  if (r.attention.hasWindow)
+    std::fprintf(stream, " window=(%lld, %lld)",
+                 (long long)r.attention.windowLeft,
+                 (long long)r.attention.windowRight);
+  const attnrtKernelResources &res = r.resources;
+  std::fprintf(stream,
+               "\n  launch   grid %ux%ux%u, %d threads, %lld B dynamic shared "
+               "memory\n",
+               r.grid[0], r.grid[1], r.grid[2], res.threadsPerBlock,
+               (long long)res.dynamicSharedBytes);
+  std::fprintf(stream,
+               "  kernel   %d registers/thread, %lld B local/thread, %lld B "
+               "static shared, %d CTA(s)/SM\n",
+               res.registersPerThread, (long long)res.localBytesPerThread,
+               (long long)res.staticSharedBytes, res.ctasPerMultiprocessor);
+  for (const OutputCheck &c : r.checks) {
+    std::fprintf(stream,
+                 "  %-8s max abs %.3e, rel L2 %.3e, tolerance %.3e (%s)",
+                 c.name.c_str(), c.maxAbs, c.relL2, c.tolerance,
+                 c.toleranceOrigin.c_str());
+    if (c.nanCount)
+      std::fprintf(stream, ", %lld elements NaN or mismatched infinities",
+                   (long long)c.nanCount);
+    std::fprintf(stream, ": %s\n", c.passed ? "PASS" : "FAIL");
+  }
+  if (r.timing) {
+    const Timing &t = *r.timing;
+    std::fprintf(stream,
+                 "  time     %.4f ms median (min %.4f) of %d launches over %d "
+                 "input set(s): %.1f TFLOP/s",
+                 t.medianMs, t.minMs, t.iterations, t.inputSets, t.tflops);
+    if (t.fractionOfPeak > 0)
+      std::fprintf(stream, ", %.1f%% of the measured matmul peak",
+                   100 * t.fractionOfPeak);
+    std::fprintf(stream, "\n");
+  }
+}
+
+void attn::gpucheck::printCsvHeader(std::FILE *stream) {
+  std::fprintf(stream,
+               "device,kernel,target,dtype,batch,heads,kv_heads,seq_q,seq_k,"
+               "head_dim,causal,registers,ctas_per_sm,o_rel_l2,o_tolerance,"
+               "lse_rel_l2,passed,median_ms,tflops,fraction_of_peak\n");
+}
+
+void attn::gpucheck::printCsvRow(const KernelReport &r,
+                                 const attnrtDeviceInfo &device,
+                                 std::FILE *stream) {
+  auto relL2 = [&](const char *name) -> std::string {
+    for (const OutputCheck &c : r.checks)
+      if (c.name == name) {
+        char text[32];
+        std::snprintf(text, sizeof(text), "%.3e", c.relL2);
+        return text;
+      }
+    return "";
+  };
+  std::string tolerance;
+  if (!r.checks.empty()) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.3e", r.checks.front().tolerance);
+    tolerance = text;
+  }
+  std::fprintf(stream, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d,%d,%s,%s,%s,%s,",
+               device.name, r.kernel.c_str(), r.target.c_str(),
+               attnrtDTypeName(r.dtype), (long long)r.batch, (long long)r.heads,
+               (long long)r.kvHeads, (long long)r.seqQ, (long long)r.seqK,
+               (long long)r.headDim, r.attention.causal,
+               r.resources.registersPerThread,
+               r.resources.ctasPerMultiprocessor, relL2("O").c_str(),
+               tolerance.c_str(), relL2("LSE").c_str(),
+               r.checks.empty() ? "" : (r.passed() ? "yes" : "no"));
+  if (r.timing)
+    std::fprintf(stream, "%.4f,%.1f,%.3f\n", r.timing->medianMs,
+                 r.timing->tflops, r.timing->fractionOfPeak);
+  else
+    std::fprintf(stream, ",,\n");
+}

@@ -1,0 +1,191 @@
+//===- ReferenceKernels.cu - Plain GPU attention to check kernels against -===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The GPU side of the kernel check (docs/runtime.md), written in CUDA C and
+// compiled by nvcc to PTX at build time: it shares nothing with the compiler
+// it checks.
+//
+//  * attn_fill_normal_<t>: seeded standard-normal values (a counter-based
+//    hash and Box-Muller), so that inputs of any size are made on the device.
+//  * attn_reference_<t>: one block per query row. Every score of the row is
+//    kept in shared memory, then the row is normalised exactly: softmax by
+//    max, exp and sum, O = P V / l, LSE = m + log l. In exact mode every
+//    intermediate is f32; in naive mode the scores, the probabilities and O
+//    are rounded to the inputs' format on the way, as a naive attention on
+//    16-bit tensors does: the error of that against exact mode is the
+//    yardstick of the tolerance, as on the CPU backend.
+//
+// Masks follow attn.attention: key k of query row i (diagonal
+// i + Sk - Sq) is visible unless causal and k > diagonal, or a window
+// (left, right) leaves it out; a row without visible keys gives O = 0 and
+// LSE = -inf.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace {
+
+__device__ float toFloat(float x) { return x; }
+__device__ float toFloat(__half x) { return __half2float(x); }
+__device__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T> __device__ T fromFloat(float x);
+template <> __device__ float fromFloat<float>(float x) { return x; }
+template <> __device__ __half fromFloat<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <> __device__ __nv_bfloat16 fromFloat<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+template <typename T> __device__ float roundTo(float x) {
+  return toFloat(fromFloat<T>(x));
+}
+
+__device__ uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+template <typename T>
+__device__ void fillNormal(T *out, uint64_t count, uint64_t seed) {
+  uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+  for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    uint64_t bits = mix(seed * 0x9e3779b97f4a7c15ull + i);
+    // Two uniforms in (0, 1] and [0, 1) from 24 bits each.
+    float u1 = (float((bits >> 40) & 0xffffff) + 1.0f) * (1.0f / 16777216.0f);
+    float u2 = float((bits >> 16) & 0xffffff) * (1.0f / 16777216.0f);
+    out[i] = fromFloat<T>(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
+  }
+}
+
+struct Problem {
+  int32_t batch, heads, kvHeads, seqQ, seqK, headDim, valueDim;
+  float scale;
+  int32_t causal, hasWindow;
+  int64_t windowLeft, windowRight;
+  /// 0: exact f32; 1: naive, rounded to the inputs' format.
+  int32_t naive;
+};
+
+template <typename T>
+__device__ float maybeRound(float x, bool naive) {
+  return naive ? roundTo<T>(x) : x;
+}
+
+template <typename T>
+__device__ void reference(const T *query, const T *key, const T *value,
+                          float *out, float *lse, Problem p) {
+  extern __shared__ float shared[];
+  float *q = shared;                // headDim
+  float *scores = q + p.headDim;    // seqK
+  __shared__ float reduction[32];
+
+  const int64_t row = blockIdx.x; // over batch * heads * seqQ
+  const int i = row % p.seqQ;
+  const int64_t bh = row / p.seqQ;
+  const int h = bh % p.heads;
+  const int b = bh / p.heads;
+  const int kvHead = h / (p.heads / p.kvHeads);
+  const T *keys = key + (int64_t(b) * p.kvHeads + kvHead) * p.seqK * p.headDim;
+  const T *values =
+      value + (int64_t(b) * p.kvHeads + kvHead) * p.seqK * p.valueDim;
+  const int64_t diagonal = int64_t(i) + p.seqK - p.seqQ;
+  const bool naive = p.naive != 0;
+
+  for (int d = threadIdx.x; d < p.headDim; d += blockDim.x)
+    q[d] = toFloat(query[row * p.headDim + d]);
+  __syncthreads();
+
+  float localMax = -INFINITY;
+  for (int k = threadIdx.x; k < p.seqK; k += blockDim.x) {
+    bool visible = !(p.causal && k > diagonal) &&
+                   !(p.hasWindow && (k < diagonal - p.windowLeft ||
+                                     k > diagonal + p.windowRight));
+    float score = -INFINITY;
+    if (visible) {
+      float dot = 0.0f;
+      for (int d = 0; d < p.headDim; ++d)
+        dot = fmaf(q[d], toFloat(keys[int64_t(k) * p.headDim + d]), dot);
+      score = maybeRound<T>(p.scale * dot, naive);
+      localMax = fmaxf(localMax, score);
+    }
+    scores[k] = score;
+  }
+
+  // Block-wide max, then sum.
+  auto blockReduce = [&](float x, bool isMax) {
+    for (int offset = 16; offset > 0; offset /= 2) {
+      float other = __shfl_xor_sync(0xffffffffu, x, offset);
+      x = isMax ? fmaxf(x, other) : x + other;
+    }
+    __syncthreads();
+    if (threadIdx.x % 32 == 0)
+      reduction[threadIdx.x / 32] = x;
+    __syncthreads();
+    x = isMax ? -INFINITY : 0.0f;
+    for (int w = 0; w < int(blockDim.x / 32); ++w)
+      x = isMax ? fmaxf(x, reduction[w]) : x + reduction[w];
+    return x;
+  };
+  const float rowMax = blockReduce(localMax, true);
+  float *outRow = out + row * p.valueDim;
+  if (rowMax == -INFINITY) {
+    for (int e = threadIdx.x; e < p.valueDim; e += blockDim.x)
+      outRow[e] = 0.0f;
+    if (threadIdx.x == 0)
+      lse[row] = -INFINITY;
+    return;
+  }
+  float localSum = 0.0f;
+  for (int k = threadIdx.x; k < p.seqK; k += blockDim.x) {
+    float weight = scores[k] == -INFINITY ? 0.0f : expf(scores[k] - rowMax);
+    scores[k] = weight;
+    localSum += weight;
+  }
+  const float sum = blockReduce(localSum, false);
+  const float inverse = 1.0f / sum;
+  for (int e = threadIdx.x; e < p.valueDim; e += blockDim.x) {
+    float acc = 0.0f;
+    for (int k = 0; k < p.seqK; ++k) {
+      float weight = scores[k];
+      if (weight == 0.0f)
+        continue;
+      float probability = naive ? roundTo<T>(weight * inverse) : weight;
+      acc = fmaf(probability, toFloat(values[int64_t(k) * p.valueDim + e]),
+                 acc);
+    }
+    outRow[e] = naive ? roundTo<T>(acc) : acc * inverse;
+  }
+  if (threadIdx.x == 0)
+    lse[row] = rowMax + logf(sum);
+}
+
+} // namespace
+
+#define ATTN_REFERENCE_KERNELS(suffix, T)                                      \
+  extern "C" __global__ void attn_fill_normal_##suffix(                        \
+      T *out, uint64_t count, uint64_t seed) {                                 \
+    fillNormal(out, count, seed);                                              \
+  }                                                                            \
+  extern "C" __global__ void __launch_bounds__(128) attn_reference_##suffix(   \
+      const T *query, const T *key, const T *value, float *out, float *lse,   \
+      Problem problem) {                                                       \
+    reference(query, key, value, out, lse, problem);                           \
+  }
+
+ATTN_REFERENCE_KERNELS(f16, __half)
+ATTN_REFERENCE_KERNELS(bf16, __nv_bfloat16)
+ATTN_REFERENCE_KERNELS(f32, float)

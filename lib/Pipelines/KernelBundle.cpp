@@ -1,0 +1,157 @@
+//===- KernelBundle.cpp - Compile attentions to a kernel bundle -----------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines/KernelBundle.h"
+
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Manifest version: 2 gives grid formulas, strides and alignments.
+constexpr int kManifestVersion = 2;
+
+std::string typeName(Type type) {
+  std::string text;
+  llvm::raw_string_ostream(text) << type;
+  return text;
+}
+
+/// The manifest entry of one kernel, read off its gpu.func before PTX.
+FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
+                                             StringRef target) {
+  auto launch = func->getAttrOfType<DictionaryAttr>(
+      AttnDialect::getLaunchAttrName());
+  auto sizes = [&](StringRef key) {
+    return launch.getAs<DenseI64ArrayAttr>(key).asArrayRef();
+  };
+  // The kernel's parameters, in order: Q, K, V, O and, if returned, LSE.
+  // Q, K, V and O move in 16-byte vectors; LSE in f32 scalars.
+  static const char *names[] = {"Q", "K", "V", "O", "LSE"};
+  llvm::json::Array params;
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto memref = cast<MemRefType>(type);
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (index >= std::size(names) ||
+        failed(memref.getStridesAndOffset(strides, offset)) || offset != 0)
+      return func.emitError("kernel parameter ") << index << " (" << memref
+             << ") has no place in a bundle manifest";
+    shapes.push_back(memref.getShape());
+    auto extents = [](ArrayRef<int64_t> values) {
+      llvm::json::Array array;
+      for (int64_t value : values) {
+        if (ShapedType::isDynamic(value))
+          array.push_back(nullptr);
+        else
+          array.push_back(value);
+      }
+      return array;
+    };
+    params.push_back(llvm::json::Object{
+        {"name", names[index]},
+        {"type", typeName(memref.getElementType())},
+        {"shape", extents(memref.getShape())},
+        {"strides", extents(strides)},
+        {"alignment", index < 4 ? 16 : 4},
+    });
+  }
+  auto tiles = launch.getAs<Fa2TilesAttr>("tiles");
+  // Grid (ceil(Sq / Bm), B, Hq): the formula must give the kernel's grid.
+  ArrayRef<int64_t> grid = sizes("grid");
+  ArrayRef<int64_t> q = shapes[0];
+  int64_t blockM = tiles.getBlockM();
+  if (grid.size() != 3 || grid[0] != llvm::divideCeil(q[2], blockM) ||
+      grid[1] != q[0] || grid[2] != q[1])
+    return func.emitError("the kernel's grid is not (ceil(Sq / ")
+           << blockM << "), B, Hq)";
+  llvm::json::Array gridFormula{
+      llvm::json::Object{{"param", "Q"}, {"dim", 2}, {"ceil_div", blockM}},
+      llvm::json::Object{{"param", "Q"}, {"dim", 0}},
+      llvm::json::Object{{"param", "Q"}, {"dim", 1}}};
+  llvm::json::Array block;
+  for (int64_t size : sizes("block"))
+    block.push_back(size);
+  auto attention = launch.getAs<DictionaryAttr>("attention");
+  llvm::json::Object semantics{
+      {"scale",
+       attention.getAs<FloatAttr>("scale").getValue().convertToDouble()},
+      {"causal", attention.getAs<BoolAttr>("causal").getValue()},
+  };
+  if (auto window = attention.getAs<DenseI64ArrayAttr>("window"))
+    semantics["window"] = llvm::json::Array{window[0], window[1]};
+  return llvm::json::Object{
+      {"name", func.getName()},
+      {"target", target},
+      {"params", std::move(params)},
+      {"grid", std::move(gridFormula)},
+      {"block", std::move(block)},
+      {"dynamic_shared_memory",
+       launch.getAs<IntegerAttr>("dynamic_shared_memory").getInt()},
+      {"tiles", llvm::json::Object{{"block_m", tiles.getBlockM()},
+                                   {"block_n", tiles.getBlockN()},
+                                   {"warps", tiles.getWarps()},
+                                   {"stages", tiles.getStages()}}},
+      {"attention", std::move(semantics)},
+  };
+}
+
+} // namespace
+
+LogicalResult mlir::attn::compileKernelBundle(ModuleOp module,
+                                              const AttnToPTXOptions &options,
+                                              KernelBundle &bundle) {
+  PassManager toKernels(module.getContext());
+  toKernels.addPass(createAttnSelectSchedule());
+  toKernels.addPass(createAttnToNVGPU());
+  if (failed(toKernels.run(module)))
+    return failure();
+  llvm::json::Array kernels;
+  WalkResult walk = module.walk([&](gpu::GPUFuncOp func) {
+    if (!func->hasAttr(AttnDialect::getLaunchAttrName()))
+      return WalkResult::advance();
+    FailureOr<llvm::json::Object> kernel = describeKernel(func, options.chip);
+    if (failed(kernel))
+      return WalkResult::interrupt();
+    kernels.push_back(std::move(*kernel));
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (kernels.empty())
+    return module.emitError("no attn.attention to compile");
+
+  PassManager toPTX(module.getContext());
+  buildKernelsToPTXPipeline(toPTX, options);
+  if (failed(toPTX.run(module)))
+    return failure();
+  bundle.ptx.clear();
+  module.walk([&](gpu::BinaryOp binaryOp) {
+    for (Attribute object : binaryOp.getObjects())
+      bundle.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+  });
+  bundle.kernelCount = kernels.size();
+  llvm::json::Object manifest{{"format", "attn-kernel-bundle"},
+                              {"version", kManifestVersion},
+                              {"ptx", "kernels.ptx"},
+                              {"kernels", std::move(kernels)}};
+  bundle.manifestJson = llvm::formatv(
+      "{0:2}\n", llvm::json::Value(std::move(manifest)));
+  return success();
+}

@@ -1,0 +1,311 @@
+//===- Manifest.cpp - Kernel bundle manifests -----------------------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Manifest.h"
+#include "Json.h"
+
+#include <cstdlib>
+
+using namespace attn::runtime;
+using json::Value;
+
+namespace {
+
+/// Reads the fields of one JSON object, recording the first problem with
+/// the path of the field.
+class Reader {
+public:
+  explicit Reader(std::string &error) : error(error) {}
+
+  bool failed() const { return !error.empty(); }
+
+  bool fail(const std::string &path, const std::string &why) {
+    if (error.empty())
+      error = "manifest: " + path + ": " + why;
+    return false;
+  }
+
+  const Value *member(const Value &object, const std::string &path,
+                      const std::string &key, Value::Kind kind,
+                      bool optional = false) {
+    const Value *value = object.get(key);
+    if (!value || value->kind == Value::Kind::Null) {
+      if (!optional)
+        fail(path, "missing \"" + key + "\"");
+      return nullptr;
+    }
+    if (value->kind != kind) {
+      fail(path + "." + key, "has the wrong type");
+      return nullptr;
+    }
+    return value;
+  }
+
+  bool integer(const Value &value, const std::string &path, int64_t min,
+               int64_t &out) {
+    if (!value.isInteger())
+      return fail(path, "is not an integer");
+    if (value.number < static_cast<double>(min))
+      return fail(path, "must be at least " + std::to_string(min));
+    out = static_cast<int64_t>(value.number);
+    return true;
+  }
+
+  bool integerMember(const Value &object, const std::string &path,
+                     const std::string &key, int64_t min, int64_t &out) {
+    const Value *value = member(object, path, key, Value::Kind::Number);
+    return value && integer(*value, path + "." + key, min, out);
+  }
+
+  std::string string(const Value &object, const std::string &path,
+                     const std::string &key) {
+    const Value *value = member(object, path, key, Value::Kind::String);
+    return value ? value->string : std::string();
+  }
+
+private:
+  std::string &error;
+};
+
+bool parseDType(const std::string &name, attnrtDType &dtype) {
+  for (attnrtDType candidate : {ATTNRT_F16, ATTNRT_BF16, ATTNRT_F32}) {
+    if (name == attnrtDTypeName(candidate)) {
+      dtype = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
+/// A list of RANK sizes or strides, each an integer >= MIN or null
+/// (dynamic, stored as -1).
+bool readExtents(Reader &reader, const Value &list, const std::string &path,
+                 int64_t min, int32_t rank, int64_t *out) {
+  if (static_cast<int32_t>(list.array.size()) != rank)
+    return reader.fail(path, "has " + std::to_string(list.array.size()) +
+                                 " entries, expected " + std::to_string(rank));
+  for (int32_t i = 0; i < rank; ++i) {
+    const Value &entry = list.array[i];
+    std::string where = path + "[" + std::to_string(i) + "]";
+    if (entry.kind == Value::Kind::Null)
+      out[i] = -1;
+    else if (!reader.integer(entry, where, min, out[i]))
+      return false;
+  }
+  return true;
+}
+
+bool readParam(Reader &reader, const Value &entry, const std::string &path,
+               ParamSpec &param) {
+  if (entry.kind != Value::Kind::Object)
+    return reader.fail(path, "is not an object");
+  param.name = reader.string(entry, path, "name");
+  std::string type = reader.string(entry, path, "type");
+  if (reader.failed())
+    return false;
+  if (!parseDType(type, param.dtype))
+    return reader.fail(path + ".type",
+                       "\"" + type + "\" is not one of f16, bf16, f32");
+  const Value *shape = reader.member(entry, path, "shape", Value::Kind::Array);
+  const Value *strides =
+      reader.member(entry, path, "strides", Value::Kind::Array);
+  if (!shape || !strides)
+    return false;
+  if (shape->array.empty() || shape->array.size() > ATTNRT_MAX_RANK)
+    return reader.fail(path + ".shape", "rank must be 1 to " +
+                                            std::to_string(ATTNRT_MAX_RANK));
+  param.rank = static_cast<int32_t>(shape->array.size());
+  if (!readExtents(reader, *shape, path + ".shape", 1, param.rank,
+                   param.sizes) ||
+      !readExtents(reader, *strides, path + ".strides", 0, param.rank,
+                   param.strides))
+    return false;
+  if (!reader.integerMember(entry, path, "alignment", 1, param.alignment))
+    return false;
+  if (param.alignment & (param.alignment - 1))
+    return reader.fail(path + ".alignment", "is not a power of two");
+  return true;
+}
+
+bool readGrid(Reader &reader, const Value &grid, const std::string &path,
+              KernelSpec &kernel) {
+  if (grid.array.size() != 3)
+    return reader.fail(path, "must have 3 entries");
+  for (int axis = 0; axis < 3; ++axis) {
+    const Value &entry = grid.array[axis];
+    std::string where = path + "[" + std::to_string(axis) + "]";
+    GridTerm &term = kernel.grid[axis];
+    if (entry.kind == Value::Kind::Number) {
+      if (!reader.integer(entry, where, 1, term.constant))
+        return false;
+      continue;
+    }
+    if (entry.kind != Value::Kind::Object)
+      return reader.fail(where, "is neither an integer nor a formula");
+    std::string name = reader.string(entry, where, "param");
+    int64_t dim = 0;
+    if (reader.failed() || !reader.integerMember(entry, where, "dim", 0, dim))
+      return false;
+    if (entry.get("ceil_div") &&
+        !reader.integerMember(entry, where, "ceil_div", 1, term.ceilDiv))
+      return false;
+    for (size_t i = 0; i < kernel.params.size(); ++i)
+      if (kernel.params[i].name == name)
+        term.param = static_cast<int32_t>(i);
+    if (term.param < 0)
+      return reader.fail(where + ".param", "no parameter \"" + name + "\"");
+    if (dim >= kernel.params[term.param].rank)
+      return reader.fail(where + ".dim", "parameter \"" + name + "\" has rank " +
+                                             std::to_string(kernel.params[term.param].rank));
+    term.dim = static_cast<int32_t>(dim);
+  }
+  return true;
+}
+
+bool readKernel(Reader &reader, const Value &entry, const std::string &path,
+                KernelSpec &kernel) {
+  if (entry.kind != Value::Kind::Object)
+    return reader.fail(path, "is not an object");
+  kernel.name = reader.string(entry, path, "name");
+  kernel.target = reader.string(entry, path, "target");
+  if (reader.failed())
+    return false;
+  if (targetComputeCapability(kernel.target) < 0)
+    return reader.fail(path + ".target",
+                       "\"" + kernel.target + "\" is not an sm_XY target");
+  const Value *params =
+      reader.member(entry, path, "params", Value::Kind::Array);
+  if (!params)
+    return false;
+  for (size_t i = 0; i < params->array.size(); ++i) {
+    kernel.params.emplace_back();
+    if (!readParam(reader, params->array[i],
+                   path + ".params[" + std::to_string(i) + "]",
+                   kernel.params.back()))
+      return false;
+  }
+  const Value *grid = reader.member(entry, path, "grid", Value::Kind::Array);
+  if (!grid || !readGrid(reader, *grid, path + ".grid", kernel))
+    return false;
+  const Value *block = reader.member(entry, path, "block", Value::Kind::Array);
+  if (!block)
+    return false;
+  if (block->array.size() != 3)
+    return reader.fail(path + ".block", "must have 3 entries");
+  int64_t threads = 1;
+  for (int axis = 0; axis < 3; ++axis) {
+    int64_t size = 0;
+    if (!reader.integer(block->array[axis],
+                        path + ".block[" + std::to_string(axis) + "]", 1, size))
+      return false;
+    kernel.block[axis] = static_cast<unsigned>(size);
+    threads *= size;
+  }
+  if (threads > 1024)
+    return reader.fail(path + ".block", "has more than 1024 threads");
+  if (!reader.integerMember(entry, path, "dynamic_shared_memory", 0,
+                            kernel.dynamicSharedBytes))
+    return false;
+  if (const Value *workspaces = reader.member(entry, path, "workspaces",
+                                              Value::Kind::Array, true)) {
+    for (size_t i = 0; i < workspaces->array.size(); ++i) {
+      const Value &w = workspaces->array[i];
+      std::string where = path + ".workspaces[" + std::to_string(i) + "]";
+      if (w.kind != Value::Kind::Object)
+        return reader.fail(where, "is not an object");
+      WorkspaceSpec &workspace = kernel.workspaces.emplace_back();
+      workspace.name = reader.string(w, where, "name");
+      if (reader.failed() ||
+          !reader.integerMember(w, where, "bytes", 1, workspace.bytes))
+        return false;
+      if (const Value *zero =
+              reader.member(w, where, "zero_init", Value::Kind::Bool, true))
+        workspace.zeroInit = zero->boolean;
+      if (reader.failed())
+        return false;
+    }
+  }
+  if (reader.failed())
+    return false;
+  const Value *attention =
+      reader.member(entry, path, "attention", Value::Kind::Object);
+  if (!attention)
+    return false;
+  std::string where = path + ".attention";
+  const Value *scale =
+      reader.member(*attention, where, "scale", Value::Kind::Number);
+  const Value *causal =
+      reader.member(*attention, where, "causal", Value::Kind::Bool);
+  if (!scale || !causal)
+    return false;
+  kernel.attention.scale = scale->number;
+  kernel.attention.causal = causal->boolean;
+  if (const Value *window = reader.member(*attention, where, "window",
+                                          Value::Kind::Array, true)) {
+    int64_t bounds[2];
+    if (!readExtents(reader, *window, where + ".window", 0, 2, bounds))
+      return false;
+    if (bounds[0] < 0 || bounds[1] < 0)
+      return reader.fail(where + ".window", "must be two integers");
+    kernel.attention.hasWindow = 1;
+    kernel.attention.windowLeft = bounds[0];
+    kernel.attention.windowRight = bounds[1];
+  }
+  return !reader.failed();
+}
+
+} // namespace
+
+int attn::runtime::targetComputeCapability(const std::string &target) {
+  if (target.size() < 5 || target.compare(0, 3, "sm_") != 0)
+    return -1;
+  char *end = nullptr;
+  long capability = std::strtol(target.c_str() + 3, &end, 10);
+  if (end == target.c_str() + 3 || capability <= 0 ||
+      (*end != '\0' && !(end[0] == 'a' && end[1] == '\0')))
+    return -1;
+  return static_cast<int>(capability);
+}
+
+bool attn::runtime::parseManifest(const std::string &text, Manifest &manifest,
+                                  std::string &error) {
+  Value root;
+  if (!json::parse(text, root, error)) {
+    error = "manifest: " + error;
+    return false;
+  }
+  Reader reader(error);
+  if (root.kind != Value::Kind::Object)
+    return reader.fail("(root)", "is not an object");
+  std::string format = reader.string(root, "(root)", "format");
+  int64_t version = 0;
+  if (reader.failed() ||
+      !reader.integerMember(root, "(root)", "version", 1, version))
+    return false;
+  if (format != "attn-kernel-bundle")
+    return reader.fail("format", "\"" + format +
+                                     "\" is not \"attn-kernel-bundle\"");
+  if (version != 2)
+    return reader.fail("version", "this runtime reads version 2, not " +
+                                      std::to_string(version) +
+                                      " (recompile the bundle with attn-compile)");
+  manifest.ptx = reader.string(root, "(root)", "ptx");
+  const Value *kernels =
+      reader.member(root, "(root)", "kernels", Value::Kind::Array);
+  if (!kernels)
+    return false;
+  if (kernels->array.empty())
+    return reader.fail("kernels", "is empty");
+  for (size_t i = 0; i < kernels->array.size(); ++i) {
+    manifest.kernels.emplace_back();
+    if (!readKernel(reader, kernels->array[i],
+                    "kernels[" + std::to_string(i) + "]",
+                    manifest.kernels.back()))
+      return false;
+  }
+  return true;
+}

@@ -1,0 +1,77 @@
+//===- Manifest.h - Kernel bundle manifests ---------------------*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The manifest.json of a kernel bundle (docs/gpu-kernel.md, "Kernel
+// bundles"), read and checked. Every field the runtime relies on is checked
+// here, so that a launch never reads a malformed entry.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_RUNTIME_MANIFEST_H
+#define ATTN_LIB_RUNTIME_MANIFEST_H
+
+#include "attn/Runtime/attnrt.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attn::runtime {
+
+struct ParamSpec {
+  std::string name;
+  attnrtDType dtype = ATTNRT_F32;
+  int32_t rank = 0;
+  /// -1: dynamic.
+  int64_t sizes[ATTNRT_MAX_RANK] = {};
+  int64_t strides[ATTNRT_MAX_RANK] = {};
+  int64_t alignment = 1;
+};
+
+/// One grid dimension: CONSTANT, or ceil(size DIM of parameter PARAM /
+/// CEILDIV).
+struct GridTerm {
+  int64_t constant = 1;
+  int32_t param = -1;
+  int32_t dim = 0;
+  int64_t ceilDiv = 1;
+};
+
+struct WorkspaceSpec {
+  std::string name;
+  int64_t bytes = 0;
+  /// Zero-filled before every launch (semaphores, counters).
+  bool zeroInit = false;
+};
+
+struct KernelSpec {
+  std::string name;
+  std::string target;
+  std::vector<ParamSpec> params;
+  GridTerm grid[3];
+  unsigned block[3] = {1, 1, 1};
+  int64_t dynamicSharedBytes = 0;
+  std::vector<WorkspaceSpec> workspaces;
+  attnrtAttentionInfo attention = {};
+};
+
+struct Manifest {
+  /// The PTX file, relative to the bundle directory.
+  std::string ptx;
+  std::vector<KernelSpec> kernels;
+};
+
+/// Reads and checks a manifest; on failure returns false with ERROR set.
+bool parseManifest(const std::string &text, Manifest &manifest,
+                   std::string &error);
+
+/// The compute capability a target names ("sm_90a" -> 90), or -1.
+int targetComputeCapability(const std::string &target);
+
+} // namespace attn::runtime
+
+#endif // ATTN_LIB_RUNTIME_MANIFEST_H

@@ -1,0 +1,761 @@
+//===- Runtime.cpp - libattnrt's C API ------------------------------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime/attnrt.h"
+#include "attn/Runtime/CudaDriver.h"
+
+#include "Manifest.h"
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace attn::runtime;
+
+struct attnrtContext_ {
+  const CudaDriver *driver = nullptr;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  attnrtDeviceInfo info = {};
+};
+
+struct attnrtKernel_ {
+  attnrtContext_ *context = nullptr;
+  KernelSpec spec;
+  CUfunction function = nullptr;
+  /// Allocated on first launch, then reused.
+  std::vector<CUdeviceptr> workspaces;
+  /// Recorded after each launch that used the workspaces, on lastStream.
+  CUevent lastUse = nullptr;
+  CUstream lastStream = nullptr;
+};
+
+struct attnrtBundle_ {
+  attnrtContext_ *context = nullptr;
+  CUmodule module = nullptr;
+  std::vector<std::unique_ptr<attnrtKernel_>> kernels;
+};
+
+struct attnrtTimer_ {
+  attnrtContext_ *context = nullptr;
+  CUevent start = nullptr;
+  CUevent stop = nullptr;
+};
+
+namespace {
+
+thread_local std::string lastError;
+
+attnrtStatus fail(attnrtStatus status, std::string message) {
+  lastError = std::move(message);
+  return status;
+}
+
+attnrtStatus driverFailure(const CudaDriver &driver, CUresult result,
+                           const std::string &what) {
+  attnrtStatus status = result == cu::kErrorOutOfMemory
+                            ? ATTNRT_ERROR_OUT_OF_MEMORY
+                            : ATTNRT_ERROR_DRIVER;
+  return fail(status, what + ": " + describeCudaError(driver, result));
+}
+
+#define ATTNRT_CALL(driver, call, what)                                        \
+  do {                                                                         \
+    if (CUresult result_ = (call); result_ != cu::kSuccess)                    \
+      return driverFailure(driver, result_, what);                             \
+  } while (false)
+
+attnrtStatus makeCurrent(attnrtContext_ *context) {
+  const CudaDriver &d = *context->driver;
+  CUcontext current = nullptr;
+  ATTNRT_CALL(d, d.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  if (current != context->context)
+    ATTNRT_CALL(d, d.cuCtxSetCurrent(context->context), "cuCtxSetCurrent");
+  return ATTNRT_SUCCESS;
+}
+
+std::string formatExtents(const int64_t *values, int32_t rank) {
+  std::string text = "[";
+  for (int32_t i = 0; i < rank; ++i) {
+    if (i)
+      text += ", ";
+    text += values[i] < 0 ? std::string("?") : std::to_string(values[i]);
+  }
+  return text + "]";
+}
+
+/// Checks ARGS against the kernel's parameters; the message names the
+/// kernel, the parameter and both values.
+attnrtStatus checkArguments(const KernelSpec &spec, const attnrtTensor *args,
+                            int32_t numArgs) {
+  auto invalid = [&](const std::string &message) {
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "kernel " + spec.name + ": " + message);
+  };
+  if (numArgs != static_cast<int32_t>(spec.params.size()))
+    return invalid("takes " + std::to_string(spec.params.size()) +
+                   " tensors, got " + std::to_string(numArgs));
+  if (!args)
+    return invalid("no tensors");
+  for (int32_t i = 0; i < numArgs; ++i) {
+    const ParamSpec &param = spec.params[i];
+    const attnrtTensor &arg = args[i];
+    std::string name = "parameter " + param.name + ": ";
+    if (arg.dtype != param.dtype)
+      return invalid(name + "dtype " + attnrtDTypeName(arg.dtype) +
+                     " does not match the manifest's " +
+                     attnrtDTypeName(param.dtype));
+    if (arg.rank != param.rank)
+      return invalid(name + "rank " + std::to_string(arg.rank) +
+                     " does not match the manifest's " +
+                     std::to_string(param.rank));
+    for (int32_t dim = 0; dim < param.rank; ++dim) {
+      if (arg.sizes[dim] < 1 ||
+          (param.sizes[dim] >= 0 && arg.sizes[dim] != param.sizes[dim]))
+        return invalid(name + "shape " + formatExtents(arg.sizes, arg.rank) +
+                       " does not match the manifest's " +
+                       formatExtents(param.sizes, param.rank));
+    }
+    for (int32_t dim = 0; dim < param.rank; ++dim) {
+      // The stride of a dimension of size 1 is never used.
+      if (param.strides[dim] >= 0 && arg.sizes[dim] != 1 &&
+          arg.strides[dim] != param.strides[dim])
+        return invalid(name + "strides " +
+                       formatExtents(arg.strides, arg.rank) +
+                       " do not match the manifest's " +
+                       formatExtents(param.strides, param.rank));
+    }
+    if (!arg.data)
+      return invalid(name + "null data pointer");
+    if (arg.data % static_cast<uint64_t>(param.alignment))
+      return invalid(name + "data pointer is not aligned to " +
+                     std::to_string(param.alignment) + " bytes");
+  }
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus evaluateGrid(const KernelSpec &spec, const attnrtTensor *args,
+                          uint32_t grid[3]) {
+  static const int64_t limits[3] = {2147483647, 65535, 65535};
+  for (int axis = 0; axis < 3; ++axis) {
+    const GridTerm &term = spec.grid[axis];
+    int64_t size = term.constant;
+    if (term.param >= 0)
+      size = (args[term.param].sizes[term.dim] + term.ceilDiv - 1) /
+             term.ceilDiv;
+    if (size < 1 || size > limits[axis])
+      return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                  "kernel " + spec.name + ": grid dimension " +
+                      std::to_string(axis) + " is " + std::to_string(size) +
+                      ", outside [1, " + std::to_string(limits[axis]) + "]");
+    grid[axis] = static_cast<uint32_t>(size);
+  }
+  return ATTNRT_SUCCESS;
+}
+
+bool readFile(const std::string &path, std::string &text) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return false;
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  text = contents.str();
+  return !file.bad();
+}
+
+/// Reads DIRECTORY's manifest and PTX.
+attnrtStatus readBundle(const std::string &dir, Manifest &manifest,
+                        std::string &ptx) {
+  std::string manifestPath = dir + "/manifest.json";
+  std::string manifestText, error;
+  if (!readFile(manifestPath, manifestText))
+    return fail(ATTNRT_ERROR_INVALID_BUNDLE,
+                "cannot read " + manifestPath + ": is " + dir +
+                    " a kernel bundle written by attn-compile?");
+  if (!parseManifest(manifestText, manifest, error))
+    return fail(ATTNRT_ERROR_INVALID_BUNDLE, manifestPath + ": " + error);
+  std::string ptxPath = dir + "/" + manifest.ptx;
+  if (manifest.ptx.empty() || !readFile(ptxPath, ptx))
+    return fail(ATTNRT_ERROR_INVALID_BUNDLE, "cannot read " + ptxPath);
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus loadKernels(attnrtContext_ *context, Manifest &manifest,
+                         const std::string &ptx, attnrtBundle *out) {
+  const CudaDriver &d = *context->driver;
+  const attnrtDeviceInfo &info = context->info;
+  int deviceCapability = info.computeMajor * 10 + info.computeMinor;
+  std::string deviceTarget = "sm_" + std::to_string(deviceCapability);
+  for (const KernelSpec &kernel : manifest.kernels) {
+    int capability = targetComputeCapability(kernel.target);
+    bool archSpecific = kernel.target.back() == 'a';
+    if (capability > deviceCapability ||
+        (archSpecific && capability != deviceCapability))
+      return fail(ATTNRT_ERROR_JIT,
+                  "kernel " + kernel.name + " was compiled for " +
+                      kernel.target + ", which " + info.name + " (" +
+                      deviceTarget + ") cannot run; recompile it with "
+                      "attn-compile --chip=" + deviceTarget);
+  }
+
+  std::unique_ptr<attnrtBundle_> bundle(new attnrtBundle_);
+  bundle->context = context;
+  std::vector<char> errorLog(1 << 16, '\0'), infoLog(1 << 16, '\0');
+  int options[] = {cu::kJitErrorLogBuffer, cu::kJitErrorLogBufferSizeBytes,
+                   cu::kJitInfoLogBuffer, cu::kJitInfoLogBufferSizeBytes};
+  void *values[] = {errorLog.data(),
+                    reinterpret_cast<void *>(errorLog.size()),
+                    infoLog.data(), reinterpret_cast<void *>(infoLog.size())};
+  CUresult result = d.cuModuleLoadDataEx(&bundle->module, ptx.c_str(), 4,
+                                         options, values);
+  if (result != cu::kSuccess) {
+    std::string log(errorLog.data());
+    attnrtStatus status = result == cu::kErrorOutOfMemory
+                              ? ATTNRT_ERROR_OUT_OF_MEMORY
+                              : ATTNRT_ERROR_JIT;
+    return fail(status, "the CUDA driver cannot load the bundle's PTX for " +
+                            std::string(info.name) + " (" + deviceTarget +
+                            "): " + describeCudaError(d, result) +
+                            (log.empty() ? "" : "\n" + log));
+  }
+  for (KernelSpec &spec : manifest.kernels) {
+    auto kernel = std::make_unique<attnrtKernel_>();
+    kernel->context = context;
+    kernel->spec = std::move(spec);
+    const KernelSpec &k = kernel->spec;
+    if (d.cuModuleGetFunction(&kernel->function, bundle->module,
+                              k.name.c_str()) != cu::kSuccess) {
+      d.cuModuleUnload(bundle->module);
+      return fail(ATTNRT_ERROR_INVALID_BUNDLE,
+                  "the bundle's PTX has no kernel " + k.name +
+                      ", which its manifest lists");
+    }
+    int staticShared = 0, maxThreads = 0;
+    d.cuFuncGetAttribute(&staticShared, cu::kFuncSharedSizeBytes,
+                         kernel->function);
+    d.cuFuncGetAttribute(&maxThreads, cu::kFuncMaxThreadsPerBlock,
+                         kernel->function);
+    int64_t shared = staticShared + k.dynamicSharedBytes;
+    unsigned threads = k.block[0] * k.block[1] * k.block[2];
+    std::string problem;
+    if (shared > info.sharedMemoryPerBlockOptin)
+      problem = "needs " + std::to_string(shared) +
+                " bytes of shared memory per block, the device offers " +
+                std::to_string(info.sharedMemoryPerBlockOptin);
+    else if (threads > static_cast<unsigned>(maxThreads))
+      problem = "launches " + std::to_string(threads) +
+                " threads per block, the device can run at most " +
+                std::to_string(maxThreads) + " of it";
+    else if (d.cuFuncSetAttribute(kernel->function,
+                                  cu::kFuncMaxDynamicSharedSizeBytes,
+                                  static_cast<int>(k.dynamicSharedBytes)) !=
+             cu::kSuccess)
+      problem = "cannot raise its dynamic shared memory to " +
+                std::to_string(k.dynamicSharedBytes) + " bytes";
+    if (!problem.empty()) {
+      d.cuModuleUnload(bundle->module);
+      return fail(ATTNRT_ERROR_UNSUPPORTED, "kernel " + k.name + " " + problem +
+                                                " on " + info.name);
+    }
+    bundle->kernels.push_back(std::move(kernel));
+  }
+  *out = bundle.release();
+  return ATTNRT_SUCCESS;
+}
+
+/// Allocates the kernel's workspaces on first use, zero-fills those that ask
+/// for it, and orders this launch after the previous one when the stream
+/// changes.
+attnrtStatus prepareWorkspaces(attnrtKernel_ *kernel, CUstream stream) {
+  const CudaDriver &d = *kernel->context->driver;
+  const std::vector<WorkspaceSpec> &specs = kernel->spec.workspaces;
+  if (kernel->workspaces.empty()) {
+    ATTNRT_CALL(d, d.cuEventCreate(&kernel->lastUse, cu::kEventDisableTiming),
+                "cuEventCreate");
+    for (const WorkspaceSpec &spec : specs) {
+      CUdeviceptr pointer = 0;
+      ATTNRT_CALL(d, d.cuMemAlloc(&pointer, spec.bytes),
+                  "workspace " + spec.name + " of kernel " + kernel->spec.name +
+                      " (" + std::to_string(spec.bytes) + " bytes)");
+      kernel->workspaces.push_back(pointer);
+    }
+  } else if (stream != kernel->lastStream) {
+    ATTNRT_CALL(d, d.cuStreamWaitEvent(stream, kernel->lastUse, 0),
+                "cuStreamWaitEvent");
+  }
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].zeroInit)
+      ATTNRT_CALL(d,
+                  d.cuMemsetD8Async(kernel->workspaces[i], 0, specs[i].bytes,
+                                    stream),
+                  "zero-filling workspace " + specs[i].name);
+  return ATTNRT_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *attnrtStatusName(attnrtStatus status) {
+  switch (status) {
+  case ATTNRT_SUCCESS: return "ATTNRT_SUCCESS";
+  case ATTNRT_ERROR_INVALID_ARGUMENT: return "ATTNRT_ERROR_INVALID_ARGUMENT";
+  case ATTNRT_ERROR_INVALID_BUNDLE: return "ATTNRT_ERROR_INVALID_BUNDLE";
+  case ATTNRT_ERROR_NO_DRIVER: return "ATTNRT_ERROR_NO_DRIVER";
+  case ATTNRT_ERROR_NO_DEVICE: return "ATTNRT_ERROR_NO_DEVICE";
+  case ATTNRT_ERROR_JIT: return "ATTNRT_ERROR_JIT";
+  case ATTNRT_ERROR_OUT_OF_MEMORY: return "ATTNRT_ERROR_OUT_OF_MEMORY";
+  case ATTNRT_ERROR_NOT_FOUND: return "ATTNRT_ERROR_NOT_FOUND";
+  case ATTNRT_ERROR_DRIVER: return "ATTNRT_ERROR_DRIVER";
+  case ATTNRT_ERROR_UNSUPPORTED: return "ATTNRT_ERROR_UNSUPPORTED";
+  }
+  return "ATTNRT_ERROR_UNKNOWN";
+}
+
+const char *attnrtLastErrorMessage(void) { return lastError.c_str(); }
+
+const char *attnrtDTypeName(attnrtDType dtype) {
+  switch (dtype) {
+  case ATTNRT_F16: return "f16";
+  case ATTNRT_BF16: return "bf16";
+  case ATTNRT_F32: return "f32";
+  }
+  return "?";
+}
+
+size_t attnrtDTypeSize(attnrtDType dtype) { return dtype == ATTNRT_F32 ? 4 : 2; }
+
+attnrtStatus attnrtContextCreate(int32_t device, attnrtContext *context) {
+  if (!context)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT, "attnrtContextCreate: null out");
+  *context = nullptr;
+  std::string error;
+  bool noDevice = false;
+  const CudaDriver *driver = openCudaDriver(error, noDevice);
+  if (!driver)
+    return fail(noDevice ? ATTNRT_ERROR_NO_DEVICE : ATTNRT_ERROR_NO_DRIVER,
+                error);
+  const CudaDriver &d = *driver;
+  int count = 0;
+  ATTNRT_CALL(d, d.cuDeviceGetCount(&count), "cuDeviceGetCount");
+  if (count == 0)
+    return fail(ATTNRT_ERROR_NO_DEVICE, "the CUDA driver sees no device");
+  if (device < 0 || device >= count)
+    return fail(ATTNRT_ERROR_NO_DEVICE,
+                "no CUDA device " + std::to_string(device) + " (there are " +
+                    std::to_string(count) + ")");
+  auto created = std::make_unique<attnrtContext_>();
+  created->driver = driver;
+  ATTNRT_CALL(d, d.cuDeviceGet(&created->device, device), "cuDeviceGet");
+  attnrtDeviceInfo &info = created->info;
+  ATTNRT_CALL(d, d.cuDeviceGetName(info.name, sizeof(info.name),
+                                   created->device),
+              "cuDeviceGetName");
+  struct {
+    int attribute;
+    int32_t *out;
+  } attributes[] = {
+      {cu::kDeviceComputeCapabilityMajor, &info.computeMajor},
+      {cu::kDeviceComputeCapabilityMinor, &info.computeMinor},
+      {cu::kDeviceMultiprocessorCount, &info.multiprocessors}};
+  for (auto &[attribute, out] : attributes) {
+    int value = 0;
+    ATTNRT_CALL(d, d.cuDeviceGetAttribute(&value, attribute, created->device),
+                "cuDeviceGetAttribute");
+    *out = value;
+  }
+  int optin = 0, l2 = 0;
+  ATTNRT_CALL(d,
+              d.cuDeviceGetAttribute(&optin,
+                                     cu::kDeviceMaxSharedMemoryPerBlockOptin,
+                                     created->device),
+              "cuDeviceGetAttribute");
+  ATTNRT_CALL(d, d.cuDeviceGetAttribute(&l2, cu::kDeviceL2CacheSize,
+                                        created->device),
+              "cuDeviceGetAttribute");
+  info.sharedMemoryPerBlockOptin = optin;
+  info.l2CacheBytes = l2;
+  size_t total = 0;
+  ATTNRT_CALL(d, d.cuDeviceTotalMem(&total, created->device),
+              "cuDeviceTotalMem");
+  info.totalMemoryBytes = static_cast<int64_t>(total);
+  ATTNRT_CALL(d, d.cuDevicePrimaryCtxRetain(&created->context,
+                                            created->device),
+              "cuDevicePrimaryCtxRetain");
+  if (attnrtStatus status = makeCurrent(created.get())) {
+    d.cuDevicePrimaryCtxRelease(created->device);
+    return status;
+  }
+  *context = created.release();
+  return ATTNRT_SUCCESS;
+}
+
+void attnrtContextDestroy(attnrtContext context) {
+  if (!context)
+    return;
+  context->driver->cuDevicePrimaryCtxRelease(context->device);
+  delete context;
+}
+
+attnrtStatus attnrtContextGetDeviceInfo(attnrtContext context,
+                                        attnrtDeviceInfo *info) {
+  if (!context || !info)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtContextGetDeviceInfo: null argument");
+  *info = context->info;
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtMalloc(attnrtContext context, size_t bytes,
+                          attnrtDevicePtr *pointer) {
+  if (!context || !pointer)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT, "attnrtMalloc: null argument");
+  if (attnrtStatus status = makeCurrent(context))
+    return status;
+  CUdeviceptr allocated = 0;
+  ATTNRT_CALL(*context->driver, context->driver->cuMemAlloc(&allocated, bytes),
+              "allocating " + std::to_string(bytes) + " bytes on the device");
+  *pointer = allocated;
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtFree(attnrtContext context, attnrtDevicePtr pointer) {
+  if (!context)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT, "attnrtFree: null context");
+  if (!pointer)
+    return ATTNRT_SUCCESS;
+  if (attnrtStatus status = makeCurrent(context))
+    return status;
+  ATTNRT_CALL(*context->driver, context->driver->cuMemFree(pointer),
+              "cuMemFree");
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtCopyToDevice(attnrtContext context, attnrtDevicePtr dst,
+                                const void *src, size_t bytes) {
+  if (!context || (!src && bytes))
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtCopyToDevice: null argument");
+  if (attnrtStatus status = makeCurrent(context))
+    return status;
+  ATTNRT_CALL(*context->driver, context->driver->cuMemcpyHtoD(dst, src, bytes),
+              "cuMemcpyHtoD");
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtCopyToHost(attnrtContext context, void *dst,
+                              attnrtDevicePtr src, size_t bytes) {
+  if (!context || (!dst && bytes))
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtCopyToHost: null argument");
+  if (attnrtStatus status = makeCurrent(context))
+    return status;
+  ATTNRT_CALL(*context->driver, context->driver->cuMemcpyDtoH(dst, src, bytes),
+              "cuMemcpyDtoH");
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtSynchronize(attnrtContext context, attnrtStream stream) {
+  if (!context)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtSynchronize: null context");
+  if (attnrtStatus status = makeCurrent(context))
+    return status;
+  ATTNRT_CALL(*context->driver,
+              context->driver->cuStreamSynchronize(
+                  static_cast<CUstream>(stream)),
+              "cuStreamSynchronize");
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtBundleLoadFromMemory(attnrtContext context,
+                                        const char *manifestJson,
+                                        const char *ptx,
+                                        attnrtBundle *bundle) {
+  if (!context || !manifestJson || !ptx || !bundle)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtBundleLoadFromMemory: null argument");
+  *bundle = nullptr;
+  Manifest manifest;
+  std::string error;
+  if (!parseManifest(manifestJson, manifest, error))
+    return fail(ATTNRT_ERROR_INVALID_BUNDLE, error);
+  if (attnrtStatus status = makeCurrent(context))
+    return status;
+  return loadKernels(context, manifest, ptx, bundle);
+}
+
+attnrtStatus attnrtBundleValidate(const char *directory,
+                                  int32_t *kernelCount) {
+  if (!directory)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtBundleValidate: null directory");
+  Manifest manifest;
+  std::string ptx;
+  if (attnrtStatus status = readBundle(directory, manifest, ptx))
+    return status;
+  if (kernelCount)
+    *kernelCount = static_cast<int32_t>(manifest.kernels.size());
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtBundleLoad(attnrtContext context, const char *directory,
+                              attnrtBundle *bundle) {
+  if (!context || !directory || !bundle)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtBundleLoad: null argument");
+  *bundle = nullptr;
+  Manifest manifest;
+  std::string ptx;
+  if (attnrtStatus status = readBundle(directory, manifest, ptx))
+    return status;
+  if (attnrtStatus status = makeCurrent(context))
+    return status;
+  return loadKernels(context, manifest, ptx, bundle);
+}
+
+void attnrtBundleDestroy(attnrtBundle bundle) {
+  if (!bundle)
+    return;
+  const CudaDriver &d = *bundle->context->driver;
+  makeCurrent(bundle->context);
+  for (auto &kernel : bundle->kernels) {
+    for (CUdeviceptr workspace : kernel->workspaces)
+      d.cuMemFree(workspace);
+    if (kernel->lastUse)
+      d.cuEventDestroy(kernel->lastUse);
+  }
+  d.cuModuleUnload(bundle->module);
+  delete bundle;
+}
+
+int32_t attnrtBundleKernelCount(attnrtBundle bundle) {
+  return bundle ? static_cast<int32_t>(bundle->kernels.size()) : 0;
+}
+
+attnrtStatus attnrtBundleGetKernel(attnrtBundle bundle, int32_t index,
+                                   attnrtKernel *kernel) {
+  if (!bundle || !kernel)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtBundleGetKernel: null argument");
+  if (index < 0 || index >= static_cast<int32_t>(bundle->kernels.size()))
+    return fail(ATTNRT_ERROR_NOT_FOUND,
+                "no kernel " + std::to_string(index) + " in a bundle of " +
+                    std::to_string(bundle->kernels.size()));
+  *kernel = bundle->kernels[index].get();
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtBundleFindKernel(attnrtBundle bundle, const char *name,
+                                    attnrtKernel *kernel) {
+  if (!bundle || !name || !kernel)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtBundleFindKernel: null argument");
+  std::string names;
+  for (auto &candidate : bundle->kernels) {
+    if (candidate->spec.name == name) {
+      *kernel = candidate.get();
+      return ATTNRT_SUCCESS;
+    }
+    names += (names.empty() ? "" : ", ") + candidate->spec.name;
+  }
+  return fail(ATTNRT_ERROR_NOT_FOUND, "no kernel " + std::string(name) +
+                                          " in the bundle (it has " + names +
+                                          ")");
+}
+
+const char *attnrtKernelName(attnrtKernel kernel) {
+  return kernel ? kernel->spec.name.c_str() : "";
+}
+
+const char *attnrtKernelTarget(attnrtKernel kernel) {
+  return kernel ? kernel->spec.target.c_str() : "";
+}
+
+int32_t attnrtKernelParamCount(attnrtKernel kernel) {
+  return kernel ? static_cast<int32_t>(kernel->spec.params.size()) : 0;
+}
+
+attnrtStatus attnrtKernelGetParam(attnrtKernel kernel, int32_t index,
+                                  attnrtParamInfo *info) {
+  if (!kernel || !info)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtKernelGetParam: null argument");
+  if (index < 0 || index >= static_cast<int32_t>(kernel->spec.params.size()))
+    return fail(ATTNRT_ERROR_NOT_FOUND,
+                "kernel " + kernel->spec.name + " has no parameter " +
+                    std::to_string(index));
+  const ParamSpec &param = kernel->spec.params[index];
+  info->name = param.name.c_str();
+  info->dtype = param.dtype;
+  info->rank = param.rank;
+  for (int32_t i = 0; i < ATTNRT_MAX_RANK; ++i) {
+    info->sizes[i] = i < param.rank ? param.sizes[i] : 0;
+    info->strides[i] = i < param.rank ? param.strides[i] : 0;
+  }
+  info->alignment = param.alignment;
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtKernelGetAttention(attnrtKernel kernel,
+                                      attnrtAttentionInfo *info) {
+  if (!kernel || !info)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtKernelGetAttention: null argument");
+  *info = kernel->spec.attention;
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtKernelGetResources(attnrtKernel kernel,
+                                      attnrtKernelResources *resources) {
+  if (!kernel || !resources)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtKernelGetResources: null argument");
+  const CudaDriver &d = *kernel->context->driver;
+  if (attnrtStatus status = makeCurrent(kernel->context))
+    return status;
+  int registers = 0, shared = 0, local = 0, ctas = 0;
+  ATTNRT_CALL(d, d.cuFuncGetAttribute(&registers, cu::kFuncNumRegs,
+                                      kernel->function),
+              "cuFuncGetAttribute");
+  ATTNRT_CALL(d, d.cuFuncGetAttribute(&shared, cu::kFuncSharedSizeBytes,
+                                      kernel->function),
+              "cuFuncGetAttribute");
+  ATTNRT_CALL(d, d.cuFuncGetAttribute(&local, cu::kFuncLocalSizeBytes,
+                                      kernel->function),
+              "cuFuncGetAttribute");
+  const KernelSpec &spec = kernel->spec;
+  int threads = static_cast<int>(spec.block[0] * spec.block[1] * spec.block[2]);
+  ATTNRT_CALL(d,
+              d.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                  &ctas, kernel->function, threads, spec.dynamicSharedBytes),
+              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  resources->registersPerThread = registers;
+  resources->threadsPerBlock = threads;
+  resources->staticSharedBytes = shared;
+  resources->dynamicSharedBytes = spec.dynamicSharedBytes;
+  resources->localBytesPerThread = local;
+  resources->ctasPerMultiprocessor = ctas;
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtKernelGetGrid(attnrtKernel kernel, const attnrtTensor *args,
+                                 int32_t numArgs, uint32_t grid[3]) {
+  if (!kernel || !grid)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtKernelGetGrid: null argument");
+  if (attnrtStatus status = checkArguments(kernel->spec, args, numArgs))
+    return status;
+  return evaluateGrid(kernel->spec, args, grid);
+}
+
+attnrtStatus attnrtLaunch(attnrtKernel kernel, const attnrtTensor *args,
+                          int32_t numArgs, attnrtStream stream) {
+  if (!kernel)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT, "attnrtLaunch: null kernel");
+  const KernelSpec &spec = kernel->spec;
+  uint32_t grid[3];
+  if (attnrtStatus status = checkArguments(spec, args, numArgs))
+    return status;
+  if (attnrtStatus status = evaluateGrid(spec, args, grid))
+    return status;
+  constexpr size_t kMaxPointers = 16;
+  size_t count = spec.params.size() + spec.workspaces.size();
+  if (count > kMaxPointers)
+    return fail(ATTNRT_ERROR_INVALID_BUNDLE,
+                "kernel " + spec.name + " has more than 16 parameters");
+  if (attnrtStatus status = makeCurrent(kernel->context))
+    return status;
+  auto cuStream = static_cast<CUstream>(stream);
+  if (!spec.workspaces.empty())
+    if (attnrtStatus status = prepareWorkspaces(kernel, cuStream))
+      return status;
+  CUdeviceptr pointers[kMaxPointers];
+  void *params[kMaxPointers];
+  for (size_t i = 0; i < count; ++i) {
+    pointers[i] = i < spec.params.size()
+                      ? args[i].data
+                      : kernel->workspaces[i - spec.params.size()];
+    params[i] = &pointers[i];
+  }
+  const CudaDriver &d = *kernel->context->driver;
+  ATTNRT_CALL(d,
+              d.cuLaunchKernel(kernel->function, grid[0], grid[1], grid[2],
+                               spec.block[0], spec.block[1], spec.block[2],
+                               static_cast<unsigned>(spec.dynamicSharedBytes),
+                               cuStream, params, nullptr),
+              "launching kernel " + spec.name);
+  if (!spec.workspaces.empty()) {
+    ATTNRT_CALL(d, d.cuEventRecord(kernel->lastUse, cuStream),
+                "cuEventRecord");
+    kernel->lastStream = cuStream;
+  }
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtTimerCreate(attnrtContext context, attnrtTimer *timer) {
+  if (!context || !timer)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtTimerCreate: null argument");
+  *timer = nullptr;
+  if (attnrtStatus status = makeCurrent(context))
+    return status;
+  const CudaDriver &d = *context->driver;
+  auto created = std::make_unique<attnrtTimer_>();
+  created->context = context;
+  ATTNRT_CALL(d, d.cuEventCreate(&created->start, cu::kEventDefault),
+              "cuEventCreate");
+  if (CUresult result = d.cuEventCreate(&created->stop, cu::kEventDefault)) {
+    d.cuEventDestroy(created->start);
+    return driverFailure(d, result, "cuEventCreate");
+  }
+  *timer = created.release();
+  return ATTNRT_SUCCESS;
+}
+
+void attnrtTimerDestroy(attnrtTimer timer) {
+  if (!timer)
+    return;
+  timer->context->driver->cuEventDestroy(timer->start);
+  timer->context->driver->cuEventDestroy(timer->stop);
+  delete timer;
+}
+
+attnrtStatus attnrtTimerStart(attnrtTimer timer, attnrtStream stream) {
+  if (!timer)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT, "attnrtTimerStart: null timer");
+  ATTNRT_CALL(*timer->context->driver,
+              timer->context->driver->cuEventRecord(
+                  timer->start, static_cast<CUstream>(stream)),
+              "cuEventRecord");
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtTimerStop(attnrtTimer timer, attnrtStream stream) {
+  if (!timer)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT, "attnrtTimerStop: null timer");
+  ATTNRT_CALL(*timer->context->driver,
+              timer->context->driver->cuEventRecord(
+                  timer->stop, static_cast<CUstream>(stream)),
+              "cuEventRecord");
+  return ATTNRT_SUCCESS;
+}
+
+attnrtStatus attnrtTimerElapsedMs(attnrtTimer timer, float *milliseconds) {
+  if (!timer || !milliseconds)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtTimerElapsedMs: null argument");
+  const CudaDriver &d = *timer->context->driver;
+  ATTNRT_CALL(d, d.cuEventSynchronize(timer->stop), "cuEventSynchronize");
+  ATTNRT_CALL(d, d.cuEventElapsedTime(milliseconds, timer->start, timer->stop),
+              "cuEventElapsedTime");
+  return ATTNRT_SUCCESS;
+}
+
+} // extern "C"

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The one-call GPU check (docs/runtime.md, "The GPU check").
+#
+#   scripts/gpu-check.sh prepare DIR [--no-build]
+#       Here, where LLVM/MLIR are: builds attn-compile and attn-launch, writes
+#       the sweep's modules (benchmarks/gpu/sweep.py) and compiles each to a
+#       bundle, and puts in DIR everything the GPU machine needs: bin/
+#       attn-launch, lib/libattnrt.so*, bundles/*, modules/*.
+#   scripts/gpu-check.sh run DIR OUT
+#       On the GPU machine (CUDA driver, compute-sanitizer, PyTorch and
+#       Triton; no LLVM/MLIR), in one run:
+#         1. correctness: every c_* bundle through attn-launch (checked
+#            against the GPU reference);
+#         2. compute-sanitizer memcheck and racecheck on two small ones;
+#         3. the benchmark sweep: every b_* bundle through attn-launch
+#            --bench and the same configurations through PyTorch SDPA's
+#            FLASH_ATTENTION and CUDNN_ATTENTION backends;
+#         4. benchmark.md and benchmark.csv (TFLOP/s, ours/theirs) in OUT.
+#       Exits non-zero if a step failed; OUT/summary.txt says which.
+#   scripts/gpu-check.sh dry-run DIR [--no-build]
+#       Here, without a GPU: prepare, then every step of run that needs none
+#       (each bundle read and checked by attn-launch --validate; attn-launch
+#       fails cleanly without a driver; the benchmark script compiles).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${ATTN_BUILD_DIR:-$root/build}"
+
+usage() {
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
+  exit 2
+}
+
+sanitized=(c_tail_q_lt_k c_window)
+
+prepare() {
+  local dir="$1" build_tools="$2"
+  if [ "$build_tools" = yes ]; then
+    "$root/scripts/build.sh" attn-compile attn-launch >/dev/null
+  fi
+  rm -rf "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib"
+  mkdir -p "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib"
+  python3 "$root/benchmarks/gpu/sweep.py" "$dir/modules" >"$dir/modules/list.txt"
+  # Two compilations at a time; any failure fails the step.
+  xargs -P 2 -I{} sh -c '"$0" "$1/modules/{}.mlir" -o "$1/bundles/{}" >/dev/null' \
+    "$build/bin/attn-compile" "$dir" <"$dir/modules/list.txt"
+  cp "$build/bin/attn-launch" "$dir/bin/"
+  cp -P "$build"/lib/libattnrt.so* "$dir/lib/"
+  echo "prepared $(wc -l <"$dir/modules/list.txt") bundles in $dir"
+}
+
+dry_run() {
+  local dir="$1"
+  "$dir/bin/attn-launch" --validate "$dir"/bundles/*/ >/dev/null
+  echo "attn-launch --validate: $(ls -d "$dir"/bundles/*/ | wc -l) bundles valid"
+  # Without a driver (or with this machine's), attn-launch must end in one
+  # clear message and exit 1, never crash.
+  local status=0
+  ATTNRT_LIBCUDA="$dir/no-such-libcuda.so" \
+    "$dir/bin/attn-launch" "$dir/bundles/${sanitized[0]}" 2>"$dir/no-driver.txt" || status=$?
+  if [ "$status" -ne 1 ] || ! grep -q "cannot open the CUDA driver" "$dir/no-driver.txt"; then
+    echo "attn-launch without a driver: exit $status, $(cat "$dir/no-driver.txt")" >&2
+    return 1
+  fi
+  echo "attn-launch without a driver: $(cat "$dir/no-driver.txt")"
+  python3 -m py_compile "$root/benchmarks/gpu/compare_sdpa.py"
+  echo "compare_sdpa.py compiles"
+  echo "dry run passed; on the GPU machine: scripts/gpu-check.sh run $dir OUT"
+}
+
+run() {
+  local dir="$1" out="$2"
+  mkdir -p "$out"
+  local launch="$dir/bin/attn-launch" failed=() summary="$out/summary.txt"
+  : >"$summary"
+  note() { echo "$*" | tee -a "$summary"; }
+
+  echo "== 1. correctness =="
+  if "$launch" "$dir"/bundles/c_*/ --csv="$out/correctness.csv" 2>&1 | tee "$out/correctness.txt"; then
+    note "correctness: PASS ($(grep -c ': PASS' "$out/correctness.txt") outputs)"
+  else
+    note "correctness: FAIL"; failed+=(correctness)
+  fi
+
+  echo "== 2. compute-sanitizer =="
+  local sanitizer
+  sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+  for tool in memcheck racecheck; do
+    if [ ! -x "$sanitizer" ]; then
+      note "$tool: FAIL (compute-sanitizer not found)"; failed+=("$tool"); continue
+    fi
+    local bundles=()
+    for name in "${sanitized[@]}"; do bundles+=("$dir/bundles/$name"); done
+    if "$sanitizer" --tool "$tool" --error-exitcode 3 "$launch" "${bundles[@]}" \
+        >"$out/sanitizer-$tool.txt" 2>&1; then
+      note "$tool: PASS ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.txt" | tail -1))"
+    else
+      note "$tool: FAIL (see sanitizer-$tool.txt)"; failed+=("$tool")
+      tail -20 "$out/sanitizer-$tool.txt"
+    fi
+  done
+
+  echo "== 3-4. benchmark sweep, with PyTorch SDPA in the same run =="
+  if python3 "$root/benchmarks/gpu/compare_sdpa.py" --attn-launch "$launch" \
+      --bundles "$dir/bundles" --out "$out" 2>&1 | tee "$out/benchmark.txt"; then
+    note "benchmark: done (benchmark.md, benchmark.csv)"
+  else
+    note "benchmark: FAIL"; failed+=(benchmark)
+  fi
+
+  if [ ${#failed[@]} -gt 0 ]; then
+    note "FAILED: ${failed[*]}"
+    return 1
+  fi
+  note "all steps passed"
+}
+
+[ $# -ge 1 ] || usage
+command="$1"; shift
+case "$command" in
+  prepare|dry-run)
+    [ $# -ge 1 ] || usage
+    dir="$1"; build_tools=yes
+    [ "${2:-}" = "--no-build" ] && build_tools=no
+    prepare "$dir" "$build_tools"
+    if [ "$command" = dry-run ]; then dry_run "$dir"; fi
+    ;;
+  run)
+    [ $# -eq 2 ] || usage
+    run "$1" "$2"
+    ;;
+  *) usage ;;
+esac

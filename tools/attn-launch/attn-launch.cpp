@@ -1,0 +1,210 @@
+//===- attn-launch.cpp - Run, check and time kernel bundles ---------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// attn-launch runs the kernels of bundles written by attn-compile through
+// libattnrt on seeded random inputs, checks them against the GPU reference
+// and, with --bench, times them (docs/runtime.md). It links neither LLVM nor
+// MLIR: it is what runs on a GPU machine that has only the CUDA driver.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/GpuCheck/GpuCheck.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace attn::gpucheck;
+
+namespace {
+
+const char *kUsage =
+    "usage: attn-launch BUNDLE... [options]\n"
+    "Runs each kernel of each bundle (a directory written by attn-compile)\n"
+    "on seeded random inputs and checks O and LSE against an f32 attention\n"
+    "computed on the same GPU.\n"
+    "  --kernel=NAME       only this kernel (repeatable)\n"
+    "  --device=N          CUDA device (default 0)\n"
+    "  --seed=N            seed of the inputs (default 1)\n"
+    "  --no-check          do not compute the reference\n"
+    "  --tolerance=X       relative L2 tolerance (default: 1e-5 for f32,\n"
+    "                      twice a naive 16-bit attention's error)\n"
+    "  --bench             time the kernel: median of CUDA-event timings\n"
+    "  --warmup=N          launches before timing (default 10)\n"
+    "  --iterations=N      timed launches (default 100)\n"
+    "  --peak-tflops=X     the device's measured matmul peak, for the\n"
+    "                      fraction printed with --bench\n"
+    "  --csv=FILE          append one row per kernel to FILE\n"
+    "  --validate          only read and check the bundles (no GPU needed)\n";
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "attn-launch: error: %s\n", message.c_str());
+  return 1;
+}
+
+bool parseNumber(const std::string &text, double &value) {
+  char *end = nullptr;
+  errno = 0;
+  value = std::strtod(text.c_str(), &end);
+  return !text.empty() && *end == '\0' && errno == 0;
+}
+
+bool parseInteger(const std::string &text, long long min, long long &value) {
+  char *end = nullptr;
+  errno = 0;
+  value = std::strtoll(text.c_str(), &end, 10);
+  return !text.empty() && *end == '\0' && errno == 0 && value >= min;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> bundles, kernels;
+  CheckOptions options;
+  long long device = 0;
+  std::string csvPath;
+  bool validateOnly = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *option, std::string &out) {
+      size_t length = std::strlen(option);
+      if (arg.compare(0, length, option) != 0 || arg[length] != '=')
+        return false;
+      out = arg.substr(length + 1);
+      return true;
+    };
+    std::string text;
+    long long integer = 0;
+    double number = 0;
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--no-check") {
+      options.check = false;
+    } else if (arg == "--bench") {
+      options.bench = true;
+    } else if (arg == "--validate") {
+      validateOnly = true;
+    } else if (value("--kernel", text)) {
+      kernels.push_back(text);
+    } else if (value("--csv", text)) {
+      csvPath = text;
+    } else if (value("--device", text)) {
+      if (!parseInteger(text, 0, device))
+        return fail("--device wants a device index, not '" + text + "'");
+    } else if (value("--seed", text)) {
+      if (!parseInteger(text, 0, integer))
+        return fail("--seed wants a non-negative integer, not '" + text + "'");
+      options.seed = static_cast<uint64_t>(integer);
+    } else if (value("--tolerance", text)) {
+      if (!parseNumber(text, number) || !(number > 0))
+        return fail("--tolerance wants a positive number, not '" + text + "'");
+      options.tolerance = number;
+    } else if (value("--warmup", text)) {
+      if (!parseInteger(text, 0, integer) || integer > 100000)
+        return fail("--warmup wants an integer in [0, 100000], not '" + text +
+                    "'");
+      options.warmup = static_cast<int>(integer);
+    } else if (value("--iterations", text)) {
+      if (!parseInteger(text, 1, integer) || integer > 100000)
+        return fail("--iterations wants an integer in [1, 100000], not '" +
+                    text + "'");
+      options.iterations = static_cast<int>(integer);
+    } else if (value("--peak-tflops", text)) {
+      if (!parseNumber(text, number) || !(number > 0))
+        return fail("--peak-tflops wants a positive number, not '" + text +
+                    "'");
+      options.peakTflops = number;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return fail("unknown option '" + arg + "' (see --help)");
+    } else {
+      bundles.push_back(arg);
+    }
+  }
+  if (bundles.empty())
+    return fail("no bundle given (see --help)");
+
+  if (validateOnly) {
+    for (const std::string &bundle : bundles) {
+      int32_t count = 0;
+      if (attnrtBundleValidate(bundle.c_str(), &count) != ATTNRT_SUCCESS)
+        return fail(attnrtLastErrorMessage());
+      std::printf("%s: %d kernel(s), manifest valid\n", bundle.c_str(), count);
+    }
+    return 0;
+  }
+
+  attnrt::Context context;
+  if (attnrtContextCreate(static_cast<int32_t>(device), context.out()) !=
+      ATTNRT_SUCCESS)
+    return fail(attnrtLastErrorMessage());
+  attnrtDeviceInfo info;
+  attnrtContextGetDeviceInfo(context.get(), &info);
+  std::printf("device %lld: %s (sm_%d%d, %d SMs, %lld KiB shared memory per "
+              "block, %lld MiB L2)\n",
+              device, info.name, info.computeMajor, info.computeMinor,
+              info.multiprocessors,
+              (long long)info.sharedMemoryPerBlockOptin / 1024,
+              (long long)info.l2CacheBytes >> 20);
+
+  std::FILE *csv = nullptr;
+  if (!csvPath.empty()) {
+    std::FILE *existing = std::fopen(csvPath.c_str(), "r");
+    bool fresh = !existing;
+    if (existing)
+      std::fclose(existing);
+    csv = std::fopen(csvPath.c_str(), "a");
+    if (!csv)
+      return fail("cannot write " + csvPath + ": " + std::strerror(errno));
+    if (fresh)
+      printCsvHeader(csv);
+  }
+
+  int failures = 0;
+  std::vector<std::string> unmatched = kernels;
+  for (const std::string &path : bundles) {
+    attnrt::Bundle bundle;
+    if (attnrtBundleLoad(context.get(), path.c_str(), bundle.out()) !=
+        ATTNRT_SUCCESS)
+      return fail(attnrtLastErrorMessage());
+    for (int32_t k = 0; k < attnrtBundleKernelCount(bundle.get()); ++k) {
+      attnrtKernel kernel;
+      attnrtBundleGetKernel(bundle.get(), k, &kernel);
+      std::string name = attnrtKernelName(kernel);
+      if (!kernels.empty()) {
+        bool wanted = false;
+        for (const std::string &candidate : kernels)
+          wanted |= candidate == name;
+        if (!wanted)
+          continue;
+        for (auto it = unmatched.begin(); it != unmatched.end();)
+          it = *it == name ? unmatched.erase(it) : it + 1;
+      }
+      KernelReport report;
+      attnrt::Status status =
+          runKernel(context.get(), kernel, options, HostInputs(), report);
+      if (!status.ok())
+        return fail(path + ": " + name + ": " + status.message);
+      std::printf("%s: ", path.c_str());
+      printReport(report, stdout);
+      std::fflush(stdout);
+      if (csv)
+        printCsvRow(report, info, csv);
+      failures += !report.passed();
+    }
+  }
+  if (csv)
+    std::fclose(csv);
+  if (!unmatched.empty())
+    return fail("no kernel " + unmatched.front() + " in the bundles");
+  if (failures)
+    return fail(std::to_string(failures) + " kernel(s) FAILED the check");
+  return 0;
+}
