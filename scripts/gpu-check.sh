@@ -2,10 +2,11 @@
 # The one-call GPU check (docs/runtime.md, "The GPU check").
 #
 #   scripts/gpu-check.sh prepare DIR [--no-build]
-#       Here, where LLVM/MLIR are: builds attn-compile and attn-launch, writes
-#       the sweep's modules (benchmarks/gpu/sweep.py) and compiles each to a
-#       bundle, and puts in DIR everything the GPU machine needs: bin/
-#       attn-launch, lib/libattnrt.so*, bundles/*, modules/*.
+#       Here, where LLVM/MLIR are: builds attn-compile, attn-launch and
+#       attnrt-launch-overhead, writes the sweep's modules
+#       (benchmarks/gpu/sweep.py) and compiles each to a bundle, and puts in
+#       DIR everything the GPU machine needs: bin/ (attn-launch,
+#       attnrt-launch-overhead), lib/libattnrt.so*, bundles/*, modules/*.
 #   scripts/gpu-check.sh run DIR OUT
 #       On the GPU machine (CUDA driver, compute-sanitizer, PyTorch and
 #       Triton; no LLVM/MLIR), in one run:
@@ -15,7 +16,8 @@
 #         3. the benchmark sweep: every b_* bundle through attn-launch
 #            --bench and the same configurations through PyTorch SDPA's
 #            FLASH_ATTENTION and CUDNN_ATTENTION backends;
-#         4. benchmark.md and benchmark.csv (TFLOP/s, ours/theirs) in OUT.
+#         4. benchmark.md and benchmark.csv (TFLOP/s, ours/theirs) in OUT;
+#         5. the host cost of attnrtLaunch over a bare cuLaunchKernel.
 #       Exits non-zero if a step failed; OUT/summary.txt says which.
 #   scripts/gpu-check.sh dry-run DIR [--no-build]
 #       Here, without a GPU: prepare, then every step of run that needs none
@@ -35,7 +37,7 @@ sanitized=(c_tail_q_lt_k c_window)
 prepare() {
   local dir="$1" build_tools="$2"
   if [ "$build_tools" = yes ]; then
-    "$root/scripts/build.sh" attn-compile attn-launch >/dev/null
+    "$root/scripts/build.sh" attn-compile attn-launch attnrt-launch-overhead >/dev/null
   fi
   rm -rf "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib"
   mkdir -p "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib"
@@ -43,7 +45,7 @@ prepare() {
   # Two compilations at a time; any failure fails the step.
   xargs -P 2 -I{} sh -c '"$0" "$1/modules/{}.mlir" -o "$1/bundles/{}" >/dev/null' \
     "$build/bin/attn-compile" "$dir" <"$dir/modules/list.txt"
-  cp "$build/bin/attn-launch" "$dir/bin/"
+  cp "$build/bin/attn-launch" "$build/bin/attnrt-launch-overhead" "$dir/bin/"
   cp -P "$build"/lib/libattnrt.so* "$dir/lib/"
   echo "prepared $(wc -l <"$dir/modules/list.txt") bundles in $dir"
 }
@@ -105,6 +107,13 @@ run() {
     note "benchmark: done (benchmark.md, benchmark.csv)"
   else
     note "benchmark: FAIL"; failed+=(benchmark)
+  fi
+
+  echo "== 5. launch overhead =="
+  if "$dir/bin/attnrt-launch-overhead" "$dir/bundles/${sanitized[1]}" 2>&1 | tee "$out/launch-overhead.txt"; then
+    note "launch overhead: $(grep overhead: "$out/launch-overhead.txt" | sed 's/ *overhead: *//')"
+  else
+    note "launch overhead: FAIL"; failed+=(launch-overhead)
   fi
 
   if [ ${#failed[@]} -gt 0 ]; then

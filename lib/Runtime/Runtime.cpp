@@ -645,6 +645,10 @@ attnrtStatus attnrtKernelGetResources(attnrtKernel kernel,
   return ATTNRT_SUCCESS;
 }
 
+void *attnrtKernelGetFunction(attnrtKernel kernel) {
+  return kernel ? kernel->function : nullptr;
+}
+
 attnrtStatus attnrtKernelGetGrid(attnrtKernel kernel, const attnrtTensor *args,
                                  int32_t numArgs, uint32_t grid[3]) {
   if (!kernel || !grid)

@@ -42,7 +42,9 @@ const char *kUsage =
     "  --peak-tflops=X     the device's measured matmul peak, for the\n"
     "                      fraction printed with --bench\n"
     "  --csv=FILE          append one row per kernel to FILE\n"
-    "  --validate          only read and check the bundles (no GPU needed)\n";
+    "  --validate          only read and check the bundles (no GPU needed)\n"
+    "  --probe             only open the device and describe it (exit 1 if\n"
+    "                      there is none)\n";
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "attn-launch: error: %s\n", message.c_str());
@@ -70,7 +72,7 @@ int main(int argc, char **argv) {
   CheckOptions options;
   long long device = 0;
   std::string csvPath;
-  bool validateOnly = false;
+  bool validateOnly = false, probe = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char *option, std::string &out) {
@@ -92,6 +94,8 @@ int main(int argc, char **argv) {
       options.bench = true;
     } else if (arg == "--validate") {
       validateOnly = true;
+    } else if (arg == "--probe") {
+      probe = true;
     } else if (value("--kernel", text)) {
       kernels.push_back(text);
     } else if (value("--csv", text)) {
@@ -128,7 +132,7 @@ int main(int argc, char **argv) {
       bundles.push_back(arg);
     }
   }
-  if (bundles.empty())
+  if (bundles.empty() && !probe)
     return fail("no bundle given (see --help)");
 
   if (validateOnly) {
@@ -153,6 +157,8 @@ int main(int argc, char **argv) {
               info.multiprocessors,
               (long long)info.sharedMemoryPerBlockOptin / 1024,
               (long long)info.l2CacheBytes >> 20);
+  if (probe)
+    return 0;
 
   std::FILE *csv = nullptr;
   if (!csvPath.empty()) {

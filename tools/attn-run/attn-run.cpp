@@ -6,14 +6,17 @@
 //===----------------------------------------------------------------------===//
 //
 // attn-run takes the attentions of a .mlir module, or one attention described
-// by options, compiles each with attn-to-cpu in-process, runs it through
-// MLIR's ExecutionEngine on seeded random or .npy inputs, and checks O (and
-// LSE) against the float64 reference. It prints the schedule, the times and
-// the errors, and exits non-zero when a check fails or the input is bad.
+// by options, compiles each in-process and runs it on seeded random or .npy
+// inputs: on the CPU (attn-to-cpu, MLIR's ExecutionEngine), checked against
+// the float64 reference; or with --device=gpu on a GPU (attn-to-ptx, a kernel
+// bundle run by libattnrt), checked against the f32 GPU reference. It prints
+// the schedule, the times and the errors, and exits non-zero when a check
+// fails or the input is bad.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AttentionOperands.h"
+#include "GpuRun.h"
 #include "ReferenceCheck.h"
 
 #include "attn/Analysis/AttentionProblem.h"
@@ -37,11 +40,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 
 using namespace mlir;
 using namespace mlir::attn;
 namespace cl = llvm::cl;
+namespace gpucheck = ::attn::gpucheck;
 
 namespace {
 
@@ -130,8 +135,26 @@ cl::opt<double> tolerance(
              "attention's for f16/bf16)"),
     cl::cat(runCategory));
 cl::opt<unsigned> repeat("repeat",
-                         cl::desc("Runs to time (the median is reported)"),
+                         cl::desc("Runs to time (the median is reported; on "
+                                  "the GPU, CUDA-event timed launches after "
+                                  "a warm-up)"),
                          cl::init(1), cl::cat(runCategory));
+
+enum class DeviceKind { Cpu, Gpu, Auto };
+cl::opt<DeviceKind> device(
+    "device", cl::desc("Where to run"), cl::init(DeviceKind::Cpu),
+    cl::values(clEnumValN(DeviceKind::Cpu, "cpu", "the CPU (attn-to-cpu)"),
+               clEnumValN(DeviceKind::Gpu, "gpu",
+                          "a GPU (attn-to-ptx and libattnrt)"),
+               clEnumValN(DeviceKind::Auto, "auto",
+                          "the GPU if there is one, else the CPU")),
+    cl::cat(runCategory));
+cl::opt<int> gpuOrdinal("gpu-ordinal", cl::desc("CUDA device to run on"),
+                        cl::init(0), cl::cat(runCategory));
+cl::opt<double> peakTflops(
+    "peak-tflops",
+    cl::desc("The GPU's measured matmul peak, to report timings against"),
+    cl::init(0), cl::cat(runCategory));
 
 /// Options that describe the attention, which a module describes instead.
 const cl::Option *specOptions[] = {
@@ -216,10 +239,29 @@ std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
   return text;
 }
 
-/// Compiles, runs and checks `op`; returns whether it passed. Errors are
-/// bad input or a failure to compile.
+llvm::Expected<bool> runOnCpu(AttentionOp op, const AttentionProblem &problem,
+                              AttentionOperands &operands,
+                              const CheckOptions &checkOptions);
+llvm::Expected<bool> runOnGpu(GpuRunner &gpu, AttentionOp op,
+                              AttentionOperands &operands);
+
+/// Writes the outputs the .npy options name.
+llvm::Error saveOutputs(AttentionOperands &operands) {
+  if (!oNpy.empty())
+    if (llvm::Error err = operands.save(operands.out(), oNpy))
+      return err;
+  if (!lseNpy.empty())
+    if (llvm::Error err = operands.save(*operands.lse(), lseNpy))
+      return err;
+  return llvm::Error::success();
+}
+
+/// Compiles, runs and checks `op` on the GPU if one is given, else on the
+/// CPU; returns whether it passed. Errors are bad input or a failure to
+/// compile or run.
 llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
-                                  const CheckOptions &checkOptions) {
+                                  const CheckOptions &checkOptions,
+                                  GpuRunner *gpu) {
   std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
   if (!problem)
     return llvm::createStringError(label +
@@ -228,8 +270,7 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
     return llvm::createStringError(
         label + ": the reference cannot evaluate the attention's score "
                 "region; run with --no-check");
-  llvm::outs() << label << ": " << summarizeAttention(op, *problem) << "\n"
-               << "  schedule: " << describeSchedule(op, *problem) << "\n";
+  llvm::outs() << label << ": " << summarizeAttention(op, *problem) << "\n";
 
   llvm::Expected<AttentionOperands> operands =
       AttentionOperands::create(op, seed);
@@ -252,7 +293,43 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
   if (!lseNpy.empty() && !operands->lse())
     return llvm::createStringError(
         "--lse-npy given, but the attention writes no LSE (add --lse)");
+  if (gpu)
+    return runOnGpu(*gpu, op, *operands);
+  return runOnCpu(op, *problem, *operands, checkOptions);
+}
 
+llvm::Expected<bool> runOnGpu(GpuRunner &gpu, AttentionOp op,
+                              AttentionOperands &operands) {
+  gpucheck::CheckOptions options;
+  options.seed = seed;
+  options.check = !noCheck;
+  if (tolerance.getNumOccurrences())
+    options.tolerance = tolerance;
+  options.bench = repeat > 1;
+  options.iterations = std::max(1u, repeat.getValue());
+  options.peakTflops = peakTflops;
+  bool given[3] = {!qNpy.empty(), !kNpy.empty(), !vNpy.empty()};
+  gpucheck::KernelReport report;
+  double compileSeconds = 0;
+  if (llvm::Error err =
+          gpu.run(op, operands, given, options, report, compileSeconds))
+    return std::move(err);
+  llvm::outs() << llvm::formatv("  compile {0:F3} s (attn-to-ptx), ",
+                                compileSeconds);
+  llvm::outs().flush();
+  gpucheck::printReport(report, stdout);
+  std::fflush(stdout);
+  if (llvm::Error err = saveOutputs(operands))
+    return std::move(err);
+  if (noCheck)
+    llvm::outs() << "  check: skipped (--no-check)\n";
+  return report.passed();
+}
+
+llvm::Expected<bool> runOnCpu(AttentionOp op, const AttentionProblem &problem,
+                              AttentionOperands &operands,
+                              const CheckOptions &checkOptions) {
+  llvm::outs() << "  schedule: " << describeSchedule(op, problem) << "\n";
   AttnToCPUOptions pipelineOptions;
   pipelineOptions.blockM = blockM;
   pipelineOptions.blockN = blockN;
@@ -266,7 +343,7 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
   std::vector<double> runSeconds;
   for (unsigned i = 0; i < std::max(1u, repeat.getValue()); ++i) {
     start = Clock::now();
-    if (llvm::Error err = (*executable)->run(operands->buffers()))
+    if (llvm::Error err = (*executable)->run(operands.buffers()))
       return std::move(err);
     runSeconds.push_back(secondsSince(start));
   }
@@ -277,21 +354,17 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
       "CPU thread\n",
       compileSeconds, median * 1e3,
       runSeconds.size() == 1 ? "one run" : "median", runSeconds.size(),
-      problem->nominalForwardFlops() / median * 1e-9);
+      problem.nominalForwardFlops() / median * 1e-9);
 
-  if (!oNpy.empty())
-    if (llvm::Error err = operands->save(operands->out(), oNpy))
-      return std::move(err);
-  if (!lseNpy.empty())
-    if (llvm::Error err = operands->save(*operands->lse(), lseNpy))
-      return std::move(err);
+  if (llvm::Error err = saveOutputs(operands))
+    return std::move(err);
 
   if (noCheck) {
     llvm::outs() << "  check: skipped (--no-check)\n";
     return true;
   }
   llvm::Expected<std::vector<OutputCheck>> checks =
-      checkAgainstReference(op, *operands, checkOptions);
+      checkAgainstReference(op, operands, checkOptions);
   if (!checks)
     return checks.takeError();
   bool passed = true;
@@ -372,9 +445,24 @@ int main(int argc, char **argv) {
                               attentions.size())
                     .str());
 
+  std::unique_ptr<GpuRunner> gpu;
+  if (device != DeviceKind::Cpu) {
+    attnrt::Status status;
+    gpu = GpuRunner::open(gpuOrdinal, status);
+    bool noGpu = status.code == ATTNRT_ERROR_NO_DRIVER ||
+                 status.code == ATTNRT_ERROR_NO_DEVICE;
+    if (!gpu && !(device == DeviceKind::Auto && noGpu))
+      return fail(status.message);
+    if (gpu)
+      llvm::outs() << "device: " << gpu->describeDevice() << "\n";
+    else
+      llvm::outs() << "device: the CPU (no GPU: " << status.message << ")\n";
+  }
+
   bool allPassed = true;
   for (auto &[op, label] : attentions) {
-    llvm::Expected<bool> passed = runAttention(op, label, checkOptions);
+    llvm::Expected<bool> passed =
+        runAttention(op, label, checkOptions, gpu.get());
     if (!passed)
       return fail(llvm::toString(passed.takeError()));
     allPassed &= *passed;

@@ -180,6 +180,9 @@ attnrtStatus attnrtKernelGetAttention(attnrtKernel kernel,
                                       attnrtAttentionInfo *info);
 attnrtStatus attnrtKernelGetResources(attnrtKernel kernel,
                                       attnrtKernelResources *resources);
+/* The kernel's CUfunction, for interoperation with code that launches it
+   through the driver itself. */
+void *attnrtKernelGetFunction(attnrtKernel kernel);
 /* Checks ARGS against the manifest and evaluates its grid formula. */
 attnrtStatus attnrtKernelGetGrid(attnrtKernel kernel, const attnrtTensor *args,
                                  int32_t numArgs, uint32_t grid[3]);
