@@ -24,6 +24,7 @@ tools = [
     ToolSubst("attn-opt", unresolved="fatal"),
     ToolSubst("attn-run", unresolved="fatal"),
     ToolSubst("attn-compile", unresolved="fatal"),
+    ToolSubst("attn-launch", unresolved="fatal"),
     # Debian's own mlir-opt, for the plugin tests: never attn-opt.
     ToolSubst("%mlir_opt", command=config.mlir_opt, unresolved="fatal"),
 ]
@@ -33,3 +34,4 @@ if config.ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
+config.substitutions.append(("%attn_tools_dir", config.attn_tools_dir))

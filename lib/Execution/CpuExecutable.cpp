@@ -15,7 +15,6 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -58,12 +57,14 @@ static OwningOpRef<ModuleOp> buildEntryModule(AttentionOp op) {
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
-  IRMapping mapping;
+  // Operands are replaced by position, not through an IRMapping of values:
+  // an op that reads one value as Q, K and V still gets three arguments.
+  SmallVector<Value> tensors;
   for (auto [operand, arg] : llvm::zip(op->getOperands(), entry->getArguments()))
-    mapping.map(operand, bufferization::ToTensorOp::create(
-                             b, loc, operand.getType(), arg,
-                             /*restrict=*/true, /*writable=*/true));
-  Operation *clone = b.clone(*op, mapping);
+    tensors.push_back(bufferization::ToTensorOp::create(
+        b, loc, operand.getType(), arg, /*restrict=*/true, /*writable=*/true));
+  Operation *clone = b.clone(*op);
+  clone->setOperands(tensors);
   unsigned numInputs = op->getNumOperands() - op.getOutputs().size();
   for (auto [index, result] : llvm::enumerate(clone->getResults())) {
     auto materialize = bufferization::MaterializeInDestinationOp::create(

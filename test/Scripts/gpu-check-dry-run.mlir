@@ -1,0 +1,18 @@
+// The one-call GPU check's dry run: every step that needs no GPU (the
+// sweep's modules compiled to bundles, each bundle read back and checked by
+// attn-launch --validate, attn-launch failing cleanly without a driver, the
+// benchmark script compiling).
+// RUN: rm -rf %t
+// RUN: env ATTN_BUILD_DIR=%attn_obj_root bash %attn_src_root/scripts/gpu-check.sh dry-run %t --no-build | FileCheck %s
+// CHECK: prepared 41 bundles in
+// CHECK: attn-launch --validate: 41 bundles valid
+// CHECK: attn-launch without a driver: attn-launch: error: cannot open the CUDA driver
+// CHECK: compare_sdpa.py compiles
+// CHECK: dry run passed
+// RUN: ls %t/bin | FileCheck %s --check-prefix=CARRY
+// CARRY: attn-launch
+// CARRY: attnrt-launch-overhead
+// RUN: ls %t/lib | FileCheck %s --check-prefix=LIB
+// LIB: libattnrt.so
+// RUN: not bash %attn_src_root/scripts/gpu-check.sh frobnicate 2>&1 | FileCheck %s --check-prefix=USAGE
+// USAGE: scripts/gpu-check.sh prepare DIR [--no-build]

@@ -1,0 +1,78 @@
+// attn-launch reads and checks bundles without a GPU (--validate), and every
+// problem ends in one message and exit 1: a missing or malformed manifest, a
+// missing PTX file, bad options, no CUDA driver.
+
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: attn-compile %s -o %t/good | FileCheck %s --check-prefix=COMPILED
+// COMPILED: 1 kernel(s)
+// RUN: attn-launch --validate %t/good | FileCheck %s --check-prefix=VALID
+// VALID: 1 kernel(s), manifest valid
+
+// RUN: not attn-launch --validate %t/missing 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: attn-launch: error: cannot read {{.*}}missing/manifest.json: is {{.*}} a kernel bundle written by attn-compile?
+
+// A manifest that is not JSON: the offset of the problem.
+// RUN: mkdir -p %t/broken && cp %t/good/kernels.ptx %t/broken/
+// RUN: echo '{"format": "attn-kernel-bundle", "version": 2,' > %t/broken/manifest.json
+// RUN: not attn-launch --validate %t/broken 2>&1 | FileCheck %s --check-prefix=BROKEN
+// BROKEN: manifest.json: manifest: invalid JSON at offset {{[0-9]+}}: expected a member name
+
+// An older format, a missing field, a wrong type, a grid naming no
+// parameter, an alignment that is not a power of two.
+// RUN: mkdir -p %t/v1 && cp %t/good/kernels.ptx %t/v1/
+// RUN: sed 's/"version": 2/"version": 1/' %t/good/manifest.json > %t/v1/manifest.json
+// RUN: not attn-launch --validate %t/v1 2>&1 | FileCheck %s --check-prefix=V1
+// V1: manifest: version: this runtime reads version 2, not 1 (recompile the bundle with attn-compile)
+// RUN: mkdir -p %t/noblock && cp %t/good/kernels.ptx %t/noblock/
+// RUN: sed 's/"block"/"blocks"/' %t/good/manifest.json > %t/noblock/manifest.json
+// RUN: not attn-launch --validate %t/noblock 2>&1 | FileCheck %s --check-prefix=NOBLOCK
+// NOBLOCK: manifest: kernels[0]: missing "block"
+// RUN: mkdir -p %t/type && cp %t/good/kernels.ptx %t/type/
+// RUN: sed 's/"type": "f16"/"type": "f8"/' %t/good/manifest.json > %t/type/manifest.json
+// RUN: not attn-launch --validate %t/type 2>&1 | FileCheck %s --check-prefix=TYPE
+// TYPE: manifest: kernels[0].params[0].type: "f8" is not one of f16, bf16, f32
+// RUN: mkdir -p %t/grid && cp %t/good/kernels.ptx %t/grid/
+// RUN: sed 's/"param": "Q"/"param": "X"/' %t/good/manifest.json > %t/grid/manifest.json
+// RUN: not attn-launch --validate %t/grid 2>&1 | FileCheck %s --check-prefix=GRID
+// GRID: manifest: kernels[0].grid[0].param: no parameter "X"
+// RUN: mkdir -p %t/align && cp %t/good/kernels.ptx %t/align/
+// RUN: sed 's/"alignment": 16/"alignment": 12/' %t/good/manifest.json > %t/align/manifest.json
+// RUN: not attn-launch --validate %t/align 2>&1 | FileCheck %s --check-prefix=ALIGN
+// ALIGN: manifest: kernels[0].params[0].alignment: is not a power of two
+
+// The PTX the manifest names must be there.
+// RUN: mkdir -p %t/noptx && cp %t/good/manifest.json %t/noptx/
+// RUN: not attn-launch --validate %t/noptx 2>&1 | FileCheck %s --check-prefix=NOPTX
+// NOPTX: attn-launch: error: cannot read {{.*}}noptx/kernels.ptx
+
+// Options.
+// RUN: not attn-launch 2>&1 | FileCheck %s --check-prefix=NONE
+// NONE: attn-launch: error: no bundle given (see --help)
+// RUN: not attn-launch %t/good --frobnicate 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: attn-launch: error: unknown option '--frobnicate' (see --help)
+// RUN: not attn-launch %t/good --tolerance=-1 2>&1 | FileCheck %s --check-prefix=TOL
+// TOL: attn-launch: error: --tolerance wants a positive number, not '-1'
+// RUN: not attn-launch %t/good --iterations=0 2>&1 | FileCheck %s --check-prefix=ITER
+// ITER: attn-launch: error: --iterations wants an integer in [1, 100000], not '0'
+// RUN: attn-launch --help | FileCheck %s --check-prefix=HELP
+// HELP: usage: attn-launch BUNDLE... [options]
+
+// Without a CUDA driver (here, one that cannot be opened): one message.
+// RUN: env ATTNRT_LIBCUDA=%t/no-libcuda.so not attn-launch %t/good 2>&1 | FileCheck %s --check-prefix=NODRIVER
+// RUN: env ATTNRT_LIBCUDA=%t/no-libcuda.so not attn-launch --probe 2>&1 | FileCheck %s --check-prefix=NODRIVER
+// NODRIVER: attn-launch: error: cannot open the CUDA driver ({{.*}}no-libcuda.so): {{.*}}; is an NVIDIA driver installed?
+
+// attn-launch runs where only the CUDA driver is: it needs neither LLVM nor
+// MLIR.
+// RUN: ldd %attn_tools_dir/attn-launch | FileCheck %s --check-prefix=LIBS --implicit-check-not=libLLVM --implicit-check-not=libMLIR
+// LIBS: libattnrt.so
+
+module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
+    smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @prefill(%q: tensor<1x2x100x64xf16>, %k: tensor<1x2x100x64xf16>, %v: tensor<1x2x100x64xf16>,
+                     %o: tensor<1x2x100x64xf16>) -> tensor<1x2x100x64xf16> {
+    %r = attn.attention ins(%q, %k, %v : tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16>)
+        outs(%o : tensor<1x2x100x64xf16>) {causal} -> tensor<1x2x100x64xf16>
+    return %r : tensor<1x2x100x64xf16>
+  }
+}
