@@ -26,8 +26,6 @@ extern const char attnReferenceKernelsPtx[];
 
 namespace {
 
-constexpr double kF32Tolerance = 1e-5;
-
 /// The parameter block of attn_reference_<t>; its layout is that of
 /// `Problem` in ReferenceKernels.cu.
 struct ReferenceProblem {
@@ -303,12 +301,12 @@ OutputCheck compare(const std::string &name, const std::vector<float> &out,
     check.toleranceOrigin = "--tolerance";
   } else if (naive) {
     double naiveError = ref::computeErrorStats(*naive, exactValues).relL2;
-    check.tolerance = std::max(2 * naiveError, kF32Tolerance);
+    check.tolerance = ref::toleranceFromNaive(naiveError);
     std::snprintf(origin, sizeof(origin), "2x naive %s: %.2e",
                   attnrtDTypeName(dtype), naiveError);
     check.toleranceOrigin = origin;
   } else {
-    check.tolerance = kF32Tolerance;
+    check.tolerance = ref::kF32Tolerance;
     check.toleranceOrigin = "f32";
   }
   check.passed = ref::withinTolerance(stats, check.tolerance);

@@ -54,3 +54,7 @@ bool mlir::attn::reference::withinTolerance(const ErrorStats &stats,
   // Written so that a NaN relL2 or tolerance fails too.
   return stats.nanCount == 0 && stats.relL2 <= tolerance;
 }
+
+double mlir::attn::reference::toleranceFromNaive(double naiveRelL2) {
+  return std::max(2 * naiveRelL2, kF32Tolerance);
+}

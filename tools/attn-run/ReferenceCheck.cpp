@@ -18,8 +18,6 @@ using namespace mlir::attn;
 using namespace mlir::attn::reference;
 
 /// The tolerance of an all-f32 attention (relative L2 error).
-static constexpr double kF32Tolerance = 1e-5;
-
 static bool isHalf(ElementFormat format) {
   return format == ElementFormat::F16 || format == ElementFormat::BF16;
 }
@@ -94,7 +92,7 @@ mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
       result.toleranceOrigin = "--tolerance";
     } else if (naiveValues) {
       double naiveError = computeErrorStats(*naiveValues, ref).relL2;
-      result.tolerance = std::max(2 * naiveError, kF32Tolerance);
+      result.tolerance = toleranceFromNaive(naiveError);
       result.toleranceOrigin =
           llvm::formatv("2x naive {0}: {1:e2}",
                         *half == HalfFormat::F16 ? "f16" : "bf16", naiveError)

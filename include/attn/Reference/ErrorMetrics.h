@@ -44,6 +44,13 @@ ErrorStats computeErrorStats(llvm::ArrayRef<double> out,
 /// most `tolerance`.
 bool withinTolerance(const ErrorStats &stats, double tolerance);
 
+/// The relative L2 tolerance of f32 data, on every backend.
+constexpr double kF32Tolerance = 1e-5;
+
+/// The tolerance of 16-bit data, on every backend: twice the relative L2
+/// error of a naive attention in the same format, and at least the f32 one.
+double toleranceFromNaive(double naiveRelL2);
+
 } // namespace mlir::attn::reference
 
 #endif // ATTN_REFERENCE_ERRORMETRICS_H
