@@ -204,9 +204,10 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
       return false;
     kernel.block[axis] = static_cast<unsigned>(size);
     threads *= size;
+    // Checked per axis, so that the product cannot overflow.
+    if (threads > 1024)
+      return reader.fail(path + ".block", "has more than 1024 threads");
   }
-  if (threads > 1024)
-    return reader.fail(path + ".block", "has more than 1024 threads");
   if (!reader.integerMember(entry, path, "dynamic_shared_memory", 0,
                             kernel.dynamicSharedBytes))
     return false;

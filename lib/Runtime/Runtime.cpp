@@ -275,20 +275,23 @@ attnrtStatus loadKernels(attnrtContext_ *context, Manifest &manifest,
 attnrtStatus prepareWorkspaces(attnrtKernel_ *kernel, CUstream stream) {
   const CudaDriver &d = *kernel->context->driver;
   const std::vector<WorkspaceSpec> &specs = kernel->spec.workspaces;
-  if (kernel->workspaces.empty()) {
+  // Earlier launches used the workspaces only if they were all allocated;
+  // one that ran out of memory part way leaves the rest to this one.
+  bool usedBefore = kernel->workspaces.size() == specs.size();
+  if (!kernel->lastUse)
     ATTNRT_CALL(d, d.cuEventCreate(&kernel->lastUse, cu::kEventDisableTiming),
                 "cuEventCreate");
-    for (const WorkspaceSpec &spec : specs) {
-      CUdeviceptr pointer = 0;
-      ATTNRT_CALL(d, d.cuMemAlloc(&pointer, spec.bytes),
-                  "workspace " + spec.name + " of kernel " + kernel->spec.name +
-                      " (" + std::to_string(spec.bytes) + " bytes)");
-      kernel->workspaces.push_back(pointer);
-    }
-  } else if (stream != kernel->lastStream) {
+  while (kernel->workspaces.size() < specs.size()) {
+    const WorkspaceSpec &spec = specs[kernel->workspaces.size()];
+    CUdeviceptr pointer = 0;
+    ATTNRT_CALL(d, d.cuMemAlloc(&pointer, spec.bytes),
+                "workspace " + spec.name + " of kernel " + kernel->spec.name +
+                    " (" + std::to_string(spec.bytes) + " bytes)");
+    kernel->workspaces.push_back(pointer);
+  }
+  if (usedBefore && stream != kernel->lastStream)
     ATTNRT_CALL(d, d.cuStreamWaitEvent(stream, kernel->lastUse, 0),
                 "cuStreamWaitEvent");
-  }
   for (size_t i = 0; i < specs.size(); ++i)
     if (specs[i].zeroInit)
       ATTNRT_CALL(d,

@@ -1,0 +1,988 @@
+//===- RuntimeTest.cpp - libattnrt against a fake CUDA driver -------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The runtime's logic (manifest checks, argument checks, grids, workspaces,
+// streams, errors) tested on a machine without a GPU: ATTNRT_LIBCUDA points
+// the runtime at libAttnFakeCudaDriver, which records every driver call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FakeCudaDriver.h"
+
+#include "attn/Runtime/attnrt.hpp"
+
+#include "gtest/gtest.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fake = attn::fakecuda;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Two kernels of the shape attn-compile writes: attn_fwd with static and
+// dynamic extents and a grid formula; attn_split with workspaces.
+constexpr const char *kManifest = R"({
+  "format": "attn-kernel-bundle",
+  "version": 2,
+  "ptx": "kernels.ptx",
+  "kernels": [
+    {
+      "name": "attn_fwd",
+      "target": "sm_80",
+      "params": [
+        {"name": "Q", "type": "f16", "shape": [1, 4, 256, 64],
+         "strides": [65536, 16384, 64, 1], "alignment": 16},
+        {"name": "O", "type": "f16", "shape": [1, 4, null, 64],
+         "strides": [null, null, 64, 1], "alignment": 16},
+        {"name": "LSE", "type": "f32", "shape": [1, 4, null],
+         "strides": [null, null, 1], "alignment": 4}
+      ],
+      "grid": [{"param": "O", "dim": 2, "ceil_div": 128},
+               {"param": "Q", "dim": 1}, 3],
+      "block": [128, 1, 1],
+      "dynamic_shared_memory": 65536,
+      "attention": {"scale": 0.125, "causal": true, "window": [64, 0]}
+    },
+    {
+      "name": "attn_split",
+      "target": "sm_80",
+      "params": [
+        {"name": "Q", "type": "bf16", "shape": [null], "strides": [1],
+         "alignment": 16},
+        {"name": "O", "type": "bf16", "shape": [null], "strides": [1],
+         "alignment": 16}
+      ],
+      "grid": [{"param": "Q", "dim": 0, "ceil_div": 64}, 1, 1],
+      "block": [64, 2, 1],
+      "dynamic_shared_memory": 0,
+      "workspaces": [
+        {"name": "partials", "bytes": 4096},
+        {"name": "semaphores", "bytes": 256, "zero_init": true}
+      ],
+      "attention": {"scale": 0.5, "causal": false}
+    }
+  ]
+})";
+
+// The fake driver counts each entry's .param to know how many kernel
+// arguments to record.
+constexpr const char *kPtx = R"(.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry attn_fwd(
+	.param .u64 attn_fwd_param_0,
+	.param .u64 attn_fwd_param_1,
+	.param .u64 attn_fwd_param_2
+)
+{
+	ret;
+}
+
+.visible .entry attn_split(
+	.param .u64 attn_split_param_0,
+	.param .u64 attn_split_param_1,
+	.param .u64 attn_split_param_2,
+	.param .u64 attn_split_param_3
+)
+{
+	ret;
+}
+)";
+
+const attnrtStream kStreamA = reinterpret_cast<attnrtStream>(0x1000);
+const attnrtStream kStreamB = reinterpret_cast<attnrtStream>(0x2000);
+
+/// TEXT with every occurrence of FROM, of which there must be one, replaced
+/// by TO.
+std::string replaced(std::string text, const std::string &from,
+                     const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "no \"" << from << "\" to replace";
+  for (; at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+testing::AssertionResult lastErrorContains(const std::string &text) {
+  std::string message = attnrtLastErrorMessage();
+  if (message.find(text) != std::string::npos)
+    return testing::AssertionSuccess();
+  return testing::AssertionFailure()
+         << "the last error, \"" << message << "\", lacks \"" << text << "\"";
+}
+
+/// A directory that is removed with its contents.
+class TempDir {
+public:
+  TempDir() {
+    std::string pattern =
+        (fs::temp_directory_path() / "attnrt-test-XXXXXX").string();
+    if (mkdtemp(pattern.data()))
+      path = pattern;
+    EXPECT_FALSE(path.empty()) << "cannot create a temporary directory";
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  void write(const std::string &name, const std::string &text) const {
+    std::ofstream(path / name) << text;
+  }
+  std::string str() const { return path.string(); }
+
+private:
+  fs::path path;
+};
+
+class RuntimeTest : public testing::Test {
+protected:
+  void SetUp() override {
+    // The runtime opens the driver on its first call and keeps it for the
+    // process, so this must precede every call.
+    setenv("ATTNRT_LIBCUDA", ATTN_FAKE_CUDA_DRIVER, 1);
+    fake::reset();
+  }
+
+  void TearDown() override {
+    // Every test destroys what it created, so anything left is a leak of
+    // the runtime.
+    EXPECT_EQ(fake::liveAllocations(), 0u);
+    EXPECT_EQ(fake::liveModules(), 0);
+    EXPECT_EQ(fake::liveEvents(), 0);
+    EXPECT_EQ(fake::liveContextReferences(), 0);
+  }
+
+  /// A context on device 0 of the fake as configured.
+  static attnrt::Context createContext() {
+    attnrt::Context context;
+    EXPECT_EQ(attnrtContextCreate(0, context.out()), ATTNRT_SUCCESS)
+        << attnrtLastErrorMessage();
+    return context;
+  }
+
+  static attnrt::Bundle loadBundle(attnrtContext context,
+                                   const std::string &manifest = kManifest,
+                                   const std::string &ptx = kPtx) {
+    attnrt::Bundle bundle;
+    EXPECT_EQ(attnrtBundleLoadFromMemory(context, manifest.c_str(), ptx.c_str(),
+                                         bundle.out()),
+              ATTNRT_SUCCESS)
+        << attnrtLastErrorMessage();
+    return bundle;
+  }
+
+  static attnrtKernel findKernel(attnrtBundle bundle, const char *name) {
+    attnrtKernel kernel = nullptr;
+    EXPECT_EQ(attnrtBundleFindKernel(bundle, name, &kernel), ATTNRT_SUCCESS)
+        << attnrtLastErrorMessage();
+    return kernel;
+  }
+
+  /// The status of loading MANIFEST and PTX on CONTEXT; checks that a
+  /// failure leaves no bundle behind.
+  static attnrtStatus tryLoad(attnrtContext context,
+                              const std::string &manifest,
+                              const std::string &ptx = kPtx) {
+    attnrtBundle bundle = reinterpret_cast<attnrtBundle>(0x1);
+    attnrtStatus status = attnrtBundleLoadFromMemory(context, manifest.c_str(),
+                                                     ptx.c_str(), &bundle);
+    if (status == ATTNRT_SUCCESS)
+      attnrtBundleDestroy(bundle);
+    else
+      EXPECT_EQ(bundle, nullptr);
+    return status;
+  }
+};
+
+/// Device buffers and tensors for attn_fwd's Q, O and LSE, with SEQ rows in
+/// O and LSE.
+struct FwdArgs {
+  attnrt::DeviceBuffer q, o, lse;
+  std::vector<attnrtTensor> tensors;
+
+  FwdArgs(attnrtContext context, int64_t seq) {
+    EXPECT_TRUE(q.allocate(context, 4 * 256 * 64 * 2).ok());
+    EXPECT_TRUE(o.allocate(context, 4 * seq * 64 * 2).ok());
+    EXPECT_TRUE(lse.allocate(context, 4 * seq * 4).ok());
+    tensors = {attnrt::contiguousTensor(q.data(), ATTNRT_F16, {1, 4, 256, 64}),
+               attnrt::contiguousTensor(o.data(), ATTNRT_F16, {1, 4, seq, 64}),
+               attnrt::contiguousTensor(lse.data(), ATTNRT_F32, {1, 4, seq})};
+  }
+};
+
+/// The same for attn_split: Q and O of N elements.
+struct SplitArgs {
+  attnrt::DeviceBuffer q, o;
+  std::vector<attnrtTensor> tensors;
+
+  SplitArgs(attnrtContext context, int64_t n) {
+    EXPECT_TRUE(q.allocate(context, n * 2).ok());
+    EXPECT_TRUE(o.allocate(context, n * 2).ok());
+    tensors = {attnrt::contiguousTensor(q.data(), ATTNRT_BF16, {n}),
+               attnrt::contiguousTensor(o.data(), ATTNRT_BF16, {n})};
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Names and the C++ layer
+//===----------------------------------------------------------------------===//
+
+TEST_F(RuntimeTest, StatusAndDTypeNames) {
+  EXPECT_STREQ(attnrtStatusName(ATTNRT_SUCCESS), "ATTNRT_SUCCESS");
+  EXPECT_STREQ(attnrtStatusName(ATTNRT_ERROR_INVALID_ARGUMENT),
+               "ATTNRT_ERROR_INVALID_ARGUMENT");
+  EXPECT_STREQ(attnrtStatusName(ATTNRT_ERROR_INVALID_BUNDLE),
+               "ATTNRT_ERROR_INVALID_BUNDLE");
+  EXPECT_STREQ(attnrtStatusName(ATTNRT_ERROR_NO_DRIVER),
+               "ATTNRT_ERROR_NO_DRIVER");
+  EXPECT_STREQ(attnrtStatusName(ATTNRT_ERROR_NO_DEVICE),
+               "ATTNRT_ERROR_NO_DEVICE");
+  EXPECT_STREQ(attnrtStatusName(ATTNRT_ERROR_JIT), "ATTNRT_ERROR_JIT");
+  EXPECT_STREQ(attnrtStatusName(ATTNRT_ERROR_OUT_OF_MEMORY),
+               "ATTNRT_ERROR_OUT_OF_MEMORY");
+  EXPECT_STREQ(attnrtStatusName(ATTNRT_ERROR_NOT_FOUND),
+               "ATTNRT_ERROR_NOT_FOUND");
+  EXPECT_STREQ(attnrtStatusName(ATTNRT_ERROR_DRIVER), "ATTNRT_ERROR_DRIVER");
+  EXPECT_STREQ(attnrtStatusName(ATTNRT_ERROR_UNSUPPORTED),
+               "ATTNRT_ERROR_UNSUPPORTED");
+  EXPECT_STREQ(attnrtStatusName(static_cast<attnrtStatus>(42)),
+               "ATTNRT_ERROR_UNKNOWN");
+
+  EXPECT_STREQ(attnrtDTypeName(ATTNRT_F16), "f16");
+  EXPECT_STREQ(attnrtDTypeName(ATTNRT_BF16), "bf16");
+  EXPECT_STREQ(attnrtDTypeName(ATTNRT_F32), "f32");
+  EXPECT_EQ(attnrtDTypeSize(ATTNRT_F16), 2u);
+  EXPECT_EQ(attnrtDTypeSize(ATTNRT_BF16), 2u);
+  EXPECT_EQ(attnrtDTypeSize(ATTNRT_F32), 4u);
+}
+
+TEST_F(RuntimeTest, ContiguousTensorIsRowMajor) {
+  attnrtTensor tensor = attnrt::contiguousTensor(0x100, ATTNRT_BF16, {2, 3, 5});
+  EXPECT_EQ(tensor.data, 0x100u);
+  EXPECT_EQ(tensor.dtype, ATTNRT_BF16);
+  ASSERT_EQ(tensor.rank, 3);
+  EXPECT_EQ(tensor.sizes[0], 2);
+  EXPECT_EQ(tensor.sizes[1], 3);
+  EXPECT_EQ(tensor.sizes[2], 5);
+  EXPECT_EQ(tensor.strides[0], 15);
+  EXPECT_EQ(tensor.strides[1], 5);
+  EXPECT_EQ(tensor.strides[2], 1);
+  // Unused dimensions stay zero, so tensors compare and print predictably.
+  EXPECT_EQ(tensor.sizes[3], 0);
+  EXPECT_EQ(tensor.strides[3], 0);
+}
+
+TEST_F(RuntimeTest, OwnedReleasesItsHandleOnceWhereverItMoves) {
+  attnrt::Context first = createContext();
+  EXPECT_EQ(fake::liveContextReferences(), 1);
+  {
+    attnrt::Context second = createContext();
+    EXPECT_EQ(fake::liveContextReferences(), 2);
+    attnrtContext secondHandle = second.get();
+    first = std::move(second);
+    EXPECT_EQ(first.get(), secondHandle);
+    // The move swapped: SECOND now owns FIRST's old context and destroys it.
+    EXPECT_EQ(fake::liveContextReferences(), 2);
+  }
+  EXPECT_EQ(fake::liveContextReferences(), 1);
+  attnrt::Context third(std::move(first));
+  EXPECT_EQ(first.get(), nullptr);
+  EXPECT_NE(third.get(), nullptr);
+  EXPECT_EQ(fake::liveContextReferences(), 1);
+}
+
+TEST_F(RuntimeTest, DeviceBufferAllocatesCopiesAndFrees) {
+  attnrt::Context context = createContext();
+  attnrt::DeviceBuffer buffer;
+  ASSERT_TRUE(buffer.allocate(context.get(), 64).ok());
+  EXPECT_EQ(buffer.size(), 64u);
+  EXPECT_EQ(fake::liveAllocations(), 1u);
+
+  std::vector<char> in(64), out(64, 0);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = static_cast<char>(i * 3);
+  ASSERT_EQ(attnrtCopyToDevice(context.get(), buffer.data(), in.data(), 64),
+            ATTNRT_SUCCESS);
+  ASSERT_EQ(attnrtCopyToHost(context.get(), out.data(), buffer.data(), 64),
+            ATTNRT_SUCCESS);
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(attnrtSynchronize(context.get(), kStreamA), ATTNRT_SUCCESS);
+
+  attnrtDevicePtr first = buffer.data();
+  ASSERT_TRUE(buffer.allocate(context.get(), 128).ok());
+  // Allocating again frees the previous memory.
+  ASSERT_EQ(fake::records().frees.size(), 1u);
+  EXPECT_EQ(fake::records().frees[0], first);
+  EXPECT_EQ(fake::liveAllocations(), 1u);
+
+  attnrt::DeviceBuffer moved(std::move(buffer));
+  EXPECT_EQ(buffer.data(), 0u);
+  EXPECT_EQ(moved.size(), 128u);
+  EXPECT_EQ(fake::liveAllocations(), 1u);
+}
+
+TEST_F(RuntimeTest, OutOfMemoryOnMalloc) {
+  fake::config().memoryBytes = 1 << 20;
+  attnrt::Context context = createContext();
+  attnrt::DeviceBuffer buffer;
+  attnrt::Status status = buffer.allocate(context.get(), 2 << 20);
+  EXPECT_EQ(status.code, ATTNRT_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(status.message, "allocating 2097152 bytes on the device: "
+                            "CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+  EXPECT_EQ(buffer.data(), 0u);
+}
+
+TEST_F(RuntimeTest, LastErrorIsPerThread) {
+  EXPECT_EQ(attnrtContextCreate(0, nullptr), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("attnrtContextCreate: null out"));
+  std::string otherThread = "unset";
+  std::thread([&] { otherThread = attnrtLastErrorMessage(); }).join();
+  EXPECT_EQ(otherThread, "");
+}
+
+//===----------------------------------------------------------------------===//
+// Driver and devices
+//===----------------------------------------------------------------------===//
+
+// The driver is opened once per process, so a driver that cannot be opened
+// or initialised is tested in a fresh process: a death test in the
+// "threadsafe" style re-executes the test binary.
+using RuntimeDeathTest = RuntimeTest;
+
+/// Creates a context and exits, printing the status and message.
+[[noreturn]] void createContextAndExit() {
+  attnrtContext context = nullptr;
+  attnrtStatus status = attnrtContextCreate(0, &context);
+  std::fprintf(stderr, "%s: %s\n", attnrtStatusName(status),
+               attnrtLastErrorMessage());
+  std::exit(context ? 1 : 0);
+}
+
+TEST_F(RuntimeDeathTest, NoDriverLibrary) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("ATTNRT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+        createContextAndExit();
+      },
+      testing::ExitedWithCode(0),
+      "ATTNRT_ERROR_NO_DRIVER: cannot open the CUDA driver "
+      ".*/nonexistent/libcuda.so.1.*is an NVIDIA driver installed");
+}
+
+TEST_F(RuntimeDeathTest, DriverWithoutEntryPoint) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        // A library that opens but is no CUDA driver.
+        setenv("ATTNRT_LIBCUDA", "libc.so.6", 1);
+        createContextAndExit();
+      },
+      testing::ExitedWithCode(0),
+      "ATTNRT_ERROR_NO_DRIVER: the CUDA driver has no entry point cuInit");
+}
+
+TEST_F(RuntimeDeathTest, InitFailsWithoutDevice) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        // What libcuda does on a machine with a driver but no GPU.
+        fake::config().initResult = 100;
+        createContextAndExit();
+      },
+      testing::ExitedWithCode(0),
+      "ATTNRT_ERROR_NO_DEVICE: the CUDA driver .* failed to initialise: "
+      "CUDA_ERROR_NO_DEVICE");
+}
+
+TEST_F(RuntimeTest, NoDevice) {
+  fake::config().deviceCount = 0;
+  attnrtContext context = reinterpret_cast<attnrtContext>(0x1);
+  EXPECT_EQ(attnrtContextCreate(0, &context), ATTNRT_ERROR_NO_DEVICE);
+  EXPECT_EQ(context, nullptr);
+  EXPECT_TRUE(lastErrorContains("the CUDA driver sees no device"));
+}
+
+TEST_F(RuntimeTest, DeviceIndexOutOfRange) {
+  fake::config().deviceCount = 2;
+  attnrtContext context = nullptr;
+  EXPECT_EQ(attnrtContextCreate(2, &context), ATTNRT_ERROR_NO_DEVICE);
+  EXPECT_TRUE(lastErrorContains("no CUDA device 2 (there are 2)"));
+  EXPECT_EQ(attnrtContextCreate(-1, &context), ATTNRT_ERROR_NO_DEVICE);
+  EXPECT_TRUE(lastErrorContains("no CUDA device -1 (there are 2)"));
+  EXPECT_EQ(fake::liveContextReferences(), 0);
+
+  attnrt::Context second;
+  ASSERT_EQ(attnrtContextCreate(1, second.out()), ATTNRT_SUCCESS);
+  EXPECT_EQ(fake::liveContextReferences(), 1);
+}
+
+TEST_F(RuntimeTest, DeviceInfo) {
+  fake::Config &config = fake::config();
+  config.deviceName = "Fake H100";
+  config.computeMajor = 9;
+  config.computeMinor = 0;
+  config.multiprocessors = 132;
+  config.sharedMemoryPerBlockOptin = 232448;
+  config.l2CacheBytes = 50 << 20;
+  config.memoryBytes = size_t(79) << 30;
+  attnrt::Context context = createContext();
+  attnrtDeviceInfo info;
+  ASSERT_EQ(attnrtContextGetDeviceInfo(context.get(), &info), ATTNRT_SUCCESS);
+  EXPECT_STREQ(info.name, "Fake H100");
+  EXPECT_EQ(info.computeMajor, 9);
+  EXPECT_EQ(info.computeMinor, 0);
+  EXPECT_EQ(info.multiprocessors, 132);
+  EXPECT_EQ(info.sharedMemoryPerBlockOptin, 232448);
+  EXPECT_EQ(info.l2CacheBytes, 50 << 20);
+  EXPECT_EQ(info.totalMemoryBytes, int64_t(79) << 30);
+}
+
+//===----------------------------------------------------------------------===//
+// Bundles
+//===----------------------------------------------------------------------===//
+
+TEST_F(RuntimeTest, LoadsBundleFromDirectory) {
+  TempDir dir;
+  dir.write("manifest.json", kManifest);
+  dir.write("kernels.ptx", kPtx);
+  int32_t count = 0;
+  ASSERT_EQ(attnrtBundleValidate(dir.str().c_str(), &count), ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  EXPECT_EQ(count, 2);
+
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle;
+  ASSERT_EQ(attnrtBundleLoad(context.get(), dir.str().c_str(), bundle.out()),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  EXPECT_EQ(fake::records().moduleLoads, 1);
+  ASSERT_EQ(attnrtBundleKernelCount(bundle.get()), 2);
+
+  attnrtKernel fwd = nullptr, split = nullptr;
+  ASSERT_EQ(attnrtBundleGetKernel(bundle.get(), 0, &fwd), ATTNRT_SUCCESS);
+  ASSERT_EQ(attnrtBundleGetKernel(bundle.get(), 1, &split), ATTNRT_SUCCESS);
+  EXPECT_STREQ(attnrtKernelName(fwd), "attn_fwd");
+  EXPECT_STREQ(attnrtKernelName(split), "attn_split");
+  EXPECT_EQ(findKernel(bundle.get(), "attn_split"), split);
+  EXPECT_STREQ(attnrtKernelTarget(fwd), "sm_80");
+  EXPECT_NE(attnrtKernelGetFunction(fwd), nullptr);
+  EXPECT_NE(attnrtKernelGetFunction(fwd), attnrtKernelGetFunction(split));
+
+  attnrtKernel missing = nullptr;
+  EXPECT_EQ(attnrtBundleGetKernel(bundle.get(), 2, &missing),
+            ATTNRT_ERROR_NOT_FOUND);
+  EXPECT_TRUE(lastErrorContains("no kernel 2 in a bundle of 2"));
+  EXPECT_EQ(attnrtBundleFindKernel(bundle.get(), "attn_bwd", &missing),
+            ATTNRT_ERROR_NOT_FOUND);
+  EXPECT_TRUE(lastErrorContains("(it has attn_fwd, attn_split)"));
+
+  ASSERT_EQ(attnrtKernelParamCount(fwd), 3);
+  attnrtParamInfo param;
+  ASSERT_EQ(attnrtKernelGetParam(fwd, 1, &param), ATTNRT_SUCCESS);
+  EXPECT_STREQ(param.name, "O");
+  EXPECT_EQ(param.dtype, ATTNRT_F16);
+  EXPECT_EQ(param.rank, 4);
+  const int64_t sizes[] = {1, 4, -1, 64}, strides[] = {-1, -1, 64, 1};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(param.sizes[i], sizes[i]) << i;
+    EXPECT_EQ(param.strides[i], strides[i]) << i;
+  }
+  EXPECT_EQ(param.alignment, 16);
+  EXPECT_EQ(attnrtKernelGetParam(fwd, 3, &param), ATTNRT_ERROR_NOT_FOUND);
+
+  attnrtAttentionInfo attention;
+  ASSERT_EQ(attnrtKernelGetAttention(fwd, &attention), ATTNRT_SUCCESS);
+  EXPECT_EQ(attention.scale, 0.125);
+  EXPECT_EQ(attention.causal, 1);
+  EXPECT_EQ(attention.hasWindow, 1);
+  EXPECT_EQ(attention.windowLeft, 64);
+  EXPECT_EQ(attention.windowRight, 0);
+  ASSERT_EQ(attnrtKernelGetAttention(split, &attention), ATTNRT_SUCCESS);
+  EXPECT_EQ(attention.causal, 0);
+  EXPECT_EQ(attention.hasWindow, 0);
+}
+
+TEST_F(RuntimeTest, ValidateDirectoryWithoutManifest) {
+  TempDir dir;
+  int32_t count = -1;
+  EXPECT_EQ(attnrtBundleValidate(dir.str().c_str(), &count),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains("cannot read " + dir.str() +
+                                "/manifest.json: is " + dir.str() +
+                                " a kernel bundle"));
+  EXPECT_EQ(count, -1);
+
+  // A manifest without the PTX it names.
+  dir.write("manifest.json", kManifest);
+  EXPECT_EQ(attnrtBundleValidate(dir.str().c_str(), &count),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains("cannot read " + dir.str() + "/kernels.ptx"));
+}
+
+TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
+  struct Case {
+    const char *from;
+    const char *to;
+    const char *message;
+  } cases[] = {
+      {"\"version\": 2", "\"version\": 3",
+       "manifest: version: this runtime reads version 2, not 3"},
+      {"\"format\": \"attn-kernel-bundle\"", "\"format\": \"bundle\"",
+       "manifest: format: \"bundle\" is not \"attn-kernel-bundle\""},
+      {"\"block\": [128, 1, 1],", "",
+       "manifest: kernels[0]: missing \"block\""},
+      {"\"causal\": true", "\"causal\": 1",
+       "manifest: kernels[0].attention.causal: has the wrong type"},
+      {"\"dynamic_shared_memory\": 0", "\"dynamic_shared_memory\": \"0\"",
+       "manifest: kernels[1].dynamic_shared_memory: has the wrong type"},
+      {"\"type\": \"f32\"", "\"type\": \"f64\"",
+       "manifest: kernels[0].params[2].type: \"f64\" is not one of f16, bf16, "
+       "f32"},
+      {"{\"param\": \"O\", \"dim\": 2", "{\"param\": \"K\", \"dim\": 2",
+       "manifest: kernels[0].grid[0].param: no parameter \"K\""},
+      {"{\"param\": \"Q\", \"dim\": 1}", "{\"param\": \"Q\", \"dim\": 4}",
+       "manifest: kernels[0].grid[1].dim: parameter \"Q\" has rank 4"},
+      {"\"alignment\": 4}", "\"alignment\": 12}",
+       "manifest: kernels[0].params[2].alignment: is not a power of two"},
+      {"\"strides\": [null, null, 1]", "\"strides\": [null, 1]",
+       "manifest: kernels[0].params[2].strides: has 2 entries, expected 3"},
+      {"\"shape\": [1, 4, 256, 64]", "\"shape\": [1, 4, 0, 64]",
+       "manifest: kernels[0].params[0].shape[2]: must be at least 1"},
+      {"\"target\": \"sm_80\"", "\"target\": \"gfx90a\"",
+       "manifest: kernels[0].target: \"gfx90a\" is not an sm_XY target"},
+      {"\"block\": [64, 2, 1]", "\"block\": [64, 32, 1]",
+       "manifest: kernels[1].block: has more than 1024 threads"},
+      // 2^32 * 2^32 threads must not wrap around to an accepted count.
+      {"\"block\": [64, 2, 1]", "\"block\": [4294967296, 4294967296, 1]",
+       "manifest: kernels[1].block: has more than 1024 threads"},
+      {"\"bytes\": 256", "\"bytes\": 0",
+       "manifest: kernels[1].workspaces[1].bytes: must be at least 1"},
+      {"\"window\": [64, 0]", "\"window\": [64]",
+       "manifest: kernels[0].attention.window: has 1 entries, expected 2"},
+  };
+  attnrt::Context context = createContext();
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.message);
+    std::string manifest = replaced(kManifest, c.from, c.to);
+    EXPECT_EQ(tryLoad(context.get(), manifest), ATTNRT_ERROR_INVALID_BUNDLE);
+    EXPECT_TRUE(lastErrorContains(c.message));
+
+    // attnrtBundleValidate reads the same checks from a directory.
+    TempDir dir;
+    dir.write("manifest.json", manifest);
+    dir.write("kernels.ptx", kPtx);
+    EXPECT_EQ(attnrtBundleValidate(dir.str().c_str(), nullptr),
+              ATTNRT_ERROR_INVALID_BUNDLE);
+    EXPECT_TRUE(lastErrorContains(dir.str() + "/manifest.json: " + c.message));
+  }
+  // Nothing reached the JIT.
+  EXPECT_EQ(fake::records().moduleLoads, 0);
+}
+
+TEST_F(RuntimeTest, InvalidJsonNamesTheOffset) {
+  std::string manifest =
+      replaced(kManifest, "\"version\": 2,", "\"version\": 2,,");
+  size_t offset = manifest.find(",,") + 1;
+  attnrt::Context context = createContext();
+  EXPECT_EQ(tryLoad(context.get(), manifest), ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_EQ(std::string(attnrtLastErrorMessage()),
+            "manifest: invalid JSON at offset " + std::to_string(offset) +
+                ": expected a member name");
+}
+
+TEST_F(RuntimeTest, JitFailureCarriesTheLog) {
+  fake::config().jitResult = 218;
+  fake::config().jitErrorLog =
+      "ptxas application ptx input, line 12; error   : Unknown symbol 'x'";
+  attnrt::Context context = createContext();
+  EXPECT_EQ(tryLoad(context.get(), kManifest), ATTNRT_ERROR_JIT);
+  EXPECT_TRUE(lastErrorContains(
+      "the CUDA driver cannot load the bundle's PTX for Fake GPU (sm_80): "
+      "CUDA_ERROR_INVALID_PTX (a PTX JIT compilation failed)\n"
+      "ptxas application ptx input, line 12; error   : Unknown symbol 'x'"));
+
+  // Running out of memory while loading is no JIT problem.
+  fake::config().jitResult = 2;
+  fake::config().jitErrorLog.clear();
+  EXPECT_EQ(tryLoad(context.get(), kManifest), ATTNRT_ERROR_OUT_OF_MEMORY);
+}
+
+TEST_F(RuntimeTest, TargetNewerThanTheDevice) {
+  attnrt::Context sm80 = createContext();
+  EXPECT_EQ(tryLoad(sm80.get(), replaced(kManifest, "\"sm_80\"", "\"sm_90\"")),
+            ATTNRT_ERROR_JIT);
+  EXPECT_TRUE(lastErrorContains(
+      "kernel attn_fwd was compiled for sm_90, which Fake GPU (sm_80) cannot "
+      "run; recompile it with attn-compile --chip=sm_80"));
+
+  // Arch-specific PTX runs on its own architecture only, newer ones included.
+  fake::config().computeMajor = 10;
+  attnrt::Context sm100 = createContext();
+  EXPECT_EQ(
+      tryLoad(sm100.get(), replaced(kManifest, "\"sm_80\"", "\"sm_90a\"")),
+      ATTNRT_ERROR_JIT);
+  EXPECT_TRUE(lastErrorContains("compiled for sm_90a, which Fake GPU (sm_100) "
+                                "cannot run"));
+  // The runtime refused before asking the driver.
+  EXPECT_EQ(fake::records().moduleLoads, 0);
+
+  fake::config().computeMajor = 9;
+  attnrt::Context sm90 = createContext();
+  EXPECT_EQ(tryLoad(sm90.get(), replaced(kManifest, "\"sm_80\"", "\"sm_90a\"")),
+            ATTNRT_SUCCESS);
+  EXPECT_EQ(tryLoad(sm90.get(), kManifest), ATTNRT_SUCCESS);
+}
+
+TEST_F(RuntimeTest, SharedMemoryAboveTheOptIn) {
+  fake::config().sharedMemoryPerBlockOptin = 65535;
+  attnrt::Context context = createContext();
+  EXPECT_EQ(tryLoad(context.get(), kManifest), ATTNRT_ERROR_UNSUPPORTED);
+  EXPECT_TRUE(lastErrorContains("kernel attn_fwd needs 65536 bytes of shared "
+                                "memory per block, the device offers 65535 on "
+                                "Fake GPU"));
+
+  // Static shared memory counts too.
+  fake::config().sharedMemoryPerBlockOptin = 66000;
+  fake::config().staticSharedBytes = 1024;
+  attnrt::Context withStatic = createContext();
+  EXPECT_EQ(tryLoad(withStatic.get(), kManifest), ATTNRT_ERROR_UNSUPPORTED);
+  EXPECT_TRUE(lastErrorContains("needs 66560 bytes"));
+}
+
+TEST_F(RuntimeTest, MoreThreadsThanTheKernelCanRun) {
+  fake::config().maxThreadsPerBlock = 64;
+  attnrt::Context context = createContext();
+  EXPECT_EQ(tryLoad(context.get(), kManifest), ATTNRT_ERROR_UNSUPPORTED);
+  EXPECT_TRUE(lastErrorContains("kernel attn_fwd launches 128 threads per "
+                                "block, the device can run at most 64"));
+}
+
+TEST_F(RuntimeTest, KernelMissingFromThePtx) {
+  std::string ptx = replaced(kPtx, ".entry attn_fwd(", ".entry attn_fwd2(");
+  attnrt::Context context = createContext();
+  EXPECT_EQ(tryLoad(context.get(), kManifest, ptx),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains(
+      "the bundle's PTX has no kernel attn_fwd, which its manifest lists"));
+}
+
+//===----------------------------------------------------------------------===//
+// Launches
+//===----------------------------------------------------------------------===//
+
+TEST_F(RuntimeTest, LaunchUsesTheManifest) {
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle = loadBundle(context.get());
+  attnrtKernel fwd = findKernel(bundle.get(), "attn_fwd");
+  FwdArgs args(context.get(), 300);
+
+  uint32_t grid[3];
+  ASSERT_EQ(attnrtKernelGetGrid(fwd, args.tensors.data(), 3, grid),
+            ATTNRT_SUCCESS);
+  // ceil(300 / 128), Q's 4 heads, the constant 3.
+  EXPECT_EQ(grid[0], 3u);
+  EXPECT_EQ(grid[1], 4u);
+  EXPECT_EQ(grid[2], 3u);
+
+  // 64 KiB of dynamic shared memory: the fake, as the driver, rejects the
+  // launch unless loading raised the kernel's limit.
+  ASSERT_EQ(attnrtLaunch(fwd, args.tensors.data(), 3, kStreamA), ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  const fake::Records &records = fake::records();
+  ASSERT_EQ(records.launches.size(), 1u);
+  const fake::LaunchRecord &launch = records.launches[0];
+  EXPECT_EQ(launch.function, "attn_fwd");
+  EXPECT_EQ(launch.grid[0], 3u);
+  EXPECT_EQ(launch.grid[1], 4u);
+  EXPECT_EQ(launch.grid[2], 3u);
+  EXPECT_EQ(launch.block[0], 128u);
+  EXPECT_EQ(launch.block[1], 1u);
+  EXPECT_EQ(launch.block[2], 1u);
+  EXPECT_EQ(launch.sharedBytes, 65536u);
+  EXPECT_EQ(launch.stream, kStreamA);
+  EXPECT_EQ(launch.args, (std::vector<fake::DevicePtr>{
+                             args.q.data(), args.o.data(), args.lse.data()}));
+  // No workspaces, so nothing to order across streams.
+  EXPECT_TRUE(records.eventRecords.empty());
+  EXPECT_TRUE(records.memsets.empty());
+
+  FwdArgs exact(context.get(), 256);
+  ASSERT_EQ(attnrtLaunch(fwd, exact.tensors.data(), 3, nullptr),
+            ATTNRT_SUCCESS);
+  ASSERT_EQ(records.launches.size(), 2u);
+  EXPECT_EQ(records.launches[1].grid[0], 2u);
+  EXPECT_EQ(records.launches[1].stream, nullptr);
+}
+
+TEST_F(RuntimeTest, LaunchChecksTheArguments) {
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle = loadBundle(context.get());
+  attnrtKernel fwd = findKernel(bundle.get(), "attn_fwd");
+  FwdArgs args(context.get(), 300);
+
+  auto launchWith = [&](auto mutate) {
+    std::vector<attnrtTensor> tensors = args.tensors;
+    mutate(tensors);
+    return attnrtLaunch(fwd, tensors.data(), 3, kStreamA);
+  };
+  struct Case {
+    const char *message;
+    void (*mutate)(std::vector<attnrtTensor> &);
+  } cases[] = {
+      {"parameter Q: dtype bf16 does not match the manifest's f16",
+       [](std::vector<attnrtTensor> &t) { t[0].dtype = ATTNRT_BF16; }},
+      {"parameter LSE: rank 4 does not match the manifest's 3",
+       [](std::vector<attnrtTensor> &t) {
+         t[2].rank = 4;
+         t[2].sizes[3] = 1;
+       }},
+      {"parameter Q: shape [1, 4, 255, 64] does not match the manifest's "
+       "[1, 4, 256, 64]",
+       [](std::vector<attnrtTensor> &t) { t[0].sizes[2] = 255; }},
+      // A dynamic extent accepts any size but an empty one.
+      {"parameter O: shape [1, 4, 0, 64] does not match the manifest's "
+       "[1, 4, ?, 64]",
+       [](std::vector<attnrtTensor> &t) { t[1].sizes[2] = 0; }},
+      {"parameter O: strides [76800, 19200, 128, 1] do not match the "
+       "manifest's [?, ?, 64, 1]",
+       [](std::vector<attnrtTensor> &t) { t[1].strides[2] = 128; }},
+      {"parameter LSE: null data pointer",
+       [](std::vector<attnrtTensor> &t) { t[2].data = 0; }},
+      {"parameter O: data pointer is not aligned to 16 bytes",
+       [](std::vector<attnrtTensor> &t) { t[1].data += 8; }},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.message);
+    EXPECT_EQ(launchWith(c.mutate), ATTNRT_ERROR_INVALID_ARGUMENT);
+    EXPECT_TRUE(
+        lastErrorContains(std::string("kernel attn_fwd: ") + c.message));
+  }
+
+  EXPECT_EQ(attnrtLaunch(fwd, args.tensors.data(), 2, kStreamA),
+            ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("kernel attn_fwd: takes 3 tensors, got 2"));
+  EXPECT_EQ(attnrtLaunch(fwd, nullptr, 3, kStreamA),
+            ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(attnrtLaunch(nullptr, args.tensors.data(), 3, kStreamA),
+            ATTNRT_ERROR_INVALID_ARGUMENT);
+  uint32_t grid[3];
+  EXPECT_EQ(attnrtKernelGetGrid(fwd, args.tensors.data(), 2, grid),
+            ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(fake::records().launches.empty());
+
+  // The stride of a size-1 dimension is never used, so any value passes;
+  // a 4-byte-aligned LSE meets its alignment of 4.
+  EXPECT_EQ(launchWith([](std::vector<attnrtTensor> &t) {
+              t[0].strides[0] = 12345;
+              t[2].data += 4;
+            }),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  EXPECT_EQ(fake::records().launches.size(), 1u);
+}
+
+TEST_F(RuntimeTest, GridOutsideTheDeviceLimits) {
+  std::string manifest = replaced(
+      kManifest, "[{\"param\": \"Q\", \"dim\": 0, \"ceil_div\": 64}, 1, 1]",
+      "[1, {\"param\": \"Q\", \"dim\": 0}, 1]");
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle = loadBundle(context.get(), manifest);
+  attnrtKernel split = findKernel(bundle.get(), "attn_split");
+  SplitArgs args(context.get(), 70000);
+  EXPECT_EQ(attnrtLaunch(split, args.tensors.data(), 2, kStreamA),
+            ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains(
+      "kernel attn_split: grid dimension 1 is 70000, outside [1, 65535]"));
+  EXPECT_TRUE(fake::records().launches.empty());
+}
+
+TEST_F(RuntimeTest, WorkspacesAreAllocatedOnceAndZeroFilledWhereAsked) {
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle = loadBundle(context.get());
+  attnrtKernel split = findKernel(bundle.get(), "attn_split");
+  SplitArgs args(context.get(), 200);
+  const fake::Records &records = fake::records();
+  size_t buffers = records.allocations.size();
+
+  ASSERT_EQ(attnrtLaunch(split, args.tensors.data(), 2, kStreamA),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  ASSERT_EQ(records.allocations.size(), buffers + 2);
+  fake::DevicePtr partials = records.allocations[buffers].pointer;
+  fake::DevicePtr semaphores = records.allocations[buffers + 1].pointer;
+  EXPECT_EQ(records.allocations[buffers].bytes, 4096u);
+  EXPECT_EQ(records.allocations[buffers + 1].bytes, 256u);
+
+  // What the kernel would leave in its workspaces.
+  std::vector<unsigned char> dirty(4096, 0xAB);
+  auto dirtyWorkspaces = [&] {
+    ASSERT_EQ(attnrtCopyToDevice(context.get(), partials, dirty.data(), 4096),
+              ATTNRT_SUCCESS);
+    ASSERT_EQ(attnrtCopyToDevice(context.get(), semaphores, dirty.data(), 256),
+              ATTNRT_SUCCESS);
+  };
+  dirtyWorkspaces();
+  ASSERT_EQ(attnrtLaunch(split, args.tensors.data(), 2, kStreamA),
+            ATTNRT_SUCCESS);
+  dirtyWorkspaces();
+  ASSERT_EQ(attnrtLaunch(split, args.tensors.data(), 2, kStreamB),
+            ATTNRT_SUCCESS);
+  EXPECT_EQ(records.allocations.size(), buffers + 2);
+
+  std::vector<unsigned char> contents(4096);
+  ASSERT_EQ(attnrtCopyToHost(context.get(), contents.data(), semaphores, 256),
+            ATTNRT_SUCCESS);
+  EXPECT_EQ(contents[0], 0);
+  EXPECT_EQ(contents[255], 0);
+  ASSERT_EQ(attnrtCopyToHost(context.get(), contents.data(), partials, 4096),
+            ATTNRT_SUCCESS);
+  EXPECT_EQ(contents[0], 0xAB);
+  EXPECT_EQ(contents[4095], 0xAB);
+
+  // Parameters first, then workspaces in manifest order; grid from Q.
+  ASSERT_EQ(records.launches.size(), 3u);
+  attnrtStream streams[] = {kStreamA, kStreamA, kStreamB};
+  ASSERT_EQ(records.memsets.size(), 3u);
+  ASSERT_EQ(records.eventRecords.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE("launch " + std::to_string(i));
+    const fake::LaunchRecord &launch = records.launches[i];
+    EXPECT_EQ(launch.args,
+              (std::vector<fake::DevicePtr>{args.q.data(), args.o.data(),
+                                            partials, semaphores}));
+    EXPECT_EQ(launch.grid[0], 4u);
+    EXPECT_EQ(launch.block[0], 64u);
+    EXPECT_EQ(launch.block[1], 2u);
+    EXPECT_EQ(launch.sharedBytes, 0u);
+    EXPECT_EQ(launch.stream, streams[i]);
+    // The semaphores, and only they, are zeroed on the launch's stream
+    // before it; an event marks the launch's end.
+    const fake::MemsetRecord &fill = records.memsets[i];
+    EXPECT_EQ(fill.pointer, semaphores);
+    EXPECT_EQ(fill.bytes, 256u);
+    EXPECT_EQ(fill.value, 0u);
+    EXPECT_EQ(fill.stream, streams[i]);
+    EXPECT_LT(fill.sequence, launch.sequence);
+    if (i > 0) {
+      EXPECT_GT(fill.sequence, records.launches[i - 1].sequence);
+    }
+    EXPECT_EQ(records.eventRecords[i].stream, streams[i]);
+    EXPECT_GT(records.eventRecords[i].sequence, launch.sequence);
+  }
+  // Only the switch to stream B waits, for the end of the launch on A,
+  // before it touches the workspaces.
+  ASSERT_EQ(records.streamWaits.size(), 1u);
+  const fake::StreamWaitRecord &wait = records.streamWaits[0];
+  EXPECT_EQ(wait.stream, kStreamB);
+  EXPECT_EQ(wait.event, records.eventRecords[1].event);
+  EXPECT_GT(wait.sequence, records.eventRecords[1].sequence);
+  EXPECT_LT(wait.sequence, records.memsets[2].sequence);
+}
+
+TEST_F(RuntimeTest, OutOfMemoryForWorkspaces) {
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle = loadBundle(context.get());
+  attnrtKernel split = findKernel(bundle.get(), "attn_split");
+  SplitArgs args(context.get(), 128);
+  // Room for the buffers (256 bytes each) only, then for the first
+  // workspace too.
+  fake::config().memoryBytes = 2 * 256 + 128;
+  EXPECT_EQ(attnrtLaunch(split, args.tensors.data(), 2, kStreamA),
+            ATTNRT_ERROR_OUT_OF_MEMORY);
+  EXPECT_TRUE(lastErrorContains("workspace partials of kernel attn_split "
+                                "(4096 bytes): CUDA_ERROR_OUT_OF_MEMORY"));
+  fake::config().memoryBytes = 2 * 256 + 4096 + 128;
+  EXPECT_EQ(attnrtLaunch(split, args.tensors.data(), 2, kStreamA),
+            ATTNRT_ERROR_OUT_OF_MEMORY);
+  EXPECT_TRUE(lastErrorContains("workspace semaphores of kernel attn_split "
+                                "(256 bytes): CUDA_ERROR_OUT_OF_MEMORY"));
+  EXPECT_TRUE(fake::records().launches.empty());
+
+  // Once memory is available, the next launch gets both workspaces.
+  fake::config().memoryBytes = 1 << 20;
+  ASSERT_EQ(attnrtLaunch(split, args.tensors.data(), 2, kStreamA),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  ASSERT_EQ(fake::records().launches.size(), 1u);
+  std::vector<fake::DevicePtr> launched = fake::records().launches[0].args;
+  std::vector<fake::DevicePtr> allocated;
+  for (const fake::AllocationRecord &allocation : fake::records().allocations)
+    allocated.push_back(allocation.pointer);
+  // Q, O, partials, semaphores: each workspace allocated once (and one
+  // event created, which TearDown finds destroyed).
+  EXPECT_EQ(launched, allocated);
+}
+
+TEST_F(RuntimeTest, KernelResources) {
+  fake::config().registersPerThread = 96;
+  fake::config().staticSharedBytes = 1024;
+  fake::config().localBytesPerThread = 16;
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle = loadBundle(context.get());
+  attnrtKernelResources resources;
+  ASSERT_EQ(attnrtKernelGetResources(findKernel(bundle.get(), "attn_fwd"),
+                                     &resources),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  EXPECT_EQ(resources.registersPerThread, 96);
+  EXPECT_EQ(resources.threadsPerBlock, 128);
+  EXPECT_EQ(resources.staticSharedBytes, 1024);
+  EXPECT_EQ(resources.dynamicSharedBytes, 65536);
+  EXPECT_EQ(resources.localBytesPerThread, 16);
+  // Shared memory limits the fake's occupancy to (166912 + 1024) / (1024 +
+  // 65536) = 2 CTAs (registers allow 5): the query used the manifest's
+  // dynamic shared memory and block.
+  EXPECT_EQ(resources.ctasPerMultiprocessor, 2);
+}
+
+TEST_F(RuntimeTest, TimerMeasuresBetweenItsEvents) {
+  fake::config().millisecondsPerLaunch = 1.25f;
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle = loadBundle(context.get());
+  attnrtKernel fwd = findKernel(bundle.get(), "attn_fwd");
+  FwdArgs args(context.get(), 128);
+
+  attnrt::Timer timer;
+  ASSERT_EQ(attnrtTimerCreate(context.get(), timer.out()), ATTNRT_SUCCESS);
+  ASSERT_EQ(attnrtLaunch(fwd, args.tensors.data(), 3, kStreamA),
+            ATTNRT_SUCCESS);
+  ASSERT_EQ(attnrtTimerStart(timer.get(), kStreamA), ATTNRT_SUCCESS);
+  float milliseconds = -1;
+  // No stop recorded yet.
+  EXPECT_EQ(attnrtTimerElapsedMs(timer.get(), &milliseconds),
+            ATTNRT_ERROR_DRIVER);
+  EXPECT_TRUE(lastErrorContains(
+      "cuEventElapsedTime: CUDA_ERROR_INVALID_HANDLE (invalid resource "
+      "handle)"));
+
+  ASSERT_EQ(attnrtLaunch(fwd, args.tensors.data(), 3, kStreamA),
+            ATTNRT_SUCCESS);
+  ASSERT_EQ(attnrtLaunch(fwd, args.tensors.data(), 3, kStreamA),
+            ATTNRT_SUCCESS);
+  ASSERT_EQ(attnrtTimerStop(timer.get(), kStreamA), ATTNRT_SUCCESS);
+  ASSERT_EQ(attnrtTimerElapsedMs(timer.get(), &milliseconds), ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  EXPECT_FLOAT_EQ(milliseconds, 2.5f);
+
+  const fake::Records &records = fake::records();
+  ASSERT_EQ(records.eventRecords.size(), 2u);
+  EXPECT_EQ(records.eventRecords[0].stream, kStreamA);
+  EXPECT_EQ(records.eventRecords[1].stream, kStreamA);
+  EXPECT_NE(records.eventRecords[0].event, records.eventRecords[1].event);
+  EXPECT_EQ(fake::liveEvents(), 2);
+}
+
+} // namespace
