@@ -48,13 +48,13 @@ bundle="$build/examples/$(basename "${input%.mlir}").bundle"
 "$build/bin/attn-compile" "$input" -o "$bundle" \
   $(printf -- '--function=%s ' "${gpu_functions[@]}")
 echo
-if "$build/bin/attn-launch" --probe >/dev/null 2>&1; then
+if probe="$("$build/bin/attn-launch" --probe 2>&1)"; then
   echo "== attn-launch: run the bundle on the GPU, check against the GPU reference =="
   "$build/bin/attn-launch" "$bundle"
   exit
 fi
 echo "== no GPU here: the attention ran on the CPU backend above; ptxas's view of the kernel =="
-echo "($("$build/bin/attn-launch" --probe 2>&1 | sed 's/^attn-launch: error: //'))"
+echo "(${probe#attn-launch: error: })"
 ptxas="$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)"
 chip="$(grep -o '"target": "[a-z0-9_]*"' "$bundle/manifest.json" | head -1 | cut -d'"' -f4)"
 if [ ! -x "$ptxas" ]; then

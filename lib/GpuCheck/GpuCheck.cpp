@@ -89,8 +89,6 @@ Status referenceFunction(const CudaDriver &d, const std::string &name,
   return Status();
 }
 
-size_t elementSize(attnrtDType dtype) { return attnrtDTypeSize(dtype); }
-
 Status fillNormal(const CudaDriver &d, attnrtDType dtype, CUdeviceptr data,
                   uint64_t count, uint64_t seed) {
   CUfunction function;
@@ -119,7 +117,7 @@ Status poison(const CudaDriver &d, attnrtDType dtype, CUdeviceptr data,
 }
 
 std::vector<float> decode(const std::vector<uint8_t> &raw, attnrtDType dtype) {
-  size_t count = raw.size() / elementSize(dtype);
+  size_t count = raw.size() / attnrtDTypeSize(dtype);
   std::vector<float> values(count);
   if (dtype == ATTNRT_F32) {
     std::memcpy(values.data(), raw.data(), raw.size());
@@ -154,11 +152,14 @@ struct TensorSet {
 struct Layout {
   attnrtParamInfo params[5];
   int32_t count = 0;
-  size_t bytes(int32_t index) const {
-    size_t elements = 1;
+  size_t elements(int32_t index) const {
+    size_t count = 1;
     for (int32_t d = 0; d < params[index].rank; ++d)
-      elements *= params[index].sizes[d];
-    return elements * attnrtDTypeSize(params[index].dtype);
+      count *= params[index].sizes[d];
+    return count;
+  }
+  size_t bytes(int32_t index) const {
+    return elements(index) * attnrtDTypeSize(params[index].dtype);
   }
   size_t totalBytes() const {
     size_t total = 0;
@@ -222,14 +223,11 @@ Status fillInputs(const CudaDriver &d, attnrtContext context,
           context, set.buffers[i].data(), given[i], layout.bytes(i))));
     else
       CHECK_STATUS(fillNormal(d, layout.params[i].dtype, set.buffers[i].data(),
-                              layout.bytes(i) /
-                                  attnrtDTypeSize(layout.params[i].dtype),
-                              seed + i));
+                              layout.elements(i), seed + i));
   }
   for (int32_t i = 3; i < layout.count; ++i)
     CHECK_STATUS(poison(d, layout.params[i].dtype, set.buffers[i].data(),
-                        layout.bytes(i) /
-                            attnrtDTypeSize(layout.params[i].dtype)));
+                        layout.elements(i)));
   return Status();
 }
 

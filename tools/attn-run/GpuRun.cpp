@@ -7,6 +7,7 @@
 
 #include "GpuRun.h"
 
+#include "attn/Conversion/AttnToNVGPU/KernelName.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/KernelBundle.h"
 
@@ -32,21 +33,6 @@ std::unique_ptr<GpuRunner> GpuRunner::open(int device,
 std::string GpuRunner::describeDevice() const {
   return llvm::formatv("{0} (sm_{1}{2}, {3} SMs)", info.name, info.computeMajor,
                        info.computeMinor, info.multiprocessors);
-}
-
-/// The name attn-to-nvgpu gives OP's kernel: its function's name and its
-/// index among the function's attentions.
-static std::string kernelName(AttentionOp op) {
-  auto func = op->getParentOfType<func::FuncOp>();
-  int index = 0;
-  bool found = false;
-  func.walk([&](AttentionOp other) {
-    if (other == op)
-      found = true;
-    else if (!found)
-      ++index;
-  });
-  return (func.getSymName() + "_attention" + llvm::Twine(index)).str();
 }
 
 llvm::Error GpuRunner::run(AttentionOp op, AttentionOperands &operands,
@@ -86,7 +72,7 @@ llvm::Error GpuRunner::run(AttentionOp op, AttentionOperands &operands,
   attnrtKernel kernel = nullptr;
   if (status.ok())
     status = attnrt::Status::of(attnrtBundleFindKernel(
-        loaded.get(), kernelName(op).c_str(), &kernel));
+        loaded.get(), getAttentionKernelName(op).c_str(), &kernel));
   ::attn::gpucheck::HostInputs inputs;
   if (given[0])
     inputs.query = operands.query().buffer.bytes.data();

@@ -18,6 +18,7 @@
 #include "attn/Conversion/Passes.h"
 
 #include "attn/Conversion/AttnToNVGPU/FragmentLayout.h"
+#include "attn/Conversion/AttnToNVGPU/KernelName.h"
 
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/Fa2Defaults.h"
@@ -742,7 +743,6 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
   // reads), so that global memory gets whole 16-byte chunks.
   for (int64_t mt = 0; mt < mTiles; ++mt) {
     Value localRow = add(warpRow, index(mt * 16));
-    Value tileRow = add(row0, localRow);
     Value mFinal = loop.getResult(mTiles * oTiles + mt);
     Value lPartial = loop.getResult(mTiles * oTiles + mTiles + mt);
     for (int64_t i = 0; i < 2; ++i) {
@@ -836,16 +836,11 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
     b.setInsertionPointToEnd(module.getBody());
     auto kernels = gpu::GPUModuleOp::create(b, "attn_kernels");
 
-    llvm::StringMap<int> counts;
     for (AttentionOp op : ops) {
       FailureOr<KernelShape> shape = analyse(op);
       if (failed(shape))
         return signalPassFailure();
-      auto parent = op->getParentOfType<FunctionOpInterface>();
-      std::string base =
-          (parent ? parent.getName() : StringRef("attention")).str();
-      int index = counts[base]++;
-      std::string name = base + "_attention" + std::to_string(index);
+      std::string name = getAttentionKernelName(op);
 
       SmallVector<Type> params;
       for (Value operand : {Value(op.getQuery()), Value(op.getKey()),
@@ -888,3 +883,19 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
 };
 
 } // namespace
+
+std::string mlir::attn::getAttentionKernelName(AttentionOp op) {
+  auto parent = op->getParentOfType<FunctionOpInterface>();
+  Operation *root = parent ? parent.getOperation()
+                           : op->getParentOfType<ModuleOp>().getOperation();
+  int index = 0;
+  root->walk([&](AttentionOp other) {
+    if (other == op)
+      return WalkResult::interrupt();
+    if (other->getParentOfType<FunctionOpInterface>() == parent)
+      ++index;
+    return WalkResult::advance();
+  });
+  std::string base = parent ? parent.getName().str() : "attention";
+  return base + "_attention" + std::to_string(index);
+}
