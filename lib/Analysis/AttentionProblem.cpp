@@ -7,6 +7,7 @@
 
 #include "attn/Analysis/AttentionProblem.h"
 
+#include "attn/Analysis/IntegerArith.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -36,17 +37,14 @@ std::optional<AttentionProblem> AttentionProblem::fromOp(AttentionOp op) {
   return problem;
 }
 
+MaskGeometry<IntegerArith> AttentionProblem::geometry() const {
+  static IntegerArith arith;
+  return {arith, queryLen, kvLen, causal, window};
+}
+
 IndexRange AttentionProblem::visibleKeys(int64_t row) const {
-  // Bottom-right alignment: the last query row lines up with the last key.
-  int64_t diagonal = row + kvLen - queryLen;
-  int64_t begin = 0, end = kvLen;
-  if (causal)
-    end = std::min(end, diagonal + 1);
-  if (window) {
-    begin = std::max(begin, diagonal - window->first);
-    end = std::min(end, diagonal + window->second + 1);
-  }
-  return {begin, end};
+  MaskGeometry<IntegerArith> g = geometry();
+  return {std::max<int64_t>(g.visibleBegin(row), 0), g.visibleEnd(row)};
 }
 
 /// The rows [begin, end) of query block `queryBlock`.
@@ -61,15 +59,8 @@ IndexRange AttentionProblem::kvBlockRange(int64_t queryBlock, int64_t blockM,
   IndexRange rows = queryRows(*this, queryBlock, blockM);
   if (rows.empty())
     return {};
-  // Both edges of the visible range move right (or stay) from row to row, so
-  // the first row bounds the start and the last row bounds the end.
-  IndexRange first = visibleKeys(rows.begin);
-  IndexRange last = visibleKeys(rows.end - 1);
-  int64_t begin = std::max<int64_t>(first.begin, 0);
-  int64_t end = std::min(last.end, kvLen);
-  if (begin >= end)
-    return {};
-  return {begin / blockN, static_cast<int64_t>(llvm::divideCeil(end, blockN))};
+  auto [begin, end] = geometry().kvBlockRange(rows.begin, rows.size(), blockN);
+  return {begin, end};
 }
 
 bool AttentionProblem::isBlockUnmasked(int64_t queryBlock, int64_t kvBlock,
@@ -78,9 +69,8 @@ bool AttentionProblem::isBlockUnmasked(int64_t queryBlock, int64_t kvBlock,
   IndexRange keys{kvBlock * blockN, std::min((kvBlock + 1) * blockN, kvLen)};
   if (rows.empty() || keys.empty())
     return false;
-  // The last row starts latest, the first row ends earliest.
-  return visibleKeys(rows.end - 1).begin <= keys.begin &&
-         visibleKeys(rows.begin).end >= keys.end;
+  return !geometry().needsElementMask(rows.begin, rows.size(), keys.begin,
+                                      keys.end);
 }
 
 int64_t AttentionProblem::visiblePairs() const {

@@ -94,6 +94,11 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
       return error(llvm::formatv("{0} must be positive, got {1}", name, value));
   if (spec.splits < 1)
     return error(llvm::formatv("splits must be positive, got {0}", spec.splits));
+  if (spec.leanCtas < 0)
+    return error(
+        llvm::formatv("lean CTAs must be positive, got {0}", spec.leanCtas));
+  if (spec.leanCtas && spec.splits > 1)
+    return error("choose one partition: split-KV (splits) or Lean (lean)");
 
   Location loc = UnknownLoc::get(context);
   OpBuilder b(context);
@@ -137,6 +142,8 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     op.setSoftcapAttr(b.getF32FloatAttr(*spec.softcap));
   if (spec.splits > 1)
     op.setPartitionAttr(SplitKVAttr::get(context, spec.splits));
+  if (spec.leanCtas)
+    op.setPartitionAttr(LeanAttr::get(context, spec.leanCtas));
   func::ReturnOp::create(b, loc, op.getResults());
   if (spec.alibi) {
     OpBuilder::InsertionGuard guard(b);

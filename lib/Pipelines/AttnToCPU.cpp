@@ -32,7 +32,12 @@ using namespace mlir::attn;
 
 void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
                                         const AttnToCPUOptions &options) {
-  // Target-independent decomposition, on tensors.
+  // Target-independent decomposition, on tensors: partitions made explicit,
+  // then the loops of every attention and partial attention.
+  AttnPartitionKVOptions partition;
+  partition.blockM = options.blockM;
+  partition.blockN = options.blockN;
+  pm.addPass(createAttnPartitionKV(partition));
   AttnDecomposeOptions decompose;
   decompose.blockM = options.blockM;
   decompose.blockN = options.blockN;

@@ -6,17 +6,20 @@
 //===----------------------------------------------------------------------===//
 //
 // The FlashAttention-2 forward algorithm as target-independent tensor IR:
-// scf.forall over (split,) batch, head and query block; scf.for over the
-// visible key/value blocks carrying the online-softmax state (m, l, acc);
-// linalg.generic for the tile maths. The block bounds follow the definitions
-// of AttentionProblem::visibleKeys and kvBlockRange, written here as IR.
+// scf.forall over (slot,) batch, head and query block; scf.for over the
+// visible key/value blocks (of the slot's piece) carrying the online-softmax
+// state (m, l, acc); linalg.generic for the tile maths. The block bounds and
+// masks are MaskGeometry's and the pieces WorkAssignment's, built as IR.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GenericBuilder.h"
 
+#include "attn/Analysis/MaskGeometry.h"
 #include "attn/Analysis/TileSizes.h"
+#include "attn/Analysis/WorkAssignment.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/IndexArith.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -43,14 +46,14 @@ using utils::IteratorType;
 constexpr IteratorType kParallel = IteratorType::parallel;
 constexpr IteratorType kReduction = IteratorType::reduction;
 
-/// Builds the loops of one attention op. Index values named `...Row`/`...Key`
-/// are absolute positions; `diagonal` is the key aligned with a query row
-/// under bottom-right alignment (row + Sk - Sq).
+/// Builds the loops of one attn.attention or attn.partial_attention. Index
+/// values named `...Row`/`...Key` are absolute positions.
+template <typename OpTy>
 class Decomposer {
 public:
-  Decomposer(AttentionOp op, int64_t blockM, int64_t blockN,
-             ImplicitLocOpBuilder &b)
-      : op(op), blockM(blockM), blockN(blockN), b(b), ctx(b.getContext()) {}
+  Decomposer(OpTy op, int64_t blockM, int64_t blockN, ImplicitLocOpBuilder &b)
+      : op(op), blockM(blockM), blockN(blockN), b(b), ctx(b.getContext()),
+        arith{b} {}
 
   /// Returns the values replacing the op's results.
   SmallVector<Value> build();
@@ -74,17 +77,19 @@ private:
   }
   bool masksByPosition() { return op.getCausal() || op.getWindowSizes(); }
 
-  /// The first visible key of `row`, unclamped (may be negative).
-  Value visibleBegin(Value diagonal);
-  /// One past the last visible key of `row`, unclamped.
-  Value visibleEnd(Value diagonal);
+  /// The key/value blocks [begin, end) that `slot` of query block
+  /// `queryBlock` of (batch, head) visits: all those the query block sees,
+  /// or the slot's piece of them.
+  std::pair<Value, Value> blockRange(Value slot, Value batch, Value head,
+                                     Value queryBlock, Value row0, Value rows);
 
   /// One query block: the online-softmax loop and its epilogue, writing the
   /// O tile into `oInit` ([rows, Dv]) and, when `lseInit` ([rows]) is
   /// given, the LSE tile into it. Returns both tiles (LSE's null without
   /// `lseInit`).
-  std::pair<Value, Value> buildQueryBlock(Value split, Value batch, Value head,
-                                          Value row0, Value rows, Value oInit,
+  std::pair<Value, Value> buildQueryBlock(Value slot, Value batch, Value head,
+                                          Value queryBlock, Value row0,
+                                          Value rows, Value oInit,
                                           Value lseInit);
 
   /// S = Q_tile K_tile^T, raw dot products in f32.
@@ -95,31 +100,26 @@ private:
                            Value head, Value row0, Value key0, Value rows,
                            Value cols, bool maskPositions);
 
-  AttentionOp op;
+  OpTy op;
   int64_t blockM, blockN;
   ImplicitLocOpBuilder &b;
   MLIRContext *ctx;
-  Value seqQ, seqK, offset;
+  IndexArith arith;
+  Value seqQ, seqK;
   OpFoldResult valueDim;
+  /// Lean only: LeanTiles per (batch, head) and the even split over CTAs.
+  Value leanPerHead;
+  std::optional<LeanAssignment<IndexArith>> lean;
+
+  MaskGeometry<IndexArith> geometry() {
+    return {arith, seqQ, seqK, op.getCausal(), op.getWindowSizes()};
+  }
+  /// The visible KV blocks of query block `m`.
+  Value visibleBlocks(Value m) {
+    auto [begin, end] = geometry().queryBlockKvRange(m, blockM, blockN);
+    return arith.sub(end, begin);
+  }
 };
-
-Value Decomposer::visibleBegin(Value diagonal) {
-  auto window = op.getWindowSizes();
-  if (!window)
-    return index(0);
-  return arith::SubIOp::create(b, diagonal, index(window->first));
-}
-
-Value Decomposer::visibleEnd(Value diagonal) {
-  Value end = seqK;
-  Value next = arith::AddIOp::create(b, diagonal, index(1));
-  if (op.getCausal())
-    end = arith::MinSIOp::create(b, end, next);
-  if (auto window = op.getWindowSizes())
-    end = arith::MinSIOp::create(
-        b, end, arith::AddIOp::create(b, next, index(window->second)));
-  return end;
-}
 
 /// acc + lhs * rhs for the two matrix products. Their sums may be
 /// reassociated and contracted into fused multiply-adds, as tensor cores and
@@ -133,7 +133,8 @@ static Value multiplyAdd(OpBuilder &b, Location loc, Value acc, Value lhs,
   return arith::AddFOp::create(b, loc, acc, product, flags);
 }
 
-Value Decomposer::buildScores(Value qTile, Value kTile, Value rows,
+template <typename OpTy>
+Value Decomposer<OpTy>::buildScores(Value qTile, Value kTile, Value rows,
                               Value cols) {
   Value init =
       filledTensor(b, {rows, cols}, b.getF32Type(), b.getF32FloatAttr(0.0));
@@ -148,7 +149,8 @@ Value Decomposer::buildScores(Value qTile, Value kTile, Value rows,
       });
 }
 
-Value Decomposer::buildScoreEpilogue(Value scores, Value maskTile,
+template <typename OpTy>
+Value Decomposer<OpTy>::buildScoreEpilogue(Value scores, Value maskTile,
                                      Value batch, Value head, Value row0,
                                      Value key0, Value rows, Value cols,
                                      bool maskPositions) {
@@ -221,40 +223,45 @@ Value Decomposer::buildScoreEpilogue(Value scores, Value maskTile,
           s = arith::SelectOp::create(nb, loc, args[1], s, minusInf);
         if (maskPositions) {
           positions();
-          Value diagonal = arith::AddIOp::create(nb, loc, row, offset);
-          Value hidden;
-          auto orHidden = [&](Value condition) {
-            hidden = hidden ? arith::OrIOp::create(nb, loc, hidden, condition)
-                                  .getResult()
-                            : condition;
-          };
-          auto keyAfter = [&](int64_t delta) -> Value {
-            Value edge = arith::AddIOp::create(
-                nb, loc, diagonal,
-                arith::ConstantIndexOp::create(nb, loc, delta));
-            return arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::sgt,
-                                         key, edge);
-          };
-          if (causal)
-            orHidden(keyAfter(0));
-          if (window) {
-            orHidden(keyAfter(window->second));
-            Value first = arith::SubIOp::create(
-                nb, loc, diagonal,
-                arith::ConstantIndexOp::create(nb, loc, window->first));
-            orHidden(arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::slt,
-                                           key, first));
-          }
+          ImplicitLocOpBuilder inner(loc, nb);
+          IndexArith innerArith{inner};
+          MaskGeometry<IndexArith> rowGeometry{innerArith, seqQ, seqK, causal,
+                                               window};
+          Value hidden = rowGeometry.isHidden(row, key);
           s = arith::SelectOp::create(nb, loc, hidden, minusInf, s);
         }
         return s;
       });
 }
 
-std::pair<Value, Value> Decomposer::buildQueryBlock(Value split, Value batch,
-                                                    Value head, Value row0,
-                                                    Value rows, Value oInit,
-                                                    Value lseInit) {
+template <typename OpTy>
+std::pair<Value, Value> Decomposer<OpTy>::blockRange(Value slot, Value batch,
+                                                     Value head,
+                                                     Value queryBlock,
+                                                     Value row0, Value rows) {
+  auto [begin, end] = geometry().kvBlockRange(row0, rows, blockN);
+  if (!slot)
+    return {begin, end};
+  if (auto split = dyn_cast<SplitKVAttr>(op.getPartitionAttr()))
+    return splitKVPiece(arith, begin, end, slot, split.getSplits());
+  // Lean: the slot's piece of this output tile's LeanTiles, as blocks.
+  Value batchHead =
+      arith.add(arith.mul(batch, tensor::DimOp::create(b, op.getQuery(), 1)),
+                head);
+  auto blocksOf = [&](Value m) { return visibleBlocks(m); };
+  LeanTileOrder<IndexArith> order{arith, blocksOf};
+  Value first = order.tileFirst(leanPerHead, batchHead, queryBlock);
+  auto [pieceBegin, pieceEnd] =
+      lean->piece(first, arith.sub(end, begin), slot);
+  Value shift = arith.sub(begin, first);
+  return {arith.add(pieceBegin, shift), arith.add(pieceEnd, shift)};
+}
+
+template <typename OpTy>
+std::pair<Value, Value>
+Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
+                                  Value queryBlock, Value row0, Value rows,
+                                  Value oInit, Value lseInit) {
   Type outType = getElementTypeOrSelf(oInit);
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   Type f32Type = b.getF32Type();
@@ -276,45 +283,14 @@ std::pair<Value, Value> Decomposer::buildQueryBlock(Value split, Value batch,
       ArrayRef<OpFoldResult>{one, one, rows, headDim},
       ArrayRef<OpFoldResult>{one, one, one, one});
 
-  // The key blocks this query block can see (AttentionProblem::kvBlockRange).
+  auto [blockBegin, blockEnd] =
+      blockRange(slot, batch, head, queryBlock, row0, rows);
   Value bn = index(blockN);
-  Value lastRow = arith::SubIOp::create(
-      b, arith::AddIOp::create(b, row0, rows), index(1));
-  Value firstDiagonal = arith::AddIOp::create(b, row0, offset);
-  Value lastDiagonal = arith::AddIOp::create(b, lastRow, offset);
-  Value keyBegin =
-      arith::MaxSIOp::create(b, visibleBegin(firstDiagonal), index(0));
-  Value keyEnd = arith::MaxSIOp::create(b, visibleEnd(lastDiagonal), keyBegin);
-  Value blockBegin = arith::DivUIOp::create(b, keyBegin, bn);
-  Value blockEnd = arith::SelectOp::create(
-      b,
-      arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, keyEnd, keyBegin),
-      arith::CeilDivUIOp::create(b, keyEnd, bn), blockBegin);
-  if (split) {
-    // Split s takes the s-th of `splits` equal runs of the visible blocks.
-    auto partition = cast<SplitKVAttr>(*op.getPartition());
-    Value perSplit = arith::CeilDivUIOp::create(
-        b, arith::SubIOp::create(b, blockEnd, blockBegin),
-        index(partition.getSplits()));
-    Value begin = arith::MinUIOp::create(
-        b,
-        arith::AddIOp::create(b, blockBegin,
-                              arith::MulIOp::create(b, split, perSplit)),
-        blockEnd);
-    blockEnd = arith::MinUIOp::create(
-        b, arith::AddIOp::create(b, begin, perSplit), blockEnd);
-    blockBegin = begin;
-  }
 
   // Online-softmax state, in base 2: m = running max of the scaled scores.
   Value m0 = m0Like(rows);
   Value l0 = filledTensor(b, {rows}, f32Type, b.getF32FloatAttr(0.0));
   Value acc0 = filledTensor(b, {rows, valueDim}, f32Type, b.getF32FloatAttr(0.0));
-
-  // Rows of the query block that can see every key of a block: the first row
-  // ends earliest, the last row starts latest.
-  Value firstRowEnd = visibleEnd(firstDiagonal);
-  Value lastRowBegin = visibleBegin(lastDiagonal);
 
   auto loop = scf::ForOp::create(
       b, blockBegin, blockEnd, index(1), ValueRange{m0, l0, acc0},
@@ -359,13 +335,8 @@ std::pair<Value, Value> Decomposer::buildQueryBlock(Value split, Value batch,
         Value scores;
         if (masksByPosition()) {
           // Only blocks that straddle the mask boundary pay for the mask.
-          Value keyEndOfBlock = arith::AddIOp::create(b, key0, cols);
-          Value straddles = arith::OrIOp::create(
-              b,
-              arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, lastRowBegin,
-                                    key0),
-              arith::CmpIOp::create(b, arith::CmpIPredicate::slt, firstRowEnd,
-                                    keyEndOfBlock));
+          Value straddles = geometry().needsElementMask(
+              row0, rows, key0, arith::AddIOp::create(b, key0, cols));
           auto ifOp = scf::IfOp::create(
               b, TypeRange{raw.getType()}, straddles, /*withElseRegion=*/true);
           for (bool masked : {true, false}) {
@@ -501,52 +472,48 @@ std::pair<Value, Value> Decomposer::buildQueryBlock(Value split, Value batch,
   return {oTile, lseTile};
 }
 
-SmallVector<Value> Decomposer::build() {
+template <typename OpTy>
+SmallVector<Value> Decomposer<OpTy>::build() {
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
-  Type f32Type = b.getF32Type();
   seqQ = tensor::DimOp::create(b, q, 2);
   seqK = tensor::DimOp::create(b, k, 2);
-  offset = arith::SubIOp::create(b, seqK, seqQ);
   valueDim = tensor::getMixedSize(b, b.getLoc(), v, 3);
 
-  auto splitKV = dyn_cast_or_null<SplitKVAttr>(op.getPartitionAttr());
   SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, b.getLoc(), q);
-  OpFoldResult queryBlocks =
-      arith::CeilDivUIOp::create(b, seqQ, index(blockM)).getResult();
-
-  // Destinations: the op's own, or f32 partials stacked along a split dim.
-  SmallVector<Value> destinations;
+  Value queryBlocks = arith.ceilDiv(seqQ, blockM);
+  // A partial attention writes slot s of its destinations for every piece s.
+  constexpr bool partial = std::is_same_v<OpTy, PartialAttentionOp>;
   SmallVector<OpFoldResult> bounds;
-  if (splitKV) {
-    OpFoldResult splits = b.getIndexAttr(splitKV.getSplits());
-    destinations.push_back(tensor::EmptyOp::create(
-        b, ArrayRef<OpFoldResult>{splits, qSizes[0], qSizes[1], qSizes[2], valueDim},
-        f32Type));
-    destinations.push_back(tensor::EmptyOp::create(
-        b, ArrayRef<OpFoldResult>{splits, qSizes[0], qSizes[1], qSizes[2]},
-        f32Type));
-    bounds.push_back(splits);
-  } else {
-    llvm::append_range(destinations, op.getOutputs());
-  }
+  if (partial)
+    bounds.push_back(tensor::getMixedSize(b, b.getLoc(), op.getInitOut(), 0));
   bounds.append({qSizes[0], qSizes[1], queryBlocks});
-  Type outType = splitKV ? f32Type : getElementTypeOrSelf(op.getInitOut());
+  if (auto leanAttr = dyn_cast_or_null<LeanAttr>(op.getPartitionAttr())) {
+    auto blocksOf = [&](Value m) { return visibleBlocks(m); };
+    LeanTileOrder<IndexArith> order{arith, blocksOf};
+    leanPerHead = order.prefix(queryBlocks);
+    Value batchHeads = arith.mul(tensor::DimOp::create(b, q, 0),
+                                 tensor::DimOp::create(b, q, 1));
+    lean.emplace(LeanAssignment<IndexArith>::create(
+        arith, arith.constant(leanAttr.getCtas()),
+        arith.mul(batchHeads, leanPerHead)));
+  }
 
-  auto forall = scf::ForallOp::create(b, bounds, destinations, std::nullopt);
+  auto forall =
+      scf::ForallOp::create(b, bounds, op.getOutputs(), std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
     ValueRange ivs = forall.getInductionVars();
-    Value split = splitKV ? ivs[0] : Value();
+    Value slot = partial ? ivs[0] : Value();
     ValueRange tileIvs = ivs.take_back(3);
-    Value batch = tileIvs[0], head = tileIvs[1];
-    Value row0 = arith::MulIOp::create(b, tileIvs[2], index(blockM));
+    Value batch = tileIvs[0], head = tileIvs[1], queryBlock = tileIvs[2];
+    Value row0 = arith.mul(queryBlock, blockM);
     Value rows = arith::MinUIOp::create(
         b, index(blockM), arith::SubIOp::create(b, seqQ, row0));
     OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
     SmallVector<OpFoldResult> prefix;
-    if (split)
-      prefix.push_back(split);
+    if (slot)
+      prefix.push_back(slot);
     prefix.append({batch, head, row0});
     SmallVector<OpFoldResult> unitPrefix(prefix.size() - 1, one);
     ValueRange shared = forall.getRegionIterArgs();
@@ -571,8 +538,8 @@ SmallVector<Value> Decomposer::build() {
     Value lseInit = shared.size() > 1
                         ? slice(shared[1], prefix, lSizes, lStrides, 1)
                         : Value();
-    auto [oTile, lseTile] =
-        buildQueryBlock(split, batch, head, row0, rows, oInit, lseInit);
+    auto [oTile, lseTile] = buildQueryBlock(slot, batch, head, queryBlock,
+                                            row0, rows, oInit, lseInit);
 
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, oTile, shared[0], oOffsets, oSizes,
@@ -581,12 +548,7 @@ SmallVector<Value> Decomposer::build() {
       tensor::ParallelInsertSliceOp::create(b, lseTile, shared[1], prefix,
                                             lSizes, lStrides);
   }
-  if (!splitKV)
-    return forall.getResults();
-  auto merge = MergeOp::create(b, op->getResultTypes(), forall.getResult(0),
-                               forall.getResult(1), op.getOutputs(),
-                               b.getI64IntegerAttr(0));
-  return merge.getResults();
+  return forall.getResults();
 }
 
 struct AttnDecomposePass
@@ -594,33 +556,62 @@ struct AttnDecomposePass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<AttentionOp> ops;
-    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
+    if (blockM < 0 || blockN < 0) {
+      emitError(getOperation()->getLoc())
+          << "block-m and block-n must be positive, got " << static_cast<int64_t>(blockM) << " and "
+          << static_cast<int64_t>(blockN);
+      return signalPassFailure();
+    }
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<AttentionOp, PartialAttentionOp>(op))
+        ops.push_back(op);
+    });
     IRRewriter rewriter(&getContext());
-    for (AttentionOp op : ops)
-      if (failed(decompose(op, rewriter)))
+    for (Operation *op : ops) {
+      LogicalResult result =
+          isa<AttentionOp>(op)
+              ? decompose(cast<AttentionOp>(op), rewriter)
+              : decompose(cast<PartialAttentionOp>(op), rewriter);
+      if (failed(result))
         return signalPassFailure();
+    }
   }
 
   LogicalResult decompose(AttentionOp op, IRRewriter &rewriter) {
-    if (blockM < 0 || blockN < 0)
-      return op.emitError() << "block-m and block-n must be positive, got "
-                            << blockM << " and " << blockN;
-    if (Attribute partition = op.getPartitionAttr();
-        partition && !isa<SplitKVAttr>(partition))
-      return op.emitError() << "attn-decompose supports the split_kv "
-                               "partition only, got "
-                            << partition;
+    if (Attribute partition = op.getPartitionAttr())
+      return op.emitError()
+             << "attn-decompose takes attentions without a partition; got "
+             << partition
+             << " (split_kv and lean: run attn-partition-kv first)";
     std::optional<TileSizes> tiles = resolveTileSizes(op, blockM, blockN);
     if (!tiles)
       return op.emitError()
              << "no default tiling for this head dimension (above 256 or "
                 "dynamic): pin one with the tiles attribute or the "
                 "block-m/block-n options";
+    return replace(op, tiles->blockM, tiles->blockN, rewriter);
+  }
+
+  LogicalResult decompose(PartialAttentionOp op, IRRewriter &rewriter) {
+    Fa2TilesAttr tiles = op.getTilesAttr();
+    if ((blockM && blockM != tiles.getBlockM()) ||
+        (blockN && blockN != tiles.getBlockN()))
+      return op.emitError()
+             << "the tiles of a partial attention define its pieces: got "
+                "block-m/block-n "
+             << static_cast<int64_t>(blockM) << " x "
+             << static_cast<int64_t>(blockN) << " for tiles "
+             << tiles.getBlockM() << " x " << tiles.getBlockN();
+    return replace(op, tiles.getBlockM(), tiles.getBlockN(), rewriter);
+  }
+
+  template <typename OpTy>
+  LogicalResult replace(OpTy op, int64_t tileM, int64_t tileN,
+                        IRRewriter &rewriter) {
     rewriter.setInsertionPoint(op);
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    SmallVector<Value> results =
-        Decomposer(op, tiles->blockM, tiles->blockN, b).build();
+    SmallVector<Value> results = Decomposer<OpTy>(op, tileM, tileN, b).build();
     rewriter.replaceOp(op, results);
     return success();
   }

@@ -1,6 +1,6 @@
 // RUN: attn-opt %s --attn-to-cpu | FileCheck %s
 // RUN: attn-opt %s --attn-to-cpu="block-m=32 block-n=16" | FileCheck %s
-// RUN: attn-opt %s --attn-decompose --attn-lower-merge --canonicalize --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefix=BUFFERS
+// RUN: attn-opt %s --attn-partition-kv --attn-decompose --attn-lower-merge --canonicalize --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefix=BUFFERS
 
 // The pipeline reaches the LLVM dialect with nothing of attn, tensors or
 // memrefs left.

@@ -1,7 +1,7 @@
 // RUN: attn-opt %s --attn-decompose --split-input-file --verify-diagnostics
 
-func.func @lean_not_supported(%q: tensor<1x1x16x64xf32>, %o: tensor<1x1x16x64xf32>) -> tensor<1x1x16x64xf32> {
-  // expected-error @+1 {{attn-decompose supports the split_kv partition only, got #attn.lean<ctas = 8>}}
+func.func @partition_not_explicit(%q: tensor<1x1x16x64xf32>, %o: tensor<1x1x16x64xf32>) -> tensor<1x1x16x64xf32> {
+  // expected-error @+1 {{attn-decompose takes attentions without a partition; got #attn.lean<ctas = 8> (split_kv and lean: run attn-partition-kv first)}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>)
       outs(%o : tensor<1x1x16x64xf32>) {partition = #attn.lean<ctas = 8>} -> tensor<1x1x16x64xf32>
   return %r : tensor<1x1x16x64xf32>
@@ -15,3 +15,4 @@ func.func @no_default_tiles(%q: tensor<1x1x16x512xf32>, %o: tensor<1x1x16x512xf3
       outs(%o : tensor<1x1x16x512xf32>) -> tensor<1x1x16x512xf32>
   return %r : tensor<1x1x16x512xf32>
 }
+

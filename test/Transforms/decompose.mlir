@@ -68,11 +68,12 @@ func.func @structure(%q: tensor<2x8x100x64xf16>, %k: tensor<2x2x300x64xf16>, %v:
 // CHECK:   %[[NEND:.+]] = arith.ceildivui %[[CLAMPED]], %c32 : index
 // CHECK:   %[[UB:.+]] = arith.select %{{.+}}, %[[NEND]], %c0 : index
 // CHECK:   scf.for %{{.+}} = %c0 to %[[UB]] step %c1
-// CHECK:     %[[STRADDLES:.+]] = arith.ori
+// The first row's last visible key comes before the block's end.
+// CHECK:     %[[STRADDLES:.+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : index
 // CHECK:     scf.if %[[STRADDLES]] -> (tensor<?x?xf32>)
 // CHECK:       linalg.index 0
 // CHECK:       linalg.index 1
-// CHECK:       arith.cmpi sgt
+// CHECK:       arith.cmpi slt
 // CHECK:       arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
 // CHECK:     } else {
 // CHECK-NOT:   linalg.index
@@ -90,7 +91,7 @@ func.func @causal_block_skipping(%q: tensor<1x4x1000x64xf32>, %k: tensor<1x4x100
 // first row's diagonal.
 // CHECK-LABEL: func.func @window_moves_loop_start
 // CHECK: %[[ROW0:.+]] = arith.muli %{{.+}}, %c64 : index
-// CHECK: %[[FIRST:.+]] = arith.addi %[[ROW0]], %c-128 : index
+// CHECK: %[[FIRST:.+]] = arith.subi %[[ROW0]], %c128 : index
 // CHECK: %[[BEGIN:.+]] = arith.maxsi %[[FIRST]], %c0 : index
 // CHECK: %[[LB:.+]] = arith.divui %[[BEGIN]], %c32 : index
 // CHECK: scf.for %{{.+}} = %[[LB]] to
@@ -137,24 +138,27 @@ func.func @score_modifiers(%q: tensor<1x2x16x32xf32>, %bias: tensor<1x1x16x16xf3
 
 // -----
 
-// Split-KV: a split dimension in front, f32 partials, then attn.merge into the
-// op's destinations.
-// CHECK-LABEL: func.func @split_kv
-// CHECK-DAG: %[[PO:.+]] = tensor.empty() : tensor<4x1x8x1x64xf32>
-// CHECK-DAG: %[[PL:.+]] = tensor.empty() : tensor<4x1x8x1xf32>
-// Split s covers key blocks [32 s, 32 s + 32) of the 128 visible ones.
-// CHECK: %[[P:.+]]:2 = scf.forall (%[[S:.+]], %[[H:.+]]) in (4, 8) shared_outs(%{{.+}} = %[[PO]], %{{.+}} = %[[PL]])
+// A partial attention: a slot dimension in front of the forall, and each
+// slot's piece of the visible key blocks as the loop bounds. Split-KV: slot s
+// covers key blocks [32 s, 32 s + 32) of the 128 visible ones.
+// CHECK-LABEL: func.func @split_kv_partial
+// CHECK-SAME: %[[PO:[^:]+]]: tensor<4x1x8x1x64xf32>, %[[PL:[^:]+]]: tensor<4x1x8x1xf32>
+// CHECK: scf.forall (%[[S:.+]], %[[H:.+]]) in (4, 8) shared_outs(%{{.+}} = %[[PO]], %{{.+}} = %[[PL]])
 // CHECK:   %[[FIRST:.+]] = arith.muli %[[S]], %c32 : index
-// CHECK:   %[[BEGIN:.+]] = arith.minui %[[FIRST]], %c128 : index
+// CHECK:   %[[BEGIN:.+]] = arith.minsi %[[FIRST]], %c128 : index
 // CHECK:   %[[NEXT:.+]] = arith.addi %[[BEGIN]], %c32 : index
-// CHECK:   %[[END:.+]] = arith.minui %[[NEXT]], %c128 : index
+// CHECK:   %[[END:.+]] = arith.minsi %[[NEXT]], %c128 : index
 // CHECK:   scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step %c1
 // CHECK:   tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[S]], 0, %[[H]], 0, 0] [1, 1, 1, 1, 64]
-// CHECK: attn.merge ins(%[[P]]#0, %[[P]]#1 : tensor<4x1x8x1x64xf32>, tensor<4x1x8x1xf32>) outs(%{{.+}} : tensor<1x8x1x64xbf16>) dim = 0
-func.func @split_kv(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x1x4096x64xbf16>, %o: tensor<1x8x1x64xbf16>) -> tensor<1x8x1x64xbf16> {
-  %r = attn.attention ins(%q, %k, %k : tensor<1x8x1x64xbf16>, tensor<1x1x4096x64xbf16>, tensor<1x1x4096x64xbf16>)
-      outs(%o : tensor<1x8x1x64xbf16>) {causal, partition = #attn.split_kv<splits = 4>} -> tensor<1x8x1x64xbf16>
-  return %r : tensor<1x8x1x64xbf16>
+// CHECK-NOT: attn.merge
+func.func @split_kv_partial(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x1x4096x64xbf16>,
+                            %po: tensor<4x1x8x1x64xf32>, %pl: tensor<4x1x8x1xf32>)
+    -> (tensor<4x1x8x1x64xf32>, tensor<4x1x8x1xf32>) {
+  %r:2 = attn.partial_attention ins(%q, %k, %k : tensor<1x8x1x64xbf16>, tensor<1x1x4096x64xbf16>, tensor<1x1x4096x64xbf16>)
+      outs(%po, %pl : tensor<4x1x8x1x64xf32>, tensor<4x1x8x1xf32>)
+      {causal, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 1>,
+       partition = #attn.split_kv<splits = 4>} -> tensor<4x1x8x1x64xf32>, tensor<4x1x8x1xf32>
+  return %r#0, %r#1 : tensor<4x1x8x1x64xf32>, tensor<4x1x8x1xf32>
 }
 
 // -----

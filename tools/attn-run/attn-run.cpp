@@ -21,7 +21,9 @@
 
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/AttentionSummary.h"
+#include "attn/Analysis/IntegerArith.h"
 #include "attn/Analysis/TileSizes.h"
+#include "attn/Analysis/WorkAssignment.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Execution/AttentionSpec.h"
 #include "attn/Execution/CpuExecutable.h"
@@ -103,6 +105,10 @@ cl::opt<int64_t> splits("splits",
                         cl::desc("Split the KV range into this many partials "
                                  "(flash-decoding) and merge them"),
                         cl::init(1), cl::cat(specCategory));
+cl::opt<int64_t> lean("lean",
+                      cl::desc("Lean attention (stream-K) over this many "
+                               "CTAs, partials merged by each tile's host"),
+                      cl::init(0), cl::cat(specCategory));
 
 cl::opt<int64_t> blockM("block-m",
                         cl::desc("Query rows per tile (default: the op's tiles, "
@@ -160,7 +166,7 @@ cl::opt<double> peakTflops(
 const cl::Option *specOptions[] = {
     &batch,  &heads, &kvHeads, &seqQ,  &seqK,    &headDim, &valueDim,
     &dtype,  &outDtype, &causal, std::addressof(window), &scale, &softcap, &mask,
-    &alibi,  &withLse, &splits};
+    &alibi,  &withLse, &splits, &lean};
 
 using Clock = std::chrono::steady_clock;
 
@@ -201,6 +207,7 @@ llvm::Expected<AttentionSpec> specFromOptions() {
   spec.alibi = alibi;
   spec.withLse = withLse;
   spec.splits = splits;
+  spec.leanCtas = lean;
   return spec;
 }
 
@@ -236,6 +243,27 @@ std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
   if (auto splitKV = dyn_cast_or_null<SplitKVAttr>(op.getPartitionAttr()))
     text += llvm::formatv("; split-KV into {0} partials merged with attn.merge",
                           splitKV.getSplits());
+  if (auto leanAttr = dyn_cast_or_null<LeanAttr>(op.getPartitionAttr())) {
+    IntegerArith a;
+    int64_t leanTiles =
+        problem.batch * problem.queryHeads * work.visitedBlocks;
+    auto assignment =
+        LeanAssignment<IntegerArith>::create(a, leanAttr.getCtas(), leanTiles);
+    int64_t maxBlocks = 0;
+    for (int64_t m = 0; m < work.queryBlocks; ++m)
+      maxBlocks = std::max(
+          maxBlocks, problem.kvBlockRange(m, tiles->blockM, tiles->blockN).size());
+    text += llvm::formatv(
+        "; Lean over {0} CTAs: {1} LeanTiles, {2} per CTA, {3} partial "
+        "slots per output tile merged with attn.merge",
+        leanAttr.getCtas(), leanTiles,
+        assignment.hi == leanAttr.getCtas()
+            ? llvm::formatv("{0}", assignment.perCta).str()
+            : llvm::formatv("{0}-{1}", assignment.perCta - 1,
+                            assignment.perCta)
+                  .str(),
+        assignment.slots(maxBlocks));
+  }
   return text;
 }
 

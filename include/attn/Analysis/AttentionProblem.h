@@ -14,6 +14,8 @@
 #ifndef ATTN_ANALYSIS_ATTENTIONPROBLEM_H
 #define ATTN_ANALYSIS_ATTENTIONPROBLEM_H
 
+#include "attn/Analysis/MaskGeometry.h"
+
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
@@ -23,6 +25,7 @@
 namespace mlir::attn {
 
 class AttentionOp;
+struct IntegerArith;
 
 /// A half-open range [begin, end); empty when begin >= end.
 struct IndexRange {
@@ -53,6 +56,9 @@ struct AttentionProblem {
 
   /// Query heads that share one key/value head.
   int64_t groupSize() const { return queryHeads / kvHeads; }
+
+  /// The masking geometry on integers.
+  MaskGeometry<IntegerArith> geometry() const;
 
   /// The keys visible from query row `row` (bottom-right aligned masking).
   IndexRange visibleKeys(int64_t row) const;

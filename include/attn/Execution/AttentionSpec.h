@@ -45,6 +45,8 @@ struct AttentionSpec {
   bool withLse = false;
   /// Split-KV partition when > 1.
   int64_t splits = 1;
+  /// Lean-attention partition over this many CTAs when > 0.
+  int64_t leanCtas = 0;
 };
 
 /// The ALiBi slope of query head `head` out of `heads`.

@@ -121,15 +121,66 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
   ];
 }
 
+def AttnPartitionKV : Pass<"attn-partition-kv"> {
+  let summary = "Make split-KV and Lean partitions explicit: partial attentions and a merge";
+  let description = [{
+    Rewrites every `attn.attention` whose `partition` is `#attn.split_kv` or
+    `#attn.lean` into an `attn.partial_attention`, which computes one f32
+    partial (O, LSE) per piece of each output tile's key/value range into
+    slot-indexed destinations, followed by the `attn.merge` over the slots
+    that gives the original results. Which keys each piece covers is the
+    work assignment of the partition (see `attn.partial_attention`); this
+    pass pins the tiles the pieces are made of (the op's, the block sizes of
+    the options, else FlashAttention-2's default) and sizes the slots: S for
+    split-KV, for Lean the most CTAs any output tile meets (computed at run
+    time when the sizes are dynamic).
+
+    Every target consumes the result: `attn-decompose` runs the partials as
+    tiled loops on the CPU and `attn-lower-merge` the merge.
+
+    ```mlir
+    %o = attn.attention ins(%q, %k, %v : tensor<1x4x1x64xf32>,
+                            tensor<1x4x1000x64xf32>, tensor<1x4x1000x64xf32>)
+        outs(%init : tensor<1x4x1x64xf32>)
+        {partition = #attn.lean<ctas = 5>} -> tensor<1x4x1x64xf32>
+    ```
+
+    becomes (the default tiles for D = 64 are 128 x 128: 8 blocks per
+    tile, 32 LeanTiles, 7 or 6 per CTA, at most 3 CTAs per tile)
+
+    ```mlir
+    %wo = tensor.empty() : tensor<3x1x4x1x64xf32>
+    %wl = tensor.empty() : tensor<3x1x4x1xf32>
+    %po, %pl = attn.partial_attention ins(%q, %k, %v : ...)
+        outs(%wo, %wl : tensor<3x1x4x1x64xf32>, tensor<3x1x4x1xf32>)
+        {partition = #attn.lean<ctas = 5>,
+         tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 4, stages = 2>}
+        -> tensor<3x1x4x1x64xf32>, tensor<3x1x4x1xf32>
+    %o = attn.merge ins(%po, %pl : ...) outs(%init : tensor<1x4x1x64xf32>)
+        dim = 0 -> tensor<1x4x1x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "Query rows per tile (0: from the op's tiles, else FlashAttention-2's default)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "Keys per tile (0: from the op's tiles, else FlashAttention-2's default)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnDecompose : Pass<"attn-decompose"> {
-  let summary = "Decompose attn.attention into tiled online-softmax loops";
+  let summary = "Decompose attn.attention and attn.partial_attention into tiled online-softmax loops";
   let description = [{
     Rewrites every `attn.attention` into the FlashAttention-2 forward
     algorithm on tensors, target-independent and executable on the CPU:
 
-    - an `scf.forall` over (batch, query head, query block) — with split-KV,
-      over (split, batch, query head, query block) — whose body owns `block_m`
-      query rows;
+    - an `scf.forall` over (batch, query head, query block) — for
+      `attn.partial_attention`, over (slot, batch, query head, query block) —
+      whose body owns `block_m` query rows;
     - inside it, an `scf.for` over the key/value blocks of `block_n` keys that
       the query block can see: with `causal` or a `window`, its bounds skip
       every fully masked block, and the element mask is applied only on the
@@ -147,14 +198,17 @@ def AttnDecompose : Pass<"attn-decompose"> {
     sizes. A row with no visible key gets O = 0 and LSE = -inf. No tensor larger
     than `block_m x block_n` scores is ever created.
 
-    With `partition = #attn.split_kv<splits = S>`, each query block's visible
-    key/value blocks are cut into S contiguous ranges; every split writes a
-    normalised f32 partial (O, LSE) and an `attn.merge` combines them into the
-    op's results (lower it with `attn-lower-merge`).
+    An `attn.partial_attention` (from `attn-partition-kv`) runs the same loop
+    over piece s of each query block's visible key/value blocks, as its
+    split-KV or Lean work assignment cuts them, and writes the normalised
+    f32 partial (O, LSE) into slot s.
 
     Tile sizes come from the `block-m`/`block-n` options, else the op's
-    `tiles` attribute, else FlashAttention-2's default for the head dimension.
-    Lean and ATTENTION2D partitions are rejected with a diagnostic.
+    `tiles` attribute, else FlashAttention-2's default for the head dimension;
+    a partial attention's tiles define its pieces, so options that disagree
+    with them are an error. An `attn.attention` that still has a partition is
+    rejected: run `attn-partition-kv` first (ATTENTION2D is distributed, not
+    decomposed).
 
     Example:
 

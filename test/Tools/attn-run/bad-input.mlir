@@ -45,9 +45,10 @@
 // CPU decomposition does not implement.
 // RUN: not attn-run %s 2>&1 | FileCheck %s --check-prefix=DYNAMIC
 // DYNAMIC: attn-run: error: @dynamic: attn-run needs static sizes
-// RUN: not attn-run %S/Inputs/lean.mlir 2>&1 | FileCheck %s --check-prefix=LEAN
-// LEAN: attn-run: error: lowering with attn-to-cpu failed:
-// LEAN-NEXT: lean.mlir:{{[0-9]+}}:{{[0-9]+}}: {{.*}}lean
+// RUN: not attn-run --lean=-3 2>&1 | FileCheck %s --check-prefix=LEAN
+// LEAN: attn-run: error: lean CTAs must be positive, got -3
+// RUN: not attn-run --lean=4 --splits=2 2>&1 | FileCheck %s --check-prefix=TWO-PARTITIONS
+// TWO-PARTITIONS: attn-run: error: choose one partition: split-KV (splits) or Lean (lean)
 
 func.func @dynamic(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
                    %v: tensor<1x2x?x32xf32>, %o: tensor<1x2x?x32xf32>) -> tensor<1x2x?x32xf32> {

@@ -110,18 +110,31 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
   // The score region is optional: leave it empty.
 }
 
-float AttentionOp::getEffectiveScale() {
-  if (std::optional<APFloat> scale = getScale())
+template <typename OpTy>
+static float effectiveScale(OpTy op) {
+  if (std::optional<APFloat> scale = op.getScale())
     return scale->convertToFloat();
-  int64_t headDim = getQuery().getType().getDimSize(3);
+  int64_t headDim = op.getQuery().getType().getDimSize(3);
   return 1.0f / std::sqrt(static_cast<float>(headDim));
 }
 
-std::optional<std::pair<int64_t, int64_t>> AttentionOp::getWindowSizes() {
-  std::optional<ArrayRef<int64_t>> window = getWindow();
+template <typename OpTy>
+static std::optional<std::pair<int64_t, int64_t>> windowSizes(OpTy op) {
+  std::optional<ArrayRef<int64_t>> window = op.getWindow();
   if (!window || window->size() != 2)
     return std::nullopt;
   return std::make_pair((*window)[0], (*window)[1]);
+}
+
+float AttentionOp::getEffectiveScale() { return effectiveScale(*this); }
+float PartialAttentionOp::getEffectiveScale() { return effectiveScale(*this); }
+
+std::optional<std::pair<int64_t, int64_t>> AttentionOp::getWindowSizes() {
+  return windowSizes(*this);
+}
+std::optional<std::pair<int64_t, int64_t>>
+PartialAttentionOp::getWindowSizes() {
+  return windowSizes(*this);
 }
 
 static LogicalResult verifyPositiveFinite(Operation *op, StringRef name,
@@ -135,18 +148,26 @@ static LogicalResult verifyPositiveFinite(Operation *op, StringRef name,
                            << v;
 }
 
-LogicalResult AttentionOp::verify() {
-  Operation *op = getOperation();
-  Value q = getQuery(), k = getKey(), v = getValue();
-  if (failed(verifyDestinations(op, getOutputs(), getResults())))
+/// The checks attn.attention and attn.partial_attention share. The
+/// destinations of a partial attention have `slotDims` = 1 leading slot
+/// dimension.
+template <typename OpTy>
+static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
+  Operation *op = self.getOperation();
+  auto emitOpError = [&]() { return self.emitOpError(); };
+  Value q = self.getQuery(), k = self.getKey(), v = self.getValue();
+  if (failed(verifyDestinations(op, self.getOutputs(), self.getResults())))
     return failure();
-  Value o = getInitOut(), lse = getInitLse();
+  Value o = self.getInitOut(), lse = self.getInitLse();
 
+  bool partial = slotDims > 0;
   if (failed(verifyRank(op, "Q", q, 4, "[B, Hq, Sq, D]")) ||
       failed(verifyRank(op, "K", k, 4, "[B, Hkv, Sk, D]")) ||
       failed(verifyRank(op, "V", v, 4, "[B, Hkv, Sk, Dv]")) ||
-      failed(verifyRank(op, "O", o, 4, "[B, Hq, Sq, Dv]")) ||
-      (lse && failed(verifyRank(op, "LSE", lse, 3, "[B, Hq, Sq]"))))
+      failed(verifyRank(op, "O", o, 4 + slotDims,
+                        partial ? "[S, B, Hq, Sq, Dv]" : "[B, Hq, Sq, Dv]")) ||
+      (lse && failed(verifyRank(op, "LSE", lse, 3 + slotDims,
+                                partial ? "[S, B, Hq, Sq]" : "[B, Hq, Sq]"))))
     return failure();
 
   Type qElement = getElementTypeOrSelf(q.getType());
@@ -162,10 +183,11 @@ LogicalResult AttentionOp::verify() {
       (lse && failed(verifyF32Element(op, "LSE", lse))))
     return failure();
 
-  ArrayRef<int64_t> qs = getQuery().getType().getShape();
-  ArrayRef<int64_t> ks = getKey().getType().getShape();
-  ArrayRef<int64_t> vs = getValue().getType().getShape();
-  ArrayRef<int64_t> os = cast<RankedTensorType>(o.getType()).getShape();
+  ArrayRef<int64_t> qs = self.getQuery().getType().getShape();
+  ArrayRef<int64_t> ks = self.getKey().getType().getShape();
+  ArrayRef<int64_t> vs = self.getValue().getType().getShape();
+  ArrayRef<int64_t> os =
+      cast<RankedTensorType>(o.getType()).getShape().drop_front(slotDims);
   if (failed(verifySameSize(op, "batch size (B)", "Q", qs[0], "K", ks[0])) ||
       failed(verifySameSize(op, "batch size (B)", "Q", qs[0], "V", vs[0])) ||
       failed(verifySameSize(op, "key/value head count (Hkv)", "K", ks[1], "V",
@@ -193,7 +215,8 @@ LogicalResult AttentionOp::verify() {
                             os[3])))
     return failure();
   if (lse) {
-    ArrayRef<int64_t> ls = cast<RankedTensorType>(lse.getType()).getShape();
+    ArrayRef<int64_t> ls =
+        cast<RankedTensorType>(lse.getType()).getShape().drop_front(slotDims);
     if (failed(verifySameSize(op, "batch size (B)", "Q", qs[0], "LSE",
                               ls[0])) ||
         failed(verifySameSize(op, "query head count (Hq)", "Q", qs[1], "LSE",
@@ -203,7 +226,7 @@ LogicalResult AttentionOp::verify() {
       return failure();
   }
 
-  if (Value mask = getMask()) {
+  if (Value mask = self.getMask()) {
     auto maskType = cast<RankedTensorType>(mask.getType());
     if (failed(verifyRank(op, "mask", mask, 4, "[B or 1, Hq or 1, Sq, Sk]")))
       return failure();
@@ -229,14 +252,14 @@ LogicalResult AttentionOp::verify() {
       return failure();
   }
 
-  if (failed(verifyPositiveFinite(op, "scale", getScale())) ||
-      failed(verifyPositiveFinite(op, "softcap", getSoftcap())))
+  if (failed(verifyPositiveFinite(op, "scale", self.getScale())) ||
+      failed(verifyPositiveFinite(op, "softcap", self.getSoftcap())))
     return failure();
-  if (!getScale() && ShapedType::isDynamic(qs[3]))
+  if (!self.getScale() && ShapedType::isDynamic(qs[3]))
     return emitOpError()
            << "scale is required when the head dimension D is dynamic";
 
-  if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
+  if (std::optional<ArrayRef<int64_t>> window = self.getWindow()) {
     if (window->size() != 2)
       return emitOpError() << "window must have two entries [left, right], got "
                            << window->size();
@@ -247,14 +270,51 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
-LogicalResult AttentionOp::verifyRegions() {
-  Region &region = getScore();
+LogicalResult AttentionOp::verify() { return verifyAttentionLike(*this, 0); }
+
+LogicalResult PartialAttentionOp::verify() {
+  if (getOutputs().size() != 2)
+    return emitOpError() << "needs two destinations, the partial O and LSE, "
+                            "got "
+                         << getOutputs().size();
+  if (!getTilesAttr())
+    return emitOpError() << "needs tiles: the pieces are made of its blocks";
+  Attribute partition = getPartitionAttr();
+  if (!isa_and_nonnull<SplitKVAttr, LeanAttr>(partition))
+    return emitOpError() << "needs a split_kv or lean partition, got "
+                         << partition;
+  if (failed(verifyAttentionLike(*this, 1)) ||
+      failed(verifyF32Element(*this, "partial O", getInitOut())))
+    return failure();
+  int64_t slots = cast<RankedTensorType>(getInitOut().getType()).getDimSize(0);
+  int64_t lseSlots =
+      cast<RankedTensorType>(getInitLse().getType()).getDimSize(0);
+  if (failed(verifySameSize(*this, "slot count (S)", "O", slots, "LSE",
+                            lseSlots)))
+    return failure();
+  if (auto split = dyn_cast<SplitKVAttr>(partition);
+      split && !ShapedType::isDynamic(slots) && slots != split.getSplits())
+    return emitOpError() << "split_kv with " << split.getSplits()
+                         << " splits needs " << split.getSplits()
+                         << " slots, got " << slots;
+  if (auto lean = dyn_cast<LeanAttr>(partition);
+      lean && !ShapedType::isDynamic(slots) && slots > lean.getCtas())
+    return emitOpError() << "lean with " << lean.getCtas()
+                         << " CTAs has at most " << lean.getCtas()
+                         << " pieces per tile, got " << slots << " slots";
+  return success();
+}
+
+template <typename OpTy>
+static LogicalResult verifyScoreRegion(OpTy self) {
+  auto emitOpError = [&]() { return self.emitOpError(); };
+  Region &region = self.getScore();
   if (region.empty())
     return success();
   if (!region.hasOneBlock())
     return emitOpError() << "score region must have exactly one block";
   Block &block = region.front();
-  Builder b(getContext());
+  Builder b(self.getContext());
   SmallVector<Type> expected{b.getF32Type(), b.getIndexType(),
                              b.getIndexType(), b.getIndexType(),
                              b.getIndexType()};
@@ -273,6 +333,13 @@ LogicalResult AttentionOp::verifyRegions() {
     return emitOpError() << "score region must yield an f32 score, got "
                          << yield.getValue().getType();
   return success();
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  return verifyScoreRegion(*this);
+}
+LogicalResult PartialAttentionOp::verifyRegions() {
+  return verifyScoreRegion(*this);
 }
 
 //===----------------------------------------------------------------------===//

@@ -19,10 +19,68 @@ include "mlir/IR/CommonAttrConstraints.td"
 // attn.attention
 //===----------------------------------------------------------------------===//
 
-def Attn_AttentionOp : Attn_Op<"attention", [
+// The operands, attributes, score region and accessors that attn.attention
+// and attn.partial_attention share.
+class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
     AttrSizedOperandSegments,
     RecursiveMemoryEffects,
     DestinationStyleOpInterface]> {
+  let arguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    Optional<AnyRankedTensor>:$mask,
+    Variadic<AnyRankedTensor>:$outputs,
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$causal,
+    OptionalAttr<DenseI64ArrayAttr>:$window,
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<Attn_Fa2TilesAttr>:$tiles,
+    OptionalAttr<Attn_PartitionAttr>:$partition
+  );
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region AnyRegion:$score);
+
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,` type($value) `)`
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    `outs` `(` $outputs `:` type($outputs) `)`
+    attr-dict `->` type($results)
+    (`score` $score^)?
+  }];
+
+  let extraClassDeclaration = [{
+    /// The destinations (`outs`): O, then LSE when present.
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getOutputsMutable();
+    }
+    ::mlir::Value getInitOut() { return getOutputs()[0]; }
+    /// The LSE destination, or null.
+    ::mlir::Value getInitLse() {
+      return getOutputs().size() > 1 ? getOutputs()[1] : ::mlir::Value();
+    }
+    ::mlir::Value getOut() { return getResults()[0]; }
+    /// The LSE result, or null.
+    ::mlir::Value getLse() {
+      return getResults().size() > 1 ? getResults()[1] : ::mlir::Value();
+    }
+
+    /// The scale applied to Q K^T: the `scale` attribute, else 1/sqrt(D).
+    /// Only valid on a verified op.
+    float getEffectiveScale();
+
+    /// The sliding window as (left, right), if any.
+    std::optional<std::pair<int64_t, int64_t>> getWindowSizes();
+
+    /// Whether the op carries a score-modification region.
+    bool hasScoreModifier() { return !getScore().empty(); }
+  }];
+
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Attn_AttentionOp : Attn_AttentionLikeOp<"attention"> {
   let summary = "Exact scaled dot-product attention, with GQA, masking and score modification";
   let description = [{
     Computes, for every batch `b`, query head `h`, query `i` and output
@@ -109,30 +167,6 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     ```
   }];
 
-  let arguments = (ins
-    AnyRankedTensor:$query,
-    AnyRankedTensor:$key,
-    AnyRankedTensor:$value,
-    Optional<AnyRankedTensor>:$mask,
-    Variadic<AnyRankedTensor>:$outputs,
-    OptionalAttr<F32Attr>:$scale,
-    UnitAttr:$causal,
-    OptionalAttr<DenseI64ArrayAttr>:$window,
-    OptionalAttr<F32Attr>:$softcap,
-    OptionalAttr<Attn_Fa2TilesAttr>:$tiles,
-    OptionalAttr<Attn_PartitionAttr>:$partition
-  );
-  let results = (outs Variadic<AnyRankedTensor>:$results);
-  let regions = (region AnyRegion:$score);
-
-  let assemblyFormat = [{
-    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,` type($value) `)`
-    (`mask` `(` $mask^ `:` type($mask) `)`)?
-    `outs` `(` $outputs `:` type($outputs) `)`
-    attr-dict `->` type($results)
-    (`score` $score^)?
-  }];
-
   let builders = [
     // Results take the types of the destinations; `mask` and `initLse` may be
     // null.
@@ -141,35 +175,57 @@ def Attn_AttentionOp : Attn_Op<"attention", [
                    "::mlir::Value":$initOut, "::mlir::Value":$initLse)>
   ];
 
-  let extraClassDeclaration = [{
-    /// The destinations (`outs`): O, then LSE when present.
-    ::mlir::MutableOperandRange getDpsInitsMutable() {
-      return getOutputsMutable();
-    }
-    ::mlir::Value getInitOut() { return getOutputs()[0]; }
-    /// The LSE destination, or null.
-    ::mlir::Value getInitLse() {
-      return getOutputs().size() > 1 ? getOutputs()[1] : ::mlir::Value();
-    }
-    ::mlir::Value getOut() { return getResults()[0]; }
-    /// The LSE result, or null.
-    ::mlir::Value getLse() {
-      return getResults().size() > 1 ? getResults()[1] : ::mlir::Value();
-    }
+}
 
-    /// The scale applied to Q K^T: the `scale` attribute, else 1/sqrt(D).
-    /// Only valid on a verified op.
-    float getEffectiveScale();
+//===----------------------------------------------------------------------===//
+// attn.partial_attention
+//===----------------------------------------------------------------------===//
 
-    /// The sliding window as (left, right), if any.
-    std::optional<std::pair<int64_t, int64_t>> getWindowSizes();
+def Attn_PartialAttentionOp : Attn_AttentionLikeOp<"partial_attention"> {
+  let summary = "The partial attention states of a schedule that splits the key/value range";
+  let description = [{
+    The schedule IR of split-KV and Lean attention: `attn-partition-kv`
+    rewrites an `attn.attention` with such a `partition` into this op, which
+    computes the partials, followed by the `attn.merge` that combines them.
 
-    /// Whether the op carries a score-modification region.
-    bool hasScoreModifier() { return !getScore().empty(); }
+    The op has the operands, attributes and score region of
+    `attn.attention`, with the same meaning, and requires `tiles` and
+    `partition` (`#attn.split_kv` or `#attn.lean`): they define the work
+    assignment. The queries are cut into output tiles of `block_m` rows of
+    one batch and head; the key/value blocks of `block_n` keys an output
+    tile must visit (those not fully hidden from all its rows by the causal
+    and window masks) are cut into pieces 0 .. S-1:
+
+    - `#attn.split_kv<splits = S>`: S equal runs of ceil(n / S) blocks, the
+      last ones shorter or empty.
+    - `#attn.lean<ctas = G>`: the visible blocks of every output tile, tiles
+      in (batch, head, query block) order, form one sequence of LeanTiles
+      divided evenly over G CTAs (t = ceil(T / G) each for the first
+      T - (t - 1) G CTAs, t - 1 for the others); piece s of a tile is the
+      part of it that the s-th CTA meeting the tile computes. Piece 0 is the
+      host's (the CTA computing the tile's first block). S must be at least
+      the most CTAs any tile meets, which `attn-partition-kv` computes.
+
+    `outs` are the partials: O `[S, B, Hq, Sq, Dv]` and LSE `[S, B, Hq, Sq]`,
+    both f32. Slot s of every row holds the attention of that row over the
+    keys of piece s only, normalised by its own row sum, and its natural
+    log-sum-exp; an empty piece (or a row that sees none of its keys) gives
+    O = 0 and LSE = -inf. `attn.merge` over dimension 0, in slot order, gives
+    the result of the `attn.attention` the op came from.
+
+    ```mlir
+    %po, %pl = attn.partial_attention
+        ins(%q, %k, %v : tensor<1x32x1x128xbf16>, tensor<1x8x4096x128xbf16>,
+                         tensor<1x8x4096x128xbf16>)
+        outs(%wo, %wl : tensor<4x1x32x1x128xf32>, tensor<4x1x32x1xf32>)
+        {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>,
+         partition = #attn.split_kv<splits = 4>}
+        -> tensor<4x1x32x1x128xf32>, tensor<4x1x32x1xf32>
+    %o, %lse = attn.merge ins(%po, %pl : tensor<4x1x32x1x128xf32>, tensor<4x1x32x1xf32>)
+        outs(%o_init, %lse_init : tensor<1x32x1x128xbf16>, tensor<1x32x1xf32>)
+        dim = 0 -> tensor<1x32x1x128xbf16>, tensor<1x32x1xf32>
+    ```
   }];
-
-  let hasVerifier = 1;
-  let hasRegionVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -177,10 +233,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [
 //===----------------------------------------------------------------------===//
 
 def Attn_YieldOp : Attn_Op<"yield", [
-    Pure, Terminator, ReturnLike, HasParent<"AttentionOp">]> {
+    Pure, Terminator, ReturnLike,
+    ParentOneOf<["AttentionOp", "PartialAttentionOp"]>]> {
   let summary = "Yields the modified score from an attention's score region";
   let description = [{
-    Terminates the `score` region of `attn.attention` with the new f32 score.
+    Terminates the `score` region of `attn.attention` (or
+    `attn.partial_attention`) with the new f32 score.
 
     ```mlir
     attn.yield %new_score : f32

@@ -1,0 +1,114 @@
+//===- MaskGeometry.h - Which keys a query sees, written once ---*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The masking geometry of attn.attention (causal and sliding-window masks,
+// bottom-right aligned, and the end of the keys), written once over an
+// arithmetic `A` (see IntegerArith.h): AttentionProblem evaluates it on
+// integers for the plan report, schedule selection and the unit tests; the
+// CPU decomposition and the GPU kernel build it as IR (IndexArith). So the
+// KV block ranges that the plan counts, the loops the CPU runs and the loops
+// the kernel runs cannot disagree.
+//
+// Rows and keys are absolute positions. The diagonal of row i is the key
+// i + Sk - Sq (the last query row lines up with the last key). Key k is
+// visible from row i when visibleBegin(i) <= k < visibleEnd(i).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_ANALYSIS_MASKGEOMETRY_H
+#define ATTN_ANALYSIS_MASKGEOMETRY_H
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+namespace mlir::attn {
+
+template <typename A>
+struct MaskGeometry {
+  using V = typename A::Value;
+  using C = typename A::Cond;
+
+  A &a;
+  V queryLen, kvLen;
+  bool causal;
+  /// Sliding window sizes (left, right), if any.
+  std::optional<std::pair<int64_t, int64_t>> window;
+
+  V diagonal(V row) { return a.add(row, a.sub(kvLen, queryLen)); }
+
+  /// The first key visible from `row`; may be negative (nothing is hidden on
+  /// the left).
+  V visibleBegin(V row) {
+    if (!window)
+      return a.constant(0);
+    return a.sub(diagonal(row), a.constant(window->first));
+  }
+
+  /// One past the last key visible from `row`, at most Sk; may be below
+  /// visibleBegin (the row sees nothing).
+  V visibleEnd(V row) {
+    V end = kvLen;
+    if (!causal && !window)
+      return end;
+    V next = a.add(diagonal(row), a.constant(1));
+    if (causal)
+      end = a.min(end, next);
+    if (window)
+      end = a.min(end, a.add(next, a.constant(window->second)));
+    return end;
+  }
+
+  /// The blocks of `blockN` keys that rows [row0, row0 + rows) must visit,
+  /// as [begin, end): every block outside is hidden from every one of the
+  /// rows. Both edges of the visible range move right (or stay) from row to
+  /// row, so the first row bounds the start and the last row the end.
+  std::pair<V, V> kvBlockRange(V row0, V rows, int64_t blockN) {
+    V lastRow = a.sub(a.add(row0, rows), a.constant(1));
+    V keyBegin = a.max(visibleBegin(row0), a.constant(0));
+    V keyEnd = a.max(visibleEnd(lastRow), keyBegin);
+    V bn = a.constant(blockN);
+    V begin = a.div(keyBegin, bn);
+    V end = a.select(a.gt(keyEnd, keyBegin), a.ceilDiv(keyEnd, bn), begin);
+    return {begin, end};
+  }
+
+  /// kvBlockRange of query block `queryBlock`: rows [queryBlock * blockM,
+  /// min((queryBlock + 1) * blockM, Sq)).
+  std::pair<V, V> queryBlockKvRange(V queryBlock, int64_t blockM,
+                                    int64_t blockN) {
+    V row0 = a.mul(queryBlock, a.constant(blockM));
+    V rows = a.min(a.constant(blockM), a.sub(queryLen, row0));
+    return kvBlockRange(row0, rows, blockN);
+  }
+
+  /// Whether some row of [row0, row0 + rows) cannot see some key of
+  /// [key0, keyEnd), so that the block needs an element mask: the last row
+  /// starts latest, the first row ends earliest. Keys at or past Sk count as
+  /// hidden, so a block that runs past the end needs the mask too.
+  C needsElementMask(V row0, V rows, V key0, V keyEnd) {
+    C masked = a.lt(visibleEnd(row0), keyEnd);
+    if (window) {
+      V lastRow = a.sub(a.add(row0, rows), a.constant(1));
+      masked = a.orOp(masked, a.gt(visibleBegin(lastRow), key0));
+    }
+    return masked;
+  }
+
+  /// Whether `key` is hidden from `row` by the causal or window mask, or is
+  /// at or past Sk.
+  C isHidden(V row, V key) {
+    C hidden = a.lt(a.sub(visibleEnd(row), a.constant(1)), key);
+    if (window)
+      hidden = a.orOp(hidden, a.lt(key, visibleBegin(row)));
+    return hidden;
+  }
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_ANALYSIS_MASKGEOMETRY_H

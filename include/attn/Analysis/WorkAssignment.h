@@ -1,0 +1,142 @@
+//===- WorkAssignment.h - Which program computes which KV range -*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The work assignments of the schedules that split the key/value range of an
+// output tile (one query block of one batch and head), written once over an
+// arithmetic `A` (see IntegerArith.h) like MaskGeometry: the CPU
+// decomposition builds them as IR, the GPU kernels will map them onto CTAs,
+// and the unit tests evaluate them on integers.
+//
+// Every such schedule cuts the visible KV blocks of each output tile into
+// pieces numbered 0, 1, ...: piece s is computed by some program instance
+// into partial slot s (O normalised by its own row sum, and its LSE; an empty
+// piece gives O = 0, LSE = -inf), and the slots are combined with attn.merge
+// in slot order. The assignments differ in how the pieces are cut and which
+// instance computes them:
+//
+// - split-KV (flash-decoding): S equal runs of blocks; instance (s, tile).
+// - Lean attention (stream-K): the visible blocks of all output tiles, in
+//   the order of the tiles, form one sequence of LeanTiles divided evenly
+//   over G persistent CTAs; piece s of a tile is its intersection with the
+//   s-th CTA whose range meets the tile. Piece 0 belongs to the tile's host
+//   (the CTA computing its first LeanTile), the others to its contributors,
+//   in increasing CTA order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_ANALYSIS_WORKASSIGNMENT_H
+#define ATTN_ANALYSIS_WORKASSIGNMENT_H
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <cstdint>
+#include <utility>
+
+namespace mlir::attn {
+
+/// Piece `slot` of split-KV's `splits` equal runs of the blocks
+/// [begin, end): runs of ceil((end - begin) / splits) blocks, the last ones
+/// shorter or empty.
+template <typename A>
+std::pair<typename A::Value, typename A::Value>
+splitKVPiece(A &a, typename A::Value begin, typename A::Value end,
+             typename A::Value slot, int64_t splits) {
+  auto perSplit = a.ceilDiv(a.sub(end, begin), a.constant(splits));
+  auto pieceBegin = a.min(a.add(begin, a.mul(slot, perSplit)), end);
+  auto pieceEnd = a.min(a.add(pieceBegin, perSplit), end);
+  return {pieceBegin, pieceEnd};
+}
+
+/// Lean attention's even split of `leanTiles` LeanTiles over `ctas` CTAs:
+/// with t = ceil(T / G), the first hi = T - (t - 1) G CTAs get t LeanTiles
+/// and the others t - 1, in CTA order.
+template <typename A>
+struct LeanAssignment {
+  using V = typename A::Value;
+  using C = typename A::Cond;
+
+  A &a;
+  V ctas;
+  V leanTiles;
+  /// LeanTiles of the CTAs 0 .. hi-1 (the others get one fewer).
+  V perCta;
+  V hi;
+
+  static LeanAssignment create(A &a, V ctas, V leanTiles) {
+    V perCta = a.ceilDiv(leanTiles, ctas);
+    V hi = a.sub(leanTiles, a.mul(a.sub(perCta, a.constant(1)), ctas));
+    return {a, ctas, leanTiles, perCta, hi};
+  }
+
+  /// The first LeanTile of CTA `cta`; T for cta >= G.
+  V ctaBegin(V cta) {
+    V shortCtas = a.sub(cta, hi);
+    V longEnd = a.mul(hi, perCta);
+    return a.select(
+        a.lt(cta, hi), a.mul(cta, perCta),
+        a.add(longEnd, a.mul(shortCtas, a.sub(perCta, a.constant(1)))));
+  }
+
+  /// The CTA that computes LeanTile `tile` (< T).
+  V ctaOf(V tile) {
+    V longEnd = a.mul(hi, perCta);
+    // The divisors are clamped to 1 where their branch is not taken.
+    V one = a.constant(1);
+    V inLong = a.div(tile, a.max(perCta, one));
+    V inShort = a.add(
+        hi, a.div(a.sub(tile, longEnd), a.max(a.sub(perCta, one), one)));
+    return a.select(a.lt(tile, longEnd), inLong, inShort);
+  }
+
+  /// Piece `slot` of the output tile whose LeanTiles are
+  /// [first, first + count), as a range of LeanTiles (empty when its begin
+  /// is not below its end): the part computed by CTA ctaOf(first) + slot.
+  std::pair<V, V> piece(V first, V count, V slot) {
+    V end = a.add(first, count);
+    V cta = a.add(ctaOf(first), slot);
+    V pieceBegin = a.max(first, ctaBegin(cta));
+    V pieceEnd = a.min(end, ctaBegin(a.add(cta, a.constant(1))));
+    return {pieceBegin, a.max(pieceEnd, pieceBegin)};
+  }
+
+  /// How many pieces an output tile of at most `maxBlocks` LeanTiles can be
+  /// cut into, at least 1: the partial slots a schedule needs. A tile of n
+  /// LeanTiles meets at most ceil((n - 1) / (t - 1)) + 1 CTAs when every
+  /// CTA has at least t - 1 >= 1 of them, and at most n when t = 1.
+  V slots(V maxBlocks) {
+    V one = a.constant(1);
+    V single = a.min(ctas, maxBlocks);
+    V several = a.min(
+        ctas,
+        a.add(a.ceilDiv(a.max(a.sub(maxBlocks, one), a.constant(0)),
+                        a.max(a.sub(perCta, one), one)),
+              one));
+    return a.max(a.select(a.gt(perCta, one), several, single), one);
+  }
+};
+
+/// Output tiles in Lean's order: tile (bh, m), bh = b * Hq + h, m the
+/// query block, starts at LeanTile bh * perHead + prefix(m), where
+/// prefix(m) sums the visible KV blocks of the query blocks before m (all
+/// heads see the same blocks).
+template <typename A>
+struct LeanTileOrder {
+  using V = typename A::Value;
+
+  A &a;
+  /// The visible KV blocks of query block m.
+  llvm::function_ref<V(V)> blocksOf;
+
+  V prefix(V queryBlock) { return a.sum(queryBlock, blocksOf); }
+  V tileFirst(V perHead, V batchHead, V queryBlock) {
+    return a.add(a.mul(batchHead, perHead), prefix(queryBlock));
+  }
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_ANALYSIS_WORKASSIGNMENT_H

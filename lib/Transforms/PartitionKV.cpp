@@ -1,0 +1,178 @@
+//===- PartitionKV.cpp - Split-KV and Lean as partials and a merge --------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// Makes the work partition of split-KV and Lean attention explicit: an
+// attn.attention with such a partition becomes an attn.partial_attention
+// into f32 partial slots and the attn.merge that combines them. The pieces
+// each slot holds are WorkAssignment's; this pass fixes the tiles they are
+// made of and the number of slots.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Analysis/AttentionProblem.h"
+#include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/IntegerArith.h"
+#include "attn/Analysis/TileSizes.h"
+#include "attn/Analysis/WorkAssignment.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/IndexArith.h"
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNPARTITIONKV
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The tiles of the pieces: the op's, with the block sizes of the options
+/// where given, else FlashAttention-2's default for the head dimension.
+FailureOr<Fa2TilesAttr> resolveTiles(AttentionOp op, int64_t blockM,
+                                     int64_t blockN) {
+  std::optional<TileSizes> sizes = resolveTileSizes(op, blockM, blockN);
+  if (!sizes)
+    return op.emitError()
+           << "no default tiling for this head dimension (above 256 or "
+              "dynamic): pin one with the tiles attribute or the "
+              "block-m/block-n options";
+  Fa2TilesAttr pinned = op.getTilesAttr();
+  if (pinned && pinned.getBlockM() == sizes->blockM &&
+      pinned.getBlockN() == sizes->blockN)
+    return pinned;
+  // Warps and stages only matter to the GPU: the pinned ones, else
+  // FlashAttention-2's for the head dimension, with fewer warps where the
+  // block sizes of the options need it.
+  int64_t warps = 1, stages = 1;
+  RankedTensorType q = op.getQuery().getType(), v = op.getValue().getType();
+  std::optional<Fa2Tiling> fallback;
+  if (!q.isDynamicDim(3) && !v.isDynamicDim(3))
+    fallback = defaultFa2Tiling(q.getDimSize(3), v.getDimSize(3),
+                                q.getElementTypeBitWidth() / 8, std::nullopt);
+  if (pinned) {
+    warps = pinned.getWarps();
+    stages = pinned.getStages();
+  } else if (fallback) {
+    warps = fallback->warps;
+    stages = fallback->stages;
+  }
+  while (warps > 1 && sizes->blockM % (16 * warps) != 0)
+    warps /= 2;
+  auto emitError = [&] { return op.emitError(); };
+  if (failed(Fa2TilesAttr::verify(emitError, sizes->blockM,
+                                            sizes->blockN, warps, stages)))
+    return failure();
+  return Fa2TilesAttr::get(op.getContext(), sizes->blockM, sizes->blockN,
+                           warps, stages);
+}
+
+/// The partial slots a Lean schedule over `ctas` CTAs needs: the most pieces
+/// any output tile is cut into.
+template <typename A>
+typename A::Value leanSlots(A &a, MaskGeometry<A> geometry,
+                            typename A::Value batchHeads,
+                            typename A::Value queryBlocks,
+                            typename A::Value maxBlocks, int64_t ctas,
+                            Fa2TilesAttr tiles) {
+  auto blocksOf = [&](typename A::Value m) {
+    auto [begin, end] =
+        geometry.queryBlockKvRange(m, tiles.getBlockM(), tiles.getBlockN());
+    return a.sub(end, begin);
+  };
+  LeanTileOrder<A> order{a, blocksOf};
+  auto leanTiles = a.mul(batchHeads, order.prefix(queryBlocks));
+  return LeanAssignment<A>::create(a, a.constant(ctas), leanTiles)
+      .slots(maxBlocks);
+}
+
+/// The number of slots: static when the sizes are, else an index value.
+OpFoldResult slotCount(AttentionOp op, Fa2TilesAttr tiles,
+                       ImplicitLocOpBuilder &b) {
+  Attribute partition = op.getPartitionAttr();
+  if (auto split = dyn_cast<SplitKVAttr>(partition))
+    return b.getIndexAttr(split.getSplits());
+  int64_t ctas = cast<LeanAttr>(partition).getCtas();
+  int64_t blockM = tiles.getBlockM(), blockN = tiles.getBlockN();
+  if (std::optional<AttentionProblem> p = AttentionProblem::fromOp(op)) {
+    IntegerArith a;
+    int64_t queryBlocks = llvm::divideCeil(p->queryLen, blockM);
+    int64_t maxBlocks = 0;
+    for (int64_t m = 0; m < queryBlocks; ++m)
+      maxBlocks = std::max(maxBlocks, p->kvBlockRange(m, blockM, blockN).size());
+    return b.getIndexAttr(leanSlots(a, p->geometry(), p->batch * p->queryHeads,
+                                    queryBlocks, maxBlocks, ctas, tiles));
+  }
+  IndexArith a{b};
+  Value q = op.getQuery(), k = op.getKey();
+  Value seqQ = tensor::DimOp::create(b, q, 2);
+  Value seqK = tensor::DimOp::create(b, k, 2);
+  MaskGeometry<IndexArith> geometry{a, seqQ, seqK, op.getCausal(),
+                                    op.getWindowSizes()};
+  Value batchHeads = a.mul(tensor::DimOp::create(b, q, 0),
+                           tensor::DimOp::create(b, q, 1));
+  // Any tile visits at most every block.
+  return leanSlots(a, geometry, batchHeads, a.ceilDiv(seqQ, blockM),
+                   a.ceilDiv(seqK, blockN), ctas, tiles);
+}
+
+struct AttnPartitionKVPass
+    : public attn::impl::AttnPartitionKVBase<AttnPartitionKVPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<AttentionOp> ops;
+    getOperation()->walk([&](AttentionOp op) {
+      if (isa_and_nonnull<SplitKVAttr, LeanAttr>(op.getPartitionAttr()))
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (AttentionOp op : ops)
+      if (failed(partition(op, rewriter)))
+        return signalPassFailure();
+  }
+
+  LogicalResult partition(AttentionOp op, IRRewriter &rewriter) {
+    if (blockM < 0 || blockN < 0)
+      return op.emitError() << "block-m and block-n must be positive, got "
+                            << static_cast<int64_t>(blockM) << " and "
+                            << static_cast<int64_t>(blockN);
+    FailureOr<Fa2TilesAttr> tiles = resolveTiles(op, blockM, blockN);
+    if (failed(tiles))
+      return failure();
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value q = op.getQuery(), v = op.getValue();
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, b.getLoc(), q);
+    sizes.insert(sizes.begin(), slotCount(op, *tiles, b));
+    Type f32 = b.getF32Type();
+    Value partialLse =
+        tensor::EmptyOp::create(b, ArrayRef(sizes).drop_back(), f32);
+    sizes.back() = tensor::getMixedSize(b, b.getLoc(), v, 3);
+    Value partialOut = tensor::EmptyOp::create(b, sizes, f32);
+
+    auto partial = PartialAttentionOp::create(
+        b, TypeRange{partialOut.getType(), partialLse.getType()}, q,
+        op.getKey(), v, op.getMask(), ValueRange{partialOut, partialLse},
+        op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
+        op.getSoftcapAttr(), *tiles, op.getPartitionAttr());
+    rewriter.inlineRegionBefore(op.getScore(), partial.getScore(),
+                                partial.getScore().end());
+    auto merge = MergeOp::create(b, op->getResultTypes(), partial.getResult(0),
+                                 partial.getResult(1), op.getOutputs(),
+                                 b.getI64IntegerAttr(0));
+    rewriter.replaceOp(op, merge.getResults());
+    return success();
+  }
+};
+
+} // namespace

@@ -1,6 +1,0 @@
-func.func @lean(%q: tensor<1x2x1x32xf32>, %k: tensor<1x2x512x32xf32>,
-                %v: tensor<1x2x512x32xf32>, %o: tensor<1x2x1x32xf32>) -> tensor<1x2x1x32xf32> {
-  %r = attn.attention ins(%q, %k, %v : tensor<1x2x1x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>)
-      outs(%o : tensor<1x2x1x32xf32>) {partition = #attn.lean<ctas = 4>} -> tensor<1x2x1x32xf32>
-  return %r : tensor<1x2x1x32xf32>
-}

@@ -1,0 +1,12 @@
+// RUN: attn-opt %s --attn-decompose="block-n=16" --verify-diagnostics
+
+// A partial attention's pieces are made of its tiles: other block sizes
+// would change what each slot holds.
+func.func @partial_tiles_overridden(%q: tensor<1x1x16x64xf32>, %po: tensor<2x1x1x16x64xf32>, %pl: tensor<2x1x1x16xf32>) -> tensor<2x1x1x16x64xf32> {
+  // expected-error @+1 {{the tiles of a partial attention define its pieces: got block-m/block-n 0 x 16 for tiles 16 x 32}}
+  %r:2 = attn.partial_attention ins(%q, %q, %q : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>)
+      outs(%po, %pl : tensor<2x1x1x16x64xf32>, tensor<2x1x1x16xf32>)
+      {tiles = #attn.fa2<block_m = 16, block_n = 32, warps = 1, stages = 1>, partition = #attn.split_kv<splits = 2>}
+      -> tensor<2x1x1x16x64xf32>, tensor<2x1x1x16xf32>
+  return %r#0 : tensor<2x1x1x16x64xf32>
+}
