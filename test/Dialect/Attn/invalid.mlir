@@ -459,3 +459,90 @@ func.func @score_region_without_yield(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8
   }
   return %r : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+func.func @partial_one_destination(%q: tensor<1x1x4x8xf32>, %po: tensor<2x1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.partial_attention' op needs two destinations, the partial O and LSE, got 1}}
+  %r = attn.partial_attention ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>)
+      outs(%po : tensor<2x1x1x4x8xf32>)
+      {tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 1>, partition = #attn.split_kv<splits = 2>}
+      -> tensor<2x1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @partial_without_tiles(%q: tensor<1x1x4x8xf32>, %po: tensor<2x1x1x4x8xf32>, %pl: tensor<2x1x1x4xf32>) {
+  // expected-error @+1 {{'attn.partial_attention' op needs tiles: the pieces are made of its blocks}}
+  %r:2 = attn.partial_attention ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>)
+      outs(%po, %pl : tensor<2x1x1x4x8xf32>, tensor<2x1x1x4xf32>)
+      {partition = #attn.split_kv<splits = 2>} -> tensor<2x1x1x4x8xf32>, tensor<2x1x1x4xf32>
+  return
+}
+
+// -----
+
+func.func @partial_attention2d(%q: tensor<1x1x4x8xf32>, %po: tensor<2x1x1x4x8xf32>, %pl: tensor<2x1x1x4xf32>) {
+  // expected-error @+1 {{'attn.partial_attention' op needs a split_kv or lean partition, got #attn.attention2d<q_parts = 1, kv_parts = 2>}}
+  %r:2 = attn.partial_attention ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>)
+      outs(%po, %pl : tensor<2x1x1x4x8xf32>, tensor<2x1x1x4xf32>)
+      {tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 1>, partition = #attn.attention2d<q_parts = 1, kv_parts = 2>}
+      -> tensor<2x1x1x4x8xf32>, tensor<2x1x1x4xf32>
+  return
+}
+
+// -----
+
+func.func @partial_out_rank(%q: tensor<1x1x4x8xf32>, %po: tensor<1x1x4x8xf32>, %pl: tensor<2x1x1x4xf32>) {
+  // expected-error @+1 {{'attn.partial_attention' op O must have rank 5 ([S, B, Hq, Sq, Dv])}}
+  %r:2 = attn.partial_attention ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>)
+      outs(%po, %pl : tensor<1x1x4x8xf32>, tensor<2x1x1x4xf32>)
+      {tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 1>, partition = #attn.split_kv<splits = 2>}
+      -> tensor<1x1x4x8xf32>, tensor<2x1x1x4xf32>
+  return
+}
+
+// -----
+
+func.func @partial_out_f16(%q: tensor<1x1x4x8xf16>, %po: tensor<2x1x1x4x8xf16>, %pl: tensor<2x1x1x4xf32>) {
+  // expected-error @+1 {{'attn.partial_attention' op partial O element type must be f32, got 'f16'}}
+  %r:2 = attn.partial_attention ins(%q, %q, %q : tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>)
+      outs(%po, %pl : tensor<2x1x1x4x8xf16>, tensor<2x1x1x4xf32>)
+      {tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 1>, partition = #attn.split_kv<splits = 2>}
+      -> tensor<2x1x1x4x8xf16>, tensor<2x1x1x4xf32>
+  return
+}
+
+// -----
+
+func.func @partial_slot_mismatch(%q: tensor<1x1x4x8xf32>, %po: tensor<2x1x1x4x8xf32>, %pl: tensor<3x1x1x4xf32>) {
+  // expected-error @+1 {{'attn.partial_attention' op slot count (S) mismatch: O has 2, LSE has 3}}
+  %r:2 = attn.partial_attention ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>)
+      outs(%po, %pl : tensor<2x1x1x4x8xf32>, tensor<3x1x1x4xf32>)
+      {tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 1>, partition = #attn.split_kv<splits = 2>}
+      -> tensor<2x1x1x4x8xf32>, tensor<3x1x1x4xf32>
+  return
+}
+
+// -----
+
+func.func @partial_splits_mismatch(%q: tensor<1x1x4x8xf32>, %po: tensor<3x1x1x4x8xf32>, %pl: tensor<3x1x1x4xf32>) {
+  // expected-error @+1 {{'attn.partial_attention' op split_kv with 2 splits needs 2 slots, got 3}}
+  %r:2 = attn.partial_attention ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>)
+      outs(%po, %pl : tensor<3x1x1x4x8xf32>, tensor<3x1x1x4xf32>)
+      {tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 1>, partition = #attn.split_kv<splits = 2>}
+      -> tensor<3x1x1x4x8xf32>, tensor<3x1x1x4xf32>
+  return
+}
+
+// -----
+
+func.func @partial_lean_too_many_slots(%q: tensor<1x1x4x8xf32>, %po: tensor<9x1x1x4x8xf32>, %pl: tensor<9x1x1x4xf32>) {
+  // expected-error @+1 {{'attn.partial_attention' op lean with 8 CTAs has at most 8 pieces per tile, got 9 slots}}
+  %r:2 = attn.partial_attention ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>)
+      outs(%po, %pl : tensor<9x1x1x4x8xf32>, tensor<9x1x1x4xf32>)
+      {tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 1>, partition = #attn.lean<ctas = 8>}
+      -> tensor<9x1x1x4x8xf32>, tensor<9x1x1x4xf32>
+  return
+}

@@ -108,3 +108,24 @@ module @targeted attributes {attn.target = #attn.target<chip = "sm_90a", sms = 1
     return %r : tensor<1x16x4096x64xbf16>
   }
 }
+
+// A partial attention: Lean pieces in dynamic slots, with a score region.
+// CHECK-LABEL: func.func @partial_lean
+// CHECK: %{{.+}}:2 = attn.partial_attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<1x8x4x128xbf16>, tensor<1x2x8192x128xbf16>, tensor<1x2x8192x128xbf16>) outs(%{{.+}}, %{{.+}} : tensor<?x1x8x4x128xf32>, tensor<?x1x8x4xf32>)
+// CHECK-SAME: partition = #attn.lean<ctas = 264>
+// CHECK-SAME: tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>
+// CHECK: score
+// CHECK: attn.yield
+func.func @partial_lean(%q: tensor<1x8x4x128xbf16>, %k: tensor<1x2x8192x128xbf16>,
+                        %po: tensor<?x1x8x4x128xf32>, %pl: tensor<?x1x8x4xf32>)
+    -> (tensor<?x1x8x4x128xf32>, tensor<?x1x8x4xf32>) {
+  %r:2 = attn.partial_attention ins(%q, %k, %k : tensor<1x8x4x128xbf16>, tensor<1x2x8192x128xbf16>, tensor<1x2x8192x128xbf16>)
+      outs(%po, %pl : tensor<?x1x8x4x128xf32>, tensor<?x1x8x4xf32>)
+      {causal, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>,
+       partition = #attn.lean<ctas = 264>} -> tensor<?x1x8x4x128xf32>, tensor<?x1x8x4xf32>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        attn.yield %s : f32
+      }
+  return %r#0, %r#1 : tensor<?x1x8x4x128xf32>, tensor<?x1x8x4xf32>
+}
