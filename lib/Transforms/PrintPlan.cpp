@@ -43,16 +43,6 @@ std::string formatBytes(double bytes) {
   return llvm::formatv("{0:F1} {1}", bytes, units[unit]).str();
 }
 
-/// The `attn.target` of the nearest enclosing module that has one.
-TargetAttr findTarget(Operation *op) {
-  for (Operation *parent = op->getParentOp(); parent;
-       parent = parent->getParentOp())
-    if (auto target = parent->getAttrOfType<TargetAttr>(
-            AttnDialect::getTargetAttrName()))
-      return target;
-  return {};
-}
-
 struct AttnPrintPlanPass
     : public attn::impl::AttnPrintPlanBase<AttnPrintPlanPass> {
   void runOnOperation() override {
@@ -75,7 +65,7 @@ struct AttnPrintPlanPass
            << " nominal; an untiled lowering would hold "
            << formatBytes(problem->naiveScoreBytes()) << " of f32 scores";
 
-    TargetAttr target = findTarget(op);
+    TargetAttr target = getEnclosingTarget(op);
     std::optional<Fa2Tiling> tiling;
     std::string origin;
     if (Fa2TilesAttr tiles = op.getTilesAttr()) {

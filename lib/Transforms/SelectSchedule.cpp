@@ -31,17 +31,6 @@ using namespace mlir::attn;
 
 namespace {
 
-/// The `attn.target` of the nearest enclosing op that has one (as
-/// attn-print-plan finds it).
-TargetAttr findTarget(Operation *op) {
-  for (Operation *parent = op->getParentOp(); parent;
-       parent = parent->getParentOp())
-    if (auto target =
-            parent->getAttrOfType<TargetAttr>(AttnDialect::getTargetAttrName()))
-      return target;
-  return {};
-}
-
 GpuLimits limitsOf(TargetAttr target) {
   return {target.getSms(), target.getSmemPerBlock(), target.getSmemPerSm(),
           target.getRegsPerSm(), target.getRegsPerThread()};
@@ -84,7 +73,7 @@ struct AttnSelectSchedulePass
   }
 
   LogicalResult select(AttentionOp op) {
-    TargetAttr target = findTarget(op);
+    TargetAttr target = getEnclosingTarget(op);
     if (!target) {
       if (!requireTarget)
         return success();

@@ -33,6 +33,10 @@ inline constexpr int64_t kMaxCtasPerSm = 32;
 /// Shared memory the hardware reserves for every resident CTA (sm_80 and
 /// later): why `smem_per_sm` is `smem_per_block` + 1024 on sm_80 and sm_90.
 inline constexpr int64_t kReservedSharedBytesPerCta = 1024;
+/// The shared memory a CTA may opt into on sm_80 (163 KiB): what kernels
+/// built without an `#attn.target` are limited to, as sm_86, sm_89 and sm_90
+/// allow at least as much.
+inline constexpr int64_t kSm80SharedBytesPerBlock = 166912;
 /// Registers are allocated to a warp 256 at a time: 8 per thread.
 inline constexpr int64_t kRegisterGranularityPerThread = 8;
 

@@ -21,8 +21,11 @@
 #include "attn/Conversion/AttnToNVGPU/KernelName.h"
 
 #include "attn/Analysis/AttentionProblem.h"
+#include "attn/Analysis/MaskGeometry.h"
 #include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/Fa2Resources.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/IndexArith.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -128,13 +131,10 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     return op.emitError("attn-to-nvgpu needs block_m a multiple of 16 * warps "
                         "and block_n a multiple of 16");
   // Two stages at most, and one when two do not fit the target's shared
-  // memory per block (without a target: 163 KiB, what sm_80 allows and
-  // sm_90 exceeds).
-  int64_t sharedLimit = 166912;
-  if (auto module = op->getParentOfType<ModuleOp>())
-    if (auto target = module->getAttrOfType<TargetAttr>(
-            AttnDialect::getTargetAttrName()))
-      sharedLimit = target.getSmemPerBlock();
+  // memory per block (without a target: sm_80's).
+  int64_t sharedLimit = kSm80SharedBytesPerBlock;
+  if (TargetAttr target = getEnclosingTarget(op))
+    sharedLimit = target.getSmemPerBlock();
   shape.stages = std::min<int64_t>(shape.stages, 2);
   if (shape.stages == 2 && shape.sharedBytes() > sharedLimit)
     shape.stages = 1;
@@ -146,27 +146,6 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   shape.withLse = static_cast<bool>(op.getInitLse());
   return shape;
 }
-
-/// FragmentLayout's arithmetic as index ops.
-struct IndexArith {
-  using Value = mlir::Value;
-  ImplicitLocOpBuilder &b;
-  Value constant(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value rem(Value x, int64_t y) {
-    return arith::RemUIOp::create(b, x, constant(y));
-  }
-  Value div(Value x, int64_t y) {
-    return arith::DivUIOp::create(b, x, constant(y));
-  }
-  Value add(Value x, int64_t y) {
-    return y == 0 ? x : arith::AddIOp::create(b, x, constant(y)).getResult();
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value mul(Value x, int64_t y) {
-    return y == 1 ? x : arith::MulIOp::create(b, x, constant(y)).getResult();
-  }
-  Value xorOp(Value x, Value y) { return arith::XOrIOp::create(b, x, y); }
-};
 
 /// Builds one kernel. Values named after the algorithm; `b` inserts into the
 /// kernel body. exp2 and log2 are NVVM's approximate intrinsics (what
@@ -478,29 +457,13 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
     return commit(tokens);
   };
 
-  // KV blocks [begin, end): the same bounds as the decomposition.
-  int64_t offset = p.kvLen - p.queryLen;
-  Value blockBegin = index(0);
-  Value blockEnd = index(llvm::divideCeil(p.kvLen, s.blockN));
-  Value lastRow = arith::MinUIOp::create(
-      b, add(row0, index(s.blockM - 1)), index(p.queryLen - 1));
-  if (p.causal || p.window) {
-    int64_t right = p.window ? p.window->second : 0;
-    if (p.causal)
-      right = p.window ? std::min<int64_t>(p.window->second, 0) : 0;
-    // Keys up to lastRow + offset + right are visible.
-    Value lastKey = arith::MaxSIOp::create(
-        b,
-        arith::MinSIOp::create(b, add(lastRow, index(offset + right + 1)),
-                               index(p.kvLen)),
-        index(0));
-    blockEnd = arith::CeilDivUIOp::create(b, lastKey, index(s.blockN));
-  }
-  if (p.window) {
-    Value firstKey = arith::MaxSIOp::create(
-        b, add(row0, index(offset - p.window->first)), index(0));
-    blockBegin = arith::DivUIOp::create(b, firstKey, index(s.blockN));
-  }
+  // KV blocks [begin, end): MaskGeometry's, as in the decomposition.
+  MaskGeometry<IndexArith> geometry{arith, index(p.queryLen), index(p.kvLen),
+                                    p.causal, p.window};
+  Value rows = arith::MinUIOp::create(b, index(s.blockM),
+                                      arith::SubIOp::create(b, index(p.queryLen), row0));
+  auto [blockBegin, blockEnd] =
+      geometry.kvBlockRange(row0, rows, s.blockN);
 
   Type fragC = VectorType::get({2, 2}, f32);
   Type pair = VectorType::get({2}, f32);
@@ -589,24 +552,7 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
                   if (masked) {
                     Value key = add(add(key0, index(nt * 8 + j)),
                                     layout.cCol(laneInGroup, 0));
-                    Value diagonal = add(rowOf[i], index(offset));
-                    Value hidden = arith::CmpIOp::create(
-                        b, arith::CmpIPredicate::sge, key, index(p.kvLen));
-                    auto orHidden = [&](Value cond) {
-                      hidden = arith::OrIOp::create(b, hidden, cond);
-                    };
-                    if (p.causal)
-                      orHidden(arith::CmpIOp::create(
-                          b, arith::CmpIPredicate::sgt, key, diagonal));
-                    if (p.window) {
-                      orHidden(arith::CmpIOp::create(
-                          b, arith::CmpIPredicate::sgt, key,
-                          add(diagonal, index(p.window->second))));
-                      orHidden(arith::CmpIOp::create(
-                          b, arith::CmpIPredicate::slt, key,
-                          arith::SubIOp::create(b, diagonal,
-                                                index(p.window->first))));
-                    }
+                    Value hidden = geometry.isHidden(rowOf[i], key);
                     x = arith::SelectOp::create(b, hidden, minusInf, x);
                   }
                   values.push_back(x);
@@ -622,25 +568,8 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
           // block is whole for every row when its last key is visible from
           // the first row, its first key from the last row, and it ends
           // within Sk. One uniform branch per block.
-          Value keyLast = add(key0, index(s.blockN - 1));
-          Value straddles = arith::CmpIOp::create(
-              b, arith::CmpIPredicate::sge, keyLast, index(p.kvLen));
-          auto orStraddles = [&](Value cond) {
-            straddles = arith::OrIOp::create(b, straddles, cond);
-          };
-          if (p.causal || p.window) {
-            int64_t right = p.window ? p.window->second : 0;
-            if (p.causal)
-              right = std::min<int64_t>(right, 0);
-            orStraddles(arith::CmpIOp::create(
-                b, arith::CmpIPredicate::sgt, keyLast,
-                add(row0, index(offset + right))));
-          }
-          if (p.window)
-            orStraddles(arith::CmpIOp::create(
-                b, arith::CmpIPredicate::slt, key0,
-                arith::SubIOp::create(b, add(lastRow, index(offset)),
-                                      index(p.window->first))));
+          Value straddles = geometry.needsElementMask(
+              row0, rows, key0, add(key0, index(s.blockN)));
           SmallVector<Type> types(mTiles * nTiles * 4, f32);
           auto ifOp = scf::IfOp::create(b, types, straddles,
                                         /*withElseRegion=*/true);

@@ -40,7 +40,8 @@ func.func @prefill(%q: tensor<1x8x300x64xbf16>, %k: tensor<1x2x300x64xbf16>,
 // CHECK: nvgpu.device_async_copy %[[Q]][%[[B]], %[[H]], %{{.+}}, %{{.+}}], %[[QT]][%{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
 // Causal block skipping: the KV loop ends at the query block's last
 // visible key block.
-// CHECK: %[[END:.+]] = arith.ceildivui %{{.+}}, %c64 : index
+// CHECK: %[[LAST:.+]] = arith.ceildivui %{{.+}}, %c64 : index
+// CHECK: %[[END:.+]] = arith.select %{{.+}}, %[[LAST]], %c0 : index
 // CHECK: nvgpu.device_async_wait %{{.+}} {numGroups = 0 : i32}
 // CHECK: scf.for %{{.+}} = %c0 to %[[END]] step %c1 iter_args(
 // CHECK:   gpu.barrier

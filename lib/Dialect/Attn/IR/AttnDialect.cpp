@@ -62,3 +62,12 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
                            << attr.getValue();
   return success();
 }
+
+TargetAttr mlir::attn::getEnclosingTarget(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (auto target =
+            parent->getAttrOfType<TargetAttr>(AttnDialect::getTargetAttrName()))
+      return target;
+  return {};
+}

@@ -25,4 +25,12 @@
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.h.inc"
 
+namespace mlir::attn {
+
+/// The `attn.target` of the nearest enclosing op that carries one, or null:
+/// the one rule every pass uses to find the target of an attention.
+TargetAttr getEnclosingTarget(Operation *op);
+
+} // namespace mlir::attn
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTN_H
