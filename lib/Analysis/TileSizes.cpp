@@ -34,3 +34,13 @@ std::optional<TileSizes> mlir::attn::resolveTileSizes(AttentionOp op,
   }
   return TileSizes{blockM, blockN};
 }
+
+FailureOr<TileSizes>
+mlir::attn::requireTileSizes(AttentionOp op, int64_t blockM, int64_t blockN) {
+  if (std::optional<TileSizes> tiles = resolveTileSizes(op, blockM, blockN))
+    return *tiles;
+  return op.emitError()
+         << "no default tiling for this head dimension (above 256 or "
+            "dynamic): pin one with the tiles attribute or the "
+            "block-m/block-n options";
+}

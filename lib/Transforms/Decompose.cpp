@@ -48,12 +48,11 @@ constexpr IteratorType kReduction = IteratorType::reduction;
 
 /// Builds the loops of one attn.attention or attn.partial_attention. Index
 /// values named `...Row`/`...Key` are absolute positions.
-template <typename OpTy>
-class Decomposer {
+template <typename OpTy> class Decomposer {
 public:
   Decomposer(OpTy op, int64_t blockM, int64_t blockN, ImplicitLocOpBuilder &b)
-      : op(op), blockM(blockM), blockN(blockN), b(b), ctx(b.getContext()),
-        arith{b} {}
+      : op(op), blockM(blockM), blockN(blockN), b(b),
+        ctx(b.getContext()), arith{b} {}
 
   /// Returns the values replacing the op's results.
   SmallVector<Value> build();
@@ -135,7 +134,7 @@ static Value multiplyAdd(OpBuilder &b, Location loc, Value acc, Value lhs,
 
 template <typename OpTy>
 Value Decomposer<OpTy>::buildScores(Value qTile, Value kTile, Value rows,
-                              Value cols) {
+                                    Value cols) {
   Value init =
       filledTensor(b, {rows, cols}, b.getF32Type(), b.getF32FloatAttr(0.0));
   // (i, j, d): S[i, j] += Q[i, d] * K[j, d]
@@ -151,9 +150,9 @@ Value Decomposer<OpTy>::buildScores(Value qTile, Value kTile, Value rows,
 
 template <typename OpTy>
 Value Decomposer<OpTy>::buildScoreEpilogue(Value scores, Value maskTile,
-                                     Value batch, Value head, Value row0,
-                                     Value key0, Value rows, Value cols,
-                                     bool maskPositions) {
+                                           Value batch, Value head, Value row0,
+                                           Value key0, Value rows, Value cols,
+                                           bool maskPositions) {
   const double log2e = M_LOG2E;
   double scale = op.getEffectiveScale();
   bool natural = needsNaturalUnits();
@@ -235,24 +234,21 @@ Value Decomposer<OpTy>::buildScoreEpilogue(Value scores, Value maskTile,
 }
 
 template <typename OpTy>
-std::pair<Value, Value> Decomposer<OpTy>::blockRange(Value slot, Value batch,
-                                                     Value head,
-                                                     Value queryBlock,
-                                                     Value row0, Value rows) {
+std::pair<Value, Value>
+Decomposer<OpTy>::blockRange(Value slot, Value batch, Value head,
+                             Value queryBlock, Value row0, Value rows) {
   auto [begin, end] = geometry().kvBlockRange(row0, rows, blockN);
   if (!slot)
     return {begin, end};
   if (auto split = dyn_cast<SplitKVAttr>(op.getPartitionAttr()))
     return splitKVPiece(arith, begin, end, slot, split.getSplits());
   // Lean: the slot's piece of this output tile's LeanTiles, as blocks.
-  Value batchHead =
-      arith.add(arith.mul(batch, tensor::DimOp::create(b, op.getQuery(), 1)),
-                head);
+  Value batchHead = arith.add(
+      arith.mul(batch, tensor::DimOp::create(b, op.getQuery(), 1)), head);
   auto blocksOf = [&](Value m) { return visibleBlocks(m); };
   LeanTileOrder<IndexArith> order{arith, blocksOf};
   Value first = order.tileFirst(leanPerHead, batchHead, queryBlock);
-  auto [pieceBegin, pieceEnd] =
-      lean->piece(first, arith.sub(end, begin), slot);
+  auto [pieceBegin, pieceEnd] = lean->piece(first, arith.sub(end, begin), slot);
   Value shift = arith.sub(begin, first);
   return {arith.add(pieceBegin, shift), arith.add(pieceEnd, shift)};
 }
@@ -472,8 +468,7 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
   return {oTile, lseTile};
 }
 
-template <typename OpTy>
-SmallVector<Value> Decomposer<OpTy>::build() {
+template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   seqQ = tensor::DimOp::create(b, q, 2);
   seqK = tensor::DimOp::create(b, k, 2);
@@ -498,8 +493,7 @@ SmallVector<Value> Decomposer<OpTy>::build() {
         arith.mul(batchHeads, leanPerHead)));
   }
 
-  auto forall =
-      scf::ForallOp::create(b, bounds, op.getOutputs(), std::nullopt);
+  auto forall = scf::ForallOp::create(b, bounds, op.getOutputs(), std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
@@ -538,8 +532,8 @@ SmallVector<Value> Decomposer<OpTy>::build() {
     Value lseInit = shared.size() > 1
                         ? slice(shared[1], prefix, lSizes, lStrides, 1)
                         : Value();
-    auto [oTile, lseTile] = buildQueryBlock(slot, batch, head, queryBlock,
-                                            row0, rows, oInit, lseInit);
+    auto [oTile, lseTile] = buildQueryBlock(slot, batch, head, queryBlock, row0,
+                                            rows, oInit, lseInit);
 
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, oTile, shared[0], oOffsets, oSizes,
@@ -558,7 +552,8 @@ struct AttnDecomposePass
   void runOnOperation() override {
     if (blockM < 0 || blockN < 0) {
       emitError(getOperation()->getLoc())
-          << "block-m and block-n must be positive, got " << static_cast<int64_t>(blockM) << " and "
+          << "block-m and block-n must be positive, got "
+          << static_cast<int64_t>(blockM) << " and "
           << static_cast<int64_t>(blockN);
       return signalPassFailure();
     }
@@ -584,12 +579,9 @@ struct AttnDecomposePass
              << "attn-decompose takes attentions without a partition; got "
              << partition
              << " (split_kv and lean: run attn-partition-kv first)";
-    std::optional<TileSizes> tiles = resolveTileSizes(op, blockM, blockN);
-    if (!tiles)
-      return op.emitError()
-             << "no default tiling for this head dimension (above 256 or "
-                "dynamic): pin one with the tiles attribute or the "
-                "block-m/block-n options";
+    FailureOr<TileSizes> tiles = requireTileSizes(op, blockM, blockN);
+    if (failed(tiles))
+      return failure();
     return replace(op, tiles->blockM, tiles->blockN, rewriter);
   }
 

@@ -40,12 +40,9 @@ namespace {
 /// where given, else FlashAttention-2's default for the head dimension.
 FailureOr<Fa2TilesAttr> resolveTiles(AttentionOp op, int64_t blockM,
                                      int64_t blockN) {
-  std::optional<TileSizes> sizes = resolveTileSizes(op, blockM, blockN);
-  if (!sizes)
-    return op.emitError()
-           << "no default tiling for this head dimension (above 256 or "
-              "dynamic): pin one with the tiles attribute or the "
-              "block-m/block-n options";
+  FailureOr<TileSizes> sizes = requireTileSizes(op, blockM, blockN);
+  if (failed(sizes))
+    return failure();
   Fa2TilesAttr pinned = op.getTilesAttr();
   if (pinned && pinned.getBlockM() == sizes->blockM &&
       pinned.getBlockN() == sizes->blockN)
@@ -69,21 +66,20 @@ FailureOr<Fa2TilesAttr> resolveTiles(AttentionOp op, int64_t blockM,
   while (warps > 1 && sizes->blockM % (16 * warps) != 0)
     warps /= 2;
   auto emitError = [&] { return op.emitError(); };
-  if (failed(Fa2TilesAttr::verify(emitError, sizes->blockM,
-                                            sizes->blockN, warps, stages)))
+  if (failed(Fa2TilesAttr::verify(emitError, sizes->blockM, sizes->blockN,
+                                  warps, stages)))
     return failure();
-  return Fa2TilesAttr::get(op.getContext(), sizes->blockM, sizes->blockN,
-                           warps, stages);
+  return Fa2TilesAttr::get(op.getContext(), sizes->blockM, sizes->blockN, warps,
+                           stages);
 }
 
 /// The partial slots a Lean schedule over `ctas` CTAs needs: the most pieces
 /// any output tile is cut into.
 template <typename A>
-typename A::Value leanSlots(A &a, MaskGeometry<A> geometry,
-                            typename A::Value batchHeads,
-                            typename A::Value queryBlocks,
-                            typename A::Value maxBlocks, int64_t ctas,
-                            Fa2TilesAttr tiles) {
+typename A::Value
+leanSlots(A &a, MaskGeometry<A> geometry, typename A::Value batchHeads,
+          typename A::Value queryBlocks, typename A::Value maxBlocks,
+          int64_t ctas, Fa2TilesAttr tiles) {
   auto blocksOf = [&](typename A::Value m) {
     auto [begin, end] =
         geometry.queryBlockKvRange(m, tiles.getBlockM(), tiles.getBlockN());
@@ -108,7 +104,8 @@ OpFoldResult slotCount(AttentionOp op, Fa2TilesAttr tiles,
     int64_t queryBlocks = llvm::divideCeil(p->queryLen, blockM);
     int64_t maxBlocks = 0;
     for (int64_t m = 0; m < queryBlocks; ++m)
-      maxBlocks = std::max(maxBlocks, p->kvBlockRange(m, blockM, blockN).size());
+      maxBlocks =
+          std::max(maxBlocks, p->kvBlockRange(m, blockM, blockN).size());
     return b.getIndexAttr(leanSlots(a, p->geometry(), p->batch * p->queryHeads,
                                     queryBlocks, maxBlocks, ctas, tiles));
   }
@@ -118,8 +115,8 @@ OpFoldResult slotCount(AttentionOp op, Fa2TilesAttr tiles,
   Value seqK = tensor::DimOp::create(b, k, 2);
   MaskGeometry<IndexArith> geometry{a, seqQ, seqK, op.getCausal(),
                                     op.getWindowSizes()};
-  Value batchHeads = a.mul(tensor::DimOp::create(b, q, 0),
-                           tensor::DimOp::create(b, q, 1));
+  Value batchHeads =
+      a.mul(tensor::DimOp::create(b, q, 0), tensor::DimOp::create(b, q, 1));
   // Any tile visits at most every block.
   return leanSlots(a, geometry, batchHeads, a.ceilDiv(seqQ, blockM),
                    a.ceilDiv(seqK, blockN), ctas, tiles);

@@ -163,10 +163,24 @@ cl::opt<double> peakTflops(
     cl::init(0), cl::cat(runCategory));
 
 /// Options that describe the attention, which a module describes instead.
-const cl::Option *specOptions[] = {
-    &batch,  &heads, &kvHeads, &seqQ,  &seqK,    &headDim, &valueDim,
-    &dtype,  &outDtype, &causal, std::addressof(window), &scale, &softcap, &mask,
-    &alibi,  &withLse, &splits, &lean};
+const cl::Option *specOptions[] = {&batch,
+                                   &heads,
+                                   &kvHeads,
+                                   &seqQ,
+                                   &seqK,
+                                   &headDim,
+                                   &valueDim,
+                                   &dtype,
+                                   &outDtype,
+                                   &causal,
+                                   std::addressof(window),
+                                   &scale,
+                                   &softcap,
+                                   &mask,
+                                   &alibi,
+                                   &withLse,
+                                   &splits,
+                                   &lean};
 
 using Clock = std::chrono::steady_clock;
 
@@ -245,22 +259,21 @@ std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
                           splitKV.getSplits());
   if (auto leanAttr = dyn_cast_or_null<LeanAttr>(op.getPartitionAttr())) {
     IntegerArith a;
-    int64_t leanTiles =
-        problem.batch * problem.queryHeads * work.visitedBlocks;
+    int64_t leanTiles = problem.batch * problem.queryHeads * work.visitedBlocks;
     auto assignment =
         LeanAssignment<IntegerArith>::create(a, leanAttr.getCtas(), leanTiles);
     int64_t maxBlocks = 0;
     for (int64_t m = 0; m < work.queryBlocks; ++m)
       maxBlocks = std::max(
-          maxBlocks, problem.kvBlockRange(m, tiles->blockM, tiles->blockN).size());
+          maxBlocks,
+          problem.kvBlockRange(m, tiles->blockM, tiles->blockN).size());
     text += llvm::formatv(
         "; Lean over {0} CTAs: {1} LeanTiles, {2} per CTA, {3} partial "
         "slots per output tile merged with attn.merge",
         leanAttr.getCtas(), leanTiles,
         assignment.hi == leanAttr.getCtas()
             ? llvm::formatv("{0}", assignment.perCta).str()
-            : llvm::formatv("{0}-{1}", assignment.perCta - 1,
-                            assignment.perCta)
+            : llvm::formatv("{0}-{1}", assignment.perCta - 1, assignment.perCta)
                   .str(),
         assignment.slots(maxBlocks));
   }

@@ -1,4 +1,5 @@
-//===- WorkAssignmentTest.cpp - Split-KV and Lean work assignments ---------===//
+//===- WorkAssignmentTest.cpp - Split-KV and Lean work assignments
+//---------===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -15,9 +16,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Analysis/WorkAssignment.h"
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/IntegerArith.h"
-#include "attn/Analysis/WorkAssignment.h"
 
 #include "gtest/gtest.h"
 
@@ -118,8 +119,8 @@ TEST_P(LeanPieces, SlotsAndWalkAgree) {
   const LeanCase &param = GetParam();
   std::vector<Tile> tiles = tilesOf(param.heads, param.blocks);
   int64_t leanTiles = tiles.back().first + tiles.back().count;
-  auto lean = LeanAssignment<IntegerArith>::create(arith, param.ctas,
-                                                   leanTiles);
+  auto lean =
+      LeanAssignment<IntegerArith>::create(arith, param.ctas, leanTiles);
   int64_t maxBlocks =
       *std::max_element(param.blocks.begin(), param.blocks.end());
   int64_t slots = lean.slots(maxBlocks);
@@ -163,8 +164,8 @@ TEST_P(LeanPieces, SlotsAndWalkAgree) {
       // The same piece as the slot view's.
       auto found = pieceOf.find({c, seg.tile});
       ASSERT_NE(found, pieceOf.end());
-      auto [b, e] = lean.piece(seg.tileFirst, seg.tileEnd - seg.tileFirst,
-                               found->second);
+      auto [b, e] =
+          lean.piece(seg.tileFirst, seg.tileEnd - seg.tileFirst, found->second);
       EXPECT_EQ(b, seg.begin);
       EXPECT_EQ(e, seg.end);
       EXPECT_EQ(found->second == 0, seg.host());

@@ -28,8 +28,7 @@
 
 namespace mlir::attn {
 
-template <typename A>
-struct MaskGeometry {
+template <typename A> struct MaskGeometry {
   using V = typename A::Value;
   using C = typename A::Cond;
 

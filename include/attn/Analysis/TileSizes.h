@@ -8,6 +8,9 @@
 #ifndef ATTN_ANALYSIS_TILESIZES_H
 #define ATTN_ANALYSIS_TILESIZES_H
 
+#include "mlir/Support/LLVM.h"
+#include "mlir/Support/LogicalResult.h"
+
 #include <cstdint>
 #include <optional>
 
@@ -26,6 +29,11 @@ struct TileSizes {
 /// without pinned tiles).
 std::optional<TileSizes> resolveTileSizes(AttentionOp op, int64_t blockM,
                                           int64_t blockN);
+
+/// resolveTileSizes, with an error on `op` that says how to pin tiles when
+/// none apply.
+FailureOr<TileSizes> requireTileSizes(AttentionOp op, int64_t blockM,
+                                      int64_t blockN);
 
 } // namespace mlir::attn
 

@@ -54,8 +54,7 @@ splitKVPiece(A &a, typename A::Value begin, typename A::Value end,
 /// Lean attention's even split of `leanTiles` LeanTiles over `ctas` CTAs:
 /// with t = ceil(T / G), the first hi = T - (t - 1) G CTAs get t LeanTiles
 /// and the others t - 1, in CTA order.
-template <typename A>
-struct LeanAssignment {
+template <typename A> struct LeanAssignment {
   using V = typename A::Value;
   using C = typename A::Cond;
 
@@ -87,8 +86,8 @@ struct LeanAssignment {
     // The divisors are clamped to 1 where their branch is not taken.
     V one = a.constant(1);
     V inLong = a.div(tile, a.max(perCta, one));
-    V inShort = a.add(
-        hi, a.div(a.sub(tile, longEnd), a.max(a.sub(perCta, one), one)));
+    V inShort =
+        a.add(hi, a.div(a.sub(tile, longEnd), a.max(a.sub(perCta, one), one)));
     return a.select(a.lt(tile, longEnd), inLong, inShort);
   }
 
@@ -110,11 +109,10 @@ struct LeanAssignment {
   V slots(V maxBlocks) {
     V one = a.constant(1);
     V single = a.min(ctas, maxBlocks);
-    V several = a.min(
-        ctas,
-        a.add(a.ceilDiv(a.max(a.sub(maxBlocks, one), a.constant(0)),
-                        a.max(a.sub(perCta, one), one)),
-              one));
+    V several =
+        a.min(ctas, a.add(a.ceilDiv(a.max(a.sub(maxBlocks, one), a.constant(0)),
+                                    a.max(a.sub(perCta, one), one)),
+                          one));
     return a.max(a.select(a.gt(perCta, one), several, single), one);
   }
 };
@@ -123,8 +121,7 @@ struct LeanAssignment {
 /// query block, starts at LeanTile bh * perHead + prefix(m), where
 /// prefix(m) sums the visible KV blocks of the query blocks before m (all
 /// heads see the same blocks).
-template <typename A>
-struct LeanTileOrder {
+template <typename A> struct LeanTileOrder {
   using V = typename A::Value;
 
   A &a;

@@ -21,9 +21,9 @@
 #include "attn/Conversion/AttnToNVGPU/KernelName.h"
 
 #include "attn/Analysis/AttentionProblem.h"
-#include "attn/Analysis/MaskGeometry.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
+#include "attn/Analysis/MaskGeometry.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/IndexArith.h"
 
@@ -460,10 +460,9 @@ void KernelBuilder::build(gpu::GPUFuncOp func) {
   // KV blocks [begin, end): MaskGeometry's, as in the decomposition.
   MaskGeometry<IndexArith> geometry{arith, index(p.queryLen), index(p.kvLen),
                                     p.causal, p.window};
-  Value rows = arith::MinUIOp::create(b, index(s.blockM),
-                                      arith::SubIOp::create(b, index(p.queryLen), row0));
-  auto [blockBegin, blockEnd] =
-      geometry.kvBlockRange(row0, rows, s.blockN);
+  Value rows = arith::MinUIOp::create(
+      b, index(s.blockM), arith::SubIOp::create(b, index(p.queryLen), row0));
+  auto [blockBegin, blockEnd] = geometry.kvBlockRange(row0, rows, s.blockN);
 
   Type fragC = VectorType::get({2, 2}, f32);
   Type pair = VectorType::get({2}, f32);

@@ -110,8 +110,7 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
   // The score region is optional: leave it empty.
 }
 
-template <typename OpTy>
-static float effectiveScale(OpTy op) {
+template <typename OpTy> static float effectiveScale(OpTy op) {
   if (std::optional<APFloat> scale = op.getScale())
     return scale->convertToFloat();
   int64_t headDim = op.getQuery().getType().getDimSize(3);
@@ -289,8 +288,8 @@ LogicalResult PartialAttentionOp::verify() {
   int64_t slots = cast<RankedTensorType>(getInitOut().getType()).getDimSize(0);
   int64_t lseSlots =
       cast<RankedTensorType>(getInitLse().getType()).getDimSize(0);
-  if (failed(verifySameSize(*this, "slot count (S)", "O", slots, "LSE",
-                            lseSlots)))
+  if (failed(
+          verifySameSize(*this, "slot count (S)", "O", slots, "LSE", lseSlots)))
     return failure();
   if (auto split = dyn_cast<SplitKVAttr>(partition);
       split && !ShapedType::isDynamic(slots) && slots != split.getSplits())
@@ -305,8 +304,7 @@ LogicalResult PartialAttentionOp::verify() {
   return success();
 }
 
-template <typename OpTy>
-static LogicalResult verifyScoreRegion(OpTy self) {
+template <typename OpTy> static LogicalResult verifyScoreRegion(OpTy self) {
   auto emitOpError = [&]() { return self.emitOpError(); };
   Region &region = self.getScore();
   if (region.empty())
@@ -335,9 +333,7 @@ static LogicalResult verifyScoreRegion(OpTy self) {
   return success();
 }
 
-LogicalResult AttentionOp::verifyRegions() {
-  return verifyScoreRegion(*this);
-}
+LogicalResult AttentionOp::verifyRegions() { return verifyScoreRegion(*this); }
 LogicalResult PartialAttentionOp::verifyRegions() {
   return verifyScoreRegion(*this);
 }
