@@ -7,11 +7,18 @@
 
 #include "attn/Analysis/Fa2Resources.h"
 
+#include "attn/Dialect/Attn/IR/Attn.h"
+
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
 using namespace mlir::attn;
+
+GpuLimits mlir::attn::gpuLimits(TargetAttr target) {
+  return {target.getSms(), target.getSmemPerBlock(), target.getSmemPerSm(),
+          target.getRegsPerSm(), target.getRegsPerThread()};
+}
 
 Fa2Resources mlir::attn::fa2Resources(const Fa2Tiling &tiling, int64_t headDim,
                                       int64_t valueDim, int64_t elementBytes) {

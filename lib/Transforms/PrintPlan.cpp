@@ -8,6 +8,7 @@
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/AttentionSummary.h"
 #include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/Fa2Resources.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/Passes.h"
 
@@ -73,11 +74,12 @@ struct AttnPrintPlanPass
                          tiles.getStages()};
       origin = "pinned";
     } else {
-      std::optional<int64_t> sharedMemory;
-      if (target)
-        sharedMemory = target.getSmemPerBlock();
-      tiling = defaultFa2Tiling(problem->headDim, problem->valueDim,
-                                elementBytes, sharedMemory);
+      // What attn-select-schedule will pin: the first of FlashAttention-2's
+      // tilings whose CTA fits the target's shared memory and registers.
+      tiling = target ? selectFa2Tiling(problem->headDim, problem->valueDim,
+                                        elementBytes, gpuLimits(target))
+                      : defaultFa2Tiling(problem->headDim, problem->valueDim,
+                                         elementBytes, std::nullopt);
       origin = llvm::formatv("FlashAttention-2 default for D={0}",
                              std::max(problem->headDim, problem->valueDim));
       if (target)
@@ -86,8 +88,7 @@ struct AttnPrintPlanPass
     if (!tiling) {
       remark << "\n  tiles: none of FlashAttention-2's tilings fits";
       if (target)
-        remark << " the " << target.getSmemPerBlock()
-               << " bytes of shared memory per block of " << target.getChip();
+        remark << " the shared memory and registers of " << target.getChip();
       else
         remark << " a head dimension above 256";
     } else {

@@ -31,11 +31,6 @@ using namespace mlir::attn;
 
 namespace {
 
-GpuLimits limitsOf(TargetAttr target) {
-  return {target.getSms(), target.getSmemPerBlock(), target.getSmemPerSm(),
-          target.getRegsPerSm(), target.getRegsPerThread()};
-}
-
 /// "need ... ; <chip> allows ...", the reason of a misfit.
 std::string describe(const Fa2Misfit &misfit, TargetAttr target) {
   std::string text;
@@ -82,7 +77,7 @@ struct AttnSelectSchedulePass
                             << "` attribute (#attn.target<...>) on an "
                                "enclosing module";
     }
-    GpuLimits limits = limitsOf(target);
+    GpuLimits limits = gpuLimits(target);
 
     auto queryType = op.getQuery().getType();
     int64_t headDim = queryType.getDimSize(3);

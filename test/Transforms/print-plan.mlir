@@ -35,11 +35,12 @@ func.func @decode(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x4096x128xbf16>, %o
 
 // -----
 
-// A sliding window visits a band of blocks; the module's target limits the
-// default tiling for D=256 to what fits its shared memory.
+// A sliding window visits a band of blocks. With a target the plan reports
+// the tiles attn-select-schedule pins: the first of FlashAttention-2's tilings
+// for D=256 whose CTA fits sm_80's shared memory and registers.
 // REMARK: remark: attention B=1 Hq=2 Hkv=1 (MQA) Sq=4096 Sk=4096 D=256 Dv=256 bf16 window=[256, 0]
-// REMARK: tiles: #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2> (FlashAttention-2 default for D=256 on sm_80), 160.0 KiB shared memory per CTA
-// REMARK-NEXT: per (batch, head): 64 query blocks, 310 of 4096 key blocks visited (7.6%), 124 with an element mask
+// REMARK: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1> (FlashAttention-2 default for D=256 on sm_80), 128.0 KiB shared memory per CTA
+// REMARK-NEXT: per (batch, head): 32 query blocks, 186 of 2048 key blocks visited (9.1%), 124 with an element mask
 module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @window(%q: tensor<1x2x4096x256xbf16>, %k: tensor<1x1x4096x256xbf16>, %o: tensor<1x2x4096x256xbf16>) -> tensor<1x2x4096x256xbf16> {
     // expected-remark @+1 {{MQA}}

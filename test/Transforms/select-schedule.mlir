@@ -1,5 +1,7 @@
 // RUN: attn-opt %s --split-input-file --attn-select-schedule | FileCheck %s --check-prefixes=CHECK,NOSPLIT
 // RUN: attn-opt %s --split-input-file --attn-select-schedule="split-kv=true" | FileCheck %s --check-prefixes=CHECK,SPLIT
+// The plan report agrees with the tiles this pass pins.
+// RUN: attn-opt %s --split-input-file --attn-print-plan --mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAN
 // Idempotent: a second run over the output changes nothing, with either option.
 // RUN: attn-opt %s --split-input-file --attn-select-schedule="split-kv=true" -o %t.once
 // RUN: attn-opt %t.once --split-input-file --attn-select-schedule="split-kv=true" -o %t.twice
@@ -275,4 +277,19 @@ func.func @no_target(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o:
   %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
       outs(%o : tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16>
   return %r : tensor<1x8x1x64xf16>
+}
+
+// -----
+
+// The plan reports exactly the tiles this pass pins (same module, same
+// target): 128 x 64 with 8 warps, one stage, for D = 256 on sm_80.
+// PLAN: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1> (FlashAttention-2 default for D=256 on sm_80)
+// CHECK-LABEL: func.func @plan_agrees
+// CHECK: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>
+module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @plan_agrees(%q: tensor<1x2x4096x256xbf16>, %o: tensor<1x2x4096x256xbf16>) -> tensor<1x2x4096x256xbf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<1x2x4096x256xbf16>, tensor<1x2x4096x256xbf16>, tensor<1x2x4096x256xbf16>)
+        outs(%o : tensor<1x2x4096x256xbf16>) -> tensor<1x2x4096x256xbf16>
+    return %r : tensor<1x2x4096x256xbf16>
+  }
 }

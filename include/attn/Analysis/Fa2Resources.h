@@ -24,6 +24,8 @@
 
 namespace mlir::attn {
 
+class TargetAttr;
+
 /// Facts of sm_80 and sm_90 (CUDA C Programming Guide, "Technical
 /// Specifications per Compute Capability") that `#attn.target` does not carry.
 /// sm_86 and sm_89 allow fewer threads (1536) and CTAs (16, 24) per SM; a
@@ -48,6 +50,9 @@ struct GpuLimits {
   int64_t regsPerSm;
   int64_t regsPerThread;
 };
+
+/// The limits `target` states.
+GpuLimits gpuLimits(TargetAttr target);
 
 /// What one CTA of the kernel needs.
 struct Fa2Resources {
