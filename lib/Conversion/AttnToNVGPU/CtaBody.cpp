@@ -1,0 +1,517 @@
+//===- CtaBody.cpp - The FlashAttention-2 CTA body on tensor cores --------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// Which lane holds which element of the A, B and C fragments, which row each
+// lane addresses in an ldmatrix, and the shared-memory swizzle are
+// FragmentLayout's formulas (unit-tested against the PTX ISA); the C
+// fragments of two adjacent n8 tiles of S are, element for element, the A
+// fragment of a k16 slice of P, so P never leaves the registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CtaBody.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+Value CtaBody::swizzle(Value row, Value col) {
+  Value chunk = arith::DivUIOp::create(b, col, index(kChunk));
+  Value within = arith::RemUIOp::create(b, col, index(kChunk));
+  return add(mul(layout.swizzledChunk(chunk, row), index(kChunk)), within);
+}
+
+Value CtaBody::atEntry(std::pair<int64_t, void *> key,
+                       function_ref<Value()> build) {
+  Value &value = entryValues[key];
+  if (!value) {
+    OpBuilder::InsertionGuard guard(b);
+    b.restoreInsertionPoint(entryPoint);
+    value = build();
+    entryPoint = b.saveInsertionPoint();
+  }
+  return value;
+}
+
+Value CtaBody::swizzledColumn(int64_t chunk0, Value laneChunk, Value phase) {
+  int64_t low = chunk0 % 8;
+  // Every ldmatrix row is the lane's row mod 8 plus a multiple of 8, so the
+  // swizzle of the lane's row is that of the lane itself (`phase`).
+  Value within = atEntry({low, laneChunk.getAsOpaquePointer()}, [&] {
+    Value chunk = add(index(low), laneChunk);
+    return mul(layout.swizzledChunk(chunk, lane), index(kChunk));
+  });
+  return add(index((chunk0 - low) * kChunk), within);
+}
+
+Value CtaBody::sharedTile(Value base, Value byteOffset, int64_t rows) {
+  auto type = MemRefType::get(
+      {rows, s.problem.headDim}, s.element, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
+  return memref::ViewOp::create(b, type, base, byteOffset, ValueRange{});
+}
+
+SmallVector<Value> CtaBody::copyTile(Value source, Value batch, Value head,
+                                     Value row0, int64_t rows, int64_t length,
+                                     Value tile) {
+  int64_t chunksPerRow = s.problem.headDim / kChunk;
+  // Each round the threads copy `rowsPerRound` whole rows; thread `tid`
+  // always copies chunk tid % chunksPerRow of row tid / chunksPerRow (+ a
+  // multiple of rowsPerRound), so its shared-memory column is the same in
+  // every round when rowsPerRound is a multiple of the swizzle period 8.
+  int64_t rowsPerRound = s.threads() / chunksPerRow;
+  Value laneRow = atEntry({-1, nullptr}, [&] {
+    return arith::DivUIOp::create(b, tid, index(chunksPerRow));
+  });
+  Value col = atEntry({-2, nullptr}, [&] {
+    return mul(arith::RemUIOp::create(b, tid, index(chunksPerRow)),
+               index(kChunk));
+  });
+  Value sharedCol;
+  if (rowsPerRound % 8 == 0)
+    sharedCol = atEntry({-3, nullptr}, [&] { return swizzle(laneRow, col); });
+  SmallVector<Value> tokens;
+  for (int64_t first = 0; first < rows; first += rowsPerRound) {
+    Value row = add(laneRow, index(first));
+    // Past the end: read nothing (the address stays in bounds) and fill 0.
+    Value sourceRow = add(row0, row);
+    Value inBounds = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                           sourceRow, index(length));
+    Value clamped = arith::MinUIOp::create(b, sourceRow, index(length - 1));
+    Value elements =
+        arith::SelectOp::create(b, inBounds, index(kChunk), index(0));
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, tile, ValueRange{row, sharedCol ? sharedCol : swizzle(row, col)},
+        source, ValueRange{batch, head, clamped, col}, b.getIndexAttr(kChunk),
+        elements, /*bypassL1=*/b.getUnitAttr()));
+  }
+  return tokens;
+}
+
+Value CtaBody::ldmatrix(Value tile, Value row0, Value laneRow, Value laneChunk,
+                        int64_t col0, int64_t numTiles, bool transpose) {
+  Value row = add(row0, laneRow);
+  Value col = swizzledColumn(col0 / kChunk, laneChunk, lanePhase);
+  return nvgpu::LdMatrixOp::create(b, VectorType::get({numTiles, 2}, s.element),
+                                   tile, ValueRange{row, col}, transpose,
+                                   static_cast<uint32_t>(numTiles));
+}
+
+Value CtaBody::loadA(Value tile, Value row0, int64_t col0) {
+  // Lanes 0-15 address rows 0-15 at col0, lanes 16-31 the same rows at
+  // col0 + 8: matrices a0a1 | a2a3 | a4a5 | a6a7.
+  return ldmatrix(tile, row0, laneRow16, laneHalf16, col0, 4, false);
+}
+
+Value CtaBody::loadB(Value tile, Value row0, int64_t col0) {
+  // K stored [key][d]: lanes 0-7 address keys row0..+7 at d = col0, lanes
+  // 8-15 the same keys at col0 + 8 (lanes 16-31 repeat; x2 ignores them).
+  return ldmatrix(tile, row0, laneRow8, laneHalf8, col0, 2, false);
+}
+
+Value CtaBody::loadBTransposed(Value tile, Value row0, int64_t col0) {
+  // V stored [key][d]: lanes 0-15 address keys row0..+15 at d = col0; the
+  // transposed x2 load hands lane l keys 2t, 2t+1 (+8) of column g.
+  return ldmatrix(tile, row0, vRow, vChunk, col0, 2, true);
+}
+
+Value CtaBody::mma(Value a, Value bFrag, Value c) {
+  if (s.element.isF16())
+    return nvgpu::MmaSyncOp::create(b, a, bFrag, c,
+                                    ArrayRef<int64_t>{16, 8, 16});
+  Type i32 = b.getI32Type();
+  auto registers = [&](Value fragment) {
+    SmallVector<Value> words;
+    int64_t rows = cast<VectorType>(fragment.getType()).getDimSize(0);
+    for (int64_t r = 0; r < rows; ++r) {
+      Value halves = vector::ExtractOp::create(b, fragment, r);
+      Value word =
+          vector::BitCastOp::create(b, VectorType::get({1}, i32), halves);
+      words.push_back(vector::ExtractOp::create(b, word, 0));
+    }
+    return words;
+  };
+  SmallVector<Value> accumulators;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      accumulators.push_back(
+          vector::ExtractOp::create(b, c, ArrayRef<int64_t>{i, j}));
+  auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                     SmallVector<Type>(4, f32));
+  Value d = NVVM::MmaOp::create(
+      b, structType, registers(a), registers(bFrag), accumulators,
+      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < 4; ++i)
+    elements.push_back(LLVM::ExtractValueOp::create(b, d, i));
+  return vector::FromElementsOp::create(b, VectorType::get({2, 2}, f32),
+                                        elements);
+}
+
+Value CtaBody::quadReduce(Value value, bool isMax) {
+  for (int32_t offset : {1, 2}) {
+    Value other = gpu::ShuffleOp::create(b, value, offset, kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = isMax ? maxF(value, other) : addF(value, other);
+  }
+  return value;
+}
+
+void CtaBody::setUp() {
+  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
+  warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
+  groupId = layout.groupId(lane);
+  laneInGroup = layout.laneInGroup(lane);
+  // ldmatrix rows start at multiples of 8, so a lane's row mod 8 (its
+  // swizzle phase) is lane mod 8 in every load.
+  laneRow16 = layout.aRow(lane);
+  laneHalf16 = layout.aChunk(lane);
+  laneRow8 = layout.bRow(lane);
+  laneHalf8 = layout.bChunk(lane);
+  vRow = layout.vRow(lane);
+  vChunk = layout.vChunk(lane);
+  lanePhase = laneRow8;
+  // The first row of this warp's slice of the query block.
+  warpRow = mul(warp, index(s.blockM / s.warps));
+
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  shared = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                         MemRefLayoutAttrInterface(), workgroup));
+  // Layout: the Q block, then `stages` K tiles, then `stages` V tiles.
+  qTile = sharedTile(shared, index(0), s.blockM);
+  // Per-lane values that addresses share are built here, ahead of the loop.
+  entryPoint = b.saveInsertionPoint();
+}
+
+std::pair<Value, Value> CtaBody::kvTiles(Value stage) {
+  Value offset = mul(stage, index(kvTileBytes()));
+  return {sharedTile(shared, add(index(kBase()), offset), s.blockN),
+          sharedTile(shared, add(index(vBase()), offset), s.blockN)};
+}
+
+Value CtaBody::copyKV(Value k, Value v, Value batch, Value kvHead, Value block,
+                      Value stage) {
+  auto [kStage, vStage] = kvTiles(stage);
+  Value key0 = mul(block, index(s.blockN));
+  SmallVector<Value> tokens =
+      copyTile(k, batch, kvHead, key0, s.blockN, s.problem.kvLen, kStage);
+  llvm::append_range(tokens, copyTile(v, batch, kvHead, key0, s.blockN,
+                                      s.problem.kvLen, vStage));
+  return commit(tokens);
+}
+
+Value CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
+  return commit(
+      copyTile(q, batch, head, row0, s.blockM, s.problem.queryLen, qTile));
+}
+
+SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
+                                       Value batch, Value kvHead, Value row0,
+                                       Value rows, Value blockBegin,
+                                       Value blockEnd) {
+  const AttentionProblem &p = s.problem;
+  MaskGeometry<IndexArith> geometry = this->geometry();
+  Type fragC = VectorType::get({2, 2}, f32);
+  Type pair = VectorType::get({2}, f32);
+  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8, oTiles = p.valueDim / 8,
+          kSteps = p.headDim / 16;
+  Value zeroC = arith::ConstantOp::create(
+      b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
+  Value minusInfPair = arith::ConstantOp::create(
+      b, pair,
+      DenseElementsAttr::get(cast<ShapedType>(pair),
+                             -std::numeric_limits<float>::infinity()));
+  Value zeroPair = arith::ConstantOp::create(
+      b, pair, DenseElementsAttr::get(cast<ShapedType>(pair), 0.0f));
+
+  // Loop state: O fragments [mTiles][oTiles], then m and l per m tile (one
+  // f32 for row g and one for row g + 8 of the tile).
+  SmallVector<Value> init(mTiles * oTiles, zeroC);
+  init.append(mTiles, minusInfPair);
+  init.append(mTiles, zeroPair);
+  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
+  Value zeroF = f32Const(0.0);
+
+  // Q, and with two stages the first K and V tiles, are in flight.
+  if (s.stages == 2) {
+    copyKV(k, v, batch, kvHead, blockBegin, index(0));
+    waitGroups(qGroup, 1);
+  } else {
+    waitGroups(qGroup, 0);
+  }
+  auto loop = scf::ForOp::create(
+      b, blockBegin, blockEnd, index(1), init,
+      [&](OpBuilder &, Location, Value block, ValueRange state) {
+        Value key0 = mul(block, index(s.blockN));
+        // The tiles of the previous block have been read by every warp.
+        gpu::BarrierOp::create(b);
+        Value stage = index(0);
+        if (s.stages == 2) {
+          // Block n is in stage (n - begin) % 2 (issued one iteration ago);
+          // the next block goes to the other stage while this one is used.
+          stage = arith::RemUIOp::create(
+              b, arith::SubIOp::create(b, block, blockBegin), index(2));
+          Value next = arith::MinUIOp::create(
+              b, add(block, index(1)),
+              arith::SubIOp::create(b, blockEnd, index(1)));
+          Value group = copyKV(k, v, batch, kvHead, next,
+                               arith::SubIOp::create(b, index(1), stage));
+          waitGroups(group, 1);
+        } else {
+          waitGroups(copyKV(k, v, batch, kvHead, block, stage), 0);
+        }
+        gpu::BarrierOp::create(b);
+        auto [kTile, vTile] = kvTiles(stage);
+
+        // S = Q K^T for all of the warp's m16 tiles at once, so that each
+        // K fragment is loaded once and used by every tile.
+        SmallVector<SmallVector<Value>> scores(
+            mTiles, SmallVector<Value>(nTiles, zeroC));
+        for (int64_t ks = 0; ks < kSteps; ++ks) {
+          SmallVector<Value> aFrags;
+          for (int64_t mt = 0; mt < mTiles; ++mt)
+            aFrags.push_back(
+                loadA(qTile, add(warpRow, index(mt * 16)), ks * 16));
+          for (int64_t nt = 0; nt < nTiles; ++nt) {
+            Value bFrag = loadB(kTile, index(nt * 8), ks * 16);
+            for (int64_t mt = 0; mt < mTiles; ++mt)
+              scores[mt][nt] = mma(aFrags[mt], bFrag, scores[mt][nt]);
+          }
+        }
+
+        // Scaled scores in base 2, [mt][nt][i][j] flattened; with `masked`,
+        // keys a row cannot see are -inf.
+        Value scale = f32Const(s.scaleLog2);
+        auto scaledScores = [&](bool masked) {
+          SmallVector<Value> values;
+          for (int64_t mt = 0; mt < mTiles; ++mt) {
+            Value tileRow = add(row0, add(warpRow, index(mt * 16)));
+            // C rows g and g + 8 (layout.cRow(lane, 1) = cRow(lane, 0) + 8).
+            Value rowG = add(tileRow, layout.cRow(groupId, 0));
+            SmallVector<Value> rowOf = {rowG, add(rowG, index(8))};
+            for (int64_t nt = 0; nt < nTiles; ++nt)
+              for (int64_t i = 0; i < 2; ++i)
+                for (int64_t j = 0; j < 2; ++j) {
+                  Value x =
+                      mulF(vector::ExtractOp::create(b, scores[mt][nt],
+                                                     ArrayRef<int64_t>{i, j}),
+                           scale);
+                  if (masked) {
+                    Value key = add(add(key0, index(nt * 8 + j)),
+                                    layout.cCol(laneInGroup, 0));
+                    Value hidden = geometry.isHidden(rowOf[i], key);
+                    x = arith::SelectOp::create(b, hidden, minusInf, x);
+                  }
+                  values.push_back(x);
+                }
+          }
+          return values;
+        };
+        SmallVector<Value> flat;
+        if (!s.needsElementMask()) {
+          flat = scaledScores(/*masked=*/false);
+        } else {
+          // Only blocks that straddle a mask boundary pay for the mask: the
+          // block is whole for every row when its last key is visible from
+          // the first row, its first key from the last row, and it ends
+          // within Sk. One uniform branch per block.
+          Value straddles = geometry.needsElementMask(
+              row0, rows, key0, add(key0, index(s.blockN)));
+          SmallVector<Type> types(mTiles * nTiles * 4, f32);
+          auto ifOp = scf::IfOp::create(b, types, straddles,
+                                        /*withElseRegion=*/true);
+          for (bool masked : {true, false}) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(masked ? ifOp.thenBlock()
+                                              : ifOp.elseBlock());
+            scf::YieldOp::create(b, scaledScores(masked));
+          }
+          llvm::append_range(flat, ifOp.getResults());
+        }
+
+        SmallVector<Value> mNext, lNext;
+        SmallVector<SmallVector<Value>> pFrags(mTiles), alphas(mTiles);
+        for (int64_t mt = 0; mt < mTiles; ++mt) {
+          SmallVector<SmallVector<Value>> elems(nTiles);
+          for (int64_t nt = 0; nt < nTiles; ++nt)
+            for (int64_t e = 0; e < 4; ++e)
+              elems[nt].push_back(flat[(mt * nTiles + nt) * 4 + e]);
+          // Online softmax, per row (i = 0: row g, i = 1: row g + 8).
+          Value mOld = state[mTiles * oTiles + mt];
+          Value lOld = state[mTiles * oTiles + mTiles + mt];
+          Value mNew = mOld, lNew = lOld;
+          for (int64_t i = 0; i < 2; ++i) {
+            Value rowMax = minusInf;
+            for (int64_t nt = 0; nt < nTiles; ++nt)
+              for (int64_t j = 0; j < 2; ++j)
+                rowMax = maxF(rowMax, elems[nt][2 * i + j]);
+            rowMax = quadReduce(rowMax, /*isMax=*/true);
+            Value old = vector::ExtractOp::create(b, mOld, i);
+            Value updated = maxF(old, rowMax);
+            Value isEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                                  updated, minusInf);
+            Value safe = arith::SelectOp::create(b, isEmpty, zeroF, updated);
+            alphas[mt].push_back(exp2(subF(old, safe)));
+            Value rowSum = zeroF;
+            for (int64_t nt = 0; nt < nTiles; ++nt)
+              for (int64_t j = 0; j < 2; ++j) {
+                Value &x = elems[nt][2 * i + j];
+                x = exp2(subF(x, safe));
+                rowSum = addF(rowSum, x);
+              }
+            // l stays a per-lane partial sum; the quad adds it up at the end.
+            Value lRow =
+                addF(mulF(alphas[mt][i], vector::ExtractOp::create(b, lOld, i)),
+                     rowSum);
+            mNew = vector::InsertOp::create(b, updated, mNew, i);
+            lNew = vector::InsertOp::create(b, lRow, lNew, i);
+          }
+          mNext.push_back(mNew);
+          lNext.push_back(lNew);
+
+          // P's A fragments: S's C fragments of n tiles 2 kk and 2 kk + 1,
+          // rounded to the input type.
+          Type fragA = VectorType::get({4, 2}, s.element);
+          for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
+            SmallVector<Value> halves;
+            for (int64_t nt : {2 * kk, 2 * kk + 1})
+              for (int64_t i = 0; i < 2; ++i)
+                for (int64_t j = 0; j < 2; ++j)
+                  halves.push_back(arith::TruncFOp::create(
+                      b, s.element, elems[nt][2 * i + j]));
+            pFrags[mt].push_back(vector::FromElementsOp::create(
+                b, cast<VectorType>(fragA), halves));
+          }
+        }
+
+        // O = alpha * O + P V; each V fragment serves every m16 tile.
+        SmallVector<Value> next;
+        for (int64_t mt = 0; mt < mTiles; ++mt)
+          for (int64_t ot = 0; ot < oTiles; ++ot) {
+            Value acc = state[mt * oTiles + ot];
+            for (int64_t i = 0; i < 2; ++i) {
+              Value rowPair = vector::ExtractOp::create(b, acc, i);
+              Value scaled = mulF(
+                  rowPair, vector::BroadcastOp::create(b, pair, alphas[mt][i]));
+              acc = vector::InsertOp::create(b, scaled, acc, i);
+            }
+            next.push_back(acc);
+          }
+        for (int64_t kk = 0; kk < nTiles / 2; ++kk)
+          for (int64_t ot = 0; ot < oTiles; ++ot) {
+            Value bFrag = loadBTransposed(vTile, index(kk * 16), ot * 8);
+            for (int64_t mt = 0; mt < mTiles; ++mt) {
+              Value &acc = next[mt * oTiles + ot];
+              acc = mma(pFrags[mt][kk], bFrag, acc);
+            }
+          }
+        next.append(mNext);
+        next.append(lNext);
+        scf::YieldOp::create(b, next);
+      });
+
+  // No copy may still be writing shared memory when the CTA goes on.
+  b.setInsertionPointAfter(loop);
+  if (s.stages == 2)
+    waitGroups(qGroup, 0);
+  return SmallVector<Value>(loop.getResults());
+}
+
+void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
+                          Value head, Value row0) {
+  // O = acc / l once; LSE = (m + log2 l) ln 2; l = 0 gives 0 and -inf.
+  const AttentionProblem &p = s.problem;
+  Type pair = VectorType::get({2}, f32);
+  int64_t mTiles = s.mTiles(), oTiles = p.valueDim / 8;
+  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
+  Value zeroF = f32Const(0.0);
+  // O goes through the warp's own rows of the Q tile (which only this warp
+  // reads), so that global memory gets whole 16-byte chunks.
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    Value localRow = add(warpRow, index(mt * 16));
+    Value mFinal = state[mTiles * oTiles + mt];
+    Value lPartial = state[mTiles * oTiles + mTiles + mt];
+    for (int64_t i = 0; i < 2; ++i) {
+      Value rowInTile =
+          add(add(localRow, layout.cRow(groupId, 0)), index(8 * i));
+      Value row = add(row0, rowInTile);
+      Value l = quadReduce(vector::ExtractOp::create(b, lPartial, i),
+                           /*isMax=*/false);
+      Value empty =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, zeroF);
+      Value inverse = arith::SelectOp::create(
+          b, empty, zeroF, arith::DivFOp::create(b, f32Const(1.0), l));
+      Value inverses = vector::BroadcastOp::create(b, pair, inverse);
+      for (int64_t ot = 0; ot < oTiles; ++ot) {
+        Value rowPair =
+            vector::ExtractOp::create(b, state[mt * oTiles + ot], i);
+        Value out = arith::TruncFOp::create(b, VectorType::get({2}, s.element),
+                                            mulF(rowPair, inverses));
+        Value col =
+            add(swizzle(rowInTile, index(ot * 8)), layout.cCol(laneInGroup, 0));
+        vector::StoreOp::create(b, out, qTile, ValueRange{rowInTile, col});
+      }
+      if (lse) {
+        Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                              index(p.queryLen));
+        Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                            laneInGroup, index(0));
+        auto store =
+            scf::IfOp::create(b, arith::AndIOp::create(b, inRange, first),
+                              /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(store.thenBlock());
+        Value m = vector::ExtractOp::create(b, mFinal, i);
+        Value value = mulF(addF(m, log2(l)), f32Const(M_LN2));
+        value = arith::SelectOp::create(b, empty, minusInf, value);
+        memref::StoreOp::create(b, value, lse, ValueRange{batch, head, row});
+      }
+    }
+  }
+  gpu::BarrierOp::create(b);
+  // Each lane copies 16-byte chunks of its warp's rows to O.
+  int64_t rowsPerWarp = s.blockM / s.warps;
+  int64_t chunksPerRow = p.valueDim / kChunk;
+  Type chunkType = VectorType::get({kChunk}, s.element);
+  for (int64_t first = 0; first < rowsPerWarp * chunksPerRow;
+       first += kWarpSize) {
+    Value chunk = add(lane, index(first));
+    Value rowInTile =
+        add(warpRow, arith::DivUIOp::create(b, chunk, index(chunksPerRow)));
+    Value col = mul(arith::RemUIOp::create(b, chunk, index(chunksPerRow)),
+                    index(kChunk));
+    Value row = add(row0, rowInTile);
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                          index(p.queryLen));
+    auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value values = vector::LoadOp::create(
+        b, chunkType, qTile, ValueRange{rowInTile, swizzle(rowInTile, col)});
+    // Rows of D = 64k 16-bit elements keep every chunk 16-byte aligned
+    // (the bundle requires 16-byte aligned tensors).
+    vector::StoreOp::create(b, values, o, ValueRange{batch, head, row, col},
+                            /*nontemporal=*/false, llvm::Align(16));
+  }
+}

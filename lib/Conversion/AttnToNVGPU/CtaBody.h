@@ -1,0 +1,209 @@
+//===- CtaBody.h - The FlashAttention-2 CTA body on tensor cores -*- C++
+//-*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// What one CTA of every attention kernel runs: FlashAttention-2's forward
+// loop over a range of key/value blocks with mma.sync m16n8k16, K and V
+// staged through shared memory by cp.async, P kept in registers. The kernel
+// skeletons (AttnToNVGPU.cpp) map a schedule's work onto CTAs and call it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTONVGPU_CTABODY_H
+#define ATTN_LIB_CONVERSION_ATTNTONVGPU_CTABODY_H
+
+#include "attn/Analysis/AttentionProblem.h"
+#include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/MaskGeometry.h"
+#include "attn/Conversion/AttnToNVGPU/FragmentLayout.h"
+#include "attn/Transforms/IndexArith.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn {
+
+constexpr int64_t kWarpSize = 32;
+/// Elements of a 16-byte chunk of 16-bit values: one cp.async, one row of an
+/// ldmatrix 8x8 matrix.
+constexpr int64_t kChunk = 8;
+
+/// Everything the kernel is specialised for.
+struct KernelShape {
+  AttentionProblem problem;
+  Type element;
+  int64_t blockM, blockN, warps;
+  /// Shared-memory buffers of K and V: 1, or 2 to load the next block while
+  /// the current one is computed.
+  int64_t stages;
+  float scaleLog2;
+  bool withLse;
+
+  int64_t threads() const { return kWarpSize * warps; }
+  /// m16 tiles each warp owns.
+  int64_t mTiles() const { return blockM / (16 * warps); }
+  int64_t queryBlocks() const {
+    return llvm::divideCeil(problem.queryLen, blockM);
+  }
+  /// Bytes of dynamic shared memory: the Q block, `stages` K and V tiles.
+  int64_t sharedBytes() const {
+    return fa2SharedMemoryBytes(Fa2Tiling{blockM, blockN, warps, stages},
+                                problem.headDim, problem.valueDim,
+                                /*elementBytes=*/2);
+  }
+  /// Whether some score needs an element mask (causal, window, or a tail of
+  /// keys past Sk in the last block).
+  bool needsElementMask() const {
+    return problem.causal || problem.window || problem.kvLen % blockN != 0;
+  }
+};
+
+/// The CTA body of every schedule: the FlashAttention-2 forward loop of one
+/// CTA over a range of key/value blocks, and what it needs (per-thread
+/// values, shared-memory tiles, the query block). Kernel skeletons decide
+/// which CTA computes which (batch, head, query block, block range) and call
+/// it. Values are named after the algorithm; `b` inserts into the kernel
+/// body. exp2 and log2 are NVVM's approximate intrinsics (what
+/// FlashAttention's exp2f compiles to), so the PTX needs no libdevice.
+class CtaBody {
+public:
+  CtaBody(ImplicitLocOpBuilder &b, const KernelShape &shape)
+      : b(b), s(shape), f32(b.getF32Type()), arith{b}, layout{arith} {}
+
+  /// Per-thread values and the shared-memory tiles, at the kernel's entry:
+  /// first, before the other calls.
+  void setUp();
+
+  /// Starts the cp.async of rows [row0, row0 + block_m) of Q[batch, head]
+  /// into shared memory; returns its group.
+  Value loadQueryBlock(Value q, Value batch, Value head, Value row0);
+
+  /// The FlashAttention-2 loop over key/value blocks [blockBegin, blockEnd)
+  /// of (batch, kvHead) for the `rows` rows of the query block at row0
+  /// (loaded by
+  /// loadQueryBlock as `qGroup`), with MaskGeometry's element masks on the
+  /// blocks that straddle a mask boundary. Returns the final state: the O
+  /// accumulators [mTiles][Dv / 8], then m and l per m tile (l a per-lane
+  /// partial sum). No copy is in flight afterwards.
+  SmallVector<Value> runKvRange(Value k, Value v, Value qGroup, Value batch,
+                                Value kvHead, Value row0, Value rows,
+                                Value blockBegin, Value blockEnd);
+
+  /// O = acc / l into O[batch, head, row0...] (rows below Sq) in the
+  /// element type, and LSE = (m + log2 l) ln 2 when `lse` is given; rows
+  /// that saw no key get 0 and -inf.
+  void storeOutput(ValueRange state, Value o, Value lse, Value batch,
+                   Value head, Value row0);
+
+  /// The masking geometry of the attention, as IR.
+  MaskGeometry<IndexArith> geometry() {
+    return {arith, index(s.problem.queryLen), index(s.problem.kvLen),
+            s.problem.causal, s.problem.window};
+  }
+
+private:
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, value);
+  }
+  Value f32Const(double value) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(value));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value addF(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value mulF(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  Value subF(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value maxF(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
+  Value exp2(Value x) { return intrinsic("llvm.nvvm.ex2.approx.ftz.f", x); }
+  Value log2(Value x) { return intrinsic("llvm.nvvm.lg2.approx.ftz.f", x); }
+  Value intrinsic(StringRef name, Value x) {
+    return LLVM::CallIntrinsicOp::create(b, f32, b.getStringAttr(name),
+                                         ValueRange{x})
+        .getResult(0);
+  }
+
+  /// The column at which element `col` of row `row` of a tile is stored:
+  /// 16-byte chunks XOR-swizzled with row % 8, so that the 8 rows an
+  /// ldmatrix phase reads, and the 8 chunks of a row a cp.async phase
+  /// writes, fall in distinct banks.
+  Value swizzle(Value row, Value col);
+
+  /// The swizzled column of 16-byte chunk `chunk0 + laneChunk` in a row
+  /// whose index is `phase` mod 8, with `laneChunk` 0 or 1 and `chunk0` even
+  /// when it can be 1. The lane-dependent part is computed once at the
+  /// kernel's entry, so every address in the loop is a per-lane base plus a
+  /// constant.
+  Value swizzledColumn(int64_t chunk0, Value laneChunk, Value phase);
+  /// Builds `build` at the kernel's entry, once per `key`.
+  Value atEntry(std::pair<int64_t, void *> key, function_ref<Value()> build);
+
+  /// cp.async of rows [row0, row0 + rows) of `source[batch, head]` into
+  /// `tile`; rows at or past `length` are zero-filled. Returns the copies'
+  /// tokens, which `commit` groups.
+  SmallVector<Value> copyTile(Value source, Value batch, Value head, Value row0,
+                              int64_t rows, int64_t length, Value tile);
+  Value commit(ArrayRef<Value> tokens) {
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  }
+  /// Waits until at most `pending` committed groups are still in flight.
+  void waitGroups(Value group, int32_t pending) {
+    nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(pending));
+  }
+
+  /// The tile views of dynamic shared memory.
+  Value sharedTile(Value base, Value byteOffset, int64_t rows);
+  /// The K and V tiles of pipeline stage `stage`.
+  std::pair<Value, Value> kvTiles(Value stage);
+  /// The cp.async of the K and V tiles of `block` into `stage`, as one group.
+  Value copyKV(Value k, Value v, Value batch, Value kvHead, Value block,
+               Value stage);
+  /// Shared-memory layout: the Q block, then `stages` K tiles, then
+  /// `stages` V tiles.
+  int64_t kvTileBytes() const { return s.blockN * 2 * s.problem.headDim; }
+  int64_t kBase() const { return s.blockM * 2 * s.problem.headDim; }
+  int64_t vBase() const { return kBase() + s.stages * kvTileBytes(); }
+
+  /// ldmatrix.x`numTiles` of the 8x8 matrices whose rows lane l addresses
+  /// at row `row0 + laneRow`, 16-byte chunk `col0 / 8 + laneChunk`.
+  Value ldmatrix(Value tile, Value row0, Value laneRow, Value laneChunk,
+                 int64_t col0, int64_t numTiles, bool transpose);
+  /// Per-lane ldmatrix operands.
+  Value loadA(Value tile, Value row0, int64_t col0);
+  Value loadB(Value tile, Value row0, int64_t col0);
+  Value loadBTransposed(Value tile, Value row0, int64_t col0);
+
+  /// D = A B + C, m16n8k16. nvgpu.mma.sync for f16; for bf16, whose
+  /// nvgpu lowering cannot name the PTX type, nvvm.mma.sync on the packed
+  /// 32-bit registers.
+  Value mma(Value a, Value bFrag, Value c);
+
+  /// max / sum of `value` over the 4 lanes of a quad.
+  Value quadReduce(Value value, bool isMax);
+
+  ImplicitLocOpBuilder &b;
+  const KernelShape &s;
+  Type f32;
+  IndexArith arith;
+  /// Every lane-to-element and lane-to-address formula (unit-tested).
+  FragmentLayout<IndexArith> layout;
+  Value lane, groupId, laneInGroup, tid, warp;
+  /// The first row of this warp's slice of the query block.
+  Value warpRow;
+  /// Dynamic shared memory and its Q tile.
+  Value shared, qTile;
+  /// Per-lane ldmatrix row offsets and chunk offsets (see loadA/B).
+  Value laneRow16, laneRow8, laneHalf16, laneHalf8, vRow, vChunk, lanePhase;
+
+  OpBuilder::InsertPoint entryPoint;
+  DenseMap<std::pair<int64_t, void *>, Value> entryValues;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_CONVERSION_ATTNTONVGPU_CTABODY_H
