@@ -23,7 +23,7 @@ TEST(Fa2Defaults, TableByHeadDimension) {
   EXPECT_EQ(defaultFa2Tiling(128, 128, 2, std::nullopt),
             (Fa2Tiling{128, 64, 4, 2}));
   EXPECT_EQ(defaultFa2Tiling(256, 256, 2, std::nullopt),
-            (Fa2Tiling{128, 64, 8, 2}));
+            (Fa2Tiling{128, 64, 8, 1}));
   // The wider of D and Dv picks the row.
   EXPECT_EQ(defaultFa2Tiling(64, 128, 2, std::nullopt),
             (Fa2Tiling{128, 64, 4, 2}));
@@ -37,11 +37,13 @@ TEST(Fa2Defaults, SharedMemoryBytes) {
 }
 
 TEST(Fa2Defaults, FallsBackWhenSharedMemoryIsShort) {
-  // D=256 in bf16: 128x64 with 8 warps needs 192 KiB, more than an A100
-  // block may use (163 KiB), so the 64x64 tiling is chosen there.
-  const int64_t a100 = 166912, h100 = 232448;
-  EXPECT_EQ(defaultFa2Tiling(256, 256, 2, h100), (Fa2Tiling{128, 64, 8, 2}));
-  EXPECT_EQ(defaultFa2Tiling(256, 256, 2, a100), (Fa2Tiling{64, 64, 4, 2}));
+  // D=256 in bf16: 128x64 with 8 warps (one stage) needs 128 KiB, which an
+  // A100 block may use (163 KiB) and an sm_86 block (99 KiB) may not, so the
+  // 64x64 tiling (96 KiB) is chosen there.
+  const int64_t a100 = 166912, h100 = 232448, rtx = 101376;
+  EXPECT_EQ(defaultFa2Tiling(256, 256, 2, h100), (Fa2Tiling{128, 64, 8, 1}));
+  EXPECT_EQ(defaultFa2Tiling(256, 256, 2, a100), (Fa2Tiling{128, 64, 8, 1}));
+  EXPECT_EQ(defaultFa2Tiling(256, 256, 2, rtx), (Fa2Tiling{64, 64, 4, 1}));
   EXPECT_EQ(defaultFa2Tiling(256, 256, 4, a100), std::nullopt);
   EXPECT_EQ(defaultFa2Tiling(64, 64, 2, 1024), std::nullopt);
 }
@@ -62,7 +64,7 @@ TEST(Fa2Defaults, RegistersPerThreadCountTheAccumulators) {
 TEST(Fa2Defaults, CandidatesAreTheTable) {
   EXPECT_EQ(fa2Candidates(64).front(), (Fa2Tiling{128, 128, 4, 2}));
   EXPECT_EQ(fa2Candidates(128).front(), (Fa2Tiling{128, 64, 4, 2}));
-  EXPECT_EQ(fa2Candidates(256).front(), (Fa2Tiling{128, 64, 8, 2}));
+  EXPECT_EQ(fa2Candidates(256).front(), (Fa2Tiling{128, 64, 8, 1}));
   EXPECT_TRUE(fa2Candidates(257).empty());
 }
 

@@ -72,7 +72,8 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
 
     On sm_80 (163 KiB per block) and sm_90a (227 KiB) this gives 128 x 64
     with 4 warps for D = 64, 128 x 128 with 8 warps for D = 128, and 128 x 64
-    with 8 warps for D = 256 (one stage on sm_80, two on sm_90a).
+    with 8 warps for D = 256 (one stage, the table's: with two, ptxas spilled
+    on sm_90a).
 
     With `split-kv`, an op without a `partition` also gets
     `partition = #attn.split_kv<splits = S>` when FlashAttention-2's rule
