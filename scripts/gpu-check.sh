@@ -12,7 +12,10 @@
 #       Triton; no LLVM/MLIR), in one run:
 #         1. correctness: every c_* bundle through attn-launch (checked
 #            against the GPU reference);
-#         2. compute-sanitizer memcheck and racecheck on two small ones;
+#         2. compute-sanitizer memcheck, racecheck and synccheck on three
+#            small ones, a Lean kernel with contributors among them (each
+#            tool run limited to 5 minutes: a persistent kernel whose CTAs
+#            the tool serialises would wait forever);
 #         3. the benchmark sweep: every b_* bundle through attn-launch
 #            --bench and the same configurations through PyTorch SDPA's
 #            FLASH_ATTENTION and CUDNN_ATTENTION backends;
@@ -32,7 +35,8 @@ usage() {
   exit 2
 }
 
-sanitized=(c_tail_q_lt_k c_window)
+# c_lean_many: a persistent Lean kernel whose hosts wait for contributors.
+sanitized=(c_tail_q_lt_k c_window c_lean_many)
 
 prepare() {
   local dir="$1" build_tools="$2"
@@ -86,15 +90,15 @@ run() {
   echo "== 2. compute-sanitizer =="
   local sanitizer
   sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
-  for tool in memcheck racecheck; do
+  for tool in memcheck racecheck synccheck; do
     if [ ! -x "$sanitizer" ]; then
       note "$tool: FAIL (compute-sanitizer not found)"; failed+=("$tool"); continue
     fi
     local bundles=()
     for name in "${sanitized[@]}"; do bundles+=("$dir/bundles/$name"); done
-    if "$sanitizer" --tool "$tool" --error-exitcode 3 "$launch" "${bundles[@]}" \
+    if timeout 300 "$sanitizer" --tool "$tool" --error-exitcode 3 "$launch" "${bundles[@]}" \
         >"$out/sanitizer-$tool.txt" 2>&1; then
-      note "$tool: PASS ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.txt" | tail -1))"
+      note "$tool: PASS ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY' "$out/sanitizer-$tool.txt" | tail -1))"
     else
       note "$tool: FAIL (see sanitizer-$tool.txt)"; failed+=("$tool")
       tail -20 "$out/sanitizer-$tool.txt"

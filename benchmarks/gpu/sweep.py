@@ -6,7 +6,8 @@ attn.attention (a function named like its file) and the module's
 #attn.target, and prints their names:
   * correctness (c_*): D in {64, 128, 256}, f16 and bf16, causal or not, with
     tail lengths (S = 1000); decode (Sq = 1), GQA 8:1, Sq > Sk and Sq < Sk
-    with causal masks (rows with no visible key), a sliding window;
+    with causal masks (rows with no visible key), a sliding window; Lean
+    attention (decode, one CTA, many contributors, causal prefill, Sq = 4);
   * benchmark (b_*): bf16, B*S = 16k tokens, H*D = 2048, D in {64, 128},
     S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not.
 
@@ -44,6 +45,16 @@ def correctness():
     yield "c_tail_q_gt_k", "f16", 1, 4, 4, 1000, 777, 128, "causal"
     yield "c_tail_q_lt_k", "bf16", 1, 4, 2, 300, 1000, 64, "causal"
     yield "c_window", "bf16", 1, 4, 4, 700, 700, 64, "window = array<i64: 100, 20>"
+    # Lean attention (persistent CTAs, hosts merging contributors' partials):
+    # a GQA decode step over the 132 SMs (2016 LeanTiles, 15-16 per CTA);
+    # one CTA doing every tile alone; more CTAs than LeanTiles (many
+    # contributors per tile); a causal prefill with tiles of different
+    # lengths; speculative decoding (Sq = 4) with MQA and a tail of keys.
+    yield "c_lean_decode", "bf16", 1, 32, 8, 1, 8000, 128, "partition = #attn.lean<ctas = 132>"
+    yield "c_lean_alone", "f16", 1, 4, 4, 1, 1000, 64, "partition = #attn.lean<ctas = 1>"
+    yield "c_lean_many", "bf16", 1, 2, 2, 1, 1000, 64, "partition = #attn.lean<ctas = 64>"
+    yield "c_lean_causal", "f16", 2, 4, 4, 1000, 1000, 64, "causal, partition = #attn.lean<ctas = 13>"
+    yield "c_lean_spec", "bf16", 2, 8, 1, 4, 3000, 128, "causal, partition = #attn.lean<ctas = 33>"
 
 
 def benchmark():

@@ -231,6 +231,31 @@ Status fillInputs(const CudaDriver &d, attnrtContext context,
   return Status();
 }
 
+/// A second launch's outputs against the first's, bit for bit.
+OutputCheck compareRepeat(const std::vector<float> &out,
+                          const std::vector<float> &outAgain,
+                          const std::vector<float> &lse,
+                          const std::vector<float> &lseAgain) {
+  OutputCheck check;
+  check.name = "repeat";
+  check.toleranceOrigin = "bitwise, O and LSE of a second launch";
+  auto compareBits = [&](const std::vector<float> &a,
+                         const std::vector<float> &b) {
+    if (a.size() != b.size())
+      return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (std::isfinite(a[i]) && std::isfinite(b[i]))
+        check.maxAbs = std::max<double>(check.maxAbs, std::fabs(a[i] - b[i]));
+      if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0)
+        ++check.differing;
+    }
+    return true;
+  };
+  check.passed = compareBits(out, outAgain) && compareBits(lse, lseAgain) &&
+                 check.differing == 0;
+  return check;
+}
+
 /// O and LSE of the reference attention (f32) for the inputs of SET.
 Status runReference(const CudaDriver &d, attnrtContext context,
                     const attnrtDeviceInfo &device, const TensorSet &set,
@@ -428,6 +453,23 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
     CHECK_STATUS(copyOut(context, set.buffers[4].data(), layout.bytes(4),
                          layout.params[4].dtype, report.lse));
 
+  // Run to run, the outputs must be the same bits (Lean attention's hosts
+  // merge in a fixed order, whichever contributor finishes first).
+  for (int32_t i = 3; i < layout.count; ++i)
+    CHECK_STATUS(poison(d, layout.params[i].dtype, set.buffers[i].data(),
+                        layout.elements(i)));
+  CHECK_STATUS(
+      Status::of(attnrtLaunch(kernel, set.tensors, layout.count, nullptr)));
+  CHECK_STATUS(Status::of(attnrtSynchronize(context, nullptr)));
+  std::vector<float> again, againLse;
+  CHECK_STATUS(copyOut(context, set.buffers[3].data(), layout.bytes(3),
+                       layout.params[3].dtype, again));
+  if (hasLse)
+    CHECK_STATUS(copyOut(context, set.buffers[4].data(), layout.bytes(4),
+                         layout.params[4].dtype, againLse));
+  report.checks.push_back(
+      compareRepeat(report.out, again, report.lse, againLse));
+
   if (options.check) {
     std::vector<float> exactOut, exactLse, naiveOut, naiveLse;
     CHECK_STATUS(runReference(d, context, device, set, report, false, exactOut,
@@ -484,6 +526,8 @@ void attn::gpucheck::printReport(const KernelReport &r, std::FILE *stream) {
     if (c.nanCount)
       std::fprintf(stream, ", %lld elements NaN or mismatched infinities",
                    (long long)c.nanCount);
+    if (c.differing)
+      std::fprintf(stream, ", %lld elements differ", (long long)c.differing);
     std::fprintf(stream, ": %s\n", c.passed ? "PASS" : "FAIL");
   }
   if (r.timing) {

@@ -40,12 +40,17 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
   auto sizes = [&](StringRef key) {
     return launch.getAs<DenseI64ArrayAttr>(key).asArrayRef();
   };
-  // The kernel's parameters, in order: Q, K, V, O and, if returned, LSE.
-  // Q, K, V and O move in 16-byte vectors; LSE in f32 scalars.
+  // The kernel's parameters, in order: Q, K, V, O and, if returned, LSE;
+  // then the workspaces the runtime owns. Q, K, V and O move in 16-byte
+  // vectors; LSE in f32 scalars.
   static const char *names[] = {"Q", "K", "V", "O", "LSE"};
+  auto workspaces = launch.getAs<ArrayAttr>("workspaces");
+  size_t numParams =
+      func.getNumArguments() - (workspaces ? workspaces.size() : 0);
   llvm::json::Array params;
   SmallVector<ArrayRef<int64_t>> shapes;
-  for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
+  for (auto [index, type] :
+       llvm::enumerate(func.getArgumentTypes().take_front(numParams))) {
     auto memref = cast<MemRefType>(type);
     SmallVector<int64_t> strides;
     int64_t offset;
@@ -73,18 +78,27 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
     });
   }
   auto tiles = launch.getAs<Fa2TilesAttr>("tiles");
-  // Grid (ceil(Sq / Bm), B, Hq): the formula must give the kernel's grid.
   ArrayRef<int64_t> grid = sizes("grid");
   ArrayRef<int64_t> q = shapes[0];
   int64_t blockM = tiles.getBlockM();
-  if (grid.size() != 3 || grid[0] != llvm::divideCeil(q[2], blockM) ||
-      grid[1] != q[0] || grid[2] != q[1])
-    return func.emitError("the kernel's grid is not (ceil(Sq / ")
-           << blockM << "), B, Hq)";
-  llvm::json::Array gridFormula{
-      llvm::json::Object{{"param", "Q"}, {"dim", 2}, {"ceil_div", blockM}},
-      llvm::json::Object{{"param", "Q"}, {"dim", 0}},
-      llvm::json::Object{{"param", "Q"}, {"dim", 1}}};
+  bool persistent = launch.contains("persistent");
+  llvm::json::Array gridFormula;
+  if (persistent) {
+    // A fixed set of CTAs, whatever the sizes.
+    if (grid.size() != 3 || grid[1] != 1 || grid[2] != 1)
+      return func.emitError("a persistent kernel's grid is not (G, 1, 1)");
+    gridFormula = llvm::json::Array{grid[0], 1, 1};
+  } else {
+    // Grid (ceil(Sq / Bm), B, Hq): the formula must give the kernel's grid.
+    if (grid.size() != 3 || grid[0] != llvm::divideCeil(q[2], blockM) ||
+        grid[1] != q[0] || grid[2] != q[1])
+      return func.emitError("the kernel's grid is not (ceil(Sq / ")
+             << blockM << "), B, Hq)";
+    gridFormula = llvm::json::Array{
+        llvm::json::Object{{"param", "Q"}, {"dim", 2}, {"ceil_div", blockM}},
+        llvm::json::Object{{"param", "Q"}, {"dim", 0}},
+        llvm::json::Object{{"param", "Q"}, {"dim", 1}}};
+  }
   llvm::json::Array block;
   for (int64_t size : sizes("block"))
     block.push_back(size);
@@ -96,7 +110,7 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
   };
   if (auto window = attention.getAs<DenseI64ArrayAttr>("window"))
     semantics["window"] = llvm::json::Array{window[0], window[1]};
-  return llvm::json::Object{
+  llvm::json::Object kernel{
       {"name", func.getName()},
       {"target", target},
       {"params", std::move(params)},
@@ -110,6 +124,18 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
                                    {"stages", tiles.getStages()}}},
       {"attention", std::move(semantics)},
   };
+  if (persistent)
+    kernel["persistent"] = true;
+  if (workspaces) {
+    llvm::json::Array entries;
+    for (auto entry : workspaces.getAsRange<DictionaryAttr>())
+      entries.push_back(llvm::json::Object{
+          {"name", entry.getAs<StringAttr>("name").getValue()},
+          {"bytes", entry.getAs<IntegerAttr>("bytes").getInt()},
+          {"zero_init", entry.getAs<BoolAttr>("zero_init").getValue()}});
+    kernel["workspaces"] = std::move(entries);
+  }
+  return kernel;
 }
 
 } // namespace

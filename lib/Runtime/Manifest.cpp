@@ -211,6 +211,9 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
   if (!reader.integerMember(entry, path, "dynamic_shared_memory", 0,
                             kernel.dynamicSharedBytes))
     return false;
+  if (const Value *persistent =
+          reader.member(entry, path, "persistent", Value::Kind::Bool, true))
+    kernel.persistent = persistent->boolean;
   if (const Value *workspaces = reader.member(entry, path, "workspaces",
                                               Value::Kind::Array, true)) {
     for (size_t i = 0; i < workspaces->array.size(); ++i) {

@@ -56,6 +56,9 @@ struct KernelSpec {
   unsigned block[3] = {1, 1, 1};
   int64_t dynamicSharedBytes = 0;
   std::vector<WorkspaceSpec> workspaces;
+  /// All CTAs must be resident at once (Lean attention's persistent CTAs
+  /// wait for each other): the runtime checks occupancy before a launch.
+  bool persistent = false;
   attnrtAttentionInfo attention = {};
 };
 

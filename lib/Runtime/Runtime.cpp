@@ -662,6 +662,29 @@ attnrtStatus attnrtKernelGetGrid(attnrtKernel kernel, const attnrtTensor *args,
   return evaluateGrid(kernel->spec, args, grid);
 }
 
+/// A persistent kernel's CTAs wait for each other: refuse, rather than hang,
+/// when the device cannot hold all of them at once.
+static attnrtStatus checkResidency(attnrtKernel kernel,
+                                   const uint32_t grid[3]) {
+  attnrtKernelResources resources;
+  if (attnrtStatus status = attnrtKernelGetResources(kernel, &resources))
+    return status;
+  int64_t ctas = int64_t(grid[0]) * grid[1] * grid[2];
+  int64_t resident = int64_t(resources.ctasPerMultiprocessor) *
+                     kernel->context->info.multiprocessors;
+  if (ctas <= resident)
+    return ATTNRT_SUCCESS;
+  return fail(ATTNRT_ERROR_UNSUPPORTED,
+              "persistent kernel " + kernel->spec.name + " needs its " +
+                  std::to_string(ctas) +
+                  " CTAs resident at once; the device holds " +
+                  std::to_string(resident) + " (" +
+                  std::to_string(resources.ctasPerMultiprocessor) +
+                  " per multiprocessor x " +
+                  std::to_string(kernel->context->info.multiprocessors) +
+                  "): compile with fewer Lean CTAs");
+}
+
 attnrtStatus attnrtLaunch(attnrtKernel kernel, const attnrtTensor *args,
                           int32_t numArgs, attnrtStream stream) {
   if (!kernel)
@@ -679,6 +702,9 @@ attnrtStatus attnrtLaunch(attnrtKernel kernel, const attnrtTensor *args,
                 "kernel " + spec.name + " has more than 16 parameters");
   if (attnrtStatus status = makeCurrent(kernel->context))
     return status;
+  if (spec.persistent)
+    if (attnrtStatus status = checkResidency(kernel, grid))
+      return status;
   auto cuStream = static_cast<CUstream>(stream);
   if (!spec.workspaces.empty())
     if (attnrtStatus status = prepareWorkspaces(kernel, cuStream))

@@ -809,6 +809,35 @@ TEST_F(RuntimeTest, GridOutsideTheDeviceLimits) {
   EXPECT_TRUE(fake::records().launches.empty());
 }
 
+TEST_F(RuntimeTest, PersistentKernelNeedsAllItsCtasResident) {
+  // 128 threads of 128 registers: 4 CTAs per multiprocessor, 108 of them on
+  // the fake device, so 432 persistent CTAs run and 433 would wait forever.
+  auto persistent = [](int ctas) {
+    return replaced(
+        kManifest, "[{\"param\": \"Q\", \"dim\": 0, \"ceil_div\": 64}, 1, 1]",
+        "[" + std::to_string(ctas) + ", 1, 1], \"persistent\": true");
+  };
+  attnrt::Context context = createContext();
+  SplitArgs args(context.get(), 200);
+  {
+    attnrt::Bundle bundle = loadBundle(context.get(), persistent(432));
+    attnrtKernel split = findKernel(bundle.get(), "attn_split");
+    ASSERT_EQ(attnrtLaunch(split, args.tensors.data(), 2, kStreamA),
+              ATTNRT_SUCCESS)
+        << attnrtLastErrorMessage();
+    ASSERT_EQ(fake::records().launches.size(), 1u);
+    EXPECT_EQ(fake::records().launches[0].grid[0], 432u);
+  }
+  attnrt::Bundle bundle = loadBundle(context.get(), persistent(433));
+  attnrtKernel split = findKernel(bundle.get(), "attn_split");
+  EXPECT_EQ(attnrtLaunch(split, args.tensors.data(), 2, kStreamA),
+            ATTNRT_ERROR_UNSUPPORTED);
+  EXPECT_TRUE(lastErrorContains(
+      "persistent kernel attn_split needs its 433 CTAs resident at once; the "
+      "device holds 432 (4 per multiprocessor x 108)"));
+  EXPECT_EQ(fake::records().launches.size(), 1u);
+}
+
 TEST_F(RuntimeTest, WorkspacesAreAllocatedOnceAndZeroFilledWhereAsked) {
   attnrt::Context context = createContext();
   attnrt::Bundle bundle = loadBundle(context.get());

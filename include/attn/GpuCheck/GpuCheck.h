@@ -55,6 +55,8 @@ struct OutputCheck {
   double maxAbs = 0;
   double relL2 = 0;
   int64_t nanCount = 0;
+  /// Elements whose bits differ (the repeat check).
+  int64_t differing = 0;
   double tolerance = 0;
   std::string toleranceOrigin;
   bool passed = false;

@@ -23,6 +23,7 @@
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
 #include "attn/Analysis/MaskGeometry.h"
+#include "attn/Analysis/WorkAssignment.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/IndexArith.h"
 
@@ -66,9 +67,11 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     return op.emitError("attn-to-nvgpu does not support softcap yet");
   if (op.hasScoreModifier())
     return op.emitError("attn-to-nvgpu does not support a score region yet");
-  if (op.getPartitionAttr())
-    return op.emitError("attn-to-nvgpu does not support partitions yet, got ")
-           << op.getPartitionAttr();
+  Attribute partition = op.getPartitionAttr();
+  if (partition && !isa<LeanAttr>(partition))
+    return op.emitError("attn-to-nvgpu lowers FlashAttention-2's grid and "
+                        "#attn.lean; not yet ")
+           << partition;
   if (problem->headDim != problem->valueDim || problem->headDim % 64 != 0)
     return op.emitError("attn-to-nvgpu needs D = Dv, a multiple of 64; got "
                         "D = ")
@@ -107,6 +110,25 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
            << "target allows " << sharedLimit;
   shape.scaleLog2 = op.getEffectiveScale() * static_cast<float>(M_LOG2E);
   shape.withLse = static_cast<bool>(op.getInitLse());
+  if (auto lean = dyn_cast_or_null<LeanAttr>(partition)) {
+    shape.leanCtas = lean.getCtas();
+    // Every CTA must be resident at once, or a host waits for a contributor
+    // that never starts.
+    if (TargetAttr target = getEnclosingTarget(op)) {
+      GpuLimits limits = gpuLimits(target);
+      int64_t perSm =
+          fa2CtasPerSm(fa2Resources(Fa2Tiling{shape.blockM, shape.blockN,
+                                              shape.warps, shape.stages},
+                                    problem->headDim, problem->valueDim, 2),
+                       limits);
+      if (shape.leanCtas > perSm * limits.sms)
+        return op.emitError("#attn.lean with ")
+               << shape.leanCtas << " CTAs cannot run on " << target.getChip()
+               << ": its persistent CTAs must all be resident, and "
+               << limits.sms << " SMs x " << perSm << " CTA(s) per SM hold "
+               << perSm * limits.sms;
+    }
+  }
   return shape;
 }
 
@@ -137,6 +159,155 @@ void buildFa2Kernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   SmallVector<Value> state = body.runKvRange(k, v, qGroup, batch, kvHead, row0,
                                              rows, blockBegin, blockEnd);
   body.storeOutput(state, o, lse, batch, head, row0);
+  gpu::ReturnOp::create(b);
+}
+
+/// Lean attention's persistent kernel over WorkAssignment's even split:
+/// CTA c of the grid (G) walks LeanTiles [ctaBegin(c), ctaBegin(c + 1)) of
+/// the output tiles in (batch, head, query block) order. Each run inside one
+/// tile is a piece, computed by the CTA body over its key/value blocks: a
+/// host piece that covers its tile writes O; a contributor piece (never the
+/// first of its tile, always the first of its CTA) writes its normalised
+/// partial to the CTA's workspace slot, fences and raises the CTA's flag; a
+/// host piece that does not cover its tile (always the last of its CTA)
+/// waits for the flags of the tile's contributors, the next CTAs, and merges
+/// their partials in CTA order (the order of the CPU's slots). Workspace
+/// parameters after the attention's: partial O [G, block_m, Dv] and LSE
+/// [G, block_m] in f32, flags [G] in i32, zeroed before every launch.
+void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
+                     gpu::GPUFuncOp func) {
+  const AttentionProblem &p = s.problem;
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  unsigned next = 0;
+  Value q = entry.getArgument(next++), k = entry.getArgument(next++),
+        v = entry.getArgument(next++), o = entry.getArgument(next++);
+  Value lse = s.withLse ? entry.getArgument(next++) : Value();
+  Value partialO = entry.getArgument(next++),
+        partialLse = entry.getArgument(next++),
+        flags = entry.getArgument(next++);
+
+  Value cta = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  CtaBody body(b, s);
+  body.setUp();
+  IndexArith a{b};
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+
+  // The LeanTiles of one (batch, head): the visible blocks of each query
+  // block (the sizes are static), and where each query block starts.
+  int64_t queryBlocks = s.queryBlocks();
+  SmallVector<int64_t> prefix{0};
+  for (int64_t m = 0; m < queryBlocks; ++m)
+    prefix.push_back(prefix.back() +
+                     p.kvBlockRange(m, s.blockM, s.blockN).size());
+  int64_t perHead = prefix.back();
+  auto lean = LeanAssignment<IndexArith>::create(
+      a, a.constant(s.leanCtas), a.constant(p.batch * p.queryHeads * perHead));
+  Value begin = lean.ctaBegin(cta);
+  Value end = lean.ctaBegin(a.add(cta, 1));
+
+  auto walk = scf::WhileOp::create(
+      b, TypeRange{b.getIndexType()}, ValueRange{begin},
+      [&](OpBuilder &, Location, ValueRange args) {
+        scf::ConditionOp::create(b, a.lt(args[0], end), args);
+      },
+      [&](OpBuilder &, Location, ValueRange args) {
+        Value g = args[0];
+        Value batchHead = a.div(g, perHead);
+        Value offset = a.sub(g, a.mul(batchHead, perHead));
+        // The query block holding the LeanTile, and where its tile starts.
+        Value queryBlock = a.constant(0), tileOffset = a.constant(0);
+        for (int64_t m = 1; m < queryBlocks; ++m) {
+          Value after = arith::CmpIOp::create(b, arith::CmpIPredicate::sge,
+                                              offset, a.constant(prefix[m]));
+          queryBlock = a.select(after, a.constant(m), queryBlock);
+          tileOffset = a.select(after, a.constant(prefix[m]), tileOffset);
+        }
+        Value tileFirst = a.add(a.mul(batchHead, perHead), tileOffset);
+        Value row0 = a.mul(queryBlock, s.blockM);
+        Value rows = arith::MinUIOp::create(
+            b, a.constant(s.blockM), a.sub(a.constant(p.queryLen), row0));
+        auto [tileBegin, tileEnd] =
+            body.geometry().kvBlockRange(row0, rows, s.blockN);
+        Value tileLast = a.add(tileFirst, a.sub(tileEnd, tileBegin));
+        Value pieceEnd = a.min(end, tileLast);
+        Value batch = a.div(batchHead, p.queryHeads);
+        Value head = a.sub(batchHead, a.mul(batch, p.queryHeads));
+        Value kvHead = a.div(head, p.groupSize());
+
+        // The previous piece's output went through the Q tile.
+        gpu::BarrierOp::create(b);
+        Value qGroup = body.loadQueryBlock(q, batch, head, row0);
+        Value blockBegin = a.add(tileBegin, a.sub(g, tileFirst));
+        Value blockEnd = a.add(tileBegin, a.sub(pieceEnd, tileFirst));
+        SmallVector<Value> state = body.runKvRange(
+            k, v, qGroup, batch, kvHead, row0, rows, blockBegin, blockEnd);
+
+        Value isHost =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::eq, g, tileFirst);
+        Value covers = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                             pieceEnd, tileLast);
+        Value isFirstThread = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                                    tid, a.constant(0));
+        auto role = scf::IfOp::create(b, isHost, /*withElseRegion=*/true);
+        {
+          // A contributor: publish the partial, then the flag.
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(role.elseBlock());
+          body.storePartial(state, partialO, partialLse, cta);
+          NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+          gpu::BarrierOp::create(b);
+          auto signal = scf::IfOp::create(b, isFirstThread, false);
+          b.setInsertionPointToStart(signal.thenBlock());
+          memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
+                                      arith::ConstantIntOp::create(b, 1, 32),
+                                      flags, ValueRange{cta});
+        }
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(role.thenBlock());
+        auto alone = scf::IfOp::create(b, covers, /*withElseRegion=*/true);
+        b.setInsertionPointToStart(alone.thenBlock());
+        body.storeOutput(state, o, lse, batch, head, row0);
+        b.setInsertionPointToStart(alone.elseBlock());
+        // A host with contributors: CTAs cta + 1 .. ctaOf(last LeanTile).
+        Value first = a.add(cta, 1);
+        Value last = lean.ctaOf(a.sub(tileLast, 1));
+        auto wait = scf::IfOp::create(b, isFirstThread, false);
+        {
+          OpBuilder::InsertionGuard waitGuard(b);
+          b.setInsertionPointToStart(wait.thenBlock());
+          scf::ForOp::create(
+              b, first, a.add(last, 1), a.constant(1), ValueRange{},
+              [&](OpBuilder &, Location, Value contributor, ValueRange) {
+                // Spin on an atomic read (add 0) of the contributor's flag.
+                scf::WhileOp::create(
+                    b, TypeRange{}, ValueRange{},
+                    [&](OpBuilder &, Location, ValueRange) {
+                      Value flag = memref::AtomicRMWOp::create(
+                          b, arith::AtomicRMWKind::addi,
+                          arith::ConstantIntOp::create(b, 0, 32), flags,
+                          ValueRange{contributor});
+                      Value unset = arith::CmpIOp::create(
+                          b, arith::CmpIPredicate::eq, flag,
+                          arith::ConstantIntOp::create(b, 0, 32));
+                      scf::ConditionOp::create(b, unset, ValueRange{});
+                    },
+                    [&](OpBuilder &, Location, ValueRange) {
+                      scf::YieldOp::create(b);
+                    });
+                scf::YieldOp::create(b);
+              });
+        }
+        gpu::BarrierOp::create(b);
+        NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+        SmallVector<Value> merged =
+            body.mergePartials(state, partialO, partialLse, first, last);
+        body.storeOutput(merged, o, lse, batch, head, row0,
+                         /*perLaneSums=*/false);
+        b.setInsertionPointAfter(role);
+        scf::YieldOp::create(b, pieceEnd);
+      });
+  b.setInsertionPointAfter(walk);
   gpu::ReturnOp::create(b);
 }
 
@@ -171,6 +342,8 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       if (failed(shape))
         return signalPassFailure();
       std::string name = getAttentionKernelName(op);
+      ImplicitLocOpBuilder kb(op.getLoc(), ctx);
+      kb.setInsertionPointToEnd(kernels.getBody());
 
       SmallVector<Type> params;
       for (Value operand : {Value(op.getQuery()), Value(op.getKey()),
@@ -183,31 +356,62 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
         auto type = cast<RankedTensorType>(op.getInitLse().getType());
         params.push_back(MemRefType::get(type.getShape(), type.getElementType()));
       }
-      ImplicitLocOpBuilder kb(op.getLoc(), ctx);
-      kb.setInsertionPointToEnd(kernels.getBody());
+      // Lean's workspaces (the runtime passes them after the parameters).
+      int64_t ctas = shape->leanCtas;
+      Type f32 = kb.getF32Type(), i32 = kb.getI32Type();
+      SmallVector<std::tuple<StringRef, Type, bool>> workspaces;
+      if (ctas) {
+        workspaces = {
+            {"partial_o",
+             MemRefType::get({ctas, shape->blockM, shape->problem.valueDim},
+                             f32),
+             false},
+            {"partial_lse", MemRefType::get({ctas, shape->blockM}, f32), false},
+            {"flags", MemRefType::get({ctas}, i32), true}};
+      }
+      SmallVector<Attribute> workspaceEntries;
+      for (auto [workspaceName, type, zeroInit] : workspaces) {
+        auto memref = cast<MemRefType>(type);
+        params.push_back(memref);
+        int64_t bytes =
+            memref.getNumElements() * memref.getElementTypeBitWidth() / 8;
+        workspaceEntries.push_back(kb.getDictionaryAttr(
+            {kb.getNamedAttr("name", kb.getStringAttr(workspaceName)),
+             kb.getNamedAttr("bytes", kb.getI64IntegerAttr(bytes)),
+             kb.getNamedAttr("zero_init", kb.getBoolAttr(zeroInit))}));
+      }
       auto func = gpu::GPUFuncOp::create(kb, name,
                                          kb.getFunctionType(params, {}));
       func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
       int32_t threads = static_cast<int32_t>(shape->threads());
       func.setKnownBlockSizeAttr(kb.getDenseI32ArrayAttr({threads, 1, 1}));
-      func->setAttr(
-          AttnDialect::getLaunchAttrName(),
-          kb.getDictionaryAttr({
-              kb.getNamedAttr("grid", kb.getDenseI64ArrayAttr(
-                                          {shape->queryBlocks(),
-                                           shape->problem.batch,
-                                           shape->problem.queryHeads})),
-              kb.getNamedAttr("block",
-                              kb.getDenseI64ArrayAttr({threads, 1, 1})),
-              kb.getNamedAttr("dynamic_shared_memory",
-                              kb.getI64IntegerAttr(shape->sharedBytes())),
-              kb.getNamedAttr("tiles",
-                              Fa2TilesAttr::get(ctx, shape->blockM,
-                                                shape->blockN, shape->warps,
-                                                shape->stages)),
-              kb.getNamedAttr("attention", describeAttention(kb, op)),
-          }));
-      buildFa2Kernel(kb, *shape, func);
+      SmallVector<int64_t> grid =
+          ctas
+              ? SmallVector<int64_t>{ctas, 1, 1}
+              : SmallVector<int64_t>{shape->queryBlocks(), shape->problem.batch,
+                                     shape->problem.queryHeads};
+      SmallVector<NamedAttribute> launch{
+          kb.getNamedAttr("grid", kb.getDenseI64ArrayAttr(grid)),
+          kb.getNamedAttr("block", kb.getDenseI64ArrayAttr({threads, 1, 1})),
+          kb.getNamedAttr("dynamic_shared_memory",
+                          kb.getI64IntegerAttr(shape->sharedBytes())),
+          kb.getNamedAttr("tiles",
+                          Fa2TilesAttr::get(ctx, shape->blockM, shape->blockN,
+                                            shape->warps, shape->stages)),
+          kb.getNamedAttr("attention", describeAttention(kb, op))};
+      if (ctas) {
+        // All CTAs must be resident at once: the runtime checks before
+        // launching.
+        launch.push_back(kb.getNamedAttr("persistent", kb.getUnitAttr()));
+        launch.push_back(
+            kb.getNamedAttr("workspaces", kb.getArrayAttr(workspaceEntries)));
+      }
+      func->setAttr(AttnDialect::getLaunchAttrName(),
+                    kb.getDictionaryAttr(launch));
+      if (ctas)
+        buildLeanKernel(kb, *shape, func);
+      else
+        buildFa2Kernel(kb, *shape, func);
     }
   }
 };

@@ -438,31 +438,43 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
   return SmallVector<Value>(loop.getResults());
 }
 
+Value CtaBody::fragmentRow(int64_t mt, int64_t i) {
+  return add(add(warpRow, index(mt * 16)),
+             add(layout.cRow(groupId, 0), index(8 * i)));
+}
+
+CtaBody::RowTotal CtaBody::rowTotal(ValueRange state, int64_t mt, int64_t i,
+                                    bool perLaneSums) {
+  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
+  Value zeroF = f32Const(0.0);
+  Value sum =
+      vector::ExtractOp::create(b, state[mTiles * oTiles + mTiles + mt], i);
+  if (perLaneSums)
+    sum = quadReduce(sum, /*isMax=*/false);
+  Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zeroF);
+  Value inverse = arith::SelectOp::create(
+      b, empty, zeroF, arith::DivFOp::create(b, f32Const(1.0), sum));
+  Value m = vector::ExtractOp::create(b, state[mTiles * oTiles + mt], i);
+  Value lse = mulF(addF(m, log2(sum)), f32Const(M_LN2));
+  lse = arith::SelectOp::create(
+      b, empty, f32Const(-std::numeric_limits<float>::infinity()), lse);
+  return {sum, inverse, lse};
+}
+
 void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
-                          Value head, Value row0) {
+                          Value head, Value row0, bool perLaneSums) {
   // O = acc / l once; LSE = (m + log2 l) ln 2; l = 0 gives 0 and -inf.
   const AttentionProblem &p = s.problem;
   Type pair = VectorType::get({2}, f32);
   int64_t mTiles = s.mTiles(), oTiles = p.valueDim / 8;
-  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
-  Value zeroF = f32Const(0.0);
   // O goes through the warp's own rows of the Q tile (which only this warp
   // reads), so that global memory gets whole 16-byte chunks.
   for (int64_t mt = 0; mt < mTiles; ++mt) {
-    Value localRow = add(warpRow, index(mt * 16));
-    Value mFinal = state[mTiles * oTiles + mt];
-    Value lPartial = state[mTiles * oTiles + mTiles + mt];
     for (int64_t i = 0; i < 2; ++i) {
-      Value rowInTile =
-          add(add(localRow, layout.cRow(groupId, 0)), index(8 * i));
+      Value rowInTile = fragmentRow(mt, i);
       Value row = add(row0, rowInTile);
-      Value l = quadReduce(vector::ExtractOp::create(b, lPartial, i),
-                           /*isMax=*/false);
-      Value empty =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, zeroF);
-      Value inverse = arith::SelectOp::create(
-          b, empty, zeroF, arith::DivFOp::create(b, f32Const(1.0), l));
-      Value inverses = vector::BroadcastOp::create(b, pair, inverse);
+      RowTotal total = rowTotal(state, mt, i, perLaneSums);
+      Value inverses = vector::BroadcastOp::create(b, pair, total.inverse);
       for (int64_t ot = 0; ot < oTiles; ++ot) {
         Value rowPair =
             vector::ExtractOp::create(b, state[mt * oTiles + ot], i);
@@ -482,10 +494,8 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
                               /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(store.thenBlock());
-        Value m = vector::ExtractOp::create(b, mFinal, i);
-        Value value = mulF(addF(m, log2(l)), f32Const(M_LN2));
-        value = arith::SelectOp::create(b, empty, minusInf, value);
-        memref::StoreOp::create(b, value, lse, ValueRange{batch, head, row});
+        memref::StoreOp::create(b, total.lse, lse,
+                                ValueRange{batch, head, row});
       }
     }
   }
@@ -514,4 +524,116 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
     vector::StoreOp::create(b, values, o, ValueRange{batch, head, row, col},
                             /*nontemporal=*/false, llvm::Align(16));
   }
+}
+
+void CtaBody::storePartial(ValueRange state, Value partialO, Value partialLse,
+                           Value slot) {
+  Type pair = VectorType::get({2}, f32);
+  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value rowInTile = fragmentRow(mt, i);
+      RowTotal total = rowTotal(state, mt, i, /*perLaneSums=*/true);
+      Value inverses = vector::BroadcastOp::create(b, pair, total.inverse);
+      for (int64_t ot = 0; ot < oTiles; ++ot) {
+        Value rowPair =
+            vector::ExtractOp::create(b, state[mt * oTiles + ot], i);
+        vector::StoreOp::create(b, mulF(rowPair, inverses), partialO,
+                                ValueRange{slot, rowInTile, fragmentCol(ot)});
+      }
+      // Every lane of the quad holds the row's LSE; each writes it (the
+      // same value), so no lane waits on another.
+      memref::StoreOp::create(b, total.lse, partialLse,
+                              ValueRange{slot, rowInTile});
+    }
+}
+
+SmallVector<Value> CtaBody::mergePartials(ValueRange state, Value partialO,
+                                          Value partialLse, Value first,
+                                          Value last) {
+  // The raw merge of ALGORITHMS.md over (own, first, ..., last), per row
+  // in natural units: M = max LSE; W = sum exp(LSE_s - M);
+  // acc = sum exp(LSE_s - M) O_s. The state for storeOutput is
+  // (acc, m = M log2 e, l = W): O = acc / W, LSE = M + ln W.
+  Type pair = VectorType::get({2}, f32);
+  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
+  Value log2e = f32Const(M_LOG2E);
+  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
+  Value zeroF = f32Const(0.0);
+  // exp(x - M) for a running maximum that may still be -inf.
+  auto weight = [&](Value x, Value maximum) {
+    Value isEmpty =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, maximum, minusInf);
+    Value safe = arith::SelectOp::create(b, isEmpty, zeroF, maximum);
+    return exp2(mulF(subF(x, safe), log2e));
+  };
+
+  // Running (M, W) per row and the accumulators, seeded with the own
+  // partial normalised: weight 1 at M = its LSE (0 for an empty row).
+  SmallVector<Value> init(state.begin(), state.begin() + mTiles * oTiles);
+  SmallVector<Value> maxima, sums;
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    Value mPair = vector::BroadcastOp::create(b, pair, minusInf);
+    Value wPair = vector::BroadcastOp::create(b, pair, zeroF);
+    for (int64_t i = 0; i < 2; ++i) {
+      RowTotal total = rowTotal(state, mt, i, /*perLaneSums=*/true);
+      Value isEmpty =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, total.sum, zeroF);
+      mPair = vector::InsertOp::create(b, total.lse, mPair, i);
+      wPair = vector::InsertOp::create(
+          b, arith::SelectOp::create(b, isEmpty, zeroF, f32Const(1.0)), wPair,
+          i);
+      Value inverses = vector::BroadcastOp::create(b, pair, total.inverse);
+      for (int64_t ot = 0; ot < oTiles; ++ot) {
+        Value &acc = init[mt * oTiles + ot];
+        Value rowPair = vector::ExtractOp::create(b, acc, i);
+        acc = vector::InsertOp::create(b, mulF(rowPair, inverses), acc, i);
+      }
+    }
+    maxima.push_back(mPair);
+    sums.push_back(wPair);
+  }
+  init.append(maxima);
+  init.append(sums);
+
+  auto loop = scf::ForOp::create(
+      b, first, add(last, index(1)), index(1), init,
+      [&](OpBuilder &, Location, Value slot, ValueRange running) {
+        SmallVector<Value> next(running.begin(), running.end());
+        for (int64_t mt = 0; mt < mTiles; ++mt) {
+          Value &mPair = next[mTiles * oTiles + mt];
+          Value &wPair = next[mTiles * oTiles + mTiles + mt];
+          for (int64_t i = 0; i < 2; ++i) {
+            Value rowInTile = fragmentRow(mt, i);
+            Value lseS = memref::LoadOp::create(b, partialLse,
+                                                ValueRange{slot, rowInTile});
+            Value mOld = vector::ExtractOp::create(b, mPair, i);
+            Value mNew = maxF(mOld, lseS);
+            Value alpha = weight(mOld, mNew), beta = weight(lseS, mNew);
+            Value w =
+                addF(mulF(alpha, vector::ExtractOp::create(b, wPair, i)), beta);
+            mPair = vector::InsertOp::create(b, mNew, mPair, i);
+            wPair = vector::InsertOp::create(b, w, wPair, i);
+            for (int64_t ot = 0; ot < oTiles; ++ot) {
+              Value &acc = next[mt * oTiles + ot];
+              Value partial = vector::LoadOp::create(
+                  b, pair, partialO,
+                  ValueRange{slot, rowInTile, fragmentCol(ot)});
+              Value rowPair = vector::ExtractOp::create(b, acc, i);
+              Value merged = addF(
+                  mulF(rowPair, vector::BroadcastOp::create(b, pair, alpha)),
+                  mulF(partial, vector::BroadcastOp::create(b, pair, beta)));
+              acc = vector::InsertOp::create(b, merged, acc, i);
+            }
+          }
+        }
+        scf::YieldOp::create(b, next);
+      });
+  SmallVector<Value> merged(loop.getResults());
+  // m in base 2, as the state stores it.
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    Value &mPair = merged[mTiles * oTiles + mt];
+    mPair = mulF(mPair, vector::BroadcastOp::create(b, pair, log2e));
+  }
+  return merged;
 }

@@ -43,6 +43,8 @@ struct KernelShape {
   int64_t stages;
   float scaleLog2;
   bool withLse;
+  /// Lean attention's persistent CTAs; 0 for FlashAttention-2's grid.
+  int64_t leanCtas = 0;
 
   int64_t threads() const { return kWarpSize * warps; }
   /// m16 tiles each warp owns.
@@ -96,9 +98,24 @@ public:
 
   /// O = acc / l into O[batch, head, row0...] (rows below Sq) in the
   /// element type, and LSE = (m + log2 l) ln 2 when `lse` is given; rows
-  /// that saw no key get 0 and -inf.
+  /// that saw no key get 0 and -inf. `perLaneSums`: l is the lane's share
+  /// of the row sum (runKvRange's state), else the whole row sum
+  /// (mergePartials').
   void storeOutput(ValueRange state, Value o, Value lse, Value batch,
-                   Value head, Value row0);
+                   Value head, Value row0, bool perLaneSums = true);
+
+  /// Writes the normalised partial of `state` into workspace slot `slot`:
+  /// O / l as f32 into partialO[slot] ([block_m, Dv]) and its LSE into
+  /// partialLse[slot] ([block_m]), each lane the elements it holds.
+  void storePartial(ValueRange state, Value partialO, Value partialLse,
+                    Value slot);
+
+  /// The log-sum-exp merge of this CTA's partial (`state`, first) with the
+  /// partials in workspace slots first..last (inclusive), in slot order, as
+  /// a state for storeOutput with whole row sums. Deterministic: the order
+  /// is fixed, whoever finished first.
+  SmallVector<Value> mergePartials(ValueRange state, Value partialO,
+                                   Value partialLse, Value first, Value last);
 
   /// The masking geometry of the attention, as IR.
   MaskGeometry<IndexArith> geometry() {
@@ -185,6 +202,20 @@ private:
 
   /// max / sum of `value` over the 4 lanes of a quad.
   Value quadReduce(Value value, bool isMax);
+
+  /// Per row of the lane (m tile mt, i = 0 for row g, 1 for row g + 8):
+  /// the row sum, 1 / sum (0 for an empty row), and the natural LSE (-inf
+  /// for an empty row).
+  struct RowTotal {
+    Value sum, inverse, lse;
+  };
+  RowTotal rowTotal(ValueRange state, int64_t mt, int64_t i, bool perLaneSums);
+  /// The row within the tile of C-fragment row i of m tile mt of the lane.
+  Value fragmentRow(int64_t mt, int64_t i);
+  /// Where a lane's elements of O tile ot sit in a [block_m, Dv] slot.
+  Value fragmentCol(int64_t ot) {
+    return add(index(ot * 8), layout.cCol(laneInGroup, 0));
+  }
 
   ImplicitLocOpBuilder &b;
   const KernelShape &s;

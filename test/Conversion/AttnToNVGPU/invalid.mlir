@@ -40,7 +40,7 @@ func.func @score_region(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) ->
 // -----
 
 func.func @split(%q: tensor<1x1x1x64xf16>, %k: tensor<1x1x512x64xf16>, %o: tensor<1x1x1x64xf16>) -> tensor<1x1x1x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu does not support partitions yet, got #attn.split_kv<splits = 4>}}
+  // expected-error @+1 {{attn-to-nvgpu lowers FlashAttention-2's grid and #attn.lean; not yet #attn.split_kv<splits = 4>}}
   %r = attn.attention ins(%q, %k, %k : tensor<1x1x1x64xf16>, tensor<1x1x512x64xf16>, tensor<1x1x512x64xf16>)
       outs(%o : tensor<1x1x1x64xf16>) {partition = #attn.split_kv<splits = 4>} -> tensor<1x1x1x64xf16>
   return %r : tensor<1x1x1x64xf16>
@@ -71,4 +71,18 @@ func.func @out_type(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf32>) -> ten
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
       outs(%o : tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32>
   return %r : tensor<1x1x64x64xf32>
+}
+
+// -----
+
+// Lean's persistent CTAs must all be resident: D = 128 in 128 x 128 tiles
+// with 8 warps, 160 KiB of shared memory, is one CTA per SM on sm_90a.
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @lean_too_many_ctas(%q: tensor<1x8x1x128xbf16>, %k: tensor<1x8x4096x128xbf16>, %o: tensor<1x8x1x128xbf16>) -> tensor<1x8x1x128xbf16> {
+    // expected-error @+1 {{#attn.lean with 133 CTAs cannot run on sm_90a: its persistent CTAs must all be resident, and 132 SMs x 1 CTA(s) per SM hold 132}}
+    %r = attn.attention ins(%q, %k, %k : tensor<1x8x1x128xbf16>, tensor<1x8x4096x128xbf16>, tensor<1x8x4096x128xbf16>)
+        outs(%o : tensor<1x8x1x128xbf16>)
+        {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>, partition = #attn.lean<ctas = 133>} -> tensor<1x8x1x128xbf16>
+    return %r : tensor<1x8x1x128xbf16>
+  }
 }

@@ -32,14 +32,37 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
   };
   auto bytes =
       dict ? dict.getAs<IntegerAttr>("dynamic_shared_memory") : nullptr;
+  // Optional: `persistent` (unit) and `workspaces`, each {name, bytes > 0,
+  // zero_init}.
+  size_t optional = 0;
+  bool optionalValid = true;
+  if (dict && dict.contains("persistent")) {
+    ++optional;
+    optionalValid &= isa<UnitAttr>(dict.get("persistent"));
+  }
+  if (dict && dict.contains("workspaces")) {
+    ++optional;
+    auto workspaces = dict.getAs<ArrayAttr>("workspaces");
+    optionalValid &=
+        workspaces && llvm::all_of(workspaces, [](Attribute entry) {
+          auto w = dyn_cast<DictionaryAttr>(entry);
+          auto size = w ? w.getAs<IntegerAttr>("bytes") : nullptr;
+          return w && w.getAs<StringAttr>("name") && size &&
+                 size.getInt() > 0 && w.getAs<BoolAttr>("zero_init") &&
+                 w.size() == 3;
+        });
+  }
   if (!dict || !threeSizes("grid") || !threeSizes("block") || !bytes ||
       bytes.getInt() < 0 || !dict.getAs<Fa2TilesAttr>("tiles") ||
-      !dict.getAs<DictionaryAttr>("attention") || dict.size() != 5)
+      !dict.getAs<DictionaryAttr>("attention") || !optionalValid ||
+      dict.size() != 5 + optional)
     return op->emitError()
            << "'" << AttnDialect::getLaunchAttrName()
            << "' must be {grid = array<i64: x, y, z>, block = array<i64: x, "
               "y, z>, dynamic_shared_memory = bytes : i64, tiles = "
-              "#attn.fa2<...>, attention = {...}} with positive sizes, got "
+              "#attn.fa2<...>, attention = {...}} with positive sizes, and "
+              "optionally persistent and workspaces = [{name, bytes, "
+              "zero_init}], got "
            << launch;
   return success();
 }

@@ -39,7 +39,11 @@ def Attn_Dialect : Dialect {
     /// Name of the discardable kernel attribute that says how to launch a
     /// generated kernel: a dictionary with `grid` and `block` (i64 arrays of
     /// 3), `dynamic_shared_memory` (i64 bytes), `tiles` (`#attn.fa2`) and
-    /// `attention` (a dictionary of what it computes: scale, causal, window).
+    /// `attention` (a dictionary of what it computes: scale, causal, window);
+    /// a persistent kernel (Lean attention) adds `persistent` (all CTAs must
+    /// be resident at once) and `workspaces` (a list of dictionaries of
+    /// name, bytes and zero_init: buffers the runtime passes after the
+    /// parameters).
     static constexpr ::llvm::StringLiteral getLaunchAttrName() {
       return ::llvm::StringLiteral("attn.launch");
     }
