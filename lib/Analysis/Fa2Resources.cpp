@@ -132,3 +132,11 @@ int64_t mlir::attn::fa2SplitKvSplits(int64_t parallelCtas, int64_t waveSlots,
   }
   return 1;
 }
+
+int64_t mlir::attn::leanCtaCount(int64_t leanTiles, int64_t residentCtas,
+                                 int64_t sms) {
+  int64_t ctas = std::min(residentCtas, leanTiles);
+  if (leanTiles <= 4 * sms)
+    ctas = std::min(ctas, (leanTiles + 1) / 2);
+  return std::max<int64_t>(ctas, 1);
+}

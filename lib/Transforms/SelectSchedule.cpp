@@ -59,6 +59,11 @@ struct AttnSelectSchedulePass
   using Base::Base;
 
   void runOnOperation() override {
+    if (splitKv && lean) {
+      emitError(getOperation().getLoc())
+          << "attn-select-schedule: choose split-kv or lean, not both";
+      return signalPassFailure();
+    }
     WalkResult result = getOperation().walk([&](AttentionOp op) {
       return succeeded(select(op)) ? WalkResult::advance()
                                    : WalkResult::interrupt();
@@ -115,15 +120,18 @@ struct AttnSelectSchedulePass
                                         tiling.stages));
     }
 
-    if (splitKv && !op.getPartitionAttr())
-      selectSplitKv(op, tiling, target);
+    if ((splitKv || lean) && !op.getPartitionAttr())
+      selectKvPartition(op, tiling, target, limits, elementBytes);
     return success();
   }
 
-  /// FlashAttention-2's split-KV rule over the CTAs the tiles give; attaches
-  /// nothing when it keeps one split or a size is dynamic.
-  void selectSplitKv(AttentionOp op, const Fa2Tiling &tiling,
-                     TargetAttr target) {
+  /// Where FlashAttention-2's split-KV rule splits (over the CTAs the tiles
+  /// give): its split count, or with `lean` Lean attention over as many
+  /// CTAs as leanCtaCount gives. Attaches nothing when the rule keeps one
+  /// split or a size is dynamic.
+  void selectKvPartition(AttentionOp op, const Fa2Tiling &tiling,
+                         TargetAttr target, const GpuLimits &limits,
+                         int64_t elementBytes) {
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
     if (!problem)
       return;
@@ -139,8 +147,23 @@ struct AttnSelectSchedulePass
           kvBlocks,
           problem->kvBlockRange(m, tiling.blockM, tiling.blockN).size());
     int64_t splits = fa2SplitKvSplits(parallelCtas, waveSlots, kvBlocks);
-    if (splits > 1)
+    if (splits <= 1)
+      return;
+    if (!lean) {
       op.setPartitionAttr(SplitKVAttr::get(op.getContext(), splits));
+      return;
+    }
+    int64_t leanTiles = 0;
+    for (int64_t m = 0; m < queryBlocks; ++m)
+      leanTiles +=
+          problem->kvBlockRange(m, tiling.blockM, tiling.blockN).size();
+    leanTiles *= problem->batch * problem->queryHeads;
+    int64_t perSm = fa2CtasPerSm(
+        fa2Resources(tiling, problem->headDim, problem->valueDim, elementBytes),
+        limits);
+    op.setPartitionAttr(
+        LeanAttr::get(op.getContext(),
+                      leanCtaCount(leanTiles, perSm * limits.sms, limits.sms)));
   }
 };
 

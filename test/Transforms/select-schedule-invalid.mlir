@@ -93,3 +93,8 @@ func.func @missing_target(%q: tensor<1x8x512x64xf16>, %o: tensor<1x8x512x64xf16>
       outs(%o : tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16>
   return %r : tensor<1x8x512x64xf16>
 }
+
+// -----
+
+// RUN: not attn-opt %s --attn-select-schedule="split-kv=true lean=true" 2>&1 | FileCheck %s --check-prefix=BOTH
+// BOTH: attn-select-schedule: choose split-kv or lean, not both

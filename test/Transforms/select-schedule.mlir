@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --split-input-file --attn-select-schedule | FileCheck %s --check-prefixes=CHECK,NOSPLIT
 // RUN: attn-opt %s --split-input-file --attn-select-schedule="split-kv=true" | FileCheck %s --check-prefixes=CHECK,SPLIT
+// RUN: attn-opt %s --split-input-file --attn-select-schedule="lean=true" | FileCheck %s --check-prefixes=CHECK,LEAN
 // The plan report agrees with the tiles this pass pins.
 // RUN: attn-opt %s --split-input-file --attn-print-plan --mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAN
 // Idempotent: a second run over the output changes nothing, with either option.
@@ -60,10 +61,12 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // ceil(32 / (S - 1))) are 1-8, 11, 16 and 32; wave efficiency 16 S / 216
   // over whole waves: S = 8: 59%, S = 11: 176 / 216 = 81% (the best),
   // S = 16: 256 / 432 = 59%, S = 32: 512 / 648 = 79%. The smallest S at or
-  // above 0.85 x 81% = 69% is 11.
+  // above 0.85 x 81% = 69% is 11. With lean: 2 x 8 x 32 = 512 LeanTiles,
+  // more than 4 per SM, over every resident CTA (one 160 KiB CTA per SM).
   // CHECK-LABEL: func.func @decode_sm80
   // NOSPLIT: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   // SPLIT: {causal, partition = #attn.split_kv<splits = 11>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // LEAN: {causal, partition = #attn.lean<ctas = 108>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   func.func @decode_sm80(%q: tensor<2x8x1x128xf16>, %kv: tensor<2x8x4096x128xf16>, %o: tensor<2x8x1x128xf16>) -> tensor<2x8x1x128xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<2x8x1x128xf16>, tensor<2x8x4096x128xf16>, tensor<2x8x4096x128xf16>)
         outs(%o : tensor<2x8x1x128xf16>) {causal} -> tensor<2x8x1x128xf16>
@@ -76,6 +79,7 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // CHECK-LABEL: func.func @decode_pinned_tiles_sm80
   // NOSPLIT: {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
   // SPLIT: {causal, partition = #attn.split_kv<splits = 13>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
+  // LEAN: {causal, partition = #attn.lean<ctas = 324>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
   func.func @decode_pinned_tiles_sm80(%q: tensor<2x8x1x128xf16>, %kv: tensor<2x8x4096x128xf16>, %o: tensor<2x8x1x128xf16>) -> tensor<2x8x1x128xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<2x8x1x128xf16>, tensor<2x8x4096x128xf16>, tensor<2x8x4096x128xf16>)
         outs(%o : tensor<2x8x1x128xf16>) {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>} -> tensor<2x8x1x128xf16>
@@ -85,9 +89,11 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // A sliding window bounds the splits by the blocks a query block visits:
   // the one query sees keys [8191 - 256, 8192), blocks 123 to 127 of 64, so
   // S <= 5; of S = 1, 2, 3, 5 (4 would leave a split empty), 5 has the best
-  // efficiency (40 / 216) and S = 3 (24 / 216) is below 85% of it.
+  // efficiency (40 / 216) and S = 3 (24 / 216) is below 85% of it. With
+  // lean: 8 x 5 = 40 LeanTiles, few, so about two a CTA: 20 CTAs.
   // CHECK-LABEL: func.func @decode_window_sm80
   // SPLIT: partition = #attn.split_kv<splits = 5>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+  // LEAN: partition = #attn.lean<ctas = 20>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
   func.func @decode_window_sm80(%q: tensor<1x8x1x64xbf16>, %kv: tensor<1x8x8192x64xbf16>, %o: tensor<1x8x1x64xbf16>) -> tensor<1x8x1x64xbf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xbf16>, tensor<1x8x8192x64xbf16>, tensor<1x8x8192x64xbf16>)
         outs(%o : tensor<1x8x1x64xbf16>) {window = array<i64: 256, 0>} -> tensor<1x8x1x64xbf16>
@@ -99,6 +105,7 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // too: S = 4 fills 128 of 216 slots (59%, as good as S = 8).
   // CHECK-LABEL: func.func @short_prefill_sm80
   // SPLIT: partition = #attn.split_kv<splits = 4>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+  // LEAN: partition = #attn.lean<ctas = 128>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
   func.func @short_prefill_sm80(%q: tensor<1x8x512x64xf16>, %o: tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>)
         outs(%o : tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16>
@@ -198,6 +205,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // CHECK-LABEL: func.func @decode_gqa_sm90
   // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   // SPLIT: {partition = #attn.split_kv<splits = 7>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // LEAN: {partition = #attn.lean<ctas = 132>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   func.func @decode_gqa_sm90(%q: tensor<1x32x1x128xbf16>, %kv: tensor<1x8x8192x128xbf16>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x32x1x128xbf16>, tensor<1x8x8192x128xbf16>, tensor<1x8x8192x128xbf16>)
         outs(%o : tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16>
@@ -208,6 +216,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // attention): 8 CTAs, 2048 / 64 = 32 blocks; S = 32 fills 256 of 264.
   // CHECK-LABEL: func.func @decode_score_region_sm90
   // SPLIT: {partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  // LEAN: {partition = #attn.lean<ctas = 128>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
   func.func @decode_score_region_sm90(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
         outs(%o : tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16>

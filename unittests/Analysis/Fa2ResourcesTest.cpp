@@ -202,4 +202,16 @@ TEST(Fa2Resources, SplitKvCaps) {
   EXPECT_EQ(fa2SplitKvSplits(4, 264, 0), 1);
 }
 
+TEST(Fa2Resources, LeanCtaCount) {
+  // Many LeanTiles: every resident CTA (132 SMs x 1).
+  EXPECT_EQ(leanCtaCount(2048, 132, 132), 132);
+  // At most 4 per SM: about two LeanTiles a CTA.
+  EXPECT_EQ(leanCtaCount(40, 324, 108), 20);
+  EXPECT_EQ(leanCtaCount(41, 324, 108), 21);
+  // Never more CTAs than residency allows, nor fewer than one.
+  EXPECT_EQ(leanCtaCount(400, 100, 108), 100);
+  EXPECT_EQ(leanCtaCount(1, 132, 132), 1);
+  EXPECT_EQ(leanCtaCount(0, 132, 132), 1);
+}
+
 } // namespace

@@ -123,6 +123,14 @@ selectFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
 int64_t fa2SplitKvSplits(int64_t parallelCtas, int64_t waveSlots,
                          int64_t kvBlocks, int64_t maxSplits = 128);
 
+/// Lean attention's number of persistent CTAs for `leanTiles` LeanTiles on
+/// a device of `sms` SMs that holds `residentCtas` of them at once (all must
+/// be resident): every resident slot, as ONNX Runtime's Lean attention uses
+/// two per SM; with few LeanTiles (at most 4 per SM), about two LeanTiles a
+/// CTA (ceil(T / 2)), so that contributors are not mostly idle; never more
+/// CTAs than LeanTiles. At least 1. Not yet calibrated on our kernels.
+int64_t leanCtaCount(int64_t leanTiles, int64_t residentCtas, int64_t sms);
+
 } // namespace mlir::attn
 
 #endif // ATTN_ANALYSIS_FA2RESOURCES_H

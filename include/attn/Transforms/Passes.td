@@ -112,11 +112,22 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     CTAs for 264 slots and 64 key/value blocks; S = 8 fills 256 of 264 slots
     (97%, the best), S = 7 fills 224 (84.8%, at least 85% of 97%), S = 6
     only 192 (72.7%).
+
+    With `lean` the same attention gets `#attn.lean<ctas = 132>`: the
+    128 x 128 tiles with 8 warps take 160 KiB of shared memory, one CTA per
+    SM, and its 32 x 64 = 2048 LeanTiles exceed 4 per SM, so every resident
+    slot is used. `split-kv` and `lean` exclude each other. Neither is the
+    default yet: their crossovers against FlashAttention-2's grid are not
+    measured.
   }];
   let options = [
     Option<"splitKv", "split-kv", "bool", /*default=*/"false",
            "Also attach #attn.split_kv<splits = S> where FlashAttention-2's "
            "rule splits the key/value range">,
+    Option<"lean", "lean", "bool", /*default=*/"false",
+           "Attach #attn.lean<ctas = G> instead where FlashAttention-2's rule "
+           "would split: G persistent CTAs, as many as the target holds at "
+           "once (about two LeanTiles each when there are few)">,
     Option<"requireTarget", "require-target", "bool", /*default=*/"false",
            "Fail on an attention with no attn.target around it">
   ];
