@@ -39,13 +39,28 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
       warp shuffles; exp2 with `scale * log2(e)` folded in; O is divided by l
       once at the end; fully masked rows give O = 0 and LSE = -inf.
 
+    Every kernel runs the same CTA body (the loop above over a range of
+    key/value blocks); the kernel skeleton decides which CTA computes which
+    range. With `partition = #attn.lean<ctas = G>` the kernel is Lean
+    attention's persistent grid of G CTAs over WorkAssignment's even split
+    of the LeanTiles: each CTA walks its range piece by piece; a contributor
+    writes its normalised f32 partial and LSE to its workspace slot, fences
+    (`membar.gl`) and raises its flag (an atomic add); a host whose tile has
+    contributors waits for their flags and merges their partials in CTA
+    order, so the result is the same bits on every run. The CTAs must all
+    be resident at once: with an `#attn.target`, G above what its SMs hold
+    is an error that gives the numbers.
+
     Kernel parameters are bare pointers, in operand order: Q, K, V, O, then
-    LSE when the op has one. The kernel's launch configuration is attached
-    as `attn.launch = {grid, block, dynamic_shared_memory, tiles, attention}`
-    for the bundle writer.
+    LSE when the op has one; a Lean kernel then takes its workspaces
+    (partial O `[G, block_m, Dv]` and LSE `[G, block_m]` in f32, flags
+    `[G]` in i32, zeroed before every launch). The kernel's launch
+    configuration is attached as `attn.launch = {grid, block,
+    dynamic_shared_memory, tiles, attention}` (plus `persistent` and
+    `workspaces` for Lean) for the bundle writer.
 
     Not supported yet (each is a diagnostic naming it): the mask operand,
-    softcap, a score region, partitions (split-KV, Lean, ATTENTION2D), f32
+    softcap, a score region, the split-KV and ATTENTION2D partitions, f32
     operands, head dimensions that are not a multiple of 64, D != Dv.
 
     The tiles come from the op's `tiles` attribute, else FlashAttention-2's

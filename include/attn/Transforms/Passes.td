@@ -147,8 +147,11 @@ def AttnPartitionKV : Pass<"attn-partition-kv"> {
     split-KV, for Lean the most CTAs any output tile meets (computed at run
     time when the sizes are dynamic).
 
-    Every target consumes the result: `attn-decompose` runs the partials as
-    tiled loops on the CPU and `attn-lower-merge` the merge.
+    The CPU path runs the result (`attn-decompose` the partials as tiled
+    loops, `attn-lower-merge` the merge); `attn-to-nvgpu` reads the same
+    work assignment off the `partition` of the `attn.attention` and fuses
+    the partials and their merge into one kernel (Lean attention's hosts
+    merge), so `attn-to-ptx` does not run this pass.
 
     ```mlir
     %o = attn.attention ins(%q, %k, %v : tensor<1x4x1x64xf32>,
