@@ -20,6 +20,17 @@ GpuLimits mlir::attn::gpuLimits(TargetAttr target) {
           target.getRegsPerSm(), target.getRegsPerThread()};
 }
 
+Fa2Tiling mlir::attn::fa2TilingOf(Fa2TilesAttr tiles) {
+  return {tiles.getBlockM(), tiles.getBlockN(), tiles.getWarps(),
+          tiles.getStages()};
+}
+
+Fa2TilesAttr mlir::attn::fa2TilesAttrOf(MLIRContext *context,
+                                        const Fa2Tiling &tiling) {
+  return Fa2TilesAttr::get(context, tiling.blockM, tiling.blockN, tiling.warps,
+                           tiling.stages);
+}
+
 Fa2Resources mlir::attn::fa2Resources(const Fa2Tiling &tiling, int64_t headDim,
                                       int64_t valueDim, int64_t elementBytes) {
   return {32 * tiling.warps,

@@ -15,6 +15,7 @@
 
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/Fa2Resources.h"
 #include "attn/Analysis/IntegerArith.h"
 #include "attn/Analysis/TileSizes.h"
 #include "attn/Analysis/WorkAssignment.h"
@@ -69,8 +70,8 @@ FailureOr<Fa2TilesAttr> resolveTiles(AttentionOp op, int64_t blockM,
   if (failed(Fa2TilesAttr::verify(emitError, sizes->blockM, sizes->blockN,
                                   warps, stages)))
     return failure();
-  return Fa2TilesAttr::get(op.getContext(), sizes->blockM, sizes->blockN, warps,
-                           stages);
+  return fa2TilesAttrOf(op.getContext(),
+                        Fa2Tiling{sizes->blockM, sizes->blockN, warps, stages});
 }
 
 /// The partial slots a Lean schedule over `ctas` CTAs needs: the most pieces

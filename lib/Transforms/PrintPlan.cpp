@@ -70,8 +70,7 @@ struct AttnPrintPlanPass
     std::optional<Fa2Tiling> tiling;
     std::string origin;
     if (Fa2TilesAttr tiles = op.getTilesAttr()) {
-      tiling = Fa2Tiling{tiles.getBlockM(), tiles.getBlockN(), tiles.getWarps(),
-                         tiles.getStages()};
+      tiling = fa2TilingOf(tiles);
       origin = "pinned";
     } else {
       // What attn-select-schedule will pin: the first of FlashAttention-2's
@@ -94,10 +93,7 @@ struct AttnPrintPlanPass
     } else {
       int64_t sharedBytes = fa2SharedMemoryBytes(
           *tiling, problem->headDim, problem->valueDim, elementBytes);
-      remark << "\n  tiles: "
-             << Fa2TilesAttr::get(op.getContext(), tiling->blockM,
-                                  tiling->blockN, tiling->warps,
-                                  tiling->stages)
+      remark << "\n  tiles: " << fa2TilesAttrOf(op.getContext(), *tiling)
              << " (" << origin << "), "
              << formatBytes(static_cast<double>(sharedBytes))
              << " shared memory per CTA";

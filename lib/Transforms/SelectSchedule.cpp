@@ -95,8 +95,7 @@ struct AttnSelectSchedulePass
 
     Fa2Tiling tiling;
     if (Fa2TilesAttr tiles = op.getTilesAttr()) {
-      tiling = {tiles.getBlockM(), tiles.getBlockN(), tiles.getWarps(),
-                tiles.getStages()};
+      tiling = fa2TilingOf(tiles);
       if (std::optional<Fa2Misfit> misfit = findFa2Misfit(
               fa2Resources(tiling, headDim, valueDim, elementBytes), limits))
         return op.emitError()
@@ -115,9 +114,7 @@ struct AttnSelectSchedulePass
                << ": the smallest would " << describe(*lastMisfit, target);
       }
       tiling = *selected;
-      op.setTilesAttr(Fa2TilesAttr::get(op.getContext(), tiling.blockM,
-                                        tiling.blockN, tiling.warps,
-                                        tiling.stages));
+      op.setTilesAttr(fa2TilesAttrOf(op.getContext(), tiling));
     }
 
     if ((splitKv || lean) && !op.getPartitionAttr())

@@ -22,8 +22,13 @@
 #include <cstdint>
 #include <optional>
 
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
 namespace mlir::attn {
 
+class Fa2TilesAttr;
 class TargetAttr;
 
 /// Facts of sm_80 and sm_90 (CUDA C Programming Guide, "Technical
@@ -53,6 +58,10 @@ struct GpuLimits {
 
 /// The limits `target` states.
 GpuLimits gpuLimits(TargetAttr target);
+
+/// The tiling an `#attn.fa2` states, and the attribute of a tiling.
+Fa2Tiling fa2TilingOf(Fa2TilesAttr tiles);
+Fa2TilesAttr fa2TilesAttrOf(MLIRContext *context, const Fa2Tiling &tiling);
 
 /// What one CTA of the kernel needs.
 struct Fa2Resources {

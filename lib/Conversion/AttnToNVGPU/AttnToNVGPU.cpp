@@ -78,21 +78,16 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
            << problem->headDim << ", Dv = " << problem->valueDim;
 
   KernelShape shape{*problem, element, 0, 0, 0, 0, 0, false};
-  if (Fa2TilesAttr tiles = op.getTilesAttr()) {
-    shape.blockM = tiles.getBlockM();
-    shape.blockN = tiles.getBlockN();
-    shape.warps = tiles.getWarps();
-    shape.stages = tiles.getStages();
-  } else {
-    std::optional<Fa2Tiling> tiling = defaultFa2Tiling(
-        problem->headDim, problem->valueDim, /*elementBytes=*/2, std::nullopt);
-    if (!tiling)
-      return op.emitError("no FlashAttention-2 tiling for this head dimension");
-    shape.blockM = tiling->blockM;
-    shape.blockN = tiling->blockN;
-    shape.warps = tiling->warps;
-    shape.stages = tiling->stages;
-  }
+  std::optional<Fa2Tiling> tiling =
+      op.getTilesAttr() ? fa2TilingOf(op.getTilesAttr())
+                        : defaultFa2Tiling(problem->headDim, problem->valueDim,
+                                           /*elementBytes=*/2, std::nullopt);
+  if (!tiling)
+    return op.emitError("no FlashAttention-2 tiling for this head dimension");
+  shape.blockM = tiling->blockM;
+  shape.blockN = tiling->blockN;
+  shape.warps = tiling->warps;
+  shape.stages = tiling->stages;
   if (shape.blockM % (16 * shape.warps) != 0 || shape.blockN % 16 != 0)
     return op.emitError("attn-to-nvgpu needs block_m a multiple of 16 * warps "
                         "and block_n a multiple of 16");
@@ -395,9 +390,7 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
           kb.getNamedAttr("block", kb.getDenseI64ArrayAttr({threads, 1, 1})),
           kb.getNamedAttr("dynamic_shared_memory",
                           kb.getI64IntegerAttr(shape->sharedBytes())),
-          kb.getNamedAttr("tiles",
-                          Fa2TilesAttr::get(ctx, shape->blockM, shape->blockN,
-                                            shape->warps, shape->stages)),
+          kb.getNamedAttr("tiles", fa2TilesAttrOf(ctx, shape->tiling())),
           kb.getNamedAttr("attention", describeAttention(kb, op))};
       if (ctas) {
         // All CTAs must be resident at once: the runtime checks before

@@ -52,10 +52,10 @@ struct KernelShape {
   int64_t queryBlocks() const {
     return llvm::divideCeil(problem.queryLen, blockM);
   }
+  Fa2Tiling tiling() const { return {blockM, blockN, warps, stages}; }
   /// Bytes of dynamic shared memory: the Q block, `stages` K and V tiles.
   int64_t sharedBytes() const {
-    return fa2SharedMemoryBytes(Fa2Tiling{blockM, blockN, warps, stages},
-                                problem.headDim, problem.valueDim,
+    return fa2SharedMemoryBytes(tiling(), problem.headDim, problem.valueDim,
                                 /*elementBytes=*/2);
   }
   /// Whether some score needs an element mask (causal, window, or a tail of
