@@ -7,7 +7,8 @@ attn.attention (a function named like its file) and the module's
   * correctness (c_*): D in {64, 128, 256}, f16 and bf16, causal or not, with
     tail lengths (S = 1000); decode (Sq = 1), GQA 8:1, Sq > Sk and Sq < Sk
     with causal masks (rows with no visible key), a sliding window; Lean
-    attention (decode, one CTA, many contributors, causal prefill, Sq = 4);
+    attention (decode, one CTA, many contributors, causal prefill, Sq = 4,
+    Sq > Sk with output tiles that see no key);
   * benchmark (b_*): bf16, B*S = 16k tokens, H*D = 2048, D in {64, 128},
     S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not.
 
@@ -55,6 +56,7 @@ def correctness():
     yield "c_lean_many", "bf16", 1, 2, 2, 1, 1000, 64, "partition = #attn.lean<ctas = 64>"
     yield "c_lean_causal", "f16", 2, 4, 4, 1000, 1000, 64, "causal, partition = #attn.lean<ctas = 13>"
     yield "c_lean_spec", "bf16", 2, 8, 1, 4, 3000, 128, "causal, partition = #attn.lean<ctas = 33>"
+    yield "c_lean_q_gt_k", "f16", 1, 4, 4, 1000, 300, 64, "causal, partition = #attn.lean<ctas = 9>"
 
 
 def benchmark():

@@ -91,6 +91,19 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   if (shape.blockM % (16 * shape.warps) != 0 || shape.blockN % 16 != 0)
     return op.emitError("attn-to-nvgpu needs block_m a multiple of 16 * warps "
                         "and block_n a multiple of 16");
+  // Each cp.async round copies whole rows of 16-byte chunks, one per thread.
+  int64_t chunksPerRow = problem->headDim / kChunk;
+  int64_t rowsPerRound = shape.threads() / chunksPerRow;
+  if (shape.threads() % chunksPerRow != 0 || shape.blockM % rowsPerRound != 0 ||
+      shape.blockN % rowsPerRound != 0)
+    return op.emitError("attn-to-nvgpu cannot stage these tiles: a cp.async "
+                        "round copies whole rows, one 16-byte chunk per "
+                        "thread, so the ")
+           << shape.threads() << " threads must be a multiple of the "
+           << chunksPerRow << " chunks of a row (D = " << problem->headDim
+           << ") and block_m and block_n multiples of the rows a round "
+              "copies; got "
+           << shape.blockM << " x " << shape.blockN;
   // Two stages at most, and one when two do not fit the target's shared
   // memory per block (without a target: sm_80's).
   int64_t sharedLimit = kSm80SharedBytesPerBlock;
@@ -166,7 +179,8 @@ void buildFa2Kernel(ImplicitLocOpBuilder &b, const KernelShape &s,
 /// partial to the CTA's workspace slot, fences and raises the CTA's flag; a
 /// host piece that does not cover its tile (always the last of its CTA)
 /// waits for the flags of the tile's contributors, the next CTAs, and merges
-/// their partials in CTA order (the order of the CPU's slots). Workspace
+/// their partials in CTA order (the order of the CPU's slots). Output
+/// tiles with no visible key are shared out after the walk. Workspace
 /// parameters after the attention's: partial O [G, block_m, Dv] and LSE
 /// [G, block_m] in f32, flags [G] in i32, zeroed before every launch.
 void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
@@ -246,14 +260,16 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                                                     tid, a.constant(0));
         auto role = scf::IfOp::create(b, isHost, /*withElseRegion=*/true);
         {
-          // A contributor: publish the partial, then the flag.
+          // A contributor: publish the partial, then the flag. The CTA's
+          // stores happen before the barrier, thread 0's fence orders them
+          // (cumulatively) before its flag update: a release.
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(role.elseBlock());
           body.storePartial(state, partialO, partialLse, cta);
-          NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
           gpu::BarrierOp::create(b);
           auto signal = scf::IfOp::create(b, isFirstThread, false);
           b.setInsertionPointToStart(signal.thenBlock());
+          NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
           memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
                                       arith::ConstantIntOp::create(b, 1, 32),
                                       flags, ValueRange{cta});
@@ -292,9 +308,11 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                     });
                 scf::YieldOp::create(b);
               });
+          // An acquire: thread 0's fence after it saw every flag, then the
+          // barrier, orders the CTA's loads of the partials after them.
+          NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
         }
         gpu::BarrierOp::create(b);
-        NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
         SmallVector<Value> merged =
             body.mergePartials(state, partialO, partialLse, first, last);
         body.storeOutput(merged, o, lse, batch, head, row0,
@@ -303,6 +321,36 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         scf::YieldOp::create(b, pieceEnd);
       });
   b.setInsertionPointAfter(walk);
+
+  // Output tiles with no visible key (causal rows before the first key) have
+  // no LeanTile: the CTAs share them out and write O = 0, LSE = -inf.
+  SmallVector<int64_t> emptyBlocks;
+  for (int64_t m = 0; m < queryBlocks; ++m)
+    if (prefix[m + 1] == prefix[m])
+      emptyBlocks.push_back(m);
+  if (!emptyBlocks.empty()) {
+    int64_t perHeadEmpty = emptyBlocks.size();
+    scf::ForOp::create(
+        b, cta, a.constant(p.batch * p.queryHeads * perHeadEmpty),
+        a.constant(s.leanCtas), ValueRange{},
+        [&](OpBuilder &, Location, Value tile, ValueRange) {
+          Value batchHead = a.div(tile, perHeadEmpty);
+          Value index = a.sub(tile, a.mul(batchHead, perHeadEmpty));
+          Value queryBlock = a.constant(emptyBlocks[0]);
+          for (int64_t j = 1; j < perHeadEmpty; ++j)
+            queryBlock =
+                a.select(arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                               index, a.constant(j)),
+                         a.constant(emptyBlocks[j]), queryBlock);
+          Value batch = a.div(batchHead, p.queryHeads);
+          Value head = a.sub(batchHead, a.mul(batch, p.queryHeads));
+          // The previous output went through the Q tile.
+          gpu::BarrierOp::create(b);
+          body.storeOutput(body.initialState(), o, lse, batch, head,
+                           a.mul(queryBlock, s.blockM));
+          scf::YieldOp::create(b);
+        });
+  }
   gpu::ReturnOp::create(b);
 }
 

@@ -226,6 +226,26 @@ Value CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
       copyTile(q, batch, head, row0, s.blockM, s.problem.queryLen, qTile));
 }
 
+SmallVector<Value> CtaBody::initialState() {
+  Type fragC = VectorType::get({2, 2}, f32);
+  Type pair = VectorType::get({2}, f32);
+  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
+  Value zeroC = arith::ConstantOp::create(
+      b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
+  Value minusInfPair = arith::ConstantOp::create(
+      b, pair,
+      DenseElementsAttr::get(cast<ShapedType>(pair),
+                             -std::numeric_limits<float>::infinity()));
+  Value zeroPair = arith::ConstantOp::create(
+      b, pair, DenseElementsAttr::get(cast<ShapedType>(pair), 0.0f));
+  // O fragments [mTiles][oTiles], then m and l per m tile (one f32 for row g
+  // and one for row g + 8 of the tile).
+  SmallVector<Value> state(mTiles * oTiles, zeroC);
+  state.append(mTiles, minusInfPair);
+  state.append(mTiles, zeroPair);
+  return state;
+}
+
 SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
                                        Value batch, Value kvHead, Value row0,
                                        Value rows, Value blockBegin,
@@ -238,18 +258,7 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
           kSteps = p.headDim / 16;
   Value zeroC = arith::ConstantOp::create(
       b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
-  Value minusInfPair = arith::ConstantOp::create(
-      b, pair,
-      DenseElementsAttr::get(cast<ShapedType>(pair),
-                             -std::numeric_limits<float>::infinity()));
-  Value zeroPair = arith::ConstantOp::create(
-      b, pair, DenseElementsAttr::get(cast<ShapedType>(pair), 0.0f));
-
-  // Loop state: O fragments [mTiles][oTiles], then m and l per m tile (one
-  // f32 for row g and one for row g + 8 of the tile).
-  SmallVector<Value> init(mTiles * oTiles, zeroC);
-  init.append(mTiles, minusInfPair);
-  init.append(mTiles, zeroPair);
+  SmallVector<Value> init = initialState();
   Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
   Value zeroF = f32Const(0.0);
 

@@ -85,6 +85,10 @@ public:
   /// into shared memory; returns its group.
   Value loadQueryBlock(Value q, Value batch, Value head, Value row0);
 
+  /// The state before any key: O = 0, m = -inf, l = 0 (storeOutput gives
+  /// O = 0 and LSE = -inf for it).
+  SmallVector<Value> initialState();
+
   /// The FlashAttention-2 loop over key/value blocks [blockBegin, blockEnd)
   /// of (batch, kvHead) for the `rows` rows of the query block at row0
   /// (loaded by

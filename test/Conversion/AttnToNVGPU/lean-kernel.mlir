@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-to-nvgpu --canonicalize --cse | FileCheck %s
+// RUN: attn-opt %s --attn-to-nvgpu --canonicalize --cse --split-input-file | FileCheck %s
 
 // Lean attention as one persistent kernel: 4 heads x 16 key blocks = 64
 // LeanTiles over 5 CTAs (13 for CTAs 0-3, 12 for CTA 4). Each CTA walks its
@@ -31,18 +31,42 @@ func.func @decode(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x1000x64xf16>,
 // CHECK:   scf.for
 // CHECK:     nvgpu.ldmatrix
 // A host with contributors: thread 0 spins on each contributor's flag
-// (an atomic add of 0), then the CTA merges the partials in CTA order.
+// (an atomic add of 0) and fences, the CTA synchronises and merges the
+// partials in CTA order.
 // CHECK:   scf.while : () -> () {
 // CHECK:     %[[FLAG:.+]] = memref.atomic_rmw addi %c0_i32, %[[FLAGS]][%{{.+}}] : (i32, memref<5xi32>) -> i32
 // CHECK:     arith.cmpi eq, %[[FLAG]], %c0_i32 : i32
-// CHECK:   gpu.barrier
 // CHECK:   nvvm.memory.barrier <gpu>
+// CHECK:   gpu.barrier
 // CHECK:   scf.for
 // CHECK:     memref.load %[[PL]]
 // CHECK:     vector.load %[[PO]]
-// A contributor: its normalised partial into its slot, a fence, the flag.
+// A contributor: its normalised partial into its slot; after a barrier,
+// thread 0 fences and raises the flag.
 // CHECK:   vector.store %{{.+}}, %[[PO]][%[[CTA]], %{{.+}}, %{{.+}}] : memref<5x64x64xf32>, vector<2xf32>
 // CHECK:   memref.store %{{.+}}, %[[PL]][%[[CTA]], %{{.+}}] : memref<5x64xf32>
-// CHECK:   nvvm.memory.barrier <gpu>
 // CHECK:   gpu.barrier
+// CHECK:   nvvm.memory.barrier <gpu>
 // CHECK:   memref.atomic_rmw addi %c1_i32, %[[FLAGS]][%[[CTA]]] : (i32, memref<5xi32>) -> i32
+
+// -----
+
+// Causal with Sq - Sk = 200 >= block_m: query blocks 0-2 see no key and have
+// no LeanTile; after the walk the CTAs share them out (tile = cta, cta + 5,
+// ...) and write O = 0 and LSE = -inf.
+func.func @rows_without_keys(%q: tensor<1x2x264x64xf16>, %k: tensor<1x2x64x64xf16>,
+                             %o: tensor<1x2x264x64xf16>, %l: tensor<1x2x264xf32>) -> (tensor<1x2x264x64xf16>, tensor<1x2x264xf32>) {
+  %r:2 = attn.attention ins(%q, %k, %k : tensor<1x2x264x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>)
+      outs(%o, %l : tensor<1x2x264x64xf16>, tensor<1x2x264xf32>)
+      {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>, partition = #attn.lean<ctas = 5>}
+      -> tensor<1x2x264x64xf16>, tensor<1x2x264xf32>
+  return %r#0, %r#1 : tensor<1x2x264x64xf16>, tensor<1x2x264xf32>
+}
+// CHECK-LABEL: gpu.func @rows_without_keys_attention0
+// CHECK: %[[CTA:.+]] = gpu.block_id  x
+// CHECK: scf.while
+// CHECK: scf.for %[[TILE:.+]] = %[[CTA]] to %c6 step %c5 {
+// CHECK:   gpu.barrier
+// CHECK:   memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : memref<1x2x264xf32>
+// CHECK:   vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] {{.*}}: memref<1x2x264x64xf16>, vector<8xf16>
+// CHECK: gpu.return
