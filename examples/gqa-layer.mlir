@@ -4,8 +4,11 @@
 //
 // @prefill: a 512-token causal prompt, keeping the log-sum-exp.
 // @decode:  one new token for each of 2 sequences against a 4096-token KV
-//           cache, split over the key/value range into 4 partials
-//           (flash-decoding) that attn.merge recombines.
+//           cache with Lean attention (stream-K): its 2 x 8 x 64 = 1024
+//           LeanTiles (64 x 64 tiles) divided evenly over 264 persistent
+//           CTAs (two per H100 SM), each output tile's pieces merged with the
+//           log-sum-exp merge. Tiles and partition are pinned, so the CPU run
+//           computes exactly the pieces the GPU kernel does.
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 
@@ -26,7 +29,8 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     %o = attn.attention ins(%q, %k_cache, %v_cache : tensor<2x8x1x128xbf16>, tensor<2x2x4096x128xbf16>,
                                                      tensor<2x2x4096x128xbf16>)
         outs(%o0 : tensor<2x8x1x128xbf16>)
-        {causal, partition = #attn.split_kv<splits = 4>} -> tensor<2x8x1x128xbf16>
+        {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>,
+         partition = #attn.lean<ctas = 264>} -> tensor<2x8x1x128xbf16>
     return %o : tensor<2x8x1x128xbf16>
   }
 }

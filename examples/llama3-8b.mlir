@@ -3,9 +3,12 @@
 //
 // @prefill: a 4096-token causal prompt, keeping the log-sum-exp.
 // @decode:  one new token per sequence for a batch of 8 against a 16k-token
-//           KV cache, split over the key/value range (flash-decoding) so that
-//           the few query rows still fill the GPU; the partial results are
-//           recombined with attn.merge.
+//           KV cache. No schedule is pinned: attn-select-schedule chooses for
+//           the target. Its 8 x 32 = 256 query-block CTAs already fill 0.8 x
+//           2 x 132 wave slots, so FlashAttention-2's rule keeps one partial;
+//           pin #attn.split_kv<...> (CPU) or #attn.lean<...> (CPU and GPU) to
+//           split the key/value range anyway, or try a smaller batch with
+//           --attn-to-ptx="lean=true".
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 
@@ -26,7 +29,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     %o = attn.attention ins(%q, %k_cache, %v_cache : tensor<8x32x1x128xbf16>, tensor<8x8x16384x128xbf16>,
                                                      tensor<8x8x16384x128xbf16>)
         outs(%o0 : tensor<8x32x1x128xbf16>)
-        {causal, partition = #attn.split_kv<splits = 4>} -> tensor<8x32x1x128xbf16>
+        {causal} -> tensor<8x32x1x128xbf16>
     return %o : tensor<8x32x1x128xbf16>
   }
 }

@@ -44,7 +44,9 @@ void mlir::attn::buildKernelsToPTXPipeline(OpPassManager &pm,
 
 void mlir::attn::buildAttnToPTXPipeline(OpPassManager &pm,
                                         const AttnToPTXOptions &options) {
-  pm.addPass(createAttnSelectSchedule());
+  AttnSelectScheduleOptions schedule;
+  schedule.lean = options.lean;
+  pm.addPass(createAttnSelectSchedule(schedule));
   pm.addPass(createAttnToNVGPU());
   buildKernelsToPTXPipeline(pm, options);
 }

@@ -144,7 +144,9 @@ LogicalResult mlir::attn::compileKernelBundle(ModuleOp module,
                                               const AttnToPTXOptions &options,
                                               KernelBundle &bundle) {
   PassManager toKernels(module.getContext());
-  toKernels.addPass(createAttnSelectSchedule());
+  AttnSelectScheduleOptions schedule;
+  schedule.lean = options.lean;
+  toKernels.addPass(createAttnSelectSchedule(schedule));
   toKernels.addPass(createAttnToNVGPU());
   if (failed(toKernels.run(module)))
     return failure();

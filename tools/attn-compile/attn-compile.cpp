@@ -47,6 +47,10 @@ cl::list<std::string> functions(
     cl::desc("Compile only the attentions of this function (repeatable; "
              "default: all)"),
     cl::value_desc("name"));
+cl::opt<bool> lean("lean",
+                   cl::desc("Lean attention (persistent CTAs) for attentions "
+                            "that FlashAttention-2's rule would split, with "
+                            "as many CTAs as the target holds"));
 cl::opt<std::string> chip("chip",
                           cl::desc("GPU to compile for (default: the chip of "
                                    "the module's #attn.target, else sm_80)"));
@@ -97,6 +101,7 @@ int main(int argc, char **argv) {
 
   AttnToPTXOptions options;
   options.chip = "sm_80";
+  options.lean = lean;
   if (auto target = (*module)->getAttrOfType<TargetAttr>(
           AttnDialect::getTargetAttrName()))
     options.chip = target.getChip().str();

@@ -43,10 +43,17 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
       *this, "features",
       llvm::cl::desc("PTX features, e.g. +ptx80 (default: the chip's)"),
       llvm::cl::init("")};
+  PassOptions::Option<bool> lean{
+      *this, "lean",
+      llvm::cl::desc("Lean attention where FlashAttention-2's rule would "
+                     "split the key/value range (attn-select-schedule "
+                     "lean=true)"),
+      llvm::cl::init(false)};
 };
 
-/// attn-to-ptx: tiles for the module's target (attn-select-schedule), one
-/// FlashAttention-2 kernel per attn.attention (attn-to-nvgpu), lowered through NVGPU and NVVM to LLVM and then to PTX
+/// attn-to-ptx: tiles (and with `lean`, Lean attention for decode-shaped
+/// attentions) for the module's target (attn-select-schedule), one kernel
+/// per attn.attention (attn-to-nvgpu), lowered through NVGPU and NVVM to LLVM and then to PTX
 /// text in a gpu.binary (gpu-module-to-binary format=isa). Kernel
 /// parameters are bare pointers.
 void buildAttnToPTXPipeline(OpPassManager &pm, const AttnToPTXOptions &options);
