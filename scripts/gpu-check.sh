@@ -20,6 +20,9 @@
 #            --bench and the same configurations through PyTorch SDPA's
 #            FLASH_ATTENTION and CUDNN_ATTENTION backends;
 #         4. benchmark.md and benchmark.csv (TFLOP/s, ours/theirs) in OUT;
+#            then the decode sweep (d_* bundles: Lean and FlashAttention-2's
+#            grid) against SDPA flash, cuDNN and FlexDecoding
+#            (benchmarks/gpu/compare_decode.py): decode.md, decode.csv;
 #         5. the host cost of attnrtLaunch over a bare cuLaunchKernel.
 #       Exits non-zero if a step failed; OUT/summary.txt says which.
 #   scripts/gpu-check.sh dry-run DIR [--no-build]
@@ -68,8 +71,9 @@ dry_run() {
     return 1
   fi
   echo "attn-launch without a driver: $(cat "$dir/no-driver.txt")"
-  python3 -m py_compile "$root/benchmarks/gpu/compare_sdpa.py"
-  echo "compare_sdpa.py compiles"
+  python3 -m py_compile "$root/benchmarks/gpu/compare_sdpa.py" \
+    "$root/benchmarks/gpu/compare_decode.py"
+  echo "compare_sdpa.py and compare_decode.py compile"
   echo "dry run passed; on the GPU machine: scripts/gpu-check.sh run $dir OUT"
 }
 
@@ -111,6 +115,14 @@ run() {
     note "benchmark: done (benchmark.md, benchmark.csv)"
   else
     note "benchmark: FAIL"; failed+=(benchmark)
+  fi
+
+  echo "== 4b. decode: Lean and FlashAttention-2's grid against PyTorch =="
+  if python3 "$root/benchmarks/gpu/compare_decode.py" --attn-launch "$launch" \
+      --bundles "$dir/bundles" --out "$out" 2>&1 | tee "$out/decode.txt"; then
+    note "decode benchmark: done (decode.md, decode.csv)"
+  else
+    note "decode benchmark: FAIL"; failed+=(decode)
   fi
 
   echo "== 5. launch overhead =="

@@ -10,9 +10,13 @@ attn.attention (a function named like its file) and the module's
     attention (decode, one CTA, many contributors, causal prefill, Sq = 4,
     Sq > Sk with output tiles that see no key);
   * benchmark (b_*): bf16, B*S = 16k tokens, H*D = 2048, D in {64, 128},
-    S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not.
+    S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not;
+  * decode (d_*): one query row, bf16, D = 128, Hq/Hkv in {32/8, 32/32},
+    B in {1, 4, 16}, Sk in {1k, 4k, 16k, 64k, 256k, 512k} where K and V fit
+    in 32 GiB; Lean attention (d_lean_*, 64 x 64 tiles over 264 CTAs, two per
+    H100 SM) and FlashAttention-2's grid without a split (d_fa2_*).
 
-Usage: sweep.py DIR [--set correctness|benchmark|all] [--target ATTR]
+Usage: sweep.py DIR [--set correctness|benchmark|decode|all] [--target ATTR]
 """
 import argparse
 import os
@@ -67,10 +71,34 @@ def benchmark():
                 yield name, "bf16", 16384 // s, 2048 // d, 2048 // d, s, s, d, "causal" if causal else ""
 
 
+DECODE_HEADS = ((32, 8), (32, 32))
+DECODE_BATCHES = (1, 4, 16)
+DECODE_LENGTHS = (1024, 4096, 16384, 65536, 262144, 524288)
+
+
+def decode_configs():
+    """(Hq, Hkv, B, Sk) of the decode benchmark."""
+    for hq, hkv in DECODE_HEADS:
+        for b in DECODE_BATCHES:
+            for sk in DECODE_LENGTHS:
+                if 2 * b * hkv * sk * 128 * 2 <= 32 << 30:
+                    yield hq, hkv, b, sk
+
+
+def decode():
+    for hq, hkv, b, sk in decode_configs():
+        suffix = f"h{hq}_{hkv}_b{b}_s{sk}"
+        yield (f"d_lean_{suffix}", "bf16", b, hq, hkv, 1, sk, 128,
+               "tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, "
+               "partition = #attn.lean<ctas = 264>")
+        yield f"d_fa2_{suffix}", "bf16", b, hq, hkv, 1, sk, 128, ""
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir")
-    parser.add_argument("--set", choices=("correctness", "benchmark", "all"), default="all")
+    parser.add_argument("--set", choices=("correctness", "benchmark", "decode", "all"),
+                        default="all")
     parser.add_argument("--target", default=H100, help="the modules' #attn.target")
     args = parser.parse_args()
     os.makedirs(args.dir, exist_ok=True)
@@ -79,6 +107,8 @@ def main():
         configs += list(correctness())
     if args.set in ("benchmark", "all"):
         configs += list(benchmark())
+    if args.set in ("decode", "all"):
+        configs += list(decode())
     for config in configs:
         with open(os.path.join(args.dir, config[0] + ".mlir"), "w") as f:
             f.write(module(*config, args.target))

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""attn-mlir's decode kernels against PyTorch's, in one run.
+
+Runs on a GPU machine with PyTorch and Triton (no LLVM/MLIR needed). For each
+decode configuration of benchmarks/gpu/sweep.py (one query row, bf16,
+D = 128, Hq/Hkv in {32/8, 32/32}, B in {1, 4, 16}, Sk from 1k to 512k where K
+and V fit), one after the other:
+  * attn-mlir's Lean attention (bundle d_lean_*) and FlashAttention-2 grid
+    without a split (bundle d_fa2_*), timed by attn-launch --bench (our
+    split-KV has no GPU kernel yet);
+  * PyTorch SDPA with the FLASH_ATTENTION backend (FlashAttention-2's
+    split-KV; is_causal=False, enable_gqa=True) and CUDNN_ATTENTION;
+  * FlexDecoding: torch.compile(flex_attention) with enable_gqa.
+Each row gives microseconds and the achieved bandwidth, bytes of K and V read
+over the time, against the device's copy bandwidth (bytes read plus written
+by a device-to-device copy). PyTorch's kernels are checked against the math
+backend on a small case first; attn-launch checks ours in the correctness
+step of the GPU check (c_lean_*).
+
+Usage: python3 benchmarks/gpu/compare_decode.py --attn-launch BIN --bundles DIR
+                                                [--out DIR] [--quick]
+Writes decode.md and decode.csv to DIR (default: .).
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention.flex_attention import flex_attention
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_sdpa import copy_bandwidth, median_ms  # noqa: E402
+from sweep import decode_configs  # noqa: E402
+
+D = 128
+flex = torch.compile(flex_attention, dynamic=False)
+
+
+def pytorch(name, q, k, v):
+    if name == "flex":
+        return flex(q, k, v, enable_gqa=True)
+    backend = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}[name]
+    with sdpa_kernel(backend):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=False, enable_gqa=True)
+
+
+def check(name):
+    q = torch.randn(2, 32, 1, D, device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(2, 8, 3000, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    out = pytorch(name, q, k, v).float()
+    with sdpa_kernel(SDPBackend.MATH):
+        ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), enable_gqa=True)
+    return ((out - ref).norm() / ref.norm()).item()
+
+
+def bench_pytorch(name, hq, hkv, b, sk):
+    q = torch.randn(b, hq, 1, D, device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(b, hkv, sk, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    try:
+        return median_ms(lambda: pytorch(name, q, k, v))
+    except Exception as error:  # a backend that does not take the shape
+        print(f"  {name}: {type(error).__name__}: {str(error).splitlines()[0]}", flush=True)
+        return None
+
+
+def bench_ours(attn_launch, bundles, out, name):
+    csv_path = os.path.join(out, "attn_launch_decode.csv")
+    subprocess.run([attn_launch, os.path.join(bundles, name), "--bench", "--no-check",
+                    f"--csv={csv_path}"], check=True, stdout=sys.stderr)
+    with open(csv_path) as f:
+        return float(list(csv.DictReader(f))[-1]["median_ms"])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--attn-launch", required=True, help="attn-launch binary")
+    parser.add_argument("--bundles", required=True, help="directory of the d_* bundles")
+    parser.add_argument("--out", default=".")
+    parser.add_argument("--quick", action="store_true", help="B = 1 and 16k keys only")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    props = torch.cuda.get_device_properties(0)
+    bandwidth = copy_bandwidth()
+    print(f"device: {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}; "
+          f"copy {bandwidth:.2f} TB/s", flush=True)
+    kinds = ("flash", "cudnn", "flex")
+    for name in kinds:
+        err = check(name)
+        print(f"check {name}: rel err {err:.2e}", flush=True)
+        if not err < 1e-2:
+            sys.exit(1)
+
+    rows = []
+    for hq, hkv, b, sk in decode_configs():
+        if args.quick and (b != 1 or sk != 16384):
+            continue
+        suffix = f"h{hq}_{hkv}_b{b}_s{sk}"
+        row = {"Hq": hq, "Hkv": hkv, "B": b, "Sk": sk,
+               "lean": bench_ours(args.attn_launch, args.bundles, args.out, f"d_lean_{suffix}"),
+               "fa2_grid": bench_ours(args.attn_launch, args.bundles, args.out, f"d_fa2_{suffix}")}
+        for name in kinds:
+            row[name] = bench_pytorch(name, hq, hkv, b, sk)
+        kv_bytes = 2 * b * hkv * sk * D * 2
+        for key in ("lean", "fa2_grid") + kinds:
+            ms = row[key]
+            row[f"{key}_tbs"] = kv_bytes / ms / 1e9 if ms else None
+        rows.append(row)
+        best = min((row[k], k) for k in kinds if row[k])
+        print(f"Hq/Hkv={hq}/{hkv} B={b:2d} Sk={sk:6d}: lean {1e3 * row['lean']:8.1f} us "
+              f"({row['lean_tbs']:.2f} TB/s), best PyTorch {best[1]} {1e3 * best[0]:8.1f} us",
+              flush=True)
+
+    with open(os.path.join(args.out, "decode.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+    def us(ms):
+        return f"{1e3 * ms:.1f}" if ms else "-"
+
+    lines = [f"{props.name}, torch {torch.__version__}; device copy {bandwidth:.2f} TB/s; "
+             "microseconds (K+V bandwidth in TB/s for Lean)", "",
+             "| Hq/Hkv | B | Sk | Lean | Lean TB/s (% of copy) | FA-2 grid, no split | SDPA flash | "
+             "SDPA cuDNN | FlexDecoding | Lean / best PyTorch |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        best = min(r[k] for k in kinds if r[k])
+        lines.append(
+            f"| {r['Hq']}/{r['Hkv']} | {r['B']} | {r['Sk']} | {us(r['lean'])} | "
+            f"{r['lean_tbs']:.2f} ({100 * r['lean_tbs'] / bandwidth:.0f}%) | {us(r['fa2_grid'])} | "
+            f"{us(r['flash'])} | {us(r['cudnn'])} | {us(r['flex'])} | {best / r['lean']:.2f}x |")
+    table = "\n".join(lines)
+    with open(os.path.join(args.out, "decode.md"), "w") as f:
+        f.write(table + "\n")
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
