@@ -33,7 +33,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.flex_attention import flex_attention
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_sdpa import copy_bandwidth, median_ms  # noqa: E402
+from compare_sdpa import copy_bandwidth, median_ms, write_results  # noqa: E402
 from sweep import decode_configs  # noqa: E402
 
 D = 128
@@ -115,11 +115,6 @@ def main():
               f"({row['lean_tbs']:.2f} TB/s), best PyTorch {best[1]} {1e3 * best[0]:8.1f} us",
               flush=True)
 
-    with open(os.path.join(args.out, "decode.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
     def us(ms):
         return f"{1e3 * ms:.1f}" if ms else "-"
 
@@ -134,10 +129,7 @@ def main():
             f"| {r['Hq']}/{r['Hkv']} | {r['B']} | {r['Sk']} | {us(r['lean'])} | "
             f"{r['lean_tbs']:.2f} ({100 * r['lean_tbs'] / bandwidth:.0f}%) | {us(r['fa2_grid'])} | "
             f"{us(r['flash'])} | {us(r['cudnn'])} | {us(r['flex'])} | {best / r['lean']:.2f}x |")
-    table = "\n".join(lines)
-    with open(os.path.join(args.out, "decode.md"), "w") as f:
-        f.write(table + "\n")
-    print(table)
+    write_results(args.out, "decode", rows, lines)
 
 
 if __name__ == "__main__":

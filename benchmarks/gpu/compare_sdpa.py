@@ -54,6 +54,19 @@ def copy_bandwidth():
     return 2 * x.numel() * 4 / ms / 1e9
 
 
+def write_results(out, stem, rows, lines):
+    """STEM.csv from the rows, STEM.md from the table lines, and the table
+    on stdout."""
+    with open(os.path.join(out, stem + ".csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    table = "\n".join(lines)
+    with open(os.path.join(out, stem + ".md"), "w") as f:
+        f.write(table + "\n")
+    print(table)
+
+
 def check(backend, causal, d):
     b, h, s = 2, 4, 1000
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
@@ -141,10 +154,6 @@ def main():
                     line += f"  ours {row['ours_tflops']:6.1f} ({row['ours_tflops'] / row['flash_tflops']:.2f}x FA-2)"
                 print(line + " TFLOP/s", flush=True)
 
-    with open(os.path.join(args.out, "benchmark.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
     lines = [
         f"{props.name}, torch {torch.__version__}; bf16 matmul {peak:.0f} TFLOP/s, copy {bandwidth:.2f} TB/s",
         "",
@@ -171,10 +180,7 @@ def main():
                 f"| {r['D']} | {'yes' if r['causal'] else 'no'} | {r['S']} | {r['B']} | {r['H']} | "
                 f"{r['flash_tflops']:.1f} | {r['cudnn_tflops']:.1f} | {100 * r['flash_tflops'] / peak:.0f}% |"
             )
-    table = "\n".join(lines)
-    with open(os.path.join(args.out, "benchmark.md"), "w") as f:
-        f.write(table + "\n")
-    print(table)
+    write_results(args.out, "benchmark", rows, lines)
 
 
 if __name__ == "__main__":
