@@ -552,7 +552,7 @@ struct AttnDecomposePass
   void runOnOperation() override {
     if (blockM < 0 || blockN < 0) {
       emitError(getOperation()->getLoc())
-          << "block-m and block-n must be positive, got "
+          << "block-m and block-n must not be negative (0: the default), got "
           << static_cast<int64_t>(blockM) << " and "
           << static_cast<int64_t>(blockN);
       return signalPassFailure();

@@ -27,7 +27,7 @@ func.func @split_kv(%q: tensor<2x8x1x64xbf16>, %k: tensor<2x2x4096x64xbf16>,
 
 // Lean: the slots are the most CTAs any output tile meets. 4 heads x 8
 // blocks of 128 keys = 32 LeanTiles over 5 CTAs (7, 7, 6, 6, 6): a tile of
-// 8 meets at most 3 CTAs. With 64 x 64 tiles by the options: 4 x 16 = 64
+// 8 meets at most 3 CTAs. With 16 x 64 tiles by the options: 4 x 16 = 64
 // LeanTiles, 13 or 12 per CTA, at most 3 CTAs per tile of 16.
 // CHECK-LABEL: func.func @lean
 // CHECK: attn.partial_attention {{.*}} outs(%{{.+}}, %{{.+}} : tensor<3x1x4x1x64xf32>, tensor<3x1x4x1xf32>)

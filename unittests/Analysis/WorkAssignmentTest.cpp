@@ -217,8 +217,9 @@ INSTANTIATE_TEST_SUITE_P(
         LeanCase{"one_contributor", 3, {16}, 5},
         // More CTAs than LeanTiles: 16 pieces per tile, 15 contributors.
         LeanCase{"many_contributors", 3, {16}, 64},
-        // 96 LeanTiles over 7 CTAs, 14 or 13 each: a CTA spans four tiles.
-        LeanCase{"spans_three_tiles", 24, {4}, 7},
+        // 96 LeanTiles over 7 CTAs, 14 or 13 each: CTA 4 ([55, 69)) spans
+        // five tiles of 4.
+        LeanCase{"spans_several_tiles", 24, {4}, 7},
         // Causal prefill: query blocks visit 1, 2, 3, 4 blocks; some tiles
         // are empty when a window hides them.
         LeanCase{"causal", 2, {1, 2, 3, 4}, 3},

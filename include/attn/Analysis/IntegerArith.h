@@ -33,7 +33,7 @@ struct IntegerArith {
   Value mul(Value x, Value y) { return x * y; }
   Value div(Value x, Value y) { return x / y; }
   Value rem(Value x, Value y) { return x % y; }
-  Value ceilDiv(Value x, Value y) { return (x + y - 1) / y; }
+  Value ceilDiv(Value x, Value y) { return x / y + (x % y != 0); }
   Value min(Value x, Value y) { return std::min(x, y); }
   Value max(Value x, Value y) { return std::max(x, y); }
   Value xorOp(Value x, Value y) { return x ^ y; }

@@ -71,7 +71,7 @@ template <typename A> struct LeanAssignment {
     return {a, ctas, leanTiles, perCta, hi};
   }
 
-  /// The first LeanTile of CTA `cta`; T for cta >= G.
+  /// The first LeanTile of CTA `cta`: T for cta = G, at least T beyond.
   V ctaBegin(V cta) {
     V shortCtas = a.sub(cta, hi);
     V longEnd = a.mul(hi, perCta);

@@ -93,9 +93,11 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     `require-target`. Nothing else is emitted, and running the pass twice
     changes nothing.
 
-    Both options are off by default because `attn-to-ptx` and `attn-compile`
-    run this pass with its defaults on modules that may lack a target, and
-    `attn-to-nvgpu` does not lower partitions yet.
+    Both options are off by default: `attn-to-ptx` and `attn-compile` run
+    this pass with its defaults (`attn-to-ptx lean=true` and
+    `attn-compile --lean` set `lean`), `attn-to-nvgpu` lowers Lean but not
+    split-KV, and the crossovers against FlashAttention-2's grid are not
+    measured yet.
 
     Example, a decoding step with grouped-query heads on
     `#attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, ...>`,
@@ -143,9 +145,10 @@ def AttnPartitionKV : Pass<"attn-partition-kv"> {
     that gives the original results. Which keys each piece covers is the
     work assignment of the partition (see `attn.partial_attention`); this
     pass pins the tiles the pieces are made of (the op's, the block sizes of
-    the options, else FlashAttention-2's default) and sizes the slots: S for
-    split-KV, for Lean the most CTAs any output tile meets (computed at run
-    time when the sizes are dynamic).
+    the options, else FlashAttention-2's default; as an `#attn.fa2`, so
+    block sizes must follow its rules: multiples of 16) and sizes the slots:
+    S for split-KV, for Lean a bound on the CTAs an output tile meets
+    (computed at run time when the sizes are dynamic).
 
     The CPU path runs the result (`attn-decompose` the partials as tiled
     loops, `attn-lower-merge` the merge); `attn-to-nvgpu` reads the same

@@ -49,6 +49,10 @@
 // LEAN: attn-run: error: lean CTAs must be positive, got -3
 // RUN: not attn-run --lean=4 --splits=2 2>&1 | FileCheck %s --check-prefix=TWO-PARTITIONS
 // TWO-PARTITIONS: attn-run: error: choose one partition: split-KV (splits) or Lean (lean)
+// Split-KV and Lean pieces are made of #attn.fa2 tiles: block sizes the
+// partition cannot pin are refused, with the rule.
+// RUN: not attn-run --seq-q=50 --block-m=24 --block-n=16 --splits=2 2>&1 | FileCheck %s --check-prefix=PARTITION-TILES
+// PARTITION-TILES: block_m must be a positive multiple of 16 * warps = 16 (each warp owns a multiple of 16 query rows), got 24
 
 func.func @dynamic(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
                    %v: tensor<1x2x?x32xf32>, %o: tensor<1x2x?x32xf32>) -> tensor<1x2x?x32xf32> {

@@ -7,6 +7,11 @@
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 
+// Header-only: the verifier evaluates Lean's work assignment on integers.
+#include "attn/Analysis/IntegerArith.h"
+#include "attn/Analysis/MaskGeometry.h"
+#include "attn/Analysis/WorkAssignment.h"
+
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -271,6 +276,44 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
 
 LogicalResult AttentionOp::verify() { return verifyAttentionLike(*this, 0); }
 
+/// The most pieces Lean's even split over `ctas` CTAs cuts one output tile
+/// of `op` into (WorkAssignment's definition), when the sizes are static and
+/// there are at most 2^20 output tiles to look at.
+static std::optional<int64_t> leanPiecesPerTile(PartialAttentionOp op,
+                                                int64_t ctas) {
+  ArrayRef<int64_t> q = op.getQuery().getType().getShape();
+  int64_t kvLen = op.getKey().getType().getDimSize(2);
+  if (ShapedType::isDynamicShape(q.take_front(3)) ||
+      ShapedType::isDynamic(kvLen))
+    return std::nullopt;
+  Fa2TilesAttr tiles = op.getTilesAttr();
+  int64_t blockM = tiles.getBlockM(), blockN = tiles.getBlockN();
+  int64_t heads = q[0] * q[1];
+  int64_t queryBlocks = llvm::divideCeil(q[2], blockM);
+  if (heads * queryBlocks > (int64_t(1) << 20))
+    return std::nullopt;
+  IntegerArith a;
+  MaskGeometry<IntegerArith> geometry{a, q[2], kvLen, op.getCausal(),
+                                      op.getWindowSizes()};
+  SmallVector<int64_t> blocks;
+  int64_t perHead = 0;
+  for (int64_t m = 0; m < queryBlocks; ++m) {
+    auto [begin, end] = geometry.queryBlockKvRange(m, blockM, blockN);
+    blocks.push_back(end - begin);
+    perHead += end - begin;
+  }
+  auto lean = LeanAssignment<IntegerArith>::create(a, ctas, heads * perHead);
+  int64_t most = 1, first = 0;
+  for (int64_t bh = 0; bh < heads; ++bh)
+    for (int64_t count : blocks) {
+      if (count > 0)
+        most = std::max(most,
+                        lean.ctaOf(first + count - 1) - lean.ctaOf(first) + 1);
+      first += count;
+    }
+  return most;
+}
+
 LogicalResult PartialAttentionOp::verify() {
   if (getOutputs().size() != 2)
     return emitOpError() << "needs two destinations, the partial O and LSE, "
@@ -285,22 +328,33 @@ LogicalResult PartialAttentionOp::verify() {
   if (failed(verifyAttentionLike(*this, 1)) ||
       failed(verifyF32Element(*this, "partial O", getInitOut())))
     return failure();
-  int64_t slots = cast<RankedTensorType>(getInitOut().getType()).getDimSize(0);
+  int64_t outSlots =
+      cast<RankedTensorType>(getInitOut().getType()).getDimSize(0);
   int64_t lseSlots =
       cast<RankedTensorType>(getInitLse().getType()).getDimSize(0);
-  if (failed(
-          verifySameSize(*this, "slot count (S)", "O", slots, "LSE", lseSlots)))
+  if (failed(verifySameSize(*this, "slot count (S)", "O", outSlots, "LSE",
+                            lseSlots)))
     return failure();
-  if (auto split = dyn_cast<SplitKVAttr>(partition);
-      split && !ShapedType::isDynamic(slots) && slots != split.getSplits())
-    return emitOpError() << "split_kv with " << split.getSplits()
-                         << " splits needs " << split.getSplits()
-                         << " slots, got " << slots;
-  if (auto lean = dyn_cast<LeanAttr>(partition);
-      lean && !ShapedType::isDynamic(slots) && slots > lean.getCtas())
-    return emitOpError() << "lean with " << lean.getCtas()
-                         << " CTAs has at most " << lean.getCtas()
+  // Whichever of the two is static.
+  int64_t slots = ShapedType::isDynamic(outSlots) ? lseSlots : outSlots;
+  if (ShapedType::isDynamic(slots))
+    return success();
+  if (auto split = dyn_cast<SplitKVAttr>(partition)) {
+    if (slots != split.getSplits())
+      return emitOpError() << "split_kv with " << split.getSplits()
+                           << " splits needs " << split.getSplits()
+                           << " slots, got " << slots;
+    return success();
+  }
+  int64_t ctas = cast<LeanAttr>(partition).getCtas();
+  if (slots > ctas)
+    return emitOpError() << "lean with " << ctas << " CTAs has at most " << ctas
                          << " pieces per tile, got " << slots << " slots";
+  std::optional<int64_t> needed = leanPiecesPerTile(*this, ctas);
+  if (needed && slots < *needed)
+    return emitOpError() << "lean with " << ctas
+                         << " CTAs cuts an output tile into " << *needed
+                         << " pieces, one slot each; got " << slots << " slots";
   return success();
 }
 
