@@ -109,21 +109,18 @@ run() {
     fi
   done
 
-  echo "== 3-4. benchmark sweep, with PyTorch SDPA in the same run =="
-  if python3 "$root/benchmarks/gpu/compare_sdpa.py" --attn-launch "$launch" \
-      --bundles "$dir/bundles" --out "$out" 2>&1 | tee "$out/benchmark.txt"; then
-    note "benchmark: done (benchmark.md, benchmark.csv)"
-  else
-    note "benchmark: FAIL"; failed+=(benchmark)
-  fi
-
-  echo "== 4b. decode: Lean and FlashAttention-2's grid against PyTorch =="
-  if python3 "$root/benchmarks/gpu/compare_decode.py" --attn-launch "$launch" \
-      --bundles "$dir/bundles" --out "$out" 2>&1 | tee "$out/decode.txt"; then
-    note "decode benchmark: done (decode.md, decode.csv)"
-  else
-    note "decode benchmark: FAIL"; failed+=(decode)
-  fi
+  # 3-4: the prefill sweep (benchmark.*) and 4b: the decode sweep (decode.*),
+  # each with PyTorch's kernels in the same run.
+  for bench in compare_sdpa:benchmark compare_decode:decode; do
+    local script="${bench%%:*}.py" stem="${bench#*:}"
+    echo "== $stem: $script, ours and PyTorch's in the same run =="
+    if python3 "$root/benchmarks/gpu/$script" --attn-launch "$launch" \
+        --bundles "$dir/bundles" --out "$out" 2>&1 | tee "$out/$stem.txt"; then
+      note "$stem: done ($stem.md, $stem.csv)"
+    else
+      note "$stem: FAIL"; failed+=("$stem")
+    fi
+  done
 
   echo "== 5. launch overhead =="
   if "$dir/bin/attnrt-launch-overhead" "$dir/bundles/${sanitized[1]}" 2>&1 | tee "$out/launch-overhead.txt"; then

@@ -63,6 +63,14 @@ IndexRange AttentionProblem::kvBlockRange(int64_t queryBlock, int64_t blockM,
   return {begin, end};
 }
 
+SmallVector<int64_t> AttentionProblem::kvBlockCounts(int64_t blockM,
+                                                     int64_t blockN) const {
+  SmallVector<int64_t> counts;
+  for (int64_t m = 0, end = llvm::divideCeil(queryLen, blockM); m < end; ++m)
+    counts.push_back(kvBlockRange(m, blockM, blockN).size());
+  return counts;
+}
+
 bool AttentionProblem::isBlockUnmasked(int64_t queryBlock, int64_t kvBlock,
                                        int64_t blockM, int64_t blockN) const {
   IndexRange rows = queryRows(*this, queryBlock, blockM);

@@ -34,6 +34,8 @@ struct attnrtKernel_ {
   /// Recorded after each launch that used the workspaces, on lastStream.
   CUevent lastUse = nullptr;
   CUstream lastStream = nullptr;
+  /// The driver's occupancy, for persistent launches; -1 until asked.
+  int32_t ctasPerMultiprocessor = -1;
 };
 
 struct attnrtBundle_ {
@@ -666,11 +668,15 @@ attnrtStatus attnrtKernelGetGrid(attnrtKernel kernel, const attnrtTensor *args,
 /// when the device cannot hold all of them at once.
 static attnrtStatus checkResidency(attnrtKernel kernel,
                                    const uint32_t grid[3]) {
-  attnrtKernelResources resources;
-  if (attnrtStatus status = attnrtKernelGetResources(kernel, &resources))
-    return status;
+  // The occupancy of a loaded kernel does not change: asked once.
+  if (kernel->ctasPerMultiprocessor < 0) {
+    attnrtKernelResources resources;
+    if (attnrtStatus status = attnrtKernelGetResources(kernel, &resources))
+      return status;
+    kernel->ctasPerMultiprocessor = resources.ctasPerMultiprocessor;
+  }
   int64_t ctas = int64_t(grid[0]) * grid[1] * grid[2];
-  int64_t resident = int64_t(resources.ctasPerMultiprocessor) *
+  int64_t resident = int64_t(kernel->ctasPerMultiprocessor) *
                      kernel->context->info.multiprocessors;
   if (ctas <= resident)
     return ATTNRT_SUCCESS;
@@ -679,7 +685,7 @@ static attnrtStatus checkResidency(attnrtKernel kernel,
                   std::to_string(ctas) +
                   " CTAs resident at once; the device holds " +
                   std::to_string(resident) + " (" +
-                  std::to_string(resources.ctasPerMultiprocessor) +
+                  std::to_string(kernel->ctasPerMultiprocessor) +
                   " per multiprocessor x " +
                   std::to_string(kernel->context->info.multiprocessors) +
                   "): compile with fewer Lean CTAs");

@@ -103,10 +103,7 @@ OpFoldResult slotCount(AttentionOp op, Fa2TilesAttr tiles,
   if (std::optional<AttentionProblem> p = AttentionProblem::fromOp(op)) {
     IntegerArith a;
     int64_t queryBlocks = llvm::divideCeil(p->queryLen, blockM);
-    int64_t maxBlocks = 0;
-    for (int64_t m = 0; m < queryBlocks; ++m)
-      maxBlocks =
-          std::max(maxBlocks, p->kvBlockRange(m, blockM, blockN).size());
+    int64_t maxBlocks = *llvm::max_element(p->kvBlockCounts(blockM, blockN));
     return b.getIndexAttr(leanSlots(a, p->geometry(), p->batch * p->queryHeads,
                                     queryBlocks, maxBlocks, ctas, tiles));
   }

@@ -138,11 +138,9 @@ struct AttnSelectSchedulePass
     int64_t waveSlots = 2 * target.getSms();
     if (5 * parallelCtas >= 4 * waveSlots)
       return;
-    int64_t kvBlocks = 0;
-    for (int64_t m = 0; m < queryBlocks; ++m)
-      kvBlocks = std::max(
-          kvBlocks,
-          problem->kvBlockRange(m, tiling.blockM, tiling.blockN).size());
+    SmallVector<int64_t> counts =
+        problem->kvBlockCounts(tiling.blockM, tiling.blockN);
+    int64_t kvBlocks = *llvm::max_element(counts);
     int64_t splits = fa2SplitKvSplits(parallelCtas, waveSlots, kvBlocks);
     if (splits <= 1)
       return;
@@ -150,11 +148,8 @@ struct AttnSelectSchedulePass
       op.setPartitionAttr(SplitKVAttr::get(op.getContext(), splits));
       return;
     }
-    int64_t leanTiles = 0;
-    for (int64_t m = 0; m < queryBlocks; ++m)
-      leanTiles +=
-          problem->kvBlockRange(m, tiling.blockM, tiling.blockN).size();
-    leanTiles *= problem->batch * problem->queryHeads;
+    int64_t leanTiles =
+        problem->batch * problem->queryHeads * llvm::sum_of(counts);
     int64_t perSm = fa2CtasPerSm(
         fa2Resources(tiling, problem->headDim, problem->valueDim, elementBytes),
         limits);

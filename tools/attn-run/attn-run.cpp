@@ -262,11 +262,8 @@ std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
     int64_t leanTiles = problem.batch * problem.queryHeads * work.visitedBlocks;
     auto assignment =
         LeanAssignment<IntegerArith>::create(a, leanAttr.getCtas(), leanTiles);
-    int64_t maxBlocks = 0;
-    for (int64_t m = 0; m < work.queryBlocks; ++m)
-      maxBlocks = std::max(
-          maxBlocks,
-          problem.kvBlockRange(m, tiles->blockM, tiles->blockN).size());
+    int64_t maxBlocks =
+        *llvm::max_element(problem.kvBlockCounts(tiles->blockM, tiles->blockN));
     text += llvm::formatv(
         "; Lean over {0} CTAs: {1} LeanTiles, {2} per CTA, {3} partial "
         "slots per output tile merged with attn.merge",

@@ -17,6 +17,7 @@
 #include "attn/Analysis/MaskGeometry.h"
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
 #include <optional>
@@ -68,6 +69,10 @@ struct AttentionProblem {
   /// masked for every row of the query block.
   IndexRange kvBlockRange(int64_t queryBlock, int64_t blockM,
                           int64_t blockN) const;
+
+  /// The number of KV blocks each query block visits (kvBlockRange's size),
+  /// query block by query block.
+  SmallVector<int64_t> kvBlockCounts(int64_t blockM, int64_t blockN) const;
 
   /// Whether every row of the query block sees every key of the KV block, so
   /// that the block needs no masking.

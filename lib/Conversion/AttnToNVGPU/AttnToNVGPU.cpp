@@ -206,9 +206,8 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   // block (the sizes are static), and where each query block starts.
   int64_t queryBlocks = s.queryBlocks();
   SmallVector<int64_t> prefix{0};
-  for (int64_t m = 0; m < queryBlocks; ++m)
-    prefix.push_back(prefix.back() +
-                     p.kvBlockRange(m, s.blockM, s.blockN).size());
+  for (int64_t count : p.kvBlockCounts(s.blockM, s.blockN))
+    prefix.push_back(prefix.back() + count);
   int64_t perHead = prefix.back();
   auto lean = LeanAssignment<IndexArith>::create(
       a, a.constant(s.leanCtas), a.constant(p.batch * p.queryHeads * perHead));
