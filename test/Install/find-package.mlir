@@ -6,6 +6,16 @@
 // RUN: cmake --build %t/build > %t/build.log
 // RUN: %t/build/attn-consumer %s 2>&1 | FileCheck %s
 // RUN: ls %t/prefix/bin/attn-opt %t/prefix/lib/AttnPlugin.so %t/prefix/include/attn/Dialect/Attn/IR/AttnOps.td %t/prefix/include/attn/Dialect/Attn/IR/AttnOps.h.inc
+// The installed tools start and work from the prefix, not the build tree.
+// RUN: %t/prefix/bin/attn-opt %s --attn-print-plan -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOOL
+// RUN: %t/prefix/bin/attn-run --heads=2 --seq-q=1 --seq-k=300 --head-dim=64 --block-m=16 --block-n=64 --lean=3 | FileCheck %s --check-prefix=CPU
+// RUN: %t/prefix/bin/attn-compile %attn_src_root/examples/gqa-layer.mlir -o %t/bundle | FileCheck %s --check-prefix=COMPILE
+// RUN: %t/prefix/bin/attn-launch %t/bundle --validate | FileCheck %s --check-prefix=LAUNCH
+// TOOL: remark: attention B=1 Hq=4 Hkv=4 (MHA) Sq=16 Sk=16 D=64 Dv=64 f32
+// CPU: Lean over 3 CTAs
+// CPU: {{^PASS$}}
+// COMPILE: 2 kernel(s) for sm_90a
+// LAUNCH: 2 kernel(s), manifest valid
 
 // CHECK-DAG: attention scale 1.250000e-01
 // CHECK-DAG: remark: attention B=1 Hq=4 Hkv=4 (MHA) Sq=16 Sk=16 D=64 Dv=64 f32
