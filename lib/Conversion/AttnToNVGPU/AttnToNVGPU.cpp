@@ -211,6 +211,11 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   int64_t perHead = prefix.back();
   auto lean = LeanAssignment<IndexArith>::create(
       a, a.constant(s.leanCtas), a.constant(p.batch * p.queryHeads * perHead));
+  // Output tiles are numbered b * Hq + h.
+  auto splitBatchHead = [&](Value batchHead) {
+    Value batch = a.div(batchHead, p.queryHeads);
+    return std::make_pair(batch, a.sub(batchHead, a.mul(batch, p.queryHeads)));
+  };
   Value begin = lean.ctaBegin(cta);
   Value end = lean.ctaBegin(a.add(cta, 1));
 
@@ -239,8 +244,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
             body.geometry().kvBlockRange(row0, rows, s.blockN);
         Value tileLast = a.add(tileFirst, a.sub(tileEnd, tileBegin));
         Value pieceEnd = a.min(end, tileLast);
-        Value batch = a.div(batchHead, p.queryHeads);
-        Value head = a.sub(batchHead, a.mul(batch, p.queryHeads));
+        auto [batch, head] = splitBatchHead(batchHead);
         Value kvHead = a.div(head, p.groupSize());
 
         // The previous piece's output went through the Q tile.
@@ -341,8 +345,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                 a.select(arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                                index, a.constant(j)),
                          a.constant(emptyBlocks[j]), queryBlock);
-          Value batch = a.div(batchHead, p.queryHeads);
-          Value head = a.sub(batchHead, a.mul(batch, p.queryHeads));
+          auto [batch, head] = splitBatchHead(batchHead);
           // The previous output went through the Q tile.
           gpu::BarrierOp::create(b);
           body.storeOutput(body.initialState(), o, lse, batch, head,
