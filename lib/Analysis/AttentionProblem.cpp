@@ -22,7 +22,7 @@ std::optional<AttentionProblem> AttentionProblem::fromOp(AttentionOp op) {
   ArrayRef<int64_t> k = op.getKey().getType().getShape();
   ArrayRef<int64_t> v = op.getValue().getType().getShape();
   if (ShapedType::isDynamicShape(q) || ShapedType::isDynamicShape(k) ||
-      ShapedType::isDynamicShape(v))
+      ShapedType::isDynamicShape(v) || op.hasFrame())
     return std::nullopt;
   AttentionProblem problem;
   problem.batch = q[0];

@@ -7,6 +7,7 @@
 
 #include "attn/Pipelines/Pipelines.h"
 
+#include "attn/Distribution/Passes.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -17,6 +18,7 @@
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/ShardToMPI/ShardToMPI.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,8 +34,10 @@ using namespace mlir::attn;
 
 void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
                                         const AttnToCPUOptions &options) {
-  // Target-independent decomposition, on tensors: partitions made explicit,
-  // then the loops of every attention and partial attention.
+  // Target-independent decomposition, on tensors: distributed attentions
+  // become one rank's program, partitions are made explicit, then the loops
+  // of every attention and partial attention.
+  pm.addPass(createAttnDistribute());
   AttnPartitionKVOptions partition;
   partition.blockM = options.blockM;
   partition.blockN = options.blockN;
@@ -43,6 +47,11 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   decompose.blockN = options.blockN;
   pm.addPass(createAttnDecompose(decompose));
   pm.addPass(createAttnLowerMerge());
+  // Collectives: ours to libattnmpi calls, the process indices through MLIR's
+  // own shard-to-mpi; then the grid declarations go.
+  pm.addPass(createAttnLowerCollectives());
+  pm.addPass(createConvertShardToMPIPass());
+  pm.addPass(createSymbolDCEPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

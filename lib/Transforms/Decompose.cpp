@@ -74,7 +74,11 @@ private:
   bool hasAdditiveMask() {
     return op.getMask() && !getElementTypeOrSelf(op.getMask()).isInteger(1);
   }
-  bool masksByPosition() { return op.getCausal() || op.getWindowSizes(); }
+  /// Whether keys are hidden by position: causal and window masks, and the
+  /// end of a frame's keys.
+  bool masksByPosition() {
+    return op.getCausal() || op.getWindowSizes() || op.hasFrame();
+  }
 
   /// The key/value blocks [begin, end) that `slot` of query block
   /// `queryBlock` of (batch, head) visits: all those the query block sees,
@@ -105,14 +109,16 @@ private:
   MLIRContext *ctx;
   IndexArith arith;
   Value seqQ, seqK;
+  std::optional<MaskGeometry<IndexArith>::Frame> frame;
   OpFoldResult valueDim;
   /// Lean only: LeanTiles per (batch, head) and the even split over CTAs.
   Value leanPerHead;
   std::optional<LeanAssignment<IndexArith>> lean;
 
-  MaskGeometry<IndexArith> geometry() {
-    return {arith, seqQ, seqK, op.getCausal(), op.getWindowSizes()};
+  MaskGeometry<IndexArith> geometry(IndexArith &a) {
+    return {a, seqQ, seqK, op.getCausal(), op.getWindowSizes(), frame};
   }
+  MaskGeometry<IndexArith> geometry() { return geometry(arith); }
   /// The visible KV blocks of query block `m`.
   Value visibleBlocks(Value m) {
     auto [begin, end] = geometry().queryBlockKvRange(m, blockM, blockN);
@@ -159,8 +165,6 @@ Value Decomposer<OpTy>::buildScoreEpilogue(Value scores, Value maskTile,
   std::optional<double> softcap;
   if (std::optional<APFloat> cap = op.getSoftcap())
     softcap = cap->convertToDouble();
-  auto window = op.getWindowSizes();
-  bool causal = op.getCausal();
   bool booleanMask = maskTile && !hasAdditiveMask();
 
   SmallVector<Value> inputs{scores};
@@ -199,13 +203,21 @@ Value Decomposer<OpTy>::buildScoreEpilogue(Value scores, Value maskTile,
           }
           if (op.hasScoreModifier()) {
             positions();
+            // The region sees positions in the larger attention of a frame.
+            Value regionRow = row, regionKey = key;
+            if (op.hasFrame()) {
+              regionRow =
+                  arith::AddIOp::create(nb, loc, row, op.getQueryOffset());
+              regionKey =
+                  arith::AddIOp::create(nb, loc, key, op.getKeyOffset());
+            }
             Block &region = op.getScore().front();
             IRMapping mapping;
             mapping.map(region.getArgument(0), s);
             mapping.map(region.getArgument(1), batch);
             mapping.map(region.getArgument(2), head);
-            mapping.map(region.getArgument(3), row);
-            mapping.map(region.getArgument(4), key);
+            mapping.map(region.getArgument(3), regionRow);
+            mapping.map(region.getArgument(4), regionKey);
             for (Operation &inner : region.without_terminator())
               nb.clone(inner, mapping);
             s = mapping.lookup(
@@ -224,9 +236,7 @@ Value Decomposer<OpTy>::buildScoreEpilogue(Value scores, Value maskTile,
           positions();
           ImplicitLocOpBuilder inner(loc, nb);
           IndexArith innerArith{inner};
-          MaskGeometry<IndexArith> rowGeometry{innerArith, seqQ, seqK, causal,
-                                               window};
-          Value hidden = rowGeometry.isHidden(row, key);
+          Value hidden = geometry(innerArith).isHidden(row, key);
           s = arith::SelectOp::create(nb, loc, hidden, minusInf, s);
         }
         return s;
@@ -472,6 +482,10 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   seqQ = tensor::DimOp::create(b, q, 2);
   seqK = tensor::DimOp::create(b, k, 2);
+  if (op.hasFrame())
+    frame = MaskGeometry<IndexArith>::frameOf(
+        arith, op.getQueryOffset(), op.getKeyOffset(), op.getQueryTotal(),
+        op.getKeyTotal());
   valueDim = tensor::getMixedSize(b, b.getLoc(), v, 3);
 
   SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, b.getLoc(), q);

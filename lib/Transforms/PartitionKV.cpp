@@ -158,7 +158,9 @@ struct AttnPartitionKVPass
 
     auto partial = PartialAttentionOp::create(
         b, TypeRange{partialOut.getType(), partialLse.getType()}, q,
-        op.getKey(), v, op.getMask(), ValueRange{partialOut, partialLse},
+        op.getKey(), v, op.getMask(), /*query_offset=*/Value(),
+        /*key_offset=*/Value(), /*query_total=*/Value(), /*key_total=*/Value(),
+        ValueRange{partialOut, partialLse},
         op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
         op.getSoftcapAttr(), *tiles, op.getPartitionAttr());
     rewriter.inlineRegionBefore(op.getScore(), partial.getScore(),

@@ -54,8 +54,9 @@ struct AttnPrintPlanPass
   static void reportPlan(AttentionOp op) {
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
     if (!problem) {
-      op.emitRemark() << "attention with dynamic sizes: the tiling and the "
-                         "work are decided at run time";
+      op.emitRemark() << "attention with "
+                      << (op.hasFrame() ? "a frame" : "dynamic sizes")
+                      << ": the tiling and the work are decided at run time";
       return;
     }
     Type elementType = op.getQuery().getType().getElementType();

@@ -12,6 +12,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Distribution/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 
@@ -26,6 +27,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::attn::registerAttnPasses();
   mlir::attn::registerAttnConversionPasses();
+  mlir::attn::registerAttnDistributionPasses();
   mlir::attn::registerAttnPipelines();
 
   mlir::DialectRegistry registry;

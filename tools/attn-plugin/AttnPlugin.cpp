@@ -7,6 +7,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Distribution/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 
@@ -30,6 +31,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
           []() {
             attn::registerAttnPasses();
             attn::registerAttnConversionPasses();
+            attn::registerAttnDistributionPasses();
             attn::registerAttnPipelines();
           }};
 }

@@ -52,7 +52,8 @@ struct AttentionProblem {
   /// Sliding window sizes (left, right), if any.
   std::optional<std::pair<int64_t, int64_t>> window;
 
-  /// The problem of a verified op; std::nullopt when a size is dynamic.
+  /// The problem of a verified op; std::nullopt when a size is dynamic or
+  /// the op has a frame (its positions are run-time values).
   static std::optional<AttentionProblem> fromOp(AttentionOp op);
 
   /// Query heads that share one key/value head.

@@ -17,6 +17,11 @@
 // i + Sk - Sq (the last query row lines up with the last key). Key k is
 // visible from row i when visibleBegin(i) <= k < visibleEnd(i).
 //
+// An attention with a frame (a part of a larger attention, rows at q0 + i
+// and keys at k0 + k of an Sq' x Sk' attention) moves the diagonal of row i
+// to the key i + (q0 - k0 + Sk' - Sq') and hides keys from Sk' - k0 on;
+// rows and keys stay local positions.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_ANALYSIS_MASKGEOMETRY_H
@@ -38,7 +43,27 @@ template <typename A> struct MaskGeometry {
   /// Sliding window sizes (left, right), if any.
   std::optional<std::pair<int64_t, int64_t>> window;
 
-  V diagonal(V row) { return a.add(row, a.sub(kvLen, queryLen)); }
+  /// Where a part of a larger attention sits in it (see above).
+  struct Frame {
+    /// The diagonal's offset: q0 - k0 + Sk' - Sq'.
+    V shift;
+    /// The first local key past the larger attention's keys: Sk' - k0.
+    V keyEnd;
+  };
+  std::optional<Frame> frame;
+
+  /// The frame of rows at `queryOffset` and keys at `keyOffset` of an
+  /// attention of `queryTotal` queries and `keyTotal` keys.
+  static Frame frameOf(A &a, V queryOffset, V keyOffset, V queryTotal,
+                       V keyTotal) {
+    V shift =
+        a.add(a.sub(queryOffset, keyOffset), a.sub(keyTotal, queryTotal));
+    return {shift, a.sub(keyTotal, keyOffset)};
+  }
+
+  V diagonal(V row) {
+    return a.add(row, frame ? frame->shift : a.sub(kvLen, queryLen));
+  }
 
   /// The first key visible from `row`; may be negative (nothing is hidden on
   /// the left).
@@ -48,10 +73,10 @@ template <typename A> struct MaskGeometry {
     return a.sub(diagonal(row), a.constant(window->first));
   }
 
-  /// One past the last key visible from `row`, at most Sk; may be below
-  /// visibleBegin (the row sees nothing).
+  /// One past the last key visible from `row`, at most Sk (and the frame's
+  /// key end); may be below visibleBegin (the row sees nothing).
   V visibleEnd(V row) {
-    V end = kvLen;
+    V end = frame ? a.min(kvLen, frame->keyEnd) : kvLen;
     if (!causal && !window)
       return end;
     V next = a.add(diagonal(row), a.constant(1));

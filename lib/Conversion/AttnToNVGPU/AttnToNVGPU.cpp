@@ -52,6 +52,9 @@ namespace {
 
 /// Why `op` cannot become a kernel, or its shape.
 FailureOr<KernelShape> analyse(AttentionOp op) {
+  if (op.hasFrame())
+    return op.emitError("attn-to-nvgpu does not support a frame (a part of a "
+                        "larger attention) yet");
   std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
   if (!problem)
     return op.emitError("attn-to-nvgpu needs static sizes");

@@ -117,3 +117,10 @@ Attention2DAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << qParts << " x " << kvParts;
   return success();
 }
+
+LogicalResult RingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t devices) {
+  if (devices < 1)
+    return emitError() << "devices must be at least 1, got " << devices;
+  return success();
+}

@@ -109,7 +109,8 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
   if (initLse)
     outputs.push_back(initLse);
   build(builder, state, ValueRange(outputs).getTypes(), query, key, value,
-        mask, outputs, /*scale=*/nullptr, /*causal=*/nullptr,
+        mask, /*query_offset=*/nullptr, /*key_offset=*/nullptr,
+        /*query_total=*/nullptr, /*key_total=*/nullptr, outputs, /*scale=*/nullptr, /*causal=*/nullptr,
         /*window=*/nullptr, /*softcap=*/nullptr, /*tiles=*/nullptr,
         /*partition=*/nullptr);
   // The score region is optional: leave it empty.
@@ -262,6 +263,15 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
   if (!self.getScale() && ShapedType::isDynamic(qs[3]))
     return emitOpError()
            << "scale is required when the head dimension D is dynamic";
+
+  bool framed = self.getQueryOffset() || self.getKeyOffset() ||
+                self.getQueryTotal() || self.getKeyTotal();
+  if (framed && !self.hasFrame())
+    return emitOpError() << "a frame needs all of query offset, key offset, "
+                            "query total and key total";
+  if (framed && self.getPartitionAttr())
+    return emitOpError() << "a framed attention cannot carry a partition; got "
+                         << self.getPartitionAttr();
 
   if (std::optional<ArrayRef<int64_t>> window = self.getWindow()) {
     if (window->size() != 2)

@@ -125,13 +125,29 @@ def Attn_LeanAttr : Attn_Attr<"Lean", "lean"> {
 def Attn_Attention2DAttr : Attn_Attr<"Attention2D", "attention2d"> {
   let summary = "ATTENTION2D: queries and keys/values both partitioned over a device grid";
   let description = [{
-    The devices form a `q_parts x kv_parts` grid. Device (i, j) gathers query
-    shard i over its row and key/value shard j over its column, computes a
-    partial (O, LSE) locally, and the partials of a row are combined with the
-    log-sum-exp merge in a reduce-scatter.
+    The `P = q_parts x kv_parts` ranks form a grid of `q_parts` rows and
+    `kv_parts` columns (rank `r` is at row `r / kv_parts`, column
+    `r % kv_parts`). `attn-distribute` turns the attention into the program
+    of one rank, which holds a shard of `ceil(S / P)` tokens of Q, K, V, O
+    and LSE (the last shards padded at the end when `P` does not divide the
+    length):
+
+    - Q, O and LSE shards in row-major rank order: rank `(i, j)` holds query
+      shard `i * kv_parts + j`, so row `i` holds the contiguous query chunk
+      `i`;
+    - K and V shards in column-major rank order: rank `(i, j)` holds
+      key/value shard `j * q_parts + i`, so column `j` holds the contiguous
+      key/value chunk `j`.
+
+    Rank `(i, j)` all-gathers query chunk `i` over its row and key/value
+    chunk `j` over its column, computes the partial (O, LSE) of that chunk
+    pair (masks and score region on the positions of the whole attention),
+    and an all-to-all over the row followed by `attn.merge` leaves it the
+    merged rows of its own query shard: the reduce-scatter with the
+    log-sum-exp merge as the reduction.
 
     ```mlir
-    #attn.attention2d<q_parts = 4, kv_parts = 4>
+    #attn.attention2d<q_parts = 2, kv_parts = 3>
     ```
   }];
   let parameters = (ins "int64_t":$q_parts, "int64_t":$kv_parts);
@@ -140,8 +156,26 @@ def Attn_Attention2DAttr : Attn_Attr<"Attention2D", "attention2d"> {
   }];
 }
 
+def Attn_RingAttr : Attn_Attr<"Ring", "ring"> {
+  let summary = "Ring attention: key/value shards passed around a ring of ranks";
+  let description = [{
+    The `devices` ranks form a ring; rank `r` holds shard `r` of Q, K, V, O
+    and LSE (`ceil(S / P)` tokens each, the last shards padded at the end).
+    In step `t = 0 .. P - 1` rank `r` computes the partial (O, LSE) of its
+    queries against the key/value shard `(r - t) mod P` it holds, merges it
+    into its running result, and (except in the last step) passes that shard
+    to rank `r + 1` and receives the next from rank `r - 1`. The baseline
+    ATTENTION2D is compared with.
+
+    ```mlir
+    #attn.ring<devices = 4>
+    ```
+  }];
+  let parameters = (ins "int64_t":$devices);
+}
+
 /// The work partitions an `attn.attention` accepts in its `partition` attribute.
 def Attn_PartitionAttr : AnyAttrOf<[Attn_SplitKVAttr, Attn_LeanAttr,
-                                    Attn_Attention2DAttr]>;
+                                    Attn_Attention2DAttr, Attn_RingAttr]>;
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD

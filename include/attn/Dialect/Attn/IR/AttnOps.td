@@ -30,6 +30,10 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
     AnyRankedTensor:$key,
     AnyRankedTensor:$value,
     Optional<AnyRankedTensor>:$mask,
+    Optional<Index>:$query_offset,
+    Optional<Index>:$key_offset,
+    Optional<Index>:$query_total,
+    Optional<Index>:$key_total,
     Variadic<AnyRankedTensor>:$outputs,
     OptionalAttr<F32Attr>:$scale,
     UnitAttr:$causal,
@@ -44,6 +48,7 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,` type($value) `)`
     (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`frame` `(` $query_offset^ `,` $key_offset `of` $query_total `,` $key_total `)`)?
     `outs` `(` $outputs `:` type($outputs) `)`
     attr-dict `->` type($results)
     (`score` $score^)?
@@ -74,6 +79,9 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
 
     /// Whether the op carries a score-modification region.
     bool hasScoreModifier() { return !getScore().empty(); }
+
+    /// Whether the op computes a part of a larger attention (`frame`).
+    bool hasFrame() { return static_cast<bool>(getQueryOffset()); }
   }];
 
   let hasVerifier = 1;
@@ -134,6 +142,19 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention"> {
     new f32 score with `attn.yield`; enough for ALiBi, relative position bias
     and custom masks (yield `-inf` to mask a score). It must be side-effect
     free: lowerings may evaluate it in any order, any number of times.
+
+    Optional `frame(%q0, %k0 of %sq, %sk)` (four `index` values): the op
+    computes a part of a larger attention of `%sq` queries and `%sk` keys,
+    rows `%q0 .. %q0 + Sq - 1` of it against keys `%k0 .. %k0 + Sk - 1`.
+    Query row `i` and key `k` of the operands are at positions `%q0 + i` and
+    `%k0 + k` of that attention: the causal and window masks are those of
+    the larger attention (aligned by `%sq` and `%sk`), the score region sees
+    those positions, and keys at positions `%sk` and beyond are hidden (so
+    padding at the end of the keys is masked). Rows at positions `%sq` and
+    beyond are computed like any other; their values are unspecified. The
+    distribution layer gives every rank its part of an attention this way.
+    The part's O and LSE are those of its rows over its keys only: the
+    `attn.merge` of the parts over all keys gives the larger attention.
 
     A query row with no visible key produces `O = 0` and `LSE = -inf`.
 
