@@ -278,7 +278,8 @@ SmallVector<Value> Distributor::buildRing(ImplicitLocOpBuilder &b,
           Value both = tensor::EmptyOp::create(
               nb, withLeading(type, 2, f32).getShape(), f32);
           int64_t rank = type.getRank();
-          for (auto [slot, value] : llvm::enumerate(ValueRange{acc, part})) {
+          Value slots[] = {acc, part};
+          for (auto [slot, value] : llvm::enumerate(slots)) {
             SmallVector<OpFoldResult> offsets(rank + 1, nb.getIndexAttr(0));
             offsets[0] = nb.getIndexAttr(slot);
             SmallVector<OpFoldResult> sizes{nb.getIndexAttr(1)};

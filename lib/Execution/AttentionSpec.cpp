@@ -97,8 +97,20 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
   if (spec.leanCtas < 0)
     return error(
         llvm::formatv("lean CTAs must be positive, got {0}", spec.leanCtas));
-  if (spec.leanCtas && spec.splits > 1)
-    return error("choose one partition: split-KV (splits) or Lean (lean)");
+  if (spec.ringDevices < 0)
+    return error(llvm::formatv("ring devices must be positive, got {0}",
+                               spec.ringDevices));
+  if (spec.attention2d &&
+      (spec.attention2d->first < 1 || spec.attention2d->second < 1))
+    return error(llvm::formatv("attention2d parts must be positive, got {0} x "
+                               "{1}",
+                               spec.attention2d->first,
+                               spec.attention2d->second));
+  int partitions = (spec.splits > 1) + (spec.leanCtas > 0) +
+                   spec.attention2d.has_value() + (spec.ringDevices > 0);
+  if (partitions > 1)
+    return error("choose one partition: split-KV (splits), Lean (lean), "
+                 "ATTENTION2D (attention2d) or ring (ring)");
 
   Location loc = UnknownLoc::get(context);
   OpBuilder b(context);
@@ -144,6 +156,11 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     op.setPartitionAttr(SplitKVAttr::get(context, spec.splits));
   if (spec.leanCtas)
     op.setPartitionAttr(LeanAttr::get(context, spec.leanCtas));
+  if (spec.attention2d)
+    op.setPartitionAttr(Attention2DAttr::get(context, spec.attention2d->first,
+                                             spec.attention2d->second));
+  if (spec.ringDevices)
+    op.setPartitionAttr(RingAttr::get(context, spec.ringDevices));
   func::ReturnOp::create(b, loc, op.getResults());
   if (spec.alibi) {
     OpBuilder::InsertionGuard guard(b);

@@ -8,8 +8,11 @@
 #include "attn/Execution/CpuExecutable.h"
 
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Distribution/Passes.h"
 
+#include "mlir/Conversion/MPIToLLVM/MPIToLLVM.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -18,6 +21,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -37,43 +41,65 @@ int64_t HostBuffer::numElements() const {
 
 CpuExecutable::~CpuExecutable() = default;
 
-/// Builds `func @attn_entry(memrefs...)` around a clone of `op`, writing its
-/// results into the O (and LSE) arguments.
-static OwningOpRef<ModuleOp> buildEntryModule(AttentionOp op) {
+static constexpr llvm::StringLiteral kBodyName = "attn_body";
+
+/// Builds `func @attn_body(tensors...) -> results` around a clone of `op`:
+/// its operands become the arguments, in order, and its results are
+/// returned. A distributed attention rewrites this function into one rank's
+/// program before the entry is built around it.
+static OwningOpRef<ModuleOp> buildBodyModule(AttentionOp op) {
   MLIRContext *context = op.getContext();
   OpBuilder b(context);
   Location loc = op.getLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(
+      b, loc, kBodyName,
+      b.getFunctionType(op->getOperandTypes(), op->getResultTypes()));
+  func.setPrivate();
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  // Operands are replaced by position, not through an IRMapping of values:
+  // an op that reads one value as Q, K and V still gets three arguments.
+  Operation *clone = b.clone(*op);
+  clone->setOperands(entry->getArguments());
+  func::ReturnOp::create(b, loc, clone->getResults());
+  return module;
+}
 
+/// Adds `func @attn_entry(memrefs...)`, which calls @attn_body on its
+/// arguments and writes the results into the destination arguments (the
+/// last `numResults`).
+static void addEntry(ModuleOp module, unsigned numResults) {
+  auto body = module.lookupSymbol<func::FuncOp>(kBodyName);
+  OpBuilder b(module.getContext());
+  Location loc = body.getLoc();
+  b.setInsertionPointToEnd(module.getBody());
   SmallVector<Type> argTypes;
-  for (Value operand : op->getOperands()) {
-    auto type = cast<RankedTensorType>(operand.getType());
-    argTypes.push_back(MemRefType::get(type.getShape(), type.getElementType()));
+  for (Type type : body.getArgumentTypes()) {
+    auto tensor = cast<RankedTensorType>(type);
+    argTypes.push_back(
+        MemRefType::get(tensor.getShape(), tensor.getElementType()));
   }
   auto func = func::FuncOp::create(b, loc, kEntryName,
                                    b.getFunctionType(argTypes, {}));
   func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), b.getUnitAttr());
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
-
-  // Operands are replaced by position, not through an IRMapping of values:
-  // an op that reads one value as Q, K and V still gets three arguments.
   SmallVector<Value> tensors;
-  for (auto [operand, arg] : llvm::zip(op->getOperands(), entry->getArguments()))
+  for (auto [type, arg] :
+       llvm::zip(body.getArgumentTypes(), entry->getArguments()))
     tensors.push_back(bufferization::ToTensorOp::create(
-        b, loc, operand.getType(), arg, /*restrict=*/true, /*writable=*/true));
-  Operation *clone = b.clone(*op);
-  clone->setOperands(tensors);
-  unsigned numInputs = op->getNumOperands() - op.getOutputs().size();
-  for (auto [index, result] : llvm::enumerate(clone->getResults())) {
+        b, loc, type, arg, /*restrict=*/true, /*writable=*/true));
+  auto call = func::CallOp::create(b, loc, body, tensors);
+  unsigned firstOut = entry->getNumArguments() - numResults;
+  for (auto [index, result] : llvm::enumerate(call.getResults())) {
     auto materialize = bufferization::MaterializeInDestinationOp::create(
-        b, loc, result, entry->getArgument(numInputs + index));
+        b, loc, result, entry->getArgument(firstOut + index));
     materialize.setRestrict(true);
     materialize.setWritable(true);
   }
   func::ReturnOp::create(b, loc);
-  return module;
 }
 
 llvm::Expected<std::unique_ptr<CpuExecutable>>
@@ -84,11 +110,12 @@ CpuExecutable::compile(AttentionOp op, const AttnToCPUOptions &options) {
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);
 
+  DialectRegistry registry;
+  mpi::registerConvertMPIToLLVMInterface(registry);
+  context->appendDialectRegistry(registry);
+
   std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
-  for (Value operand : op->getOperands())
-    executable->argumentTypes.push_back(
-        cast<RankedTensorType>(operand.getType()));
-  executable->module = buildEntryModule(op);
+  executable->module = buildBodyModule(op);
 
   std::string diagnostics;
   {
@@ -102,12 +129,29 @@ CpuExecutable::compile(AttentionOp op, const AttnToCPUOptions &options) {
       os << diag.str() << "\n";
       return success();
     });
+    // A distributed attention's function becomes one rank's program first:
+    // the entry then takes that rank's shards.
+    PassManager distribute(context);
+    distribute.addPass(createAttnDistribute());
+    if (failed(distribute.run(*executable->module)))
+      return llvm::createStringError("attn-distribute failed:\n" +
+                                     diagnostics);
+    addEntry(*executable->module, op->getNumResults());
+    auto body = executable->module->lookupSymbol<func::FuncOp>(kBodyName);
+    for (Type type : body.getArgumentTypes())
+      executable->argumentTypes.push_back(cast<RankedTensorType>(type));
+
     PassManager pm(context);
+    pm.addPass(createInlinerPass());
+    pm.addPass(createSymbolDCEPass());
     buildAttnToCPUPipeline(pm, options);
     if (failed(pm.run(*executable->module)))
       return llvm::createStringError("lowering with attn-to-cpu failed:\n" +
                                      diagnostics);
   }
+  // The MPI implementation has been chosen; the JIT's translation does not
+  // know the data-layout description that chose it.
+  (*executable->module)->removeAttr(DLTIDialect::kMapAttrName);
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();

@@ -60,6 +60,9 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // Ring attention's step loop carries the key/value shard it received,
+  // a new buffer every step.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // In-place results leave copies of a slice onto itself: CSE makes both
   // sides one value and canonicalisation drops the copy.

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionOperands.h"
+#include "DistributedRun.h"
 #include "GpuRun.h"
 #include "ReferenceCheck.h"
 
@@ -109,6 +110,15 @@ cl::opt<int64_t> lean("lean",
                       cl::desc("Lean attention (stream-K) over this many "
                                "CTAs, partials merged by each tile's host"),
                       cl::init(0), cl::cat(specCategory));
+cl::list<int64_t> attention2d(
+    "attention2d",
+    cl::desc("ATTENTION2D over a grid of q_parts,kv_parts MPI ranks (run "
+             "under mpirun -n q_parts*kv_parts)"),
+    cl::CommaSeparated, cl::cat(specCategory));
+cl::opt<int64_t> ring("ring",
+                      cl::desc("Ring attention over this many MPI ranks (run "
+                               "under mpirun -n N)"),
+                      cl::init(0), cl::cat(specCategory));
 
 cl::opt<int64_t> blockM("block-m",
                         cl::desc("Query rows per tile (default: the op's tiles, "
@@ -180,9 +190,16 @@ const cl::Option *specOptions[] = {&batch,
                                    &alibi,
                                    &withLse,
                                    &splits,
-                                   &lean};
+                                   &lean,
+                                   std::addressof(attention2d),
+                                   &ring};
 
 using Clock = std::chrono::steady_clock;
+
+/// MPI, when the run has a distributed attention.
+std::unique_ptr<MpiSession> mpi;
+/// Whether this process prints the report: the only one, or MPI rank 0.
+bool reports() { return !mpi || mpi->rank() == 0; }
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -222,6 +239,14 @@ llvm::Expected<AttentionSpec> specFromOptions() {
   spec.withLse = withLse;
   spec.splits = splits;
   spec.leanCtas = lean;
+  if (attention2d.getNumOccurrences()) {
+    if (attention2d.size() != 2)
+      return llvm::createStringError(
+          "--attention2d takes two part counts, q_parts,kv_parts (e.g. "
+          "--attention2d=2,2)");
+    spec.attention2d = {attention2d[0], attention2d[1]};
+  }
+  spec.ringDevices = ring;
   return spec;
 }
 
@@ -308,7 +333,8 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
     return llvm::createStringError(
         label + ": the reference cannot evaluate the attention's score "
                 "region; run with --no-check");
-  llvm::outs() << label << ": " << summarizeAttention(op, *problem) << "\n";
+  if (reports())
+    llvm::outs() << label << ": " << summarizeAttention(op, *problem) << "\n";
 
   llvm::Expected<AttentionOperands> operands =
       AttentionOperands::create(op, seed);
@@ -331,6 +357,22 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
   if (!lseNpy.empty() && !operands->lse())
     return llvm::createStringError(
         "--lse-npy given, but the attention writes no LSE (add --lse)");
+  if (isDistributed(op)) {
+    if (gpu)
+      return llvm::createStringError(
+          label + ": distributed attentions run on the CPU ranks of an MPI "
+                  "job; drop --device");
+    AttnToCPUOptions pipelineOptions;
+    pipelineOptions.blockM = blockM;
+    pipelineOptions.blockN = blockN;
+    llvm::Expected<bool> passed =
+        runDistributed(*mpi, op, *problem, *operands, pipelineOptions,
+                       checkOptions, !noCheck, repeat);
+    if (passed && reports())
+      if (llvm::Error err = saveOutputs(*operands))
+        return std::move(err);
+    return passed;
+  }
   if (gpu)
     return runOnGpu(*gpu, op, *operands);
   return runOnCpu(op, *problem, *operands, checkOptions);
@@ -497,14 +539,28 @@ int main(int argc, char **argv) {
       llvm::outs() << "device: the CPU (no GPU: " << status.message << ")\n";
   }
 
+  if (llvm::any_of(attentions,
+                   [](auto &entry) { return isDistributed(entry.first); }))
+    mpi = std::make_unique<MpiSession>(argc, argv);
+
   bool allPassed = true;
   for (auto &[op, label] : attentions) {
     llvm::Expected<bool> passed =
         runAttention(op, label, checkOptions, gpu.get());
-    if (!passed)
-      return fail(llvm::toString(passed.takeError()));
+    if (!passed) {
+      int code = fail((mpi ? llvm::formatv("rank {0}: ", mpi->rank()).str()
+                           : std::string()) +
+                      llvm::toString(passed.takeError()));
+      // The other ranks may wait in a collective for this one.
+      if (mpi && mpi->size() > 1)
+        mpi->abort(code);
+      return code;
+    }
     allPassed &= *passed;
   }
+  if (mpi)
+    llvm::outs() << llvm::formatv("rank {0} of {1}: ", mpi->rank(),
+                                  mpi->size());
   llvm::outs() << (allPassed ? "PASS\n" : "FAIL\n");
   return allPassed ? 0 : 1;
 }

@@ -47,6 +47,10 @@ struct AttentionSpec {
   int64_t splits = 1;
   /// Lean-attention partition over this many CTAs when > 0.
   int64_t leanCtas = 0;
+  /// ATTENTION2D over a grid of (query parts, key/value parts) ranks.
+  std::optional<std::pair<int64_t, int64_t>> attention2d;
+  /// Ring attention over this many ranks when > 0.
+  int64_t ringDevices = 0;
 };
 
 /// The ALiBi slope of query head `head` out of `heads`.

@@ -44,8 +44,11 @@ class CpuExecutable {
 public:
   ~CpuExecutable();
 
-  /// Compiles `op` (which is not modified) down to machine code. Its operands become the entry
-  /// function's arguments in order: Q, K, V, [mask], O, [LSE].
+  /// Compiles `op` (which is not modified) down to machine code. Its
+  /// operands become the entry function's arguments in order: Q, K, V,
+  /// [mask], O, [LSE]; for a distributed attention (#attn.attention2d,
+  /// #attn.ring) the entry is one rank's program and takes that rank's
+  /// shards of them (see attn-distribute).
   static llvm::Expected<std::unique_ptr<CpuExecutable>>
   compile(AttentionOp op, const AttnToCPUOptions &options);
 
@@ -54,7 +57,8 @@ public:
   /// the op's types.
   llvm::Error run(std::vector<HostBuffer *> buffers);
 
-  /// The types of the entry function's arguments, in order.
+  /// The types of the entry function's arguments, in order (shards for a
+  /// distributed attention).
   ArrayRef<RankedTensorType> getArgumentTypes() const { return argumentTypes; }
 
 private:
