@@ -33,5 +33,10 @@ llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_to
 if config.ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
+# Distributed runs: every mpirun is bounded, so a rank that hangs fails the
+# test instead of the suite.
+if config.mpiexec and os.path.exists(config.mpiexec):
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", "timeout 300 " + config.mpiexec))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
 config.substitutions.append(("%attn_tools_dir", config.attn_tools_dir))

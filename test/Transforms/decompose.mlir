@@ -182,3 +182,33 @@ func.func @pinned_tiles(%q: tensor<1x2x256x128xf32>, %o: tensor<1x2x256x128xf32>
       -> tensor<1x2x256x128xf32>
   return %r : tensor<1x2x256x128xf32>
 }
+
+// -----
+
+// A framed attention: keys from Sk' - k0 on are hidden (the padding of a
+// distributed shard), so blocks that reach them take the element mask, and
+// the score region sees positions in the larger attention (q0 + i, k0 + k).
+// CHECK-LABEL: func.func @framed(
+// CHECK-SAME: %[[Q0:[a-z0-9]+]]: index, %[[K0:[a-z0-9]+]]: index, %[[SQ:[a-z0-9]+]]: index, %[[SK:[a-z0-9]+]]: index)
+// CHECK: %[[KEYEND:.*]] = arith.subi %[[SK]], %[[K0]] : index
+// CHECK: %[[VISIBLE:.*]] = arith.minsi %[[KEYEND]], %{{.*}} : index
+// CHECK: scf.if
+// CHECK: linalg.generic
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %[[Q0]] : index
+// CHECK: %[[KEY:.*]] = arith.addi %{{.*}}, %[[K0]] : index
+// CHECK: arith.subi %[[KEY]], %[[ROW]] : index
+// CHECK: arith.subi %[[VISIBLE]], %{{.*}} : index
+func.func @framed(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %o: tensor<1x1x64x16xf32>,
+                  %q0: index, %k0: index, %sq: index, %sk: index) -> tensor<1x1x64x16xf32> {
+  %r = attn.attention ins(%q, %k, %k : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>)
+      frame(%q0, %k0 of %sq, %sk) outs(%o : tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %d = arith.subi %j, %i : index
+        %c = arith.index_cast %d : index to i64
+        %f = arith.sitofp %c : i64 to f32
+        %t = arith.addf %s, %f : f32
+        attn.yield %t : f32
+      }
+  return %r : tensor<1x1x64x16xf32>
+}

@@ -107,3 +107,12 @@ func.func @rows_per_round(%q: tensor<1x2x256x64xf16>, %o: tensor<1x2x256x64xf16>
       outs(%o : tensor<1x2x256x64xf16>) {tiles = #attn.fa2<block_m = 128, block_n = 48, warps = 8, stages = 1>} -> tensor<1x2x256x64xf16>
   return %r : tensor<1x2x256x64xf16>
 }
+
+// -----
+
+func.func @frame(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %i: index) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{attn-to-nvgpu does not support a frame (a part of a larger attention) yet}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+      frame(%i, %i of %i, %i) outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
+  return %r : tensor<1x1x64x64xf16>
+}

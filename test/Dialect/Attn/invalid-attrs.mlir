@@ -88,3 +88,8 @@ func.func @f() attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
 // A missing parameter is a parse error.
 // expected-error @+1 {{expected ','}}
 module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536>} {}
+
+// -----
+
+// expected-error @+1 {{devices must be at least 1, got 0}}
+module attributes {test.partition = #attn.ring<devices = 0>} {}

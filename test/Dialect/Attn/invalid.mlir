@@ -571,3 +571,20 @@ func.func @partial_lse_slots_checked(%q: tensor<1x1x4x8xf32>, %po: tensor<?x1x1x
       -> tensor<?x1x1x4x8xf32>, tensor<5x1x1x4xf32>
   return
 }
+
+// -----
+
+func.func @frame_with_partition(%q: tensor<1x1x4x8xf32>, %o: tensor<1x1x4x8xf32>, %i: index) {
+  // expected-error @+1 {{'attn.attention' op a framed attention cannot carry a partition; got #attn.split_kv<splits = 2>}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>)
+      frame(%i, %i of %i, %i) outs(%o : tensor<1x1x4x8xf32>) {partition = #attn.split_kv<splits = 2>} -> tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @partial_frame(%q: tensor<1x1x4x8xf32>, %o: tensor<1x1x4x8xf32>, %i: index) {
+  // expected-error @+1 {{'attn.attention' op a frame needs all of query offset, key offset, query total and key total}}
+  %r = "attn.attention"(%q, %q, %q, %i, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 1>}> ({}) : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, index, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  return
+}

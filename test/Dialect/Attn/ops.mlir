@@ -129,3 +129,17 @@ func.func @partial_lean(%q: tensor<1x8x4x128xbf16>, %k: tensor<1x2x8192x128xbf16
       }
   return %r#0, %r#1 : tensor<?x1x8x4x128xf32>, tensor<?x1x8x4xf32>
 }
+
+// A framed attention (one rank's part of a larger one) and a ring partition.
+// CHECK-LABEL: func.func @framed
+// CHECK: attn.attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<1x2x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>) frame(%{{.+}}, %{{.+}} of %{{.+}}, %{{.+}}) outs(%{{.+}} : tensor<1x2x16x8xf32>) {causal}
+// CHECK: partition = #attn.ring<devices = 8>
+func.func @framed(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x32x8xf32>, %o: tensor<1x2x16x8xf32>,
+                  %q0: index, %k0: index, %sq: index, %sk: index)
+    -> (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) {
+  %r = attn.attention ins(%q, %k, %k : tensor<1x2x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>)
+      frame(%q0, %k0 of %sq, %sk) outs(%o : tensor<1x2x16x8xf32>) {causal} -> tensor<1x2x16x8xf32>
+  %s = attn.attention ins(%q, %k, %k : tensor<1x2x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>)
+      outs(%o : tensor<1x2x16x8xf32>) {partition = #attn.ring<devices = 8>} -> tensor<1x2x16x8xf32>
+  return %r, %s : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+}

@@ -264,9 +264,10 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
     return emitOpError()
            << "scale is required when the head dimension D is dynamic";
 
-  bool framed = self.getQueryOffset() || self.getKeyOffset() ||
-                self.getQueryTotal() || self.getKeyTotal();
-  if (framed && !self.hasFrame())
+  int frameParts = !!self.getQueryOffset() + !!self.getKeyOffset() +
+                   !!self.getQueryTotal() + !!self.getKeyTotal();
+  bool framed = frameParts > 0;
+  if (framed && frameParts != 4)
     return emitOpError() << "a frame needs all of query offset, key offset, "
                             "query total and key total";
   if (framed && self.getPartitionAttr())
