@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Analysis/AttentionProblem.h"
+#include "attn/Analysis/DistributedLayout.h"
 #include "attn/Analysis/AttentionSummary.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
@@ -116,6 +117,15 @@ struct AttnPrintPlanPass
       remark << partition;
     else
       remark << "none";
+    if (std::optional<DistributedLayout> layout =
+            DistributedLayout::of(op.getPartitionAttr()))
+      remark << llvm::formatv(
+          "\n  distribution: {0} ranks, shards of {1} query and {2} "
+          "key/value tokens, {3} sent by every rank",
+          layout->devices(), layout->shardLength(problem->queryLen),
+          layout->shardLength(problem->kvLen),
+          formatBytes(static_cast<double>(
+              layout->bytesSent(*problem, elementBytes))));
   }
 };
 

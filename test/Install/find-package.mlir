@@ -9,11 +9,14 @@
 // The installed tools start and work from the prefix, not the build tree.
 // RUN: %t/prefix/bin/attn-opt %s --attn-print-plan -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOOL
 // RUN: %t/prefix/bin/attn-run --heads=2 --seq-q=1 --seq-k=300 --head-dim=64 --block-m=16 --block-n=64 --lean=3 | FileCheck %s --check-prefix=CPU
+// RUN: %mpirun -n 2 %t/prefix/bin/attn-run --ring=2 --seq-q=8 --head-dim=8 | FileCheck %s --check-prefix=MPI
 // RUN: %t/prefix/bin/attn-compile %attn_src_root/examples/gqa-layer.mlir -o %t/bundle | FileCheck %s --check-prefix=COMPILE
 // RUN: %t/prefix/bin/attn-launch %t/bundle --validate | FileCheck %s --check-prefix=LAUNCH
 // TOOL: remark: attention B=1 Hq=4 Hkv=4 (MHA) Sq=16 Sk=16 D=64 Dv=64 f32
 // CPU: Lean over 3 CTAs
 // CPU: {{^PASS$}}
+// MPI: bytes sent per rank: {{.*}} exact
+// MPI: rank {{[01]}} of 2: PASS
 // COMPILE: 2 kernel(s) for sm_90a
 // LAUNCH: 2 kernel(s), manifest valid
 

@@ -85,3 +85,18 @@ func.func @huge_head(%q: tensor<1x1x16x512xf32>, %o: tensor<1x1x16x512xf32>) -> 
       outs(%o : tensor<1x1x16x512xf32>) {scale = 0.5 : f32} -> tensor<1x1x16x512xf32>
   return %r : tensor<1x1x16x512xf32>
 }
+
+// -----
+
+// A distributed attention: its shards and the bytes every rank sends (2x3
+// grid, S = 1000 in shards of 167 tokens, MHA bf16: 2 x 85504 (Q) +
+// 1 x 171008 (K, V) + 2 x 173680 (f32 O and LSE) = 689376 bytes).
+// REMARK: partition: #attn.attention2d<q_parts = 2, kv_parts = 3>
+// REMARK-NEXT: distribution: 6 ranks, shards of 167 query and 167 key/value tokens, 673.2 KiB sent by every rank
+func.func @distributed(%q: tensor<1x4x1000x64xbf16>, %o: tensor<1x4x1000x64xbf16>) -> tensor<1x4x1000x64xbf16> {
+  // expected-remark @+1 {{MHA}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x4x1000x64xbf16>, tensor<1x4x1000x64xbf16>, tensor<1x4x1000x64xbf16>)
+      outs(%o : tensor<1x4x1000x64xbf16>) {causal, partition = #attn.attention2d<q_parts = 2, kv_parts = 3>}
+      -> tensor<1x4x1000x64xbf16>
+  return %r : tensor<1x4x1000x64xbf16>
+}

@@ -48,7 +48,7 @@
 // RUN: not attn-run --lean=-3 2>&1 | FileCheck %s --check-prefix=LEAN
 // LEAN: attn-run: error: lean CTAs must be positive, got -3
 // RUN: not attn-run --lean=4 --splits=2 2>&1 | FileCheck %s --check-prefix=TWO-PARTITIONS
-// TWO-PARTITIONS: attn-run: error: choose one partition: split-KV (splits) or Lean (lean)
+// TWO-PARTITIONS: attn-run: error: choose one partition: split-KV (splits), Lean (lean), ATTENTION2D (attention2d) or ring (ring)
 // Split-KV and Lean pieces are made of #attn.fa2 tiles: block sizes the
 // partition cannot pin are refused, with the rule.
 // RUN: not attn-run --seq-q=50 --block-m=24 --block-n=16 --splits=2 2>&1 | FileCheck %s --check-prefix=PARTITION-TILES
