@@ -25,8 +25,8 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -69,8 +69,8 @@ FailureOr<shard::GridOp> gridOf(ModuleOp module, ArrayRef<int64_t> shape,
   if (Operation *existing = SymbolTable::lookupSymbolIn(module, name)) {
     auto grid = dyn_cast<shard::GridOp>(existing);
     if (!grid || grid.getShape() != shape)
-      return user->emitError() << "symbol @" << name
-                               << " exists and is not the grid it names";
+      return user->emitError()
+             << "symbol @" << name << " exists and is not the grid it names";
     return grid;
   }
   OpBuilder b(module.getBodyRegion());
@@ -170,8 +170,7 @@ std::pair<Value, Value> Distributor::partial(ImplicitLocOpBuilder &b, Value q,
   SmallVector<int64_t> oShape(qType.getShape());
   oShape.back() = vType.getDimSize(3);
   Value oInit = tensor::EmptyOp::create(b, oShape, f32);
-  Value lseInit =
-      tensor::EmptyOp::create(b, ArrayRef(oShape).drop_back(), f32);
+  Value lseInit = tensor::EmptyOp::create(b, ArrayRef(oShape).drop_back(), f32);
   auto local = AttentionOp::create(
       b, TypeRange{oInit.getType(), lseInit.getType()}, q, k, v,
       /*mask=*/Value(), queryOffset, keyOffset, index(b, totalQuery),
@@ -185,13 +184,13 @@ std::pair<Value, Value> Distributor::partial(ImplicitLocOpBuilder &b, Value q,
   return {local.getResult(0), local.getResult(1)};
 }
 
-SmallVector<Value> Distributor::mergeInto(ImplicitLocOpBuilder &b,
-                                          Value partsO, Value partsLse) {
+SmallVector<Value> Distributor::mergeInto(ImplicitLocOpBuilder &b, Value partsO,
+                                          Value partsLse) {
   SmallVector<Value> outs{localO};
   if (localLse)
     outs.push_back(localLse);
-  auto merge = MergeOp::create(b, ValueRange(outs).getTypes(), partsO,
-                               partsLse, outs, b.getI64IntegerAttr(0));
+  auto merge = MergeOp::create(b, ValueRange(outs).getTypes(), partsO, partsLse,
+                               outs, b.getI64IntegerAttr(0));
   return merge.getResults();
 }
 
@@ -240,9 +239,9 @@ SmallVector<Value> Distributor::buildAttention2D(ImplicitLocOpBuilder &b,
 SmallVector<Value> Distributor::buildRing(ImplicitLocOpBuilder &b,
                                           RingAttr partition) {
   int64_t p = partition.getDevices();
-  Value rank = shard::ProcessMultiIndexOp::create(
-                   b, TypeRange{b.getIndexType()}, grid)
-                   .getResult()[0];
+  Value rank =
+      shard::ProcessMultiIndexOp::create(b, TypeRange{b.getIndexType()}, grid)
+          .getResult()[0];
   Value queryOffset = arith::MulIOp::create(b, rank, index(b, queryShard));
   Type f32 = b.getF32Type();
   auto oType = cast<RankedTensorType>(localO.getType());
@@ -253,12 +252,13 @@ SmallVector<Value> Distributor::buildRing(ImplicitLocOpBuilder &b,
              ValueRange{acc0})
              .getResult(0);
   Value lse0 = tensor::EmptyOp::create(b, ArrayRef(oShape).drop_back(), f32);
-  lse0 = linalg::FillOp::create(
-             b,
-             ValueRange{arith::ConstantOp::create(
-                 b, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()))},
-             ValueRange{lse0})
-             .getResult(0);
+  lse0 =
+      linalg::FillOp::create(
+          b,
+          ValueRange{arith::ConstantOp::create(
+              b, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()))},
+          ValueRange{lse0})
+          .getResult(0);
 
   auto loop = scf::ForOp::create(
       b, index(b, 0), index(b, p), index(b, 1),
@@ -267,9 +267,12 @@ SmallVector<Value> Distributor::buildRing(ImplicitLocOpBuilder &b,
         ImplicitLocOpBuilder nb(loc, nested);
         // After `step` shifts rank r holds key/value shard (r - step) mod P.
         Value source = arith::RemUIOp::create(
-            nb, arith::SubIOp::create(nb, arith::AddIOp::create(nb, rank, index(nb, p)), step),
+            nb,
+            arith::SubIOp::create(
+                nb, arith::AddIOp::create(nb, rank, index(nb, p)), step),
             index(nb, p));
-        Value keyOffset = arith::MulIOp::create(nb, source, index(nb, keyShard));
+        Value keyOffset =
+            arith::MulIOp::create(nb, source, index(nb, keyShard));
         auto [partO, partLse] =
             partial(nb, localQ, state[2], state[3], queryOffset, keyOffset);
         // Merge the step's partial into the running result (two slots).
@@ -294,19 +297,19 @@ SmallVector<Value> Distributor::buildRing(ImplicitLocOpBuilder &b,
         auto merge = MergeOp::create(
             nb, TypeRange{state[0].getType(), state[1].getType()},
             stack(state[0], partO), stack(state[1], partLse),
-            ValueRange{tensor::EmptyOp::create(nb, oShape, f32),
-                       tensor::EmptyOp::create(nb, ArrayRef(oShape).drop_back(),
-                                               f32)},
+            ValueRange{
+                tensor::EmptyOp::create(nb, oShape, f32),
+                tensor::EmptyOp::create(nb, ArrayRef(oShape).drop_back(), f32)},
             nb.getI64IntegerAttr(0));
         // Pass the key/value shard on, except after the last step.
-        Value more = arith::CmpIOp::create(nb, arith::CmpIPredicate::ult,
-                                           step, index(nb, p - 1));
+        Value more = arith::CmpIOp::create(nb, arith::CmpIPredicate::ult, step,
+                                           index(nb, p - 1));
         auto shift = scf::IfOp::create(
             nb, TypeRange{state[2].getType(), state[3].getType()}, more,
             /*withElseRegion=*/true);
         {
-          ImplicitLocOpBuilder then = ImplicitLocOpBuilder::atBlockBegin(
-              loc, shift.thenBlock());
+          ImplicitLocOpBuilder then =
+              ImplicitLocOpBuilder::atBlockBegin(loc, shift.thenBlock());
           auto axes = DenseI16ArrayAttr::get(nb.getContext(), {0});
           SmallVector<Value> next;
           for (Value shardValue : {state[2], state[3]})
@@ -315,14 +318,13 @@ SmallVector<Value> Distributor::buildRing(ImplicitLocOpBuilder &b,
                 then.getIndexAttr(0), then.getI64IntegerAttr(1),
                 then.getUnitAttr()));
           scf::YieldOp::create(then, next);
-          ImplicitLocOpBuilder otherwise = ImplicitLocOpBuilder::atBlockBegin(
-              loc, shift.elseBlock());
+          ImplicitLocOpBuilder otherwise =
+              ImplicitLocOpBuilder::atBlockBegin(loc, shift.elseBlock());
           scf::YieldOp::create(otherwise, ValueRange{state[2], state[3]});
         }
-        scf::YieldOp::create(nb, ValueRange{merge.getResult(0),
-                                            merge.getResult(1),
-                                            shift.getResult(0),
-                                            shift.getResult(1)});
+        scf::YieldOp::create(
+            nb, ValueRange{merge.getResult(0), merge.getResult(1),
+                           shift.getResult(0), shift.getResult(1)});
       });
 
   // One slot: the merge only rounds the result to O's element type.
@@ -361,10 +363,14 @@ LogicalResult Distributor::run() {
   grid = FlatSymbolRefAttr::get(gridOp->getSymNameAttr());
 
   ImplicitLocOpBuilder b(op.getLoc(), op);
-  localQ = localized(op.getQuery(), withDim(op.getQuery().getType(), 2, queryShard), b);
-  localK = localized(op.getKey(), withDim(op.getKey().getType(), 2, keyShard), b);
-  localV = localized(op.getValue(), withDim(op.getValue().getType(), 2, keyShard), b);
-  localO = localized(op.getInitOut(), withDim(op.getInitOut().getType(), 2, queryShard), b);
+  localQ = localized(op.getQuery(),
+                     withDim(op.getQuery().getType(), 2, queryShard), b);
+  localK =
+      localized(op.getKey(), withDim(op.getKey().getType(), 2, keyShard), b);
+  localV = localized(op.getValue(),
+                     withDim(op.getValue().getType(), 2, keyShard), b);
+  localO = localized(op.getInitOut(),
+                     withDim(op.getInitOut().getType(), 2, queryShard), b);
   if (Value lse = op.getInitLse())
     localLse = localized(lse, withDim(lse.getType(), 2, queryShard), b);
 

@@ -153,8 +153,8 @@ public:
         groups.push_back({first});
       }
     }
-    Value cut = tensor::ExpandShapeOp::create(b, type.clone(expanded), input,
-                                              groups);
+    Value cut =
+        tensor::ExpandShapeOp::create(b, type.clone(expanded), input, groups);
     if (axis == 0)
       return cut;
     SmallVector<int64_t> permutation{axis};
@@ -197,18 +197,17 @@ LogicalResult lower(shard::AllGatherOp op, ModuleOp module) {
   auto inputType = cast<RankedTensorType>(op.getInput().getType());
   int64_t n = l.getGroupSize();
   Value send = l.sendAddress(op.getInput());
-  auto [buffer, recv] = l.receiveBuffer(
-      inputType.clone([&] {
-        SmallVector<int64_t> shape{n};
-        llvm::append_range(shape, inputType.getShape());
-        return shape;
-      }()));
+  auto [buffer, recv] = l.receiveBuffer(inputType.clone([&] {
+    SmallVector<int64_t> shape{n};
+    llvm::append_range(shape, inputType.getShape());
+    return shape;
+  }()));
   SmallVector<Value> args(l.grid());
-  args.append({l.constant(l.getMask()), send, recv,
-               l.constant(l.bytesOf(inputType))});
+  args.append(
+      {l.constant(l.getMask()), send, recv, l.constant(l.bytesOf(inputType))});
   l.call("attnmpi_all_gather", args);
-  Value result = l.concatenate(l.received(buffer),
-                               op.getGatherAxis().getSExtValue());
+  Value result =
+      l.concatenate(l.received(buffer), op.getGatherAxis().getSExtValue());
   op.replaceAllUsesWith(result);
   op.erase();
   return success();
@@ -281,11 +280,10 @@ struct AttnLowerCollectivesPass
     if (collectives.empty() || module->hasAttr(DLTIDialect::kMapAttrName))
       return;
     MLIRContext *context = &getContext();
-    auto entry = DataLayoutEntryAttr::get(
-        StringAttr::get(context, "MPI:Implementation"),
-        StringAttr::get(context, "MPICH"));
-    module->setAttr(DLTIDialect::kMapAttrName,
-                    MapAttr::get(context, {entry}));
+    auto entry =
+        DataLayoutEntryAttr::get(StringAttr::get(context, "MPI:Implementation"),
+                                 StringAttr::get(context, "MPICH"));
+    module->setAttr(DLTIDialect::kMapAttrName, MapAttr::get(context, {entry}));
   }
 };
 

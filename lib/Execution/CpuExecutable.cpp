@@ -134,8 +134,7 @@ CpuExecutable::compile(AttentionOp op, const AttnToCPUOptions &options) {
     PassManager distribute(context);
     distribute.addPass(createAttnDistribute());
     if (failed(distribute.run(*executable->module)))
-      return llvm::createStringError("attn-distribute failed:\n" +
-                                     diagnostics);
+      return llvm::createStringError("attn-distribute failed:\n" + diagnostics);
     addEntry(*executable->module, op->getNumResults());
     auto body = executable->module->lookupSymbol<func::FuncOp>(kBodyName);
     for (Type type : body.getArgumentTypes())

@@ -69,8 +69,7 @@ Grid coordinates(const Grid &grid) {
          std::to_string(grid[1]) + "x" + std::to_string(grid[2]) + " has " +
          std::to_string(ranks) + " ranks but MPI started " +
          std::to_string(size) + " (mpirun -n must match the grid)");
-  return {rank / (grid[1] * grid[2]), rank / grid[2] % grid[1],
-          rank % grid[2]};
+  return {rank / (grid[1] * grid[2]), rank / grid[2] % grid[1], rank % grid[2]};
 }
 
 /// The communicator of this rank's group on `grid` over the axes of
@@ -104,32 +103,38 @@ MPI_Comm group(const Grid &grid, int64_t axesMask) {
 
 void *pointer(int64_t address) { return reinterpret_cast<void *>(address); }
 
+/// Runs `call(count, comm)`, an MPI collective in which every member of the
+/// group sends `bytes` (count) to each other member, and counts them.
+template <typename Call>
+void groupCollective(const Grid &grid, int64_t axesMask, int64_t bytes,
+                     const char *name, Call call) {
+  MPI_Comm comm = group(grid, axesMask);
+  int members = 0;
+  MPI_Comm_size(comm, &members);
+  check(call(toInt(bytes, name), comm), name);
+  bytesSent += bytes * (members - 1);
+}
+
 } // namespace
 
 extern "C" {
 
 void attnmpi_all_gather(int64_t g0, int64_t g1, int64_t g2, int64_t axesMask,
                         int64_t send, int64_t recv, int64_t bytes) {
-  MPI_Comm comm = group({g0, g1, g2}, axesMask);
-  int members = 0;
-  MPI_Comm_size(comm, &members);
-  int count = toInt(bytes, "an all-gather piece");
-  check(MPI_Allgather(pointer(send), count, MPI_BYTE, pointer(recv), count,
-                      MPI_BYTE, comm),
-        "MPI_Allgather");
-  bytesSent += bytes * (members - 1);
+  groupCollective({g0, g1, g2}, axesMask, bytes, "MPI_Allgather",
+                  [&](int count, MPI_Comm comm) {
+                    return MPI_Allgather(pointer(send), count, MPI_BYTE,
+                                         pointer(recv), count, MPI_BYTE, comm);
+                  });
 }
 
 void attnmpi_all_to_all(int64_t g0, int64_t g1, int64_t g2, int64_t axesMask,
                         int64_t send, int64_t recv, int64_t bytes) {
-  MPI_Comm comm = group({g0, g1, g2}, axesMask);
-  int members = 0;
-  MPI_Comm_size(comm, &members);
-  int count = toInt(bytes, "an all-to-all piece");
-  check(MPI_Alltoall(pointer(send), count, MPI_BYTE, pointer(recv), count,
-                     MPI_BYTE, comm),
-        "MPI_Alltoall");
-  bytesSent += bytes * (members - 1);
+  groupCollective({g0, g1, g2}, axesMask, bytes, "MPI_Alltoall",
+                  [&](int count, MPI_Comm comm) {
+                    return MPI_Alltoall(pointer(send), count, MPI_BYTE,
+                                        pointer(recv), count, MPI_BYTE, comm);
+                  });
 }
 
 void attnmpi_shift(int64_t g0, int64_t g1, int64_t g2, int64_t axis,

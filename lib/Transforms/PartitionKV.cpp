@@ -160,9 +160,9 @@ struct AttnPartitionKVPass
         b, TypeRange{partialOut.getType(), partialLse.getType()}, q,
         op.getKey(), v, op.getMask(), /*query_offset=*/Value(),
         /*key_offset=*/Value(), /*query_total=*/Value(), /*key_total=*/Value(),
-        ValueRange{partialOut, partialLse},
-        op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
-        op.getSoftcapAttr(), *tiles, op.getPartitionAttr());
+        ValueRange{partialOut, partialLse}, op.getScaleAttr(),
+        op.getCausalAttr(), op.getWindowAttr(), op.getSoftcapAttr(), *tiles,
+        op.getPartitionAttr());
     rewriter.inlineRegionBefore(op.getScore(), partial.getScore(),
                                 partial.getScore().end());
     auto merge = MergeOp::create(b, op->getResultTypes(), partial.getResult(0),

@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Analysis/AttentionProblem.h"
-#include "attn/Analysis/DistributedLayout.h"
 #include "attn/Analysis/AttentionSummary.h"
+#include "attn/Analysis/DistributedLayout.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
@@ -124,8 +124,8 @@ struct AttnPrintPlanPass
           "key/value tokens, {3} sent by every rank",
           layout->devices(), layout->shardLength(problem->queryLen),
           layout->shardLength(problem->kvLen),
-          formatBytes(static_cast<double>(
-              layout->bytesSent(*problem, elementBytes))));
+          formatBytes(
+              static_cast<double>(layout->bytesSent(*problem, elementBytes))));
   }
 };
 

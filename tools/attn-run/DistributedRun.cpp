@@ -117,9 +117,9 @@ llvm::Expected<bool> mlir::attn::runDistributed(
         "the attention is distributed over {0} ranks ({1}) but mpirun started "
         "{2}: run it with mpirun -n {0}",
         layout.devices(),
-        layout.ring ? llvm::formatv("a ring of {0}", layout.devices()).str()
-                    : llvm::formatv("a {0}x{1} grid", layout.rows, layout.cols)
-                          .str(),
+        layout.ring
+            ? llvm::formatv("a ring of {0}", layout.devices()).str()
+            : llvm::formatv("a {0}x{1} grid", layout.rows, layout.cols).str(),
         mpi.size()));
   int64_t queryShardLen = layout.shardLength(problem.queryLen);
   int64_t keyShardLen = layout.shardLength(problem.kvLen);
@@ -141,9 +141,9 @@ llvm::Expected<bool> mlir::attn::runDistributed(
       CpuExecutable::compile(op, pipelineOptions);
   if (!executable)
     return executable.takeError();
-  double compileSeconds = std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
+  double compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
 
   // This rank's shards, in the entry's argument order: Q, K, V, O, [LSE].
   std::vector<Operand> &globals = operands.all();
@@ -151,8 +151,8 @@ llvm::Expected<bool> mlir::attn::runDistributed(
   for (Operand &operand : globals) {
     bool isKey = &operand == &operands.key() || &operand == &operands.value();
     int64_t length = isKey ? keyShardLen : queryShardLen;
-    int64_t first = (isKey ? layout.keyShard(rank) : layout.queryShard(rank)) *
-                    length;
+    int64_t first =
+        (isKey ? layout.keyShard(rank) : layout.queryShard(rank)) * length;
     shards.push_back(shardOf(operand.buffer, length));
     cutShard(operand.buffer, first, shards.back());
   }
@@ -186,7 +186,8 @@ llvm::Expected<bool> mlir::attn::runDistributed(
   int64_t elementBytes = std::max<int64_t>(
       1, op.getQuery().getType().getElementTypeBitWidth() / 8);
   int64_t model = layout.bytesSent(problem, elementBytes);
-  bool bytesMatch = llvm::all_of(allSent, [&](int64_t b) { return b == model; });
+  bool bytesMatch =
+      llvm::all_of(allSent, [&](int64_t b) { return b == model; });
   if (leader) {
     llvm::outs() << llvm::formatv(
         "  compile {0:F3} s; run {1:F3} ms ({2} of {3}, wall time between "

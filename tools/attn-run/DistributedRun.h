@@ -1,4 +1,4 @@
-//===- DistributedRun.h - Run one rank of a distributed attention -*- C++ -*-===//
+//===- DistributedRun.h - One rank of a distributed attention ---*- C++ -*-===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

@@ -1,4 +1,4 @@
-//===- DistributedLayout.h - Where a distributed attention's tokens live -*- C++ -*-===//
+//===- DistributedLayout.h - Shards of a distributed attention -*- C++ -*-===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

@@ -56,8 +56,7 @@ template <typename A> struct MaskGeometry {
   /// attention of `queryTotal` queries and `keyTotal` keys.
   static Frame frameOf(A &a, V queryOffset, V keyOffset, V queryTotal,
                        V keyTotal) {
-    V shift =
-        a.add(a.sub(queryOffset, keyOffset), a.sub(keyTotal, queryTotal));
+    V shift = a.add(a.sub(queryOffset, keyOffset), a.sub(keyTotal, queryTotal));
     return {shift, a.sub(keyTotal, keyOffset)};
   }
 

@@ -1,4 +1,4 @@
-//===- Passes.h - attn-mlir distribution passes ------------------*- C++ -*-===//
+//===- Passes.h - attn-mlir distribution passes -----------------*- C++ -*-===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

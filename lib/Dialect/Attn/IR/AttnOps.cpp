@@ -108,9 +108,10 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
   SmallVector<Value> outputs{initOut};
   if (initLse)
     outputs.push_back(initLse);
-  build(builder, state, ValueRange(outputs).getTypes(), query, key, value,
-        mask, /*query_offset=*/nullptr, /*key_offset=*/nullptr,
-        /*query_total=*/nullptr, /*key_total=*/nullptr, outputs, /*scale=*/nullptr, /*causal=*/nullptr,
+  build(builder, state, ValueRange(outputs).getTypes(), query, key, value, mask,
+        /*query_offset=*/nullptr, /*key_offset=*/nullptr,
+        /*query_total=*/nullptr, /*key_total=*/nullptr, outputs,
+        /*scale=*/nullptr, /*causal=*/nullptr,
         /*window=*/nullptr, /*softcap=*/nullptr, /*tiles=*/nullptr,
         /*partition=*/nullptr);
   // The score region is optional: leave it empty.
