@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Analysis/DistributedLayout.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Distribution/Passes.h"
 
@@ -79,6 +80,121 @@ FailureOr<shard::GridOp> gridOf(ModuleOp module, ArrayRef<int64_t> shape,
   return grid;
 }
 
+/// Consecutive tokens of a local tensor: `length` rows from `localStart`,
+/// at position `offset` (an index value) of the whole attention.
+struct Run {
+  Value offset;
+  int64_t localStart, length;
+};
+
+Value index(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+/// x * scale + shift, as index arithmetic.
+Value affine(ImplicitLocOpBuilder &b, Value x, int64_t scale, int64_t shift) {
+  Value scaled = arith::MulIOp::create(b, x, index(b, b.getLoc(), scale));
+  if (shift == 0)
+    return scaled;
+  return arith::AddIOp::create(b, scaled, index(b, b.getLoc(), shift));
+}
+
+/// Rows [start, start + length) of dimension 2 of `value`.
+Value sliceRows(ImplicitLocOpBuilder &b, Value value, int64_t start,
+                int64_t length) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes,
+      strides(type.getRank(), b.getIndexAttr(1));
+  offsets[2] = b.getIndexAttr(start);
+  for (int64_t size : type.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  sizes[2] = b.getIndexAttr(length);
+  return tensor::ExtractSliceOp::create(b, withDim(type, 2, length), value,
+                                        offsets, sizes, strides);
+}
+
+/// `part` written into `into` at `offsets` (sizes: `part`'s, with unit
+/// dimensions in front when `into` has more). The copy is a linalg.copy into
+/// the slice, which bufferizes in place and lowers to loops whatever the
+/// slice's strides (a strided memref.copy would need a runtime library).
+Value insertAt(ImplicitLocOpBuilder &b, Value part, Value into,
+               ArrayRef<int64_t> offsets) {
+  auto partType = cast<RankedTensorType>(part.getType());
+  int64_t rank = cast<RankedTensorType>(into.getType()).getRank();
+  SmallVector<OpFoldResult> offsetValues,
+      sizes(rank - partType.getRank(), b.getIndexAttr(1)),
+      strides(rank, b.getIndexAttr(1));
+  for (int64_t offset : offsets)
+    offsetValues.push_back(b.getIndexAttr(offset));
+  for (int64_t size : partType.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  Value slice = tensor::ExtractSliceOp::create(b, partType, into, offsetValues,
+                                               sizes, strides);
+  Value copied = linalg::CopyOp::create(b, part, slice).getResult(0);
+  return tensor::InsertSliceOp::create(b, copied, into, offsetValues, sizes,
+                                       strides);
+}
+
+/// `parts` (same type) stacked along a new leading dimension: the slots of an
+/// attn.merge.
+Value stackSlots(ImplicitLocOpBuilder &b, ArrayRef<Value> parts) {
+  auto type = cast<RankedTensorType>(parts.front().getType());
+  Value stacked = tensor::EmptyOp::create(
+      b, withLeading(type, parts.size(), type.getElementType()).getShape(),
+      type.getElementType());
+  for (auto [slot, part] : llvm::enumerate(parts)) {
+    SmallVector<int64_t> offsets(type.getRank() + 1, 0);
+    offsets[0] = slot;
+    stacked = insertAt(b, part, stacked, offsets);
+  }
+  return stacked;
+}
+
+/// The f32 merge of `parts` (partial O or LSE tensors, with their LSEs).
+std::pair<Value, Value> mergeF32(ImplicitLocOpBuilder &b,
+                                 ArrayRef<Value> partsO,
+                                 ArrayRef<Value> partsLse) {
+  if (partsO.size() == 1)
+    return {partsO.front(), partsLse.front()};
+  Type f32 = b.getF32Type();
+  auto oType = cast<RankedTensorType>(partsO.front().getType());
+  auto lseType = cast<RankedTensorType>(partsLse.front().getType());
+  auto merge = MergeOp::create(
+      b, TypeRange{oType, lseType}, stackSlots(b, partsO),
+      stackSlots(b, partsLse),
+      ValueRange{tensor::EmptyOp::create(b, oType.getShape(), f32),
+                 tensor::EmptyOp::create(b, lseType.getShape(), f32)},
+      b.getI64IntegerAttr(0));
+  return {merge.getResult(0), merge.getResult(1)};
+}
+
+/// Dimension 2 of `value`, laid out as [outer][inner][rest], reordered to
+/// [inner][outer][rest]: how zig-zag shards, gathered member by member, become
+/// chunks of two blocks, and back.
+Value swapBlocks(ImplicitLocOpBuilder &b, Value value, int64_t outer,
+                 int64_t inner) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  int64_t rest = type.getDimSize(2) / (outer * inner);
+  SmallVector<int64_t> expanded(type.getShape().take_front(2));
+  expanded.append({outer, inner, rest});
+  llvm::append_range(expanded, type.getShape().drop_front(3));
+  SmallVector<ReassociationIndices> groups{{0}, {1}, {2, 3, 4}};
+  for (int64_t dim = 3; dim < rank; ++dim)
+    groups.push_back({dim + 2});
+  Value split =
+      tensor::ExpandShapeOp::create(b, type.clone(expanded), value, groups);
+  SmallVector<int64_t> permutation{0, 1, 3, 2};
+  for (int64_t dim = 4; dim < rank + 2; ++dim)
+    permutation.push_back(dim);
+  SmallVector<int64_t> swapped(expanded);
+  std::swap(swapped[2], swapped[3]);
+  Value init = tensor::EmptyOp::create(b, swapped, type.getElementType());
+  Value transposed =
+      linalg::TransposeOp::create(b, split, init, permutation).getResult()[0];
+  return tensor::CollapseShapeOp::create(b, type, transposed, groups);
+}
+
 /// Rewrites one distributed attention and the function around it.
 class Distributor {
 public:
@@ -95,22 +211,24 @@ private:
   /// the whole attention, as f32 partial O and LSE.
   std::pair<Value, Value> partial(ImplicitLocOpBuilder &b, Value q, Value k,
                                   Value v, Value queryOffset, Value keyOffset);
-  SmallVector<Value> buildAttention2D(ImplicitLocOpBuilder &b,
-                                      Attention2DAttr partition);
-  SmallVector<Value> buildRing(ImplicitLocOpBuilder &b, RingAttr partition);
+  /// The f32 partial (O, LSE) of every row of `q` over every key of `k`,
+  /// `v`, whose rows and keys are the given runs of the whole attention:
+  /// one framed attention per pair of runs, merged over the key runs.
+  std::pair<Value, Value> runsPartial(ImplicitLocOpBuilder &b, Value q, Value k,
+                                      Value v, ArrayRef<Run> queryRuns,
+                                      ArrayRef<Run> keyRuns);
+  SmallVector<Value> buildAttention2D(ImplicitLocOpBuilder &b);
+  SmallVector<Value> buildRing(ImplicitLocOpBuilder &b);
   /// attn.merge of `parts` (slots along dimension 0) into the rank's O and
   /// LSE shards.
   SmallVector<Value> mergeInto(ImplicitLocOpBuilder &b, Value partsO,
                                Value partsLse);
-  Value index(ImplicitLocOpBuilder &b, int64_t value) {
-    return arith::ConstantIndexOp::create(b, value);
-  }
 
   AttentionOp op;
   func::FuncOp func;
-  /// Ranks; the whole attention's lengths; tokens per shard.
-  int64_t devices = 0, totalQuery = 0, totalKey = 0, queryShard = 0,
-          keyShard = 0;
+  DistributedLayout layout;
+  /// The whole attention's lengths; tokens per shard.
+  int64_t totalQuery = 0, totalKey = 0, queryShard = 0, keyShard = 0;
   FlatSymbolRefAttr grid;
   Value localQ, localK, localV, localO, localLse;
 };
@@ -173,10 +291,11 @@ std::pair<Value, Value> Distributor::partial(ImplicitLocOpBuilder &b, Value q,
   Value lseInit = tensor::EmptyOp::create(b, ArrayRef(oShape).drop_back(), f32);
   auto local = AttentionOp::create(
       b, TypeRange{oInit.getType(), lseInit.getType()}, q, k, v,
-      /*mask=*/Value(), queryOffset, keyOffset, index(b, totalQuery),
-      index(b, totalKey), ValueRange{oInit, lseInit}, op.getScaleAttr(),
-      op.getCausalAttr(), op.getWindowAttr(), op.getSoftcapAttr(),
-      op.getTilesAttr(), /*partition=*/nullptr);
+      /*mask=*/Value(), queryOffset, keyOffset,
+      index(b, b.getLoc(), totalQuery), index(b, b.getLoc(), totalKey),
+      ValueRange{oInit, lseInit}, op.getScaleAttr(), op.getCausalAttr(),
+      op.getWindowAttr(), op.getSoftcapAttr(), op.getTilesAttr(),
+      /*partition=*/nullptr);
   if (op.hasScoreModifier()) {
     IRMapping mapping;
     op.getScore().cloneInto(&local.getScore(), mapping);
@@ -194,33 +313,78 @@ SmallVector<Value> Distributor::mergeInto(ImplicitLocOpBuilder &b, Value partsO,
   return merge.getResults();
 }
 
-SmallVector<Value> Distributor::buildAttention2D(ImplicitLocOpBuilder &b,
-                                                 Attention2DAttr partition) {
-  int64_t rows = partition.getQParts(), cols = partition.getKvParts();
+std::pair<Value, Value> Distributor::runsPartial(ImplicitLocOpBuilder &b,
+                                                 Value q, Value k, Value v,
+                                                 ArrayRef<Run> queryRuns,
+                                                 ArrayRef<Run> keyRuns) {
+  if (queryRuns.size() == 1 && keyRuns.size() == 1)
+    return partial(b, q, k, v, queryRuns[0].offset, keyRuns[0].offset);
+  auto qType = cast<RankedTensorType>(q.getType());
+  auto vType = cast<RankedTensorType>(v.getType());
+  Type f32 = b.getF32Type();
+  SmallVector<int64_t> oShape(qType.getShape());
+  oShape.back() = vType.getDimSize(3);
+  Value allO = tensor::EmptyOp::create(b, oShape, f32);
+  Value allLse = tensor::EmptyOp::create(b, ArrayRef(oShape).drop_back(), f32);
+  for (const Run &rows : queryRuns) {
+    Value qRows = sliceRows(b, q, rows.localStart, rows.length);
+    SmallVector<Value> partsO, partsLse;
+    for (const Run &keys : keyRuns) {
+      auto [o, lse] =
+          partial(b, qRows, sliceRows(b, k, keys.localStart, keys.length),
+                  sliceRows(b, v, keys.localStart, keys.length), rows.offset,
+                  keys.offset);
+      partsO.push_back(o);
+      partsLse.push_back(lse);
+    }
+    auto [o, lse] = mergeF32(b, partsO, partsLse);
+    allO = insertAt(b, o, allO, {0, 0, rows.localStart, 0});
+    allLse = insertAt(b, lse, allLse, {0, 0, rows.localStart});
+  }
+  return {allO, allLse};
+}
+
+SmallVector<Value> Distributor::buildAttention2D(ImplicitLocOpBuilder &b) {
+  int64_t rows = layout.rows, cols = layout.cols;
   auto indices = shard::ProcessMultiIndexOp::create(
       b, TypeRange{b.getIndexType(), b.getIndexType()}, grid);
   Value row = indices.getResult()[0], col = indices.getResult()[1];
   auto axes = [&](int16_t axis) {
     return DenseI16ArrayAttr::get(b.getContext(), {axis});
   };
-  // Row i gathers query chunk i; column j gathers key/value chunk j.
+  // Row i gathers query chunk i; column j gathers key/value chunk j. Zig-zag
+  // shards arrive member by member, [member][block][piece]; the chunk is
+  // [block][member][piece]: two runs of consecutive tokens.
   auto gather = [&](Value shard, int16_t axis, int64_t parts) -> Value {
     auto type = cast<RankedTensorType>(shard.getType());
-    return shard::AllGatherOp::create(
+    Value chunk = shard::AllGatherOp::create(
         b, withDim(type, 2, parts * type.getDimSize(2)), grid, axes(axis),
         shard, b.getIndexAttr(2));
+    return layout.zigzag ? swapBlocks(b, chunk, parts, 2) : chunk;
   };
   Value q = gather(localQ, 1, cols);
   Value k = gather(localK, 0, rows);
   Value v = gather(localV, 0, rows);
-  Value queryOffset =
-      arith::MulIOp::create(b, row, index(b, cols * queryShard));
-  Value keyOffset = arith::MulIOp::create(b, col, index(b, rows * keyShard));
-  auto [partO, partLse] = partial(b, q, k, v, queryOffset, keyOffset);
+  // The runs of a chunk (chunk `index` of `chunks`, each `block` tokens per
+  // block in zig-zag).
+  auto chunkRuns = [&](Value chunk, int64_t chunks, int64_t shard,
+                       int64_t parts) -> SmallVector<Run, 2> {
+    if (!layout.zigzag)
+      return {{affine(b, chunk, parts * shard, 0), 0, parts * shard}};
+    int64_t block = parts * (shard / 2);
+    return {{affine(b, chunk, block, 0), 0, block},
+            {affine(b, chunk, -block, (2 * chunks - 1) * block), block, block}};
+  };
+  SmallVector<Run, 2> queryRuns = chunkRuns(row, rows, queryShard, cols);
+  SmallVector<Run, 2> keyRuns = chunkRuns(col, cols, keyShard, rows);
+  auto [partO, partLse] = runsPartial(b, q, k, v, queryRuns, keyRuns);
 
   // Reduce-scatter over the row with the merge as the reduction: piece c of
-  // every rank's partial goes to the row's c-th rank, which merges them.
+  // every rank's partial (its rows of rank (i, c)'s shard) goes to the row's
+  // c-th rank, which merges them.
   auto scatter = [&](Value part) -> Value {
+    if (layout.zigzag)
+      part = swapBlocks(b, part, 2, cols);
     auto type = cast<RankedTensorType>(part.getType());
     int64_t rank = type.getRank();
     SmallVector<ReassociationIndices> reassociation{{0, 1}};
@@ -236,13 +400,22 @@ SmallVector<Value> Distributor::buildAttention2D(ImplicitLocOpBuilder &b,
   return mergeInto(b, scatter(partO), scatter(partLse));
 }
 
-SmallVector<Value> Distributor::buildRing(ImplicitLocOpBuilder &b,
-                                          RingAttr partition) {
-  int64_t p = partition.getDevices();
+SmallVector<Value> Distributor::buildRing(ImplicitLocOpBuilder &b) {
+  int64_t p = layout.devices();
   Value rank =
       shard::ProcessMultiIndexOp::create(b, TypeRange{b.getIndexType()}, grid)
           .getResult()[0];
-  Value queryOffset = arith::MulIOp::create(b, rank, index(b, queryShard));
+  // The runs of shard `owner`: shard `owner`, or blocks owner and
+  // 2P - 1 - owner.
+  auto shardRuns = [&](ImplicitLocOpBuilder &nb, Value owner,
+                       int64_t shard) -> SmallVector<Run, 2> {
+    if (!layout.zigzag)
+      return {{affine(nb, owner, shard, 0), 0, shard}};
+    int64_t half = shard / 2;
+    return {{affine(nb, owner, half, 0), 0, half},
+            {affine(nb, owner, -half, (2 * p - 1) * half), half, half}};
+  };
+  SmallVector<Run, 2> queryRuns = shardRuns(b, rank, queryShard);
   Type f32 = b.getF32Type();
   auto oType = cast<RankedTensorType>(localO.getType());
   SmallVector<int64_t> oShape(oType.getShape());
@@ -261,49 +434,23 @@ SmallVector<Value> Distributor::buildRing(ImplicitLocOpBuilder &b,
           .getResult(0);
 
   auto loop = scf::ForOp::create(
-      b, index(b, 0), index(b, p), index(b, 1),
-      ValueRange{acc0, lse0, localK, localV},
+      b, index(b, b.getLoc(), 0), index(b, b.getLoc(), p),
+      index(b, b.getLoc(), 1), ValueRange{acc0, lse0, localK, localV},
       [&](OpBuilder &nested, Location loc, Value step, ValueRange state) {
         ImplicitLocOpBuilder nb(loc, nested);
         // After `step` shifts rank r holds key/value shard (r - step) mod P.
         Value source = arith::RemUIOp::create(
-            nb,
-            arith::SubIOp::create(
-                nb, arith::AddIOp::create(nb, rank, index(nb, p)), step),
-            index(nb, p));
-        Value keyOffset =
-            arith::MulIOp::create(nb, source, index(nb, keyShard));
+            nb, arith::SubIOp::create(nb, affine(nb, rank, 1, p), step),
+            index(nb, loc, p));
+        SmallVector<Run, 2> keyRuns = shardRuns(nb, source, keyShard);
         auto [partO, partLse] =
-            partial(nb, localQ, state[2], state[3], queryOffset, keyOffset);
-        // Merge the step's partial into the running result (two slots).
-        auto stack = [&](Value acc, Value part) -> Value {
-          auto type = cast<RankedTensorType>(acc.getType());
-          Value both = tensor::EmptyOp::create(
-              nb, withLeading(type, 2, f32).getShape(), f32);
-          int64_t rank = type.getRank();
-          Value slots[] = {acc, part};
-          for (auto [slot, value] : llvm::enumerate(slots)) {
-            SmallVector<OpFoldResult> offsets(rank + 1, nb.getIndexAttr(0));
-            offsets[0] = nb.getIndexAttr(slot);
-            SmallVector<OpFoldResult> sizes{nb.getIndexAttr(1)};
-            for (int64_t size : type.getShape())
-              sizes.push_back(nb.getIndexAttr(size));
-            SmallVector<OpFoldResult> strides(rank + 1, nb.getIndexAttr(1));
-            both = tensor::InsertSliceOp::create(nb, value, both, offsets,
-                                                 sizes, strides);
-          }
-          return both;
-        };
-        auto merge = MergeOp::create(
-            nb, TypeRange{state[0].getType(), state[1].getType()},
-            stack(state[0], partO), stack(state[1], partLse),
-            ValueRange{
-                tensor::EmptyOp::create(nb, oShape, f32),
-                tensor::EmptyOp::create(nb, ArrayRef(oShape).drop_back(), f32)},
-            nb.getI64IntegerAttr(0));
+            runsPartial(nb, localQ, state[2], state[3], queryRuns, keyRuns);
+        // Merge the step's partial into the running result.
+        auto [accO, accLse] =
+            mergeF32(nb, {state[0], partO}, {state[1], partLse});
         // Pass the key/value shard on, except after the last step.
         Value more = arith::CmpIOp::create(nb, arith::CmpIPredicate::ult, step,
-                                           index(nb, p - 1));
+                                           index(nb, loc, p - 1));
         auto shift = scf::IfOp::create(
             nb, TypeRange{state[2].getType(), state[3].getType()}, more,
             /*withElseRegion=*/true);
@@ -322,39 +469,26 @@ SmallVector<Value> Distributor::buildRing(ImplicitLocOpBuilder &b,
               ImplicitLocOpBuilder::atBlockBegin(loc, shift.elseBlock());
           scf::YieldOp::create(otherwise, ValueRange{state[2], state[3]});
         }
-        scf::YieldOp::create(
-            nb, ValueRange{merge.getResult(0), merge.getResult(1),
-                           shift.getResult(0), shift.getResult(1)});
+        scf::YieldOp::create(nb, ValueRange{accO, accLse, shift.getResult(0),
+                                            shift.getResult(1)});
       });
 
   // One slot: the merge only rounds the result to O's element type.
-  auto single = [&](Value acc) -> Value {
-    auto type = cast<RankedTensorType>(acc.getType());
-    SmallVector<ReassociationIndices> reassociation{{0, 1}};
-    for (int64_t dim = 2; dim <= type.getRank(); ++dim)
-      reassociation.push_back({dim});
-    return tensor::ExpandShapeOp::create(b, withLeading(type, 1, f32), acc,
-                                         reassociation);
-  };
-  return mergeInto(b, single(loop.getResult(0)), single(loop.getResult(1)));
+  return mergeInto(b, stackSlots(b, {loop.getResult(0)}),
+                   stackSlots(b, {loop.getResult(1)}));
 }
 
 LogicalResult Distributor::run() {
   if (failed(check()))
     return failure();
-  Attribute partitionAttr = op.getPartitionAttr();
-  SmallVector<int64_t> gridShape;
-  if (auto twoD = dyn_cast<Attention2DAttr>(partitionAttr))
-    gridShape = {twoD.getQParts(), twoD.getKvParts()};
-  else
-    gridShape = {cast<RingAttr>(partitionAttr).getDevices()};
-  devices = 1;
-  for (int64_t size : gridShape)
-    devices *= size;
+  layout = *DistributedLayout::of(op.getPartitionAttr());
+  SmallVector<int64_t> gridShape{layout.rows, layout.cols};
+  if (layout.ring)
+    gridShape = {layout.cols};
   totalQuery = op.getQuery().getType().getDimSize(2);
   totalKey = op.getKey().getType().getDimSize(2);
-  queryShard = llvm::divideCeil(totalQuery, devices);
-  keyShard = llvm::divideCeil(totalKey, devices);
+  queryShard = layout.shardLength(totalQuery);
+  keyShard = layout.shardLength(totalKey);
 
   FailureOr<shard::GridOp> gridOp =
       gridOf(func->getParentOfType<ModuleOp>(), gridShape, op);
@@ -374,10 +508,7 @@ LogicalResult Distributor::run() {
   if (Value lse = op.getInitLse())
     localLse = localized(lse, withDim(lse.getType(), 2, queryShard), b);
 
-  SmallVector<Value> results =
-      isa<Attention2DAttr>(partitionAttr)
-          ? buildAttention2D(b, cast<Attention2DAttr>(partitionAttr))
-          : buildRing(b, cast<RingAttr>(partitionAttr));
+  SmallVector<Value> results = layout.ring ? buildRing(b) : buildAttention2D(b);
   for (auto [old, replacement] : llvm::zip(op.getResults(), results))
     old.replaceAllUsesWith(replacement);
   Value oldO = op.getInitOut(), oldLse = op.getInitLse();

@@ -111,6 +111,9 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
   if (partitions > 1)
     return error("choose one partition: split-KV (splits), Lean (lean), "
                  "ATTENTION2D (attention2d) or ring (ring)");
+  if (spec.zigzag && !spec.attention2d && !spec.ringDevices)
+    return error("zigzag shards a distributed attention: add attention2d or "
+                 "ring");
 
   Location loc = UnknownLoc::get(context);
   OpBuilder b(context);
@@ -158,9 +161,10 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     op.setPartitionAttr(LeanAttr::get(context, spec.leanCtas));
   if (spec.attention2d)
     op.setPartitionAttr(Attention2DAttr::get(context, spec.attention2d->first,
-                                             spec.attention2d->second));
+                                             spec.attention2d->second,
+                                             spec.zigzag));
   if (spec.ringDevices)
-    op.setPartitionAttr(RingAttr::get(context, spec.ringDevices));
+    op.setPartitionAttr(RingAttr::get(context, spec.ringDevices, spec.zigzag));
   func::ReturnOp::create(b, loc, op.getResults());
   if (spec.alibi) {
     OpBuilder::InsertionGuard guard(b);

@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --attn-distribute --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-distribute --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=CANON
 
 // ATTENTION2D on a 2x2 grid, S = 10 (shards of 3 tokens, the last padded):
 // the function takes and returns one rank's shards; Q is gathered over the
@@ -70,4 +71,49 @@ func.func @ring(%q: tensor<1x2x10x8xf32>, %k: tensor<1x1x10x8xf32>, %v: tensor<1
         attn.yield %s : f32
       }
   return %r : tensor<1x2x10x8xbf16>
+}
+
+// -----
+
+// Zig-zag ATTENTION2D on 2x2, S = 16 (blocks of 4 tokens, shards of 2 + 2):
+// gathered chunks are reordered from [member][block][piece] to
+// [block][member][piece]; query run 0 is block i (at 4i), run 1 block 3 - i
+// (at 12 - 4i), the same for keys with j; one framed attention per pair of
+// runs, merged over the key runs; the partial goes back to
+// [member][block][piece] before the all-to-all.
+
+// CANON-LABEL: func.func @zigzag(
+// CANON-SAME: tensor<1x1x4x8xf32>
+// CANON-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CANON-DAG: %[[CM4:.*]] = arith.constant -4 : index
+// CANON-DAG: %[[C12:.*]] = arith.constant 12 : index
+// CANON: %[[IDX:.*]]:2 = shard.process_multi_index
+// CANON: %[[QG:.*]] = shard.all_gather %arg0 {{.*}} grid_axes = [1] gather_axis = 2 : tensor<1x1x4x8xf32> -> tensor<1x1x8x8xf32>
+// CANON: %[[QE:.*]] = tensor.expand_shape %[[QG]] {{\[\[}}0], [1], [2, 3, 4], [5]] output_shape [1, 1, 2, 2, 2, 8]
+// CANON: linalg.transpose ins(%[[QE]] : tensor<1x1x2x2x2x8xf32>) {{.*}} permutation = [0, 1, 3, 2, 4, 5]
+// CANON: shard.all_gather %arg1 {{.*}} grid_axes = [0]
+// CANON: shard.all_gather %arg2 {{.*}} grid_axes = [0]
+// CANON-DAG: %[[K0:.*]] = arith.muli %[[IDX]]#1, %[[C4]]
+// CANON-DAG: %[[K1M:.*]] = arith.muli %[[IDX]]#1, %[[CM4]]
+// CANON-DAG: %[[K1:.*]] = arith.addi %[[K1M]], %[[C12]]
+// CANON-DAG: %[[Q0:.*]] = arith.muli %[[IDX]]#0, %[[C4]]
+// CANON-DAG: %[[Q1M:.*]] = arith.muli %[[IDX]]#0, %[[CM4]]
+// CANON-DAG: %[[Q1:.*]] = arith.addi %[[Q1M]], %[[C12]]
+// CANON: attn.attention {{.*}} frame(%[[Q0]], %[[K0]] of
+// CANON: attn.attention {{.*}} frame(%[[Q0]], %[[K1]] of
+// CANON: attn.merge {{.*}} : tensor<2x1x1x4x8xf32>, tensor<2x1x1x4xf32>
+// CANON: attn.attention {{.*}} frame(%[[Q1]], %[[K0]] of
+// CANON: attn.attention {{.*}} frame(%[[Q1]], %[[K1]] of
+// CANON: attn.merge
+// CANON: linalg.transpose {{.*}} permutation = [0, 1, 3, 2, 4]
+// CANON: shard.all_to_all {{.*}} : tensor<1x1x1x8xf32> -> tensor<2x1x1x4xf32>
+// CANON: linalg.transpose {{.*}} permutation = [0, 1, 3, 2, 4, 5]
+// CANON: shard.all_to_all {{.*}} : tensor<1x1x1x8x8xf32> -> tensor<2x1x1x4x8xf32>
+// CANON: attn.merge
+func.func @zigzag(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32> {
+  %o = tensor.empty() : tensor<1x1x16x8xf32>
+  %r = attn.attention ins(%q, %k, %v : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%o : tensor<1x1x16x8xf32>)
+      {causal, partition = #attn.attention2d<q_parts = 2, kv_parts = 2, zigzag = true>} -> tensor<1x1x16x8xf32>
+  return %r : tensor<1x1x16x8xf32>
 }

@@ -60,33 +60,35 @@ struct Rows {
   }
 };
 
-/// Copies rows [first, first + count) of every run of `global` to rows
-/// [0, count) of `shard`, the rows past the end of `global` as zeros.
-void cutShard(HostBuffer &global, int64_t first, HostBuffer &shard) {
+/// Copies the token runs of a shard out of every (batch, head) of `global`
+/// into `shard`; rows past the end of `global` (padding) become zeros.
+void cutShard(HostBuffer &global, ArrayRef<TokenRun> runs, HostBuffer &shard) {
   Rows from{global}, to{shard};
-  for (int64_t run = 0; run < to.runs(); ++run)
-    for (int64_t index = 0; index < to.length(); ++index) {
-      int64_t source = first + index;
-      if (source < from.length())
-        std::memcpy(to.row(run, index), from.row(run, source), to.rowBytes());
-      else
-        std::memset(to.row(run, index), 0, to.rowBytes());
-    }
+  std::memset(shard.bytes.data(), 0, shard.bytes.size());
+  for (int64_t head = 0; head < to.runs(); ++head)
+    for (const TokenRun &run : runs)
+      for (int64_t index = 0; index < run.length; ++index)
+        if (run.globalStart + index < from.length())
+          std::memcpy(to.row(head, run.localStart + index),
+                      from.row(head, run.globalStart + index), to.rowBytes());
 }
 
 /// The inverse of cutShard for the rows that exist in `global`.
 void placeShard(const uint8_t *shardBytes, HostBuffer &shardShape,
-                int64_t first, HostBuffer &global) {
+                ArrayRef<TokenRun> runs, HostBuffer &global) {
   Rows from{shardShape}, to{global};
-  for (int64_t run = 0; run < from.runs(); ++run)
-    for (int64_t index = 0; index < from.length(); ++index) {
-      int64_t target = first + index;
-      if (target >= to.length())
-        continue;
-      std::memcpy(to.row(run, target),
-                  shardBytes + (run * from.length() + index) * from.rowBytes(),
-                  from.rowBytes());
-    }
+  for (int64_t head = 0; head < from.runs(); ++head)
+    for (const TokenRun &run : runs)
+      for (int64_t index = 0; index < run.length; ++index) {
+        int64_t target = run.globalStart + index;
+        if (target >= to.length())
+          continue;
+        std::memcpy(to.row(head, target),
+                    shardBytes +
+                        (head * from.length() + run.localStart + index) *
+                            from.rowBytes(),
+                    from.rowBytes());
+      }
 }
 
 HostBuffer shardOf(const HostBuffer &global, int64_t length) {
@@ -96,6 +98,39 @@ HostBuffer shardOf(const HostBuffer &global, int64_t length) {
   shard.elementBytes = global.elementBytes;
   shard.bytes.assign(shard.numElements() * shard.elementBytes, 0);
   return shard;
+}
+
+/// The scores of one (batch, head) that `rank` computes (query-key pairs the
+/// masks leave visible): its query chunk against its key/value chunk for
+/// ATTENTION2D, its query shard against every key for a ring.
+int64_t visibleScores(const DistributedLayout &layout,
+                      const AttentionProblem &problem, int64_t rank) {
+  SmallVector<TokenRun> queries, keys;
+  if (layout.ring) {
+    queries = layout.queryRuns(rank, problem.queryLen);
+    keys.push_back({0, 0, problem.kvLen});
+  } else {
+    int64_t row = rank / layout.cols, col = rank % layout.cols;
+    for (int64_t j = 0; j < layout.cols; ++j)
+      llvm::append_range(
+          queries, layout.queryRuns(row * layout.cols + j, problem.queryLen));
+    for (int64_t i = 0; i < layout.rows; ++i)
+      llvm::append_range(keys,
+                         layout.keyRuns(i * layout.cols + col, problem.kvLen));
+  }
+  int64_t scores = 0;
+  for (const TokenRun &run : queries)
+    for (int64_t q = run.globalStart;
+         q < std::min(run.globalStart + run.length, problem.queryLen); ++q) {
+      IndexRange visible = problem.visibleKeys(q);
+      for (const TokenRun &keyRun : keys) {
+        int64_t begin = std::max(visible.begin, keyRun.globalStart);
+        int64_t end = std::min(
+            {visible.end, keyRun.globalStart + keyRun.length, problem.kvLen});
+        scores += std::max<int64_t>(0, end - begin);
+      }
+    }
+  return scores;
 }
 
 double medianOf(std::vector<double> values) {
@@ -135,6 +170,20 @@ llvm::Expected<bool> mlir::attn::runDistributed(
         problem.queryLen % layout.devices() || problem.kvLen % layout.devices()
             ? " (the last padded)"
             : "");
+  if (leader) {
+    int64_t least = std::numeric_limits<int64_t>::max(), most = 0, total = 0;
+    for (int64_t other = 0; other < layout.devices(); ++other) {
+      int64_t scores = visibleScores(layout, problem, other);
+      least = std::min(least, scores);
+      most = std::max(most, scores);
+      total += scores;
+    }
+    llvm::outs() << llvm::formatv(
+        "  work per rank: {0} to {1} visible scores per (batch, head), the "
+        "busiest {2:F2} x the mean{3}\n",
+        least, most, most * layout.devices() / std::max(1.0, double(total)),
+        layout.zigzag ? " (zig-zag shards)" : "");
+  }
 
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<std::unique_ptr<CpuExecutable>> executable =
@@ -150,11 +199,13 @@ llvm::Expected<bool> mlir::attn::runDistributed(
   std::vector<HostBuffer> shards;
   for (Operand &operand : globals) {
     bool isKey = &operand == &operands.key() || &operand == &operands.value();
-    int64_t length = isKey ? keyShardLen : queryShardLen;
-    int64_t first =
-        (isKey ? layout.keyShard(rank) : layout.queryShard(rank)) * length;
-    shards.push_back(shardOf(operand.buffer, length));
-    cutShard(operand.buffer, first, shards.back());
+    int64_t length = operand.buffer.shape[2];
+    shards.push_back(
+        shardOf(operand.buffer, isKey ? keyShardLen : queryShardLen));
+    cutShard(operand.buffer,
+             isKey ? layout.keyRuns(rank, length)
+                   : layout.queryRuns(rank, length),
+             shards.back());
   }
   std::vector<HostBuffer *> buffers;
   for (HostBuffer &shard : shards)
@@ -217,7 +268,8 @@ llvm::Expected<bool> mlir::attn::runDistributed(
     if (leader)
       for (int from = 0; from < mpi.size(); ++from)
         placeShard(gathered.data() + from * shardBytes, shard,
-                   layout.queryShard(from) * queryShardLen, global.buffer);
+                   layout.queryRuns(from, global.buffer.shape[2]),
+                   global.buffer);
   }
 
   int passed = bytesMatch;

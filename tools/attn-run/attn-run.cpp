@@ -119,6 +119,10 @@ cl::opt<int64_t> ring("ring",
                       cl::desc("Ring attention over this many MPI ranks (run "
                                "under mpirun -n N)"),
                       cl::init(0), cl::cat(specCategory));
+cl::opt<bool> zigzag("zigzag",
+                     cl::desc("Zig-zag shards for --attention2d and --ring "
+                              "(balanced causal work)"),
+                     cl::cat(specCategory));
 
 cl::opt<int64_t> blockM("block-m",
                         cl::desc("Query rows per tile (default: the op's tiles, "
@@ -192,7 +196,8 @@ const cl::Option *specOptions[] = {&batch,
                                    &splits,
                                    &lean,
                                    std::addressof(attention2d),
-                                   &ring};
+                                   &ring,
+                                   &zigzag};
 
 using Clock = std::chrono::steady_clock;
 
@@ -247,6 +252,7 @@ llvm::Expected<AttentionSpec> specFromOptions() {
     spec.attention2d = {attention2d[0], attention2d[1]};
   }
   spec.ringDevices = ring;
+  spec.zigzag = zigzag;
   return spec;
 }
 

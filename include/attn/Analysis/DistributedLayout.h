@@ -19,37 +19,65 @@
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <cstdint>
 #include <optional>
 
 namespace mlir::attn {
 
+/// A run of consecutive tokens of a shard: `length` tokens from position
+/// `globalStart` of the sequence, at `localStart` in the shard.
+struct TokenRun {
+  int64_t globalStart, localStart, length;
+};
+
 struct DistributedLayout {
   /// Grid rows (query parts) and columns (key/value parts); a ring is one
-  /// row of `devices` columns for the query shards, and passes K and V.
+  /// row of `devices` columns.
   int64_t rows = 1, cols = 1;
   bool ring = false;
+  /// Zig-zag shards: two blocks per chunk (ATTENTION2D) or per rank (ring),
+  /// one early and one late, for balanced causal work.
+  bool zigzag = false;
 
   /// The layout of `partition`, if it distributes the attention.
   static std::optional<DistributedLayout> of(Attribute partition) {
     if (auto twoD = dyn_cast_or_null<Attention2DAttr>(partition))
-      return DistributedLayout{twoD.getQParts(), twoD.getKvParts(), false};
+      return DistributedLayout{twoD.getQParts(), twoD.getKvParts(), false,
+                               twoD.getZigzag()};
     if (auto ringAttr = dyn_cast_or_null<RingAttr>(partition))
-      return DistributedLayout{1, ringAttr.getDevices(), true};
+      return DistributedLayout{1, ringAttr.getDevices(), true,
+                               ringAttr.getZigzag()};
     return std::nullopt;
   }
 
   int64_t devices() const { return rows * cols; }
-  /// Tokens per shard of a sequence of `length` (the last shards padded).
+  /// Tokens per shard of a sequence of `length` (the last shards padded):
+  /// ceil(S / P), or two halves of ceil(S / 2P) with zigzag.
   int64_t shardLength(int64_t length) const {
+    if (zigzag)
+      return 2 * ((length + 2 * devices() - 1) / (2 * devices()));
     return (length + devices() - 1) / devices();
   }
-  /// The query (O, LSE) shard `rank` holds: row-major over the grid.
-  int64_t queryShard(int64_t rank) const { return rank; }
-  /// The key/value shard `rank` holds (before any ring step): column-major
-  /// over the grid for ATTENTION2D, so that a column holds one chunk.
-  int64_t keyShard(int64_t rank) const {
-    return ring ? rank : (rank % cols) * rows + rank / cols;
+
+  /// Where the query (O, LSE) shard of `rank` comes from in a sequence of
+  /// `length`. Contiguous: shard `rank` (row-major over the grid, so a grid
+  /// row holds one chunk). Zig-zag: ATTENTION2D's row i holds blocks i and
+  /// 2 rows - 1 - i of 2 rows blocks, rank (i, j) piece j of each; a ring's
+  /// rank r holds blocks r and 2P - 1 - r.
+  SmallVector<TokenRun, 2> queryRuns(int64_t rank, int64_t length) const {
+    if (ring)
+      return ringRuns(rank, length);
+    return gridRuns(rank / cols, rank % cols, rows, cols, length);
+  }
+  /// The same for the key/value shard `rank` holds (before any ring step):
+  /// column-major over the grid for ATTENTION2D, so that a grid column
+  /// holds one chunk.
+  SmallVector<TokenRun, 2> keyRuns(int64_t rank, int64_t length) const {
+    if (ring)
+      return ringRuns(rank, length);
+    return gridRuns(rank % cols, rank / cols, cols, rows, length);
   }
 
   /// Bytes every rank sends to other ranks in one run: ATTENTION2D gathers
@@ -68,6 +96,30 @@ struct DistributedLayout {
     return (cols - 1) * rowsOfQuery * problem.headDim * elementBytes +
            (rows - 1) * kvShardBytes +
            (cols - 1) * rowsOfQuery * (problem.valueDim + 1) * 4;
+  }
+
+private:
+  /// ATTENTION2D: piece `piece` (of `pieces`) of chunk `chunk` (of
+  /// `chunks`).
+  SmallVector<TokenRun, 2> gridRuns(int64_t chunk, int64_t piece,
+                                    int64_t chunks, int64_t pieces,
+                                    int64_t length) const {
+    int64_t shard = shardLength(length);
+    if (!zigzag)
+      return {{(chunk * pieces + piece) * shard, 0, shard}};
+    int64_t half = shard / 2, block = pieces * half;
+    return {{chunk * block + piece * half, 0, half},
+            {(2 * chunks - 1 - chunk) * block + piece * half, half, half}};
+  }
+
+  /// A ring: shard `rank`, or blocks rank and 2P - 1 - rank.
+  SmallVector<TokenRun, 2> ringRuns(int64_t rank, int64_t length) const {
+    int64_t shard = shardLength(length);
+    if (!zigzag)
+      return {{rank * shard, 0, shard}};
+    int64_t half = shard / 2;
+    return {{rank * half, 0, half},
+            {(2 * devices() - 1 - rank) * half, half, half}};
   }
 };
 

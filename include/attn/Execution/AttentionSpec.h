@@ -51,6 +51,8 @@ struct AttentionSpec {
   std::optional<std::pair<int64_t, int64_t>> attention2d;
   /// Ring attention over this many ranks when > 0.
   int64_t ringDevices = 0;
+  /// Zig-zag shards (balanced causal work) for attention2d and ring.
+  bool zigzag = false;
 };
 
 /// The ALiBi slope of query head `head` out of `heads`.

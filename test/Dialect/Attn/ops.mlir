@@ -134,6 +134,7 @@ func.func @partial_lean(%q: tensor<1x8x4x128xbf16>, %k: tensor<1x2x8192x128xbf16
 // CHECK-LABEL: func.func @framed
 // CHECK: attn.attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<1x2x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>) frame(%{{.+}}, %{{.+}} of %{{.+}}, %{{.+}}) outs(%{{.+}} : tensor<1x2x16x8xf32>) {causal}
 // CHECK: partition = #attn.ring<devices = 8>
+// CHECK: partition = #attn.attention2d<q_parts = 2, kv_parts = 2, zigzag = true>
 func.func @framed(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x32x8xf32>, %o: tensor<1x2x16x8xf32>,
                   %q0: index, %k0: index, %sq: index, %sk: index)
     -> (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) {
@@ -141,5 +142,7 @@ func.func @framed(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x32x8xf32>, %o: tensor
       frame(%q0, %k0 of %sq, %sk) outs(%o : tensor<1x2x16x8xf32>) {causal} -> tensor<1x2x16x8xf32>
   %s = attn.attention ins(%q, %k, %k : tensor<1x2x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>)
       outs(%o : tensor<1x2x16x8xf32>) {partition = #attn.ring<devices = 8>} -> tensor<1x2x16x8xf32>
+  %t = attn.attention ins(%q, %k, %k : tensor<1x2x16x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>)
+      outs(%o : tensor<1x2x16x8xf32>) {partition = #attn.attention2d<q_parts = 2, kv_parts = 2, zigzag = true>} -> tensor<1x2x16x8xf32>
   return %r, %s : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
 }

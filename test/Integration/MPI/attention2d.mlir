@@ -47,3 +47,28 @@
 // NINE: check O  : {{.*}} PASS
 // NINE: check LSE: {{.*}} PASS
 // NINE-COUNT-9: rank {{[0-8]}} of 9: PASS
+
+// Zig-zag shards balance causal work: the contiguous 2x2 layout leaves rank
+// (0, 1) idle (0 scores) and gives rank (1, 0) all of its chunk pair; zig-zag
+// gives every rank the same share, and the answer does not change.
+// RUN: %mpirun -n 4 attn-run --attention2d=2,2 --causal --heads=2 --seq-q=64 --head-dim=8 --lse | FileCheck %s --check-prefix=SKEWED
+// SKEWED: work per rank: 0 to 1024 visible scores per (batch, head), the busiest 1.97 x the mean
+// SKEWED: check LSE: {{.*}} PASS
+// RUN: %mpirun -n 4 attn-run --attention2d=2,2 --zigzag --causal --heads=2 --seq-q=64 --head-dim=8 --lse | FileCheck %s --check-prefix=ZIGZAG
+// ZIGZAG: work per rank: 512 to 528 visible scores per (batch, head), the busiest 1.02 x the mean (zig-zag shards)
+// ZIGZAG: bytes sent per rank: 4224 4224 4224 4224 (model 4224: exact)
+// ZIGZAG: check O  : {{.*}} PASS
+// ZIGZAG: check LSE: {{.*}} PASS
+// ZIGZAG-COUNT-4: rank {{[0-3]}} of 4: PASS
+
+// Zig-zag on 2x3 with Sq != Sk, neither divisible (shards of 2 x 3 tokens),
+// ALiBi on absolute positions; and on 3x3 with MQA.
+// RUN: %mpirun -n 6 attn-run --attention2d=2,3 --zigzag --causal --alibi --heads=2 --seq-q=25 --seq-k=31 --head-dim=8 --lse | FileCheck %s --check-prefix=ZIGZAG-WIDE
+// ZIGZAG-WIDE: shards of 6 query and 6 key/value tokens (the last padded)
+// ZIGZAG-WIDE: bytes sent per rank: 2400 2400 2400 2400 2400 2400 (model 2400: exact)
+// ZIGZAG-WIDE: check O  : {{.*}} PASS
+// ZIGZAG-WIDE: check LSE: {{.*}} PASS
+// RUN: %mpirun -n 9 attn-run --attention2d=3,3 --zigzag --causal --heads=3 --kv-heads=1 --seq-q=40 --head-dim=8 --lse | FileCheck %s --check-prefix=ZIGZAG-NINE
+// ZIGZAG-NINE: check O  : {{.*}} PASS
+// ZIGZAG-NINE: check LSE: {{.*}} PASS
+// ZIGZAG-NINE-COUNT-9: rank {{[0-8]}} of 9: PASS

@@ -17,3 +17,7 @@
 // Two partitions at once.
 // RUN: not attn-run --ring=2 --splits=2 2>&1 | FileCheck %s --check-prefix=TWO
 // TWO: choose one partition
+
+// Zig-zag shards only a distributed attention.
+// RUN: not attn-run --zigzag 2>&1 | FileCheck %s --check-prefix=ZIGZAG
+// ZIGZAG: zigzag shards a distributed attention: add attention2d or ring

@@ -30,3 +30,19 @@
 // NINE: bytes sent per rank: 2560 2560 2560 2560 2560 2560 2560 2560 2560 (model 2560: exact)
 // NINE: check O  : {{.*}} PASS
 // NINE-COUNT-9: rank {{[0-8]}} of 9: PASS
+
+// Zig-zag shards: every rank computes the same number of causal scores
+// (a contiguous ring of 4 ranges from 136 to 904).
+// RUN: %mpirun -n 4 attn-run --ring=4 --causal --heads=2 --seq-q=64 --head-dim=8 | FileCheck %s --check-prefix=SKEWED
+// SKEWED: work per rank: 136 to 904 visible scores per (batch, head), the busiest 1.74 x the mean
+// RUN: %mpirun -n 4 attn-run --ring=4 --zigzag --causal --heads=2 --seq-q=64 --head-dim=8 --lse | FileCheck %s --check-prefix=ZIGZAG
+// ZIGZAG: work per rank: 520 to 520 visible scores per (batch, head), the busiest 1.00 x the mean (zig-zag shards)
+// ZIGZAG: check O  : {{.*}} PASS
+// ZIGZAG: check LSE: {{.*}} PASS
+// ZIGZAG-COUNT-4: rank {{[0-3]}} of 4: PASS
+// Sq != Sk, not divisible, window, GQA.
+// RUN: %mpirun -n 3 attn-run --ring=3 --zigzag --causal --window=5,0 --heads=2 --kv-heads=1 --seq-q=10 --seq-k=23 --head-dim=8 --lse | FileCheck %s --check-prefix=ZIGZAG-ODD
+// ZIGZAG-ODD: shards of 4 query and 8 key/value tokens (the last padded)
+// ZIGZAG-ODD: bytes sent per rank: 1024 1024 1024 (model 1024: exact)
+// ZIGZAG-ODD: check O  : {{.*}} PASS
+// ZIGZAG-ODD: check LSE: {{.*}} PASS

@@ -111,7 +111,7 @@ LogicalResult LeanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 Attention2DAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        int64_t qParts, int64_t kvParts) {
+                        int64_t qParts, int64_t kvParts, bool zigzag) {
   if (qParts < 1 || kvParts < 1)
     return emitError() << "q_parts and kv_parts must be at least 1, got "
                        << qParts << " x " << kvParts;
@@ -119,7 +119,7 @@ Attention2DAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult RingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               int64_t devices) {
+                               int64_t devices, bool zigzag) {
   if (devices < 1)
     return emitError() << "devices must be at least 1, got " << devices;
   return success();

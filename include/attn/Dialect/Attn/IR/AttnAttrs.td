@@ -146,11 +146,22 @@ def Attn_Attention2DAttr : Attn_Attr<"Attention2D", "attention2d"> {
     merged rows of its own query shard: the reduce-scatter with the
     log-sum-exp merge as the reduction.
 
+    `zigzag = true` balances causal work: the queries are cut into
+    `2 q_parts` blocks and query chunk `i` is blocks `i` and
+    `2 q_parts - 1 - i`; the keys into `2 kv_parts` blocks and key/value
+    chunk `j` is blocks `j` and `2 kv_parts - 1 - j`. A rank's shard is its
+    piece of each of the two blocks (`2 ceil(S / 2P)` tokens, the first half
+    from the earlier block). With `q_parts = kv_parts` and `Sq = Sk`, every
+    rank then computes the same number of causal scores, where the
+    contiguous layout leaves the ranks above the diagonal idle.
+
     ```mlir
     #attn.attention2d<q_parts = 2, kv_parts = 3>
+    #attn.attention2d<q_parts = 4, kv_parts = 4, zigzag = true>
     ```
   }];
-  let parameters = (ins "int64_t":$q_parts, "int64_t":$kv_parts);
+  let parameters = (ins "int64_t":$q_parts, "int64_t":$kv_parts,
+                        DefaultValuedParameter<"bool", "false">:$zigzag);
   let extraClassDeclaration = [{
     int64_t getNumDevices() const { return getQParts() * getKvParts(); }
   }];
@@ -167,11 +178,17 @@ def Attn_RingAttr : Attn_Attr<"Ring", "ring"> {
     to rank `r + 1` and receives the next from rank `r - 1`. The baseline
     ATTENTION2D is compared with.
 
+    `zigzag = true` balances causal work: Q, K and V are cut into `2P`
+    blocks and rank `r` holds blocks `r` and `2P - 1 - r` (`2 ceil(S / 2P)`
+    tokens, the first half from block `r`).
+
     ```mlir
     #attn.ring<devices = 4>
+    #attn.ring<devices = 8, zigzag = true>
     ```
   }];
-  let parameters = (ins "int64_t":$devices);
+  let parameters = (ins "int64_t":$devices,
+                        DefaultValuedParameter<"bool", "false">:$zigzag);
 }
 
 /// The work partitions an `attn.attention` accepts in its `partition` attribute.
