@@ -8,6 +8,7 @@
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/AttentionSummary.h"
 #include "attn/Analysis/DistributedLayout.h"
+#include "attn/Analysis/DistributionCost.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
@@ -126,6 +127,24 @@ struct AttnPrintPlanPass
           layout->shardLength(problem->kvLen),
           formatBytes(
               static_cast<double>(layout->bytesSent(*problem, elementBytes))));
+    ClusterAttr cluster = getEnclosingCluster(op);
+    if (!cluster || cluster.getRanks() < 2)
+      return;
+    // The cost model's candidates, cheapest first: what
+    // attn-select-schedule picks for an op without a partition.
+    remark << llvm::formatv("\n  on {0} ranks ({1} per node), predicted "
+                            "communication per run:",
+                            cluster.getRanks(), cluster.getRanksPerNode());
+    for (const DistributionCandidate &candidate :
+         rankDistributions(op.getContext(), *problem, elementBytes, cluster)) {
+      remark << "\n    " << candidate.partition
+             << llvm::formatv(
+                    ": {0} sent per rank, {1:F1} us",
+                    formatBytes(static_cast<double>(candidate.bytesPerRank)),
+                    candidate.seconds * 1e6);
+      if (candidate.partition == op.getPartitionAttr())
+        remark << " (pinned)";
+    }
   }
 };
 

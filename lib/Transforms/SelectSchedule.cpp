@@ -6,7 +6,8 @@
 //===----------------------------------------------------------------------===//
 //
 // Attaches `tiles` (and, with split-kv, a split-KV `partition`) to every
-// attn.attention from its shape and the `#attn.target` around it. The numbers
+// attn.attention from its shape and the `#attn.target` around it, and a
+// distributed partition from the `#attn.cluster` around it. The numbers
 // are lib/Analysis's: the tile table (Fa2Defaults), the resources of a CTA,
 // the fit and the split rule (Fa2Resources); this file reads the IR and writes
 // attributes and diagnostics.
@@ -14,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Analysis/AttentionProblem.h"
+#include "attn/Analysis/DistributionCost.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
@@ -73,6 +75,8 @@ struct AttnSelectSchedulePass
   }
 
   LogicalResult select(AttentionOp op) {
+    if (ClusterAttr cluster = getEnclosingCluster(op))
+      selectDistribution(op, cluster);
     TargetAttr target = getEnclosingTarget(op);
     if (!target) {
       if (!requireTarget)
@@ -120,6 +124,27 @@ struct AttnSelectSchedulePass
     if ((splitKv || lean) && !op.getPartitionAttr())
       selectKvPartition(op, tiling, target, limits, elementBytes);
     return success();
+  }
+
+  /// On a cluster of several ranks, the cheapest of ring attention and
+  /// ATTENTION2D on every grid (DistributionCost), for an op without a
+  /// partition; a warning says why an op cannot be distributed.
+  void selectDistribution(AttentionOp op, ClusterAttr cluster) {
+    if (cluster.getRanks() < 2 || op.getPartitionAttr())
+      return;
+    std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
+    if (!problem || op.getMask()) {
+      op.emitWarning() << "not distributed over the " << cluster.getRanks()
+                       << " ranks of the cluster: "
+                       << (op.getMask() ? "a mask operand is not distributed"
+                                        : "sizes must be static");
+      return;
+    }
+    int64_t elementBytes = op.getQuery().getType().getElementTypeBitWidth() / 8;
+    op.setPartitionAttr(
+        rankDistributions(op.getContext(), *problem, elementBytes, cluster)
+            .front()
+            .partition);
   }
 
   /// Where FlashAttention-2's split-KV rule splits (over the CTAs the tiles

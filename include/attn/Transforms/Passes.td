@@ -85,6 +85,17 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     skipping an S that would leave its last split empty. Split-KV is correct
     with every feature of the op (masks, windows, score regions).
 
+    Under a module with an `#attn.cluster` of more than one rank, an op
+    without a partition first gets the distribution the cost model of
+    `lib/Analysis/DistributionCost.cpp` predicts to communicate fastest:
+    ring attention or ATTENTION2D on one of the `R x C = ranks` grids
+    (non-square ones included), zig-zag when causal. Each collective costs
+    `(members - 1)` messages of one piece over the slowest link its group
+    crosses (ranks in nodes of `ranks_per_node`, row-major: grid rows are
+    consecutive ranks, columns `C` apart), the bytes being those the
+    lowering moves. An op that cannot be distributed (a mask operand,
+    dynamic sizes) gets a warning and stays whole on every rank.
+
     Pinned tiles are kept, but checked against the same limits: tiles that
     cannot fit are an error that states what they need and what the target
     allows, and so is an op for which no tiling fits. A pinned partition is

@@ -68,7 +68,7 @@ module attributes {test.partition = #attn.attention2d<q_parts = 2, kv_parts = 0>
 
 // -----
 
-// expected-error @+1 {{unknown attn dialect attribute 'attn.tiles'; known: 'attn.target', 'attn.launch'}}
+// expected-error @+1 {{unknown attn dialect attribute 'attn.tiles'; known: 'attn.target', 'attn.cluster', 'attn.launch'}}
 module attributes {attn.tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>} {}
 
 // -----
@@ -93,3 +93,18 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_pe
 
 // expected-error @+1 {{devices must be at least 1, got 0}}
 module attributes {test.partition = #attn.ring<devices = 0>} {}
+
+// -----
+
+// expected-error @+1 {{ranks and ranks_per_node must be at least 1, got 0 and 8}}
+module attributes {test.cluster = #attn.cluster<ranks = 0>} {}
+
+// -----
+
+// expected-error @+1 {{'attn.cluster' must be an #attn.cluster, got #attn.ring<devices = 2>}}
+module attributes {attn.cluster = #attn.ring<devices = 2>} {}
+
+// -----
+
+// expected-error @+1 {{'attn.target' must be an #attn.target, got #attn.cluster<ranks = 2>}}
+module attributes {attn.target = #attn.cluster<ranks = 2>} {}

@@ -124,3 +124,20 @@ LogicalResult RingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "devices must be at least 1, got " << devices;
   return success();
 }
+
+LogicalResult ClusterAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t ranks, int64_t ranksPerNode,
+                                  int64_t nodeGbps, int64_t nodeLatencyNs,
+                                  int64_t networkGbps,
+                                  int64_t networkLatencyNs) {
+  if (ranks < 1 || ranksPerNode < 1)
+    return emitError() << "ranks and ranks_per_node must be at least 1, got "
+                       << ranks << " and " << ranksPerNode;
+  if (nodeGbps < 1 || networkGbps < 1)
+    return emitError() << "link bandwidths must be at least 1 GB/s, got "
+                       << nodeGbps << " and " << networkGbps;
+  if (nodeLatencyNs < 0 || networkLatencyNs < 0)
+    return emitError() << "link latencies must not be negative, got "
+                       << nodeLatencyNs << " and " << networkLatencyNs;
+  return success();
+}

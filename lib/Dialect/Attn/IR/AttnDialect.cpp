@@ -71,19 +71,36 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   if (attr.getName() == getLaunchAttrName())
     return verifyLaunch(op, attr.getValue());
-  if (attr.getName() != getTargetAttrName())
+  StringRef expected;
+  if (attr.getName() == getTargetAttrName())
+    expected = "#attn.target";
+  else if (attr.getName() == getClusterAttrName())
+    expected = "#attn.cluster";
+  else
     return op->emitError() << "unknown attn dialect attribute '"
                            << attr.getName().getValue() << "'; known: '"
                            << getTargetAttrName() << "', '"
+                           << getClusterAttrName() << "', '"
                            << getLaunchAttrName() << "'";
   if (!isa<ModuleOp>(op))
-    return op->emitError() << "'" << getTargetAttrName()
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' may only be placed on a builtin.module";
-  if (!isa<TargetAttr>(attr.getValue()))
-    return op->emitError() << "'" << getTargetAttrName()
-                           << "' must be an #attn.target, got "
+  if (!isa<TargetAttr, ClusterAttr>(attr.getValue()) ||
+      (attr.getName() == getTargetAttrName()) !=
+          isa<TargetAttr>(attr.getValue()))
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' must be an " << expected << ", got "
                            << attr.getValue();
   return success();
+}
+
+ClusterAttr mlir::attn::getEnclosingCluster(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (auto cluster = parent->getAttrOfType<ClusterAttr>(
+            AttnDialect::getClusterAttrName()))
+      return cluster;
+  return {};
 }
 
 TargetAttr mlir::attn::getEnclosingTarget(Operation *op) {

@@ -31,6 +31,9 @@ namespace mlir::attn {
 /// the one rule every pass uses to find the target of an attention.
 TargetAttr getEnclosingTarget(Operation *op);
 
+/// The `attn.cluster` of the nearest enclosing op that carries one, or null.
+ClusterAttr getEnclosingCluster(Operation *op);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTN_H

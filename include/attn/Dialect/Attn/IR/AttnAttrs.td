@@ -59,6 +59,40 @@ def Attn_TargetAttr : Attn_Attr<"Target", "target"> {
   }];
 }
 
+def Attn_ClusterAttr : Attn_Attr<"Cluster", "cluster"> {
+  let summary = "The ranks an attention may be distributed over and the links between them";
+  let description = [{
+    Describes the ranks (devices, MPI processes) a module's attentions may be
+    distributed over, for schedule selection: `ranks` in all, in nodes of
+    `ranks_per_node` consecutive ranks; each rank's link bandwidth (GB/s,
+    each way) and latency (ns) inside a node and across nodes. The defaults
+    describe H100 SXM nodes: 8 GPUs on NVLink 4 (450 GB/s, 3 us assumed per
+    message) and one 400 Gb/s InfiniBand NDR port per GPU (50 GB/s, 6 us
+    assumed) across nodes.
+
+    It is attached to a module as the dialect attribute `attn.cluster`.
+    `attn-select-schedule` then gives every attention that can be
+    distributed the cheapest of ring attention and ATTENTION2D on each
+    `R x C = ranks` grid by the communication time the traffic model
+    predicts on these links (zig-zag shards when causal), and
+    `attn-print-plan` reports the candidates.
+
+    ```mlir
+    module attributes {attn.cluster = #attn.cluster<ranks = 16>} {}
+    module attributes {attn.cluster = #attn.cluster<ranks = 64,
+        ranks_per_node = 1, network_gbps = 50>} {}
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$ranks,
+    DefaultValuedParameter<"int64_t", "8">:$ranks_per_node,
+    DefaultValuedParameter<"int64_t", "450">:$node_gbps,
+    DefaultValuedParameter<"int64_t", "3000">:$node_latency_ns,
+    DefaultValuedParameter<"int64_t", "50">:$network_gbps,
+    DefaultValuedParameter<"int64_t", "6000">:$network_latency_ns
+  );
+}
+
 //===----------------------------------------------------------------------===//
 // Schedules
 //===----------------------------------------------------------------------===//

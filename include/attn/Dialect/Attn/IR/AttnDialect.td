@@ -36,6 +36,10 @@ def Attn_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getTargetAttrName() {
       return ::llvm::StringLiteral("attn.target");
     }
+    /// Name of the discardable module attribute holding an `#attn.cluster`.
+    static constexpr ::llvm::StringLiteral getClusterAttrName() {
+      return ::llvm::StringLiteral("attn.cluster");
+    }
     /// Name of the discardable kernel attribute that says how to launch a
     /// generated kernel: a dictionary with `grid` and `block` (i64 arrays of
     /// 3), `dynamic_shared_memory` (i64 bytes), `tiles` (`#attn.fa2`) and
