@@ -5,6 +5,14 @@
 // Passes of a pass plugin are named through --pass-pipeline: plain pass flags
 // are parsed before the plugin loads.
 // RUN: %mlir_opt %s --load-dialect-plugin=%attn_plugin --load-pass-plugin=%attn_plugin --pass-pipeline="builtin.module(attn-print-plan)" --mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAN
+// The distribution layer through the plugin: one rank's program, its
+// collectives as libattnmpi calls and its rank through MLIR's own
+// shard-to-mpi.
+// RUN: %mlir_opt %attn_src_root/examples/distributed-prefill.mlir --load-dialect-plugin=%attn_plugin --load-pass-plugin=%attn_plugin --pass-pipeline="builtin.module(attn-to-cpu)" | FileCheck %s --check-prefix=DISTRIBUTED
+// DISTRIBUTED-DAG: llvm.call @MPI_Comm_rank
+// DISTRIBUTED-DAG: llvm.call @attnmpi_all_gather
+// DISTRIBUTED-DAG: llvm.call @attnmpi_all_to_all
+// DISTRIBUTED-DAG: llvm.call @attnmpi_shift
 // Without the plugin, stock mlir-opt does not know the dialect.
 // RUN: not %mlir_opt %s 2>&1 | FileCheck %s --check-prefix=NOPLUGIN
 
