@@ -62,7 +62,6 @@ public:
   }
 
   int64_t getGroupSize() const { return groupSize; }
-  int64_t getMask() const { return mask; }
 
   Value constant(int64_t value) {
     return arith::ConstantIntOp::create(b, b.getI64Type(), value);
@@ -102,6 +101,22 @@ public:
       function.setPrivate();
     }
     func::CallOp::create(b, function, args);
+  }
+
+  /// Calls `function(grid, mask, send, recv, pieceBytes)` with `input` as
+  /// the send buffer, and returns what it receives, `[members, piece...]`,
+  /// concatenated along dimension `axis` of a piece.
+  Value exchange(StringRef function, Value input, ArrayRef<int64_t> piece,
+                 int64_t pieceBytes, int64_t axis) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    Value send = sendAddress(input);
+    SmallVector<int64_t> shape{groupSize};
+    llvm::append_range(shape, piece);
+    auto [buffer, recv] = receiveBuffer(inputType.clone(shape));
+    SmallVector<Value> args(gridArgs);
+    args.append({constant(mask), send, recv, constant(pieceBytes)});
+    call(function, args);
+    return concatenate(received(buffer), axis);
   }
 
   int64_t bytesOf(RankedTensorType type) {
@@ -195,20 +210,9 @@ LogicalResult lower(shard::AllGatherOp op, ModuleOp module) {
   if (failed(l.setGrid(op.getGridAttr(), op.getGridAxes())))
     return failure();
   auto inputType = cast<RankedTensorType>(op.getInput().getType());
-  int64_t n = l.getGroupSize();
-  Value send = l.sendAddress(op.getInput());
-  auto [buffer, recv] = l.receiveBuffer(inputType.clone([&] {
-    SmallVector<int64_t> shape{n};
-    llvm::append_range(shape, inputType.getShape());
-    return shape;
-  }()));
-  SmallVector<Value> args(l.grid());
-  args.append(
-      {l.constant(l.getMask()), send, recv, l.constant(l.bytesOf(inputType))});
-  l.call("attnmpi_all_gather", args);
-  Value result =
-      l.concatenate(l.received(buffer), op.getGatherAxis().getSExtValue());
-  op.replaceAllUsesWith(result);
+  op.replaceAllUsesWith(l.exchange("attnmpi_all_gather", op.getInput(),
+                                   inputType.getShape(), l.bytesOf(inputType),
+                                   op.getGatherAxis().getSExtValue()));
   op.erase();
   return success();
 }
@@ -225,16 +229,10 @@ LogicalResult lower(shard::AllToAllOp op, ModuleOp module) {
                           << " of " << inputType << " into " << n
                           << " equal pieces";
   Value pieces = l.split(op.getInput(), splitAxis, n);
-  auto piecesType = cast<RankedTensorType>(pieces.getType());
-  Value send = l.sendAddress(pieces);
-  auto [buffer, recv] = l.receiveBuffer(piecesType);
-  SmallVector<Value> args(l.grid());
-  args.append({l.constant(l.getMask()), send, recv,
-               l.constant(l.bytesOf(piecesType) / n)});
-  l.call("attnmpi_all_to_all", args);
-  Value result =
-      l.concatenate(l.received(buffer), op.getConcatAxis().getSExtValue());
-  op.replaceAllUsesWith(result);
+  op.replaceAllUsesWith(l.exchange(
+      "attnmpi_all_to_all", pieces,
+      cast<RankedTensorType>(pieces.getType()).getShape().drop_front(),
+      l.bytesOf(inputType) / n, op.getConcatAxis().getSExtValue()));
   op.erase();
   return success();
 }

@@ -103,15 +103,21 @@ MPI_Comm group(const Grid &grid, int64_t axesMask) {
 
 void *pointer(int64_t address) { return reinterpret_cast<void *>(address); }
 
-/// Runs `call(count, comm)`, an MPI collective in which every member of the
-/// group sends `bytes` (count) to each other member, and counts them.
-template <typename Call>
-void groupCollective(const Grid &grid, int64_t axesMask, int64_t bytes,
-                     const char *name, Call call) {
+/// MPI_Allgather and MPI_Alltoall: every member of the group sends `count`
+/// bytes to each other member.
+using Exchange = int (*)(const void *, int, MPI_Datatype, void *, int,
+                         MPI_Datatype, MPI_Comm);
+
+void exchangeInGroup(const Grid &grid, int64_t axesMask, int64_t send,
+                     int64_t recv, int64_t bytes, const char *name,
+                     Exchange exchange) {
   MPI_Comm comm = group(grid, axesMask);
   int members = 0;
   MPI_Comm_size(comm, &members);
-  check(call(toInt(bytes, name), comm), name);
+  int count = toInt(bytes, name);
+  check(exchange(pointer(send), count, MPI_BYTE, pointer(recv), count, MPI_BYTE,
+                 comm),
+        name);
   bytesSent += bytes * (members - 1);
 }
 
@@ -121,20 +127,14 @@ extern "C" {
 
 void attnmpi_all_gather(int64_t g0, int64_t g1, int64_t g2, int64_t axesMask,
                         int64_t send, int64_t recv, int64_t bytes) {
-  groupCollective({g0, g1, g2}, axesMask, bytes, "MPI_Allgather",
-                  [&](int count, MPI_Comm comm) {
-                    return MPI_Allgather(pointer(send), count, MPI_BYTE,
-                                         pointer(recv), count, MPI_BYTE, comm);
-                  });
+  exchangeInGroup({g0, g1, g2}, axesMask, send, recv, bytes, "MPI_Allgather",
+                  MPI_Allgather);
 }
 
 void attnmpi_all_to_all(int64_t g0, int64_t g1, int64_t g2, int64_t axesMask,
                         int64_t send, int64_t recv, int64_t bytes) {
-  groupCollective({g0, g1, g2}, axesMask, bytes, "MPI_Alltoall",
-                  [&](int count, MPI_Comm comm) {
-                    return MPI_Alltoall(pointer(send), count, MPI_BYTE,
-                                        pointer(recv), count, MPI_BYTE, comm);
-                  });
+  exchangeInGroup({g0, g1, g2}, axesMask, send, recv, bytes, "MPI_Alltoall",
+                  MPI_Alltoall);
 }
 
 void attnmpi_shift(int64_t g0, int64_t g1, int64_t g2, int64_t axis,

@@ -213,7 +213,13 @@ double secondsSince(Clock::time_point start) {
 /// Prints "attn-run: error: <message>" and returns the exit code.
 int fail(const llvm::Twine &message) {
   llvm::outs().flush();
-  llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
+  // One write, so that the messages of several MPI ranks sharing the stream
+  // do not interleave within a line.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os.enable_colors(llvm::errs().has_colors());
+  llvm::WithColor::error(os, "attn-run") << message << "\n";
+  llvm::errs() << os.str();
   return 1;
 }
 
