@@ -11,10 +11,16 @@
 #include "attn/Analysis/DistributionCost.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
+#include "attn/Analysis/SchedulePicture.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/Passes.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNPRINTPLAN
@@ -48,18 +54,61 @@ std::string formatBytes(double bytes) {
 
 struct AttnPrintPlanPass
     : public attn::impl::AttnPrintPlanBase<AttnPrintPlanPass> {
+  using Base::Base;
+
   void runOnOperation() override {
-    getOperation()->walk([](AttentionOp op) { reportPlan(op); });
+    DenseMap<Operation *, int> attentionsSeen;
+    WalkResult result = getOperation()->walk([&](AttentionOp op) {
+      std::optional<Fa2Tiling> tiling = reportPlan(op);
+      Operation *func = op->getParentOfType<FunctionOpInterface>();
+      int index = attentionsSeen[func]++;
+      if (svgDir.empty())
+        return WalkResult::advance();
+      return succeeded(writePicture(op, func, index, tiling))
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
     markAllAnalysesPreserved();
   }
 
-  static void reportPlan(AttentionOp op) {
+  /// Writes `op`'s schedule picture as svg-dir/<function>-<index>.svg.
+  LogicalResult writePicture(AttentionOp op, Operation *func, int index,
+                             std::optional<Fa2Tiling> tiling) {
+    std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
+    bool distributed = DistributedLayout::of(op.getPartitionAttr()).has_value();
+    if (!problem || (!tiling && !distributed))
+      return success();
+    std::string name =
+        func ? cast<SymbolOpInterface>(func).getName().str() : "attention";
+    SmallString<128> path(svgDir);
+    llvm::sys::path::append(path,
+                            llvm::formatv("{0}-{1}.svg", name, index).str());
+    std::string title =
+        llvm::formatv("@{0}: {1}", name, summarizeAttention(op, *problem))
+            .str();
+    std::string svg =
+        drawSchedule(*problem, tiling ? tiling->blockM : 0,
+                     tiling ? tiling->blockN : 0, op.getPartitionAttr(), title);
+    if (llvm::Error err = llvm::writeToOutput(path, [&](raw_ostream &os) {
+          os << svg;
+          return llvm::Error::success();
+        }))
+      return op.emitError() << "cannot write the schedule picture " << path
+                            << ": " << llvm::toString(std::move(err));
+    op.emitRemark() << "schedule picture: " << path;
+    return success();
+  }
+
+  /// Reports the plan of `op`; returns the tiling it reports, if any.
+  static std::optional<Fa2Tiling> reportPlan(AttentionOp op) {
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
     if (!problem) {
       op.emitRemark() << "attention with "
                       << (op.hasFrame() ? "a frame" : "dynamic sizes")
                       << ": the tiling and the work are decided at run time";
-      return;
+      return std::nullopt;
     }
     Type elementType = op.getQuery().getType().getElementType();
     int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
@@ -129,7 +178,7 @@ struct AttnPrintPlanPass
               static_cast<double>(layout->bytesSent(*problem, elementBytes))));
     ClusterAttr cluster = getEnclosingCluster(op);
     if (!cluster || cluster.getRanks() < 2)
-      return;
+      return tiling;
     // The cost model's candidates, cheapest first: what
     // attn-select-schedule picks for an op without a partition.
     remark << llvm::formatv("\n  on {0} ranks ({1} per node), predicted "
@@ -145,6 +194,7 @@ struct AttnPrintPlanPass
       if (candidate.partition == op.getPartitionAttr())
         remark << " (pinned)";
     }
+    return tiling;
   }
 };
 

@@ -26,6 +26,15 @@ def AttnPrintPlan : Pass<"attn-print-plan"> {
     changed. An op with dynamic sizes gets a remark saying the plan is decided
     at run time.
 
+    With `svg-dir=DIR`, it also draws each attention's schedule as an SVG
+    picture, `DIR/<function>-<n>.svg` for the n-th attention of a function
+    (`lib/Analysis/SchedulePicture.cpp`, from the same models as the
+    lowering): FlashAttention-2's CTAs and the key/value blocks each visits
+    after masked-block skipping; split-KV's splits; Lean attention's CTAs
+    across output tiles with each tile's host; the ranks of ATTENTION2D and
+    ring attention over the score matrix. A file that cannot be written is
+    an error.
+
     Example:
 
     ```mlir
@@ -44,6 +53,11 @@ def AttnPrintPlan : Pass<"attn-print-plan"> {
       partition: none
     ```
   }];
+  let options = [
+    Option<"svgDir", "svg-dir", "std::string", /*default=*/"\"\"",
+           "Also write each attention's schedule as an SVG picture into this "
+           "directory">
+  ];
 }
 
 def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
