@@ -28,6 +28,7 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Execution/AttentionSpec.h"
 #include "attn/Execution/CpuExecutable.h"
+#include "attn/Support/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -223,17 +224,97 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// Reads the shape and element type of the .npy input at `path`, which
+/// must be [B, H, S, D].
+llvm::Expected<NpyArray> readInputHeader(StringRef path, StringRef operand) {
+  llvm::Expected<NpyArray> array = readNpy(path);
+  if (!array) {
+    // bf16 has no NumPy dtype: its files hold 2-byte void elements, which
+    // are read as bf16 only when asked for.
+    llvm::Expected<NpyArray> bf16 = readNpy(path, NpyElementType::BF16);
+    if (!bf16) {
+      llvm::consumeError(bf16.takeError());
+      return array.takeError();
+    }
+    llvm::consumeError(array.takeError());
+    array = std::move(bf16);
+  }
+  if (array->shape.size() != 4)
+    return llvm::createStringError(
+        llvm::formatv("{0}: {1} must have 4 dimensions [B, H, S, D], got {2}",
+                      path, operand, array->shape.size())
+            .str());
+  return array;
+}
+
+/// Sizes and the element type from the .npy inputs, where the options leave
+/// them out: Q gives B, Hq, Sq, D and the element type; K gives Hkv, Sk (and
+/// D); V gives Dv. Options that are given win; a file that disagrees with
+/// them is refused when it is read.
+llvm::Error takeShapesFromNpy(AttentionSpec &spec) {
+  auto take = [](const cl::opt<int64_t> &option, int64_t &field,
+                 int64_t value) {
+    if (!option.getNumOccurrences())
+      field = value;
+  };
+  if (!qNpy.empty()) {
+    llvm::Expected<NpyArray> q = readInputHeader(qNpy, "Q");
+    if (!q)
+      return q.takeError();
+    take(batch, spec.batch, q->shape[0]);
+    take(heads, spec.heads, q->shape[1]);
+    take(seqQ, spec.seqQ, q->shape[2]);
+    take(headDim, spec.headDim, q->shape[3]);
+    if (!dtype.getNumOccurrences()) {
+      switch (q->elementType) {
+      case NpyElementType::F16:
+        spec.inputType = "f16";
+        break;
+      case NpyElementType::BF16:
+        spec.inputType = "bf16";
+        break;
+      case NpyElementType::F32:
+        spec.inputType = "f32";
+        break;
+      default:
+        return llvm::createStringError(
+            qNpy + ": Q must hold f16, bf16 or f32 values (convert it, or "
+                   "give --dtype)");
+      }
+    }
+  }
+  // What K and V default to once Q is known.
+  spec.kvHeads = kvHeads.getNumOccurrences() ? kvHeads : spec.heads;
+  spec.seqK = seqK.getNumOccurrences() ? seqK : spec.seqQ;
+  spec.valueDim = valueDim.getNumOccurrences() ? valueDim : spec.headDim;
+  if (!kNpy.empty()) {
+    llvm::Expected<NpyArray> k = readInputHeader(kNpy, "K");
+    if (!k)
+      return k.takeError();
+    take(kvHeads, spec.kvHeads, k->shape[1]);
+    take(seqK, spec.seqK, k->shape[2]);
+    if (qNpy.empty())
+      take(headDim, spec.headDim, k->shape[3]);
+  }
+  if (!vNpy.empty()) {
+    llvm::Expected<NpyArray> v = readInputHeader(vNpy, "V");
+    if (!v)
+      return v.takeError();
+    take(valueDim, spec.valueDim, v->shape[3]);
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<AttentionSpec> specFromOptions() {
   AttentionSpec spec;
   spec.batch = batch;
   spec.heads = heads;
-  spec.kvHeads = kvHeads.getNumOccurrences() ? kvHeads : heads;
   spec.seqQ = seqQ;
-  spec.seqK = seqK.getNumOccurrences() ? seqK : seqQ;
   spec.headDim = headDim;
-  spec.valueDim = valueDim.getNumOccurrences() ? valueDim : headDim;
   spec.inputType = dtype;
-  spec.outType = outDtype.getNumOccurrences() ? outDtype : dtype;
+  if (llvm::Error err = takeShapesFromNpy(spec))
+    return std::move(err);
+  spec.outType = outDtype.getNumOccurrences() ? outDtype : spec.inputType;
   spec.causal = causal;
   if (window.getNumOccurrences()) {
     if (window.size() != 2)

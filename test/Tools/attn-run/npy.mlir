@@ -5,6 +5,14 @@
 // CHECK: check O  : {{.*}} PASS
 // CHECK: {{^PASS$}}
 //
+// Without size options the sizes and the element type come from the files:
+// Q [B, Hq, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv].
+// RUN: attn-run --q-npy=%t.o.npy --k-npy=%t.o.npy --v-npy=%t.o.npy | FileCheck %s --check-prefix=FROM-FILES
+// FROM-FILES: @attention: B=1 Hq=2 Hkv=2 (MHA) Sq=64 Sk=64 D=32 Dv=32 f16
+// FROM-FILES: {{^PASS$}}
+// RUN: not attn-run --lse --q-npy=%t.lse.npy 2>&1 | FileCheck %s --check-prefix=RANK
+// RANK: error: {{.*}}.lse.npy: Q must have 4 dimensions [B, H, S, D], got 3
+//
 // The files are NumPy's format: a version 1.0 header padded to a multiple of 64 bytes.
 // RUN: head -c 128 %t.o.npy | FileCheck %s --check-prefix=HEADER-O
 // RUN: head -c 128 %t.lse.npy | FileCheck %s --check-prefix=HEADER-LSE
