@@ -39,4 +39,12 @@ if config.mpiexec and os.path.exists(config.mpiexec):
     config.available_features.add("mpi")
     config.substitutions.append(("%mpirun", "timeout 300 " + config.mpiexec))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
+# MLIR's JIT runner and its C runtime (vector.print), for execution tests of
+# IR that attn-run does not run.
+config.substitutions.append(
+    ("%mlir_runner", os.path.join(config.llvm_tools_dir, "mlir-runner")))
+config.substitutions.append(
+    ("%mlir_c_runner_utils",
+     os.path.join(os.path.dirname(config.llvm_tools_dir), "lib",
+                  "libmlir_c_runner_utils.so")))
 config.substitutions.append(("%attn_tools_dir", config.attn_tools_dir))

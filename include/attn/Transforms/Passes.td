@@ -60,6 +60,63 @@ def AttnPrintPlan : Pass<"attn-print-plan"> {
   ];
 }
 
+def AttnRaiseAttention : Pass<"attn-raise-attention"> {
+  let summary = "Rewrite attention written as linalg ops (matmul, softmax, matmul) into attn.attention";
+  let description = [{
+    Finds `O = softmax(scale * Q K^T [+ mask]) V` written as linalg ops on
+    tensors, as front ends emit it, and rewrites it into one
+    `attn.attention` when, and only when, it computes exactly that:
+
+    - the two products: any linalg op the contraction interface accepts
+      (`linalg.matmul`, `linalg.batch_matmul`, `linalg.generic`, ...) with
+      loops (batch..., m, n, k), starting from a zero fill; K may be read as
+      `[.., Sk, D]` (a product with B transposed) or `[.., D, Sk]`, V as
+      `[.., Sk, Dv]` or `[.., Dv, Sk]` (a transpose is inserted);
+    - the softmax over the last dimension: `linalg.softmax`, or its
+      decomposition `e = exp(x - rowmax(x))`, `e / rowsum(e)` with the row
+      maximum and sum as `linalg.generic` or `linalg.reduce` reductions
+      starting from -inf (or the lowest float) and 0, and reading the same
+      values the exponential does;
+    - an optional scale: a multiplication or division of the scores by a
+      positive constant (none means a scale of 1, never 1/sqrt(D));
+    - an optional additive mask: a float tensor added to the (scaled)
+      scores, read through its trailing dimensions (it broadcasts over the
+      leading ones);
+    - f32 extensions and truncations around any step (the attention
+      computes in f32 whatever the front end rounded to).
+
+    Element-wise steps may be separate `linalg.generic` ops or fused into
+    one: element-wise ops are read as expression trees through each other.
+    Rank-2 and rank-3 operands become rank 4 with unit dimensions in front
+    (and the result is collapsed back). Anything else (a softmax over
+    another axis, no normalisation, the exponential of something else, a
+    maximum or sum of other values, a mask added after the scale is applied
+    to it, a non-constant scale) is left untouched; with `remarks`, each
+    product fed by a softmax-like op that is not raised gets a remark with
+    the reason, and each raised one says so. Ops that only fed a raised
+    attention are erased.
+
+    ```mlir
+    %s = linalg.batch_matmul_transpose_b ins(%q, %k : ...) outs(%zero : ...)
+    %x = linalg.generic {mul by 0.125} ins(%s) ...
+    %p = linalg.softmax dimension(2) ins(%x : ...) outs(%init : ...)
+    %o = linalg.batch_matmul ins(%p, %v : ...) outs(%zero2 : ...)
+    ```
+
+    becomes an `attn.attention {scale = 0.125}` of `[1, B, S, D]` views.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Say, as remarks, what was raised and why a softmax-fed product "
+           "was not">
+  ];
+  let dependentDialects = [
+    "::mlir::attn::AttnDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
   let summary = "Choose each attention's FlashAttention-2 tiles (and split-KV) for the target";
   let description = [{

@@ -1,0 +1,562 @@
+//===- RaiseAttention.cpp - Front-end attention to attn.attention ---------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// attn-raise-attention: finds softmax(scale * Q K^T + mask) V written as
+// linalg ops on tensors and rewrites it into one attn.attention when, and
+// only when, the computation is exactly that.
+//
+// Element-wise linalg.generic ops (all loops parallel, identity output map)
+// are read as expression trees over their inputs, and a tensor produced by
+// another element-wise op is read through it, so fused and unfused front-end
+// output look the same: the matcher works on the trees. Reductions
+// (linalg.generic or linalg.reduce over the last dimension) and contractions
+// (any LinalgOp the contraction interface accepts) are matched by their
+// structure, with their initial values checked.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <memory>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNRAISEATTENTION
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// A tree of element-wise arithmetic over tensors read through maps.
+struct Expr {
+  enum class Kind { Leaf, Constant, Op };
+  Kind kind = Kind::Leaf;
+  /// Leaf: the tensor and the map from the loops to its indices.
+  Value tensor;
+  AffineMap map;
+  /// Constant: its value.
+  double constant = 0;
+  /// Op: the operation name ("arith.addf", "math.exp", ...).
+  StringRef name;
+  SmallVector<std::shared_ptr<Expr>> operands;
+
+  bool isOp(StringRef opName) const {
+    return kind == Kind::Op && name == opName;
+  }
+};
+using ExprPtr = std::shared_ptr<Expr>;
+
+bool sameExpr(const ExprPtr &a, const ExprPtr &b) {
+  if (a->kind != b->kind)
+    return false;
+  switch (a->kind) {
+  case Expr::Kind::Leaf:
+    return a->tensor == b->tensor && a->map == b->map;
+  case Expr::Kind::Constant:
+    return a->constant == b->constant;
+  case Expr::Kind::Op:
+    if (a->name != b->name || a->operands.size() != b->operands.size())
+      return false;
+    for (auto [x, y] : llvm::zip(a->operands, b->operands))
+      if (!sameExpr(x, y))
+        return false;
+    return true;
+  }
+  return false;
+}
+
+/// `e` without float extensions and truncations around it: the attention
+/// computes in f32 whatever the front end rounded to.
+ExprPtr stripConversions(ExprPtr e) {
+  while (e->isOp("arith.extf") || e->isOp("arith.truncf"))
+    e = e->operands[0];
+  return e;
+}
+
+std::optional<double> floatConstant(Value value) {
+  FloatAttr attr;
+  if (matchPattern(value, m_Constant(&attr)))
+    return attr.getValueAsDouble();
+  DenseElementsAttr dense;
+  if (matchPattern(value, m_Constant(&dense)) && dense.isSplat() &&
+      isa<FloatType>(dense.getElementType()))
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  return std::nullopt;
+}
+
+/// Whether `op` is element-wise: every loop parallel, one output read
+/// through the identity map.
+bool isElementwise(linalg::LinalgOp op) {
+  return op.getNumDpsInits() == 1 &&
+         op.getNumLoops() == op.getNumParallelLoops() &&
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity() &&
+         isa<linalg::GenericOp>(op.getOperation());
+}
+
+/// The expression `tensor` holds, read through `map` (from the loops of the
+/// root). A tensor made by an element-wise generic and read through the
+/// identity is read through its payload.
+ExprPtr readExpr(Value tensor, AffineMap map);
+
+ExprPtr readPayload(linalg::GenericOp generic, Value value,
+                    DenseMap<Value, ExprPtr> &args) {
+  if (ExprPtr known = args.lookup(value))
+    return known;
+  auto leafOf = [&]() {
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::Leaf;
+    return e;
+  };
+  if (std::optional<double> c = floatConstant(value)) {
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::Constant;
+    e->constant = *c;
+    return e;
+  }
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != generic.getBody() ||
+      def->getNumResults() != 1 ||
+      !isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+           arith::ExtFOp, arith::TruncFOp, math::ExpOp>(def))
+    return leafOf(); // An opaque value: matches nothing.
+  auto e = std::make_shared<Expr>();
+  e->kind = Expr::Kind::Op;
+  e->name = def->getName().getStringRef();
+  for (Value operand : def->getOperands())
+    e->operands.push_back(readPayload(generic, operand, args));
+  return e;
+}
+
+ExprPtr readExpr(Value tensor, AffineMap map) {
+  if (std::optional<double> c = floatConstant(tensor)) {
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::Constant;
+    e->constant = *c;
+    return e;
+  }
+  auto generic = tensor.getDefiningOp<linalg::GenericOp>();
+  if (generic && map.isIdentity() && isElementwise(generic)) {
+    DenseMap<Value, ExprPtr> args;
+    for (OpOperand *input : generic.getDpsInputOperands())
+      args[generic.getMatchingBlockArgument(input)] =
+          readExpr(input->get(), generic.getMatchingIndexingMap(input));
+    // The output's block argument is not read by an element-wise op that
+    // computes a value; if it is, it stays an opaque leaf.
+    auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+    return readPayload(generic, yield.getOperand(0), args);
+  }
+  auto e = std::make_shared<Expr>();
+  e->tensor = tensor;
+  e->map = map;
+  return e;
+}
+
+/// The map of a reduction's output or a broadcast row statistic: every loop
+/// but the last.
+AffineMap rowMap(MLIRContext *context, unsigned loops) {
+  SmallVector<AffineExpr> results;
+  for (unsigned d = 0; d + 1 < loops; ++d)
+    results.push_back(getAffineDimExpr(d, context));
+  return AffineMap::get(loops, 0, results, context);
+}
+
+/// Why the match failed, for the remark.
+struct Mismatch {
+  std::string reason;
+};
+
+/// The input of a reduction of the last dimension with `combiner`
+/// ("arith.maximumf" or "arith.addf"), whose initial value passes `init`.
+FailureOr<Value> rowReductionInput(Value result, StringRef combiner,
+                                   function_ref<bool(double)> init,
+                                   Mismatch &why) {
+  auto fail = [&](const Twine &reason) -> FailureOr<Value> {
+    why.reason = reason.str();
+    return failure();
+  };
+  Operation *def = result.getDefiningOp();
+  Value input, initValue;
+  Operation *combinerOp = nullptr;
+  if (auto reduce = dyn_cast_or_null<linalg::ReduceOp>(def)) {
+    auto inputType = cast<RankedTensorType>(reduce.getInputs()[0].getType());
+    if (reduce.getInputs().size() != 1 ||
+        reduce.getDimensions() != ArrayRef<int64_t>{inputType.getRank() - 1})
+      return fail("a reduction is not over the last dimension");
+    input = reduce.getInputs()[0];
+    initValue = reduce.getInits()[0];
+    combinerOp =
+        reduce.getBody()->getTerminator()->getOperand(0).getDefiningOp();
+  } else if (auto generic = dyn_cast_or_null<linalg::GenericOp>(def)) {
+    unsigned loops = generic.getNumLoops();
+    if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+        generic.getNumReductionLoops() != 1 ||
+        generic.getIteratorTypesArray().back() !=
+            utils::IteratorType::reduction)
+      return fail("a reduction is not over the last dimension alone");
+    OpOperand *in = generic.getDpsInputOperand(0);
+    OpOperand *out = generic.getDpsInitOperand(0);
+    if (!generic.getMatchingIndexingMap(in).isIdentity() ||
+        generic.getMatchingIndexingMap(out) !=
+            rowMap(generic.getContext(), loops))
+      return fail("a reduction reads or writes through unexpected maps");
+    input = in->get();
+    initValue = out->get();
+    auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+    combinerOp = yield.getOperand(0).getDefiningOp();
+    if (combinerOp && combinerOp->getNumOperands() == 2) {
+      auto operands = combinerOp->getOperands();
+      Value inArg = generic.getMatchingBlockArgument(in);
+      Value outArg = generic.getMatchingBlockArgument(out);
+      if (!((operands[0] == inArg && operands[1] == outArg) ||
+            (operands[1] == inArg && operands[0] == outArg)))
+        combinerOp = nullptr;
+    }
+  } else {
+    return fail("a row statistic is not a reduction");
+  }
+  bool maxCombiner = combiner == "arith.maximumf";
+  if (!combinerOp || !(combinerOp->getName().getStringRef() == combiner ||
+                       (maxCombiner && isa<arith::MaxNumFOp>(combinerOp))))
+    return fail(
+        llvm::formatv("a reduction does not combine with {0}", combiner));
+  auto fill = initValue.getDefiningOp<linalg::FillOp>();
+  std::optional<double> initConstant =
+      fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
+  if (!initConstant || !init(*initConstant))
+    return fail("a reduction starts from the wrong value");
+  return input;
+}
+
+/// A contraction over the last index of the left operand, as attention's
+/// two products are: its operands, and whether the right one is laid out
+/// [.., k, n] (a matmul) rather than [.., n, k] (a matmul with B
+/// transposed).
+struct Contraction {
+  Value lhs, rhs;
+  bool rhsTransposed = false;
+  unsigned batchDims = 0;
+};
+
+FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
+  auto fail = [&](const Twine &reason) -> FailureOr<Contraction> {
+    why.reason = reason.str();
+    return failure();
+  };
+  auto op = result.getDefiningOp<linalg::LinalgOp>();
+  if (!op || !linalg::isaContractionOpInterface(op) ||
+      op.getNumDpsInputs() != 2)
+    return fail("not a matrix product");
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
+    return fail("a product with more than one row, column or reduced index");
+  unsigned loops = op.getNumLoops();
+  unsigned batch = dims->batch.size();
+  MLIRContext *ctx = op.getContext();
+  // Loops in the order (batch..., m, n, k).
+  for (unsigned d = 0; d < batch; ++d)
+    if (dims->batch[d] != d)
+      return fail("batch indices out of order");
+  if (dims->m[0] != batch || dims->n[0] != batch + 1 ||
+      dims->k[0] != batch + 2 || loops != batch + 3)
+    return fail("a product whose loops are not (batch..., m, n, k)");
+  auto mapOf = [&](ArrayRef<unsigned> trailing) {
+    SmallVector<AffineExpr> results;
+    for (unsigned d = 0; d < batch; ++d)
+      results.push_back(getAffineDimExpr(d, ctx));
+    for (unsigned d : trailing)
+      results.push_back(getAffineDimExpr(d, ctx));
+    return AffineMap::get(loops, 0, results, ctx);
+  };
+  unsigned m = batch, n = batch + 1, k = batch + 2;
+  ArrayRef<OpOperand *> inputs = op.getDpsInputOperands();
+  if (op.getMatchingIndexingMap(inputs[0]) != mapOf({m, k}) ||
+      op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != mapOf({m, n}))
+    return fail("a product that is not [.., m, k] x [.., k, n]");
+  Contraction c{inputs[0]->get(), inputs[1]->get(), false, batch};
+  AffineMap rhsMap = op.getMatchingIndexingMap(inputs[1]);
+  if (rhsMap == mapOf({n, k}))
+    c.rhsTransposed = true;
+  else if (rhsMap != mapOf({k, n}))
+    return fail("a product whose right operand is neither [.., k, n] nor "
+                "[.., n, k]");
+  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  std::optional<double> zero =
+      fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
+  if (!zero || *zero != 0.0)
+    return fail("a product that does not start from zero");
+  return c;
+}
+
+/// What the matcher found: O = softmax(scale * Q K^T [+ mask]) V.
+struct Attention {
+  Value query, key, value, mask;
+  bool keyTransposed = false, valueTransposed = false;
+  double scale = 1.0;
+  unsigned batchDims = 0;
+  unsigned maskRank = 0;
+};
+
+FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
+  auto fail = [&](const Twine &reason) -> FailureOr<Attention> {
+    why.reason = reason.str();
+    return failure();
+  };
+  FailureOr<Contraction> product = matchContraction(pv->getResult(0), why);
+  if (failed(product))
+    return failure();
+  Attention attention;
+  attention.value = product->rhs;
+  attention.valueTransposed = product->rhsTransposed;
+  attention.batchDims = product->batchDims;
+  unsigned loops = product->batchDims + 2;
+  MLIRContext *ctx = pv.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(loops, ctx);
+  AffineMap row = rowMap(ctx, loops);
+
+  // P = softmax(X) over the last dimension.
+  ExprPtr scores;
+  if (auto softmax = product->lhs.getDefiningOp<linalg::SoftmaxOp>()) {
+    if (softmax.getDimension() != loops - 1)
+      return fail("the softmax is not over the keys (the last dimension)");
+    scores = readExpr(softmax.getInput(), identity);
+  } else {
+    // P = E / rowsum(E), E = exp(X - rowmax(X)).
+    ExprPtr p = stripConversions(readExpr(product->lhs, identity));
+    if (!p->isOp("arith.divf"))
+      return fail("the left operand of the second product is not a softmax");
+    ExprPtr e = stripConversions(p->operands[0]);
+    ExprPtr sum = p->operands[1];
+    if (sum->kind != Expr::Kind::Leaf || sum->map != row)
+      return fail("the softmax does not divide by a row sum");
+    FailureOr<Value> summed = rowReductionInput(
+        sum->tensor, "arith.addf", [](double v) { return v == 0.0; }, why);
+    if (failed(summed))
+      return failure();
+    if (!sameExpr(stripConversions(readExpr(*summed, identity)), e))
+      return fail("the softmax divides by the sum of something else");
+    if (!e->isOp("math.exp"))
+      return fail("the softmax's numerator is not an exponential");
+    ExprPtr shifted = e->operands[0];
+    if (!shifted->isOp("arith.subf"))
+      return fail("the exponential is not of the scores minus their row "
+                  "maximum");
+    ExprPtr max = shifted->operands[1];
+    if (max->kind != Expr::Kind::Leaf || max->map != row)
+      return fail("the exponential subtracts something else than a row "
+                  "maximum");
+    FailureOr<Value> maxed = rowReductionInput(
+        max->tensor, "arith.maximumf",
+        [](double v) { return std::isinf(v) ? v < 0 : v <= -3.0e38; }, why);
+    if (failed(maxed))
+      return failure();
+    scores = shifted->operands[0];
+    if (!sameExpr(stripConversions(readExpr(*maxed, identity)),
+                  stripConversions(scores)))
+      return fail("the row maximum is of something else than the scores");
+  }
+
+  // X = [scale *] S [+ mask], S = Q K^T.
+  scores = stripConversions(scores);
+  if (scores->isOp("arith.addf")) {
+    ExprPtr lhs = stripConversions(scores->operands[0]);
+    ExprPtr rhs = stripConversions(scores->operands[1]);
+    // The mask is a tensor read through its trailing dimensions.
+    auto isMask = [&](const ExprPtr &e) {
+      if (e->kind != Expr::Kind::Leaf)
+        return false;
+      unsigned rank = e->map.getNumResults();
+      return rank >= 2 && rank <= loops &&
+             e->map == identity.getMinorSubMap(rank) &&
+             isa<FloatType>(getElementTypeOrSelf(e->tensor.getType()));
+    };
+    // The scores come from a product; the other term is the mask.
+    auto isProduct = [](const ExprPtr &e) {
+      auto op = e->kind == Expr::Kind::Leaf
+                    ? e->tensor.getDefiningOp<linalg::LinalgOp>()
+                    : linalg::LinalgOp();
+      return op && linalg::isaContractionOpInterface(op);
+    };
+    bool maskRight = !isProduct(rhs);
+    ExprPtr maskExpr = maskRight ? rhs : lhs;
+    if (!isMask(maskExpr) || isProduct(maskExpr))
+      return fail("a term added to the scores is not a mask tensor");
+    attention.mask = maskExpr->tensor;
+    attention.maskRank = maskExpr->map.getNumResults();
+    scores = maskRight ? lhs : rhs;
+  }
+  if (scores->isOp("arith.mulf") || scores->isOp("arith.divf")) {
+    bool divide = scores->isOp("arith.divf");
+    ExprPtr factor = scores->operands[1];
+    ExprPtr base = scores->operands[0];
+    if (!divide && factor->kind != Expr::Kind::Constant)
+      std::swap(factor, base);
+    if (factor->kind != Expr::Kind::Constant || factor->constant <= 0 ||
+        !std::isfinite(factor->constant))
+      return fail("the scores are scaled by something else than a positive "
+                  "constant");
+    attention.scale = divide ? 1.0 / factor->constant : factor->constant;
+    scores = stripConversions(base);
+  }
+  if (scores->kind != Expr::Kind::Leaf || scores->map != identity)
+    return fail("the scores are not a matrix product (or are modified in a "
+                "way attn.attention does not express)");
+  FailureOr<Contraction> qk = matchContraction(scores->tensor, why);
+  if (failed(qk))
+    return failure();
+  if (qk->batchDims != product->batchDims)
+    return fail("the two products have different batch dimensions");
+  attention.query = qk->lhs;
+  attention.key = qk->rhs;
+  // Q K^T reads K as [.., n, k] ("transposed B"); a matmul reads K^T.
+  attention.keyTransposed = !qk->rhsTransposed;
+  return attention;
+}
+
+/// `value` ([.., S, X] of rank `rank`) as rank 4 with unit dimensions in
+/// front; `swapLast` first swaps its last two dimensions.
+Value toRank4(ImplicitLocOpBuilder &b, Value value, bool swapLast) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  if (swapLast) {
+    SmallVector<int64_t> permutation, shape;
+    for (int64_t d = 0; d < rank; ++d)
+      permutation.push_back(d);
+    std::swap(permutation[rank - 2], permutation[rank - 1]);
+    // A front end's own transpose is read through rather than undone.
+    auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+    if (transpose && transpose.getPermutation() == ArrayRef(permutation)) {
+      value = transpose.getInput();
+    } else {
+      for (int64_t d : permutation)
+        shape.push_back(type.getDimSize(d));
+      Value init = tensor::EmptyOp::create(b, shape, type.getElementType());
+      value = linalg::TransposeOp::create(b, value, init, permutation)
+                  .getResult()[0];
+    }
+    type = cast<RankedTensorType>(value.getType());
+  }
+  if (rank == 4)
+    return value;
+  SmallVector<int64_t> shape(4 - rank, 1);
+  llvm::append_range(shape, type.getShape());
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices first;
+  for (int64_t d = 0; d <= 4 - rank; ++d)
+    first.push_back(d);
+  groups.push_back(first);
+  for (int64_t d = 5 - rank; d < 4; ++d)
+    groups.push_back({d});
+  return tensor::ExpandShapeOp::create(b, type.clone(shape), value, groups);
+}
+
+struct AttnRaiseAttentionPass
+    : public attn::impl::AttnRaiseAttentionBase<AttnRaiseAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    bool raised = false;
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (linalg::isaContractionOpInterface(op) && op->getNumResults() == 1)
+        candidates.push_back(op);
+    });
+    for (linalg::LinalgOp op : candidates) {
+      Mismatch why;
+      FailureOr<Attention> attention = matchAttention(op, why);
+      if (failed(attention)) {
+        if (remarks && looksLikeAttention(op))
+          op.emitRemark() << "not raised to attn.attention: " << why.reason;
+        continue;
+      }
+      raise(op, *attention);
+      raised = true;
+    }
+    if (!raised)
+      return;
+    // The front end's ops that fed only the raised attentions.
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) { ops.push_back(op); });
+    for (Operation *op : llvm::reverse(ops))
+      if (isOpTriviallyDead(op))
+        op->erase();
+  }
+
+  /// A product whose left operand comes from a softmax or a division: what
+  /// a user would expect to be raised, so the reason it is not is worth a
+  /// remark.
+  static bool looksLikeAttention(linalg::LinalgOp op) {
+    Value lhs = op.getDpsInputOperand(0)->get();
+    Operation *def = lhs.getDefiningOp();
+    while (auto generic = dyn_cast_or_null<linalg::GenericOp>(def)) {
+      bool divides = false;
+      generic.getBody()->walk([&](arith::DivFOp) { divides = true; });
+      if (divides)
+        return true;
+      if (generic.getNumDpsInputs() != 1)
+        return false;
+      def = generic.getDpsInputOperand(0)->get().getDefiningOp();
+    }
+    return isa_and_nonnull<linalg::SoftmaxOp>(def);
+  }
+
+  void raise(linalg::LinalgOp pv, const Attention &attention) {
+    ImplicitLocOpBuilder b(pv.getLoc(), pv);
+    auto outType = cast<RankedTensorType>(pv->getResult(0).getType());
+    Value q = toRank4(b, attention.query, false);
+    Value k = toRank4(b, attention.key, attention.keyTransposed);
+    Value v = toRank4(b, attention.value, attention.valueTransposed);
+    Value mask = attention.mask ? toRank4(b, attention.mask, false) : Value();
+    auto q4 = cast<RankedTensorType>(q.getType());
+    auto v4 = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> oShape(q4.getShape());
+    oShape.back() = v4.getDimSize(3);
+    Value init = tensor::EmptyOp::create(b, oShape, outType.getElementType());
+    auto op = AttentionOp::create(b, q, k, v, mask, init, Value());
+    op.setScaleAttr(b.getF32FloatAttr(static_cast<float>(attention.scale)));
+    if (failed(mlir::verify(op))) {
+      // Shapes the product allowed but attention does not (e.g. K and V
+      // with different batch sizes): leave the front end's ops.
+      op.emitRemark() << "not raised to attn.attention: the matched "
+                         "operands do not form a valid attention";
+      op->erase();
+      return;
+    }
+    Value result = op.getResult(0);
+    if (outType.getRank() != 4) {
+      SmallVector<ReassociationIndices> groups;
+      ReassociationIndices first;
+      for (int64_t d = 0; d <= 4 - outType.getRank(); ++d)
+        first.push_back(d);
+      groups.push_back(first);
+      for (int64_t d = 5 - outType.getRank(); d < 4; ++d)
+        groups.push_back({d});
+      result = tensor::CollapseShapeOp::create(b, outType, result, groups);
+    }
+    pv->getResult(0).replaceAllUsesWith(result);
+    if (remarks)
+      op.emitRemark() << "raised to attn.attention (scale " << attention.scale
+                      << (attention.mask ? ", additive mask" : "") << ")";
+  }
+};
+
+} // namespace
