@@ -111,6 +111,41 @@ bool isElementwise(linalg::LinalgOp op) {
          isa<linalg::GenericOp>(op.getOperation());
 }
 
+/// `map` (from loops of sizes `loops` to the indices of a tensor of
+/// `shape`) with the constant-0 indices front ends use for unit dimensions
+/// written the canonical way: a trailing 0 into a size-1 last dimension (a
+/// kept reduced dimension) is dropped, and a 0 at position j into a size-1
+/// dimension is d_j when loop j has size 1 too. So a row statistic kept as
+/// [.., 1] reads as the row map, and [1, ..] operands as the identity.
+AffineMap canonicalRead(AffineMap map, ArrayRef<int64_t> shape,
+                        ArrayRef<int64_t> loops) {
+  MLIRContext *ctx = map.getContext();
+  SmallVector<AffineExpr> results(map.getResults());
+  auto isZero = [](AffineExpr e) {
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    return c && c.getValue() == 0;
+  };
+  if (results.size() == loops.size() && !results.empty() &&
+      isZero(results.back()) && shape.back() == 1) {
+    if (loops.back() == 1)
+      results.back() = getAffineDimExpr(loops.size() - 1, ctx);
+    else
+      results.pop_back();
+  }
+  for (auto [j, e] : llvm::enumerate(results))
+    if (isZero(e) && shape[j] == 1 && j < loops.size() && loops[j] == 1)
+      e = getAffineDimExpr(j, ctx);
+  return AffineMap::get(map.getNumDims(), 0, results, ctx);
+}
+
+/// The canonical map through which `op` reads (or writes) `operand`.
+AffineMap canonicalMapOf(linalg::LinalgOp op, OpOperand *operand) {
+  return canonicalRead(
+      op.getMatchingIndexingMap(operand),
+      cast<RankedTensorType>(operand->get().getType()).getShape(),
+      op.getStaticLoopRanges());
+}
+
 /// The expression `tensor` holds, read through `map` (from the loops of the
 /// root). A tensor made by an element-wise generic and read through the
 /// identity is read through its payload.
@@ -157,7 +192,7 @@ ExprPtr readExpr(Value tensor, AffineMap map) {
     DenseMap<Value, ExprPtr> args;
     for (OpOperand *input : generic.getDpsInputOperands())
       args[generic.getMatchingBlockArgument(input)] =
-          readExpr(input->get(), generic.getMatchingIndexingMap(input));
+          readExpr(input->get(), canonicalMapOf(generic, input));
     // The output's block argument is not read by an element-wise op that
     // computes a value; if it is, it stays an opaque leaf.
     auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
@@ -213,9 +248,8 @@ FailureOr<Value> rowReductionInput(Value result, StringRef combiner,
       return fail("a reduction is not over the last dimension alone");
     OpOperand *in = generic.getDpsInputOperand(0);
     OpOperand *out = generic.getDpsInitOperand(0);
-    if (!generic.getMatchingIndexingMap(in).isIdentity() ||
-        generic.getMatchingIndexingMap(out) !=
-            rowMap(generic.getContext(), loops))
+    if (!canonicalMapOf(generic, in).isIdentity() ||
+        canonicalMapOf(generic, out) != rowMap(generic.getContext(), loops))
       return fail("a reduction reads or writes through unexpected maps");
     input = in->get();
     initValue = out->get();
@@ -312,9 +346,33 @@ struct Attention {
   Value query, key, value, mask;
   bool keyTransposed = false, valueTransposed = false;
   double scale = 1.0;
-  unsigned batchDims = 0;
-  unsigned maskRank = 0;
+  /// The mask is [1, .., 1, Sq, Sk]: it is used as [1, 1, Sq, Sk] (needed
+  /// when the softmax runs on another view of the batch than the products).
+  bool maskIs2D = false;
 };
+
+/// The source of a tensor.collapse_shape or tensor.expand_shape that only
+/// regroups the leading (batch) dimensions of `value`, or null: front ends
+/// fold heads into the batch around their products.
+Value batchReshapeSource(Value value) {
+  auto lastTwoKept = [](ArrayRef<ReassociationIndices> groups,
+                        ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+    return groups.size() >= 2 && groups.back().size() == 1 &&
+           groups[groups.size() - 2].size() == 1 && from.size() >= 2 &&
+           to.size() >= 2 && from.take_back(2) == to.take_back(2);
+  };
+  if (auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>())
+    if (lastTwoKept(collapse.getReassociationIndices(),
+                    collapse.getSrcType().getShape(),
+                    collapse.getResultType().getShape()))
+      return collapse.getSrc();
+  if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>())
+    if (lastTwoKept(expand.getReassociationIndices(),
+                    expand.getSrcType().getShape(),
+                    expand.getResultType().getShape()))
+      return expand.getSrc();
+  return Value();
+}
 
 FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   auto fail = [&](const Twine &reason) -> FailureOr<Attention> {
@@ -327,21 +385,27 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   Attention attention;
   attention.value = product->rhs;
   attention.valueTransposed = product->rhsTransposed;
-  attention.batchDims = product->batchDims;
-  unsigned loops = product->batchDims + 2;
+  // The softmax may run on another view of the batch than the products.
+  Value probabilities = product->lhs;
+  bool reshaped = false;
+  if (Value source = batchReshapeSource(probabilities)) {
+    probabilities = source;
+    reshaped = true;
+  }
+  unsigned loops = cast<RankedTensorType>(probabilities.getType()).getRank();
   MLIRContext *ctx = pv.getContext();
   AffineMap identity = AffineMap::getMultiDimIdentityMap(loops, ctx);
   AffineMap row = rowMap(ctx, loops);
 
   // P = softmax(X) over the last dimension.
   ExprPtr scores;
-  if (auto softmax = product->lhs.getDefiningOp<linalg::SoftmaxOp>()) {
+  if (auto softmax = probabilities.getDefiningOp<linalg::SoftmaxOp>()) {
     if (softmax.getDimension() != loops - 1)
       return fail("the softmax is not over the keys (the last dimension)");
     scores = readExpr(softmax.getInput(), identity);
   } else {
     // P = E / rowsum(E), E = exp(X - rowmax(X)).
-    ExprPtr p = stripConversions(readExpr(product->lhs, identity));
+    ExprPtr p = stripConversions(readExpr(probabilities, identity));
     if (!p->isOp("arith.divf"))
       return fail("the left operand of the second product is not a softmax");
     ExprPtr e = stripConversions(p->operands[0]);
@@ -380,14 +444,32 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   if (scores->isOp("arith.addf")) {
     ExprPtr lhs = stripConversions(scores->operands[0]);
     ExprPtr rhs = stripConversions(scores->operands[1]);
-    // The mask is a tensor read through its trailing dimensions.
+    // The mask is a float tensor read through its trailing dimensions, its
+    // leading ones possibly broadcast (size 1, index 0).
     auto isMask = [&](const ExprPtr &e) {
-      if (e->kind != Expr::Kind::Leaf)
+      if (e->kind != Expr::Kind::Leaf ||
+          !isa<FloatType>(getElementTypeOrSelf(e->tensor.getType())))
         return false;
+      ArrayRef<int64_t> shape =
+          cast<RankedTensorType>(e->tensor.getType()).getShape();
       unsigned rank = e->map.getNumResults();
-      return rank >= 2 && rank <= loops &&
-             e->map == identity.getMinorSubMap(rank) &&
-             isa<FloatType>(getElementTypeOrSelf(e->tensor.getType()));
+      if (rank < 2 || rank > loops)
+        return false;
+      for (unsigned i = 0; i < rank; ++i) {
+        AffineExpr result = e->map.getResult(i);
+        auto dim = dyn_cast<AffineDimExpr>(result);
+        auto constant = dyn_cast<AffineConstantExpr>(result);
+        bool leading = i + 2 < rank;
+        bool broadcast =
+            leading && constant && constant.getValue() == 0 && shape[i] == 1;
+        if (!broadcast && (!dim || dim.getPosition() != loops - rank + i))
+          return false;
+        // Across a reshape of the batch only a mask of one [Sq, Sk] matrix
+        // keeps its meaning.
+        if (reshaped && leading && shape[i] != 1)
+          return false;
+      }
+      return true;
     };
     // The scores come from a product; the other term is the mask.
     auto isProduct = [](const ExprPtr &e) {
@@ -401,15 +483,16 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     if (!isMask(maskExpr) || isProduct(maskExpr))
       return fail("a term added to the scores is not a mask tensor");
     attention.mask = maskExpr->tensor;
-    attention.maskRank = maskExpr->map.getNumResults();
+    attention.maskIs2D = reshaped;
     scores = maskRight ? lhs : rhs;
   }
   if (scores->isOp("arith.mulf") || scores->isOp("arith.divf")) {
     bool divide = scores->isOp("arith.divf");
-    ExprPtr factor = scores->operands[1];
+    ExprPtr factor = stripConversions(scores->operands[1]);
     ExprPtr base = scores->operands[0];
     if (!divide && factor->kind != Expr::Kind::Constant)
       std::swap(factor, base);
+    factor = stripConversions(factor);
     if (factor->kind != Expr::Kind::Constant || factor->constant <= 0 ||
         !std::isfinite(factor->constant))
       return fail("the scores are scaled by something else than a positive "
@@ -420,7 +503,10 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   if (scores->kind != Expr::Kind::Leaf || scores->map != identity)
     return fail("the scores are not a matrix product (or are modified in a "
                 "way attn.attention does not express)");
-  FailureOr<Contraction> qk = matchContraction(scores->tensor, why);
+  Value scoreTensor = scores->tensor;
+  if (Value source = batchReshapeSource(scoreTensor))
+    scoreTensor = source;
+  FailureOr<Contraction> qk = matchContraction(scoreTensor, why);
   if (failed(qk))
     return failure();
   if (qk->batchDims != product->batchDims)
@@ -525,7 +611,20 @@ struct AttnRaiseAttentionPass
     Value q = toRank4(b, attention.query, false);
     Value k = toRank4(b, attention.key, attention.keyTransposed);
     Value v = toRank4(b, attention.value, attention.valueTransposed);
-    Value mask = attention.mask ? toRank4(b, attention.mask, false) : Value();
+    Value mask = attention.mask;
+    if (mask && attention.maskIs2D) {
+      auto type = cast<RankedTensorType>(mask.getType());
+      if (type.getRank() > 2) {
+        ReassociationIndices first;
+        for (int64_t d = 0; d < type.getRank() - 1; ++d)
+          first.push_back(d);
+        mask = tensor::CollapseShapeOp::create(
+            b, mask,
+            ArrayRef<ReassociationIndices>{first, {type.getRank() - 1}});
+      }
+    }
+    if (mask)
+      mask = toRank4(b, mask, false);
     auto q4 = cast<RankedTensorType>(q.getType());
     auto v4 = cast<RankedTensorType>(v.getType());
     SmallVector<int64_t> oShape(q4.getShape());

@@ -147,7 +147,9 @@ llvm::Expected<bool> mlir::attn::runDistributed(
   DistributedLayout layout = *DistributedLayout::of(op.getPartitionAttr());
   int rank = mpi.rank();
   bool leader = rank == 0;
-  if (mpi.size() != layout.devices())
+  // Every rank sees the same sizes: they fail here together.
+  if (mpi.size() != layout.devices()) {
+    mpi.setFailsTogether();
     return llvm::createStringError(llvm::formatv(
         "the attention is distributed over {0} ranks ({1}) but mpirun started "
         "{2}: run it with mpirun -n {0}",
@@ -156,6 +158,7 @@ llvm::Expected<bool> mlir::attn::runDistributed(
             ? llvm::formatv("a ring of {0}", layout.devices()).str()
             : llvm::formatv("a {0}x{1} grid", layout.rows, layout.cols).str(),
         mpi.size()));
+  }
   int64_t queryShardLen = layout.shardLength(problem.queryLen);
   int64_t keyShardLen = layout.shardLength(problem.kvLen);
   if (leader)
@@ -188,8 +191,15 @@ llvm::Expected<bool> mlir::attn::runDistributed(
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<std::unique_ptr<CpuExecutable>> executable =
       CpuExecutable::compile(op, pipelineOptions);
-  if (!executable)
-    return executable.takeError();
+  // Whether every rank compiled: if one did not, all stop here together.
+  int failedHere = executable ? 0 : 1, anyFailed = 0;
+  MPI_Allreduce(&failedHere, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (anyFailed) {
+    mpi.setFailsTogether();
+    if (!executable)
+      return executable.takeError();
+    return llvm::createStringError("another rank failed to compile");
+  }
   double compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

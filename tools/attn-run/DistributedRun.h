@@ -38,9 +38,15 @@ public:
   int size() const { return worldSize; }
   /// Ends every rank: the other ranks may be waiting in a collective.
   [[noreturn]] void abort(int code);
+  /// Whether the error being returned is returned by every rank at the same
+  /// point (they can all exit normally, their messages flushed) rather than
+  /// by this one alone (the others must be aborted).
+  bool failsTogether() const { return allFail; }
+  void setFailsTogether() { allFail = true; }
 
 private:
   int rankIndex = 0, worldSize = 1;
+  bool allFail = false;
 };
 
 /// Compiles and runs this rank's part of `op` on its shards of `operands`

@@ -645,7 +645,7 @@ int main(int argc, char **argv) {
                            : std::string()) +
                       llvm::toString(passed.takeError()));
       // The other ranks may wait in a collective for this one.
-      if (mpi && mpi->size() > 1)
+      if (mpi && mpi->size() > 1 && !mpi->failsTogether())
         mpi->abort(code);
       return code;
     }

@@ -83,7 +83,11 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
       scores, read through its trailing dimensions (it broadcasts over the
       leading ones);
     - f32 extensions and truncations around any step (the attention
-      computes in f32 whatever the front end rounded to).
+      computes in f32 whatever the front end rounded to);
+    - the shapes front ends leave around these: unit dimensions indexed
+      with a constant 0, row statistics kept as `[.., 1]`, and
+      `tensor.collapse_shape`/`expand_shape` that fold heads into the batch
+      of the products (the mask must then be one `[Sq, Sk]` matrix).
 
     Element-wise steps may be separate `linalg.generic` ops or fused into
     one: element-wise ops are read as expression trees through each other.
