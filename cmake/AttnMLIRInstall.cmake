@@ -8,7 +8,7 @@ install(TARGETS ${attn_libs} EXPORT AttnMLIRTargets
   ARCHIVE DESTINATION lib
   LIBRARY DESTINATION lib
   INCLUDES DESTINATION include)
-install(DIRECTORY include/attn DESTINATION include
+install(DIRECTORY include/attn include/attn-c DESTINATION include
   FILES_MATCHING PATTERN "*.h" PATTERN "*.td")
 install(DIRECTORY ${ATTN_BINARY_DIR}/include/attn DESTINATION include
   FILES_MATCHING PATTERN "*.inc")

@@ -8,6 +8,7 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libgtest-dev
   mpich libmpich-dev
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
 )
 
 missing=()

@@ -1,0 +1,74 @@
+/*===- Attn.h - The C API of attn-mlir -----------------------------------===*\
+|*                                                                            *|
+|* Part of the attn-mlir project, under the Apache License v2.0 with LLVM     *|
+|* Exceptions. See LICENSE for license information.                           *|
+|*                                                                            *|
+|*===----------------------------------------------------------------------===*|
+|*                                                                            *|
+|* What a binding (the Python package) needs of the compiler, in C, as MLIR's *|
+|* own C API is: run pass pipelines on module text, and compile and run one   *|
+|* attention on the CPU. Errors are returned as messages the caller frees     *|
+|* with attnStringFree; nothing here aborts on bad input.                     *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef ATTN_C_ATTN_H
+#define ATTN_C_ATTN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One attention, as attn.attention states it: Q [B, Hq, Sq, D], K
+   [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv], O [B, Hq, Sq, Dv], LSE [B, Hq, Sq]. */
+typedef struct {
+  int64_t batch, heads, kv_heads, seq_q, seq_k, head_dim, value_dim;
+  /* "f32", "f16" or "bf16": Q, K and V; O. */
+  const char *dtype;
+  const char *out_dtype;
+  bool causal;
+  /* A sliding window (left, right) when has_window. */
+  bool has_window;
+  int64_t window_left, window_right;
+  /* The score scale when has_scale, else 1/sqrt(D). */
+  bool has_scale;
+  float scale;
+  /* softcap * tanh(s / softcap) when has_softcap. */
+  bool has_softcap;
+  float softcap;
+  /* Also write the log-sum-exp. */
+  bool with_lse;
+} AttnAttentionSpec;
+
+typedef struct AttnCpuAttention *AttnCpuAttentionRef;
+
+/* Compiles `spec` for this CPU (attn-to-cpu, MLIR's JIT). Returns null and
+   sets *error on failure. */
+AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *spec,
+                                            char **error);
+
+/* Runs it on contiguous row-major buffers of the spec's shapes and element
+   types (f16 and bf16 as their 16-bit patterns); lse is f32 and may be null
+   when the spec has no LSE. Returns false and sets *error on failure. */
+bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
+                         const void *k, const void *v, void *o, float *lse,
+                         char **error);
+
+void attnCpuAttentionDestroy(AttnCpuAttentionRef attention);
+
+/* Parses `module` (MLIR text with the attn dialect and every upstream one),
+   runs `pipeline` (a textual pass pipeline, e.g.
+   "builtin.module(attn-select-schedule,attn-to-cpu)") and returns the
+   result as text, or null with *error set. */
+char *attnRunPipeline(const char *module, const char *pipeline, char **error);
+
+void attnStringFree(char *string);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTN_C_ATTN_H */

@@ -1,0 +1,225 @@
+//===- Attn.cpp - The C API of attn-mlir ----------------------------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-c/Attn.h"
+
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Distribution/Passes.h"
+#include "attn/Execution/AttentionSpec.h"
+#include "attn/Execution/CpuExecutable.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+char *copyString(const std::string &text) {
+  char *copy = static_cast<char *>(std::malloc(text.size() + 1));
+  std::memcpy(copy, text.c_str(), text.size() + 1);
+  return copy;
+}
+
+void setError(char **error, const std::string &message) {
+  if (error)
+    *error = copyString(message);
+}
+
+/// A context that knows the attn dialect, every upstream dialect, extension
+/// and translation, with the passes and pipelines registered (once).
+std::unique_ptr<MLIRContext> makeContext() {
+  static std::once_flag registered;
+  std::call_once(registered, [] {
+    registerAllPasses();
+    registerAttnPasses();
+    registerAttnConversionPasses();
+    registerAttnDistributionPasses();
+    registerAttnPipelines();
+  });
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<AttnDialect>();
+  auto context = std::make_unique<MLIRContext>(registry);
+  context->loadDialect<AttnDialect>();
+  return context;
+}
+
+/// Collects the diagnostics of a scope as text.
+class DiagnosticText {
+public:
+  explicit DiagnosticText(MLIRContext *context)
+      : handler(context, [this](Diagnostic &diag) {
+          if (auto file = dyn_cast<FileLineColLoc>(diag.getLocation()))
+            os << file.getLine() << ":" << file.getColumn() << ": ";
+          os << diag.str() << "\n";
+          return success();
+        }) {}
+  std::string str() const { return text; }
+
+private:
+  std::string text;
+  llvm::raw_string_ostream os{text};
+  ScopedDiagnosticHandler handler;
+};
+
+} // namespace
+
+struct AttnCpuAttention {
+  std::unique_ptr<MLIRContext> context;
+  OwningOpRef<ModuleOp> module;
+  std::unique_ptr<CpuExecutable> executable;
+  AttentionSpec spec;
+};
+
+extern "C" {
+
+AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *in,
+                                            char **error) {
+  if (!in || !in->dtype) {
+    setError(error, "no attention spec given");
+    return nullptr;
+  }
+  auto attention = std::make_unique<AttnCpuAttention>();
+  attention->context = makeContext();
+  MLIRContext *context = attention->context.get();
+  AttentionSpec &spec = attention->spec;
+  spec.batch = in->batch;
+  spec.heads = in->heads;
+  spec.kvHeads = in->kv_heads;
+  spec.seqQ = in->seq_q;
+  spec.seqK = in->seq_k;
+  spec.headDim = in->head_dim;
+  spec.valueDim = in->value_dim;
+  spec.inputType = in->dtype;
+  spec.outType = in->out_dtype ? in->out_dtype : in->dtype;
+  spec.causal = in->causal;
+  if (in->has_window)
+    spec.window = {in->window_left, in->window_right};
+  if (in->has_scale)
+    spec.scale = in->scale;
+  if (in->has_softcap)
+    spec.softcap = in->softcap;
+  spec.withLse = in->with_lse;
+
+  DiagnosticText diagnostics(context);
+  attention->module = ModuleOp::create(UnknownLoc::get(context));
+  llvm::Expected<AttentionOp> op = buildAttention(*attention->module, spec);
+  if (!op) {
+    setError(error, llvm::toString(op.takeError()));
+    return nullptr;
+  }
+  if (failed(verify(*attention->module))) {
+    setError(error, "invalid attention:\n" + diagnostics.str());
+    return nullptr;
+  }
+  llvm::Expected<std::unique_ptr<CpuExecutable>> executable =
+      CpuExecutable::compile(*op, AttnToCPUOptions());
+  if (!executable) {
+    setError(error, llvm::toString(executable.takeError()));
+    return nullptr;
+  }
+  attention->executable = std::move(*executable);
+  return attention.release();
+}
+
+bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
+                         const void *k, const void *v, void *o, float *lse,
+                         char **error) {
+  if (!attention || !q || !k || !v || !o || (attention->spec.withLse && !lse)) {
+    setError(error, "a buffer is missing (LSE is required when the spec "
+                    "has with_lse)");
+    return false;
+  }
+  const AttentionSpec &spec = attention->spec;
+  // The entry's arguments in order: Q, K, V, O, [LSE].
+  std::vector<HostBuffer> buffers;
+  for (RankedTensorType type : attention->executable->getArgumentTypes()) {
+    HostBuffer buffer;
+    buffer.shape.assign(type.getShape().begin(), type.getShape().end());
+    buffer.elementBytes =
+        std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    buffer.bytes.resize(buffer.numElements() * buffer.elementBytes);
+    buffers.push_back(std::move(buffer));
+  }
+  const void *inputs[] = {q, k, v};
+  for (int i = 0; i < 3; ++i)
+    std::memcpy(buffers[i].bytes.data(), inputs[i], buffers[i].bytes.size());
+  std::vector<HostBuffer *> pointers;
+  for (HostBuffer &buffer : buffers)
+    pointers.push_back(&buffer);
+  if (llvm::Error err = attention->executable->run(pointers)) {
+    setError(error, llvm::toString(std::move(err)));
+    return false;
+  }
+  std::memcpy(o, buffers[3].bytes.data(), buffers[3].bytes.size());
+  if (spec.withLse)
+    std::memcpy(lse, buffers[4].bytes.data(), buffers[4].bytes.size());
+  return true;
+}
+
+void attnCpuAttentionDestroy(AttnCpuAttentionRef attention) {
+  delete attention;
+}
+
+char *attnRunPipeline(const char *moduleText, const char *pipeline,
+                      char **error) {
+  if (!moduleText || !pipeline) {
+    setError(error, "no module or pipeline given");
+    return nullptr;
+  }
+  std::unique_ptr<MLIRContext> context = makeContext();
+  DiagnosticText diagnostics(context.get());
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(moduleText, context.get());
+  if (!module) {
+    setError(error, "cannot parse the module:\n" + diagnostics.str());
+    return nullptr;
+  }
+  std::string parseErrors;
+  llvm::raw_string_ostream errorStream(parseErrors);
+  FailureOr<OpPassManager> parsed = parsePassPipeline(pipeline, errorStream);
+  if (failed(parsed)) {
+    setError(error, "bad pass pipeline: " + parseErrors);
+    return nullptr;
+  }
+  PassManager pm(context.get(), parsed->getOpAnchorName());
+  static_cast<OpPassManager &>(pm) = std::move(*parsed);
+  if (failed(pm.run(*module))) {
+    setError(error, "the pipeline failed:\n" + diagnostics.str());
+    return nullptr;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  return copyString(text);
+}
+
+void attnStringFree(char *string) { std::free(string); }
+
+} // extern "C"

@@ -1,0 +1,131 @@
+"""attn_mlir.attention against a NumPy float64 reference and PyTorch's SDPA."""
+import numpy as np
+import pytest
+
+import attn_mlir
+
+
+def reference(q, k, v, causal=False, scale=None, window=None, softcap=None):
+    """float64 attention with attn.attention's semantics (causal and window
+    bottom-right aligned); returns O and the natural log-sum-exp."""
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    k = np.repeat(k, group, axis=1)
+    v = np.repeat(v, group, axis=1)
+    sq, sk = q.shape[2], k.shape[2]
+    s = np.einsum("bhqd,bhkd->bhqk", q, k) * (scale if scale else 1 / np.sqrt(q.shape[3]))
+    if softcap:
+        s = softcap * np.tanh(s / softcap)
+    rows = np.arange(sq)[:, None] + sk - sq
+    keys = np.arange(sk)[None, :]
+    visible = np.ones((sq, sk), bool)
+    if causal:
+        visible &= keys <= rows
+    if window:
+        visible &= (keys >= rows - window[0]) & (keys <= rows + window[1])
+    s = np.where(visible, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(np.isinf(m), 0, m)
+    e = np.exp(s - m)
+    total = e.sum(axis=-1, keepdims=True)
+    o = np.where(total > 0, (e @ v) / np.where(total > 0, total, 1), 0)
+    lse = np.where(total[..., 0] > 0, np.log(np.where(total[..., 0] > 0, total[..., 0], 1)) + m[..., 0], -np.inf)
+    return o, lse
+
+
+def inputs(b, hq, hkv, sq, sk, d, dv, dtype=np.float32, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((b, hq, sq, d)).astype(dtype),
+            rng.standard_normal((b, hkv, sk, d)).astype(dtype),
+            rng.standard_normal((b, hkv, sk, dv)).astype(dtype))
+
+
+def rel_l2(x, ref):
+    return np.linalg.norm(x.astype(np.float64) - ref) / max(np.linalg.norm(ref), 1e-30)
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"causal": True},
+    {"causal": True, "scale": 0.3},
+    {"window": (5, 2)},
+    {"softcap": 2.0, "causal": True},
+])
+def test_matches_float64_reference(options):
+    q, k, v = inputs(2, 4, 2, 24, 40, 16, 8)
+    o, lse = attn_mlir.attention(q, k, v, enable_gqa=True, return_lse=True, **options)
+    ref_o, ref_lse = reference(q, k, v, **options)
+    assert o.shape == (2, 4, 24, 8) and o.dtype == np.float32
+    assert rel_l2(o, ref_o) < 1e-5
+    finite = np.isfinite(ref_lse)
+    assert np.array_equal(np.isfinite(lse), finite)
+    assert rel_l2(lse[finite], ref_lse[finite]) < 1e-5
+
+
+def test_float16():
+    q, k, v = inputs(1, 2, 2, 32, 32, 32, 32, dtype=np.float16)
+    o = attn_mlir.attention(q, k, v, causal=True)
+    assert o.dtype == np.float16
+    ref_o, _ = reference(q, k, v, causal=True)
+    assert rel_l2(o, ref_o) < 2e-3
+
+
+def test_compiles_once_per_shape():
+    q, k, v = inputs(1, 2, 2, 8, 8, 8, 8)
+    attn_mlir.attention(q, k, v)
+    before = len(attn_mlir._cache)
+    attn_mlir.attention(q + 1, k, v)
+    assert len(attn_mlir._cache) == before
+
+
+def torch_attention(torch, q, k, v, causal):
+    """PyTorch's scaled_dot_product_attention (PyTorch 2), else the same
+    computed with PyTorch's softmax (Debian 12 ships PyTorch 1.13)."""
+    q, k, v = (torch.from_numpy(x) for x in (q, k, v))
+    sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+    if sdpa is not None:
+        return sdpa(q, k, v, is_causal=causal).numpy()
+    s = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+    if causal:
+        s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(1), float("-inf"))
+    return (torch.softmax(s, dim=-1) @ v).numpy()
+
+
+def test_matches_torch():
+    torch = pytest.importorskip("torch")
+    q, k, v = inputs(2, 4, 4, 33, 33, 16, 16)
+    for causal in (False, True):
+        o = attn_mlir.attention(q, k, v, causal=causal)
+        expected = torch_attention(torch, q, k, v, causal)
+        assert rel_l2(o, expected.astype(np.float64)) < 1e-5
+
+
+def test_bad_input_raises():
+    q, k, v = inputs(1, 4, 2, 8, 8, 8, 8)
+    with pytest.raises(ValueError, match="enable_gqa"):
+        attn_mlir.attention(q, k, v)
+    with pytest.raises(ValueError, match="one dtype"):
+        attn_mlir.attention(q, k.astype(np.float16), v, enable_gqa=True)
+    with pytest.raises(ValueError, match="float32 or float16"):
+        attn_mlir.attention(q.astype(np.float64), k, v, enable_gqa=True)
+    q3, k3, v3 = inputs(1, 2, 3, 8, 8, 8, 8)
+    with pytest.raises(attn_mlir.CompilerError, match="multiple of key/value heads"):
+        attn_mlir.attention(q3, k3, v3, enable_gqa=True)
+
+
+MODULE = """
+func.func @f(%q: tensor<1x2x64x32xf32>, %o: tensor<1x2x64x32xf32>) -> tensor<1x2x64x32xf32> {
+  %r = attn.attention ins(%q, %q, %q : tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>)
+      outs(%o : tensor<1x2x64x32xf32>) {causal} -> tensor<1x2x64x32xf32>
+  return %r : tensor<1x2x64x32xf32>
+}
+"""
+
+
+def test_run_pipeline():
+    lowered = attn_mlir.run_pipeline(MODULE, "builtin.module(attn-to-cpu)")
+    assert "llvm.func @f" in lowered and "attn.attention" not in lowered
+    with pytest.raises(attn_mlir.CompilerError, match="cannot parse"):
+        attn_mlir.run_pipeline("func.func @f(", "builtin.module(attn-to-cpu)")
+    with pytest.raises(attn_mlir.CompilerError, match="bad pass pipeline"):
+        attn_mlir.run_pipeline(MODULE, "builtin.module(no-such-pass)")
