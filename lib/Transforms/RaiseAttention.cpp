@@ -227,6 +227,19 @@ FailureOr<Value> rowReductionInput(Value result, StringRef combiner,
     why.reason = reason.str();
     return failure();
   };
+  // A statistic given a trailing unit dimension after the reduction (TOSA's
+  // kept axis) is the reduction's result.
+  if (auto expand = result.getDefiningOp<tensor::ExpandShapeOp>()) {
+    ArrayRef<int64_t> shape = expand.getResultType().getShape();
+    SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+    bool appendsUnit = shape.back() == 1 && groups.back().size() == 2 &&
+                       llvm::all_of(ArrayRef(groups).drop_back(),
+                                    [](const ReassociationIndices &g) {
+                                      return g.size() == 1;
+                                    });
+    if (appendsUnit)
+      result = expand.getSrc();
+  }
   Operation *def = result.getDefiningOp();
   Value input, initValue;
   Operation *combinerOp = nullptr;
@@ -405,15 +418,47 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     scores = readExpr(softmax.getInput(), identity);
   } else {
     // P = E / rowsum(E), E = exp(X - rowmax(X)).
+    // The division may be a multiplication by the rows' reciprocals, 1 / x
+    // computed element-wise on the row statistic (TOSA's reciprocal).
     ExprPtr p = stripConversions(readExpr(probabilities, identity));
-    if (!p->isOp("arith.divf"))
+    auto reciprocalOf = [&](const ExprPtr &factor) -> Value {
+      if (factor->kind != Expr::Kind::Leaf || factor->map != row)
+        return Value();
+      auto type = cast<RankedTensorType>(factor->tensor.getType());
+      ExprPtr inverse =
+          readExpr(factor->tensor,
+                   AffineMap::getMultiDimIdentityMap(type.getRank(), ctx));
+      if (!inverse->isOp("arith.divf") ||
+          inverse->operands[0]->kind != Expr::Kind::Constant ||
+          inverse->operands[0]->constant != 1.0 ||
+          inverse->operands[1]->kind != Expr::Kind::Leaf ||
+          !inverse->operands[1]->map.isIdentity())
+        return Value();
+      return inverse->operands[1]->tensor;
+    };
+    ExprPtr e;
+    Value sumTensor;
+    if (p->isOp("arith.divf")) {
+      e = stripConversions(p->operands[0]);
+      ExprPtr sum = p->operands[1];
+      if (sum->kind != Expr::Kind::Leaf || sum->map != row)
+        return fail("the softmax does not divide by a row sum");
+      sumTensor = sum->tensor;
+    } else if (p->isOp("arith.mulf")) {
+      for (int side : {1, 0})
+        if (Value inverse = reciprocalOf(p->operands[side])) {
+          e = stripConversions(p->operands[1 - side]);
+          sumTensor = inverse;
+          break;
+        }
+      if (!sumTensor)
+        return fail("the left operand of the second product is not a "
+                    "softmax");
+    } else {
       return fail("the left operand of the second product is not a softmax");
-    ExprPtr e = stripConversions(p->operands[0]);
-    ExprPtr sum = p->operands[1];
-    if (sum->kind != Expr::Kind::Leaf || sum->map != row)
-      return fail("the softmax does not divide by a row sum");
+    }
     FailureOr<Value> summed = rowReductionInput(
-        sum->tensor, "arith.addf", [](double v) { return v == 0.0; }, why);
+        sumTensor, "arith.addf", [](double v) { return v == 0.0; }, why);
     if (failed(summed))
       return failure();
     if (!sameExpr(stripConversions(readExpr(*summed, identity)), e))
@@ -579,11 +624,14 @@ struct AttnRaiseAttentionPass
     }
     if (!raised)
       return;
-    // The front end's ops that fed only the raised attentions.
+    // The front end's ops that fed only the raised attentions, users before
+    // the values they use and nested ops before their parents (reversed
+    // pre-order), so that nothing is visited after it was erased.
     SmallVector<Operation *> ops;
-    getOperation()->walk([&](Operation *op) { ops.push_back(op); });
+    getOperation()->walk<WalkOrder::PreOrder>(
+        [&](Operation *op) { ops.push_back(op); });
     for (Operation *op : llvm::reverse(ops))
-      if (isOpTriviallyDead(op))
+      if (op != getOperation() && isOpTriviallyDead(op))
         op->erase();
   }
 
@@ -596,6 +644,12 @@ struct AttnRaiseAttentionPass
     while (auto generic = dyn_cast_or_null<linalg::GenericOp>(def)) {
       bool divides = false;
       generic.getBody()->walk([&](arith::DivFOp) { divides = true; });
+      if (divides)
+        return true;
+      // A multiplication by reciprocals computed by another generic.
+      for (OpOperand *input : generic.getDpsInputOperands())
+        if (auto producer = input->get().getDefiningOp<linalg::GenericOp>())
+          producer.getBody()->walk([&](arith::DivFOp) { divides = true; });
       if (divides)
         return true;
       if (generic.getNumDpsInputs() != 1)

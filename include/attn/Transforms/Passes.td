@@ -73,10 +73,11 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
       `[.., Sk, D]` (a product with B transposed) or `[.., D, Sk]`, V as
       `[.., Sk, Dv]` or `[.., Dv, Sk]` (a transpose is inserted);
     - the softmax over the last dimension: `linalg.softmax`, or its
-      decomposition `e = exp(x - rowmax(x))`, `e / rowsum(e)` with the row
-      maximum and sum as `linalg.generic` or `linalg.reduce` reductions
-      starting from -inf (or the lowest float) and 0, and reading the same
-      values the exponential does;
+      decomposition `e = exp(x - rowmax(x))`, `e / rowsum(e)` (or `e` times
+      the element-wise `1 / rowsum(e)`) with the row maximum and sum as
+      `linalg.generic` or `linalg.reduce` reductions starting from -inf (or
+      the lowest float) and 0, possibly given a trailing unit dimension
+      afterwards, and reading the same values the exponential does;
     - an optional scale: a multiplication or division of the scores by a
       positive constant (none means a scale of 1, never 1/sqrt(D));
     - an optional additive mask: a float tensor added to the (scaled)
@@ -88,6 +89,10 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
       with a constant 0, row statistics kept as `[.., 1]`, and
       `tensor.collapse_shape`/`expand_shape` that fold heads into the batch
       of the products (the mask must then be one `[Sq, Sk]` matrix).
+
+    TOSA attention is raised after MLIR's `tosa-to-linalg` lowering
+    (`tosa-to-linalg-named`, `tosa-to-linalg`, `tosa-to-arith`,
+    `tosa-to-tensor`), whose output is of these forms.
 
     Element-wise steps may be separate `linalg.generic` ops or fused into
     one: element-wise ops are read as expression trees through each other.
