@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build ccache g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  libgtest-dev
+  libgtest-dev nlohmann-json3-dev
   mpich libmpich-dev
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
 )

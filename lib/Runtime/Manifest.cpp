@@ -6,17 +6,38 @@
 //===----------------------------------------------------------------------===//
 
 #include "Manifest.h"
-#include "Json.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <limits>
 
 using namespace attn::runtime;
-using json::Value;
+using Value = nlohmann::json;
 
 namespace {
 
 /// Reads the fields of one JSON object, recording the first problem with
 /// the path of the field.
+/// The JSON types a manifest field may be required to have.
+enum class Kind { Bool, Number, String, Array, Object };
+
+bool hasKind(const Value &value, Kind kind) {
+  switch (kind) {
+  case Kind::Bool:
+    return value.is_boolean();
+  case Kind::Number:
+    return value.is_number();
+  case Kind::String:
+    return value.is_string();
+  case Kind::Array:
+    return value.is_array();
+  case Kind::Object:
+    return value.is_object();
+  }
+  return false;
+}
+
 class Reader {
 public:
   explicit Reader(std::string &error) : error(error) {}
@@ -30,41 +51,45 @@ public:
   }
 
   const Value *member(const Value &object, const std::string &path,
-                      const std::string &key, Value::Kind kind,
+                      const std::string &key, Kind kind,
                       bool optional = false) {
-    const Value *value = object.get(key);
-    if (!value || value->kind == Value::Kind::Null) {
+    auto found = object.find(key);
+    if (found == object.end() || found->is_null()) {
       if (!optional)
         fail(path, "missing \"" + key + "\"");
       return nullptr;
     }
-    if (value->kind != kind) {
+    if (!hasKind(*found, kind)) {
       fail(path + "." + key, "has the wrong type");
       return nullptr;
     }
-    return value;
+    return &*found;
   }
 
   bool integer(const Value &value, const std::string &path, int64_t min,
                int64_t &out) {
-    if (!value.isInteger())
+    if (!value.is_number_integer())
       return fail(path, "is not an integer");
-    if (value.number < static_cast<double>(min))
+    if (value.is_number_unsigned() &&
+        value.get<uint64_t>() >
+            static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      return fail(path, "is larger than 2^63 - 1");
+    out = value.get<int64_t>();
+    if (out < min)
       return fail(path, "must be at least " + std::to_string(min));
-    out = static_cast<int64_t>(value.number);
     return true;
   }
 
   bool integerMember(const Value &object, const std::string &path,
                      const std::string &key, int64_t min, int64_t &out) {
-    const Value *value = member(object, path, key, Value::Kind::Number);
+    const Value *value = member(object, path, key, Kind::Number);
     return value && integer(*value, path + "." + key, min, out);
   }
 
   std::string string(const Value &object, const std::string &path,
                      const std::string &key) {
-    const Value *value = member(object, path, key, Value::Kind::String);
-    return value ? value->string : std::string();
+    const Value *value = member(object, path, key, Kind::String);
+    return value ? value->get<std::string>() : std::string();
   }
 
 private:
@@ -85,13 +110,13 @@ bool parseDType(const std::string &name, attnrtDType &dtype) {
 /// (dynamic, stored as -1).
 bool readExtents(Reader &reader, const Value &list, const std::string &path,
                  int64_t min, int32_t rank, int64_t *out) {
-  if (static_cast<int32_t>(list.array.size()) != rank)
-    return reader.fail(path, "has " + std::to_string(list.array.size()) +
+  if (static_cast<int32_t>(list.size()) != rank)
+    return reader.fail(path, "has " + std::to_string(list.size()) +
                                  " entries, expected " + std::to_string(rank));
   for (int32_t i = 0; i < rank; ++i) {
-    const Value &entry = list.array[i];
+    const Value &entry = list[i];
     std::string where = path + "[" + std::to_string(i) + "]";
-    if (entry.kind == Value::Kind::Null)
+    if (entry.is_null())
       out[i] = -1;
     else if (!reader.integer(entry, where, min, out[i]))
       return false;
@@ -101,7 +126,7 @@ bool readExtents(Reader &reader, const Value &list, const std::string &path,
 
 bool readParam(Reader &reader, const Value &entry, const std::string &path,
                ParamSpec &param) {
-  if (entry.kind != Value::Kind::Object)
+  if (!entry.is_object())
     return reader.fail(path, "is not an object");
   param.name = reader.string(entry, path, "name");
   std::string type = reader.string(entry, path, "type");
@@ -110,15 +135,14 @@ bool readParam(Reader &reader, const Value &entry, const std::string &path,
   if (!parseDType(type, param.dtype))
     return reader.fail(path + ".type",
                        "\"" + type + "\" is not one of f16, bf16, f32");
-  const Value *shape = reader.member(entry, path, "shape", Value::Kind::Array);
-  const Value *strides =
-      reader.member(entry, path, "strides", Value::Kind::Array);
+  const Value *shape = reader.member(entry, path, "shape", Kind::Array);
+  const Value *strides = reader.member(entry, path, "strides", Kind::Array);
   if (!shape || !strides)
     return false;
-  if (shape->array.empty() || shape->array.size() > ATTNRT_MAX_RANK)
+  if (shape->empty() || shape->size() > ATTNRT_MAX_RANK)
     return reader.fail(path + ".shape", "rank must be 1 to " +
                                             std::to_string(ATTNRT_MAX_RANK));
-  param.rank = static_cast<int32_t>(shape->array.size());
+  param.rank = static_cast<int32_t>(shape->size());
   if (!readExtents(reader, *shape, path + ".shape", 1, param.rank,
                    param.sizes) ||
       !readExtents(reader, *strides, path + ".strides", 0, param.rank,
@@ -133,24 +157,24 @@ bool readParam(Reader &reader, const Value &entry, const std::string &path,
 
 bool readGrid(Reader &reader, const Value &grid, const std::string &path,
               KernelSpec &kernel) {
-  if (grid.array.size() != 3)
+  if (grid.size() != 3)
     return reader.fail(path, "must have 3 entries");
   for (int axis = 0; axis < 3; ++axis) {
-    const Value &entry = grid.array[axis];
+    const Value &entry = grid[axis];
     std::string where = path + "[" + std::to_string(axis) + "]";
     GridTerm &term = kernel.grid[axis];
-    if (entry.kind == Value::Kind::Number) {
+    if (entry.is_number()) {
       if (!reader.integer(entry, where, 1, term.constant))
         return false;
       continue;
     }
-    if (entry.kind != Value::Kind::Object)
+    if (!entry.is_object())
       return reader.fail(where, "is neither an integer nor a formula");
     std::string name = reader.string(entry, where, "param");
     int64_t dim = 0;
     if (reader.failed() || !reader.integerMember(entry, where, "dim", 0, dim))
       return false;
-    if (entry.get("ceil_div") &&
+    if (entry.contains("ceil_div") &&
         !reader.integerMember(entry, where, "ceil_div", 1, term.ceilDiv))
       return false;
     for (size_t i = 0; i < kernel.params.size(); ++i)
@@ -168,7 +192,7 @@ bool readGrid(Reader &reader, const Value &grid, const std::string &path,
 
 bool readKernel(Reader &reader, const Value &entry, const std::string &path,
                 KernelSpec &kernel) {
-  if (entry.kind != Value::Kind::Object)
+  if (!entry.is_object())
     return reader.fail(path, "is not an object");
   kernel.name = reader.string(entry, path, "name");
   kernel.target = reader.string(entry, path, "target");
@@ -177,29 +201,28 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
   if (targetComputeCapability(kernel.target) < 0)
     return reader.fail(path + ".target",
                        "\"" + kernel.target + "\" is not an sm_XY target");
-  const Value *params =
-      reader.member(entry, path, "params", Value::Kind::Array);
+  const Value *params = reader.member(entry, path, "params", Kind::Array);
   if (!params)
     return false;
-  for (size_t i = 0; i < params->array.size(); ++i) {
+  for (size_t i = 0; i < params->size(); ++i) {
     kernel.params.emplace_back();
-    if (!readParam(reader, params->array[i],
+    if (!readParam(reader, (*params)[i],
                    path + ".params[" + std::to_string(i) + "]",
                    kernel.params.back()))
       return false;
   }
-  const Value *grid = reader.member(entry, path, "grid", Value::Kind::Array);
+  const Value *grid = reader.member(entry, path, "grid", Kind::Array);
   if (!grid || !readGrid(reader, *grid, path + ".grid", kernel))
     return false;
-  const Value *block = reader.member(entry, path, "block", Value::Kind::Array);
+  const Value *block = reader.member(entry, path, "block", Kind::Array);
   if (!block)
     return false;
-  if (block->array.size() != 3)
+  if (block->size() != 3)
     return reader.fail(path + ".block", "must have 3 entries");
   int64_t threads = 1;
   for (int axis = 0; axis < 3; ++axis) {
     int64_t size = 0;
-    if (!reader.integer(block->array[axis],
+    if (!reader.integer((*block)[axis],
                         path + ".block[" + std::to_string(axis) + "]", 1, size))
       return false;
     kernel.block[axis] = static_cast<unsigned>(size);
@@ -212,14 +235,14 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
                             kernel.dynamicSharedBytes))
     return false;
   if (const Value *persistent =
-          reader.member(entry, path, "persistent", Value::Kind::Bool, true))
-    kernel.persistent = persistent->boolean;
-  if (const Value *workspaces = reader.member(entry, path, "workspaces",
-                                              Value::Kind::Array, true)) {
-    for (size_t i = 0; i < workspaces->array.size(); ++i) {
-      const Value &w = workspaces->array[i];
+          reader.member(entry, path, "persistent", Kind::Bool, true))
+    kernel.persistent = persistent->get<bool>();
+  if (const Value *workspaces =
+          reader.member(entry, path, "workspaces", Kind::Array, true)) {
+    for (size_t i = 0; i < workspaces->size(); ++i) {
+      const Value &w = (*workspaces)[i];
       std::string where = path + ".workspaces[" + std::to_string(i) + "]";
-      if (w.kind != Value::Kind::Object)
+      if (!w.is_object())
         return reader.fail(where, "is not an object");
       WorkspaceSpec &workspace = kernel.workspaces.emplace_back();
       workspace.name = reader.string(w, where, "name");
@@ -227,8 +250,8 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
           !reader.integerMember(w, where, "bytes", 1, workspace.bytes))
         return false;
       if (const Value *zero =
-              reader.member(w, where, "zero_init", Value::Kind::Bool, true))
-        workspace.zeroInit = zero->boolean;
+              reader.member(w, where, "zero_init", Kind::Bool, true))
+        workspace.zeroInit = zero->get<bool>();
       if (reader.failed())
         return false;
     }
@@ -236,20 +259,18 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
   if (reader.failed())
     return false;
   const Value *attention =
-      reader.member(entry, path, "attention", Value::Kind::Object);
+      reader.member(entry, path, "attention", Kind::Object);
   if (!attention)
     return false;
   std::string where = path + ".attention";
-  const Value *scale =
-      reader.member(*attention, where, "scale", Value::Kind::Number);
-  const Value *causal =
-      reader.member(*attention, where, "causal", Value::Kind::Bool);
+  const Value *scale = reader.member(*attention, where, "scale", Kind::Number);
+  const Value *causal = reader.member(*attention, where, "causal", Kind::Bool);
   if (!scale || !causal)
     return false;
-  kernel.attention.scale = scale->number;
-  kernel.attention.causal = causal->boolean;
-  if (const Value *window = reader.member(*attention, where, "window",
-                                          Value::Kind::Array, true)) {
+  kernel.attention.scale = scale->get<double>();
+  kernel.attention.causal = causal->get<bool>();
+  if (const Value *window =
+          reader.member(*attention, where, "window", Kind::Array, true)) {
     int64_t bounds[2];
     if (!readExtents(reader, *window, where + ".window", 0, 2, bounds))
       return false;
@@ -277,13 +298,26 @@ int attn::runtime::targetComputeCapability(const std::string &target) {
 
 bool attn::runtime::parseManifest(const std::string &text, Manifest &manifest,
                                   std::string &error) {
-  Value root;
-  if (!json::parse(text, root, error)) {
-    error = "manifest: " + error;
+  // nlohmann-json (Debian's nlohmann-json3-dev, header-only: libattnrt
+  // still links nothing but the C++ runtime).
+  Value root = Value::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) {
+    try {
+      (void)Value::parse(text);
+    } catch (const Value::exception &exception) {
+      // "[json.exception.parse_error.101] parse error at line L, column C:
+      // ..." without the library's tag.
+      std::string what = exception.what();
+      size_t tagEnd = what.find("] ");
+      error = "manifest: invalid JSON: " +
+              (tagEnd == std::string::npos ? what : what.substr(tagEnd + 2));
+      return false;
+    }
+    error = "manifest: not valid JSON";
     return false;
   }
   Reader reader(error);
-  if (root.kind != Value::Kind::Object)
+  if (!root.is_object())
     return reader.fail("(root)", "is not an object");
   std::string format = reader.string(root, "(root)", "format");
   int64_t version = 0;
@@ -298,16 +332,14 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &manifest,
                                       std::to_string(version) +
                                       " (recompile the bundle with attn-compile)");
   manifest.ptx = reader.string(root, "(root)", "ptx");
-  const Value *kernels =
-      reader.member(root, "(root)", "kernels", Value::Kind::Array);
+  const Value *kernels = reader.member(root, "(root)", "kernels", Kind::Array);
   if (!kernels)
     return false;
-  if (kernels->array.empty())
+  if (kernels->empty())
     return reader.fail("kernels", "is empty");
-  for (size_t i = 0; i < kernels->array.size(); ++i) {
+  for (size_t i = 0; i < kernels->size(); ++i) {
     manifest.kernels.emplace_back();
-    if (!readKernel(reader, kernels->array[i],
-                    "kernels[" + std::to_string(i) + "]",
+    if (!readKernel(reader, (*kernels)[i], "kernels[" + std::to_string(i) + "]",
                     manifest.kernels.back()))
       return false;
   }

@@ -17,6 +17,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -592,15 +593,20 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
   EXPECT_EQ(fake::records().moduleLoads, 0);
 }
 
-TEST_F(RuntimeTest, InvalidJsonNamesTheOffset) {
+TEST_F(RuntimeTest, InvalidJsonNamesTheLineAndColumn) {
   std::string manifest =
       replaced(kManifest, "\"version\": 2,", "\"version\": 2,,");
-  size_t offset = manifest.find(",,") + 1;
+  size_t at = manifest.find(",,") + 1;
+  size_t lineStart = manifest.rfind('\n', at);
+  int64_t line = std::count(manifest.begin(), manifest.begin() + at, '\n') + 1;
+  int64_t column = at - (lineStart == std::string::npos ? -1 : lineStart);
   attnrt::Context context = createContext();
   EXPECT_EQ(tryLoad(context.get(), manifest), ATTNRT_ERROR_INVALID_BUNDLE);
   EXPECT_EQ(std::string(attnrtLastErrorMessage()),
-            "manifest: invalid JSON at offset " + std::to_string(offset) +
-                ": expected a member name");
+            "manifest: invalid JSON: parse error at line " +
+                std::to_string(line) + ", column " + std::to_string(column) +
+                ": syntax error while parsing object key - unexpected ','; "
+                "expected string literal");
 }
 
 TEST_F(RuntimeTest, JitFailureCarriesTheLog) {

@@ -11,11 +11,11 @@
 // RUN: not attn-launch --validate %t/missing 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: attn-launch: error: cannot read {{.*}}missing/manifest.json: is {{.*}} a kernel bundle written by attn-compile?
 
-// A manifest that is not JSON: the offset of the problem.
+// A manifest that is not JSON: the line and column of the problem.
 // RUN: mkdir -p %t/broken && cp %t/good/kernels.ptx %t/broken/
 // RUN: echo '{"format": "attn-kernel-bundle", "version": 2,' > %t/broken/manifest.json
 // RUN: not attn-launch --validate %t/broken 2>&1 | FileCheck %s --check-prefix=BROKEN
-// BROKEN: manifest.json: manifest: invalid JSON at offset {{[0-9]+}}: expected a member name
+// BROKEN: manifest.json: manifest: invalid JSON: parse error at line 2, column 1: syntax error while parsing object key - unexpected end of input; expected string literal
 
 // An older format, a missing field, a wrong type, a grid naming no
 // parameter, an alignment that is not a power of two.
