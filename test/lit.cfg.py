@@ -39,6 +39,9 @@ if config.mpiexec and os.path.exists(config.mpiexec):
     config.available_features.add("mpi")
     config.substitutions.append(("%mpirun", "timeout 300 " + config.mpiexec))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
+# Debian's interpreter, which sees Debian's NumPy (and the one the Python
+# package is built for).
+config.substitutions.append(("%python", config.python))
 # MLIR's JIT runner and its C runtime (vector.print), for execution tests of
 # IR that attn-run does not run.
 config.substitutions.append(
