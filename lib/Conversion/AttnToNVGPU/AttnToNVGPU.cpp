@@ -52,6 +52,11 @@ namespace {
 
 /// Why `op` cannot become a kernel, or its shape.
 FailureOr<KernelShape> analyse(AttentionOp op) {
+  if (TargetAttr target = getEnclosingTarget(op);
+      target && target.getComputeCapability() < kMinComputeCapability)
+    return op.emitError("attn-to-nvgpu generates sm_80 code (mma.sync "
+                        "m16n8k16, cp.async); the target ")
+           << target.getChip() << " is older";
   if (op.hasFrame())
     return op.emitError("attn-to-nvgpu does not support a frame (a part of a "
                         "larger attention) yet");

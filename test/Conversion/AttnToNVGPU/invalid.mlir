@@ -116,3 +116,15 @@ func.func @frame(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %i: index
       frame(%i, %i of %i, %i) outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
   return %r : tensor<1x1x64x64xf16>
 }
+
+// -----
+
+module attributes {attn.target = #attn.target<chip = "sm_75", sms = 40,
+    smem_per_block = 65536, smem_per_sm = 65536, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @turing(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+    // expected-error @+1 {{attn-to-nvgpu generates sm_80 code (mma.sync m16n8k16, cp.async); the target sm_75 is older}}
+    %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+        outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
+    return %r : tensor<1x1x64x64xf16>
+  }
+}

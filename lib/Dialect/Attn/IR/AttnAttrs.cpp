@@ -28,14 +28,20 @@ void AttnDialect::registerAttributes() {
 //===----------------------------------------------------------------------===//
 
 /// Parses "sm_<digits>[a]" into the compute capability; -1 if malformed.
+/// Architecture-specific variants ("a") exist from sm_90 on.
 static int64_t parseComputeCapability(StringRef chip) {
   if (!chip.consume_front("sm_"))
     return -1;
-  chip.consume_back("a");
+  bool specific = chip.consume_back("a");
   int64_t cc;
-  if (chip.empty() || chip.getAsInteger(10, cc) || cc <= 0)
+  if (chip.empty() || chip.getAsInteger(10, cc) || cc <= 0 ||
+      (specific && cc < 90))
     return -1;
   return cc;
+}
+
+int64_t mlir::attn::computeCapabilityOf(StringRef chip) {
+  return parseComputeCapability(chip);
 }
 
 int64_t TargetAttr::getComputeCapability() const {

@@ -31,6 +31,14 @@ namespace mlir::attn {
 /// the one rule every pass uses to find the target of an attention.
 TargetAttr getEnclosingTarget(Operation *op);
 
+/// The compute capability an NVPTX chip name ("sm_90a") encodes, or -1 when
+/// it is not one.
+int64_t computeCapabilityOf(StringRef chip);
+
+/// The oldest compute capability the GPU kernels run on: they use sm_80's
+/// mma.sync m16n8k16 on f16/bf16 and cp.async.
+constexpr int64_t kMinComputeCapability = 80;
+
 /// The `attn.cluster` of the nearest enclosing op that carries one, or null.
 ClusterAttr getEnclosingCluster(Operation *op);
 
