@@ -272,15 +272,9 @@ std::string drawRanks(const AttentionProblem &problem,
       continue;
     }
     int64_t row = rank / layout.cols, col = rank % layout.cols;
-    SmallVector<TokenRun> queryChunk, keyChunk;
-    for (int64_t j = 0; j < layout.cols; ++j)
-      llvm::append_range(queryChunk, layout.queryRuns(row * layout.cols + j,
-                                                      problem.queryLen));
-    for (int64_t i = 0; i < layout.rows; ++i)
-      llvm::append_range(keyChunk,
-                         layout.keyRuns(i * layout.cols + col, problem.kvLen));
-    for (auto queries : mergedRuns(queryChunk))
-      for (auto keys : mergedRuns(keyChunk))
+    for (auto queries :
+         mergedRuns(layout.queryChunkRuns(row, problem.queryLen)))
+      for (auto keys : mergedRuns(layout.keyChunkRuns(col, problem.kvLen)))
         region(queries, keys, rank, llvm::formatv("{0},{1}", row, col).str());
   }
   // The scores causal masking hides: keys past each row's diagonal

@@ -7,13 +7,10 @@
 
 #include "attn-c/Attn.h"
 
-#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
-#include "attn/Distribution/Passes.h"
 #include "attn/Execution/AttentionSpec.h"
 #include "attn/Execution/CpuExecutable.h"
 #include "attn/Pipelines/Pipelines.h"
-#include "attn/Transforms/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -55,10 +52,7 @@ std::unique_ptr<MLIRContext> makeContext() {
   static std::once_flag registered;
   std::call_once(registered, [] {
     registerAllPasses();
-    registerAttnPasses();
-    registerAttnConversionPasses();
-    registerAttnDistributionPasses();
-    registerAttnPipelines();
+    registerAllAttnPassesAndPipelines();
   });
   DialectRegistry registry;
   registerAllDialects(registry);

@@ -7,6 +7,10 @@
 
 #include "attn/Pipelines/Pipelines.h"
 
+#include "attn/Conversion/Passes.h"
+#include "attn/Distribution/Passes.h"
+#include "attn/Transforms/Passes.h"
+
 #include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
@@ -23,4 +27,11 @@ void mlir::attn::registerAttnPipelines() {
       "Generate a FlashAttention-2 tensor-core kernel per attn.attention and "
       "lower it through NVGPU and NVVM to PTX (gpu.binary, format isa)",
       buildAttnToPTXPipeline);
+}
+
+void mlir::attn::registerAllAttnPassesAndPipelines() {
+  registerAttnPasses();
+  registerAttnConversionPasses();
+  registerAttnDistributionPasses();
+  registerAttnPipelines();
 }

@@ -563,6 +563,19 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   return attention;
 }
 
+/// The reassociation between rank 4 and rank `rank` (<= 4) that puts the
+/// unit dimensions rank 4 adds in front into the first group.
+SmallVector<ReassociationIndices> frontUnitGroups(int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices first;
+  for (int64_t d = 0; d <= 4 - rank; ++d)
+    first.push_back(d);
+  groups.push_back(first);
+  for (int64_t d = 5 - rank; d < 4; ++d)
+    groups.push_back({d});
+  return groups;
+}
+
 /// `value` ([.., S, X] of rank `rank`) as rank 4 with unit dimensions in
 /// front; `swapLast` first swaps its last two dimensions.
 Value toRank4(ImplicitLocOpBuilder &b, Value value, bool swapLast) {
@@ -590,14 +603,8 @@ Value toRank4(ImplicitLocOpBuilder &b, Value value, bool swapLast) {
     return value;
   SmallVector<int64_t> shape(4 - rank, 1);
   llvm::append_range(shape, type.getShape());
-  SmallVector<ReassociationIndices> groups;
-  ReassociationIndices first;
-  for (int64_t d = 0; d <= 4 - rank; ++d)
-    first.push_back(d);
-  groups.push_back(first);
-  for (int64_t d = 5 - rank; d < 4; ++d)
-    groups.push_back({d});
-  return tensor::ExpandShapeOp::create(b, type.clone(shape), value, groups);
+  return tensor::ExpandShapeOp::create(b, type.clone(shape), value,
+                                       frontUnitGroups(rank));
 }
 
 struct AttnRaiseAttentionPass
@@ -695,16 +702,9 @@ struct AttnRaiseAttentionPass
       return;
     }
     Value result = op.getResult(0);
-    if (outType.getRank() != 4) {
-      SmallVector<ReassociationIndices> groups;
-      ReassociationIndices first;
-      for (int64_t d = 0; d <= 4 - outType.getRank(); ++d)
-        first.push_back(d);
-      groups.push_back(first);
-      for (int64_t d = 5 - outType.getRank(); d < 4; ++d)
-        groups.push_back({d});
-      result = tensor::CollapseShapeOp::create(b, outType, result, groups);
-    }
+    if (outType.getRank() != 4)
+      result = tensor::CollapseShapeOp::create(
+          b, outType, result, frontUnitGroups(outType.getRank()));
     pv->getResult(0).replaceAllUsesWith(result);
     if (remarks)
       op.emitRemark() << "raised to attn.attention (scale " << attention.scale

@@ -10,11 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
-#include "attn/Distribution/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
-#include "attn/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -25,10 +22,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  mlir::attn::registerAttnPasses();
-  mlir::attn::registerAttnConversionPasses();
-  mlir::attn::registerAttnDistributionPasses();
-  mlir::attn::registerAttnPipelines();
+  mlir::attn::registerAllAttnPassesAndPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

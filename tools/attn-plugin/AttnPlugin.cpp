@@ -5,11 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
-#include "attn/Distribution/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
-#include "attn/Transforms/Passes.h"
 
 #include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
@@ -28,10 +25,5 @@ mlirGetDialectPluginInfo() {
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "attn", LLVM_VERSION_STRING,
-          []() {
-            attn::registerAttnPasses();
-            attn::registerAttnConversionPasses();
-            attn::registerAttnDistributionPasses();
-            attn::registerAttnPipelines();
-          }};
+          []() { attn::registerAllAttnPassesAndPipelines(); }};
 }

@@ -110,13 +110,8 @@ int64_t visibleScores(const DistributedLayout &layout,
     queries = layout.queryRuns(rank, problem.queryLen);
     keys.push_back({0, 0, problem.kvLen});
   } else {
-    int64_t row = rank / layout.cols, col = rank % layout.cols;
-    for (int64_t j = 0; j < layout.cols; ++j)
-      llvm::append_range(
-          queries, layout.queryRuns(row * layout.cols + j, problem.queryLen));
-    for (int64_t i = 0; i < layout.rows; ++i)
-      llvm::append_range(keys,
-                         layout.keyRuns(i * layout.cols + col, problem.kvLen));
+    queries = layout.queryChunkRuns(rank / layout.cols, problem.queryLen);
+    keys = layout.keyChunkRuns(rank % layout.cols, problem.kvLen);
   }
   int64_t scores = 0;
   for (const TokenRun &run : queries)
@@ -284,21 +279,10 @@ llvm::Expected<bool> mlir::attn::runDistributed(
 
   int passed = bytesMatch;
   if (leader && check) {
-    llvm::Expected<std::vector<OutputCheck>> checks =
-        checkAgainstReference(op, operands, checkOptions);
-    if (!checks)
-      return checks.takeError();
-    for (const OutputCheck &result : *checks) {
-      llvm::outs() << llvm::formatv(
-          "  check {0,-3}: max abs {1:e2}, rel {2:e2} (tolerance {3:e2}, {4})",
-          result.name, result.stats.maxAbs, result.stats.relL2,
-          result.tolerance, result.toleranceOrigin);
-      if (result.stats.nanCount)
-        llvm::outs() << ", " << result.stats.nanCount
-                     << " elements NaN or wrongly infinite";
-      llvm::outs() << (result.passed ? " PASS\n" : " FAIL\n");
-      passed &= result.passed;
-    }
+    llvm::Expected<bool> checked = checkAndReport(op, operands, checkOptions);
+    if (!checked)
+      return checked.takeError();
+    passed &= *checked;
   } else if (leader) {
     llvm::outs() << "  check: skipped (--no-check)\n";
   }

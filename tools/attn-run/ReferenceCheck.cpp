@@ -108,3 +108,25 @@ mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
     check(*lse, exact->lse, naive ? &naive->lse : nullptr);
   return checks;
 }
+
+llvm::Expected<bool> mlir::attn::checkAndReport(AttentionOp op,
+                                                AttentionOperands &operands,
+                                                const CheckOptions &options) {
+  llvm::Expected<std::vector<OutputCheck>> checks =
+      checkAgainstReference(op, operands, options);
+  if (!checks)
+    return checks.takeError();
+  bool passed = true;
+  for (const OutputCheck &check : *checks) {
+    llvm::outs() << llvm::formatv(
+        "  check {0,-3}: max abs {1:e2}, rel {2:e2} (tolerance {3:e2}, {4})",
+        check.name, check.stats.maxAbs, check.stats.relL2, check.tolerance,
+        check.toleranceOrigin);
+    if (check.stats.nanCount)
+      llvm::outs() << ", " << check.stats.nanCount
+                   << " elements NaN or wrongly infinite";
+    llvm::outs() << (check.passed ? " PASS\n" : " FAIL\n");
+    passed &= check.passed;
+  }
+  return passed;
+}

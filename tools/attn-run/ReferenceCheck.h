@@ -51,6 +51,11 @@ llvm::Expected<std::vector<OutputCheck>>
 checkAgainstReference(AttentionOp op, AttentionOperands &operands,
                       const CheckOptions &options);
 
+/// checkAgainstReference, with one line per output on stdout ("  check O  :
+/// max abs .., rel .. (tolerance .., origin) PASS"); whether all passed.
+llvm::Expected<bool> checkAndReport(AttentionOp op, AttentionOperands &operands,
+                                    const CheckOptions &options);
+
 } // namespace mlir::attn
 
 #endif // ATTN_RUN_REFERENCECHECK_H

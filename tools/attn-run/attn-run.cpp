@@ -536,23 +536,7 @@ llvm::Expected<bool> runOnCpu(AttentionOp op, const AttentionProblem &problem,
     llvm::outs() << "  check: skipped (--no-check)\n";
     return true;
   }
-  llvm::Expected<std::vector<OutputCheck>> checks =
-      checkAgainstReference(op, operands, checkOptions);
-  if (!checks)
-    return checks.takeError();
-  bool passed = true;
-  for (const OutputCheck &check : *checks) {
-    llvm::outs() << llvm::formatv(
-        "  check {0,-3}: max abs {1:e2}, rel {2:e2} (tolerance {3:e2}, {4})",
-        check.name, check.stats.maxAbs, check.stats.relL2, check.tolerance,
-        check.toleranceOrigin);
-    if (check.stats.nanCount)
-      llvm::outs() << ", " << check.stats.nanCount
-                   << " elements NaN or wrongly infinite";
-    llvm::outs() << (check.passed ? " PASS\n" : " FAIL\n");
-    passed &= check.passed;
-  }
-  return passed;
+  return checkAndReport(op, operands, checkOptions);
 }
 
 } // namespace

@@ -19,6 +19,7 @@
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -78,6 +79,21 @@ struct DistributedLayout {
     if (ring)
       return ringRuns(rank, length);
     return gridRuns(rank % cols, rank / cols, cols, rows, length);
+  }
+
+  /// ATTENTION2D: the query tokens grid row `row` gathers (its ranks' query
+  /// runs) and the key tokens grid column `col` gathers.
+  SmallVector<TokenRun> queryChunkRuns(int64_t row, int64_t length) const {
+    SmallVector<TokenRun> runs;
+    for (int64_t j = 0; j < cols; ++j)
+      llvm::append_range(runs, queryRuns(row * cols + j, length));
+    return runs;
+  }
+  SmallVector<TokenRun> keyChunkRuns(int64_t col, int64_t length) const {
+    SmallVector<TokenRun> runs;
+    for (int64_t i = 0; i < rows; ++i)
+      llvm::append_range(runs, keyRuns(i * cols + col, length));
+    return runs;
   }
 
   /// Bytes every rank sends to other ranks in one run: ATTENTION2D gathers

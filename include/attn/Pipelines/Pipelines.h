@@ -67,6 +67,10 @@ void buildKernelsToPTXPipeline(OpPassManager &pm,
 /// Registers the named pipelines with the global pass registry.
 void registerAttnPipelines();
 
+/// Registers every pass of the project (transforms, conversions,
+/// distribution) and the named pipelines: what a tool or plugin exposes.
+void registerAllAttnPassesAndPipelines();
+
 } // namespace attn
 } // namespace mlir
 
