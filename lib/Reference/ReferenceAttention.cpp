@@ -139,8 +139,10 @@ AttentionResult attend(const AttentionShape &shape,
         for (int64_t k = 0; k < seqK; ++k) {
           if (options.causal && k > diagonal)
             continue;
-          if (options.window && (k < diagonal - options.window->first ||
-                                 k > diagonal + options.window->second))
+          // Distances, not edges: diagonal + a side near INT64_MAX would
+          // overflow.
+          if (options.window && (diagonal - k > options.window->first ||
+                                 k - diagonal > options.window->second))
             continue;
           double maskValue = maskRows ? maskRows[i * seqK + k] : 0.0;
           if (mask && mask->kind == ScoreMask::Kind::Boolean &&

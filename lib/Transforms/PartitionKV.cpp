@@ -145,15 +145,19 @@ struct AttnPartitionKVPass
     FailureOr<Fa2TilesAttr> tiles = resolveTiles(op, blockM, blockN);
     if (failed(tiles))
       return failure();
-    // More splits than keys only adds empty partials, each a slot of O and
-    // LSE: a huge count would allocate without bound.
+    // Split-KV cuts the KV blocks into runs: more splits than blocks only
+    // add empty partials, each a slot of O and LSE, and a huge count would
+    // allocate without bound.
     if (auto split = dyn_cast<SplitKVAttr>(op.getPartitionAttr()))
-      if (std::optional<AttentionProblem> p = AttentionProblem::fromOp(op))
-        if (split.getSplits() > std::max<int64_t>(1, p->kvLen))
+      if (std::optional<AttentionProblem> p = AttentionProblem::fromOp(op)) {
+        int64_t kvBlocks =
+            std::max<int64_t>(1, llvm::divideCeil(p->kvLen, tiles->getBlockN()));
+        if (split.getSplits() > kvBlocks)
           return op.emitError()
                  << "split_kv splits " << split.getSplits() << " exceed the "
-                 << p->kvLen << " keys: use at most "
-                 << std::max<int64_t>(1, p->kvLen) << " splits";
+                 << kvBlocks << " key/value blocks of " << tiles->getBlockN()
+                 << " keys: use at most " << kvBlocks << " splits";
+      }
     rewriter.setInsertionPoint(op);
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value q = op.getQuery(), v = op.getValue();

@@ -27,11 +27,18 @@
 #ifndef ATTN_ANALYSIS_MASKGEOMETRY_H
 #define ATTN_ANALYSIS_MASKGEOMETRY_H
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <utility>
 
 namespace mlir::attn {
+
+/// A window side of this many keys or more reaches every key of any attention
+/// that fits in memory (sizes are at most 2^48, SizeLimits.h). The geometry
+/// clamps sides to it, so that a position plus a side never overflows: a
+/// side of INT64_MAX means "unbounded".
+constexpr int64_t kUnboundedWindowSide = int64_t(1) << 62;
 
 template <typename A> struct MaskGeometry {
   using V = typename A::Value;
@@ -60,6 +67,10 @@ template <typename A> struct MaskGeometry {
     return {shift, a.sub(keyTotal, keyOffset)};
   }
 
+  V windowSide(int64_t side) {
+    return a.constant(std::min(side, kUnboundedWindowSide));
+  }
+
   V diagonal(V row) {
     return a.add(row, frame ? frame->shift : a.sub(kvLen, queryLen));
   }
@@ -69,7 +80,7 @@ template <typename A> struct MaskGeometry {
   V visibleBegin(V row) {
     if (!window)
       return a.constant(0);
-    return a.sub(diagonal(row), a.constant(window->first));
+    return a.sub(diagonal(row), windowSide(window->first));
   }
 
   /// One past the last key visible from `row`, at most Sk (and the frame's
@@ -82,7 +93,7 @@ template <typename A> struct MaskGeometry {
     if (causal)
       end = a.min(end, next);
     if (window)
-      end = a.min(end, a.add(next, a.constant(window->second)));
+      end = a.min(end, a.add(next, windowSide(window->second)));
     return end;
   }
 

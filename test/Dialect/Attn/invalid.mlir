@@ -131,7 +131,7 @@ func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x128xf16>, %v: tensor<2
 // -----
 
 func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x0x32x64xf16>, %v: tensor<2x0x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
-  // expected-error @+1 {{K and V must have at least one head, got Hkv = 0}}
+  // expected-error @+1 {{K has a zero size ('tensor<2x0x32x64xf16>'): every size of an attention must be positive}}
   %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x0x32x64xf16>, tensor<2x0x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
   return
 }

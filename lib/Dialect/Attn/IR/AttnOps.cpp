@@ -11,6 +11,7 @@
 #include "attn/Analysis/IntegerArith.h"
 #include "attn/Analysis/MaskGeometry.h"
 #include "attn/Analysis/WorkAssignment.h"
+#include "attn/Support/SizeLimits.h"
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Builders.h"
@@ -46,6 +47,31 @@ static LogicalResult verifyRank(Operation *op, StringRef name, Value value,
     return success();
   return op->emitOpError() << name << " must have rank " << rank << " ("
                            << layout << "), got rank " << type.getRank();
+}
+
+/// Checks that every static size of `value` is positive and that its static
+/// sizes fit in a tensor any machine can hold (kMaxTensorBytes), so that no
+/// later size computation overflows.
+static LogicalResult verifyTensorSize(Operation *op, StringRef name,
+                                      Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> staticSizes;
+  for (int64_t size : type.getShape()) {
+    if (ShapedType::isDynamic(size))
+      continue;
+    if (size == 0)
+      return op->emitOpError()
+             << name << " has a zero size (" << type
+             << "): every size of an attention must be positive";
+    staticSizes.push_back(size);
+  }
+  int64_t elementBytes =
+      llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8);
+  if (!checkedTensorBytes(staticSizes, elementBytes))
+    return op->emitOpError()
+           << name << " (" << type << ") holds more than 2^48 bytes (256 TiB)"
+           << ", more than any machine addresses";
+  return success();
 }
 
 /// Checks that two sizes of the same quantity agree where both are static.
@@ -188,6 +214,13 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
   if (failed(verifyFloatElement(op, "O", o)) ||
       (lse && failed(verifyF32Element(op, "LSE", lse))))
     return failure();
+  Value mask = self.getMask();
+  if (failed(verifyTensorSize(op, "Q", q)) ||
+      failed(verifyTensorSize(op, "K", k)) ||
+      failed(verifyTensorSize(op, "V", v)) ||
+      failed(verifyTensorSize(op, "O", o)) ||
+      (lse && failed(verifyTensorSize(op, "LSE", lse))))
+    return failure();
 
   ArrayRef<int64_t> qs = self.getQuery().getType().getShape();
   ArrayRef<int64_t> ks = self.getKey().getType().getShape();
@@ -204,9 +237,6 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
     return failure();
 
   int64_t hq = qs[1], hkv = ks[1];
-  if (!ShapedType::isDynamic(hkv) && hkv < 1)
-    return emitOpError() << "K and V must have at least one head, got Hkv = "
-                         << hkv;
   if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
       hq % hkv != 0)
     return emitOpError() << "query heads (Hq = " << hq
@@ -232,7 +262,7 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
       return failure();
   }
 
-  if (Value mask = self.getMask()) {
+  if (mask) {
     auto maskType = cast<RankedTensorType>(mask.getType());
     if (failed(verifyRank(op, "mask", mask, 4, "[B or 1, Hq or 1, Sq, Sk]")))
       return failure();
@@ -241,6 +271,8 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
       return emitOpError() << "mask element type must be i1 (boolean) or f16, "
                               "bf16, f32 (additive), got "
                            << maskElement;
+    if (failed(verifyTensorSize(op, "mask", mask)))
+      return failure();
     ArrayRef<int64_t> ms = maskType.getShape();
     const char *dimNames[] = {"batch (B)", "query heads (Hq)"};
     for (int dim = 0; dim < 2; ++dim) {

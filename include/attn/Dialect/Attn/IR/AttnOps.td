@@ -113,7 +113,9 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention"> {
     The op is in destination-passing style: `outs` names the tensors the
     results are written into, and result `i` has the type of `outs` operand
     `i`. Dimensions may be dynamic; every check below that needs a static size
-    is made when both sizes are known.
+    is made when both sizes are known. Static sizes are positive, and no
+    operand holds more than 2^48 bytes (256 TiB, more than any machine
+    addresses), so that no size computed from them overflows.
 
     Attributes:
     - `scale` (f32, positive): multiplies `Q K^T`; default `1 / sqrt(D)`
@@ -124,7 +126,8 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention"> {
     - `window = array<i64: left, right>`: sliding window, both non-negative;
       key `k` is visible from query `i` only if
       `i + Sk - Sq - left <= k <= i + Sk - Sq + right`. With `causal` as well
-      the right edge is the causal one.
+      the right edge is the causal one. A side of 2^62 or more (e.g.
+      INT64_MAX) is unbounded.
     - `softcap` (f32, positive): `softcap(x) = softcap * tanh(x / softcap)`,
       applied to the scaled score before `score` and the mask.
     - `tiles`: a pinned `#attn.fa2<...>` tiling; without it schedule selection

@@ -1,0 +1,72 @@
+//===- SizeLimits.h - Checked sizes of user-given tensors -------*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every element count and byte size computed from user input (static dims,
+// tool options, .npy headers, manifests) goes through these checked products
+// before anything is allocated or compiled, so that an overflow or a size no
+// machine can hold is an error naming the value, not a crash or a wrapped
+// size. Header-only and free of LLVM, for libattnrt too.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_SUPPORT_SIZELIMITS_H
+#define ATTN_SUPPORT_SIZELIMITS_H
+
+#include <cstdint>
+#include <optional>
+
+namespace mlir::attn {
+
+/// The most bytes one tensor may hold: 2^48 (256 TiB). No machine addresses
+/// more: x86-64 gives a process 2^47 bytes (2^56 with five-level paging, on
+/// no machine with that much memory), NVIDIA GPUs 2^49 of virtual addresses
+/// for all allocations together.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
+
+/// x * y, or std::nullopt when it overflows int64.
+inline std::optional<int64_t> checkedMul(int64_t x, int64_t y) {
+  int64_t product;
+  if (__builtin_mul_overflow(x, y, &product))
+    return std::nullopt;
+  return product;
+}
+
+/// x + y, or std::nullopt when it overflows int64.
+inline std::optional<int64_t> checkedAdd(int64_t x, int64_t y) {
+  int64_t sum;
+  if (__builtin_add_overflow(x, y, &sum))
+    return std::nullopt;
+  return sum;
+}
+
+/// The product of non-negative `sizes` (any range of integers), or
+/// std::nullopt when it overflows int64.
+template <typename Range>
+std::optional<int64_t> checkedProduct(const Range &sizes) {
+  std::optional<int64_t> product = 1;
+  for (auto size : sizes)
+    if (!(product = checkedMul(*product, static_cast<int64_t>(size))))
+      return std::nullopt;
+  return product;
+}
+
+/// The bytes of a tensor of `sizes` with `elementBytes`-byte elements, or
+/// std::nullopt when that is more than kMaxTensorBytes (or overflows).
+template <typename Range>
+std::optional<int64_t> checkedTensorBytes(const Range &sizes,
+                                          int64_t elementBytes) {
+  std::optional<int64_t> elements = checkedProduct(sizes);
+  std::optional<int64_t> bytes =
+      elements ? checkedMul(*elements, elementBytes) : std::nullopt;
+  if (!bytes || *bytes > kMaxTensorBytes)
+    return std::nullopt;
+  return bytes;
+}
+
+} // namespace mlir::attn
+
+#endif // ATTN_SUPPORT_SIZELIMITS_H
