@@ -7,12 +7,11 @@
 
 #include "attn/Runtime/attnrt.h"
 #include "attn/Runtime/CudaDriver.h"
+#include "attn/Support/Files.h"
 
 #include "Manifest.h"
 
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -161,30 +160,32 @@ attnrtStatus evaluateGrid(const KernelSpec &spec, const attnrtTensor *args,
   return ATTNRT_SUCCESS;
 }
 
-bool readFile(const std::string &path, std::string &text) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return false;
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  text = contents.str();
-  return !file.bad();
-}
+/// The largest manifest and PTX a bundle may have: far above what
+/// attn-compile writes (kilobytes and megabytes), far below what would
+/// exhaust memory.
+constexpr uint64_t kMaxManifestBytes = uint64_t(64) << 20;
+constexpr uint64_t kMaxPtxBytes = uint64_t(1) << 30;
 
 /// Reads DIRECTORY's manifest and PTX.
 attnrtStatus readBundle(const std::string &dir, Manifest &manifest,
                         std::string &ptx) {
   std::string manifestPath = dir + "/manifest.json";
   std::string manifestText, error;
-  if (!readFile(manifestPath, manifestText))
+  if (std::string readError =
+          mlir::attn::files::readFile(manifestPath, kMaxManifestBytes, manifestText);
+      !readError.empty())
     return fail(ATTNRT_ERROR_INVALID_BUNDLE,
-                "cannot read " + manifestPath + ": is " + dir +
-                    " a kernel bundle written by attn-compile?");
+                readError + " (is " + dir +
+                    " a kernel bundle written by attn-compile?)");
   if (!parseManifest(manifestText, manifest, error))
     return fail(ATTNRT_ERROR_INVALID_BUNDLE, manifestPath + ": " + error);
   std::string ptxPath = dir + "/" + manifest.ptx;
-  if (manifest.ptx.empty() || !readFile(ptxPath, ptx))
-    return fail(ATTNRT_ERROR_INVALID_BUNDLE, "cannot read " + ptxPath);
+  if (manifest.ptx.empty())
+    return fail(ATTNRT_ERROR_INVALID_BUNDLE,
+                manifestPath + ": names no PTX file");
+  if (std::string readError = mlir::attn::files::readFile(ptxPath, kMaxPtxBytes, ptx);
+      !readError.empty())
+    return fail(ATTNRT_ERROR_INVALID_BUNDLE, readError);
   return ATTNRT_SUCCESS;
 }
 

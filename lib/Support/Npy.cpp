@@ -15,7 +15,9 @@
 
 #include "attn/Support/Npy.h"
 
+#include "attn/Support/Files.h"
 #include "attn/Support/HalfFloat.h"
+#include "attn/Support/SizeLimits.h"
 
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/Endian.h"
@@ -31,6 +33,9 @@ using llvm::StringRef;
 
 namespace {
 constexpr StringRef kMagic("\x93NUMPY", 6);
+/// The longest header read: NumPy writes at most a few hundred bytes, and
+/// reads at most 10,000 by default.
+constexpr size_t kMaxHeaderBytes = size_t(1) << 20;
 // The prefix before the header: magic, two version bytes, a 2- or 4-byte
 // length.
 constexpr size_t kPrefixV1 = 10;
@@ -248,6 +253,10 @@ llvm::Expected<NpyArray> parseNpy(StringRef bytes,
                                    llvm::Twine(major) + "." +
                                    llvm::Twine(minor));
   }
+  if (headerLength > kMaxHeaderBytes)
+    return llvm::createStringError(
+        "the header claims " + llvm::Twine(headerLength) +
+        " bytes; a .npy header has at most " + llvm::Twine(kMaxHeaderBytes));
   if (bytes.size() - prefix < headerLength)
     return llvm::createStringError("the header is cut short");
 
@@ -267,11 +276,15 @@ llvm::Expected<NpyArray> parseNpy(StringRef bytes,
   NpyArray array;
   array.elementType = *type;
   array.shape = std::move(header->shape);
-  int64_t dataBytes = npyElementBytes(array.elementType);
-  for (int64_t dim : array.shape)
-    if (llvm::MulOverflow(dataBytes, dim, dataBytes))
-      return llvm::createStringError("shape " + shapeString(array.shape) +
-                                     " is too large");
+  std::optional<int64_t> checkedBytes = checkedTensorBytes(
+      array.shape, npyElementBytes(array.elementType));
+  if (!checkedBytes)
+    return llvm::createStringError(
+        "shape " + shapeString(array.shape) + " of " +
+        typeName(array.elementType) +
+        " holds more than 2^48 bytes (256 TiB), more than any machine "
+        "addresses");
+  int64_t dataBytes = *checkedBytes;
   StringRef data = bytes.drop_front(prefix + headerLength);
   if (data.size() != static_cast<uint64_t>(dataBytes))
     return llvm::createStringError(
@@ -397,6 +410,12 @@ int64_t NpyArray::numElements() const { return elementCount(shape); }
 
 llvm::Expected<NpyArray>
 mlir::attn::readNpy(StringRef path, std::optional<NpyElementType> expected) {
+  // A .npy file is its header (at most kMaxHeaderBytes) and at most one
+  // tensor's bytes; /dev/zero or a FIFO would be read until memory runs out.
+  std::string error = files::checkInput(
+      path.str(), static_cast<uint64_t>(kMaxTensorBytes) + kMaxHeaderBytes);
+  if (!error.empty())
+    return llvm::createStringError(error);
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                   /*RequiresNullTerminator=*/false);
@@ -422,23 +441,24 @@ llvm::Error mlir::attn::writeNpy(StringRef path, const NpyArray &array) {
         typeName(array.elementType) + ", which takes " +
         llvm::Twine(dataBytes));
   WrappedHeader header = headerFor(array);
-  llvm::Error err = llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
-    os << kMagic << static_cast<char>(header.major) << '\0';
-    char length[4];
-    if (header.major == 1) {
-      llvm::support::endian::write16le(length, header.text.size());
-      os.write(length, 2);
-    } else {
-      llvm::support::endian::write32le(length, header.text.size());
-      os.write(length, 4);
-    }
-    os << header.text;
-    os.write(reinterpret_cast<const char *>(array.data.data()),
-             array.data.size());
-    return llvm::Error::success();
-  });
-  if (err)
-    return inFile(path, std::move(err));
+  std::string prefix = kMagic.str();
+  prefix += static_cast<char>(header.major);
+  prefix += '\0';
+  char length[4];
+  if (header.major == 1) {
+    llvm::support::endian::write16le(length, header.text.size());
+    prefix.append(length, 2);
+  } else {
+    llvm::support::endian::write32le(length, header.text.size());
+    prefix.append(length, 4);
+  }
+  prefix += header.text;
+  std::string error = files::writeFile(
+      path.str(),
+      {prefix, std::string_view(reinterpret_cast<const char *>(array.data.data()),
+                                array.data.size())});
+  if (!error.empty())
+    return llvm::createStringError(error);
   return llvm::Error::success();
 }
 

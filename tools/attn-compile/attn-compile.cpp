@@ -14,6 +14,7 @@
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/KernelBundle.h"
+#include "attn/Support/Files.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -76,6 +77,11 @@ int main(int argc, char **argv) {
   registry.insert<AttnDialect>();
   MLIRContext context(registry);
 
+  if (inputFilename != "-")
+    if (std::string error = mlir::attn::files::checkInput(
+            inputFilename, mlir::attn::files::kMaxSourceBytes);
+        !error.empty())
+      return fail(error);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   OwningOpRef<ModuleOp> module =
@@ -130,14 +136,10 @@ int main(int argc, char **argv) {
   auto write = [&](StringRef name, StringRef text) -> bool {
     SmallString<256> path(outputDir.getValue());
     llvm::sys::path::append(path, name);
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec) {
-      fail("cannot write " + path + ": " + ec.message());
-      return false;
-    }
-    os << text;
-    return true;
+    std::string error = mlir::attn::files::writeFile(path.str().str(), {text});
+    if (!error.empty())
+      fail(error);
+    return error.empty();
   };
   if (!write("kernels.ptx", bundle.ptx) ||
       !write("manifest.json", bundle.manifestJson))

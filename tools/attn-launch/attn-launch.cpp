@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/GpuCheck/GpuCheck.h"
+#include "attn/Support/Files.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -20,6 +21,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace attn::gpucheck;
 
@@ -160,15 +163,23 @@ int main(int argc, char **argv) {
   if (probe)
     return 0;
 
+  // The rows are gathered in memory and the file is replaced as a whole at
+  // the end (mlir::attn::files::writeFile), so a failed write leaves the old file.
+  std::string csvBefore;
+  char *csvRows = nullptr;
+  size_t csvRowBytes = 0;
   std::FILE *csv = nullptr;
   if (!csvPath.empty()) {
-    std::FILE *existing = std::fopen(csvPath.c_str(), "r");
-    bool fresh = !existing;
-    if (existing)
-      std::fclose(existing);
-    csv = std::fopen(csvPath.c_str(), "a");
+    bool fresh = access(csvPath.c_str(), F_OK) != 0;
+    if (!fresh)
+      if (std::string error = mlir::attn::files::readFile(
+              csvPath, mlir::attn::files::kMaxSourceBytes, csvBefore);
+          !error.empty())
+        return fail(error);
+    csv = open_memstream(&csvRows, &csvRowBytes);
     if (!csv)
-      return fail("cannot write " + csvPath + ": " + std::strerror(errno));
+      return fail("cannot buffer the CSV rows: " +
+                  std::string(std::strerror(errno)));
     if (fresh)
       printCsvHeader(csv);
   }
@@ -206,8 +217,14 @@ int main(int argc, char **argv) {
       failures += !report.passed();
     }
   }
-  if (csv)
+  if (csv) {
     std::fclose(csv);
+    std::string error = mlir::attn::files::writeFile(
+        csvPath, {csvBefore, std::string_view(csvRows, csvRowBytes)});
+    std::free(csvRows);
+    if (!error.empty())
+      return fail(error);
+  }
   if (!unmatched.empty())
     return fail("no kernel " + unmatched.front() + " in the bundles");
   if (failures)

@@ -28,6 +28,7 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Execution/AttentionSpec.h"
 #include "attn/Execution/CpuExecutable.h"
+#include "attn/Support/Files.h"
 #include "attn/Support/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -569,6 +570,11 @@ int main(int argc, char **argv) {
         return fail("--" + option->ArgStr +
                     " describes the attention, which the module " +
                     inputFilename + " already does");
+    if (inputFilename != "-")
+      if (std::string error = mlir::attn::files::checkInput(
+              inputFilename, mlir::attn::files::kMaxSourceBytes);
+          !error.empty())
+        return fail(error);
     llvm::SourceMgr sourceMgr;
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
     module = parseSourceFile<ModuleOp>(inputFilename, sourceMgr, &context);

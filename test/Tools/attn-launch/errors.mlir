@@ -9,7 +9,7 @@
 // VALID: 1 kernel(s), manifest valid
 
 // RUN: not attn-launch --validate %t/missing 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: attn-launch: error: cannot read {{.*}}missing/manifest.json: is {{.*}} a kernel bundle written by attn-compile?
+// MISSING: attn-launch: error: cannot read {{.*}}missing/manifest.json: No such file or directory (is {{.*}} a kernel bundle written by attn-compile?)
 
 // A manifest that is not JSON: the line and column of the problem.
 // RUN: mkdir -p %t/broken && cp %t/good/kernels.ptx %t/broken/
