@@ -10,6 +10,7 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Support/HalfFloat.h"
 #include "attn/Support/Npy.h"
+#include "attn/Support/SizeLimits.h"
 
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/Endian.h"
@@ -18,11 +19,41 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
+
+/// Checks, before anything is allocated, that the host memory attn-run needs
+/// for `op` fits in this machine: every operand in its own format, plus the
+/// float64 copy of each that generating inputs and the reference check work
+/// on. The verifier already bounds each operand (2^48 bytes); this bounds
+/// the run by what the machine has, so a huge but valid size is an error
+/// naming the sizes instead of an out-of-memory abort.
+llvm::Error checkHostMemory(AttentionOp op) {
+  std::optional<int64_t> total = 0;
+  for (Value operand : op->getOperands()) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    int64_t elementBytes =
+        llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8);
+    std::optional<int64_t> bytes =
+        checkedTensorBytes(type.getShape(), elementBytes + sizeof(double));
+    total = bytes && total ? checkedAdd(*total, *bytes) : std::nullopt;
+  }
+  uint64_t physical = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                      static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  if (total && static_cast<uint64_t>(*total) <= physical)
+    return llvm::Error::success();
+  std::string need = total ? llvm::formatv("{0:F1} GiB", *total / 1073741824.0)
+                                 .str()
+                           : std::string("more than 2^48 bytes");
+  return llvm::createStringError(llvm::formatv(
+      "the operands and their float64 copies for the check need {0}; this "
+      "machine has {1:F1} GiB of memory",
+      need, physical / 1073741824.0));
+}
 
 FailureOr<ElementFormat> formatOf(Type type) {
   if (type.isF16())
@@ -172,6 +203,13 @@ llvm::Expected<AttentionOperands> AttentionOperands::create(AttentionOp op,
   names.push_back("O");
   if (result.hasLse)
     names.push_back("LSE");
+
+  // (A dynamic shape is reported below, operand by operand.)
+  if (llvm::all_of(op->getOperandTypes(), [](Type type) {
+        return cast<RankedTensorType>(type).hasStaticShape();
+      }))
+    if (llvm::Error err = checkHostMemory(op))
+      return std::move(err);
 
   std::mt19937_64 rng(seed);
   unsigned numInputs = op->getNumOperands() - op.getOutputs().size();

@@ -10,6 +10,8 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -50,6 +52,22 @@ int64_t TargetAttr::getComputeCapability() const {
 
 bool TargetAttr::isArchSpecific() const { return getChip().ends_with("a"); }
 
+/// The most of anything counted across a machine: SMs, splits, CTAs, ranks,
+/// bytes of shared memory, registers. CUDA's grid dimension and an MPI
+/// communicator's size are ints, and every product the schedules form from
+/// two such counts stays far from overflowing int64.
+constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
+
+/// Checks that `value` is at most kMaxCount.
+static LogicalResult
+verifyCountBound(function_ref<InFlightDiagnostic()> emitError, StringRef name,
+                 int64_t value) {
+  if (value <= kMaxCount)
+    return success();
+  return emitError() << name << " must be at most " << kMaxCount << ", got "
+                     << value;
+}
+
 LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef chip, int64_t sms,
                                  int64_t smemPerBlock, int64_t smemPerSm,
@@ -71,6 +89,10 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "register counts must be positive, got "
                           "regs_per_sm = "
                        << regsPerSm << ", regs_per_thread = " << regsPerThread;
+  if (failed(verifyCountBound(emitError, "sms", sms)) ||
+      failed(verifyCountBound(emitError, "smem_per_sm", smemPerSm)) ||
+      failed(verifyCountBound(emitError, "regs_per_sm", regsPerSm)))
+    return failure();
   if (regsPerThread > regsPerSm)
     return emitError() << "regs_per_thread (" << regsPerThread
                        << ") cannot exceed regs_per_sm (" << regsPerSm << ")";
@@ -96,8 +118,12 @@ Fa2TilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (blockN <= 0 || blockN % 16 != 0)
     return emitError() << "block_n must be a positive multiple of 16, got "
                        << blockN;
-  if (stages < 1)
-    return emitError() << "stages must be at least 1, got " << stages;
+  if (blockM > kMaxBlock || blockN > kMaxBlock)
+    return emitError() << "block_m and block_n must be at most " << kMaxBlock
+                       << ", got " << blockM << " and " << blockN;
+  if (stages < 1 || stages > kMaxStages)
+    return emitError() << "stages must be from 1 to " << kMaxStages << ", got "
+                       << stages;
   return success();
 }
 
@@ -105,14 +131,14 @@ LogicalResult SplitKVAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                   int64_t splits) {
   if (splits < 1)
     return emitError() << "splits must be at least 1, got " << splits;
-  return success();
+  return verifyCountBound(emitError, "splits", splits);
 }
 
 LogicalResult LeanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t ctas) {
   if (ctas < 1)
     return emitError() << "ctas must be at least 1, got " << ctas;
-  return success();
+  return verifyCountBound(emitError, "ctas", ctas);
 }
 
 LogicalResult
@@ -121,6 +147,9 @@ Attention2DAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (qParts < 1 || kvParts < 1)
     return emitError() << "q_parts and kv_parts must be at least 1, got "
                        << qParts << " x " << kvParts;
+  if (qParts > kMaxCount / kvParts)
+    return emitError() << "q_parts x kv_parts must be at most " << kMaxCount
+                       << " ranks, got " << qParts << " x " << kvParts;
   return success();
 }
 
@@ -128,7 +157,7 @@ LogicalResult RingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t devices, bool zigzag) {
   if (devices < 1)
     return emitError() << "devices must be at least 1, got " << devices;
-  return success();
+  return verifyCountBound(emitError, "devices", devices);
 }
 
 LogicalResult ClusterAttr::verify(function_ref<InFlightDiagnostic()> emitError,
@@ -139,6 +168,9 @@ LogicalResult ClusterAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (ranks < 1 || ranksPerNode < 1)
     return emitError() << "ranks and ranks_per_node must be at least 1, got "
                        << ranks << " and " << ranksPerNode;
+  if (failed(verifyCountBound(emitError, "ranks", ranks)) ||
+      failed(verifyCountBound(emitError, "ranks_per_node", ranksPerNode)))
+    return failure();
   if (nodeGbps < 1 || networkGbps < 1)
     return emitError() << "link bandwidths must be at least 1 GB/s, got "
                        << nodeGbps << " and " << networkGbps;

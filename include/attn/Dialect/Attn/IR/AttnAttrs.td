@@ -33,6 +33,7 @@ def Attn_TargetAttr : Attn_Attr<"Target", "target"> {
     registers of one SM, and the most registers one thread may hold.
 
     It is attached to a module as the dialect attribute `attn.target`.
+    Counts (`sms`, `smem_per_sm`, `regs_per_sm`) are at most 2^31 - 1.
 
     Example (an H100 SXM):
 
@@ -108,8 +109,9 @@ def Attn_Fa2TilesAttr : Attn_Attr<"Fa2Tiles", "fa2"> {
     shared memory through a pipeline of `stages` buffers.
 
     Constraints: `block_m` is a positive multiple of `16 * warps`; `block_n`
-    a positive multiple of 16; `warps` a power of two from 1 to 16;
-    `stages` at least 1.
+    a positive multiple of 16; both at most 4096 (a 4096 x 4096 f32 score
+    tile is already 64 MiB; no target runs a larger one); `warps` a power of
+    two from 1 to 16; `stages` from 1 to 16.
 
     ```mlir
     #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
@@ -122,6 +124,10 @@ def Attn_Fa2TilesAttr : Attn_Attr<"Fa2Tiles", "fa2"> {
     "int64_t":$stages
   );
   let extraClassDeclaration = [{
+    /// The largest block_m and block_n, and the most stages.
+    static constexpr int64_t kMaxBlock = 4096;
+    static constexpr int64_t kMaxStages = 16;
+
     /// Query rows owned by each warp.
     int64_t getRowsPerWarp() const { return getBlockM() / getWarps(); }
   }];
@@ -133,6 +139,9 @@ def Attn_SplitKVAttr : Attn_Attr<"SplitKV", "split_kv"> {
     Each of the `splits` parts covers a contiguous range of key/value blocks
     and produces a partial (O, LSE) state in f32; `attn.merge` combines them.
     A part whose range is empty or fully masked produces LSE = -inf.
+    `splits` is from 1 to 2^31 - 1 (CUDA's largest grid dimension), and
+    attn-partition-kv refuses more splits than the attention has key/value
+    blocks.
 
     ```mlir
     #attn.split_kv<splits = 8>
@@ -148,6 +157,7 @@ def Attn_LeanAttr : Attn_Attr<"Lean", "lean"> {
     and divided evenly over `ctas` persistent thread blocks, which must all be
     resident at once. The CTA computing the first block of an output tile
     (its host) merges the partials of the other CTAs that share the tile.
+    `ctas` is from 1 to 2^31 - 1.
 
     ```mlir
     #attn.lean<ctas = 264>
