@@ -7,6 +7,8 @@
 
 #include "Manifest.h"
 
+#include "attn/Support/SizeLimits.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -152,6 +154,21 @@ bool readParam(Reader &reader, const Value &entry, const std::string &path,
     return false;
   if (param.alignment & (param.alignment - 1))
     return reader.fail(path + ".alignment", "is not a power of two");
+  // The bytes the static sizes and strides reach, checked, so that the
+  // runtime's size computations cannot overflow.
+  std::optional<int64_t> span = 1;
+  for (int32_t i = 0; i < param.rank && span; ++i)
+    if (param.sizes[i] >= 0 && param.strides[i] >= 0) {
+      std::optional<int64_t> reach =
+          mlir::attn::checkedMul(param.sizes[i] - 1, param.strides[i]);
+      span = reach ? mlir::attn::checkedAdd(*span, *reach) : std::nullopt;
+    }
+  int64_t elementBytes = param.dtype == ATTNRT_F32 ? 4 : 2;
+  if (!span || !mlir::attn::checkedTensorBytes(std::initializer_list<int64_t>{*span},
+                                               elementBytes))
+    return reader.fail(path + ".shape",
+                       "with its strides spans more than 2^48 bytes (256 "
+                       "TiB), more than any machine addresses");
   return true;
 }
 
@@ -231,7 +248,9 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
     if (threads > 1024)
       return reader.fail(path + ".block", "has more than 1024 threads");
   }
-  if (!reader.integerMember(entry, path, "dynamic_shared_memory", 0,
+  // Every kernel attn-compile writes stages its tiles in dynamic shared
+  // memory: 0 is a broken manifest, not a kernel that needs none.
+  if (!reader.integerMember(entry, path, "dynamic_shared_memory", 1,
                             kernel.dynamicSharedBytes))
     return false;
   if (const Value *persistent =

@@ -11,6 +11,7 @@
 
 #include "Manifest.h"
 
+#include <cctype>
 #include <memory>
 #include <string>
 #include <vector>
@@ -166,6 +167,41 @@ attnrtStatus evaluateGrid(const KernelSpec &spec, const attnrtTensor *args,
 constexpr uint64_t kMaxManifestBytes = uint64_t(64) << 20;
 constexpr uint64_t kMaxPtxBytes = uint64_t(1) << 30;
 
+/// Checks that `ptx` is PTX text that defines every kernel of the manifest,
+/// so that a bundle with an empty, foreign or stale PTX file fails when it
+/// is read (and in --validate), not at the first launch on a GPU.
+attnrtStatus checkPtx(const std::string &ptxPath, const std::string &ptx,
+                      const Manifest &manifest) {
+  auto declares = [&](const std::string &directive) {
+    for (size_t at = ptx.find(directive); at != std::string::npos;
+         at = ptx.find(directive, at + 1))
+      if (at == 0 || ptx[at - 1] == '\n' || ptx[at - 1] == ' ' ||
+          ptx[at - 1] == '\t')
+        return true;
+    return false;
+  };
+  if (!declares(".version ") || !declares(".target "))
+    return fail(ATTNRT_ERROR_INVALID_BUNDLE,
+                ptxPath + " is not PTX (no .version and .target directives)");
+  for (const KernelSpec &kernel : manifest.kernels) {
+    bool defined = false;
+    const std::string entry = ".entry " + kernel.name;
+    for (size_t at = ptx.find(entry); at != std::string::npos && !defined;
+         at = ptx.find(entry, at + 1)) {
+      size_t end = at + entry.size();
+      defined = end < ptx.size() &&
+                (ptx[end] == '(' ||
+                 std::isspace(static_cast<unsigned char>(ptx[end])));
+    }
+    if (!defined)
+      return fail(ATTNRT_ERROR_INVALID_BUNDLE,
+                  ptxPath + " defines no kernel " + kernel.name +
+                      " (the manifest's kernel); was it written with this "
+                      "manifest by attn-compile?");
+  }
+  return ATTNRT_SUCCESS;
+}
+
 /// Reads DIRECTORY's manifest and PTX.
 attnrtStatus readBundle(const std::string &dir, Manifest &manifest,
                         std::string &ptx) {
@@ -186,7 +222,7 @@ attnrtStatus readBundle(const std::string &dir, Manifest &manifest,
   if (std::string readError = mlir::attn::files::readFile(ptxPath, kMaxPtxBytes, ptx);
       !readError.empty())
     return fail(ATTNRT_ERROR_INVALID_BUNDLE, readError);
-  return ATTNRT_SUCCESS;
+  return checkPtx(ptxPath, ptx, manifest);
 }
 
 attnrtStatus loadKernels(attnrtContext_ *context, Manifest &manifest,

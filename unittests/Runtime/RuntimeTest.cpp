@@ -66,7 +66,7 @@ constexpr const char *kManifest = R"({
       ],
       "grid": [{"param": "Q", "dim": 0, "ceil_div": 64}, 1, 1],
       "block": [64, 2, 1],
-      "dynamic_shared_memory": 0,
+      "dynamic_shared_memory": 8192,
       "workspaces": [
         {"name": "partials", "bytes": 4096},
         {"name": "semaphores", "bytes": 256, "zero_init": true}
@@ -522,8 +522,9 @@ TEST_F(RuntimeTest, ValidateDirectoryWithoutManifest) {
   EXPECT_EQ(attnrtBundleValidate(dir.str().c_str(), &count),
             ATTNRT_ERROR_INVALID_BUNDLE);
   EXPECT_TRUE(lastErrorContains("cannot read " + dir.str() +
-                                "/manifest.json: is " + dir.str() +
-                                " a kernel bundle"));
+                                "/manifest.json: No such file or directory "
+                                "(is " +
+                                dir.str() + " a kernel bundle"));
   EXPECT_EQ(count, -1);
 
   // A manifest without the PTX it names.
@@ -547,7 +548,7 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
        "manifest: kernels[0]: missing \"block\""},
       {"\"causal\": true", "\"causal\": 1",
        "manifest: kernels[0].attention.causal: has the wrong type"},
-      {"\"dynamic_shared_memory\": 0", "\"dynamic_shared_memory\": \"0\"",
+      {"\"dynamic_shared_memory\": 8192", "\"dynamic_shared_memory\": \"8192\"",
        "manifest: kernels[1].dynamic_shared_memory: has the wrong type"},
       {"\"type\": \"f32\"", "\"type\": \"f64\"",
        "manifest: kernels[0].params[2].type: \"f64\" is not one of f16, bf16, "
@@ -901,7 +902,7 @@ TEST_F(RuntimeTest, WorkspacesAreAllocatedOnceAndZeroFilledWhereAsked) {
     EXPECT_EQ(launch.grid[0], 4u);
     EXPECT_EQ(launch.block[0], 64u);
     EXPECT_EQ(launch.block[1], 2u);
-    EXPECT_EQ(launch.sharedBytes, 0u);
+    EXPECT_EQ(launch.sharedBytes, 8192u);
     EXPECT_EQ(launch.stream, streams[i]);
     // The semaphores, and only they, are zeroed on the launch's stream
     // before it; an event marks the launch's end.
