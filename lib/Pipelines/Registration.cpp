@@ -22,9 +22,9 @@ using namespace mlir::attn;
 /// `builtin.module(func.func(attn-to-cpu))`) it is refused with a diagnostic:
 /// adding its module passes there would abort in the pass manager.
 template <typename Options>
-static void registerModulePipeline(
-    StringRef arg, StringRef description,
-    void (*builder)(OpPassManager &, const Options &)) {
+static void registerModulePipeline(StringRef arg, StringRef description,
+                                   void (*builder)(OpPassManager &,
+                                                   const Options &)) {
   registerPassPipeline(
       arg, description,
       [arg, builder](OpPassManager &pm, StringRef optionsText,
@@ -33,8 +33,7 @@ static void registerModulePipeline(
         if (anchor != ModuleOp::getOperationName())
           return errorHandler(
               Twine(arg) + " runs on a builtin.module, not nested in '" +
-              anchor + "': use --pass-pipeline='builtin.module(" + arg +
-              ")'");
+              anchor + "': use --pass-pipeline='builtin.module(" + arg + ")'");
         Options options;
         if (failed(options.parseFromString(optionsText)))
           return failure();

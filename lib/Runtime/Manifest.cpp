@@ -164,8 +164,8 @@ bool readParam(Reader &reader, const Value &entry, const std::string &path,
       span = reach ? mlir::attn::checkedAdd(*span, *reach) : std::nullopt;
     }
   int64_t elementBytes = param.dtype == ATTNRT_F32 ? 4 : 2;
-  if (!span || !mlir::attn::checkedTensorBytes(std::initializer_list<int64_t>{*span},
-                                               elementBytes))
+  if (!span || !mlir::attn::checkedTensorBytes(
+                   std::initializer_list<int64_t>{*span}, elementBytes))
     return reader.fail(path + ".shape",
                        "with its strides spans more than 2^48 bytes (256 "
                        "TiB), more than any machine addresses");

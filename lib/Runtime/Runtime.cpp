@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Runtime/attnrt.h"
 #include "attn/Runtime/CudaDriver.h"
+#include "attn/Runtime/attnrt.h"
 #include "attn/Support/Files.h"
 
 #include "Manifest.h"
@@ -207,8 +207,8 @@ attnrtStatus readBundle(const std::string &dir, Manifest &manifest,
                         std::string &ptx) {
   std::string manifestPath = dir + "/manifest.json";
   std::string manifestText, error;
-  if (std::string readError =
-          mlir::attn::files::readFile(manifestPath, kMaxManifestBytes, manifestText);
+  if (std::string readError = mlir::attn::files::readFile(
+          manifestPath, kMaxManifestBytes, manifestText);
       !readError.empty())
     return fail(ATTNRT_ERROR_INVALID_BUNDLE,
                 readError + " (is " + dir +
@@ -219,7 +219,8 @@ attnrtStatus readBundle(const std::string &dir, Manifest &manifest,
   if (manifest.ptx.empty())
     return fail(ATTNRT_ERROR_INVALID_BUNDLE,
                 manifestPath + ": names no PTX file");
-  if (std::string readError = mlir::attn::files::readFile(ptxPath, kMaxPtxBytes, ptx);
+  if (std::string readError =
+          mlir::attn::files::readFile(ptxPath, kMaxPtxBytes, ptx);
       !readError.empty())
     return fail(ATTNRT_ERROR_INVALID_BUNDLE, readError);
   return checkPtx(ptxPath, ptx, manifest);

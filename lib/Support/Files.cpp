@@ -83,7 +83,8 @@ Error writeInPlace(const std::string &path,
 
 } // namespace
 
-Error mlir::attn::files::checkInput(const std::string &path, uint64_t maxBytes) {
+Error mlir::attn::files::checkInput(const std::string &path,
+                                    uint64_t maxBytes) {
   struct stat status;
   if (::stat(path.c_str(), &status) != 0)
     return failure("read", path);
@@ -91,7 +92,7 @@ Error mlir::attn::files::checkInput(const std::string &path, uint64_t maxBytes) 
 }
 
 Error mlir::attn::files::readFile(const std::string &path, uint64_t maxBytes,
-                            std::string &contents) {
+                                  std::string &contents) {
   // Checked on the open descriptor, so the file read is the file checked.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
@@ -121,8 +122,8 @@ Error mlir::attn::files::readFile(const std::string &path, uint64_t maxBytes,
   return error;
 }
 
-Error mlir::attn::files::writeFile(const std::string &path,
-                             const std::vector<std::string_view> &chunks) {
+Error mlir::attn::files::writeFile(
+    const std::string &path, const std::vector<std::string_view> &chunks) {
   struct stat existing;
   bool exists = ::stat(path.c_str(), &existing) == 0;
   if (exists && S_ISDIR(existing.st_mode))
@@ -144,8 +145,7 @@ Error mlir::attn::files::writeFile(const std::string &path,
     ::umask(mask);
     mode = 0666 & ~mask;
   }
-  bool ok = ::fchmod(fd, mode) == 0 && writeAll(fd, chunks) &&
-            ::fsync(fd) == 0;
+  bool ok = ::fchmod(fd, mode) == 0 && writeAll(fd, chunks) && ::fsync(fd) == 0;
   int error = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;

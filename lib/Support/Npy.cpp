@@ -276,8 +276,8 @@ llvm::Expected<NpyArray> parseNpy(StringRef bytes,
   NpyArray array;
   array.elementType = *type;
   array.shape = std::move(header->shape);
-  std::optional<int64_t> checkedBytes = checkedTensorBytes(
-      array.shape, npyElementBytes(array.elementType));
+  std::optional<int64_t> checkedBytes =
+      checkedTensorBytes(array.shape, npyElementBytes(array.elementType));
   if (!checkedBytes)
     return llvm::createStringError(
         "shape " + shapeString(array.shape) + " of " +
@@ -455,8 +455,9 @@ llvm::Error mlir::attn::writeNpy(StringRef path, const NpyArray &array) {
   prefix += header.text;
   std::string error = files::writeFile(
       path.str(),
-      {prefix, std::string_view(reinterpret_cast<const char *>(array.data.data()),
-                                array.data.size())});
+      {prefix,
+       std::string_view(reinterpret_cast<const char *>(array.data.data()),
+                        array.data.size())});
   if (!error.empty())
     return llvm::createStringError(error);
   return llvm::Error::success();

@@ -150,8 +150,8 @@ struct AttnPartitionKVPass
     // allocate without bound.
     if (auto split = dyn_cast<SplitKVAttr>(op.getPartitionAttr()))
       if (std::optional<AttentionProblem> p = AttentionProblem::fromOp(op)) {
-        int64_t kvBlocks =
-            std::max<int64_t>(1, llvm::divideCeil(p->kvLen, tiles->getBlockN()));
+        int64_t kvBlocks = std::max<int64_t>(
+            1, llvm::divideCeil(p->kvLen, tiles->getBlockN()));
         if (split.getSplits() > kvBlocks)
           return op.emitError()
                  << "split_kv splits " << split.getSplits() << " exceed the "

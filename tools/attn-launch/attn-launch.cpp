@@ -164,7 +164,8 @@ int main(int argc, char **argv) {
     return 0;
 
   // The rows are gathered in memory and the file is replaced as a whole at
-  // the end (mlir::attn::files::writeFile), so a failed write leaves the old file.
+  // the end (mlir::attn::files::writeFile), so a failed write leaves the old
+  // file.
   std::string csvBefore;
   char *csvRows = nullptr;
   size_t csvRowBytes = 0;

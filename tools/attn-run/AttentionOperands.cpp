@@ -46,9 +46,9 @@ llvm::Error checkHostMemory(AttentionOp op) {
                       static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
   if (total && static_cast<uint64_t>(*total) <= physical)
     return llvm::Error::success();
-  std::string need = total ? llvm::formatv("{0:F1} GiB", *total / 1073741824.0)
-                                 .str()
-                           : std::string("more than 2^48 bytes");
+  std::string need =
+      total ? llvm::formatv("{0:F1} GiB", *total / 1073741824.0).str()
+            : std::string("more than 2^48 bytes");
   return llvm::createStringError(llvm::formatv(
       "the operands and their float64 copies for the check need {0}; this "
       "machine has {1:F1} GiB of memory",
