@@ -9,6 +9,7 @@
 
 #include "attn/Distribution/Passes.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
@@ -28,9 +29,21 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::attn;
+
+std::string AttnToCPUOptions::validate() const {
+  int64_t limit = Fa2TilesAttr::kMaxBlock;
+  if (blockM < 0 || blockN < 0 || blockM > limit || blockN > limit)
+    return llvm::formatv("block-m and block-n must be from 0 (the default) to "
+                         "{0}, got {1} and {2}",
+                         limit, static_cast<int64_t>(blockM),
+                         static_cast<int64_t>(blockN))
+        .str();
+  return "";
+}
 
 void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
                                         const AttnToCPUOptions &options) {

@@ -8,6 +8,7 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
@@ -40,6 +41,27 @@ void mlir::attn::buildKernelsToPTXPipeline(OpPassManager &pm,
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
   pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+std::string AttnToPTXOptions::validate() const {
+  int64_t capability = computeCapabilityOf(chip);
+  if (capability < 0)
+    return "chip must name an NVPTX architecture such as sm_80 or sm_90a, "
+           "got \"" +
+           chip + "\"";
+  if (capability < kMinComputeCapability)
+    return "the kernels use sm_80 instructions (mma.sync m16n8k16, "
+           "cp.async): " +
+           chip + " is too old; use sm_80 or newer";
+  SmallVector<StringRef> entries;
+  StringRef(features).split(entries, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef entry : entries) {
+    unsigned version;
+    if (!entry.consume_front("+ptx") || entry.getAsInteger(10, version))
+      return "features must be PTX versions such as +ptx80 or +ptx83, got \"" +
+             features + "\"";
+  }
+  return "";
 }
 
 void mlir::attn::buildAttnToPTXPipeline(OpPassManager &pm,

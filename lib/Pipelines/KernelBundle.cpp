@@ -143,6 +143,8 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
 LogicalResult mlir::attn::compileKernelBundle(ModuleOp module,
                                               const AttnToPTXOptions &options,
                                               KernelBundle &bundle) {
+  if (std::string error = options.validate(); !error.empty())
+    return module.emitError(error);
   PassManager toKernels(module.getContext());
   AttnSelectScheduleOptions schedule;
   schedule.lean = options.lean;

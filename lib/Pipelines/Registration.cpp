@@ -37,6 +37,8 @@ static void registerModulePipeline(StringRef arg, StringRef description,
         Options options;
         if (failed(options.parseFromString(optionsText)))
           return failure();
+        if (std::string error = options.validate(); !error.empty())
+          return errorHandler(Twine(arg) + ": " + error);
         builder(pm, options);
         return success();
       },

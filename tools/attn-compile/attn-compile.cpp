@@ -113,15 +113,8 @@ int main(int argc, char **argv) {
     options.chip = target.getChip().str();
   if (chip.getNumOccurrences())
     options.chip = chip;
-  int64_t capability = computeCapabilityOf(options.chip);
-  if (capability < 0)
-    return fail("--chip must name an NVPTX architecture such as sm_80 or "
-                "sm_90a, got \"" +
-                options.chip + "\"");
-  if (capability < kMinComputeCapability)
-    return fail("the kernels use sm_80 instructions (mma.sync m16n8k16, "
-                "cp.async): " +
-                options.chip + " is too old; give --chip=sm_80 or newer");
+  if (std::string error = options.validate(); !error.empty())
+    return fail(error);
 
   auto start = std::chrono::steady_clock::now();
   KernelBundle bundle;

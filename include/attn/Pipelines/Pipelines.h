@@ -27,6 +27,10 @@ struct AttnToCPUOptions : public PassPipelineOptions<AttnToCPUOptions> {
       llvm::cl::desc("Keys per tile (0: the op's tiles, else "
                      "FlashAttention-2's default)"),
       llvm::cl::init(0)};
+
+  /// Why the options cannot be used (a negative or oversized block), or an
+  /// empty string.
+  std::string validate() const;
 };
 
 /// attn-to-cpu: attn.attention / attn.merge on tensors down to the LLVM
@@ -49,6 +53,12 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
                      "split the key/value range (attn-select-schedule "
                      "lean=true)"),
       llvm::cl::init(false)};
+
+  /// Why the options cannot be used, or an empty string: `chip` must name
+  /// an NVPTX architecture the kernels run on (sm_80 or newer: they use
+  /// mma.sync m16n8k16 and cp.async, which older chips fail to select), and
+  /// `features` must be PTX versions (+ptx80,+ptx83).
+  std::string validate() const;
 };
 
 /// attn-to-ptx: tiles (and with `lean`, Lean attention for decode-shaped

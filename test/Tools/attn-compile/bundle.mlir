@@ -76,12 +76,12 @@
 // Chips the kernels cannot run on, or that are not chips, are refused up
 // front (they used to crash in instruction selection).
 // RUN: not attn-compile %s -o %t.75 --function=prefill --chip=sm_75 2>&1 | FileCheck %s --check-prefix=OLD
-// OLD: attn-compile: error: the kernels use sm_80 instructions (mma.sync m16n8k16, cp.async): sm_75 is too old; give --chip=sm_80 or newer
+// OLD: attn-compile: error: the kernels use sm_80 instructions (mma.sync m16n8k16, cp.async): sm_75 is too old; use sm_80 or newer
 // RUN: not attn-compile %s -o %t.empty --function=prefill --chip= 2>&1 | FileCheck %s --check-prefix=EMPTY
-// EMPTY: attn-compile: error: --chip must name an NVPTX architecture such as sm_80 or sm_90a, got ""
+// EMPTY: attn-compile: error: chip must name an NVPTX architecture such as sm_80 or sm_90a, got ""
 // RUN: not attn-compile %s -o %t.80a --function=prefill --chip=sm_80a 2>&1 | FileCheck %s --check-prefix=NOT-A-CHIP
 // RUN: not attn-compile %s -o %t.gfx --function=prefill --chip=gfx90a 2>&1 | FileCheck %s --check-prefix=NOT-A-CHIP
-// NOT-A-CHIP: attn-compile: error: --chip must name an NVPTX architecture such as sm_80 or sm_90a, got "{{sm_80a|gfx90a}}"
+// NOT-A-CHIP: attn-compile: error: chip must name an NVPTX architecture such as sm_80 or sm_90a, got "{{sm_80a|gfx90a}}"
 
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
