@@ -15,6 +15,7 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/KernelBundle.h"
 #include "attn/Support/Files.h"
+#include "attn/Support/SourceInput.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -77,15 +78,14 @@ int main(int argc, char **argv) {
   registry.insert<AttnDialect>();
   MLIRContext context(registry);
 
-  if (inputFilename != "-")
-    if (std::string error = mlir::attn::files::checkInput(
-            inputFilename, mlir::attn::files::kMaxSourceBytes);
-        !error.empty())
-      return fail(error);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> source =
+      readSource(inputFilename);
+  if (!source)
+    return fail(llvm::toString(source.takeError()));
   llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(*source), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(inputFilename, sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
 

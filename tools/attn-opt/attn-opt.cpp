@@ -12,6 +12,7 @@
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Support/SourceInput.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -19,6 +20,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/WithColor.h"
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
@@ -31,6 +33,17 @@ int main(int argc, char **argv) {
   // gpu-module-to-binary translates kernels to LLVM IR.
   mlir::registerAllToLLVMIRTranslations(registry);
 
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "attn-mlir optimizer driver\n", registry);
+  // Checked first (a device or a FIFO such as /dev/zero would be read until
+  // memory runs out, deep nesting overflows the parser's stack); MlirOptMain
+  // reads the file again, a small cost beside parsing it.
+  if (inputFilename != "-")
+    if (auto checked = mlir::attn::readSource(inputFilename); !checked) {
+      llvm::WithColor::error(llvm::errs(), "attn-opt")
+          << llvm::toString(checked.takeError()) << "\n";
+      return 1;
+    }
   return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "attn-mlir optimizer driver\n", registry));
+      argc, argv, inputFilename, outputFilename, registry));
 }

@@ -28,7 +28,7 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Execution/AttentionSpec.h"
 #include "attn/Execution/CpuExecutable.h"
-#include "attn/Support/Files.h"
+#include "attn/Support/SourceInput.h"
 #include "attn/Support/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -570,14 +570,14 @@ int main(int argc, char **argv) {
         return fail("--" + option->ArgStr +
                     " describes the attention, which the module " +
                     inputFilename + " already does");
-    if (inputFilename != "-")
-      if (std::string error = mlir::attn::files::checkInput(
-              inputFilename, mlir::attn::files::kMaxSourceBytes);
-          !error.empty())
-        return fail(error);
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> source =
+        readSource(inputFilename);
+    if (!source)
+      return fail(llvm::toString(source.takeError()));
     llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(std::move(*source), llvm::SMLoc());
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    module = parseSourceFile<ModuleOp>(inputFilename, sourceMgr, &context);
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
       return 1;
   } else {

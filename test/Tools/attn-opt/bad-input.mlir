@@ -10,6 +10,6 @@
 // TRUNCATED: truncated.mlir:{{[0-9]+}}:{{[0-9]+}}: error:
 // TYPES: wrong-types.mlir:{{[0-9]+}}:{{[0-9]+}}: error: use of value '%k' expects different type than prior uses: 'tensor<1x2x16x64xf16>' vs 'tensor<1x2x16x64xf32>'
 // GARBAGE: garbage.mlir:{{[0-9]+}}:{{[0-9]+}}: error:
-// MISSING: cannot open input file '{{.*}}does-not-exist.mlir': No such file or directory
+// MISSING: attn-opt: error: cannot read {{.*}}does-not-exist.mlir: No such file or directory
 // ATTR: unknown-attr.mlir:{{[0-9]+}}:{{[0-9]+}}: error: duplicate or unknown struct parameter name: parts
 // CUT: <stdin>:{{[0-9]+}}:{{[0-9]+}}: error:

@@ -30,7 +30,7 @@
 // RUN: not attn-run %s --causal 2>&1 | FileCheck %s --check-prefix=BOTH
 // BOTH: attn-run: error: --causal describes the attention, which the module {{.*}}bad-input.mlir already does
 // RUN: not attn-run %t.missing.mlir 2>&1 | FileCheck %s --check-prefix=NO-FILE
-// NO-FILE: error: could not open input file {{.*}}missing.mlir
+// NO-FILE: attn-run: error: cannot read {{.*}}missing.mlir: No such file or directory
 // RUN: not attn-run %S/../attn-opt/Inputs/garbage.mlir 2>&1 | FileCheck %s --check-prefix=GARBAGE
 // GARBAGE: garbage.mlir:{{[0-9]+}}:{{[0-9]+}}: error:
 // RUN: not attn-run %S/../attn-opt/Inputs/truncated.mlir 2>&1 | FileCheck %s --check-prefix=TRUNCATED

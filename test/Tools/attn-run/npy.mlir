@@ -32,7 +32,7 @@
 // RUN: not attn-run --heads=2 --seq-q=64 --head-dim=32 --dtype=bf16 --k-npy=%t.o.npy 2>&1 | FileCheck %s --check-prefix=DTYPE
 // DTYPE: error: {{.*}}.o.npy: holds f16 but bf16 was expected
 // RUN: not attn-run --heads=2 --seq-q=64 --head-dim=32 --v-npy=%t.missing.npy 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: error: {{.*}}.missing.npy: cannot read: No such file or directory
+// MISSING: attn-run: error: cannot read {{.*}}.missing.npy: No such file or directory
 // RUN: head -c 100 %t.o.npy > %t.truncated.npy
 // RUN: not attn-run --heads=2 --seq-q=64 --head-dim=32 --dtype=f16 --q-npy=%t.truncated.npy 2>&1 | FileCheck %s --check-prefix=TRUNCATED
 // TRUNCATED: error: {{.*}}.truncated.npy: {{.*}}
