@@ -69,9 +69,14 @@ bool writeAll(int fd, const std::vector<std::string_view> &chunks) {
 /// A path that exists and is not a regular file: written in place.
 Error writeInPlace(const std::string &path,
                    const std::vector<std::string_view> &chunks) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  // Non-blocking, so that a FIFO no process reads is an error (ENXIO), not a
+  // wait forever; the writes themselves block as usual.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0 && errno == ENXIO)
+    return "cannot write " + path + ": it is a FIFO that no process reads";
   if (fd < 0)
     return failure("write", path);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   bool written = writeAll(fd, chunks);
   int error = errno;
   if (::close(fd) != 0 && written) {

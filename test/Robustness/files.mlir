@@ -35,6 +35,9 @@
 // DIR: attn-run: error: cannot write {{.*}}: it is a directory
 // RUN: not attn-run --heads=2 --seq-q=8 --head-dim=4 --o-npy=%t/missing/o.npy 2>&1 | FileCheck %s --check-prefix=NO-DIR
 // NO-DIR: attn-run: error: cannot write {{.*}}missing/o.npy: No such file or directory
+// A FIFO no process reads is an error, not a wait forever.
+// RUN: not attn-run --heads=2 --seq-q=8 --head-dim=4 --o-npy=%t/fifo 2>&1 | FileCheck %s --check-prefix=NO-READER
+// NO-READER: attn-run: error: cannot write {{.*}}fifo: it is a FIFO that no process reads
 // RUN: not attn-compile %s -o /dev/full 2>&1 | FileCheck %s --check-prefix=COMPILE-DEV
 // COMPILE-DEV: attn-compile: error: cannot {{.*}}/dev/full{{.*}}: Not a directory
 //

@@ -156,10 +156,13 @@ cl::opt<double> tolerance(
     cl::desc("Relative L2 error allowed (default: 1e-5 for f32; twice a naive "
              "attention's for f16/bf16)"),
     cl::cat(runCategory));
+/// The most runs --repeat times: a median needs far fewer, and more would
+/// keep a large attention running for hours.
+constexpr unsigned kMaxRepeat = 1000;
 cl::opt<unsigned> repeat("repeat",
-                         cl::desc("Runs to time (the median is reported; on "
-                                  "the GPU, CUDA-event timed launches after "
-                                  "a warm-up)"),
+                         cl::desc("Runs to time, 1 to 1000 (the median is "
+                                  "reported; on the GPU, CUDA-event timed "
+                                  "launches after a warm-up)"),
                          cl::init(1), cl::cat(runCategory));
 
 enum class DeviceKind { Cpu, Gpu, Auto };
@@ -480,7 +483,7 @@ llvm::Expected<bool> runOnGpu(GpuRunner &gpu, AttentionOp op,
   if (tolerance.getNumOccurrences())
     options.tolerance = tolerance;
   options.bench = repeat > 1;
-  options.iterations = std::max(1u, repeat.getValue());
+  options.iterations = repeat;
   options.peakTflops = peakTflops;
   bool given[3] = {!qNpy.empty(), !kNpy.empty(), !vNpy.empty()};
   gpucheck::KernelReport report;
@@ -515,7 +518,7 @@ llvm::Expected<bool> runOnCpu(AttentionOp op, const AttentionProblem &problem,
   double compileSeconds = secondsSince(start);
 
   std::vector<double> runSeconds;
-  for (unsigned i = 0; i < std::max(1u, repeat.getValue()); ++i) {
+  for (unsigned i = 0; i < repeat; ++i) {
     start = Clock::now();
     if (llvm::Error err = (*executable)->run(operands.buffers()))
       return std::move(err);
@@ -564,6 +567,10 @@ int main(int argc, char **argv) {
       return fail("--tolerance must be a non-negative number");
     checkOptions.tolerance = tolerance;
   }
+  if (repeat < 1 || repeat > kMaxRepeat)
+    return fail(llvm::formatv("--repeat must be from 1 to {0}, got {1}",
+                              kMaxRepeat, repeat.getValue())
+                    .str());
   if (!inputFilename.empty()) {
     for (const cl::Option *option : specOptions)
       if (option->getNumOccurrences())
