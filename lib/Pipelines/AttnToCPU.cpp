@@ -65,6 +65,12 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   pm.addPass(createAttnLowerCollectives());
   pm.addPass(createConvertShardToMPIPass());
   pm.addPass(createSymbolDCEPass());
+  // Each tensor.empty becomes its own bufferization.alloc_tensor before CSE:
+  // otherwise CSE merges every empty tensor of one type into one value, every
+  // attention's destination aliases all the others, and CSE and One-Shot
+  // Bufferize go quadratic in the number of attentions (2,000 attentions took
+  // 88 s).
+  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
