@@ -346,7 +346,9 @@ attnrtStatus prepareWorkspaces(attnrtKernel_ *kernel, CUstream stream) {
 extern "C" {
 
 const char *attnrtStatusName(attnrtStatus status) {
-  switch (status) {
+  // A C caller may pass any int: switch on the integer, so that a value
+  // outside the enumeration is not undefined behaviour.
+  switch (static_cast<int>(status)) {
   case ATTNRT_SUCCESS: return "ATTNRT_SUCCESS";
   case ATTNRT_ERROR_INVALID_ARGUMENT: return "ATTNRT_ERROR_INVALID_ARGUMENT";
   case ATTNRT_ERROR_INVALID_BUNDLE: return "ATTNRT_ERROR_INVALID_BUNDLE";

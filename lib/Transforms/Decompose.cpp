@@ -511,9 +511,9 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
-    ValueRange ivs = forall.getInductionVars();
+    SmallVector<Value> ivs = forall.getInductionVars();
     Value slot = partial ? ivs[0] : Value();
-    ValueRange tileIvs = ivs.take_back(3);
+    ValueRange tileIvs = ArrayRef<Value>(ivs).take_back(3);
     Value batch = tileIvs[0], head = tileIvs[1], queryBlock = tileIvs[2];
     Value row0 = arith.mul(queryBlock, blockM);
     Value rows = arith::MinUIOp::create(

@@ -335,7 +335,8 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
     return AffineMap::get(loops, 0, results, ctx);
   };
   unsigned m = batch, n = batch + 1, k = batch + 2;
-  ArrayRef<OpOperand *> inputs = op.getDpsInputOperands();
+  // getDpsInputOperands returns a vector by value: keep it.
+  SmallVector<OpOperand *> inputs = op.getDpsInputOperands();
   if (op.getMatchingIndexingMap(inputs[0]) != mapOf({m, k}) ||
       op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != mapOf({m, n}))
     return fail("a product that is not [.., m, k] x [.., k, n]");

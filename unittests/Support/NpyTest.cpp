@@ -261,7 +261,8 @@ TEST_F(NpyTest, ReportsEveryProblem) {
   llvm::Expected<NpyArray> absent = readNpy(missing);
   ASSERT_FALSE(bool(absent));
   std::string absentMessage = llvm::toString(absent.takeError());
-  EXPECT_TRUE(contains(absentMessage, missing + ": cannot read"))
+  EXPECT_TRUE(contains(absentMessage, "cannot read " + missing +
+                                          ": No such file or directory"))
       << absentMessage;
 
   EXPECT_TRUE(contains(readError("PK\x03\x04 not numpy"), "bad magic"));
@@ -325,7 +326,7 @@ TEST_F(NpyTest, ReportsEveryProblem) {
                          "{'descr': '<f4', 'fortran_order': False, 'shape': "
                          "(4294967296, 4294967296, 4294967296), }",
                          data6)),
-      "is too large"));
+      "holds more than 2^48 bytes"));
 }
 
 TEST_F(NpyTest, RefusesToWriteInconsistentArrays) {
@@ -344,8 +345,8 @@ TEST_F(NpyTest, RefusesToWriteInconsistentArrays) {
   llvm::Error writeErr =
       writeNpy(unwritable, npyFromFloats(NpyElementType::F32, {1}, {1.0f}));
   ASSERT_TRUE(bool(writeErr));
-  EXPECT_EQ(llvm::toString(std::move(writeErr)).rfind(unwritable + ": ", 0),
-            0u);
+  EXPECT_EQ(llvm::toString(std::move(writeErr)),
+            "cannot write " + unwritable + ": No such file or directory");
 }
 
 } // namespace

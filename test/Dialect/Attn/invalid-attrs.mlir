@@ -48,7 +48,7 @@ module attributes {test.tiles = #attn.fa2<block_m = 128, block_n = 40, warps = 4
 
 // -----
 
-// expected-error @+1 {{stages must be at least 1, got 0}}
+// expected-error @+1 {{stages must be from 1 to 16, got 0}}
 module attributes {test.tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 0>} {}
 
 // -----
