@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build ccache g++ python3
+  clang-22 libclang-rt-22-dev
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libgtest-dev nlohmann-json3-dev
   mpich libmpich-dev

@@ -8,7 +8,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "ATTN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
-config.excludes = ["Inputs", "consumer", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "consumer", "Fuzz", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 
