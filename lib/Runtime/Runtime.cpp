@@ -366,7 +366,7 @@ const char *attnrtStatusName(attnrtStatus status) {
 const char *attnrtLastErrorMessage(void) { return lastError.c_str(); }
 
 const char *attnrtDTypeName(attnrtDType dtype) {
-  switch (dtype) {
+  switch (static_cast<int>(dtype)) { // any int from a C caller
   case ATTNRT_F16: return "f16";
   case ATTNRT_BF16: return "bf16";
   case ATTNRT_F32: return "f32";
