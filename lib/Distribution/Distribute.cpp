@@ -289,10 +289,13 @@ std::pair<Value, Value> Distributor::partial(ImplicitLocOpBuilder &b, Value q,
   oShape.back() = vType.getDimSize(3);
   Value oInit = tensor::EmptyOp::create(b, oShape, f32);
   Value lseInit = tensor::EmptyOp::create(b, ArrayRef(oShape).drop_back(), f32);
+  // Ops are created in named steps: the order in which function arguments
+  // are evaluated differs between compilers, and with it the IR.
+  Value queryTotal = index(b, b.getLoc(), totalQuery);
+  Value keyTotal = index(b, b.getLoc(), totalKey);
   auto local = AttentionOp::create(
       b, TypeRange{oInit.getType(), lseInit.getType()}, q, k, v,
-      /*mask=*/Value(), queryOffset, keyOffset,
-      index(b, b.getLoc(), totalQuery), index(b, b.getLoc(), totalKey),
+      /*mask=*/Value(), queryOffset, keyOffset, queryTotal, keyTotal,
       ValueRange{oInit, lseInit}, op.getScaleAttr(), op.getCausalAttr(),
       op.getWindowAttr(), op.getSoftcapAttr(), op.getTilesAttr(),
       /*partition=*/nullptr);
@@ -397,7 +400,9 @@ SmallVector<Value> Distributor::buildAttention2D(ImplicitLocOpBuilder &b) {
     return shard::AllToAllOp::create(b, result, grid, axes(1), stacked,
                                      b.getIndexAttr(3), b.getIndexAttr(0));
   };
-  return mergeInto(b, scatter(partO), scatter(partLse));
+  Value scatteredO = scatter(partO);
+  Value scatteredLse = scatter(partLse);
+  return mergeInto(b, scatteredO, scatteredLse);
 }
 
 SmallVector<Value> Distributor::buildRing(ImplicitLocOpBuilder &b) {
@@ -433,9 +438,11 @@ SmallVector<Value> Distributor::buildRing(ImplicitLocOpBuilder &b) {
           ValueRange{lse0})
           .getResult(0);
 
+  Value lower = index(b, b.getLoc(), 0);
+  Value upper = index(b, b.getLoc(), p);
+  Value stepSize = index(b, b.getLoc(), 1);
   auto loop = scf::ForOp::create(
-      b, index(b, b.getLoc(), 0), index(b, b.getLoc(), p),
-      index(b, b.getLoc(), 1), ValueRange{acc0, lse0, localK, localV},
+      b, lower, upper, stepSize, ValueRange{acc0, lse0, localK, localV},
       [&](OpBuilder &nested, Location loc, Value step, ValueRange state) {
         ImplicitLocOpBuilder nb(loc, nested);
         // After `step` shifts rank r holds key/value shard (r - step) mod P.

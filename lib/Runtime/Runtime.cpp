@@ -12,6 +12,7 @@
 #include "Manifest.h"
 
 #include <cctype>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -343,12 +344,20 @@ attnrtStatus prepareWorkspaces(attnrtKernel_ *kernel, CUstream stream) {
 
 } // namespace
 
+/// The integer a C caller passed as an enum: C lets it be any int, while in
+/// C++ loading a value outside the enumeration's range is undefined; the
+/// bytes are copied, never loaded as the enum.
+template <typename Enum> static int enumValue(const Enum &value) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are ints here");
+  int result;
+  std::memcpy(&result, &value, sizeof result);
+  return result;
+}
+
 extern "C" {
 
 const char *attnrtStatusName(attnrtStatus status) {
-  // A C caller may pass any int: switch on the integer, so that a value
-  // outside the enumeration is not undefined behaviour.
-  switch (static_cast<int>(status)) {
+  switch (enumValue(status)) {
   case ATTNRT_SUCCESS: return "ATTNRT_SUCCESS";
   case ATTNRT_ERROR_INVALID_ARGUMENT: return "ATTNRT_ERROR_INVALID_ARGUMENT";
   case ATTNRT_ERROR_INVALID_BUNDLE: return "ATTNRT_ERROR_INVALID_BUNDLE";
@@ -366,7 +375,7 @@ const char *attnrtStatusName(attnrtStatus status) {
 const char *attnrtLastErrorMessage(void) { return lastError.c_str(); }
 
 const char *attnrtDTypeName(attnrtDType dtype) {
-  switch (static_cast<int>(dtype)) { // any int from a C caller
+  switch (enumValue(dtype)) {
   case ATTNRT_F16: return "f16";
   case ATTNRT_BF16: return "bf16";
   case ATTNRT_F32: return "f32";

@@ -22,10 +22,10 @@
 // CHECK: %[[QOFF:.*]] = arith.muli %[[IDX]]#0, %[[C6]]
 // CHECK: %[[KOFF:.*]] = arith.muli %[[IDX]]#1,
 // CHECK: %[[PART:.*]]:2 = attn.attention ins(%[[QC]], %[[KC]], %[[VC]] : {{.*}}) frame(%[[QOFF]], %[[KOFF]] of %{{.*}}, %{{.*}}) outs({{.*}} : tensor<1x2x6x8xf32>, tensor<1x2x6xf32>) {causal}
-// CHECK: %[[PL:.*]] = tensor.expand_shape %[[PART]]#1
-// CHECK: %[[SL:.*]] = shard.all_to_all %[[PL]] on @attn_grid_2_2 grid_axes = [1] split_axis = 3 concat_axis = 0 : tensor<1x1x2x6xf32> -> tensor<2x1x2x3xf32>
 // CHECK: %[[PO:.*]] = tensor.expand_shape %[[PART]]#0
 // CHECK: %[[SO:.*]] = shard.all_to_all %[[PO]] on @attn_grid_2_2 grid_axes = [1] split_axis = 3 concat_axis = 0 : tensor<1x1x2x6x8xf32> -> tensor<2x1x2x3x8xf32>
+// CHECK: %[[PL:.*]] = tensor.expand_shape %[[PART]]#1
+// CHECK: %[[SL:.*]] = shard.all_to_all %[[PL]] on @attn_grid_2_2 grid_axes = [1] split_axis = 3 concat_axis = 0 : tensor<1x1x2x6xf32> -> tensor<2x1x2x3xf32>
 // CHECK: %[[M:.*]]:2 = attn.merge ins(%[[SO]], %[[SL]] : {{.*}}) outs(%[[O]], %[[L]] : {{.*}}) dim = 0
 // CHECK: return %[[M]]#0, %[[M]]#1
 func.func @prefill(%q: tensor<1x2x10x8xf32>, %k: tensor<1x1x10x8xf32>, %v: tensor<1x1x10x8xf32>) -> (tensor<1x2x10x8xf32>, tensor<1x2x10xf32>) {
@@ -105,10 +105,10 @@ func.func @ring(%q: tensor<1x2x10x8xf32>, %k: tensor<1x1x10x8xf32>, %v: tensor<1
 // CANON: attn.attention {{.*}} frame(%[[Q1]], %[[K0]] of
 // CANON: attn.attention {{.*}} frame(%[[Q1]], %[[K1]] of
 // CANON: attn.merge
-// CANON: linalg.transpose {{.*}} permutation = [0, 1, 3, 2, 4]
-// CANON: shard.all_to_all {{.*}} : tensor<1x1x1x8xf32> -> tensor<2x1x1x4xf32>
 // CANON: linalg.transpose {{.*}} permutation = [0, 1, 3, 2, 4, 5]
 // CANON: shard.all_to_all {{.*}} : tensor<1x1x1x8x8xf32> -> tensor<2x1x1x4x8xf32>
+// CANON: linalg.transpose {{.*}} permutation = [0, 1, 3, 2, 4]
+// CANON: shard.all_to_all {{.*}} : tensor<1x1x1x8xf32> -> tensor<2x1x1x4xf32>
 // CANON: attn.merge
 func.func @zigzag(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x16x8xf32>, %v: tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32> {
   %o = tensor.empty() : tensor<1x1x16x8xf32>
