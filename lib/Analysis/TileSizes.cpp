@@ -37,6 +37,10 @@ std::optional<TileSizes> mlir::attn::resolveTileSizes(AttentionOp op,
 
 FailureOr<TileSizes>
 mlir::attn::requireTileSizes(AttentionOp op, int64_t blockM, int64_t blockN) {
+  if (blockM < 0 || blockN < 0)
+    return op.emitError() << "block-m and block-n must not be negative (0: "
+                             "the default), got "
+                          << blockM << " and " << blockN;
   if (blockM > Fa2TilesAttr::kMaxBlock || blockN > Fa2TilesAttr::kMaxBlock)
     return op.emitError() << "block-m and block-n must be at most "
                           << Fa2TilesAttr::kMaxBlock << ", got " << blockM

@@ -168,38 +168,37 @@ attnrtStatus evaluateGrid(const KernelSpec &spec, const attnrtTensor *args,
 constexpr uint64_t kMaxManifestBytes = uint64_t(64) << 20;
 constexpr uint64_t kMaxPtxBytes = uint64_t(1) << 30;
 
+/// Whether `ptx` has `directive` at the start of a token, followed by one of
+/// the characters `next` (by anything when `next` is empty).
+bool hasDirective(const std::string &ptx, const std::string &directive,
+                  const char *next = "") {
+  for (size_t at = ptx.find(directive); at != std::string::npos;
+       at = ptx.find(directive, at + 1)) {
+    size_t end = at + directive.size();
+    bool starts =
+        at == 0 || std::isspace(static_cast<unsigned char>(ptx[at - 1]));
+    bool ends = !*next || (end < ptx.size() && ptx[end] != '\0' &&
+                           std::strchr(next, ptx[end]));
+    if (starts && ends)
+      return true;
+  }
+  return false;
+}
+
 /// Checks that `ptx` is PTX text that defines every kernel of the manifest,
 /// so that a bundle with an empty, foreign or stale PTX file fails when it
 /// is read (and in --validate), not at the first launch on a GPU.
 attnrtStatus checkPtx(const std::string &ptxPath, const std::string &ptx,
                       const Manifest &manifest) {
-  auto declares = [&](const std::string &directive) {
-    for (size_t at = ptx.find(directive); at != std::string::npos;
-         at = ptx.find(directive, at + 1))
-      if (at == 0 || ptx[at - 1] == '\n' || ptx[at - 1] == ' ' ||
-          ptx[at - 1] == '\t')
-        return true;
-    return false;
-  };
-  if (!declares(".version ") || !declares(".target "))
+  if (!hasDirective(ptx, ".version ") || !hasDirective(ptx, ".target "))
     return fail(ATTNRT_ERROR_INVALID_BUNDLE,
                 ptxPath + " is not PTX (no .version and .target directives)");
-  for (const KernelSpec &kernel : manifest.kernels) {
-    bool defined = false;
-    const std::string entry = ".entry " + kernel.name;
-    for (size_t at = ptx.find(entry); at != std::string::npos && !defined;
-         at = ptx.find(entry, at + 1)) {
-      size_t end = at + entry.size();
-      defined = end < ptx.size() &&
-                (ptx[end] == '(' ||
-                 std::isspace(static_cast<unsigned char>(ptx[end])));
-    }
-    if (!defined)
+  for (const KernelSpec &kernel : manifest.kernels)
+    if (!hasDirective(ptx, ".entry " + kernel.name, "( \t\r\n"))
       return fail(ATTNRT_ERROR_INVALID_BUNDLE,
                   ptxPath + " defines no kernel " + kernel.name +
                       " (the manifest's kernel); was it written with this "
                       "manifest by attn-compile?");
-  }
   return ATTNRT_SUCCESS;
 }
 

@@ -137,11 +137,6 @@ struct AttnPartitionKVPass
   }
 
   LogicalResult partition(AttentionOp op, IRRewriter &rewriter) {
-    if (blockM < 0 || blockN < 0)
-      return op.emitError() << "block-m and block-n must not be negative (0: "
-                               "the default), got "
-                            << static_cast<int64_t>(blockM) << " and "
-                            << static_cast<int64_t>(blockN);
     FailureOr<Fa2TilesAttr> tiles = resolveTiles(op, blockM, blockN);
     if (failed(tiles))
       return failure();
