@@ -7,25 +7,20 @@
 
 #include "attn/Execution/CpuExecutable.h"
 
+#include "HostJit.h"
+
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Distribution/Passes.h"
 
-#include "mlir/Conversion/MPIToLLVM/MPIToLLVM.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/TargetSelect.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -45,9 +40,10 @@ static constexpr llvm::StringLiteral kBodyName = "attn_body";
 
 /// Builds `func @attn_body(tensors...) -> results` around a clone of `op`:
 /// its operands become the arguments, in order, and its results are
-/// returned. A distributed attention rewrites this function into one rank's
-/// program before the entry is built around it.
-static OwningOpRef<ModuleOp> buildBodyModule(AttentionOp op) {
+/// returned; the constants its score region uses from outside are cloned
+/// into the function. A distributed attention rewrites this function into one
+/// rank's program before the entry is built around it.
+static llvm::Expected<OwningOpRef<ModuleOp>> buildBodyModule(AttentionOp op) {
   MLIRContext *context = op.getContext();
   OpBuilder b(context);
   Location loc = op.getLoc();
@@ -59,9 +55,13 @@ static OwningOpRef<ModuleOp> buildBodyModule(AttentionOp op) {
   func.setPrivate();
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
+  IRMapping mapping;
+  if (llvm::Error err = cloneCapturedConstants(
+          op.getScore(), b, mapping, "each attention is compiled alone"))
+    return std::move(err);
   // Operands are replaced by position, not through an IRMapping of values:
   // an op that reads one value as Q, K and V still gets three arguments.
-  Operation *clone = b.clone(*op);
+  Operation *clone = b.clone(*op, mapping);
   clone->setOperands(entry->getArguments());
   func::ReturnOp::create(b, loc, clone->getResults());
   return module;
@@ -105,36 +105,20 @@ static void addEntry(ModuleOp module, unsigned numResults) {
 llvm::Expected<std::unique_ptr<CpuExecutable>>
 CpuExecutable::compile(AttentionOp op, const AttnToCPUOptions &options) {
   MLIRContext *context = op.getContext();
-  context->loadDialect<bufferization::BufferizationDialect, func::FuncDialect,
-                       LLVM::LLVMDialect>();
-  registerBuiltinDialectTranslation(*context);
-  registerLLVMDialectTranslation(*context);
-
-  DialectRegistry registry;
-  mpi::registerConvertMPIToLLVMInterface(registry);
-  context->appendDialectRegistry(registry);
-
+  prepareHostJit(context);
   std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
-  executable->module = buildBodyModule(op);
-
-  std::string diagnostics;
+  llvm::Expected<OwningOpRef<ModuleOp>> module = buildBodyModule(op);
+  if (!module)
+    return module.takeError();
+  executable->module = std::move(*module);
   {
-    llvm::raw_string_ostream os(diagnostics);
-    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
-      if (auto file = dyn_cast<FileLineColLoc>(diag.getLocation()))
-        os << file.getFilename().getValue() << ":" << file.getLine() << ":"
-           << file.getColumn() << ": ";
-      else if (!isa<UnknownLoc>(diag.getLocation()))
-        os << diag.getLocation() << ": ";
-      os << diag.str() << "\n";
-      return success();
-    });
+    DiagnosticCapture diagnostics(context);
     // A distributed attention's function becomes one rank's program first:
     // the entry then takes that rank's shards.
     PassManager distribute(context);
     distribute.addPass(createAttnDistribute());
     if (failed(distribute.run(*executable->module)))
-      return llvm::createStringError("attn-distribute failed:\n" + diagnostics);
+      return diagnostics.error("attn-distribute failed");
     addEntry(*executable->module, op->getNumResults());
     auto body = executable->module->lookupSymbol<func::FuncOp>(kBodyName);
     for (Type type : body.getArgumentTypes())
@@ -145,29 +129,13 @@ CpuExecutable::compile(AttentionOp op, const AttnToCPUOptions &options) {
     pm.addPass(createSymbolDCEPass());
     buildAttnToCPUPipeline(pm, options);
     if (failed(pm.run(*executable->module)))
-      return llvm::createStringError("lowering with attn-to-cpu failed:\n" +
-                                     diagnostics);
+      return diagnostics.error("lowering with attn-to-cpu failed");
   }
   // The MPI implementation has been chosen; the JIT's translation does not
   // know the data-layout description that chose it.
   (*executable->module)->removeAttr(DLTIDialect::kMapAttrName);
 
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  ExecutionEngineOptions engineOptions;
-  // Optimise for this machine, so that the vectoriser knows its vectors.
-  auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!machineBuilder)
-    return machineBuilder.takeError();
-  machineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  auto targetMachine = machineBuilder->createTargetMachine();
-  if (!targetMachine)
-    return targetMachine.takeError();
-  auto transformer = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
-                                               targetMachine->get());
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  auto engine = ExecutionEngine::create(*executable->module, engineOptions);
+  auto engine = createHostEngine(*executable->module);
   if (!engine)
     return engine.takeError();
   executable->engine = std::move(*engine);

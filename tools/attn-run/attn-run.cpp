@@ -28,8 +28,9 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Execution/AttentionSpec.h"
 #include "attn/Execution/CpuExecutable.h"
-#include "attn/Support/SourceInput.h"
+#include "attn/Execution/ScoreRegionFunction.h"
 #include "attn/Support/Npy.h"
+#include "attn/Support/SourceInput.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -420,16 +421,26 @@ llvm::Error saveOutputs(AttentionOperands &operands) {
 /// CPU; returns whether it passed. Errors are bad input or a failure to
 /// compile or run.
 llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
-                                  const CheckOptions &checkOptions,
-                                  GpuRunner *gpu) {
+                                  CheckOptions checkOptions, GpuRunner *gpu) {
   std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
   if (!problem)
     return llvm::createStringError(label +
                                    ": attn-run needs static sizes");
-  if (!noCheck && op.hasScoreModifier() && !checkOptions.scoreModifier)
-    return llvm::createStringError(
-        label + ": the reference cannot evaluate the attention's score "
-                "region; run with --no-check");
+  // The reference evaluates a module's score region through the region's
+  // body compiled alone.
+  if (!noCheck && op.hasScoreModifier() && !checkOptions.scoreModifier) {
+    llvm::Expected<std::shared_ptr<ScoreRegionFunction>> region =
+        ScoreRegionFunction::compile(op);
+    if (!region)
+      return llvm::createStringError(label + ": " +
+                                     llvm::toString(region.takeError()));
+    checkOptions.scoreModifier = [region = *region](double score, int64_t b,
+                                                    int64_t h, int64_t q,
+                                                    int64_t k) {
+      return static_cast<double>(
+          (*region)(static_cast<float>(score), b, h, q, k));
+    };
+  }
   if (reports())
     llvm::outs() << label << ": " << summarizeAttention(op, *problem) << "\n";
 

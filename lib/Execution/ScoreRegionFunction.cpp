@@ -1,0 +1,83 @@
+//===- ScoreRegionFunction.cpp - An attention's score region, alone -------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/ScoreRegionFunction.h"
+
+#include "HostJit.h"
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static constexpr llvm::StringLiteral kFunctionName = "attn_score";
+
+ScoreRegionFunction::~ScoreRegionFunction() = default;
+
+/// `func @attn_score(f32, index, index, index, index) -> f32`: the region's
+/// operations on the function's arguments, returning what it yields.
+static llvm::Expected<OwningOpRef<ModuleOp>> buildScoreModule(AttentionOp op) {
+  OpBuilder b(op.getContext());
+  Location loc = op.getLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  Block &region = op.getScore().front();
+  auto func = func::FuncOp::create(
+      b, loc, kFunctionName,
+      b.getFunctionType(region.getArgumentTypes(), {b.getF32Type()}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  IRMapping mapping;
+  if (llvm::Error err = cloneCapturedConstants(
+          op.getScore(), b, mapping,
+          "the reference evaluates the score region alone"))
+    return std::move(err);
+  mapping.map(region.getArguments(), entry->getArguments());
+  for (Operation &inner : region.without_terminator())
+    b.clone(inner, mapping);
+  func::ReturnOp::create(
+      b, loc, mapping.lookup(cast<YieldOp>(region.getTerminator()).getValue()));
+  return module;
+}
+
+llvm::Expected<std::unique_ptr<ScoreRegionFunction>>
+ScoreRegionFunction::compile(AttentionOp op) {
+  assert(op.hasScoreModifier() && "the op has a score region");
+  MLIRContext *context = op.getContext();
+  prepareHostJit(context);
+  std::unique_ptr<ScoreRegionFunction> result(new ScoreRegionFunction());
+  llvm::Expected<OwningOpRef<ModuleOp>> module = buildScoreModule(op);
+  if (!module)
+    return module.takeError();
+  result->module = std::move(*module);
+  {
+    DiagnosticCapture diagnostics(context);
+    // attn-to-cpu lowers whatever the region may hold (arith, math, tensor
+    // constants, scf) the way the attention's own lowering does.
+    PassManager pm(context);
+    buildAttnToCPUPipeline(pm, AttnToCPUOptions());
+    if (failed(pm.run(*result->module)))
+      return diagnostics.error("lowering the score region failed");
+  }
+  auto engine = createHostEngine(*result->module);
+  if (!engine)
+    return engine.takeError();
+  result->engine = std::move(*engine);
+  // `index` is i64 in the LLVM lowering of this machine's data layout.
+  auto address = result->engine->lookup(kFunctionName);
+  if (!address)
+    return address.takeError();
+  result->function =
+      reinterpret_cast<float (*)(float, int64_t, int64_t, int64_t, int64_t)>(
+          *address);
+  return result;
+}
