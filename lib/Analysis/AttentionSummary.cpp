@@ -46,6 +46,9 @@ std::string mlir::attn::summarizeAttention(AttentionOp op,
   if (Value mask = op.getMask())
     os << (getElementTypeOrSelf(mask.getType()).isInteger(1) ? " boolean-mask"
                                                              : " additive-mask");
+  if (std::optional<std::pair<int64_t, int64_t>> blocks =
+          op.getBlockMaskBlock())
+    os << llvm::formatv(" block-mask={0}x{1}", blocks->first, blocks->second);
   if (op.hasScoreModifier())
     os << " score-mod";
   if (op.getInitLse())

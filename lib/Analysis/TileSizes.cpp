@@ -13,6 +13,20 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+/// The tile side for a block mask's `side` and FlashAttention-2's `limit`:
+/// the largest divisor of `side` not above `limit` that is a multiple of 16
+/// (a side #attn.fa2 tiles, and so split-KV, Lean and the GPU, can take),
+/// else the largest divisor.
+static int64_t nestedTileSide(int64_t side, int64_t limit) {
+  for (int64_t size = std::min(side, limit) / 16 * 16; size > 0; size -= 16)
+    if (side % size == 0)
+      return size;
+  for (int64_t size = std::min(side, limit); size > 1; --size)
+    if (side % size == 0)
+      return size;
+  return 1;
+}
+
 std::optional<TileSizes> mlir::attn::resolveTileSizes(AttentionOp op,
                                                       int64_t blockM,
                                                       int64_t blockN) {
@@ -29,8 +43,15 @@ std::optional<TileSizes> mlir::attn::resolveTileSizes(AttentionOp op,
         q.getDimSize(3), v.getDimSize(3), bytes, std::nullopt);
     if (!tiling)
       return std::nullopt;
-    blockM = blockM ? blockM : tiling->blockM;
-    blockN = blockN ? blockN : tiling->blockN;
+    // Default tiles nest in the block mask's blocks.
+    std::optional<std::pair<int64_t, int64_t>> maskBlock =
+        op.getBlockMaskBlock();
+    if (!blockM)
+      blockM = maskBlock ? nestedTileSide(maskBlock->first, tiling->blockM)
+                         : tiling->blockM;
+    if (!blockN)
+      blockN = maskBlock ? nestedTileSide(maskBlock->second, tiling->blockN)
+                         : tiling->blockN;
   }
   return TileSizes{blockM, blockN};
 }
@@ -45,10 +66,18 @@ mlir::attn::requireTileSizes(AttentionOp op, int64_t blockM, int64_t blockN) {
     return op.emitError() << "block-m and block-n must be at most "
                           << Fa2TilesAttr::kMaxBlock << ", got " << blockM
                           << " and " << blockN;
-  if (std::optional<TileSizes> tiles = resolveTileSizes(op, blockM, blockN))
-    return *tiles;
-  return op.emitError()
-         << "no default tiling for this head dimension (above 256 or "
-            "dynamic): pin one with the tiles attribute or the "
-            "block-m/block-n options";
+  std::optional<TileSizes> tiles = resolveTileSizes(op, blockM, blockN);
+  if (!tiles)
+    return op.emitError()
+           << "no default tiling for this head dimension (above 256 or "
+              "dynamic): pin one with the tiles attribute or the "
+              "block-m/block-n options";
+  if (std::optional<std::pair<int64_t, int64_t>> maskBlock =
+          op.getBlockMaskBlock())
+    if (maskBlock->first % tiles->blockM || maskBlock->second % tiles->blockN)
+      return op.emitError() << "tiles " << tiles->blockM << "x" << tiles->blockN
+                            << " do not nest in the block mask's "
+                            << maskBlock->first << "x" << maskBlock->second
+                            << " blocks: block_m must divide Bq and block_n Bk";
+  return *tiles;
 }

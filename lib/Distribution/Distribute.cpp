@@ -234,9 +234,10 @@ private:
 };
 
 LogicalResult Distributor::check() {
-  if (op.getMask())
-    return op.emitError() << "a distributed attention cannot take a mask "
-                             "operand yet; express the mask as a score region";
+  if (op.getMask() || op.getBlockMask())
+    return op.emitError() << "a distributed attention cannot take a "
+                          << (op.getMask() ? "mask" : "block mask")
+                          << " operand yet; express the mask as a score region";
   for (Value operand : {op.getQuery(), op.getKey(), op.getValue()})
     if (ShapedType::isDynamicShape(
             cast<RankedTensorType>(operand.getType()).getShape()))
@@ -295,10 +296,10 @@ std::pair<Value, Value> Distributor::partial(ImplicitLocOpBuilder &b, Value q,
   Value keyTotal = index(b, b.getLoc(), totalKey);
   auto local = AttentionOp::create(
       b, TypeRange{oInit.getType(), lseInit.getType()}, q, k, v,
-      /*mask=*/Value(), queryOffset, keyOffset, queryTotal, keyTotal,
-      ValueRange{oInit, lseInit}, op.getScaleAttr(), op.getCausalAttr(),
-      op.getWindowAttr(), op.getSoftcapAttr(), op.getTilesAttr(),
-      /*partition=*/nullptr);
+      /*mask=*/Value(), /*block_mask=*/Value(), queryOffset, keyOffset,
+      queryTotal, keyTotal, ValueRange{oInit, lseInit}, op.getScaleAttr(),
+      op.getCausalAttr(), op.getWindowAttr(), op.getSoftcapAttr(),
+      /*block_mask_size=*/nullptr, op.getTilesAttr(), /*partition=*/nullptr);
   if (op.hasScoreModifier()) {
     IRMapping mapping;
     op.getScore().cloneInto(&local.getScore(), mapping);

@@ -130,6 +130,16 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     argTypes.push_back(tensor({spec.batch, 1, spec.seqQ, spec.seqK},
                               spec.mask == MaskKind::Boolean ? b.getI1Type()
                                                              : f32));
+  if (spec.blockMask) {
+    auto [rows, keys] = *spec.blockMask;
+    if (rows < 1 || keys < 1)
+      return error(llvm::formatv(
+          "block mask blocks must be positive, got {0} x {1}", rows, keys));
+    argTypes.push_back(
+        tensor({spec.batch, spec.heads, llvm::divideCeil(spec.seqQ, rows),
+                llvm::divideCeil(spec.seqK, keys)},
+               b.getI8Type()));
+  }
   argTypes.push_back(
       tensor({spec.batch, spec.heads, spec.seqQ, spec.valueDim}, *outType));
   if (spec.withLse)
@@ -147,6 +157,11 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
   auto op = AttentionOp::create(b, loc, args[0], args[1], args[2], mask,
                                 outputs[0],
                                 spec.withLse ? outputs[1] : Value());
+  if (spec.blockMask) {
+    op.getBlockMaskMutable().assign(args[3 + (spec.mask != MaskKind::None)]);
+    op.setBlockMaskSize(
+        ArrayRef<int64_t>{spec.blockMask->first, spec.blockMask->second});
+  }
   if (spec.scale)
     op.setScaleAttr(b.getF32FloatAttr(*spec.scale));
   if (spec.causal)

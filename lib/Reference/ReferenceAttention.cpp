@@ -8,6 +8,7 @@
 #include "attn/Reference/ReferenceAttention.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cmath>
@@ -90,6 +91,22 @@ llvm::Error verify(const AttentionShape &shape, llvm::ArrayRef<double> query,
                       mask->batch * mask->heads * s.queryLen * s.keyLen))
       return err;
   }
+  if (const std::optional<BlockMask> &blocks = options.blockMask) {
+    if (blocks->blockRows < 1 || blocks->blockKeys < 1)
+      return invalid("block mask blocks must be at least 1 x 1");
+    if (blocks->batch != 1 && blocks->batch != s.batch)
+      return invalid("block mask batch " + llvm::Twine(blocks->batch) +
+                     " is neither 1 nor " + llvm::Twine(s.batch));
+    if (blocks->heads != 1 && blocks->heads != s.queryHeads)
+      return invalid("block mask heads " + llvm::Twine(blocks->heads) +
+                     " is neither 1 nor " + llvm::Twine(s.queryHeads));
+    if (llvm::Error err =
+            checkSize("the block mask", blocks->values.size(),
+                      blocks->batch * blocks->heads *
+                          llvm::divideCeil(s.queryLen, blocks->blockRows) *
+                          llvm::divideCeil(s.keyLen, blocks->blockKeys)))
+      return err;
+  }
   return llvm::Error::success();
 }
 
@@ -107,6 +124,11 @@ AttentionResult attend(const AttentionShape &shape,
                 valueDim = shape.valueDim;
   const int64_t headsPerKvHead = heads / kvHeads;
   const ScoreMask *mask = options.mask ? &*options.mask : nullptr;
+  const BlockMask *blocks = options.blockMask ? &*options.blockMask : nullptr;
+  const int64_t blockColumns =
+      blocks ? (seqK + blocks->blockKeys - 1) / blocks->blockKeys : 0;
+  const int64_t blockRowCount =
+      blocks ? (seqQ + blocks->blockRows - 1) / blocks->blockRows : 0;
 
   AttentionResult result;
   result.out.assign(batch * heads * seqQ * valueDim, 0.0);
@@ -130,6 +152,12 @@ AttentionResult attend(const AttentionShape &shape,
                       (mask->heads == 1 ? 0 : h)) *
                          seqQ * seqK
                : nullptr;
+      const int8_t *blockElements =
+          blocks ? blocks->values.data() +
+                       ((blocks->batch == 1 ? 0 : b) * blocks->heads +
+                        (blocks->heads == 1 ? 0 : h)) *
+                           blockRowCount * blockColumns
+                 : nullptr;
       for (int64_t i = 0; i < seqQ; ++i) {
         const double *q = query.data() + ((b * heads + h) * seqQ + i) * headDim;
         int64_t diagonal = i + seqK - seqQ;
@@ -144,8 +172,18 @@ AttentionResult attend(const AttentionShape &shape,
           if (options.window && (diagonal - k > options.window->first ||
                                  k - diagonal > options.window->second))
             continue;
-          double maskValue = maskRows ? maskRows[i * seqK + k] : 0.0;
-          if (mask && mask->kind == ScoreMask::Kind::Boolean &&
+          // A block of the block mask is empty (0), full (2: the mask
+          // operand does not apply) or partial.
+          int8_t block =
+              blockElements
+                  ? blockElements[i / blocks->blockRows * blockColumns +
+                                  k / blocks->blockKeys]
+                  : 1;
+          if (block == 0)
+            continue;
+          const bool masked = mask && block != 2;
+          double maskValue = masked ? maskRows[i * seqK + k] : 0.0;
+          if (masked && mask->kind == ScoreMask::Kind::Boolean &&
               maskValue == 0.0)
             continue;
 
@@ -159,7 +197,7 @@ AttentionResult attend(const AttentionShape &shape,
                                     std::tanh(score / *options.softcap));
           if (options.scoreModifier)
             score = precision.round(options.scoreModifier(score, b, h, i, k));
-          if (mask && mask->kind == ScoreMask::Kind::Additive)
+          if (masked && mask->kind == ScoreMask::Kind::Additive)
             score = precision.round(score + maskValue);
           scores[k] = score;
           rowMax = maxKeepingNaN(rowMax, score);

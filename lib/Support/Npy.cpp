@@ -56,6 +56,8 @@ StringRef typeName(NpyElementType type) {
     return "f64";
   case NpyElementType::Bool:
     return "bool";
+  case NpyElementType::I8:
+    return "int8";
   }
   llvm_unreachable("unknown NpyElementType");
 }
@@ -72,6 +74,8 @@ StringRef descrOf(NpyElementType type) {
     return "<f8";
   case NpyElementType::Bool:
     return "|b1";
+  case NpyElementType::I8:
+    return "|i1";
   }
   llvm_unreachable("unknown NpyElementType");
 }
@@ -211,6 +215,8 @@ elementTypeOf(StringRef descr, std::optional<NpyElementType> expected) {
     return NpyElementType::F64;
   if (descr == "|b1")
     return NpyElementType::Bool;
+  if (descr == "|i1")
+    return NpyElementType::I8;
   // Two opaque bytes: bf16 as ml_dtypes saves it, but only the caller can
   // tell.
   if (descr == "<V2" || descr == "|V2") {
@@ -221,7 +227,7 @@ elementTypeOf(StringRef descr, std::optional<NpyElementType> expected) {
   }
   return llvm::createStringError(
       "unsupported dtype '" + descr +
-      "' (supported: '<f2', '<f4', '<f8', '|b1', and bf16 as '<V2')");
+      "' (supported: '<f2', '<f4', '<f8', '|b1', '|i1', and bf16 as '<V2')");
 }
 
 /// Prefixes every message of `err` with the file name.
@@ -379,6 +385,14 @@ std::vector<Result> convertElements(const NpyArray &array) {
         array, 1, [](const uint8_t *p) { return *p; },
         [](uint8_t byte) { return static_cast<Result>(byte != 0); }, values);
     break;
+  case NpyElementType::I8:
+    convertEach(
+        array, 1, [](const uint8_t *p) { return *p; },
+        [](uint8_t byte) {
+          return static_cast<Result>(static_cast<int8_t>(byte));
+        },
+        values);
+    break;
   }
   return values;
 }
@@ -394,6 +408,7 @@ int64_t elementCount(llvm::ArrayRef<int64_t> shape) {
 int64_t mlir::attn::npyElementBytes(NpyElementType type) {
   switch (type) {
   case NpyElementType::Bool:
+  case NpyElementType::I8:
     return 1;
   case NpyElementType::F16:
   case NpyElementType::BF16:
@@ -506,6 +521,11 @@ NpyArray mlir::attn::npyFromFloats(NpyElementType type,
     break;
   case NpyElementType::Bool:
     storeEach([](uint8_t *p, float v) { *p = v != 0; });
+    break;
+  case NpyElementType::I8:
+    storeEach([](uint8_t *p, float v) {
+      *p = static_cast<uint8_t>(static_cast<int8_t>(v));
+    });
     break;
   }
   return array;

@@ -293,6 +293,17 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
       blockRange(slot, batch, head, queryBlock, row0, rows);
   Value bn = index(blockN);
 
+  // The block mask's indices for this query block; size-1 batch and head
+  // dimensions broadcast.
+  Value blockMaskBatch, blockMaskHead, blockMaskRow;
+  if (Value blockMask = op.getBlockMask()) {
+    auto maskType = cast<RankedTensorType>(blockMask.getType());
+    blockMaskBatch = maskType.getDimSize(0) == 1 ? index(0) : batch;
+    blockMaskHead = maskType.getDimSize(1) == 1 ? index(0) : head;
+    blockMaskRow =
+        arith::DivUIOp::create(b, row0, index(op.getBlockMaskBlock()->first));
+  }
+
   // Online-softmax state, in base 2: m = running max of the scaled scores.
   Value m0 = m0Like(rows);
   Value l0 = filledTensor(b, {rows}, f32Type, b.getF32FloatAttr(0.0));
@@ -307,6 +318,29 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
                             nested.getInsertionPoint());
         Value m = state[0], l = state[1], acc = state[2];
         Value key0 = arith::MulIOp::create(b, block, bn);
+        // The block mask's element for this tile (tiles nest in its
+        // blocks): an empty block leaves the state as it is.
+        Value fullBlock;
+        scf::IfOp skipEmpty;
+        if (blockMaskRow) {
+          Value maskKeys = index(op.getBlockMaskBlock()->second);
+          Value status = tensor::ExtractOp::create(
+              b, op.getBlockMask(),
+              ValueRange{blockMaskBatch, blockMaskHead, blockMaskRow,
+                         arith::DivUIOp::create(b, key0, maskKeys)});
+          auto isStatus = [&](int64_t value) -> Value {
+            return arith::CmpIOp::create(
+                b, arith::CmpIPredicate::eq, status,
+                arith::ConstantIntOp::create(b, b.getI8Type(), value));
+          };
+          fullBlock = isStatus(BlockMaskValue::kFull);
+          skipEmpty = scf::IfOp::create(b, state.getTypes(),
+                                        isStatus(BlockMaskValue::kEmpty),
+                                        /*withElseRegion=*/true);
+          b.setInsertionPointToStart(skipEmpty.thenBlock());
+          scf::YieldOp::create(b, state);
+          b.setInsertionPointToStart(skipEmpty.elseBlock());
+        }
         Value cols = arith::MinUIOp::create(
             b, bn, arith::SubIOp::create(b, seqK, key0));
         Value kTile = tensor::ExtractSliceOp::create(
@@ -338,25 +372,41 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
         }
 
         Value raw = buildScores(qTile, kTile, rows, cols);
+        // `cond ? onTrue() : onFalse()` for a tile of scores.
+        auto branch = [&](Value cond, function_ref<Value()> onTrue,
+                          function_ref<Value()> onFalse) -> Value {
+          auto ifOp = scf::IfOp::create(b, TypeRange{raw.getType()}, cond,
+                                        /*withElseRegion=*/true);
+          for (bool side : {true, false}) {
+            OpBuilder::InsertionGuard branchGuard(b);
+            b.setInsertionPointToStart(side ? ifOp.thenBlock()
+                                            : ifOp.elseBlock());
+            scf::YieldOp::create(b, side ? onTrue() : onFalse());
+          }
+          return ifOp.getResult(0);
+        };
+        // A full block of the block mask does not read the mask operand.
+        auto epilogue = [&](bool maskPositions) -> Value {
+          auto withMask = [&](Value tile) {
+            return buildScoreEpilogue(raw, tile, batch, head, row0, key0, rows,
+                                      cols, maskPositions);
+          };
+          if (!maskTile || !fullBlock)
+            return withMask(maskTile);
+          return branch(
+              fullBlock, [&] { return withMask(Value()); },
+              [&] { return withMask(maskTile); });
+        };
         Value scores;
         if (masksByPosition()) {
           // Only blocks that straddle the mask boundary pay for the mask.
           Value straddles = geometry().needsElementMask(
               row0, rows, key0, arith::AddIOp::create(b, key0, cols));
-          auto ifOp = scf::IfOp::create(
-              b, TypeRange{raw.getType()}, straddles, /*withElseRegion=*/true);
-          for (bool masked : {true, false}) {
-            OpBuilder::InsertionGuard branchGuard(b);
-            b.setInsertionPointToStart(masked ? ifOp.thenBlock()
-                                              : ifOp.elseBlock());
-            Value branch = buildScoreEpilogue(raw, maskTile, batch, head, row0,
-                                              key0, rows, cols, masked);
-            scf::YieldOp::create(b, branch);
-          }
-          scores = ifOp.getResult(0);
+          scores = branch(
+              straddles, [&] { return epilogue(true); },
+              [&] { return epilogue(false); });
         } else {
-          scores = buildScoreEpilogue(raw, maskTile, batch, head, row0, key0,
-                                      rows, cols, /*maskPositions=*/false);
+          scores = epilogue(false);
         }
 
         AffineMap rowsCols = projection(ctx, 2, {0, 1});
@@ -441,6 +491,10 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
                                  extendToF32(nb, loc, args[1]));
             });
         scf::YieldOp::create(b, ValueRange{mUpdated, lNew, accNew});
+        if (skipEmpty) {
+          b.setInsertionPointAfter(skipEmpty);
+          scf::YieldOp::create(b, skipEmpty.getResults());
+        }
       });
   Value m = loop.getResult(0), l = loop.getResult(1), acc = loop.getResult(2);
 

@@ -66,6 +66,16 @@ FailureOr<Fa2TilesAttr> resolveTiles(AttentionOp op, int64_t blockM,
   }
   while (warps > 1 && sizes->blockM % (16 * warps) != 0)
     warps /= 2;
+  if (std::optional<std::pair<int64_t, int64_t>> maskBlock =
+          op.getBlockMaskBlock())
+    if (sizes->blockM % 16 || sizes->blockN % 16)
+      return op.emitError()
+             << "the pieces of " << op.getPartitionAttr()
+             << " take #attn.fa2 tiles, whose sides are multiples of 16; "
+                "tiles nest in the block mask's "
+             << maskBlock->first << "x" << maskBlock->second
+             << " blocks, which leaves " << sizes->blockM << "x"
+             << sizes->blockN << ": use blocks that are multiples of 16";
   auto emitError = [&] { return op.emitError(); };
   if (failed(Fa2TilesAttr::verify(emitError, sizes->blockM, sizes->blockN,
                                   warps, stages)))
@@ -166,11 +176,12 @@ struct AttnPartitionKVPass
 
     auto partial = PartialAttentionOp::create(
         b, TypeRange{partialOut.getType(), partialLse.getType()}, q,
-        op.getKey(), v, op.getMask(), /*query_offset=*/Value(),
-        /*key_offset=*/Value(), /*query_total=*/Value(), /*key_total=*/Value(),
+        op.getKey(), v, op.getMask(), op.getBlockMask(),
+        /*query_offset=*/Value(), /*key_offset=*/Value(),
+        /*query_total=*/Value(), /*key_total=*/Value(),
         ValueRange{partialOut, partialLse}, op.getScaleAttr(),
-        op.getCausalAttr(), op.getWindowAttr(), op.getSoftcapAttr(), *tiles,
-        op.getPartitionAttr());
+        op.getCausalAttr(), op.getWindowAttr(), op.getSoftcapAttr(),
+        op.getBlockMaskSizeAttr(), *tiles, op.getPartitionAttr());
     rewriter.inlineRegionBefore(op.getScore(), partial.getScore(),
                                 partial.getScore().end());
     auto merge = MergeOp::create(b, op->getResultTypes(), partial.getResult(0),

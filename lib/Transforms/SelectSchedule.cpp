@@ -133,11 +133,13 @@ struct AttnSelectSchedulePass
     if (cluster.getRanks() < 2 || op.getPartitionAttr())
       return;
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
-    if (!problem || op.getMask()) {
+    if (!problem || op.getMask() || op.getBlockMask()) {
       op.emitWarning() << "not distributed over the " << cluster.getRanks()
                        << " ranks of the cluster: "
-                       << (op.getMask() ? "a mask operand is not distributed"
-                                        : "sizes must be static");
+                       << (!problem ? "sizes must be static"
+                           : op.getMask()
+                               ? "a mask operand is not distributed"
+                               : "a block mask operand is not distributed");
       return;
     }
     int64_t elementBytes = op.getQuery().getType().getElementTypeBitWidth() / 8;

@@ -64,6 +64,8 @@ FailureOr<ElementFormat> formatOf(Type type) {
     return ElementFormat::F32;
   if (type.isInteger(1))
     return ElementFormat::I1;
+  if (type.isInteger(8))
+    return ElementFormat::I8;
   return failure();
 }
 
@@ -75,6 +77,7 @@ int64_t bytesOf(ElementFormat format) {
   case ElementFormat::F32:
     return 4;
   case ElementFormat::I1:
+  case ElementFormat::I8:
     return 1;
   }
   llvm_unreachable("unknown ElementFormat");
@@ -90,6 +93,8 @@ NpyElementType npyTypeOf(ElementFormat format) {
     return NpyElementType::F32;
   case ElementFormat::I1:
     return NpyElementType::Bool;
+  case ElementFormat::I8:
+    return NpyElementType::I8;
   }
   llvm_unreachable("unknown ElementFormat");
 }
@@ -127,6 +132,9 @@ double store(HostBuffer &buffer, ElementFormat format, int64_t index,
   case ElementFormat::I1:
     *p = value != 0;
     return *p;
+  case ElementFormat::I8:
+    *p = static_cast<uint8_t>(static_cast<int8_t>(value));
+    return static_cast<int8_t>(*p);
   }
   llvm_unreachable("unknown ElementFormat");
 }
@@ -142,6 +150,8 @@ double load(const HostBuffer &buffer, ElementFormat format, int64_t index) {
     return llvm::bit_cast<float>(read32le(p));
   case ElementFormat::I1:
     return *p;
+  case ElementFormat::I8:
+    return static_cast<int8_t>(*p);
   }
   llvm_unreachable("unknown ElementFormat");
 }
@@ -175,6 +185,22 @@ std::vector<double> maskValues(ArrayRef<int64_t> shape, bool boolean,
   return values;
 }
 
+/// A block mask of every kind: about a quarter of the blocks empty, a
+/// quarter full, the rest partial, and the first query block of every batch
+/// and head empty throughout when there is more than one, so that rows
+/// seeing nothing run too.
+std::vector<double> blockMaskValues(ArrayRef<int64_t> shape,
+                                    std::mt19937_64 &rng) {
+  std::discrete_distribution<int> kind({1, 2, 1});
+  int64_t rows = shape[2], columns = shape[3];
+  std::vector<double> values(shape[0] * shape[1] * rows * columns);
+  for (int64_t index = 0, e = values.size(); index < e; ++index) {
+    bool firstRow = rows > 1 && (index / columns) % rows == 0;
+    values[index] = firstRow ? BlockMaskValue::kEmpty : kind(rng);
+  }
+  return values;
+}
+
 } // namespace
 
 std::vector<double> Operand::decode() const {
@@ -196,10 +222,13 @@ llvm::Expected<AttentionOperands> AttentionOperands::create(AttentionOp op,
                                                             uint64_t seed) {
   AttentionOperands result;
   result.hasMask = static_cast<bool>(op.getMask());
+  result.hasBlockMask = static_cast<bool>(op.getBlockMask());
   result.hasLse = static_cast<bool>(op.getInitLse());
   SmallVector<std::string> names{"Q", "K", "V"};
   if (result.hasMask)
     names.push_back("mask");
+  if (result.hasBlockMask)
+    names.push_back("block mask");
   names.push_back("O");
   if (result.hasLse)
     names.push_back("LSE");
@@ -236,6 +265,8 @@ llvm::Expected<AttentionOperands> AttentionOperands::create(AttentionOp op,
     if (entry.name == "mask")
       entry.assign(maskValues(type.getShape(), *format == ElementFormat::I1,
                               rng));
+    else if (entry.name == "block mask")
+      entry.assign(blockMaskValues(type.getShape(), rng));
     else
       entry.assign(normalValues(entry.buffer.numElements(), rng));
   }

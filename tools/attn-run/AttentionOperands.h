@@ -29,10 +29,10 @@ namespace mlir::attn {
 class AttentionOp;
 
 /// How one operand's elements are stored.
-enum class ElementFormat { F16, BF16, F32, I1 };
+enum class ElementFormat { F16, BF16, F32, I1, I8 };
 
 struct Operand {
-  /// "Q", "K", "V", "mask", "O" or "LSE".
+  /// "Q", "K", "V", "mask", "block mask", "O" or "LSE".
   std::string name;
   ElementFormat format = ElementFormat::F32;
   HostBuffer buffer;
@@ -45,8 +45,8 @@ struct Operand {
   void assign(std::vector<double> newValues);
 };
 
-/// The operands of `op` in its operand order: Q, K, V, [mask], O, [LSE].
-/// Inputs hold seeded random values, outputs NaN.
+/// The operands of `op` in its operand order: Q, K, V, [mask], [block mask],
+/// O, [LSE]. Inputs hold seeded random values, outputs NaN.
 class AttentionOperands {
 public:
   /// Fails when `op` has a dynamic size.
@@ -59,7 +59,11 @@ public:
   Operand &value() { return operands[2]; }
   /// nullptr without a mask operand.
   Operand *mask() { return hasMask ? &operands[3] : nullptr; }
-  Operand &out() { return operands[hasMask ? 4 : 3]; }
+  /// nullptr without a block mask.
+  Operand *blockMask() {
+    return hasBlockMask ? &operands[3 + hasMask] : nullptr;
+  }
+  Operand &out() { return operands[3 + hasMask + hasBlockMask]; }
   /// nullptr without an LSE output.
   Operand *lse() { return hasLse ? &operands.back() : nullptr; }
 
@@ -77,6 +81,7 @@ public:
 private:
   std::vector<Operand> operands;
   bool hasMask = false;
+  bool hasBlockMask = false;
   bool hasLse = false;
 };
 

@@ -12,6 +12,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -53,6 +54,15 @@ mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
     scoreMask.heads = mask->buffer.shape[1];
     scoreMask.values = mask->values;
     attention.mask = std::move(scoreMask);
+  }
+  if (Operand *blocks = operands.blockMask()) {
+    BlockMask blockMask;
+    std::tie(blockMask.blockRows, blockMask.blockKeys) =
+        *op.getBlockMaskBlock();
+    blockMask.batch = blocks->buffer.shape[0];
+    blockMask.heads = blocks->buffer.shape[1];
+    blockMask.values.assign(blocks->values.begin(), blocks->values.end());
+    attention.blockMask = std::move(blockMask);
   }
   attention.scoreModifier = options.scoreModifier;
 

@@ -100,6 +100,11 @@ cl::opt<MaskKind> mask(
                clEnumValN(MaskKind::Additive, "additive",
                           "f32, added to the scores")),
     cl::cat(specCategory));
+cl::list<int64_t> blockMask(
+    "block-mask",
+    cl::desc("A block mask of rows,keys blocks [B, Hq, ceil(Sq / rows), "
+             "ceil(Sk / keys)]: random empty, partial and full blocks"),
+    cl::CommaSeparated, cl::cat(specCategory));
 cl::opt<bool> alibi("alibi",
                     cl::desc("ALiBi bias through the score region"),
                     cl::cat(specCategory));
@@ -146,6 +151,11 @@ cl::opt<std::string> vNpy("v-npy", cl::desc("Read V from this .npy file"),
 cl::opt<std::string> maskNpy("mask-npy",
                              cl::desc("Read the mask from this .npy file"),
                              cl::cat(runCategory));
+cl::opt<std::string>
+    blockMaskNpy("block-mask-npy",
+                 cl::desc("Read the block mask from this .npy file (int8: 0 "
+                          "empty, 1 partial, 2 full)"),
+                 cl::cat(runCategory));
 cl::opt<std::string> oNpy("o-npy", cl::desc("Write O to this .npy file"),
                           cl::cat(runCategory));
 cl::opt<std::string> lseNpy("lse-npy", cl::desc("Write LSE to this .npy file"),
@@ -197,6 +207,7 @@ const cl::Option *specOptions[] = {&batch,
                                    &scale,
                                    &softcap,
                                    &mask,
+                                   std::addressof(blockMask),
                                    &alibi,
                                    &withLse,
                                    &splits,
@@ -332,6 +343,13 @@ llvm::Expected<AttentionSpec> specFromOptions() {
   if (softcap.getNumOccurrences())
     spec.softcap = softcap;
   spec.mask = mask;
+  if (blockMask.getNumOccurrences()) {
+    if (blockMask.size() != 2)
+      return llvm::createStringError(
+          "--block-mask takes the block's rows and keys (e.g. "
+          "--block-mask=64,64)");
+    spec.blockMask = {blockMask[0], blockMask[1]};
+  }
   spec.alibi = alibi;
   spec.withLse = withLse;
   spec.splits = splits;
@@ -355,6 +373,20 @@ reference::ScoreModifier alibiModifier(const AttentionSpec &spec) {
     return score + alibiSlope(head, heads) *
                        static_cast<double>(key - row - shift);
   };
+}
+
+/// "block mask: 16x16 blocks, 3 empty, 5 partial, 1 full of 9".
+std::string describeBlockMask(AttentionOp op, const Operand &blocks) {
+  int64_t empty = 0, full = 0;
+  for (double value : blocks.values) {
+    empty += value == BlockMaskValue::kEmpty;
+    full += value == BlockMaskValue::kFull;
+  }
+  auto [rows, keys] = *op.getBlockMaskBlock();
+  int64_t total = blocks.values.size();
+  return llvm::formatv("block mask: {0}x{1} blocks, {2} empty, {3} partial, "
+                       "{4} full of {5}",
+                       rows, keys, empty, total - empty - full, full, total);
 }
 
 std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
@@ -452,16 +484,20 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
       {&qNpy, &operands->query()},
       {&kNpy, &operands->key()},
       {&vNpy, &operands->value()},
-      {&maskNpy, operands->mask()}};
+      {&maskNpy, operands->mask()},
+      {&blockMaskNpy, operands->blockMask()}};
   for (auto [option, operand] : inputs) {
     if (option->empty())
       continue;
     if (!operand)
-      return llvm::createStringError("--" + option->ArgStr +
-                                     " given, but the attention has no mask");
+      return llvm::createStringError(
+          "--" + option->ArgStr + " given, but the attention has no " +
+          (option == &blockMaskNpy ? "block mask" : "mask"));
     if (llvm::Error err = operands->load(*operand, *option))
       return std::move(err);
   }
+  if (Operand *blocks = operands->blockMask(); blocks && reports())
+    llvm::outs() << "  " << describeBlockMask(op, *blocks) << "\n";
   if (!lseNpy.empty() && !operands->lse())
     return llvm::createStringError(
         "--lse-npy given, but the attention writes no LSE (add --lse)");
@@ -619,7 +655,8 @@ int main(int argc, char **argv) {
   if (attentions.empty())
     return fail("no attn.attention in " + inputFilename);
   bool perOperandFiles = !qNpy.empty() || !kNpy.empty() || !vNpy.empty() ||
-                         !maskNpy.empty() || !oNpy.empty() || !lseNpy.empty();
+                         !maskNpy.empty() || !blockMaskNpy.empty() ||
+                         !oNpy.empty() || !lseNpy.empty();
   if (perOperandFiles && attentions.size() > 1)
     return fail(llvm::formatv("the .npy options name the operands of one "
                               "attention, but the module has {0}",

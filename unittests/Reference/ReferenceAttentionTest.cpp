@@ -246,6 +246,68 @@ TEST(ReferenceAttention, MasksBroadcast) {
   }
 }
 
+TEST(ReferenceAttention, BlockMaskIsAnElementMask) {
+  // 5 x 7 scores in 2 x 3 blocks (the last ones short): 3 x 3 blocks, per
+  // head, of every kind.
+  AttentionShape shape;
+  shape.queryHeads = 2;
+  shape.kvHeads = 2;
+  shape.queryLen = 5;
+  shape.keyLen = 7;
+  shape.headDim = 3;
+  shape.valueDim = 2;
+  Operands operands(shape);
+  BlockMask blocks;
+  blocks.blockRows = 2;
+  blocks.blockKeys = 3;
+  blocks.heads = 2;
+  blocks.values = {1, 0, 2, /**/ 2, 1, 0, /**/ 0, 2, 7,
+                   0, 0, 0, /**/ 2, 2, 2, /**/ 1, 0, 1};
+  for (ScoreMask::Kind kind :
+       {ScoreMask::Kind::Boolean, ScoreMask::Kind::Additive}) {
+    ScoreMask mask;
+    mask.kind = kind;
+    for (double value : randomValues(5 * 7, 5))
+      mask.values.push_back(kind == ScoreMask::Kind::Boolean ? value > -0.5
+                                                             : value);
+    // The same attention with the blocks written into a per-head mask:
+    // empty blocks hide, full blocks keep (adding 0), others take the mask.
+    ScoreMask written = mask;
+    written.heads = 2;
+    written.values.clear();
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < 5; ++i)
+        for (int64_t k = 0; k < 7; ++k) {
+          int8_t block = blocks.values[h * 9 + i / 2 * 3 + k / 3];
+          double value = mask.values[i * 7 + k];
+          if (block == 0)
+            value = kind == ScoreMask::Kind::Boolean ? 0.0 : -kInf;
+          else if (block == 2)
+            value = kind == ScoreMask::Kind::Boolean ? 1.0 : 0.0;
+          written.values.push_back(value);
+        }
+    AttentionOptions withBlocks, expectedOptions;
+    withBlocks.mask = mask;
+    withBlocks.blockMask = blocks;
+    expectedOptions.mask = written;
+    AttentionResult actual = attend(shape, operands, withBlocks);
+    AttentionResult expected = attend(shape, operands, expectedOptions);
+    expectNear(actual.out, expected.out);
+    expectNear(actual.lse, expected.lse);
+    // Head 1's second query block is all empty: its rows see nothing.
+    EXPECT_EQ(actual.lse[1 * 5 + 0], -kInf);
+  }
+  // The blocks' count must match the shape.
+  AttentionOptions wrong;
+  wrong.blockMask = blocks;
+  wrong.blockMask->blockKeys = 2;
+  llvm::Expected<AttentionResult> rejected = referenceAttention(
+      shape, operands.query, operands.key, operands.value, wrong);
+  ASSERT_FALSE(static_cast<bool>(rejected)) << "4 key blocks of 2 need 24";
+  EXPECT_NE(llvm::toString(rejected.takeError()).find("the block mask"),
+            std::string::npos);
+}
+
 TEST(ReferenceAttention, Softcap) {
   AttentionShape shape = indexShape(1, 2);
   Operands operands(shape);

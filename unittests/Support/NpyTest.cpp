@@ -149,6 +149,20 @@ TEST_F(NpyTest, BooleansAreOneByteEach) {
   EXPECT_EQ(npyToFloats(*read), (std::vector<float>{1.0f, 0.0f, 1.0f}));
 }
 
+TEST_F(NpyTest, Int8IsOneSignedByteEach) {
+  // np.save of np.array([0, 2, -1], dtype=np.int8): descr '|i1'.
+  NpyArray written =
+      npyFromFloats(NpyElementType::I8, {3}, {0.0f, 2.0f, -1.0f});
+  EXPECT_EQ(written.data, (std::vector<uint8_t>{0, 2, 0xff}));
+  std::string path = pathOf("int8.npy");
+  ASSERT_FALSE(llvm::errorToBool(writeNpy(path, written)));
+  EXPECT_NE(readBytes(path).find("'descr': '|i1'"), std::string::npos);
+  llvm::Expected<NpyArray> read = readNpy(path);
+  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  EXPECT_EQ(read->elementType, NpyElementType::I8);
+  EXPECT_EQ(npyToDoubles(*read), (std::vector<double>{0.0, 2.0, -1.0}));
+}
+
 TEST_F(NpyTest, DoublesRoundTripExactly) {
   std::vector<double> values = {1.0 / 3.0, -1e300, 0.1};
   std::string path = pathOf("f64.npy");

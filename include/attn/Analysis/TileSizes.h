@@ -24,14 +24,18 @@ struct TileSizes {
 };
 
 /// The tiles of `op`: each of `blockM`/`blockN` when non-zero, else the op's
-/// `tiles` attribute, else FlashAttention-2's default for its head dimension.
+/// `tiles` attribute, else FlashAttention-2's default for its head dimension
+/// (with a block mask, the largest divisor of the mask's block side that is
+/// not above it, a multiple of 16 where one divides, so that tiles nest in
+/// the mask's blocks).
 /// std::nullopt when nothing applies (a head dimension above 256, or dynamic,
 /// without pinned tiles).
 std::optional<TileSizes> resolveTileSizes(AttentionOp op, int64_t blockM,
                                           int64_t blockN);
 
 /// resolveTileSizes, with an error on `op` that says how to pin tiles when
-/// none apply.
+/// none apply, and one when the tiles do not nest in the block mask's
+/// blocks.
 FailureOr<TileSizes> requireTileSizes(AttentionOp op, int64_t blockM,
                                       int64_t blockN);
 

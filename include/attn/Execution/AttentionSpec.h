@@ -39,6 +39,9 @@ struct AttentionSpec {
   std::optional<float> softcap;
   /// The mask operand, [B, 1, Sq, Sk] (broadcast over heads).
   MaskKind mask = MaskKind::None;
+  /// A block mask of blocks of (rows, keys), [B, Hq, ceil(Sq / rows),
+  /// ceil(Sk / keys)] i8.
+  std::optional<std::pair<int64_t, int64_t>> blockMask;
   /// ALiBi through the score region: score + slope(h) * (k - q - (Sk - Sq)),
   /// slope(h) = 2^(-8 (h + 1) / Hq).
   bool alibi = false;

@@ -18,7 +18,9 @@
 // Key k is visible when, with d = i + Sk - Sq (the bottom-right diagonal),
 //   k <= d                                     if causal,
 //   d - left <= k <= d + right                 with a window (left, right),
-//   mask[b, h, i, k] is true                   with a boolean mask.
+//   mask[b, h, i, k] is true                   with a boolean mask,
+//   blocks[b, h, i / Bq, k / Bk] != 0          with a block mask;
+// a block-mask element of 2 (a full block) drops the mask operand there.
 // Invisible keys and keys whose score is -inf take no part:
 //   O_i = sum_k exp(s_k - m) v_k / sum_k exp(s_k - m),   m = max_k s_k
 //   LSE_i = m + log(sum_k exp(s_k - m))
@@ -71,6 +73,20 @@ struct ScoreMask {
   std::vector<double> values;
 };
 
+/// A block-sparse mask, [batch, heads, ceil(Sq / blockRows),
+/// ceil(Sk / blockKeys)] row-major, where a size-1 batch or head dimension
+/// broadcasts: 0 hides every score of the block, 2 makes the ScoreMask not
+/// apply in it, anything else changes nothing.
+struct BlockMask {
+  int64_t blockRows = 1;
+  int64_t blockKeys = 1;
+  /// 1 or the attention's batch.
+  int64_t batch = 1;
+  /// 1 or the attention's query heads.
+  int64_t heads = 1;
+  std::vector<int8_t> values;
+};
+
 /// Rewrites the score of query `q` and key `k` of query head `h` in batch
 /// `b`.
 using ScoreModifier = std::function<double(double score, int64_t b, int64_t h,
@@ -85,6 +101,7 @@ struct AttentionOptions {
   /// > 0.
   std::optional<double> softcap;
   std::optional<ScoreMask> mask;
+  std::optional<BlockMask> blockMask;
   /// None when empty.
   ScoreModifier scoreModifier;
 };

@@ -35,6 +35,8 @@ enum class NpyElementType {
   F64,
   /// NumPy's bool ('|b1'): one byte, 0 or 1; converts to 0.0 and 1.0.
   Bool,
+  /// NumPy's int8 ('|i1'): one signed byte (a block mask's values).
+  I8,
 };
 
 /// Bytes per element of `type`.

@@ -27,6 +27,13 @@ namespace mlir::attn {
 /// for all allocations together.
 constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
 
+/// The most of anything counted across a machine or an attribute: SMs,
+/// splits, CTAs, ranks, bytes of shared memory, registers, the sides of a
+/// block mask's blocks. CUDA's grid dimension and an MPI communicator's size
+/// are ints, and every product the schedules form from two such counts stays
+/// far from overflowing int64.
+constexpr int64_t kMaxCount = INT32_MAX;
+
 /// x * y, or std::nullopt when it overflows int64.
 inline std::optional<int64_t> checkedMul(int64_t x, int64_t y) {
   int64_t product;

@@ -71,6 +71,9 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     return op.emitError("attn-to-nvgpu needs O in the element type of Q");
   if (op.getMask())
     return op.emitError("attn-to-nvgpu does not support the mask operand yet");
+  if (op.getBlockMask())
+    return op.emitError("attn-to-nvgpu does not support a block mask yet; "
+                        "attn-to-cpu runs it");
   if (op.getSoftcap())
     return op.emitError("attn-to-nvgpu does not support softcap yet");
   if (op.hasScoreModifier())

@@ -18,6 +18,15 @@ func.func @mask(%q: tensor<1x1x64x64xf16>, %m: tensor<1x1x64x64xi1>, %o: tensor<
 
 // -----
 
+func.func @block_mask(%q: tensor<1x1x64x64xf16>, %m: tensor<1x1x1x1xi8>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{attn-to-nvgpu does not support a block mask yet; attn-to-cpu runs it}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+      block_mask(%m : tensor<1x1x1x1xi8> blocks [64, 64]) outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
+  return %r : tensor<1x1x64x64xf16>
+}
+
+// -----
+
 func.func @softcap(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
   // expected-error @+1 {{attn-to-nvgpu does not support softcap yet}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)

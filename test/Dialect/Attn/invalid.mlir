@@ -250,6 +250,78 @@ func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x
 
 // -----
 
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<1x1x2x4xi8>) {
+  // expected-error @+1 {{block mask blocks must be from 1 to 2147483647 rows and keys, got [0, 8]}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) block_mask(%m : tensor<1x1x2x4xi8> blocks [0, 8]) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<1x1x2x4xi8>) {
+  // expected-error @+1 {{a block mask needs its block size [Bq, Bk]}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) block_mask(%m : tensor<1x1x2x4xi8> blocks [8]) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{block_mask_size is given without a block mask}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) {block_mask_size = array<i64: 8, 8>} -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<1x1x2x4xi1>) {
+  // expected-error @+1 {{block mask element type must be i8 (0 empty, 1 partial, 2 full), got 'i1'}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) block_mask(%m : tensor<1x1x2x4xi1> blocks [8, 8]) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<2x4x4xi8>) {
+  // expected-error @+1 {{block mask must have rank 4 ([B or 1, Hq or 1, Nq, Nk]), got rank 3}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) block_mask(%m : tensor<2x4x4xi8> blocks [8, 8]) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<1x2x2x4xi8>) {
+  // expected-error @+1 {{block mask dimension 1 (query heads (Hq)) must be 1 or 8 to broadcast, got 2}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) block_mask(%m : tensor<1x2x2x4xi8> blocks [8, 8]) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<1x1x2x4xi8>) {
+  // expected-error @+1 {{query block count (ceil(Sq / Bq)) mismatch: Q has 3, block mask has 2}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) block_mask(%m : tensor<1x1x2x4xi8> blocks [7, 8]) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<1x1x2x4xi8>) {
+  // expected-error @+1 {{key block count (ceil(Sk / Bk)) mismatch: K has 1, block mask has 4}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) block_mask(%m : tensor<1x1x2x4xi8> blocks [8, 64]) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %m: tensor<1x1x2x4xi8>, %i: index) {
+  // expected-error @+1 {{a framed attention cannot carry a block mask}}
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) block_mask(%m : tensor<1x1x2x4xi8> blocks [8, 8]) frame(%i, %i of %i, %i) outs(%o : tensor<2x8x16x64xf16>) -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
 func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>) {
   // expected-error @+1 {{scale must be positive and finite, got -1}}
   %r = attn.attention ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) outs(%o : tensor<2x8x16x64xf16>) {scale = -1.0 : f32} -> tensor<2x8x16x64xf16>
@@ -585,6 +657,6 @@ func.func @frame_with_partition(%q: tensor<1x1x4x8xf32>, %o: tensor<1x1x4x8xf32>
 
 func.func @partial_frame(%q: tensor<1x1x4x8xf32>, %o: tensor<1x1x4x8xf32>, %i: index) {
   // expected-error @+1 {{'attn.attention' op a frame needs all of query offset, key offset, query total and key total}}
-  %r = "attn.attention"(%q, %q, %q, %i, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 1>}> ({}) : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, index, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %r = "attn.attention"(%q, %q, %q, %i, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 1>}> ({}) : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, index, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return
 }

@@ -45,6 +45,20 @@ func.func @window_and_masks(%q: tensor<2x8x17x80xf32>, %k: tensor<2x8x33x80xf32>
   return %a, %b : tensor<2x8x17x96xf32>, tensor<2x8x17x96xf32>
 }
 
+// CHECK-LABEL: func.func @block_sparse
+func.func @block_sparse(%q: tensor<2x8x100x64xbf16>, %k: tensor<2x2x1000x64xbf16>,
+                        %v: tensor<2x2x1000x64xbf16>, %bool: tensor<2x1x100x1000xi1>,
+                        %blocks: tensor<1x8x2x8xi8>, %o: tensor<2x8x100x64xbf16>) -> tensor<2x8x100x64xbf16> {
+  // CHECK: attn.attention ins({{.*}}) mask(%{{.+}} : tensor<2x1x100x1000xi1>)
+  // CHECK-SAME: block_mask(%{{.+}} : tensor<1x8x2x8xi8> blocks [64, 128]) outs(%{{.+}} : tensor<2x8x100x64xbf16>)
+  // CHECK-SAME: {causal}
+  %a = attn.attention ins(%q, %k, %v : tensor<2x8x100x64xbf16>, tensor<2x2x1000x64xbf16>, tensor<2x2x1000x64xbf16>)
+      mask(%bool : tensor<2x1x100x1000xi1>)
+      block_mask(%blocks : tensor<1x8x2x8xi8> blocks [64, 128])
+      outs(%o : tensor<2x8x100x64xbf16>) {causal} -> tensor<2x8x100x64xbf16>
+  return %a : tensor<2x8x100x64xbf16>
+}
+
 // CHECK-LABEL: func.func @alibi_score_region
 func.func @alibi_score_region(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>,
                               %v: tensor<2x8x128x64xf16>, %o: tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16> {

@@ -7,6 +7,8 @@
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 
+#include "attn/Support/SizeLimits.h"
+
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -51,12 +53,6 @@ int64_t TargetAttr::getComputeCapability() const {
 }
 
 bool TargetAttr::isArchSpecific() const { return getChip().ends_with("a"); }
-
-/// The most of anything counted across a machine: SMs, splits, CTAs, ranks,
-/// bytes of shared memory, registers. CUDA's grid dimension and an MPI
-/// communicator's size are ints, and every product the schedules form from
-/// two such counts stays far from overflowing int64.
-constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
 
 /// Checks that `value` is at most kMaxCount.
 static LogicalResult

@@ -135,11 +135,12 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
   if (initLse)
     outputs.push_back(initLse);
   build(builder, state, ValueRange(outputs).getTypes(), query, key, value, mask,
-        /*query_offset=*/nullptr, /*key_offset=*/nullptr,
+        /*block_mask=*/nullptr, /*query_offset=*/nullptr,
+        /*key_offset=*/nullptr,
         /*query_total=*/nullptr, /*key_total=*/nullptr, outputs,
         /*scale=*/nullptr, /*causal=*/nullptr,
-        /*window=*/nullptr, /*softcap=*/nullptr, /*tiles=*/nullptr,
-        /*partition=*/nullptr);
+        /*window=*/nullptr, /*softcap=*/nullptr, /*block_mask_size=*/nullptr,
+        /*tiles=*/nullptr, /*partition=*/nullptr);
   // The score region is optional: leave it empty.
 }
 
@@ -178,6 +179,61 @@ static LogicalResult verifyPositiveFinite(Operation *op, StringRef name,
     return success();
   return op->emitOpError() << name << " must be positive and finite, got "
                            << v;
+}
+
+/// Checks the block mask and its block size against Q's and K's shapes
+/// `qs` and `ks`.
+template <typename OpTy>
+static LogicalResult verifyBlockMask(OpTy self, ArrayRef<int64_t> qs,
+                                     ArrayRef<int64_t> ks) {
+  Operation *op = self.getOperation();
+  Value blockMask = self.getBlockMask();
+  std::optional<ArrayRef<int64_t>> size = self.getBlockMaskSize();
+  if (!blockMask) {
+    if (size)
+      return self.emitOpError()
+             << "block_mask_size is given without a block mask";
+    return success();
+  }
+  if (!size || size->size() != 2)
+    return self.emitOpError() << "a block mask needs its block size [Bq, Bk]";
+  for (int64_t side : *size)
+    if (side < 1 || side > kMaxCount)
+      return self.emitOpError() << "block mask blocks must be from 1 to "
+                                << kMaxCount << " rows and keys, got ["
+                                << (*size)[0] << ", " << (*size)[1] << "]";
+  if (self.hasFrame())
+    return self.emitOpError() << "a framed attention cannot carry a block mask";
+  if (failed(verifyRank(op, "block mask", blockMask, 4,
+                        "[B or 1, Hq or 1, Nq, Nk]")) ||
+      failed(verifyTensorSize(op, "block mask", blockMask)))
+    return failure();
+  auto type = cast<RankedTensorType>(blockMask.getType());
+  if (!type.getElementType().isInteger(8))
+    return self.emitOpError()
+           << "block mask element type must be i8 (0 empty, 1 partial, 2 "
+              "full), got "
+           << type.getElementType();
+  ArrayRef<int64_t> bs = type.getShape();
+  const char *dimNames[] = {"batch (B)", "query heads (Hq)"};
+  for (int dim = 0; dim < 2; ++dim) {
+    if (ShapedType::isDynamic(bs[dim]) || bs[dim] == 1 ||
+        ShapedType::isDynamic(qs[dim]) || bs[dim] == qs[dim])
+      continue;
+    return self.emitOpError()
+           << "block mask dimension " << dim << " (" << dimNames[dim]
+           << ") must be 1 or " << qs[dim] << " to broadcast, got " << bs[dim];
+  }
+  auto blocks = [](int64_t length, int64_t side) {
+    return ShapedType::isDynamic(length) ? ShapedType::kDynamic
+                                         : llvm::divideCeil(length, side);
+  };
+  if (failed(verifySameSize(op, "query block count (ceil(Sq / Bq))", "Q",
+                            blocks(qs[2], (*size)[0]), "block mask", bs[2])) ||
+      failed(verifySameSize(op, "key block count (ceil(Sk / Bk))", "K",
+                            blocks(ks[2], (*size)[1]), "block mask", bs[3])))
+    return failure();
+  return success();
 }
 
 /// The checks attn.attention and attn.partial_attention share. The
@@ -289,6 +345,9 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
                               ms[3])))
       return failure();
   }
+
+  if (failed(verifyBlockMask(self, qs, ks)))
+    return failure();
 
   if (failed(verifyPositiveFinite(op, "scale", self.getScale())) ||
       failed(verifyPositiveFinite(op, "softcap", self.getSoftcap())))

@@ -39,6 +39,17 @@ int64_t computeCapabilityOf(StringRef chip);
 /// mma.sync m16n8k16 on f16/bf16 and cp.async.
 constexpr int64_t kMinComputeCapability = 80;
 
+/// The values of an attention's block mask (see attn.attention): what one
+/// (query block, key block) of scores is.
+namespace BlockMaskValue {
+/// Every score of the block is hidden.
+constexpr int8_t kEmpty = 0;
+/// The element masks apply (so does any value but kEmpty and kFull).
+constexpr int8_t kPartial = 1;
+/// The mask operand does not apply in the block.
+constexpr int8_t kFull = 2;
+} // namespace BlockMaskValue
+
 /// The `attn.cluster` of the nearest enclosing op that carries one, or null.
 ClusterAttr getEnclosingCluster(Operation *op);
 

@@ -30,6 +30,7 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
     AnyRankedTensor:$key,
     AnyRankedTensor:$value,
     Optional<AnyRankedTensor>:$mask,
+    Optional<AnyRankedTensor>:$block_mask,
     Optional<Index>:$query_offset,
     Optional<Index>:$key_offset,
     Optional<Index>:$query_total,
@@ -39,6 +40,7 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
     UnitAttr:$causal,
     OptionalAttr<DenseI64ArrayAttr>:$window,
     OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<DenseI64ArrayAttr>:$block_mask_size,
     OptionalAttr<Attn_Fa2TilesAttr>:$tiles,
     OptionalAttr<Attn_PartitionAttr>:$partition
   );
@@ -48,6 +50,8 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,` type($value) `)`
     (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`block_mask` `(` $block_mask^ `:` type($block_mask) `blocks`
+     $block_mask_size `)`)?
     (`frame` `(` $query_offset^ `,` $key_offset `of` $query_total `,` $key_total `)`)?
     `outs` `(` $outputs `:` type($outputs) `)`
     attr-dict `->` type($results)
@@ -82,6 +86,14 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
 
     /// Whether the op computes a part of a larger attention (`frame`).
     bool hasFrame() { return static_cast<bool>(getQueryOffset()); }
+
+    /// The rows and keys of one block of the block mask, if there is one.
+    std::optional<std::pair<int64_t, int64_t>> getBlockMaskBlock() {
+      std::optional<ArrayRef<int64_t>> size = getBlockMaskSize();
+      if (!size || size->size() != 2)
+        return std::nullopt;
+      return std::make_pair((*size)[0], (*size)[1]);
+    }
   }];
 
   let hasVerifier = 1;
@@ -139,6 +151,26 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention"> {
     batch and head dimensions broadcast): element type `i1` is a boolean mask
     (`true` keeps the score), a float element type (f16, bf16, f32) is added to
     the score.
+
+    Optional `block_mask(%bm : tensor<[B or 1] x [Hq or 1] x Nq x Nk x i8>
+    blocks [Bq, Bk])`: a block-sparse mask (FlashAttention's block-sparse
+    attention, FlexAttention's BlockMask). Queries are cut into blocks of
+    `Bq` rows and keys into blocks of `Bk` keys (`Nq = ceil(Sq / Bq)`,
+    `Nk = ceil(Sk / Bk)`; the last blocks may be shorter); size-1 batch and
+    head dimensions broadcast. The element for (b, h, query block x, key
+    block y) says what that block of scores is:
+    - `0`, empty: every score of the block is hidden. Lowerings skip the
+      block: its keys are neither loaded nor multiplied.
+    - `2`, full: the `mask` operand is not applied in the block (as if it
+      kept every score and added 0); lowerings do not read it there.
+    - `1` (and any other value), partial: nothing changes.
+    Causal, window, softcap and the score region apply in every non-empty
+    block as usual. Tilings nest in the mask's blocks: `Bq` is a multiple of
+    the tiles' `block_m` and `Bk` of their `block_n` (schedule selection
+    picks such tiles; a pinned tiling that does not is an error), so each
+    tile reads one element; split-KV and Lean take `#attn.fa2` tiles, whose
+    sides are multiples of 16, so their blocks must be too. Both sizes are
+    from 1 to 2^31 - 1. A framed attention cannot carry one.
 
     Optional `score` region: one block with arguments
     `(%score: f32, %b: index, %h: index, %q: index, %k: index)` that yields the
