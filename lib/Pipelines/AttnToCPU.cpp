@@ -48,9 +48,14 @@ std::string AttnToCPUOptions::validate() const {
 void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
                                         const AttnToCPUOptions &options) {
   // Target-independent decomposition, on tensors: distributed attentions
-  // become one rank's program, partitions are made explicit, then the loops
-  // of every attention and partial attention.
+  // become one rank's program, the block sparsity the IR proves is attached,
+  // partitions are made explicit, then the loops of every attention and
+  // partial attention.
   pm.addPass(createAttnDistribute());
+  AttnDeriveBlockMaskOptions derive;
+  derive.blockM = options.blockM;
+  derive.blockN = options.blockN;
+  pm.addPass(createAttnDeriveBlockMask(derive));
   AttnPartitionKVOptions partition;
   partition.blockM = options.blockM;
   partition.blockN = options.blockN;

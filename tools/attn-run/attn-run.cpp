@@ -22,6 +22,7 @@
 
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/AttentionSummary.h"
+#include "attn/Analysis/BlockMaskDerivation.h"
 #include "attn/Analysis/IntegerArith.h"
 #include "attn/Analysis/TileSizes.h"
 #include "attn/Analysis/WorkAssignment.h"
@@ -409,6 +410,12 @@ std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
       "key blocks visited, {6} with an element mask",
       tiles->blockM, tiles->blockN, origin, work.queryBlocks,
       work.visitedBlocks, work.denseBlocks, work.maskedBlocks);
+  if (std::optional<DerivedBlockMask> derived =
+          deriveBlockMask(op, tiles->blockM, tiles->blockN))
+    text += llvm::formatv(
+        "; the IR proves {0} of {1} blocks empty and {2} full (a block mask "
+        "is attached)",
+        derived->emptyBlocks, derived->values.size(), derived->fullBlocks);
   if (auto splitKV = dyn_cast_or_null<SplitKVAttr>(op.getPartitionAttr()))
     text += llvm::formatv("; split-KV into {0} partials merged with attn.merge",
                           splitKV.getSplits());

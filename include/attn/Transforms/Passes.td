@@ -226,6 +226,62 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
   ];
 }
 
+def AttnDeriveBlockMask : Pass<"attn-derive-block-mask"> {
+  let summary = "Attach the block mask that the score region and a constant mask prove";
+  let description = [{
+    Gives every `attn.attention` without a block mask the one its IR proves
+    at compile time, when that makes some block empty or full
+    (`BlockMaskDerivation.h`): blocks are the tiles (`block-m` x `block-n`,
+    else the op's, else FlashAttention-2's default, as `attn-decompose`
+    resolves them), and
+
+    - a block is empty when the score region yields -inf for every element
+      of it, evaluated over intervals: each index argument over the block's
+      rows or keys (b and h one by one where the region reads them), the
+      score over every finite float; integer arithmetic, comparisons,
+      selects and `tensor.extract` from constant tensors are followed, so a
+      document mask over constant sequence ids proves every cross-document
+      block empty;
+    - a block is empty where a constant mask operand hides every score, full
+      where it keeps every one.
+
+    The block mask is semantically neutral here (it only states what the
+    region and mask already say), so the result does not change; every
+    lowering then skips the empty blocks and reads no mask in the full ones.
+    Causal and window masks need nothing: the loops are bounded by them.
+    Attentions with dynamic sizes or a frame, and regions over more than
+    2^20 (batch, head, block) triples, are left alone.
+
+    ```mlir
+    %docs = arith.constant dense<[0, 0, 1, 1]> : tensor<4xi32>
+    %o = attn.attention ins(%q, %k, %v : tensor<1x1x4x8xf32>, ...)
+        outs(%init : tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %di = tensor.extract %docs[%i] : tensor<4xi32>
+        %dj = tensor.extract %docs[%j] : tensor<4xi32>
+        %same = arith.cmpi eq, %di, %dj : i32
+        %ninf = arith.constant 0xFF800000 : f32
+        %r = arith.select %same, %s, %ninf : f32
+        attn.yield %r : f32
+    }
+    ```
+
+    with `block-m=2 block-n=2` gets
+
+    ```mlir
+    %blocks = arith.constant dense<[[[[1, 0], [0, 1]]]]> : tensor<1x1x2x2xi8>
+    %o = attn.attention ins(...) block_mask(%blocks : tensor<1x1x2x2xi8> blocks [2, 2]) ...
+    ```
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "Query rows per tile (0: from the op's tiles, else FlashAttention-2's default)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "Keys per tile (0: from the op's tiles, else FlashAttention-2's default)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def AttnPartitionKV : Pass<"attn-partition-kv"> {
   let summary = "Make split-KV and Lean partitions explicit: partial attentions and a merge";
   let description = [{
@@ -300,6 +356,11 @@ def AttnDecompose : Pass<"attn-decompose"> {
       into one multiply when no softcap, score region or additive mask needs
       natural units) so that `exp2` replaces `exp`; one division by `l` at the
       end; LSE = `(m + log2 l) * ln 2`.
+
+    With a block mask, each tile reads its block's element (tiles nest in
+    the mask's blocks): an empty block leaves the state untouched (an
+    `scf.if` around the block's work, so its K and V are never read) and a
+    full block computes its scores without the mask operand.
 
     Grouped-query heads read their key/value head in place (`h / (Hq / Hkv)`),
     the score region is inlined into the score computation, and tail blocks

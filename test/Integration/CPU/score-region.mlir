@@ -19,7 +19,7 @@
 // CHECK: {{^PASS$}}
 
 // SMALL: @documents:
-// SMALL:   schedule: tiles 16x16 (--block-m/--block-n); per (batch, head) 3 query blocks, 6 of 9 key blocks visited, 3 with an element mask
+// SMALL:   schedule: tiles 16x16 (--block-m/--block-n); per (batch, head) 3 query blocks, 6 of 9 key blocks visited, 3 with an element mask; the IR proves 2 of 9 blocks empty and 0 full (a block mask is attached)
 // SMALL:   check LSE: {{.*}} PASS
 // SMALL: {{^PASS$}}
 

@@ -1,0 +1,54 @@
+//===- DeriveBlockMask.cpp - Attach the block mask the IR proves ----------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Analysis/BlockMaskDerivation.h"
+#include "attn/Analysis/TileSizes.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNDERIVEBLOCKMASK
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+struct AttnDeriveBlockMaskPass
+    : public attn::impl::AttnDeriveBlockMaskBase<AttnDeriveBlockMaskPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    getOperation()->walk([&](AttentionOp op) {
+      // Block sizes the decomposition rejects are its to report.
+      if (blockM < 0 || blockN < 0)
+        return;
+      std::optional<TileSizes> tiles = resolveTileSizes(op, blockM, blockN);
+      if (!tiles)
+        return;
+      std::optional<DerivedBlockMask> derived =
+          deriveBlockMask(op, tiles->blockM, tiles->blockN);
+      if (!derived)
+        return;
+      OpBuilder b(op);
+      auto type = RankedTensorType::get(derived->shape, b.getI8Type());
+      Value blocks = arith::ConstantOp::create(
+          b, op.getLoc(), type,
+          DenseElementsAttr::get(type, ArrayRef<int8_t>(derived->values)));
+      op.getBlockMaskMutable().assign(blocks);
+      op.setBlockMaskSize(
+          ArrayRef<int64_t>{derived->blockRows, derived->blockKeys});
+    });
+  }
+};
+
+} // namespace
