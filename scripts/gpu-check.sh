@@ -39,7 +39,8 @@ usage() {
 }
 
 # c_lean_many: a persistent Lean kernel whose hosts wait for contributors.
-sanitized=(c_tail_q_lt_k c_window c_lean_many)
+# c_region_alibi: a score region inlined into the kernel.
+sanitized=(c_tail_q_lt_k c_window c_lean_many c_region_alibi)
 
 prepare() {
   local dir="$1" build_tools="$2"

@@ -8,7 +8,9 @@ attn.attention (a function named like its file) and the module's
     tail lengths (S = 1000); decode (Sq = 1), GQA 8:1, Sq > Sk and Sq < Sk
     with causal masks (rows with no visible key), a sliding window; Lean
     attention (decode, one CTA, many contributors, causal prefill, Sq = 4,
-    Sq > Sk with output tiles that see no key);
+    Sq > Sk with output tiles that see no key); softcap with D in {64, 128,
+    256} and through Lean attention; ALiBi as a score region (run, not
+    checked: the GPU reference cannot evaluate a region);
   * benchmark (b_*): bf16, B*S = 16k tokens, H*D = 2048, D in {64, 128},
     S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not;
   * decode (d_*): one query row, bf16, D = 128, Hq/Hkv in {32/8, 32/32},
@@ -25,7 +27,24 @@ H100 = ('#attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, '
         'smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>')
 
 
-def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target):
+# ALiBi as a score region: s + 2^(-h) (k - q), slopes of 4 heads.
+ALIBI = """ score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %d = arith.subi %j, %i : index
+    %di = arith.index_cast %d : index to i64
+    %df = arith.sitofp %di : i64 to f32
+    %hi = arith.index_cast %h : index to i32
+    %hf = arith.sitofp %hi : i32 to f32
+    %minus = arith.constant -1.0 : f32
+    %e = arith.mulf %hf, %minus : f32
+    %slope = math.exp2 %e : f32
+    %bias = arith.mulf %df, %slope : f32
+    %r = arith.addf %s, %bias : f32
+    attn.yield %r : f32
+  }"""
+
+
+def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target, region=""):
     q = f"tensor<{b}x{hq}x{sq}x{d}x{dtype}>"
     kv = f"tensor<{b}x{hkv}x{sk}x{d}x{dtype}>"
     lse = f"tensor<{b}x{hq}x{sq}xf32>"
@@ -33,7 +52,7 @@ def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target):
     return (
         f"module attributes {{attn.target = {target}}} {{\n"
         f"func.func @{name}(%q: {q}, %k: {kv}, %v: {kv}, %o: {q}, %l: {lse}) -> ({q}, {lse}) {{\n"
-        f"  %r:2 = attn.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o, %l : {q}, {lse}){attrs} -> {q}, {lse}\n"
+        f"  %r:2 = attn.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o, %l : {q}, {lse}){attrs} -> {q}, {lse}{region}\n"
         f"  return %r#0, %r#1 : {q}, {lse}\n"
         f"}}\n}}\n"
     )
@@ -61,6 +80,16 @@ def correctness():
     yield "c_lean_causal", "f16", 2, 4, 4, 1000, 1000, 64, "causal, partition = #attn.lean<ctas = 13>"
     yield "c_lean_spec", "bf16", 2, 8, 1, 4, 3000, 128, "causal, partition = #attn.lean<ctas = 33>"
     yield "c_lean_q_gt_k", "f16", 1, 4, 4, 1000, 300, 64, "causal, partition = #attn.lean<ctas = 9>"
+    # Softcap (Gemma 2's 50 and 30): the GPU reference applies it too. D =
+    # 256 takes the 64 x 32 tiles a modified score leaves room for.
+    yield "c_softcap_d64", "bf16", 2, 4, 4, 1000, 1000, 64, "causal, softcap = 30.0 : f32"
+    yield "c_softcap_d128", "f16", 2, 8, 2, 777, 1000, 128, "softcap = 50.0 : f32"
+    yield "c_softcap_d256", "bf16", 1, 4, 4, 1000, 1000, 256, "causal, softcap = 50.0 : f32"
+    yield "c_softcap_lean", "bf16", 1, 32, 8, 1, 8000, 128, "softcap = 30.0 : f32, partition = #attn.lean<ctas = 132>"
+    # A score region: run, repeated bit for bit and sanitized; the GPU
+    # reference cannot evaluate it (attn-run --device=gpu checks it against
+    # the CPU reference where MLIR is installed).
+    yield "c_region_alibi", "f16", 1, 4, 4, 1000, 1000, 128, "causal, softcap = 30.0 : f32", ALIBI
 
 
 def benchmark():
@@ -111,7 +140,8 @@ def main():
         configs += list(decode())
     for config in configs:
         with open(os.path.join(args.dir, config[0] + ".mlir"), "w") as f:
-            f.write(module(*config, args.target))
+            name, dtype, b, hq, hkv, sq, sk, d, flags, *region = config
+            f.write(module(name, dtype, b, hq, hkv, sq, sk, d, flags, args.target, *region))
         print(config[0])
 
 

@@ -246,7 +246,9 @@ private:
     } else if (element.isInteger(1)) {
       for (const APInt &v : dense.getValues<APInt>())
         t.integers.push_back(v.getBoolValue());
-    } else if (isa<IntegerType, IndexType>(element)) {
+    } else if (isa<IndexType>(element) ||
+               (isa<IntegerType>(element) &&
+                element.getIntOrFloatBitWidth() <= 64)) {
       for (const APInt &v : dense.getValues<APInt>())
         t.integers.push_back(v.getSExtValue());
     } else {

@@ -23,11 +23,13 @@ int64_t mlir::attn::fa2SharedMemoryBytes(const Fa2Tiling &tiling,
 }
 
 int64_t mlir::attn::fa2RegistersPerThread(const Fa2Tiling &tiling,
-                                          int64_t valueDim) {
+                                          int64_t valueDim,
+                                          bool modifiesScores) {
   int64_t threads = 32 * tiling.warps;
   int64_t accumulators =
       tiling.blockM * valueDim + tiling.blockM * tiling.blockN;
-  return llvm::divideCeil(accumulators, threads) + 64;
+  return llvm::divideCeil(accumulators, threads) + 64 +
+         (modifiesScores ? kScoreModificationRegisters : 0);
 }
 
 llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
@@ -41,7 +43,9 @@ llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
   // One stage: with two, the prefetch of the next K and V tiles inside the
   // loop costs the D = 256 kernel the one register it lacks (ptxas 13.0 on
   // sm_90a spilled 4 bytes with causal masking and Sk = 1000).
-  static const Fa2Tiling upTo256[] = {{128, 64, 8, 1}, {64, 64, 4, 1}};
+  // 64 x 32 last: the one that leaves room for modifying scores.
+  static const Fa2Tiling upTo256[] = {
+      {128, 64, 8, 1}, {64, 64, 4, 1}, {64, 32, 4, 1}};
   if (headDim <= 64)
     return upTo64;
   if (headDim <= 128)
@@ -51,18 +55,22 @@ llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
   return {};
 }
 
-std::optional<Fa2Tiling>
-mlir::attn::defaultFa2Tiling(int64_t headDim, int64_t valueDim,
-                             int64_t elementBytes,
-                             std::optional<int64_t> sharedMemoryPerBlock) {
+std::optional<Fa2Tiling> mlir::attn::defaultFa2Tiling(
+    int64_t headDim, int64_t valueDim, int64_t elementBytes,
+    std::optional<int64_t> sharedMemoryPerBlock, bool modifiesScores) {
   int64_t widest = std::max(headDim, valueDim);
   if (widest < 1)
     return std::nullopt;
   for (const Fa2Tiling &tiling : fa2Candidates(widest)) {
-    if (!sharedMemoryPerBlock ||
-        fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes) <=
+    if (sharedMemoryPerBlock &&
+        fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes) >
             *sharedMemoryPerBlock)
-      return tiling;
+      continue;
+    if (modifiesScores &&
+        fa2RegistersPerThread(tiling, valueDim, modifiesScores) >
+            kMaxRegistersPerThread)
+      continue;
+    return tiling;
   }
   return std::nullopt;
 }

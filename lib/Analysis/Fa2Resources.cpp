@@ -32,10 +32,11 @@ Fa2TilesAttr mlir::attn::fa2TilesAttrOf(MLIRContext *context,
 }
 
 Fa2Resources mlir::attn::fa2Resources(const Fa2Tiling &tiling, int64_t headDim,
-                                      int64_t valueDim, int64_t elementBytes) {
+                                      int64_t valueDim, int64_t elementBytes,
+                                      bool modifiesScores) {
   return {32 * tiling.warps,
           fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes),
-          fa2RegistersPerThread(tiling, valueDim)};
+          fa2RegistersPerThread(tiling, valueDim, modifiesScores)};
 }
 
 int64_t mlir::attn::allowedRegistersPerThread(int64_t threads,
@@ -83,7 +84,8 @@ mlir::attn::findFa2Misfit(const Fa2Resources &resources,
 std::optional<Fa2Tiling>
 mlir::attn::selectFa2Tiling(int64_t headDim, int64_t valueDim,
                             int64_t elementBytes, const GpuLimits &limits,
-                            std::optional<Fa2Misfit> *lastMisfit) {
+                            std::optional<Fa2Misfit> *lastMisfit,
+                            bool modifiesScores) {
   if (lastMisfit)
     *lastMisfit = std::nullopt;
   for (const Fa2Tiling &candidate :
@@ -92,7 +94,8 @@ mlir::attn::selectFa2Tiling(int64_t headDim, int64_t valueDim,
       Fa2Tiling tiling = candidate;
       tiling.stages = stages;
       std::optional<Fa2Misfit> misfit = findFa2Misfit(
-          fa2Resources(tiling, headDim, valueDim, elementBytes), limits);
+          fa2Resources(tiling, headDim, valueDim, elementBytes, modifiesScores),
+          limits);
       if (!misfit)
         return tiling;
       if (lastMisfit)

@@ -34,6 +34,8 @@ struct ReferenceProblem {
   int32_t causal, hasWindow;
   int64_t windowLeft, windowRight;
   int32_t naive;
+  /// 0 without a softcap.
+  float softcap;
 };
 static_assert(sizeof(ReferenceProblem) == 64, "layout of Problem");
 
@@ -284,15 +286,20 @@ Status runReference(const CudaDriver &d, attnrtContext context,
   attnrt::DeviceBuffer outBuffer, lseBuffer;
   CHECK_STATUS(outBuffer.allocate(context, rows * report.valueDim * 4));
   CHECK_STATUS(lseBuffer.allocate(context, rows * 4));
-  ReferenceProblem problem = {
-      static_cast<int32_t>(report.batch),   static_cast<int32_t>(report.heads),
-      static_cast<int32_t>(report.kvHeads), static_cast<int32_t>(report.seqQ),
-      static_cast<int32_t>(report.seqK),    static_cast<int32_t>(report.headDim),
-      static_cast<int32_t>(report.valueDim),
-      static_cast<float>(report.attention.scale),
-      report.attention.causal,              report.attention.hasWindow,
-      report.attention.windowLeft,          report.attention.windowRight,
-      naive ? 1 : 0};
+  ReferenceProblem problem = {static_cast<int32_t>(report.batch),
+                              static_cast<int32_t>(report.heads),
+                              static_cast<int32_t>(report.kvHeads),
+                              static_cast<int32_t>(report.seqQ),
+                              static_cast<int32_t>(report.seqK),
+                              static_cast<int32_t>(report.headDim),
+                              static_cast<int32_t>(report.valueDim),
+                              static_cast<float>(report.attention.scale),
+                              report.attention.causal,
+                              report.attention.hasWindow,
+                              report.attention.windowLeft,
+                              report.attention.windowRight,
+                              naive ? 1 : 0,
+                              static_cast<float>(report.attention.softcap)};
   CUdeviceptr q = set.buffers[0].data(), k = set.buffers[1].data(),
               v = set.buffers[2].data(), o = outBuffer.data(),
               l = lseBuffer.data();
@@ -470,7 +477,12 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   report.checks.push_back(
       compareRepeat(report.out, again, report.lse, againLse));
 
-  if (options.check) {
+  // A score region is IR the GPU reference cannot evaluate.
+  if (options.check && report.attention.scoreRegion)
+    report.unchecked = "the kernel inlines a score region, which the GPU "
+                       "reference cannot evaluate; attn-run --device=gpu "
+                       "checks it against the CPU reference";
+  else if (options.check) {
     std::vector<float> exactOut, exactLse, naiveOut, naiveLse;
     CHECK_STATUS(runReference(d, context, device, set, report, false, exactOut,
                               exactLse));
@@ -507,6 +519,10 @@ void attn::gpucheck::printReport(const KernelReport &r, std::FILE *stream) {
     std::fprintf(stream, " window=(%lld, %lld)",
                  (long long)r.attention.windowLeft,
                  (long long)r.attention.windowRight);
+  if (r.attention.softcap > 0)
+    std::fprintf(stream, " softcap=%.6g", r.attention.softcap);
+  if (r.attention.scoreRegion)
+    std::fprintf(stream, " score-region");
   const attnrtKernelResources &res = r.resources;
   std::fprintf(stream,
                "\n  launch   grid %ux%ux%u, %d threads, %lld B dynamic shared "
@@ -530,6 +546,8 @@ void attn::gpucheck::printReport(const KernelReport &r, std::FILE *stream) {
       std::fprintf(stream, ", %lld elements differ", (long long)c.differing);
     std::fprintf(stream, ": %s\n", c.passed ? "PASS" : "FAIL");
   }
+  if (!r.unchecked.empty())
+    std::fprintf(stream, "  check    not made: %s\n", r.unchecked.c_str());
   if (r.timing) {
     const Timing &t = *r.timing;
     std::fprintf(stream,

@@ -19,7 +19,8 @@
 //    16-bit tensors does: the error of that against exact mode is the
 //    yardstick of the tolerance, as on the CPU backend.
 //
-// Masks follow attn.attention: key k of query row i (diagonal
+// Scores are scale * q.k, then softcap * tanh(s / softcap) when the kernel
+// has a softcap. Masks follow attn.attention: key k of query row i (diagonal
 // i + Sk - Sq) is visible unless causal and k > diagonal, or a window
 // (left, right) leaves it out; a row without visible keys gives O = 0 and
 // LSE = -inf.
@@ -78,6 +79,8 @@ struct Problem {
   int64_t windowLeft, windowRight;
   /// 0: exact f32; 1: naive, rounded to the inputs' format.
   int32_t naive;
+  /// softcap * tanh(s / softcap) on the scaled score; 0 without.
+  float softcap;
 };
 
 template <typename T>
@@ -120,6 +123,8 @@ __device__ void reference(const T *query, const T *key, const T *value,
       for (int d = 0; d < p.headDim; ++d)
         dot = fmaf(q[d], toFloat(keys[int64_t(k) * p.headDim + d]), dot);
       score = maybeRound<T>(p.scale * dot, naive);
+      if (p.softcap > 0.0f)
+        score = maybeRound<T>(p.softcap * tanhf(score / p.softcap), naive);
       localMax = fmaxf(localMax, score);
     }
     scores[k] = score;

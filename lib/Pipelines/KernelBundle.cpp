@@ -110,6 +110,10 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
   };
   if (auto window = attention.getAs<DenseI64ArrayAttr>("window"))
     semantics["window"] = llvm::json::Array{window[0], window[1]};
+  if (auto softcap = attention.getAs<FloatAttr>("softcap"))
+    semantics["softcap"] = softcap.getValue().convertToDouble();
+  if (attention.get("score_region"))
+    semantics["score_region"] = true;
   llvm::json::Object kernel{
       {"name", func.getName()},
       {"target", target},

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 
@@ -299,6 +300,16 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
     kernel.attention.windowLeft = bounds[0];
     kernel.attention.windowRight = bounds[1];
   }
+  if (const Value *softcap =
+          reader.member(*attention, where, "softcap", Kind::Number, true)) {
+    double cap = softcap->get<double>();
+    if (!(cap > 0) || !std::isfinite(cap))
+      return reader.fail(where + ".softcap", "must be a positive number");
+    kernel.attention.softcap = cap;
+  }
+  if (const Value *region =
+          reader.member(*attention, where, "score_region", Kind::Bool, true))
+    kernel.attention.scoreRegion = region->get<bool>();
   return !reader.failed();
 }
 

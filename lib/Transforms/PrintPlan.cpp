@@ -128,9 +128,11 @@ struct AttnPrintPlanPass
       // What attn-select-schedule will pin: the first of FlashAttention-2's
       // tilings whose CTA fits the target's shared memory and registers.
       tiling = target ? selectFa2Tiling(problem->headDim, problem->valueDim,
-                                        elementBytes, gpuLimits(target))
+                                        elementBytes, gpuLimits(target),
+                                        nullptr, op.modifiesScores())
                       : defaultFa2Tiling(problem->headDim, problem->valueDim,
-                                         elementBytes, std::nullopt);
+                                         elementBytes, std::nullopt,
+                                         op.modifiesScores());
       origin = llvm::formatv("FlashAttention-2 default for D={0}",
                              std::max(problem->headDim, problem->valueDim));
       if (target)

@@ -100,14 +100,17 @@ struct AttnSelectSchedulePass
     Fa2Tiling tiling;
     if (Fa2TilesAttr tiles = op.getTilesAttr()) {
       tiling = fa2TilingOf(tiles);
-      if (std::optional<Fa2Misfit> misfit = findFa2Misfit(
-              fa2Resources(tiling, headDim, valueDim, elementBytes), limits))
+      if (std::optional<Fa2Misfit> misfit =
+              findFa2Misfit(fa2Resources(tiling, headDim, valueDim,
+                                         elementBytes, op.modifiesScores()),
+                            limits))
         return op.emitError()
                << "pinned tiles " << tiles << " " << describe(*misfit, target);
     } else {
       std::optional<Fa2Misfit> lastMisfit;
       std::optional<Fa2Tiling> selected =
-          selectFa2Tiling(headDim, valueDim, elementBytes, limits, &lastMisfit);
+          selectFa2Tiling(headDim, valueDim, elementBytes, limits, &lastMisfit,
+                          op.modifiesScores());
       if (!selected) {
         if (!lastMisfit)
           return op.emitError()
@@ -177,9 +180,10 @@ struct AttnSelectSchedulePass
     }
     int64_t leanTiles =
         problem->batch * problem->queryHeads * llvm::sum_of(counts);
-    int64_t perSm = fa2CtasPerSm(
-        fa2Resources(tiling, problem->headDim, problem->valueDim, elementBytes),
-        limits);
+    int64_t perSm =
+        fa2CtasPerSm(fa2Resources(tiling, problem->headDim, problem->valueDim,
+                                  elementBytes, op.modifiesScores()),
+                     limits);
     op.setPartitionAttr(
         LeanAttr::get(op.getContext(),
                       leanCtaCount(leanTiles, perSm * limits.sms, limits.sms)));

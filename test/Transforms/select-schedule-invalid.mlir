@@ -63,7 +63,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
 module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
     smem_per_block = 49152, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @nothing_fits(%q: tensor<1x8x512x256xbf16>, %o: tensor<1x8x512x256xbf16>) -> tensor<1x8x512x256xbf16> {
-    // expected-error @+1 {{no FlashAttention-2 tiling fits sm_80: the smallest would need 98304 bytes of shared memory per block; sm_80 allows 49152}}
+    // expected-error @+1 {{no FlashAttention-2 tiling fits sm_80: the smallest would need 65536 bytes of shared memory per block; sm_80 allows 49152}}
     %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x256xbf16>, tensor<1x8x512x256xbf16>, tensor<1x8x512x256xbf16>)
         outs(%o : tensor<1x8x512x256xbf16>) -> tensor<1x8x512x256xbf16>
     return %r : tensor<1x8x512x256xbf16>

@@ -44,7 +44,9 @@ TEST(Fa2Defaults, FallsBackWhenSharedMemoryIsShort) {
   EXPECT_EQ(defaultFa2Tiling(256, 256, 2, h100), (Fa2Tiling{128, 64, 8, 1}));
   EXPECT_EQ(defaultFa2Tiling(256, 256, 2, a100), (Fa2Tiling{128, 64, 8, 1}));
   EXPECT_EQ(defaultFa2Tiling(256, 256, 2, rtx), (Fa2Tiling{64, 64, 4, 1}));
-  EXPECT_EQ(defaultFa2Tiling(256, 256, 4, a100), std::nullopt);
+  // f32 D=256: only the last, 64x32 (128 KiB), fits an A100 block.
+  EXPECT_EQ(defaultFa2Tiling(256, 256, 4, a100), (Fa2Tiling{64, 32, 4, 1}));
+  EXPECT_EQ(defaultFa2Tiling(256, 256, 4, rtx), std::nullopt);
   EXPECT_EQ(defaultFa2Tiling(64, 64, 2, 1024), std::nullopt);
 }
 

@@ -143,15 +143,39 @@ TEST(Fa2Resources, SelectedTilesPerTarget) {
   EXPECT_EQ(selectFa2Tiling(128, 128, 4, rtx), (Fa2Tiling{128, 32, 4, 1}));
 }
 
+TEST(Fa2Resources, ScoreModificationCostsRegisters) {
+  // A softcap or score region adds kScoreModificationRegisters (40): on
+  // sm_80 and sm_90a D = 64 and 128 keep their tiles (208 and 232
+  // estimated), D = 256 falls past 128 x 64 and 64 x 64 (264) to 64 x 32
+  // (248), the tilings ptxas compiles without spills
+  // (ptxas-score-mods.mlir).
+  EXPECT_EQ(fa2RegistersPerThread({128, 64, 4, 2}, 64, true),
+            fa2RegistersPerThread({128, 64, 4, 2}, 64) +
+                kScoreModificationRegisters);
+  for (const GpuLimits &limits : {a100, h100}) {
+    auto select = [&](int64_t d) {
+      return selectFa2Tiling(d, d, 2, limits, nullptr, true);
+    };
+    EXPECT_EQ(select(64), (Fa2Tiling{128, 64, 4, 2}));
+    EXPECT_EQ(select(128), (Fa2Tiling{128, 128, 8, 2}));
+    EXPECT_EQ(select(256), (Fa2Tiling{64, 32, 4, 1}));
+  }
+  // Without a target the default keeps within 255 registers too.
+  EXPECT_EQ(defaultFa2Tiling(64, 64, 2, std::nullopt, true),
+            (Fa2Tiling{128, 64, 4, 2}));
+  EXPECT_EQ(defaultFa2Tiling(256, 256, 2, std::nullopt, true),
+            (Fa2Tiling{64, 32, 4, 1}));
+}
+
 TEST(Fa2Resources, NothingSelected) {
   std::optional<Fa2Misfit> last;
   GpuLimits small = a100;
   small.smemPerBlock = 49152;
   EXPECT_EQ(selectFa2Tiling(256, 256, 2, small, &last), std::nullopt);
   ASSERT_TRUE(last);
-  // The last candidate tried: 64 x 64, one stage.
+  // The last candidate tried: 64 x 32, one stage.
   EXPECT_EQ(last->limit, Fa2Misfit::Limit::SharedMemoryPerBlock);
-  EXPECT_EQ(last->needed, 98304);
+  EXPECT_EQ(last->needed, 65536);
   // Beyond the table: no candidate, no misfit.
   EXPECT_EQ(selectFa2Tiling(512, 512, 2, h100, &last), std::nullopt);
   EXPECT_FALSE(last);

@@ -53,7 +53,8 @@ constexpr const char *kManifest = R"({
                {"param": "Q", "dim": 1}, 3],
       "block": [128, 1, 1],
       "dynamic_shared_memory": 65536,
-      "attention": {"scale": 0.125, "causal": true, "window": [64, 0]}
+      "attention": {"scale": 0.125, "causal": true, "window": [64, 0],
+                    "softcap": 30.0, "score_region": true}
     },
     {
       "name": "attn_split",
@@ -511,9 +512,13 @@ TEST_F(RuntimeTest, LoadsBundleFromDirectory) {
   EXPECT_EQ(attention.hasWindow, 1);
   EXPECT_EQ(attention.windowLeft, 64);
   EXPECT_EQ(attention.windowRight, 0);
+  EXPECT_EQ(attention.softcap, 30.0);
+  EXPECT_EQ(attention.scoreRegion, 1);
   ASSERT_EQ(attnrtKernelGetAttention(split, &attention), ATTNRT_SUCCESS);
   EXPECT_EQ(attention.causal, 0);
   EXPECT_EQ(attention.hasWindow, 0);
+  EXPECT_EQ(attention.softcap, 0.0);
+  EXPECT_EQ(attention.scoreRegion, 0);
 }
 
 TEST_F(RuntimeTest, ValidateDirectoryWithoutManifest) {
@@ -574,6 +579,10 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
        "manifest: kernels[1].workspaces[1].bytes: must be at least 1"},
       {"\"window\": [64, 0]", "\"window\": [64]",
        "manifest: kernels[0].attention.window: has 1 entries, expected 2"},
+      {"\"softcap\": 30.0", "\"softcap\": -1",
+       "manifest: kernels[0].attention.softcap: must be a positive number"},
+      {"\"score_region\": true", "\"score_region\": 1",
+       "manifest: kernels[0].attention.score_region: has the wrong type"},
   };
   attnrt::Context context = createContext();
   for (const Case &c : cases) {

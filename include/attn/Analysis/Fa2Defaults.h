@@ -41,19 +41,33 @@ int64_t fa2SharedMemoryBytes(const Fa2Tiling &tiling, int64_t headDim,
 /// (block_m x block_n), plus 64 for P, the row state, addresses and indices.
 /// Calibrated on attn-to-nvgpu's kernels with ptxas 13.0 (sm_80, sm_90):
 /// every tiling estimated above 255 spilled, none estimated at or below it
-/// did (docs/performance.md, tile sweep).
-int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim);
+/// did (docs/performance.md, tile sweep). A kernel that modifies scores
+/// (softcap, score region) needs kScoreModificationRegisters more.
+int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim,
+                              bool modifiesScores = false);
+
+/// What modifying the scores in natural units (softcap, an inlined score
+/// region with the row and key of every element) costs a thread: calibrated
+/// like fa2RegistersPerThread on ptxas 13.0 (sm_80) with a softcap and
+/// ALiBi, where tilings estimated above 255 with it spilled and those at or
+/// below did not (test/Target/NVPTX/ptxas-score-mods.mlir).
+constexpr int64_t kScoreModificationRegisters = 40;
+
+/// The most registers a thread can have (the PTX ISA's limit).
+constexpr int64_t kMaxRegistersPerThread = 255;
 
 /// FlashAttention-2's tilings for a head dimension, preferred first (the
 /// later ones are smaller fallbacks); empty beyond 256.
 llvm::ArrayRef<Fa2Tiling> fa2Candidates(int64_t headDim);
 
 /// FlashAttention-2's tiling for `headDim`, the largest of its table that fits
-/// `sharedMemoryPerBlock` bytes when that is given. std::nullopt when the head
+/// `sharedMemoryPerBlock` bytes when that is given and, for a kernel that
+/// modifies scores, kMaxRegistersPerThread. std::nullopt when the head
 /// dimension is beyond the table (> 256) or nothing fits.
 std::optional<Fa2Tiling>
 defaultFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
-                 std::optional<int64_t> sharedMemoryPerBlock);
+                 std::optional<int64_t> sharedMemoryPerBlock,
+                 bool modifiesScores = false);
 
 } // namespace mlir::attn
 

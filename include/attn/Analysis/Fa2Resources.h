@@ -73,8 +73,10 @@ struct Fa2Resources {
   int64_t registersPerThread;
 };
 
+/// `modifiesScores`: the kernel applies a softcap or a score region.
 Fa2Resources fa2Resources(const Fa2Tiling &tiling, int64_t headDim,
-                          int64_t valueDim, int64_t elementBytes);
+                          int64_t valueDim, int64_t elementBytes,
+                          bool modifiesScores = false);
 
 /// The registers a thread may have when a CTA of `threads` threads is to fit
 /// `limits`: regs_per_thread, and no more than the SM's register file shared
@@ -117,7 +119,8 @@ std::optional<Fa2Misfit> findFa2Misfit(const Fa2Resources &resources,
 std::optional<Fa2Tiling>
 selectFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
                 const GpuLimits &limits,
-                std::optional<Fa2Misfit> *lastMisfit = nullptr);
+                std::optional<Fa2Misfit> *lastMisfit = nullptr,
+                bool modifiesScores = false);
 
 /// FlashAttention-2's number of key/value splits (flash-decoding),
 /// `num_splits_heuristic` of its flash_api.cpp, in exact integer arithmetic:

@@ -82,6 +82,8 @@ struct KernelReport {
   attnrtKernelResources resources = {};
   uint32_t grid[3] = {0, 0, 0};
   std::vector<OutputCheck> checks;
+  /// Why the outputs were not compared with the reference although asked.
+  std::string unchecked;
   std::optional<Timing> timing;
   /// The kernel's outputs, decoded to float (O, then LSE if it has one).
   std::vector<float> out, lse;
@@ -91,7 +93,9 @@ struct KernelReport {
   double flops() const;
 };
 
-/// Runs KERNEL of a bundle loaded in CONTEXT as OPTIONS say.
+/// Runs KERNEL of a bundle loaded in CONTEXT as OPTIONS say. A kernel that
+/// inlines a score region is run, repeated and timed but not compared with
+/// the GPU reference (KernelReport::unchecked says so).
 attnrt::Status runKernel(attnrtContext context, attnrtKernel kernel,
                          const CheckOptions &options, const HostInputs &inputs,
                          KernelReport &report);

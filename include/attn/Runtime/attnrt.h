@@ -158,6 +158,11 @@ typedef struct attnrtAttentionInfo {
   int32_t hasWindow;
   int64_t windowLeft;
   int64_t windowRight;
+  /* softcap * tanh(score / softcap) on the scaled score; 0 without. */
+  double softcap;
+  /* Nonzero when the kernel inlines a score region (arbitrary IR, which
+     only a checker that has the module can evaluate). */
+  int32_t scoreRegion;
 } attnrtAttentionInfo;
 
 /* What the driver reports for the loaded kernel. */

@@ -50,6 +50,29 @@ using namespace mlir::attn;
 
 namespace {
 
+/// Whether the CTA body can inline the score region of `op`: scalar arith
+/// and math operations, and constants from outside it; an error otherwise.
+LogicalResult checkScoreRegion(AttentionOp op) {
+  Block &region = op.getScore().front();
+  for (Operation &inner : region.without_terminator()) {
+    if (!isInlinableScoreOp(inner))
+      return inner.emitError("attn-to-nvgpu inlines score regions of scalar "
+                             "arith operations and math.tanh, exp, exp2, log, "
+                             "log2, absf and sqrt; '")
+             << inner.getName() << "' is not one (attn-to-cpu runs any region)";
+    for (Value operand : inner.getOperands()) {
+      if (operand.getParentRegion() == &op.getScore())
+        continue;
+      Operation *def = operand.getDefiningOp();
+      if (!def || !def->hasTrait<OpTrait::ConstantLike>())
+        return inner.emitError("attn-to-nvgpu inlines a score region into a "
+                               "kernel: it may use only its arguments, the "
+                               "values it defines and constants");
+    }
+  }
+  return success();
+}
+
 /// Why `op` cannot become a kernel, or its shape.
 FailureOr<KernelShape> analyse(AttentionOp op) {
   if (TargetAttr target = getEnclosingTarget(op);
@@ -74,10 +97,8 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   if (op.getBlockMask())
     return op.emitError("attn-to-nvgpu does not support a block mask yet; "
                         "attn-to-cpu runs it");
-  if (op.getSoftcap())
-    return op.emitError("attn-to-nvgpu does not support softcap yet");
-  if (op.hasScoreModifier())
-    return op.emitError("attn-to-nvgpu does not support a score region yet");
+  if (op.hasScoreModifier() && failed(checkScoreRegion(op)))
+    return failure();
   Attribute partition = op.getPartitionAttr();
   if (partition && !isa<LeanAttr>(partition))
     return op.emitError("attn-to-nvgpu lowers FlashAttention-2's grid and "
@@ -92,7 +113,8 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   std::optional<Fa2Tiling> tiling =
       op.getTilesAttr() ? fa2TilingOf(op.getTilesAttr())
                         : defaultFa2Tiling(problem->headDim, problem->valueDim,
-                                           /*elementBytes=*/2, std::nullopt);
+                                           /*elementBytes=*/2, std::nullopt,
+                                           op.modifiesScores());
   if (!tiling)
     return op.emitError("no FlashAttention-2 tiling for this head dimension");
   shape.blockM = tiling->blockM;
@@ -127,7 +149,12 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     return op.emitError("attn-to-nvgpu: the tiles need ")
            << shape.sharedBytes() << " bytes of shared memory per block; the "
            << "target allows " << sharedLimit;
-  shape.scaleLog2 = op.getEffectiveScale() * static_cast<float>(M_LOG2E);
+  shape.scale = op.getEffectiveScale();
+  shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
+  if (std::optional<APFloat> softcap = op.getSoftcap())
+    shape.softcap = softcap->convertToFloat();
+  if (op.hasScoreModifier())
+    shape.scoreRegion = &op.getScore();
   shape.withLse = static_cast<bool>(op.getInitLse());
   if (auto lean = dyn_cast_or_null<LeanAttr>(partition)) {
     shape.leanCtas = lean.getCtas();
@@ -135,11 +162,11 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     // that never starts.
     if (TargetAttr target = getEnclosingTarget(op)) {
       GpuLimits limits = gpuLimits(target);
-      int64_t perSm =
-          fa2CtasPerSm(fa2Resources(Fa2Tiling{shape.blockM, shape.blockN,
-                                              shape.warps, shape.stages},
-                                    problem->headDim, problem->valueDim, 2),
-                       limits);
+      int64_t perSm = fa2CtasPerSm(
+          fa2Resources(
+              Fa2Tiling{shape.blockM, shape.blockN, shape.warps, shape.stages},
+              problem->headDim, problem->valueDim, 2, op.modifiesScores()),
+          limits);
       if (shape.leanCtas > perSm * limits.sms)
         return op.emitError("#attn.lean with ")
                << shape.leanCtas << " CTAs cannot run on " << target.getChip()
@@ -175,8 +202,8 @@ void buildFa2Kernel(ImplicitLocOpBuilder &b, const KernelShape &s,
       b, a.constant(s.blockM), a.sub(a.constant(s.problem.queryLen), row0));
   auto [blockBegin, blockEnd] =
       body.geometry().kvBlockRange(row0, rows, s.blockN);
-  SmallVector<Value> state = body.runKvRange(k, v, qGroup, batch, kvHead, row0,
-                                             rows, blockBegin, blockEnd);
+  SmallVector<Value> state = body.runKvRange(k, v, qGroup, batch, head, kvHead,
+                                             row0, rows, blockBegin, blockEnd);
   body.storeOutput(state, o, lse, batch, head, row0);
   gpu::ReturnOp::create(b);
 }
@@ -263,8 +290,9 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         Value qGroup = body.loadQueryBlock(q, batch, head, row0);
         Value blockBegin = a.add(tileBegin, a.sub(g, tileFirst));
         Value blockEnd = a.add(tileBegin, a.sub(pieceEnd, tileFirst));
-        SmallVector<Value> state = body.runKvRange(
-            k, v, qGroup, batch, kvHead, row0, rows, blockBegin, blockEnd);
+        SmallVector<Value> state =
+            body.runKvRange(k, v, qGroup, batch, head, kvHead, row0, rows,
+                            blockBegin, blockEnd);
 
         Value isHost =
             arith::CmpIOp::create(b, arith::CmpIPredicate::eq, g, tileFirst);
@@ -376,6 +404,12 @@ DictionaryAttr describeAttention(Builder &b, AttentionOp op) {
   if (std::optional<ArrayRef<int64_t>> window = op.getWindow())
     entries.push_back(
         b.getNamedAttr("window", b.getDenseI64ArrayAttr(*window)));
+  if (std::optional<APFloat> softcap = op.getSoftcap())
+    entries.push_back(b.getNamedAttr(
+        "softcap", b.getF32FloatAttr(softcap->convertToFloat())));
+  // Arbitrary IR: checkers that cannot evaluate it must say so.
+  if (op.hasScoreModifier())
+    entries.push_back(b.getNamedAttr("score_region", b.getUnitAttr()));
   return b.getDictionaryAttr(entries);
 }
 

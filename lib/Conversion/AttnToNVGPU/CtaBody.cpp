@@ -15,13 +15,18 @@
 
 #include "CtaBody.h"
 
+#include "attn/Dialect/Attn/IR/Attn.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <limits>
@@ -246,9 +251,67 @@ SmallVector<Value> CtaBody::initialState() {
   return state;
 }
 
+static bool isScalar(Type type) {
+  return isa<IntegerType, IndexType, FloatType>(type);
+}
+
+bool mlir::attn::isInlinableScoreOp(Operation &op) {
+  if (op.getNumRegions() != 0 ||
+      !llvm::all_of(op.getOperandTypes(), isScalar) ||
+      !llvm::all_of(op.getResultTypes(), isScalar))
+    return false;
+  // The math operations modifyScore lowers itself.
+  return isa<arith::ArithDialect>(op.getDialect()) ||
+         isa<math::TanhOp, math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op,
+             math::AbsFOp, math::SqrtOp>(op);
+}
+
+Value CtaBody::tanh(Value x) {
+  Value e = exp2(mulF(x, f32Const(2.0 * M_LOG2E)));
+  Value reciprocal =
+      intrinsic("llvm.nvvm.rcp.approx.ftz.f", addF(e, f32Const(1.0)));
+  return subF(f32Const(1.0), mulF(f32Const(2.0), reciprocal));
+}
+
+Value CtaBody::modifyScore(Value x, Value batch, Value head, Value row,
+                           Value key) {
+  if (s.softcap)
+    x = mulF(f32Const(*s.softcap), tanh(mulF(x, f32Const(1.0 / *s.softcap))));
+  if (!s.scoreRegion)
+    return x;
+  Block &region = s.scoreRegion->front();
+  IRMapping mapping;
+  mapping.map(region.getArguments(), ValueRange{x, batch, head, row, key});
+  for (Operation &op : region.without_terminator()) {
+    // Constants from outside the region (attn-to-nvgpu allows no other
+    // value) are cloned next to their use.
+    for (Value operand : op.getOperands())
+      if (!mapping.contains(operand))
+        mapping.map(operand, b.clone(*operand.getDefiningOp())->getResult(0));
+    // math ops become the hardware's approximations, without libdevice.
+    Value in = op.getNumOperands() ? mapping.lookup(op.getOperand(0)) : Value();
+    Value lowered =
+        llvm::TypeSwitch<Operation *, Value>(&op)
+            .Case([&](math::TanhOp) { return tanh(in); })
+            .Case(
+                [&](math::ExpOp) { return exp2(mulF(in, f32Const(M_LOG2E))); })
+            .Case([&](math::Exp2Op) { return exp2(in); })
+            .Case([&](math::LogOp) { return mulF(log2(in), f32Const(M_LN2)); })
+            .Case([&](math::Log2Op) { return log2(in); })
+            .Case([&](math::AbsFOp) { return LLVM::FAbsOp::create(b, in); })
+            .Case([&](math::SqrtOp) { return LLVM::SqrtOp::create(b, in); })
+            .Default([](Operation *) { return Value(); });
+    if (lowered)
+      mapping.map(op.getResult(0), lowered);
+    else
+      b.clone(op, mapping);
+  }
+  return mapping.lookup(cast<attn::YieldOp>(region.getTerminator()).getValue());
+}
+
 SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
-                                       Value batch, Value kvHead, Value row0,
-                                       Value rows, Value blockBegin,
+                                       Value batch, Value head, Value kvHead,
+                                       Value row0, Value rows, Value blockBegin,
                                        Value blockEnd) {
   const AttentionProblem &p = s.problem;
   MaskGeometry<IndexArith> geometry = this->geometry();
@@ -310,8 +373,10 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
         }
 
         // Scaled scores in base 2, [mt][nt][i][j] flattened; with `masked`,
-        // keys a row cannot see are -inf.
-        Value scale = f32Const(s.scaleLog2);
+        // keys a row cannot see are -inf. A modified score is formed in
+        // natural units (scale, softcap, score region) and then taken to
+        // base 2.
+        Value scale = f32Const(s.modifiesScores() ? s.scale : s.scaleLog2);
         auto scaledScores = [&](bool masked) {
           SmallVector<Value> values;
           for (int64_t mt = 0; mt < mTiles; ++mt) {
@@ -326,9 +391,12 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
                       mulF(vector::ExtractOp::create(b, scores[mt][nt],
                                                      ArrayRef<int64_t>{i, j}),
                            scale);
+                  Value key = add(add(key0, index(nt * 8 + j)),
+                                  layout.cCol(laneInGroup, 0));
+                  if (s.modifiesScores())
+                    x = mulF(modifyScore(x, batch, head, rowOf[i], key),
+                             f32Const(M_LOG2E));
                   if (masked) {
-                    Value key = add(add(key0, index(nt * 8 + j)),
-                                    layout.cCol(laneInGroup, 0));
                     Value hidden = geometry.isHidden(rowOf[i], key);
                     x = arith::SelectOp::create(b, hidden, minusInf, x);
                   }

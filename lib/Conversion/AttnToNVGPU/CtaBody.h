@@ -42,10 +42,17 @@ struct KernelShape {
   /// the current one is computed.
   int64_t stages;
   float scaleLog2;
+  /// Score modification, in natural units before the masks: the softcap,
+  /// then the op's score region (scalar arith and math operations, checked
+  /// by attn-to-nvgpu), each when present.
+  float scale = 1.0f;
+  std::optional<float> softcap;
+  Region *scoreRegion = nullptr;
   bool withLse;
   /// Lean attention's persistent CTAs; 0 for FlashAttention-2's grid.
   int64_t leanCtas = 0;
 
+  bool modifiesScores() const { return softcap || scoreRegion; }
   int64_t threads() const { return kWarpSize * warps; }
   /// m16 tiles each warp owns.
   int64_t mTiles() const { return blockM / (16 * warps); }
@@ -64,6 +71,11 @@ struct KernelShape {
     return problem.causal || problem.window || problem.kvLen % blockN != 0;
   }
 };
+
+/// Whether the CTA body can inline `op` of a score region: a scalar arith
+/// operation, or one of the math operations it lowers to the hardware's
+/// approximations (tanh, exp, exp2, log, log2, absf, sqrt).
+bool isInlinableScoreOp(Operation &op);
 
 /// The CTA body of every schedule: the FlashAttention-2 forward loop of one
 /// CTA over a range of key/value blocks, and what it needs (per-thread
@@ -90,15 +102,15 @@ public:
   SmallVector<Value> initialState();
 
   /// The FlashAttention-2 loop over key/value blocks [blockBegin, blockEnd)
-  /// of (batch, kvHead) for the `rows` rows of the query block at row0
-  /// (loaded by
-  /// loadQueryBlock as `qGroup`), with MaskGeometry's element masks on the
-  /// blocks that straddle a mask boundary. Returns the final state: the O
-  /// accumulators [mTiles][Dv / 8], then m and l per m tile (l a per-lane
+  /// of (batch, kvHead) for the `rows` rows of the query block at row0 of
+  /// query head `head` (loaded by loadQueryBlock as `qGroup`), with the
+  /// score modification of the shape and MaskGeometry's element masks on
+  /// the blocks that straddle a mask boundary. Returns the final state: the
+  /// O accumulators [mTiles][Dv / 8], then m and l per m tile (l a per-lane
   /// partial sum). No copy is in flight afterwards.
   SmallVector<Value> runKvRange(Value k, Value v, Value qGroup, Value batch,
-                                Value kvHead, Value row0, Value rows,
-                                Value blockBegin, Value blockEnd);
+                                Value head, Value kvHead, Value row0,
+                                Value rows, Value blockBegin, Value blockEnd);
 
   /// O = acc / l into O[batch, head, row0...] (rows below Sq) in the
   /// element type, and LSE = (m + log2 l) ln 2 when `lse` is given; rows
@@ -142,6 +154,13 @@ private:
   Value maxF(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
   Value exp2(Value x) { return intrinsic("llvm.nvvm.ex2.approx.ftz.f", x); }
   Value log2(Value x) { return intrinsic("llvm.nvvm.lg2.approx.ftz.f", x); }
+  /// tanh(x) = 1 - 2 / (2^(2 x log2(e)) + 1) with ex2.approx and
+  /// rcp.approx: within about 1e-7 of tanh absolutely (tanh.approx.f32 errs
+  /// up to 2^-11 relatively), and no division's slow path.
+  Value tanh(Value x);
+  /// The score `x` (natural units) after the softcap and the score region,
+  /// at query `row` and `key` of query head `head` in batch `batch`.
+  Value modifyScore(Value x, Value batch, Value head, Value row, Value key);
   Value intrinsic(StringRef name, Value x) {
     return LLVM::CallIntrinsicOp::create(b, f32, b.getStringAttr(name),
                                          ValueRange{x})

@@ -27,21 +27,42 @@ func.func @block_mask(%q: tensor<1x1x64x64xf16>, %m: tensor<1x1x1x1xi8>, %o: ten
 
 // -----
 
-func.func @softcap(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu does not support softcap yet}}
+func.func @region_with_tensor(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+  %docs = arith.constant dense<0> : tensor<64xi32>
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
-      outs(%o : tensor<1x1x64x64xf16>) {softcap = 30.0 : f32} -> tensor<1x1x64x64xf16>
+      outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{attn-to-nvgpu inlines score regions of scalar arith operations and math.tanh, exp, exp2, log, log2, absf and sqrt; 'tensor.extract' is not one (attn-to-cpu runs any region)}}
+    %d = tensor.extract %docs[%i] : tensor<64xi32>
+    %f = arith.sitofp %d : i32 to f32
+    %r = arith.addf %s, %f : f32
+    attn.yield %r : f32
+  }
   return %r : tensor<1x1x64x64xf16>
 }
 
 // -----
 
-func.func @score_region(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu does not support a score region yet}}
+func.func @region_with_math_call(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
       outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> score {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-    attn.yield %s : f32
+    // expected-error @+1 {{'math.erf' is not one}}
+    %e = math.erf %s : f32
+    attn.yield %e : f32
+  }
+  return %r : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+func.func @region_with_argument(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %bias: f32) -> tensor<1x1x64x64xf16> {
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+      outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{attn-to-nvgpu inlines a score region into a kernel: it may use only its arguments, the values it defines and constants}}
+    %x = arith.addf %s, %bias : f32
+    attn.yield %x : f32
   }
   return %r : tensor<1x1x64x64xf16>
 }

@@ -68,8 +68,14 @@
 // RUN: attn-compile %s -o %t.sm80 --function=prefill --chip=sm_80 | FileCheck %s --check-prefix=SM80
 // SM80: 1 kernel(s) for sm_80
 // RUN: not attn-compile %s -o %t.all 2>&1 | FileCheck %s --check-prefix=REJECTED
-// REJECTED: error: attn-to-nvgpu does not support softcap yet
+// REJECTED: error: attn-to-nvgpu does not support the mask operand yet
 // RUN: not attn-compile %s -o %t.x --function=missing 2>&1 | FileCheck %s --check-prefix=MISSING
+// A softcap and a score region are in the manifest, for the GPU check.
+// RUN: rm -rf %t.capped && attn-compile %s -o %t.capped --function=capped
+// RUN: FileCheck %s --check-prefix=CAPPED --input-file=%t.capped/manifest.json
+// CAPPED: "attention": {
+// CAPPED-DAG: "score_region": true
+// CAPPED-DAG: "softcap": 30
 // MISSING: attn-compile: error: no function @missing in
 // RUN: not attn-compile %S/../attn-run/Inputs/no-attention.mlir -o %t.none 2>&1 | FileCheck %s --check-prefix=NONE
 // NONE: error: no attn.attention to compile
@@ -93,7 +99,17 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   }
   func.func @capped(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
-        outs(%o : tensor<1x1x64x64xf16>) {softcap = 30.0 : f32} -> tensor<1x1x64x64xf16>
+        outs(%o : tensor<1x1x64x64xf16>) {softcap = 30.0 : f32} -> tensor<1x1x64x64xf16> score {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %half = arith.constant 0.5 : f32
+      %r = arith.mulf %s, %half : f32
+      attn.yield %r : f32
+    }
+    return %r : tensor<1x1x64x64xf16>
+  }
+  func.func @masked(%q: tensor<1x1x64x64xf16>, %m: tensor<1x1x64x64xi1>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+        mask(%m : tensor<1x1x64x64xi1>) outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
     return %r : tensor<1x1x64x64xf16>
   }
 }

@@ -84,6 +84,12 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
     /// Whether the op carries a score-modification region.
     bool hasScoreModifier() { return !getScore().empty(); }
 
+    /// Whether scores pass through a softcap or the score region, which
+    /// kernels compute per score element.
+    bool modifiesScores() {
+      return static_cast<bool>(getSoftcap()) || hasScoreModifier();
+    }
+
     /// Whether the op computes a part of a larger attention (`frame`).
     bool hasFrame() { return static_cast<bool>(getQueryOffset()); }
 

@@ -1,0 +1,57 @@
+// RUN: attn-opt %s --attn-to-nvgpu --canonicalize --cse | FileCheck %s
+
+// A softcap and a score region with a math op: each score leaves the mma in
+// natural units (times scale = 0.5), is capped (20 tanh(s / 20), tanh as
+// 1 - 2 / (2^(2 x log2 e) + 1) with ex2.approx and rcp.approx), goes
+// through the region's operations on its row and key (math.tanh lowered the
+// same way, no libdevice), and is then taken to base 2 (times log2 e).
+func.func @capped_bias(%q: tensor<1x2x64x64xf16>, %o: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
+  %r = attn.attention ins(%q, %q, %q : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>)
+      outs(%o : tensor<1x2x64x64xf16>) {softcap = 20.0 : f32, scale = 0.5 : f32,
+       tiles = #attn.fa2<block_m = 64, block_n = 16, warps = 4, stages = 1>} -> tensor<1x2x64x64xf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %d = arith.subi %j, %i : index
+    %di = arith.index_cast %d : index to i64
+    %df = arith.sitofp %di : i64 to f32
+    %slope = arith.constant 0.25 : f32
+    %bias = arith.mulf %df, %slope : f32
+    %t = math.tanh %bias : f32
+    %r = arith.addf %s, %t : f32
+    attn.yield %r : f32
+  }
+  return %r : tensor<1x2x64x64xf16>
+}
+
+// The manifest entry says so: the GPU check applies the softcap and knows it
+// cannot evaluate the region.
+// CHECK: gpu.func @capped_bias_attention0
+// CHECK-SAME: attention = {causal = false, scale = 5.000000e-01 : f32, score_region, softcap = 2.000000e+01 : f32}
+// CHECK-DAG: %[[QUARTER:.+]] = arith.constant 2.500000e-01 : f32
+// CHECK-DAG: %[[CAP:.+]] = arith.constant 2.000000e+01 : f32
+// CHECK-DAG: %[[TWO:.+]] = arith.constant 2.000000e+00 : f32
+// CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[TWOLOG2E:.+]] = arith.constant 2.885390e+00 : f32
+// CHECK-DAG: %[[INVCAP:.+]] = arith.constant 5.000000e-02 : f32
+// CHECK-DAG: %[[LOG2E:.+]] = arith.constant 1.44269502 : f32
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK: nvgpu.mma.sync
+// CHECK: %[[RAW:.+]] = vector.extract %{{.+}}[0, 0]
+// CHECK: %[[S:.+]] = arith.mulf %[[RAW]], %[[SCALE]] : f32
+// CHECK: %[[X:.+]] = arith.mulf %[[S]], %[[INVCAP]] : f32
+// CHECK: %[[X2:.+]] = arith.mulf %[[X]], %[[TWOLOG2E]] : f32
+// CHECK: %[[E:.+]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[X2]])
+// CHECK: %[[E1:.+]] = arith.addf %[[E]], %[[ONE]] : f32
+// CHECK: %[[R:.+]] = llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"(%[[E1]])
+// CHECK: %[[R2:.+]] = arith.mulf %[[R]], %[[TWO]] : f32
+// CHECK: %[[T:.+]] = arith.subf %[[ONE]], %[[R2]] : f32
+// CHECK: %[[CAPPED:.+]] = arith.mulf %[[T]], %[[CAP]] : f32
+// The region, on this element's key and row.
+// CHECK: %[[DIST:.+]] = arith.subi %{{.+}}, %{{.+}} : index
+// CHECK: %[[DI:.+]] = arith.index_cast %[[DIST]] : index to i64
+// CHECK: %[[DF:.+]] = arith.sitofp %[[DI]] : i64 to f32
+// CHECK: %[[BIAS:.+]] = arith.mulf %[[DF]], %[[QUARTER]] : f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
+// CHECK: %[[TB:.+]] = arith.subf %[[ONE]], %{{.+}} : f32
+// CHECK: %[[SUM:.+]] = arith.addf %[[CAPPED]], %[[TB]] : f32
+// CHECK: arith.mulf %[[SUM]], %[[LOG2E]] : f32
