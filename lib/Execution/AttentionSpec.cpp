@@ -136,8 +136,9 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
       return error(llvm::formatv(
           "block mask blocks must be positive, got {0} x {1}", rows, keys));
     argTypes.push_back(
-        tensor({spec.batch, spec.heads, llvm::divideCeil(spec.seqQ, rows),
-                llvm::divideCeil(spec.seqK, keys)},
+        tensor({spec.batch, spec.heads,
+                static_cast<int64_t>(llvm::divideCeil(spec.seqQ, rows)),
+                static_cast<int64_t>(llvm::divideCeil(spec.seqK, keys))},
                b.getI8Type()));
   }
   argTypes.push_back(

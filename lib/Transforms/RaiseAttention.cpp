@@ -608,6 +608,66 @@ Value toRank4(ImplicitLocOpBuilder &b, Value value, bool swapLast) {
                                        frontUnitGroups(rank));
 }
 
+/// `value` ([B, Hkv, G, S, X]) as the broadcast of a [B, Hkv, S, X] tensor
+/// along dimension 2, or null: a linalg.broadcast, or a copying
+/// linalg.generic that reads its input without dimension 2 or through a
+/// constant 0 into a unit dimension 2 (torch-mlir's aten.expand after an
+/// unsqueeze).
+Value groupBroadcastSource(ImplicitLocOpBuilder &b, Value value) {
+  if (auto broadcast = value.getDefiningOp<linalg::BroadcastOp>())
+    return broadcast.getDimensions() == ArrayRef<int64_t>{2}
+               ? broadcast.getInput()
+               : Value();
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !generic.getIndexingMapsArray().back().isIdentity())
+    return Value();
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  if (yield.getNumOperands() != 1 ||
+      yield.getOperand(0) != generic.getBody()->getArgument(0))
+    return Value();
+  MLIRContext *ctx = b.getContext();
+  auto dims = [&](ArrayRef<AffineExpr> exprs) {
+    return AffineMap::get(5, 0, exprs, ctx);
+  };
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1),
+             d3 = b.getAffineDimExpr(3), d4 = b.getAffineDimExpr(4);
+  AffineMap read = generic.getIndexingMapsArray().front();
+  Value input = generic.getDpsInputOperand(0)->get();
+  if (read == dims({d0, d1, d3, d4}))
+    return input;
+  // A unit group dimension read at 0: fold it away.
+  auto type = cast<RankedTensorType>(input.getType());
+  if (read != dims({d0, d1, b.getAffineConstantExpr(0), d3, d4}) ||
+      type.getDimSize(2) != 1)
+    return Value();
+  if (auto expand = input.getDefiningOp<tensor::ExpandShapeOp>())
+    if (expand.getSrcType().getRank() == 4)
+      return expand.getSrc();
+  return tensor::CollapseShapeOp::create(
+      b, input, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+}
+
+/// The key/value heads that `value` ([B, Hq, S, X]) repeats the way front
+/// ends write grouped-query attention (Llama's repeat_kv: a group
+/// dimension after the heads, broadcast, folded into the heads), and the
+/// group size: head h holds key/value head h / G, attn.attention's own
+/// mapping. (A repeat that interleaves, head h holding h mod Hkv, is not
+/// this.) Null otherwise.
+std::pair<Value, int64_t> repeatedHeads(ImplicitLocOpBuilder &b, Value value) {
+  auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || collapse.getSrcType().getRank() != 5 ||
+      collapse.getReassociationIndices() !=
+          SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}})
+    return {};
+  Value source = groupBroadcastSource(b, collapse.getSrc());
+  if (!source)
+    return {};
+  return {source, collapse.getSrcType().getDimSize(2)};
+}
+
 struct AttnRaiseAttentionPass
     : public attn::impl::AttnRaiseAttentionBase<AttnRaiseAttentionPass> {
   using Base::Base;
@@ -673,6 +733,15 @@ struct AttnRaiseAttentionPass
     Value q = toRank4(b, attention.query, false);
     Value k = toRank4(b, attention.key, attention.keyTransposed);
     Value v = toRank4(b, attention.value, attention.valueTransposed);
+    // Key/value heads repeated for grouped-query attention are read in
+    // place instead.
+    auto [kHeads, kGroup] = repeatedHeads(b, k);
+    auto [vHeads, vGroup] = repeatedHeads(b, v);
+    bool grouped = kHeads && vHeads && kGroup == vGroup;
+    if (grouped) {
+      k = kHeads;
+      v = vHeads;
+    }
     Value mask = attention.mask;
     if (mask && attention.maskIs2D) {
       auto type = cast<RankedTensorType>(mask.getType());
@@ -709,7 +778,9 @@ struct AttnRaiseAttentionPass
     pv->getResult(0).replaceAllUsesWith(result);
     if (remarks)
       op.emitRemark() << "raised to attn.attention (scale " << attention.scale
-                      << (attention.mask ? ", additive mask" : "") << ")";
+                      << (attention.mask ? ", additive mask" : "")
+                      << (grouped ? ", grouped-query heads read in place" : "")
+                      << ")";
   }
 };
 

@@ -307,3 +307,85 @@ func.func @unnormalised(%q: tensor<32x16xf32>, %kt: tensor<16x32xf32>, %v: tenso
   %o = linalg.matmul ins(%ex, %v : tensor<32x32xf32>, tensor<32x16xf32>) outs(%oz : tensor<32x16xf32>) -> tensor<32x16xf32>
   return %o : tensor<32x16xf32>
 }
+
+// -----
+
+// Key/value heads repeated with the group dimension in front of the heads
+// (head h holds key/value head h mod 2, not h / 2) are not attn.attention's
+// grouping: the attention is raised on the repeated heads as they are.
+// CHECK-LABEL: func.func @interleaved_repeat(
+// CHECK: %[[KR:.+]] = tensor.collapse_shape
+// CHECK: %[[VR:.+]] = tensor.collapse_shape
+// CHECK: attn.attention ins(%{{.+}}, %[[KR]], %[[VR]] : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+#q = affine_map<(b, h, m, n, k) -> (b, h, m, k)>
+#kt = affine_map<(b, h, m, n, k) -> (b, h, n, k)>
+#v = affine_map<(b, h, m, n, k) -> (b, h, k, n)>
+#o = affine_map<(b, h, m, n, k) -> (b, h, m, n)>
+#id = affine_map<(b, h, m, n) -> (b, h, m, n)>
+#row = affine_map<(b, h, m, n) -> (b, h, m)>
+#mask = affine_map<(b, h, m, n) -> (m, n)>
+func.func @interleaved_repeat(%q: tensor<2x4x16x8xf32>, %k0: tensor<2x2x16x8xf32>, %v0: tensor<2x2x16x8xf32>, %mask: tensor<16x16xf32>) -> tensor<2x4x16x8xf32> {
+  %kg0 = tensor.empty() : tensor<2x2x2x16x8xf32>
+  %kg = linalg.broadcast ins(%k0 : tensor<2x2x16x8xf32>) outs(%kg0 : tensor<2x2x2x16x8xf32>) dimensions = [1]
+  %k = tensor.collapse_shape %kg [[0], [1, 2], [3], [4]] : tensor<2x2x2x16x8xf32> into tensor<2x4x16x8xf32>
+  %vg = linalg.broadcast ins(%v0 : tensor<2x2x16x8xf32>) outs(%kg0 : tensor<2x2x2x16x8xf32>) dimensions = [1]
+  %v = tensor.collapse_shape %vg [[0], [1, 2], [3], [4]] : tensor<2x2x2x16x8xf32> into tensor<2x4x16x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 2.828427 : f32
+  %e0 = tensor.empty() : tensor<2x4x16x16xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %s = linalg.generic {indexing_maps = [#q, #kt, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) outs(%z0 : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  %x = linalg.generic {indexing_maps = [#id, #mask, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %mask : tensor<2x4x16x16xf32>, tensor<16x16xf32>) outs(%e0 : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %m: f32, %out: f32):
+    %d = arith.divf %a, %c : f32
+    %r = arith.addf %d, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  %r0 = tensor.empty() : tensor<2x4x16xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x : tensor<2x4x16x16xf32>) outs(%mx0 : tensor<2x4x16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %mx : tensor<2x4x16x16xf32>, tensor<2x4x16xf32>) outs(%e0 : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %d = arith.subf %a, %b : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %sm = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%ex : tensor<2x4x16x16xf32>) outs(%sm0 : tensor<2x4x16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ex, %sm : tensor<2x4x16x16xf32>, tensor<2x4x16xf32>) outs(%e0 : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.divf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  %oe = tensor.empty() : tensor<2x4x16x8xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%oe : tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  // expected-remark @+1 {{raised to attn.attention (scale 3.535534e-01, additive mask)}}
+  %o = linalg.generic {indexing_maps = [#q, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) outs(%oz : tensor<2x4x16x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %pr = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %pr : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x8xf32>
+  return %o : tensor<2x4x16x8xf32>
+}

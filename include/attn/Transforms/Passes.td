@@ -88,7 +88,15 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     - the shapes front ends leave around these: unit dimensions indexed
       with a constant 0, row statistics kept as `[.., 1]`, and
       `tensor.collapse_shape`/`expand_shape` that fold heads into the batch
-      of the products (the mask must then be one `[Sq, Sk]` matrix).
+      of the products (the mask must then be one `[Sq, Sk]` matrix);
+    - grouped-query heads repeated the way Llama's `repeat_kv` does (a
+      group dimension after the key/value heads, broadcast by
+      `linalg.broadcast` or a copying `linalg.generic`, possibly after an
+      `expand_shape` that inserts it, then folded into the heads by
+      `collapse_shape`), the same for K and V: the attention reads the
+      key/value heads in place (head h reads key/value head h / G, as
+      `repeat_kv` does). A repeat that puts the group in front of the heads
+      (head h holding h mod Hkv) is left as it is.
 
     TOSA attention is raised after MLIR's `tosa-to-linalg` lowering
     (`tosa-to-linalg-named`, `tosa-to-linalg`, `tosa-to-arith`,

@@ -89,7 +89,10 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   Type element = op.getQuery().getType().getElementType();
   if (!element.isF16() && !element.isBF16())
     return op.emitError("attn-to-nvgpu supports f16 and bf16 operands, got ")
-           << element;
+           << element
+           << ": the tensor cores multiply 16-bit inputs; convert Q, K and V "
+              "(arith.truncf) to bf16 (f32's range) or f16 before the "
+              "attention, or run it on the CPU (attn-to-cpu)";
   if (getElementTypeOrSelf(op.getInitOut().getType()) != element)
     return op.emitError("attn-to-nvgpu needs O in the element type of Q");
   if (op.getMask())

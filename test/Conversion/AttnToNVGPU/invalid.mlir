@@ -1,7 +1,7 @@
 // RUN: attn-opt %s --attn-to-nvgpu --split-input-file --verify-diagnostics
 
 func.func @f32(%q: tensor<1x1x64x64xf32>, %o: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
-  // expected-error @+1 {{attn-to-nvgpu supports f16 and bf16 operands, got 'f32'}}
+  // expected-error @+1 {{attn-to-nvgpu supports f16 and bf16 operands, got 'f32': the tensor cores multiply 16-bit inputs; convert Q, K and V (arith.truncf) to bf16 (f32's range) or f16 before the attention, or run it on the CPU (attn-to-cpu)}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>)
       outs(%o : tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32>
   return %r : tensor<1x1x64x64xf32>
