@@ -322,6 +322,18 @@ llvm::Error takeShapesFromNpy(AttentionSpec &spec) {
   return llvm::Error::success();
 }
 
+/// The two values of a comma-separated pair option, when given; `usage` is
+/// the error when it has another count ("--window takes ...").
+llvm::Error readPair(const cl::list<int64_t> &option, const char *usage,
+                     std::optional<std::pair<int64_t, int64_t>> &pair) {
+  if (!option.getNumOccurrences())
+    return llvm::Error::success();
+  if (option.size() != 2)
+    return llvm::createStringError(usage);
+  pair = {option[0], option[1]};
+  return llvm::Error::success();
+}
+
 llvm::Expected<AttentionSpec> specFromOptions() {
   AttentionSpec spec;
   spec.batch = batch;
@@ -333,35 +345,29 @@ llvm::Expected<AttentionSpec> specFromOptions() {
     return std::move(err);
   spec.outType = outDtype.getNumOccurrences() ? outDtype : spec.inputType;
   spec.causal = causal;
-  if (window.getNumOccurrences()) {
-    if (window.size() != 2)
-      return llvm::createStringError(
-          "--window takes two sizes, left,right (e.g. --window=128,0)");
-    spec.window = {window[0], window[1]};
-  }
+  if (llvm::Error err = readPair(
+          window, "--window takes two sizes, left,right (e.g. --window=128,0)",
+          spec.window))
+    return std::move(err);
   if (scale.getNumOccurrences())
     spec.scale = scale;
   if (softcap.getNumOccurrences())
     spec.softcap = softcap;
   spec.mask = mask;
-  if (blockMask.getNumOccurrences()) {
-    if (blockMask.size() != 2)
-      return llvm::createStringError(
-          "--block-mask takes the block's rows and keys (e.g. "
-          "--block-mask=64,64)");
-    spec.blockMask = {blockMask[0], blockMask[1]};
-  }
+  if (llvm::Error err = readPair(blockMask,
+                                 "--block-mask takes the block's rows and "
+                                 "keys (e.g. --block-mask=64,64)",
+                                 spec.blockMask))
+    return std::move(err);
   spec.alibi = alibi;
   spec.withLse = withLse;
   spec.splits = splits;
   spec.leanCtas = lean;
-  if (attention2d.getNumOccurrences()) {
-    if (attention2d.size() != 2)
-      return llvm::createStringError(
-          "--attention2d takes two part counts, q_parts,kv_parts (e.g. "
-          "--attention2d=2,2)");
-    spec.attention2d = {attention2d[0], attention2d[1]};
-  }
+  if (llvm::Error err = readPair(attention2d,
+                                 "--attention2d takes two part counts, "
+                                 "q_parts,kv_parts (e.g. --attention2d=2,2)",
+                                 spec.attention2d))
+    return std::move(err);
   spec.ringDevices = ring;
   spec.zigzag = zigzag;
   return spec;

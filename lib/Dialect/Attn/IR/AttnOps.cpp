@@ -181,6 +181,23 @@ static LogicalResult verifyPositiveFinite(Operation *op, StringRef name,
                            << v;
 }
 
+/// Checks that the batch and head dimensions of `name`'s `shape` are 1
+/// (broadcast) or those of Q (`qs`).
+static LogicalResult verifyBroadcastBatchAndHeads(Operation *op, StringRef name,
+                                                  ArrayRef<int64_t> shape,
+                                                  ArrayRef<int64_t> qs) {
+  const char *dimNames[] = {"batch (B)", "query heads (Hq)"};
+  for (int dim = 0; dim < 2; ++dim) {
+    if (ShapedType::isDynamic(shape[dim]) || shape[dim] == 1 ||
+        ShapedType::isDynamic(qs[dim]) || shape[dim] == qs[dim])
+      continue;
+    return op->emitOpError() << name << " dimension " << dim << " ("
+                             << dimNames[dim] << ") must be 1 or " << qs[dim]
+                             << " to broadcast, got " << shape[dim];
+  }
+  return success();
+}
+
 /// Checks the block mask and its block size against Q's and K's shapes
 /// `qs` and `ks`.
 template <typename OpTy>
@@ -215,15 +232,8 @@ static LogicalResult verifyBlockMask(OpTy self, ArrayRef<int64_t> qs,
               "full), got "
            << type.getElementType();
   ArrayRef<int64_t> bs = type.getShape();
-  const char *dimNames[] = {"batch (B)", "query heads (Hq)"};
-  for (int dim = 0; dim < 2; ++dim) {
-    if (ShapedType::isDynamic(bs[dim]) || bs[dim] == 1 ||
-        ShapedType::isDynamic(qs[dim]) || bs[dim] == qs[dim])
-      continue;
-    return self.emitOpError()
-           << "block mask dimension " << dim << " (" << dimNames[dim]
-           << ") must be 1 or " << qs[dim] << " to broadcast, got " << bs[dim];
-  }
+  if (failed(verifyBroadcastBatchAndHeads(op, "block mask", bs, qs)))
+    return failure();
   auto blocks = [](int64_t length, int64_t side) {
     return ShapedType::isDynamic(length) ? ShapedType::kDynamic
                                          : llvm::divideCeil(length, side);
@@ -330,15 +340,8 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
     if (failed(verifyTensorSize(op, "mask", mask)))
       return failure();
     ArrayRef<int64_t> ms = maskType.getShape();
-    const char *dimNames[] = {"batch (B)", "query heads (Hq)"};
-    for (int dim = 0; dim < 2; ++dim) {
-      if (ShapedType::isDynamic(ms[dim]) || ms[dim] == 1 ||
-          ShapedType::isDynamic(qs[dim]) || ms[dim] == qs[dim])
-        continue;
-      return emitOpError() << "mask dimension " << dim << " (" << dimNames[dim]
-                           << ") must be 1 or " << qs[dim]
-                           << " to broadcast, got " << ms[dim];
-    }
+    if (failed(verifyBroadcastBatchAndHeads(op, "mask", ms, qs)))
+      return failure();
     if (failed(verifySameSize(op, "query length (Sq)", "Q", qs[2], "mask",
                               ms[2])) ||
         failed(verifySameSize(op, "key/value length (Sk)", "K", ks[2], "mask",
