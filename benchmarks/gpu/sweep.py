@@ -9,8 +9,9 @@ attn.attention (a function named like its file) and the module's
     with causal masks (rows with no visible key), a sliding window; Lean
     attention (decode, one CTA, many contributors, causal prefill, Sq = 4,
     Sq > Sk with output tiles that see no key); softcap with D in {64, 128,
-    256} and through Lean attention; ALiBi as a score region (run, not
-    checked: the GPU reference cannot evaluate a region);
+    256} and through Lean attention; ALiBi and a document mask (a constant
+    id table, block-sparse) as score regions (run, not checked: the GPU
+    reference cannot evaluate a region);
   * benchmark (b_*): bf16, B*S = 16k tokens, H*D = 2048, D in {64, 128},
     S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not;
   * decode (d_*): one query row, bf16, D = 128, Hq/Hkv in {32/8, 32/32},
@@ -42,6 +43,23 @@ ALIBI = """ score {
     %r = arith.addf %s, %bias : f32
     attn.yield %r : f32
   }"""
+
+
+def documents(length, count):
+    """A document mask over `count` equal documents of `length` tokens, as a
+    score region over a constant id table (attn-to-ptx proves the
+    cross-document blocks empty and the kernel skips them)."""
+    ids = ", ".join(str(i * count // length) for i in range(length))
+    return f""" score {{
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %docs = arith.constant dense<[{ids}]> : tensor<{length}xi32>
+    %di = tensor.extract %docs[%i] : tensor<{length}xi32>
+    %dj = tensor.extract %docs[%j] : tensor<{length}xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    %hidden = arith.constant 0xFF800000 : f32
+    %r = arith.select %same, %s, %hidden : f32
+    attn.yield %r : f32
+  }}"""
 
 
 def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target, region=""):
@@ -90,6 +108,7 @@ def correctness():
     # reference cannot evaluate it (attn-run --device=gpu checks it against
     # the CPU reference where MLIR is installed).
     yield "c_region_alibi", "f16", 1, 4, 4, 1000, 1000, 128, "causal, softcap = 30.0 : f32", ALIBI
+    yield "c_region_documents", "bf16", 1, 4, 4, 1000, 1000, 64, "causal", documents(1000, 4)
 
 
 def benchmark():

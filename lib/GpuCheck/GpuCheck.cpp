@@ -477,11 +477,16 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   report.checks.push_back(
       compareRepeat(report.out, again, report.lse, againLse));
 
-  // A score region is IR the GPU reference cannot evaluate.
-  if (options.check && report.attention.scoreRegion)
-    report.unchecked = "the kernel inlines a score region, which the GPU "
-                       "reference cannot evaluate; attn-run --device=gpu "
-                       "checks it against the CPU reference";
+  // A score region is IR the GPU reference cannot evaluate, and a block
+  // mask's values are in the module only.
+  if (options.check &&
+      (report.attention.scoreRegion || report.attention.blockMask))
+    report.unchecked =
+        std::string("the kernel ") +
+        (report.attention.scoreRegion ? "inlines a score region, which"
+                                      : "has a block mask, whose values") +
+        " the GPU reference cannot know; attn-run --device=gpu "
+        "checks it against the CPU reference";
   else if (options.check) {
     std::vector<float> exactOut, exactLse, naiveOut, naiveLse;
     CHECK_STATUS(runReference(d, context, device, set, report, false, exactOut,
@@ -523,6 +528,8 @@ void attn::gpucheck::printReport(const KernelReport &r, std::FILE *stream) {
     std::fprintf(stream, " softcap=%.6g", r.attention.softcap);
   if (r.attention.scoreRegion)
     std::fprintf(stream, " score-region");
+  if (r.attention.blockMask)
+    std::fprintf(stream, " block-mask");
   const attnrtKernelResources &res = r.resources;
   std::fprintf(stream,
                "\n  launch   grid %ux%ux%u, %d threads, %lld B dynamic shared "

@@ -64,11 +64,19 @@ std::string AttnToPTXOptions::validate() const {
   return "";
 }
 
-void mlir::attn::buildAttnToPTXPipeline(OpPassManager &pm,
-                                        const AttnToPTXOptions &options) {
+void mlir::attn::buildAttnToKernelsPipeline(OpPassManager &pm,
+                                            const AttnToPTXOptions &options) {
   AttnSelectScheduleOptions schedule;
   schedule.lean = options.lean;
   pm.addPass(createAttnSelectSchedule(schedule));
+  // With the tiles chosen: the block sparsity the IR proves, which the
+  // kernel skips.
+  pm.addPass(createAttnDeriveBlockMask());
   pm.addPass(createAttnToNVGPU());
+}
+
+void mlir::attn::buildAttnToPTXPipeline(OpPassManager &pm,
+                                        const AttnToPTXOptions &options) {
+  buildAttnToKernelsPipeline(pm, options);
   buildKernelsToPTXPipeline(pm, options);
 }

@@ -114,6 +114,8 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
     semantics["softcap"] = softcap.getValue().convertToDouble();
   if (attention.get("score_region"))
     semantics["score_region"] = true;
+  if (attention.get("block_mask"))
+    semantics["block_mask"] = true;
   llvm::json::Object kernel{
       {"name", func.getName()},
       {"target", target},
@@ -150,10 +152,7 @@ LogicalResult mlir::attn::compileKernelBundle(ModuleOp module,
   if (std::string error = options.validate(); !error.empty())
     return module.emitError(error);
   PassManager toKernels(module.getContext());
-  AttnSelectScheduleOptions schedule;
-  schedule.lean = options.lean;
-  toKernels.addPass(createAttnSelectSchedule(schedule));
-  toKernels.addPass(createAttnToNVGPU());
+  buildAttnToKernelsPipeline(toKernels, options);
   if (failed(toKernels.run(module)))
     return failure();
   llvm::json::Array kernels;

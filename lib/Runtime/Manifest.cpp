@@ -310,6 +310,9 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
   if (const Value *region =
           reader.member(*attention, where, "score_region", Kind::Bool, true))
     kernel.attention.scoreRegion = region->get<bool>();
+  if (const Value *blocks =
+          reader.member(*attention, where, "block_mask", Kind::Bool, true))
+    kernel.attention.blockMask = blocks->get<bool>();
   return !reader.failed();
 }
 

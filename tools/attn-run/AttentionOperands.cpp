@@ -12,6 +12,7 @@
 #include "attn/Support/Npy.h"
 #include "attn/Support/SizeLimits.h"
 
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -262,7 +263,21 @@ llvm::Expected<AttentionOperands> AttentionOperands::create(AttentionOp op,
                               entry.buffer.elementBytes);
     if (index >= numInputs)
       continue;
-    if (entry.name == "mask")
+    // A constant of the module keeps its values (the GPU kernel bakes a
+    // constant block mask in, the CPU lowering reads it as it is).
+    DenseElementsAttr constant;
+    if (matchPattern(operand, m_Constant(&constant))) {
+      std::vector<double> values;
+      if (isa<FloatType>(constant.getElementType())) {
+        for (const APFloat &v : constant.getValues<APFloat>())
+          values.push_back(v.convertToDouble());
+      } else {
+        bool boolean = constant.getElementType().isInteger(1);
+        for (const APInt &v : constant.getValues<APInt>())
+          values.push_back(boolean ? v.getBoolValue() : v.getSExtValue());
+      }
+      entry.assign(std::move(values));
+    } else if (entry.name == "mask")
       entry.assign(maskValues(type.getShape(), *format == ElementFormat::I1,
                               rng));
     else if (entry.name == "block mask")

@@ -539,9 +539,10 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
 llvm::Expected<bool> runOnGpu(GpuRunner &gpu, AttentionOp op,
                               AttentionOperands &operands,
                               const CheckOptions &checkOptions) {
-  // The GPU reference cannot evaluate a score region: the kernel runs on
-  // attn-run's own inputs and the float64 reference checks it on the CPU.
-  bool checkOnCpu = !noCheck && op.hasScoreModifier();
+  // The GPU reference cannot evaluate a score region or know a block mask:
+  // the kernel runs on attn-run's own inputs and the float64 reference
+  // checks it on the CPU.
+  bool checkOnCpu = !noCheck && (op.hasScoreModifier() || op.getBlockMask());
   gpucheck::CheckOptions options;
   options.seed = seed;
   options.check = !noCheck && !checkOnCpu;

@@ -54,7 +54,8 @@ constexpr const char *kManifest = R"({
       "block": [128, 1, 1],
       "dynamic_shared_memory": 65536,
       "attention": {"scale": 0.125, "causal": true, "window": [64, 0],
-                    "softcap": 30.0, "score_region": true}
+                    "softcap": 30.0, "score_region": true,
+                    "block_mask": true}
     },
     {
       "name": "attn_split",
@@ -514,11 +515,13 @@ TEST_F(RuntimeTest, LoadsBundleFromDirectory) {
   EXPECT_EQ(attention.windowRight, 0);
   EXPECT_EQ(attention.softcap, 30.0);
   EXPECT_EQ(attention.scoreRegion, 1);
+  EXPECT_EQ(attention.blockMask, 1);
   ASSERT_EQ(attnrtKernelGetAttention(split, &attention), ATTNRT_SUCCESS);
   EXPECT_EQ(attention.causal, 0);
   EXPECT_EQ(attention.hasWindow, 0);
   EXPECT_EQ(attention.softcap, 0.0);
   EXPECT_EQ(attention.scoreRegion, 0);
+  EXPECT_EQ(attention.blockMask, 0);
 }
 
 TEST_F(RuntimeTest, ValidateDirectoryWithoutManifest) {

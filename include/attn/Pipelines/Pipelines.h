@@ -68,9 +68,14 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
 /// parameters are bare pointers.
 void buildAttnToPTXPipeline(OpPassManager &pm, const AttnToPTXOptions &options);
 
+/// The passes of attn-to-ptx up to the kernels: attn-select-schedule, then
+/// attn-derive-block-mask over the chosen tiles, then attn-to-nvgpu.
+void buildAttnToKernelsPipeline(OpPassManager &pm,
+                                const AttnToPTXOptions &options);
+
 /// The passes of attn-to-ptx after attn-to-nvgpu: from the generated
 /// gpu.module to PTX. A tool that reads the kernels' launch attributes runs
-/// attn-select-schedule and attn-to-nvgpu, reads them, then runs this.
+/// buildAttnToKernelsPipeline, reads them, then runs this.
 void buildKernelsToPTXPipeline(OpPassManager &pm,
                                const AttnToPTXOptions &options);
 

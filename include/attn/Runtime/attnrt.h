@@ -163,6 +163,9 @@ typedef struct attnrtAttentionInfo {
   /* Nonzero when the kernel inlines a score region (arbitrary IR, which
      only a checker that has the module can evaluate). */
   int32_t scoreRegion;
+  /* Nonzero when the kernel skips the empty blocks of a constant block
+     mask (whose values only a checker that has the module knows). */
+  int32_t blockMask;
 } attnrtAttentionInfo;
 
 /* What the driver reports for the loaded kernel. */

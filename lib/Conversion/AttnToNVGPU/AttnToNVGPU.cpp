@@ -36,6 +36,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
 
 #include <cmath>
 #include <limits>
@@ -57,8 +58,9 @@ LogicalResult checkScoreRegion(AttentionOp op) {
   for (Operation &inner : region.without_terminator()) {
     if (!isInlinableScoreOp(inner))
       return inner.emitError("attn-to-nvgpu inlines score regions of scalar "
-                             "arith operations and math.tanh, exp, exp2, log, "
-                             "log2, absf and sqrt; '")
+                             "arith operations, math.tanh, exp, exp2, log, "
+                             "log2, absf and sqrt, and tensor.extract from "
+                             "constant tensors; '")
              << inner.getName() << "' is not one (attn-to-cpu runs any region)";
     for (Value operand : inner.getOperands()) {
       if (operand.getParentRegion() == &op.getScore())
@@ -97,9 +99,13 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     return op.emitError("attn-to-nvgpu needs O in the element type of Q");
   if (op.getMask())
     return op.emitError("attn-to-nvgpu does not support the mask operand yet");
-  if (op.getBlockMask())
-    return op.emitError("attn-to-nvgpu does not support a block mask yet; "
-                        "attn-to-cpu runs it");
+  DenseElementsAttr blockMask;
+  if (op.getBlockMask() &&
+      !matchPattern(op.getBlockMask(), m_Constant(&blockMask)))
+    return op.emitError("attn-to-nvgpu takes a constant block mask (one "
+                        "attn-derive-block-mask proves, or an arith.constant); "
+                        "a block mask computed at run time is not supported "
+                        "yet (attn-to-cpu runs it)");
   if (op.hasScoreModifier() && failed(checkScoreRegion(op)))
     return failure();
   Attribute partition = op.getPartitionAttr();
@@ -158,6 +164,17 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     shape.softcap = softcap->convertToFloat();
   if (op.hasScoreModifier())
     shape.scoreRegion = &op.getScore();
+  if (blockMask) {
+    auto [maskRows, maskKeys] = *op.getBlockMaskBlock();
+    if (maskRows % shape.blockM || maskKeys % shape.blockN)
+      return op.emitError("attn-to-nvgpu: the tiles ")
+             << shape.blockM << "x" << shape.blockN
+             << " do not nest in the block mask's " << maskRows << "x"
+             << maskKeys << " blocks";
+    shape.blockMask = blockMask;
+    shape.blockMaskRows = maskRows;
+    shape.blockMaskKeys = maskKeys;
+  }
   shape.withLse = static_cast<bool>(op.getInitLse());
   if (auto lean = dyn_cast_or_null<LeanAttr>(partition)) {
     shape.leanCtas = lean.getCtas();
@@ -410,9 +427,12 @@ DictionaryAttr describeAttention(Builder &b, AttentionOp op) {
   if (std::optional<APFloat> softcap = op.getSoftcap())
     entries.push_back(b.getNamedAttr(
         "softcap", b.getF32FloatAttr(softcap->convertToFloat())));
-  // Arbitrary IR: checkers that cannot evaluate it must say so.
+  // Arbitrary IR, and blocks the GPU reference does not know: checkers that
+  // cannot evaluate them must say so.
   if (op.hasScoreModifier())
     entries.push_back(b.getNamedAttr("score_region", b.getUnitAttr()));
+  if (op.getBlockMask())
+    entries.push_back(b.getNamedAttr("block_mask", b.getUnitAttr()));
   return b.getDictionaryAttr(entries);
 }
 

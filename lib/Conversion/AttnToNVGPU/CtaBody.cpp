@@ -24,8 +24,11 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -256,6 +259,11 @@ static bool isScalar(Type type) {
 }
 
 bool mlir::attn::isInlinableScoreOp(Operation &op) {
+  // Tables: constant tensors and the elements read from them.
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op))
+    return matchPattern(extract.getTensor(), m_Constant());
+  if (isa<arith::ConstantOp>(op))
+    return true;
   if (op.getNumRegions() != 0 ||
       !llvm::all_of(op.getOperandTypes(), isScalar) ||
       !llvm::all_of(op.getResultTypes(), isScalar))
@@ -264,6 +272,23 @@ bool mlir::attn::isInlinableScoreOp(Operation &op) {
   return isa<arith::ArithDialect>(op.getDialect()) ||
          isa<math::TanhOp, math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op,
              math::AbsFOp, math::SqrtOp>(op);
+}
+
+Value CtaBody::constantTable(DenseElementsAttr values) {
+  return atEntry({-2, const_cast<void *>(values.getAsOpaquePointer())}, [&] {
+    auto module =
+        b.getBlock()->getParentOp()->getParentOfType<gpu::GPUModuleOp>();
+    auto type =
+        MemRefType::get(values.getType().getShape(), values.getElementType());
+    SymbolTable symbols(module);
+    OpBuilder detached(b.getContext());
+    auto table = memref::GlobalOp::create(
+        detached, b.getLoc(), "attn_table", detached.getStringAttr("private"),
+        type, values, /*constant=*/true, /*alignment=*/IntegerAttr());
+    // Renamed when the module already has the name.
+    symbols.insert(table, module.getBody()->begin());
+    return memref::GetGlobalOp::create(b, type, table.getSymName());
+  });
 }
 
 Value CtaBody::tanh(Value x) {
@@ -283,8 +308,22 @@ Value CtaBody::modifyScore(Value x, Value batch, Value head, Value row,
   IRMapping mapping;
   mapping.map(region.getArguments(), ValueRange{x, batch, head, row, key});
   for (Operation &op : region.without_terminator()) {
-    // Constants from outside the region (attn-to-nvgpu allows no other
-    // value) are cloned next to their use.
+    // A constant tensor is a table in global memory, read element by
+    // element.
+    if (op.getNumResults() == 1 && isa<TensorType>(op.getResult(0).getType()))
+      continue;
+    if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+      DenseElementsAttr values;
+      matchPattern(extract.getTensor(), m_Constant(&values));
+      SmallVector<Value> indices;
+      for (Value index : extract.getIndices())
+        indices.push_back(mapping.lookup(index));
+      mapping.map(op.getResult(0),
+                  memref::LoadOp::create(b, constantTable(values), indices));
+      continue;
+    }
+    // Scalar constants from outside the region (attn-to-nvgpu allows no
+    // other value) are cloned next to their use.
     for (Value operand : op.getOperands())
       if (!mapping.contains(operand))
         mapping.map(operand, b.clone(*operand.getDefiningOp())->getResult(0));
@@ -325,6 +364,16 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
   Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
   Value zeroF = f32Const(0.0);
 
+  // The block mask's indices of this query block (size-1 batch and head
+  // dimensions broadcast).
+  Value maskBatch, maskHead, maskRow;
+  if (s.blockMask) {
+    ArrayRef<int64_t> shape = s.blockMask.getType().getShape();
+    maskBatch = shape[0] == 1 ? index(0) : batch;
+    maskHead = shape[1] == 1 ? index(0) : head;
+    maskRow = arith::DivUIOp::create(b, row0, index(s.blockMaskRows));
+  }
+
   // Q, and with two stages the first K and V tiles, are in flight.
   if (s.stages == 2) {
     copyKV(k, v, batch, kvHead, blockBegin, index(0));
@@ -355,6 +404,26 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
         }
         gpu::BarrierOp::create(b);
         auto [kTile, vTile] = kvTiles(stage);
+        // An empty block of the block mask leaves the state as it is (one
+        // uniform branch per block; its copies were issued all the same, to
+        // keep the pipeline's order).
+        scf::IfOp skipEmpty;
+        if (s.blockMask) {
+          Value status = memref::LoadOp::create(
+              b, constantTable(s.blockMask),
+              ValueRange{
+                  maskBatch, maskHead, maskRow,
+                  arith::DivUIOp::create(b, key0, index(s.blockMaskKeys))});
+          Value empty = arith::CmpIOp::create(
+              b, arith::CmpIPredicate::eq, status,
+              arith::ConstantIntOp::create(b, b.getI8Type(),
+                                           BlockMaskValue::kEmpty));
+          skipEmpty = scf::IfOp::create(b, state.getTypes(), empty,
+                                        /*withElseRegion=*/true);
+          b.setInsertionPointToStart(skipEmpty.thenBlock());
+          scf::YieldOp::create(b, state);
+          b.setInsertionPointToStart(skipEmpty.elseBlock());
+        }
 
         // S = Q K^T for all of the warp's m16 tiles at once, so that each
         // K fragment is loaded once and used by every tile.
@@ -506,6 +575,10 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
         next.append(mNext);
         next.append(lNext);
         scf::YieldOp::create(b, next);
+        if (skipEmpty) {
+          b.setInsertionPointAfter(skipEmpty);
+          scf::YieldOp::create(b, skipEmpty.getResults());
+        }
       });
 
   // No copy may still be writing shared memory when the CTA goes on.

@@ -48,6 +48,10 @@ struct KernelShape {
   float scale = 1.0f;
   std::optional<float> softcap;
   Region *scoreRegion = nullptr;
+  /// A constant block mask ([B or 1, Hq or 1, Nq, Nk] i8) and its blocks,
+  /// which the tiles nest in: empty blocks are skipped.
+  DenseElementsAttr blockMask;
+  int64_t blockMaskRows = 0, blockMaskKeys = 0;
   bool withLse;
   /// Lean attention's persistent CTAs; 0 for FlashAttention-2's grid.
   int64_t leanCtas = 0;
@@ -73,8 +77,10 @@ struct KernelShape {
 };
 
 /// Whether the CTA body can inline `op` of a score region: a scalar arith
-/// operation, or one of the math operations it lowers to the hardware's
-/// approximations (tanh, exp, exp2, log, log2, absf, sqrt).
+/// operation, one of the math operations it lowers to the hardware's
+/// approximations (tanh, exp, exp2, log, log2, absf, sqrt), a constant
+/// tensor, or a tensor.extract from one (a table in the kernel's global
+/// memory).
 bool isInlinableScoreOp(Operation &op);
 
 /// The CTA body of every schedule: the FlashAttention-2 forward loop of one
@@ -161,6 +167,9 @@ private:
   /// The score `x` (natural units) after the softcap and the score region,
   /// at query `row` and `key` of query head `head` in batch `batch`.
   Value modifyScore(Value x, Value batch, Value head, Value row, Value key);
+  /// A constant tensor as a constant memref.global of the kernel's module,
+  /// read at the kernel's entry.
+  Value constantTable(DenseElementsAttr values);
   Value intrinsic(StringRef name, Value x) {
     return LLVM::CallIntrinsicOp::create(b, f32, b.getStringAttr(name),
                                          ValueRange{x})

@@ -19,7 +19,7 @@ func.func @mask(%q: tensor<1x1x64x64xf16>, %m: tensor<1x1x64x64xi1>, %o: tensor<
 // -----
 
 func.func @block_mask(%q: tensor<1x1x64x64xf16>, %m: tensor<1x1x1x1xi8>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu does not support a block mask yet; attn-to-cpu runs it}}
+  // expected-error @+1 {{attn-to-nvgpu takes a constant block mask (one attn-derive-block-mask proves, or an arith.constant); a block mask computed at run time is not supported yet (attn-to-cpu runs it)}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
       block_mask(%m : tensor<1x1x1x1xi8> blocks [64, 64]) outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
   return %r : tensor<1x1x64x64xf16>
@@ -27,12 +27,11 @@ func.func @block_mask(%q: tensor<1x1x64x64xf16>, %m: tensor<1x1x1x1xi8>, %o: ten
 
 // -----
 
-func.func @region_with_tensor(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-  %docs = arith.constant dense<0> : tensor<64xi32>
+func.func @region_with_tensor(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %docs: tensor<64xi32>) -> tensor<1x1x64x64xf16> {
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
       outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> score {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-    // expected-error @+1 {{attn-to-nvgpu inlines score regions of scalar arith operations and math.tanh, exp, exp2, log, log2, absf and sqrt; 'tensor.extract' is not one (attn-to-cpu runs any region)}}
+    // expected-error @+1 {{attn-to-nvgpu inlines score regions of scalar arith operations, math.tanh, exp, exp2, log, log2, absf and sqrt, and tensor.extract from constant tensors; 'tensor.extract' is not one (attn-to-cpu runs any region)}}
     %d = tensor.extract %docs[%i] : tensor<64xi32>
     %f = arith.sitofp %d : i32 to f32
     %r = arith.addf %s, %f : f32
@@ -157,4 +156,15 @@ module attributes {attn.target = #attn.target<chip = "sm_75", sms = 40,
         outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
     return %r : tensor<1x1x64x64xf16>
   }
+}
+
+// -----
+
+func.func @block_mask_straddled(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+  %blocks = arith.constant dense<1> : tensor<1x1x2x2xi8>
+  // expected-error @+1 {{attn-to-nvgpu: the tiles 64x64 do not nest in the block mask's 32x32 blocks}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+      block_mask(%blocks : tensor<1x1x2x2xi8> blocks [32, 32]) outs(%o : tensor<1x1x64x64xf16>)
+      {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>} -> tensor<1x1x64x64xf16>
+  return %r : tensor<1x1x64x64xf16>
 }

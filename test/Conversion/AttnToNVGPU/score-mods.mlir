@@ -1,4 +1,5 @@
-// RUN: attn-opt %s --attn-to-nvgpu --canonicalize --cse | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-to-nvgpu --canonicalize --cse | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-to-nvgpu --canonicalize --cse | FileCheck %s --check-prefix=DOCS
 
 // A softcap and a score region with a math op: each score leaves the mma in
 // natural units (times scale = 0.5), is capped (20 tanh(s / 20), tanh as
@@ -55,3 +56,44 @@ func.func @capped_bias(%q: tensor<1x2x64x64xf16>, %o: tensor<1x2x64x64xf16>) -> 
 // CHECK: %[[TB:.+]] = arith.subf %[[ONE]], %{{.+}} : f32
 // CHECK: %[[SUM:.+]] = arith.addf %[[CAPPED]], %[[TB]] : f32
 // CHECK: arith.mulf %[[SUM]], %[[LOG2E]] : f32
+
+// -----
+
+// A constant block mask and a document-id table become constant globals of
+// the kernel's module: each key/value block loads its element and an empty
+// one leaves the state as it is; the region reads the table element by
+// element.
+// DOCS-LABEL: gpu.module @attn_kernels
+// DOCS-DAG: memref.global "private" constant @[[DOCS:attn_table[_0-9]*]] : memref<64xi32> = dense<{{.*}}>
+// DOCS-DAG: memref.global "private" constant @[[BLOCKS:attn_table[_0-9]*]] : memref<1x1x2x2xi8> = dense<{{\[\[\[\[}}1, 0], [2, 1]]]]>
+// DOCS: gpu.func @documents_attention0
+// DOCS-SAME: block_mask
+// DOCS-DAG: %[[TABLE:.+]] = memref.get_global @[[BLOCKS]]
+// DOCS-DAG: %[[IDS:.+]] = memref.get_global @[[DOCS]]
+// DOCS: scf.for
+// DOCS: %[[STATUS:.+]] = memref.load %[[TABLE]]
+// DOCS: %[[EMPTY:.+]] = arith.cmpi eq, %[[STATUS]], %c0_i8 : i8
+// DOCS: scf.if %[[EMPTY]]
+// DOCS-NEXT: scf.yield
+// DOCS: } else {
+// DOCS: nvgpu.mma.sync
+// DOCS: memref.load %[[IDS]]
+func.func @documents(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+  %docs = arith.constant dense<[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+      1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]> : tensor<64xi32>
+  %blocks = arith.constant dense<[[[[1, 0], [2, 1]]]]> : tensor<1x1x2x2xi8>
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+      block_mask(%blocks : tensor<1x1x2x2xi8> blocks [32, 32])
+      outs(%o : tensor<1x1x64x64xf16>) {tiles = #attn.fa2<block_m = 32, block_n = 32, warps = 2, stages = 1>}
+      -> tensor<1x1x64x64xf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %di = tensor.extract %docs[%i] : tensor<64xi32>
+    %dj = tensor.extract %docs[%j] : tensor<64xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    %ninf = arith.constant 0xFF800000 : f32
+    %y = arith.select %same, %s, %ninf : f32
+    attn.yield %y : f32
+  }
+  return %r : tensor<1x1x64x64xf16>
+}

@@ -4,7 +4,9 @@
 // attn-select-schedule chooses when the register estimate counts the
 // modification (kScoreModificationRegisters): the calibration of that
 // estimate. Lengths of 1000 leave a tail of keys, so the element mask runs
-// too.
+// too. A prefix-LM mask and a document mask over constant ids (a table in
+// global memory) carry the block mask attn-derive-block-mask proves, whose
+// empty blocks the kernels skip.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm90a --chip=sm_90a | FileCheck %s --check-prefix=COMPILE
@@ -17,7 +19,7 @@
 // No libdevice: tanh, exp2 and the division are the hardware's.
 // RUN: FileCheck %s --check-prefix=PTX --input-file=%t/sm80/kernels.ptx
 
-// COMPILE: 9 kernel(s)
+// COMPILE: 11 kernel(s)
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
 // CHECK-DAG: Compiling entry function 'd64_softcap_attention0'
@@ -29,6 +31,8 @@
 // CHECK-DAG: Compiling entry function 'd256_softcap_attention0'
 // CHECK-DAG: Compiling entry function 'd256_alibi_attention0'
 // CHECK-DAG: Compiling entry function 'd256_both_attention0'
+// CHECK-DAG: Compiling entry function 'prefix_lm_attention0'
+// CHECK-DAG: Compiling entry function 'documents_attention0'
 // PTX-NOT: __nv_
 // PTX-NOT: .extern
 // PTX: rcp.approx.ftz.f32
@@ -148,5 +152,33 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
         attn.yield %r : f32
     }
     return %r : tensor<2x8x1000x256xbf16>
+  }
+  func.func @prefix_lm(%q: tensor<1x4x1024x128xbf16>, %k: tensor<1x4x1024x128xbf16>, %v: tensor<1x4x1024x128xbf16>, %o0: tensor<1x4x1024x128xbf16>) -> tensor<1x4x1024x128xbf16> {
+    %o = attn.attention ins(%q, %k, %v : tensor<1x4x1024x128xbf16>, tensor<1x4x1024x128xbf16>, tensor<1x4x1024x128xbf16>)
+        outs(%o0 : tensor<1x4x1024x128xbf16>) -> tensor<1x4x1024x128xbf16> score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %prefix = arith.constant 256 : index
+        %in_prefix = arith.cmpi ult, %j, %prefix : index
+        %causal = arith.cmpi ule, %j, %i : index
+        %visible = arith.ori %in_prefix, %causal : i1
+        %ninf = arith.constant 0xFF800000 : f32
+        %r = arith.select %visible, %s, %ninf : f32
+        attn.yield %r : f32
+    }
+    return %o : tensor<1x4x1024x128xbf16>
+  }
+  func.func @documents(%q: tensor<1x4x512x64xf16>, %k: tensor<1x4x512x64xf16>, %v: tensor<1x4x512x64xf16>, %o0: tensor<1x4x512x64xf16>) -> tensor<1x4x512x64xf16> {
+    %docs = arith.constant dense<[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7]> : tensor<512xi32>
+    %o = attn.attention ins(%q, %k, %v : tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>)
+        outs(%o0 : tensor<1x4x512x64xf16>) {causal} -> tensor<1x4x512x64xf16> score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %di = tensor.extract %docs[%i] : tensor<512xi32>
+        %dj = tensor.extract %docs[%j] : tensor<512xi32>
+        %same = arith.cmpi eq, %di, %dj : i32
+        %ninf = arith.constant 0xFF800000 : f32
+        %r = arith.select %same, %s, %ninf : f32
+        attn.yield %r : f32
+    }
+    return %o : tensor<1x4x512x64xf16>
   }
 }
