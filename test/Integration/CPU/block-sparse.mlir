@@ -15,6 +15,10 @@
 // RUN: %python %S/Inputs/write-block-mask.py %t.npy
 // RUN: attn-run %s --block-mask-npy=%t.npy | FileCheck %s --check-prefix=NPY
 // RUN: not attn-run --heads=2 --seq-q=64 --head-dim=16 --block-mask-npy=%t.npy 2>&1 | FileCheck %s --check-prefix=NO-BLOCK-MASK
+// A constant block mask keeps its values: one empty, two partial, one full.
+// RUN: attn-run %S/Inputs/constant-block-mask.mlir | FileCheck %s --check-prefix=CONSTANT
+// CONSTANT: block mask: 32x32 blocks, 1 empty, 2 partial, 1 full of 4
+// CONSTANT: check O  : {{.*}} PASS
 // Tiles that cannot nest in the blocks are an error.
 // RUN: not attn-run --heads=2 --seq-q=64 --head-dim=16 --block-mask=32,32 --block-m=64 2>&1 | FileCheck %s --check-prefix=STRADDLE
 // RUN: not attn-run --heads=2 --seq-q=64 --head-dim=16 --block-mask=20,20 --splits=2 2>&1 | FileCheck %s --check-prefix=SPLIT
