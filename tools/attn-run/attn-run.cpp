@@ -39,6 +39,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -163,7 +164,8 @@ cl::opt<std::string> lseNpy("lse-npy", cl::desc("Write LSE to this .npy file"),
                             cl::cat(runCategory));
 cl::opt<bool> noCheck("no-check", cl::desc("Do not compare with the reference"),
                       cl::cat(runCategory));
-cl::opt<double> tolerance(
+// Text, so that an empty or malformed value is an error rather than 0.
+cl::opt<std::string> tolerance(
     "tolerance",
     cl::desc("Relative L2 error allowed (default: 1e-5 for f32; twice a naive "
              "attention's for f16/bf16)"),
@@ -546,8 +548,7 @@ llvm::Expected<bool> runOnGpu(GpuRunner &gpu, AttentionOp op,
   gpucheck::CheckOptions options;
   options.seed = seed;
   options.check = !noCheck && !checkOnCpu;
-  if (tolerance.getNumOccurrences())
-    options.tolerance = tolerance;
+  options.tolerance = checkOptions.tolerance;
   options.bench = repeat > 1;
   options.iterations = repeat;
   options.peakTflops = peakTflops;
@@ -632,9 +633,12 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module;
   CheckOptions checkOptions;
   if (tolerance.getNumOccurrences()) {
-    if (!(tolerance >= 0))
-      return fail("--tolerance must be a non-negative number");
-    checkOptions.tolerance = tolerance;
+    double value;
+    if (tolerance.empty() || !llvm::to_float(tolerance.getValue(), value) ||
+        !(value >= 0))
+      return fail("--tolerance must be a non-negative number, got '" +
+                  tolerance + "'");
+    checkOptions.tolerance = value;
   }
   if (repeat < 1 || repeat > kMaxRepeat)
     return fail(llvm::formatv("--repeat must be from 1 to {0}, got {1}",
