@@ -17,9 +17,9 @@
 // RUN: not attn-run --mask=dense 2>&1 | FileCheck %s --check-prefix=MASK
 // MASK: for the --mask option: Cannot find option named 'dense'!
 // RUN: not attn-run --tolerance=-1 2>&1 | FileCheck %s --check-prefix=TOLERANCE
-// RUN: not attn-run --tolerance= 2>&1 | FileCheck %s --check-prefix=TOLERANCE-EMPTY
+// RUN: not attn-run --tolerance= 2>&1 | FileCheck %s --check-prefix=NO-VALUE
 // TOLERANCE: attn-run: error: --tolerance must be a non-negative number, got '-1'
-// TOLERANCE-EMPTY: attn-run: error: --tolerance must be a non-negative number, got 
+// NO-VALUE: attn-run: error: --tolerance must be a non-negative number, got 
 // RUN: not attn-run --mask-npy=%t.npy 2>&1 | FileCheck %s --check-prefix=NO-MASK
 // NO-MASK: attn-run: error: --mask-npy given, but the attention has no mask
 // RUN: not attn-run --lse-npy=%t.npy 2>&1 | FileCheck %s --check-prefix=NO-LSE
