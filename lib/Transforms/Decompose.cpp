@@ -220,7 +220,8 @@ Value Decomposer<OpTy>::buildScoreEpilogue(Value scores, Value maskTile,
             mapping.map(region.getArgument(4), regionKey);
             for (Operation &inner : region.without_terminator())
               nb.clone(inner, mapping);
-            s = mapping.lookup(
+            // The region may yield a value from outside it.
+            s = mapping.lookupOrDefault(
                 cast<YieldOp>(region.getTerminator()).getValue());
           }
           if (maskTile && !booleanMask)

@@ -307,6 +307,13 @@ Value CtaBody::modifyScore(Value x, Value batch, Value head, Value row,
   Block &region = s.scoreRegion->front();
   IRMapping mapping;
   mapping.map(region.getArguments(), ValueRange{x, batch, head, row, key});
+  // A scalar constant from outside the region (attn-to-nvgpu allows no other
+  // value) is cloned where it is first used.
+  auto lookup = [&](Value value) {
+    if (!mapping.contains(value))
+      mapping.map(value, b.clone(*value.getDefiningOp())->getResult(0));
+    return mapping.lookup(value);
+  };
   for (Operation &op : region.without_terminator()) {
     // A constant tensor is a table in global memory, read element by
     // element.
@@ -317,18 +324,15 @@ Value CtaBody::modifyScore(Value x, Value batch, Value head, Value row,
       matchPattern(extract.getTensor(), m_Constant(&values));
       SmallVector<Value> indices;
       for (Value index : extract.getIndices())
-        indices.push_back(mapping.lookup(index));
+        indices.push_back(lookup(index));
       mapping.map(op.getResult(0),
                   memref::LoadOp::create(b, constantTable(values), indices));
       continue;
     }
-    // Scalar constants from outside the region (attn-to-nvgpu allows no
-    // other value) are cloned next to their use.
     for (Value operand : op.getOperands())
-      if (!mapping.contains(operand))
-        mapping.map(operand, b.clone(*operand.getDefiningOp())->getResult(0));
+      lookup(operand);
     // math ops become the hardware's approximations, without libdevice.
-    Value in = op.getNumOperands() ? mapping.lookup(op.getOperand(0)) : Value();
+    Value in = op.getNumOperands() ? lookup(op.getOperand(0)) : Value();
     Value lowered =
         llvm::TypeSwitch<Operation *, Value>(&op)
             .Case([&](math::TanhOp) { return tanh(in); })
@@ -345,7 +349,7 @@ Value CtaBody::modifyScore(Value x, Value batch, Value head, Value row,
     else
       b.clone(op, mapping);
   }
-  return mapping.lookup(cast<attn::YieldOp>(region.getTerminator()).getValue());
+  return lookup(cast<attn::YieldOp>(region.getTerminator()).getValue());
 }
 
 SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,

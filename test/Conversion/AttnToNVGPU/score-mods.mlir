@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --split-input-file --attn-to-nvgpu --canonicalize --cse | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-to-nvgpu --canonicalize --cse | FileCheck %s --check-prefix=DOCS
+// RUN: attn-opt %s --split-input-file --attn-to-nvgpu --canonicalize --cse | FileCheck %s --check-prefix=CONSTANT
 
 // A softcap and a score region with a math op: each score leaves the mma in
 // natural units (times scale = 0.5), is capped (20 tanh(s / 20), tanh as
@@ -94,6 +95,22 @@ func.func @documents(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> te
     %ninf = arith.constant 0xFF800000 : f32
     %y = arith.select %same, %s, %ninf : f32
     attn.yield %y : f32
+  }
+  return %r : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+// A region that yields a constant from its function: the constant is
+// cloned into the kernel, and every score is 0.5 (in base 2, times log2 e).
+// CONSTANT-LABEL: gpu.func @constant_scores_attention0
+// CONSTANT: arith.constant 0.72134751 : f32
+func.func @constant_scores(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+  %half = arith.constant 0.5 : f32
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+      outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    attn.yield %half : f32
   }
   return %r : tensor<1x1x64x64xf16>
 }

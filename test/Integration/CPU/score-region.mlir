@@ -16,6 +16,8 @@
 // CHECK:   check O  : {{.*}} PASS
 // CHECK: @lean_tanh_gate: B=1 Hq=2 Hkv=2 (MHA) Sq=20 Sk=70 D=16 Dv=16 f32 score-mod
 // CHECK:   check O  : {{.*}} PASS
+// CHECK: @constant_scores:
+// CHECK:   check O  : {{.*}} PASS
 // CHECK: {{^PASS$}}
 
 // SMALL: @documents:
@@ -116,4 +118,19 @@ func.func @lean_tanh_gate(%q: tensor<1x2x20x16xf32>, %k: tensor<1x2x70x16xf32>,
     attn.yield %r : f32
   }
   return %o : tensor<1x2x20x16xf32>
+}
+
+// A region that yields a constant from its function: every score is the
+// same, O is the mean of V.
+func.func @constant_scores(%q: tensor<1x1x16x16xf32>, %k: tensor<1x1x16x16xf32>,
+                           %v: tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32> {
+  %o0 = tensor.empty() : tensor<1x1x16x16xf32>
+  %half = arith.constant 0.5 : f32
+  %o = attn.attention ins(%q, %k, %v : tensor<1x1x16x16xf32>,
+      tensor<1x1x16x16xf32>, tensor<1x1x16x16xf32>)
+      outs(%o0 : tensor<1x1x16x16xf32>) -> tensor<1x1x16x16xf32> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    attn.yield %half : f32
+  }
+  return %o : tensor<1x1x16x16xf32>
 }
