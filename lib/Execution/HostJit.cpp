@@ -86,9 +86,13 @@ mlir::attn::createHostEngine(ModuleOp module) {
   auto targetMachine = machineBuilder->createTargetMachine();
   if (!targetMachine)
     return targetMachine.takeError();
+  // ExecutionEngineOptions holds a function_ref: the transformer must live
+  // until create() has run it.
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                targetMachine->get());
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = makeOptimizingTransformer(
-      /*optLevel=*/3, /*sizeLevel=*/0, targetMachine->get());
+  engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   return ExecutionEngine::create(module, engineOptions);
 }
