@@ -214,7 +214,8 @@ static int64_t storageBytes(Type type) {
   return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
 }
 
-llvm::Error CpuExecutable::run(std::vector<HostBuffer *> buffers) {
+ATTN_CALLS_JIT_CODE llvm::Error
+CpuExecutable::run(std::vector<HostBuffer *> buffers) {
   if (buffers.size() != argumentTypes.size())
     return llvm::createStringError(
         llvm::formatv("expected {0} buffers, got {1}", argumentTypes.size(),

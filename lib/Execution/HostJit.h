@@ -25,6 +25,16 @@
 #include <memory>
 #include <string>
 
+/// Marks a function that calls JIT-compiled code through a pointer:
+/// UBSan's -fsanitize=function reads a type signature just before the
+/// callee, which JIT code does not have (the read can even fall off the
+/// start of its page).
+#if defined(__clang__)
+#define ATTN_CALLS_JIT_CODE __attribute__((no_sanitize("function")))
+#else
+#define ATTN_CALLS_JIT_CODE
+#endif
+
 namespace mlir {
 class ExecutionEngine;
 namespace attn {

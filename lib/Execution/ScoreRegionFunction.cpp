@@ -23,6 +23,13 @@ static constexpr llvm::StringLiteral kFunctionName = "attn_score";
 
 ScoreRegionFunction::~ScoreRegionFunction() = default;
 
+ATTN_CALLS_JIT_CODE float ScoreRegionFunction::operator()(float score,
+                                                          int64_t b, int64_t h,
+                                                          int64_t q,
+                                                          int64_t k) const {
+  return function(score, b, h, q, k);
+}
+
 /// `func @attn_score(f32, index, index, index, index) -> f32`: the region's
 /// operations on the function's arguments, returning what it yields.
 static llvm::Expected<OwningOpRef<ModuleOp>> buildScoreModule(AttentionOp op) {

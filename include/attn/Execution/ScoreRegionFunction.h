@@ -47,9 +47,7 @@ public:
   /// The score the region yields for `score` at batch `b`, query head `h`,
   /// query `q` and key `k`.
   float operator()(float score, int64_t b, int64_t h, int64_t q,
-                   int64_t k) const {
-    return function(score, b, h, q, k);
-  }
+                   int64_t k) const;
 
 private:
   ScoreRegionFunction() = default;
