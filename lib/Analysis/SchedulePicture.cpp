@@ -88,12 +88,15 @@ struct Cell {
   int64_t owner = -1;
   bool masked = false;
   bool host = false;
+  /// Empty in the block mask: visited by the loop, its work skipped.
+  bool empty = false;
 };
 
 /// The block grid of FlashAttention-2, split-KV or Lean: rows are output
 /// tiles (Lean: in Lean's order across heads), columns key/value blocks.
 std::string drawBlocks(const AttentionProblem &problem, int64_t blockM,
-                       int64_t blockN, Attribute partition, StringRef title) {
+                       int64_t blockN, Attribute partition, StringRef title,
+                       const DerivedBlockMask *blockMask) {
   IntegerArith a;
   int64_t queryBlocks = llvm::divideCeil(problem.queryLen, blockM);
   int64_t kvBlocks = llvm::divideCeil(problem.kvLen, blockN);
@@ -126,6 +129,18 @@ std::string drawBlocks(const AttentionProblem &problem, int64_t blockM,
     for (int64_t n = range.begin; n < std::min(range.end, cols); ++n) {
       Cell &cell = grid[row][n];
       cell.masked = !problem.isBlockUnmasked(m, n, blockM, blockN);
+      if (blockMask) {
+        // Rows are (batch, head) x query block; size-1 dimensions broadcast.
+        int64_t b = bh / problem.queryHeads, h = bh % problem.queryHeads;
+        ArrayRef<int64_t> shape = blockMask->shape;
+        int64_t index = ((std::min(b, shape[0] - 1) * shape[1] +
+                          std::min(h, shape[1] - 1)) *
+                             shape[2] +
+                         m) *
+                            shape[3] +
+                        n;
+        cell.empty = blockMask->values[index] == BlockMaskValue::kEmpty;
+      }
       if (split) {
         for (int64_t s = 0; s < split.getSplits(); ++s) {
           auto [begin, end] =
@@ -172,6 +187,12 @@ std::string drawBlocks(const AttentionProblem &problem, int64_t blockM,
         svg.rect(x, y, cell, cell, "#f2f2f2", "#dddddd", 0.5);
         continue;
       }
+      if (c.empty) {
+        // The work of its owner, skipped: an outline in the owner's colour.
+        svg.rect(x + 1, y + 1, cell - 2, cell - 2, "#fff4e0", colour(c.owner),
+                 1.0);
+        continue;
+      }
       svg.rect(x, y, cell, cell, colour(c.owner), "white", 0.5,
                c.masked ? 0.55 : 1.0);
       if (c.host)
@@ -200,7 +221,11 @@ std::string drawBlocks(const AttentionProblem &problem, int64_t blockM,
   svg.text(x0 + 96, bottom + 20, "visited with the element mask", 11);
   svg.rect(x0 + 280, bottom + 10, 12, 12, "#f2f2f2", "#dddddd", 0.5);
   svg.text(x0 + 296, bottom + 20, "skipped (fully masked)", 11);
-  return svg.finish(std::max(x0 + cols * cell + kMargin, 760.0), bottom + 40);
+  if (blockMask) {
+    svg.rect(x0 + 440, bottom + 11, 10, 10, "#fff4e0", colour(0), 1.0);
+    svg.text(x0 + 456, bottom + 20, "skipped (empty in the block mask)", 11);
+  }
+  return svg.finish(std::max(x0 + cols * cell + kMargin, 1000.0), bottom + 40);
 }
 
 /// Merges consecutive token runs (the pieces of a chunk) into maximal runs.
@@ -316,9 +341,10 @@ std::string drawRanks(const AttentionProblem &problem,
 
 std::string mlir::attn::drawSchedule(const AttentionProblem &problem,
                                      int64_t blockM, int64_t blockN,
-                                     Attribute partition, StringRef title) {
+                                     Attribute partition, StringRef title,
+                                     const DerivedBlockMask *blockMask) {
   if (std::optional<DistributedLayout> layout =
           DistributedLayout::of(partition))
     return drawRanks(problem, *layout, title);
-  return drawBlocks(problem, blockM, blockN, partition, title);
+  return drawBlocks(problem, blockM, blockN, partition, title, blockMask);
 }

@@ -88,9 +88,13 @@ struct AttnPrintPlanPass
     std::string title =
         llvm::formatv("@{0}: {1}", name, summarizeAttention(op, *problem))
             .str();
-    std::string svg =
-        drawSchedule(*problem, tiling ? tiling->blockM : 0,
-                     tiling ? tiling->blockN : 0, op.getPartitionAttr(), title);
+    // The block sparsity the IR proves over these tiles.
+    std::optional<DerivedBlockMask> blockMask;
+    if (tiling)
+      blockMask = deriveBlockMask(op, tiling->blockM, tiling->blockN);
+    std::string svg = drawSchedule(
+        *problem, tiling ? tiling->blockM : 0, tiling ? tiling->blockN : 0,
+        op.getPartitionAttr(), title, blockMask ? &*blockMask : nullptr);
     if (llvm::Error err = llvm::writeToOutput(path, [&](raw_ostream &os) {
           os << svg;
           return llvm::Error::success();
@@ -163,6 +167,12 @@ struct AttnPrintPlanPass
                               work.queryBlocks, work.visitedBlocks,
                               work.denseBlocks, visitedShare,
                               work.maskedBlocks);
+      if (std::optional<DerivedBlockMask> blocks =
+              deriveBlockMask(op, tiling->blockM, tiling->blockN))
+        remark << llvm::formatv(
+            "\n  block mask the IR proves: {0} of {1} blocks empty (their "
+            "work skipped), {2} full",
+            blocks->emptyBlocks, blocks->values.size(), blocks->fullBlocks);
     }
     remark << "\n  partition: ";
     if (Attribute partition = op.getPartitionAttr())

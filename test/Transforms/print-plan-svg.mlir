@@ -8,6 +8,15 @@
 // RUN: grep -c 'fill="#f2f2f2"' %t/causal-0.svg | FileCheck %s --check-prefix=SKIPPED
 // RUN: FileCheck %s --check-prefix=LEAN < %t/lean-0.svg
 // RUN: FileCheck %s --check-prefix=RANKS < %t/zigzag-0.svg
+// The shipped document-mask example: the blocks its region proves empty are
+// drawn as skipped by the block mask (172 of 256; 86 of them are blocks the
+// causal loop still steps through, drawn outlined, +1 the legend).
+// RUN: attn-opt %attn_src_root/examples/document-mask.mlir --attn-print-plan="svg-dir=%t" --mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=DOCS-REMARK
+// RUN: grep -c 'fill="#fff4e0"' %t/packed_documents-0.svg | FileCheck %s --check-prefix=DOCS-EMPTY
+// RUN: FileCheck %s --check-prefix=DOCS-LEGEND < %t/packed_documents-0.svg
+// DOCS-REMARK: block mask the IR proves: 172 of 256 blocks empty (their work skipped), 0 full
+// DOCS-EMPTY: {{^87$}}
+// DOCS-LEGEND: skipped (empty in the block mask)
 // A directory that cannot be written is an error.
 // RUN: not attn-opt %s --attn-print-plan="svg-dir=%t/missing/dir" --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERROR
 

@@ -11,7 +11,8 @@
 //
 // - FlashAttention-2 (no partition): one row per CTA (query block of one
 //   batch and head), one column per key/value block; visited blocks, blocks
-//   that need the element mask, and blocks skipped by the masks.
+//   that need the element mask, blocks skipped by the masks, and blocks
+//   skipped because a block mask (one the IR proves) says they are empty.
 // - split-KV: the same grid, blocks coloured by the split that computes them.
 // - Lean attention: output tiles in Lean's order across heads, blocks
 //   coloured by the CTA that computes them, each tile's host piece outlined.
@@ -25,6 +26,7 @@
 #define ATTN_ANALYSIS_SCHEDULEPICTURE_H
 
 #include "attn/Analysis/AttentionProblem.h"
+#include "attn/Analysis/BlockMaskDerivation.h"
 
 #include "mlir/IR/Attributes.h"
 
@@ -34,9 +36,11 @@ namespace mlir::attn {
 
 /// An SVG document drawing the schedule of `problem` with tiles of
 /// `blockM` x `blockN` and `partition` (null: FlashAttention-2's grid).
-/// `title` heads the picture.
+/// `title` heads the picture. `blockMask` (blocks of the tiles' size): its
+/// empty blocks are drawn as skipped by it.
 std::string drawSchedule(const AttentionProblem &problem, int64_t blockM,
-                         int64_t blockN, Attribute partition, StringRef title);
+                         int64_t blockN, Attribute partition, StringRef title,
+                         const DerivedBlockMask *blockMask = nullptr);
 
 } // namespace mlir::attn
 
