@@ -48,11 +48,9 @@ static llvm::Expected<OwningOpRef<ModuleOp>> buildScoreModule(AttentionOp op) {
           op.getScore(), b, mapping,
           "the reference evaluates the score region alone"))
     return std::move(err);
-  mapping.map(region.getArguments(), entry->getArguments());
-  for (Operation &inner : region.without_terminator())
-    b.clone(inner, mapping);
   func::ReturnOp::create(
-      b, loc, mapping.lookup(cast<YieldOp>(region.getTerminator()).getValue()));
+      b, loc,
+      inlineScoreRegion(b, op.getScore(), entry->getArguments(), mapping));
   return module;
 }
 

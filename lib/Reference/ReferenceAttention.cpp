@@ -79,13 +79,20 @@ llvm::Error verify(const AttentionShape &shape, llvm::ArrayRef<double> query,
     return invalid("window sizes must be >= 0");
   if (options.softcap && !(*options.softcap > 0))
     return invalid("softcap must be > 0");
-  if (const std::optional<ScoreMask> &mask = options.mask) {
-    if (mask->batch != 1 && mask->batch != s.batch)
-      return invalid("mask batch " + llvm::Twine(mask->batch) +
+  // A mask's batch and head counts are 1 (broadcast) or the attention's.
+  auto checkBroadcast = [&](llvm::StringRef name, int64_t batch,
+                            int64_t heads) -> llvm::Error {
+    if (batch != 1 && batch != s.batch)
+      return invalid(name + " batch " + llvm::Twine(batch) +
                      " is neither 1 nor " + llvm::Twine(s.batch));
-    if (mask->heads != 1 && mask->heads != s.queryHeads)
-      return invalid("mask heads " + llvm::Twine(mask->heads) +
+    if (heads != 1 && heads != s.queryHeads)
+      return invalid(name + " heads " + llvm::Twine(heads) +
                      " is neither 1 nor " + llvm::Twine(s.queryHeads));
+    return llvm::Error::success();
+  };
+  if (const std::optional<ScoreMask> &mask = options.mask) {
+    if (llvm::Error err = checkBroadcast("mask", mask->batch, mask->heads))
+      return err;
     if (llvm::Error err =
             checkSize("the mask", mask->values.size(),
                       mask->batch * mask->heads * s.queryLen * s.keyLen))
@@ -94,12 +101,9 @@ llvm::Error verify(const AttentionShape &shape, llvm::ArrayRef<double> query,
   if (const std::optional<BlockMask> &blocks = options.blockMask) {
     if (blocks->blockRows < 1 || blocks->blockKeys < 1)
       return invalid("block mask blocks must be at least 1 x 1");
-    if (blocks->batch != 1 && blocks->batch != s.batch)
-      return invalid("block mask batch " + llvm::Twine(blocks->batch) +
-                     " is neither 1 nor " + llvm::Twine(s.batch));
-    if (blocks->heads != 1 && blocks->heads != s.queryHeads)
-      return invalid("block mask heads " + llvm::Twine(blocks->heads) +
-                     " is neither 1 nor " + llvm::Twine(s.queryHeads));
+    if (llvm::Error err =
+            checkBroadcast("block mask", blocks->batch, blocks->heads))
+      return err;
     if (llvm::Error err =
             checkSize("the block mask", blocks->values.size(),
                       blocks->batch * blocks->heads *

@@ -211,18 +211,10 @@ Value Decomposer<OpTy>::buildScoreEpilogue(Value scores, Value maskTile,
               regionKey =
                   arith::AddIOp::create(nb, loc, key, op.getKeyOffset());
             }
-            Block &region = op.getScore().front();
             IRMapping mapping;
-            mapping.map(region.getArgument(0), s);
-            mapping.map(region.getArgument(1), batch);
-            mapping.map(region.getArgument(2), head);
-            mapping.map(region.getArgument(3), regionRow);
-            mapping.map(region.getArgument(4), regionKey);
-            for (Operation &inner : region.without_terminator())
-              nb.clone(inner, mapping);
-            // The region may yield a value from outside it.
-            s = mapping.lookupOrDefault(
-                cast<YieldOp>(region.getTerminator()).getValue());
+            s = inlineScoreRegion(
+                nb, op.getScore(),
+                ValueRange{s, batch, head, regionRow, regionKey}, mapping);
           }
           if (maskTile && !booleanMask)
             s = arith::AddFOp::create(nb, loc, s,

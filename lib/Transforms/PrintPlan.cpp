@@ -56,15 +56,22 @@ struct AttnPrintPlanPass
     : public attn::impl::AttnPrintPlanBase<AttnPrintPlanPass> {
   using Base::Base;
 
+  /// What reportPlan reports and the picture draws.
+  struct ReportedPlan {
+    std::optional<Fa2Tiling> tiling;
+    /// The block sparsity the IR proves over the tiles.
+    std::optional<DerivedBlockMask> blockMask;
+  };
+
   void runOnOperation() override {
     DenseMap<Operation *, int> attentionsSeen;
     WalkResult result = getOperation()->walk([&](AttentionOp op) {
-      std::optional<Fa2Tiling> tiling = reportPlan(op);
+      ReportedPlan plan = reportPlan(op);
       Operation *func = op->getParentOfType<FunctionOpInterface>();
       int index = attentionsSeen[func]++;
       if (svgDir.empty())
         return WalkResult::advance();
-      return succeeded(writePicture(op, func, index, tiling))
+      return succeeded(writePicture(op, func, index, plan))
                  ? WalkResult::advance()
                  : WalkResult::interrupt();
     });
@@ -75,7 +82,8 @@ struct AttnPrintPlanPass
 
   /// Writes `op`'s schedule picture as svg-dir/<function>-<index>.svg.
   LogicalResult writePicture(AttentionOp op, Operation *func, int index,
-                             std::optional<Fa2Tiling> tiling) {
+                             const ReportedPlan &plan) {
+    const std::optional<Fa2Tiling> &tiling = plan.tiling;
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
     bool distributed = DistributedLayout::of(op.getPartitionAttr()).has_value();
     if (!problem || (!tiling && !distributed))
@@ -88,13 +96,10 @@ struct AttnPrintPlanPass
     std::string title =
         llvm::formatv("@{0}: {1}", name, summarizeAttention(op, *problem))
             .str();
-    // The block sparsity the IR proves over these tiles.
-    std::optional<DerivedBlockMask> blockMask;
-    if (tiling)
-      blockMask = deriveBlockMask(op, tiling->blockM, tiling->blockN);
-    std::string svg = drawSchedule(
-        *problem, tiling ? tiling->blockM : 0, tiling ? tiling->blockN : 0,
-        op.getPartitionAttr(), title, blockMask ? &*blockMask : nullptr);
+    std::string svg =
+        drawSchedule(*problem, tiling ? tiling->blockM : 0,
+                     tiling ? tiling->blockN : 0, op.getPartitionAttr(), title,
+                     plan.blockMask ? &*plan.blockMask : nullptr);
     if (llvm::Error err = llvm::writeToOutput(path, [&](raw_ostream &os) {
           os << svg;
           return llvm::Error::success();
@@ -105,14 +110,14 @@ struct AttnPrintPlanPass
     return success();
   }
 
-  /// Reports the plan of `op`; returns the tiling it reports, if any.
-  static std::optional<Fa2Tiling> reportPlan(AttentionOp op) {
+  /// Reports the plan of `op`; returns what it reports.
+  static ReportedPlan reportPlan(AttentionOp op) {
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
     if (!problem) {
       op.emitRemark() << "attention with "
                       << (op.hasFrame() ? "a frame" : "dynamic sizes")
                       << ": the tiling and the work are decided at run time";
-      return std::nullopt;
+      return {};
     }
     Type elementType = op.getQuery().getType().getElementType();
     int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
@@ -124,6 +129,7 @@ struct AttnPrintPlanPass
 
     TargetAttr target = getEnclosingTarget(op);
     std::optional<Fa2Tiling> tiling;
+    std::optional<DerivedBlockMask> blockMask;
     std::string origin;
     if (Fa2TilesAttr tiles = op.getTilesAttr()) {
       tiling = fa2TilingOf(tiles);
@@ -167,8 +173,8 @@ struct AttnPrintPlanPass
                               work.queryBlocks, work.visitedBlocks,
                               work.denseBlocks, visitedShare,
                               work.maskedBlocks);
-      if (std::optional<DerivedBlockMask> blocks =
-              deriveBlockMask(op, tiling->blockM, tiling->blockN))
+      blockMask = deriveBlockMask(op, tiling->blockM, tiling->blockN);
+      if (const std::optional<DerivedBlockMask> &blocks = blockMask)
         remark << llvm::formatv(
             "\n  block mask the IR proves: {0} of {1} blocks empty (their "
             "work skipped), {2} full",
@@ -190,7 +196,7 @@ struct AttnPrintPlanPass
               static_cast<double>(layout->bytesSent(*problem, elementBytes))));
     ClusterAttr cluster = getEnclosingCluster(op);
     if (!cluster || cluster.getRanks() < 2)
-      return tiling;
+      return {tiling, std::move(blockMask)};
     // The cost model's candidates, cheapest first: what
     // attn-select-schedule picks for an op without a partition.
     remark << llvm::formatv("\n  on {0} ranks ({1} per node), predicted "
@@ -206,7 +212,7 @@ struct AttnPrintPlanPass
       if (candidate.partition == op.getPartitionAttr())
         remark << " (pinned)";
     }
-    return tiling;
+    return {tiling, std::move(blockMask)};
   }
 };
 

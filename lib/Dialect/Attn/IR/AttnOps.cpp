@@ -494,6 +494,16 @@ template <typename OpTy> static LogicalResult verifyScoreRegion(OpTy self) {
 }
 
 LogicalResult AttentionOp::verifyRegions() { return verifyScoreRegion(*this); }
+
+Value mlir::attn::inlineScoreRegion(OpBuilder &b, Region &score,
+                                    ValueRange args, IRMapping &mapping) {
+  Block &body = score.front();
+  mapping.map(body.getArguments(), args);
+  for (Operation &inner : body.without_terminator())
+    b.clone(inner, mapping);
+  return mapping.lookupOrDefault(
+      cast<YieldOp>(body.getTerminator()).getValue());
+}
 LogicalResult PartialAttentionOp::verifyRegions() {
   return verifyScoreRegion(*this);
 }

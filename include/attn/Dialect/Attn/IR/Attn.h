@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
@@ -38,6 +39,13 @@ int64_t computeCapabilityOf(StringRef chip);
 /// The oldest compute capability the GPU kernels run on: they use sm_80's
 /// mma.sync m16n8k16 on f16/bf16 and cp.async.
 constexpr int64_t kMinComputeCapability = 80;
+
+/// Clones the operations of an attention's score region at `b`'s insertion
+/// point, its arguments bound to `args` (score, b, h, q, k), and returns the
+/// value it yields. `mapping` may give values for what the region uses from
+/// outside it; any other outside value is used as it is.
+Value inlineScoreRegion(OpBuilder &b, Region &score, ValueRange args,
+                        IRMapping &mapping);
 
 /// The values of an attention's block mask (see attn.attention): what one
 /// (query block, key block) of scores is.
