@@ -11,7 +11,8 @@ attn.attention (a function named like its file) and the module's
     Sq > Sk with output tiles that see no key); softcap with D in {64, 128,
     256} and through Lean attention; ALiBi and a document mask (a constant
     id table, block-sparse) as score regions (run, not checked: the GPU
-    reference cannot evaluate a region);
+    reference cannot evaluate a region); FlashAttention's test matrix of
+    head dimensions (32 to 224) and length pairs, and D != Dv;
   * benchmark (b_*): bf16, B*S = 16k tokens, H*D = 2048, D in {64, 128},
     S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not;
   * decode (d_*): one query row, bf16, D = 128, Hq/Hkv in {32/8, 32/32},
@@ -62,21 +63,28 @@ def documents(length, count):
   }}"""
 
 
-def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target, region=""):
+def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target, region="",
+           dv=None):
+    """`d` is the head dimension of Q and K; `dv`, that of V and O, is `d`
+    unless given."""
+    dv = dv or d
     q = f"tensor<{b}x{hq}x{sq}x{d}x{dtype}>"
-    kv = f"tensor<{b}x{hkv}x{sk}x{d}x{dtype}>"
+    k = f"tensor<{b}x{hkv}x{sk}x{d}x{dtype}>"
+    v = f"tensor<{b}x{hkv}x{sk}x{dv}x{dtype}>"
+    o = f"tensor<{b}x{hq}x{sq}x{dv}x{dtype}>"
     lse = f"tensor<{b}x{hq}x{sq}xf32>"
     attrs = f" {{{flags}}}" if flags else ""
     return (
         f"module attributes {{attn.target = {target}}} {{\n"
-        f"func.func @{name}(%q: {q}, %k: {kv}, %v: {kv}, %o: {q}, %l: {lse}) -> ({q}, {lse}) {{\n"
-        f"  %r:2 = attn.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o, %l : {q}, {lse}){attrs} -> {q}, {lse}{region}\n"
-        f"  return %r#0, %r#1 : {q}, {lse}\n"
+        f"func.func @{name}(%q: {q}, %k: {k}, %v: {v}, %o: {o}, %l: {lse}) -> ({o}, {lse}) {{\n"
+        f"  %r:2 = attn.attention ins(%q, %k, %v : {q}, {k}, {v}) outs(%o, %l : {o}, {lse}){attrs} -> {o}, {lse}{region}\n"
+        f"  return %r#0, %r#1 : {o}, {lse}\n"
         f"}}\n}}\n"
     )
 
 
 def correctness():
+    """(name, dtype, B, Hq, Hkv, Sq, Sk, D or (D, Dv), flags[, region])."""
     for dtype in ("f16", "bf16"):
         for d in (64, 128, 256):
             for causal in (False, True):
@@ -109,6 +117,22 @@ def correctness():
     # the CPU reference where MLIR is installed).
     yield "c_region_alibi", "f16", 1, 4, 4, 1000, 1000, 128, "causal, softcap = 30.0 : f32", ALIBI
     yield "c_region_documents", "bf16", 1, 4, 4, 1000, 1000, 64, "causal", documents(1000, 4)
+    # FlashAttention's test matrix: head dimensions other than 64, 128 and
+    # 256 (rows padded in shared memory) over its length pairs, causal or
+    # not, a window, softcap and GQA; and D != Dv.
+    pairs = [(113, 203), (128, 217), (113, 211), (108, 256), (256, 512),
+             (512, 256), (1023, 1024), (1024, 1023), (1, 239), (239, 1)]
+    flags = ["causal", "", "window = array<i64: 64, 0>",
+             "causal, softcap = 30.0 : f32"]
+    for i, d in enumerate((32, 40, 80, 96, 112, 160, 192, 224)):
+        for j in range(2):
+            sq, sk = pairs[(2 * i + j) % len(pairs)]
+            flag = flags[(i + j) % len(flags)]
+            dtype = ("bf16", "f16")[j]
+            hkv = 2 if (i + j) % 3 == 0 else 4
+            yield f"c_hd{d}_{j}", dtype, 2, 4, hkv, sq, sk, d, flag
+    yield "c_dv_mla", "bf16", 1, 8, 2, 1000, 1000, (192, 128), "causal"
+    yield "c_dv_wide", "f16", 1, 4, 4, 333, 700, (64, 128), ""
 
 
 def benchmark():
@@ -160,7 +184,9 @@ def main():
     for config in configs:
         with open(os.path.join(args.dir, config[0] + ".mlir"), "w") as f:
             name, dtype, b, hq, hkv, sq, sk, d, flags, *region = config
-            f.write(module(name, dtype, b, hq, hkv, sq, sk, d, flags, args.target, *region))
+            d, dv = d if isinstance(d, tuple) else (d, d)
+            f.write(module(name, dtype, b, hq, hkv, sq, sk, d, flags,
+                           args.target, *region, dv=dv))
         print(config[0])
 
 

@@ -14,11 +14,17 @@
 
 using namespace mlir::attn;
 
+int64_t mlir::attn::fa2SharedRowElements(int64_t dim) {
+  return llvm::alignTo(dim, 64);
+}
+
 int64_t mlir::attn::fa2SharedMemoryBytes(const Fa2Tiling &tiling,
                                          int64_t headDim, int64_t valueDim,
                                          int64_t elementBytes) {
-  int64_t queryTile = tiling.blockM * headDim;
-  int64_t kvTiles = tiling.stages * tiling.blockN * (headDim + valueDim);
+  int64_t keyRow = fa2SharedRowElements(headDim);
+  int64_t valueRow = fa2SharedRowElements(valueDim);
+  int64_t queryTile = tiling.blockM * std::max(keyRow, valueRow);
+  int64_t kvTiles = tiling.stages * tiling.blockN * (keyRow + valueRow);
   return (queryTile + kvTiles) * elementBytes;
 }
 
@@ -28,7 +34,13 @@ int64_t mlir::attn::fa2RegistersPerThread(const Fa2Tiling &tiling,
   int64_t threads = 32 * tiling.warps;
   int64_t accumulators =
       tiling.blockM * valueDim + tiling.blockM * tiling.blockN;
-  return llvm::divideCeil(accumulators, threads) + 64 +
+  // P: two 16-bit probabilities a register.
+  int64_t probabilities = tiling.blockM * tiling.blockN / 2;
+  // The m16 row tiles of a warp: each has its own row state, Q fragments
+  // and row indices.
+  int64_t rowTiles = std::max<int64_t>(1, tiling.blockM / (16 * tiling.warps));
+  return llvm::divideCeil(accumulators, threads) +
+         llvm::divideCeil(probabilities, threads) + 64 + 8 * rowTiles +
          (modifiesScores ? kScoreModificationRegisters : 0);
 }
 
@@ -50,7 +62,7 @@ llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
     return upTo64;
   if (headDim <= 128)
     return upTo128;
-  if (headDim <= 256)
+  if (headDim <= kFa2MaxHeadDim)
     return upTo256;
   return {};
 }

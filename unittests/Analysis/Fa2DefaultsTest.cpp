@@ -34,6 +34,18 @@ TEST(Fa2Defaults, SharedMemoryBytes) {
   // Q block 128x128 + 2 stages of K and V tiles 64x128, two bytes each.
   EXPECT_EQ(fa2SharedMemoryBytes({128, 64, 4, 2}, 128, 128, 2),
             (128 * 128 + 2 * 64 * 256) * 2);
+  // Rows padded to 64 elements: D = 96 is stored as 128, D = 40 as 64.
+  EXPECT_EQ(fa2SharedRowElements(96), 128);
+  EXPECT_EQ(fa2SharedRowElements(40), 64);
+  EXPECT_EQ(fa2SharedRowElements(192), 192);
+  EXPECT_EQ(fa2SharedMemoryBytes({128, 64, 4, 2}, 96, 96, 2),
+            fa2SharedMemoryBytes({128, 64, 4, 2}, 128, 128, 2));
+  // D != Dv: the Q block also stages O, so it is as wide as the wider row;
+  // K rows are D wide, V rows Dv.
+  EXPECT_EQ(fa2SharedMemoryBytes({128, 64, 4, 2}, 64, 128, 2),
+            (128 * 128 + 2 * 64 * (64 + 128)) * 2);
+  EXPECT_EQ(fa2SharedMemoryBytes({64, 64, 4, 1}, 192, 128, 2),
+            (64 * 192 + 64 * (192 + 128)) * 2);
 }
 
 TEST(Fa2Defaults, FallsBackWhenSharedMemoryIsShort) {
@@ -54,13 +66,21 @@ TEST(Fa2Defaults, FallsBackWhenSharedMemoryIsShort) {
 
 TEST(Fa2Defaults, RegistersPerThreadCountTheAccumulators) {
   // D = 128, 128 x 64, 4 warps: O 128 x 128 and S 128 x 64 f32 over 128
-  // threads = 128 + 64, plus 64: above 255 (the kernel spills there).
-  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 64, 4, 2}, 128), 256);
-  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 32, 4, 2}, 128), 224);
-  // D = 256, 128 x 64, 8 warps: (128 * 256 + 128 * 64) / 256 + 64.
-  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 64, 8, 2}, 256), 224);
+  // threads = 128 + 64, P 128 x 64 16-bit = 32, plus 64 and 8 for each of a
+  // warp's two m16 row tiles: above 255 (the kernel spills there).
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 64, 4, 2}, 128), 304);
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 32, 4, 2}, 128), 256);
+  // D = 96 and 80 with the same tiles: 272 and 256, above what a thread has
+  // (ptxas spills 24 to 44 bytes for D = 96, and for D = 80 with a window
+  // on sm_90a); D = 64 fits (240).
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 64, 4, 2}, 96), 272);
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 64, 4, 2}, 80), 256);
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 64, 4, 2}, 64), 240);
+  // D = 256, 128 x 64, 8 warps (one row tile a warp):
+  // (128 * 256 + 128 * 64) / 256 + 128 * 64 / 2 / 256 + 64 + 8.
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 64, 8, 2}, 256), 248);
   // Stages do not change it; rounding is up.
-  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{16, 16, 1, 1}, 1), 64 + 9);
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{16, 16, 1, 1}, 1), 64 + 8 + 9 + 4);
 }
 
 TEST(Fa2Defaults, CandidatesAreTheTable) {

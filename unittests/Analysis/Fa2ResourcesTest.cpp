@@ -21,16 +21,17 @@ const GpuLimits h100{132, 232448, 233472, 65536, 255}; // sm_90a
 TEST(Fa2Resources, OneCta) {
   // D = 64, 128 x 128, 4 warps, two stages: Q 128 x 64 and two K and V
   // tiles of 128 x 64 in 16 bits; (128 * 64 + 128 * 128) / 128 f32
-  // accumulators a thread, plus 64.
+  // accumulators a thread, 128 * 128 / 2 / 128 registers of P, plus 64 and
+  // 8 for each of a warp's two m16 row tiles.
   Fa2Resources r = fa2Resources({128, 128, 4, 2}, 64, 64, 2);
   EXPECT_EQ(r.threads, 128);
   EXPECT_EQ(r.sharedBytes, (128 * 64 + 2 * 128 * 128) * 2);
-  EXPECT_EQ(r.registersPerThread, 64 + 128 + 64);
+  EXPECT_EQ(r.registersPerThread, 64 + 128 + 64 + 64 + 16);
   // 8 warps halve a thread's share.
   r = fa2Resources({128, 128, 8, 2}, 128, 128, 2);
   EXPECT_EQ(r.threads, 256);
   EXPECT_EQ(r.sharedBytes, 163840);
-  EXPECT_EQ(r.registersPerThread, 64 + 64 + 64);
+  EXPECT_EQ(r.registersPerThread, 64 + 64 + 32 + 64 + 8);
   // f32 operands count 4 bytes.
   EXPECT_EQ(fa2Resources({128, 32, 4, 1}, 128, 128, 4).sharedBytes,
             (128 * 128 + 32 * 256) * 4);
@@ -50,15 +51,15 @@ TEST(Fa2Resources, AllowedRegistersPerThread) {
 
 TEST(Fa2Resources, CtasPerSm) {
   // D = 64, 128 x 64, 4 warps, two stages on an H100: 48 KiB (4 by shared
-  // memory), 192 registers x 128 threads (2 by registers), 16 by threads.
+  // memory), 240 registers x 128 threads (2 by registers), 16 by threads.
   EXPECT_EQ(fa2CtasPerSm(fa2Resources({128, 64, 4, 2}, 64, 64, 2), h100), 2);
-  // D = 128, 128 x 128, 8 warps: 160 KiB and 192 x 256 registers: one.
+  // D = 128, 128 x 128, 8 warps: 160 KiB and 232 x 256 registers: one.
   EXPECT_EQ(fa2CtasPerSm(fa2Resources({128, 128, 8, 2}, 128, 128, 2), h100), 1);
-  // D = 256, 128 x 64, 8 warps, one stage on an A100: 128 KiB, 224 x 256.
+  // D = 256, 128 x 64, 8 warps, one stage on an A100: 128 KiB, 248 x 256.
   EXPECT_EQ(fa2CtasPerSm(fa2Resources({128, 64, 8, 1}, 256, 256, 2), a100), 1);
   // D = 64, 64 x 64, 4 warps, one stage: 24 KiB (9 by shared memory with the
-  // 1 KiB reserved each), 128 registers x 128 threads (4 by registers).
-  EXPECT_EQ(fa2CtasPerSm(fa2Resources({64, 64, 4, 1}, 64, 64, 2), h100), 4);
+  // 1 KiB reserved each), 152 registers x 128 threads (3 by registers).
+  EXPECT_EQ(fa2CtasPerSm(fa2Resources({64, 64, 4, 1}, 64, 64, 2), h100), 3);
   // Registers are allocated 8 a thread: 73 counts as 80, 65536 / (80 x 32)
   // = 25 (not 28).
   EXPECT_EQ(fa2CtasPerSm({32, 1000, 73}, h100), 25);
@@ -83,7 +84,7 @@ TEST(Fa2Resources, Misfit) {
   misfit = findFa2Misfit(fa2Resources({128, 128, 4, 2}, 64, 64, 2), h100);
   ASSERT_TRUE(misfit);
   EXPECT_EQ(misfit->limit, Limit::RegistersPerThread);
-  EXPECT_EQ(misfit->needed, 256);
+  EXPECT_EQ(misfit->needed, 336);
   EXPECT_EQ(misfit->allowed, 255);
 
   // 16 warps of 192 registers each need 98304 > 65536 of the SM.
@@ -120,13 +121,14 @@ TEST(Fa2Resources, FitsExactlyWhenOneCtaDoes) {
 }
 
 TEST(Fa2Resources, SelectedTilesPerTarget) {
-  // sm_80 (A100, 163 KiB a block). D = 64: 128 x 128 needs 256 registers.
-  // D = 128: 128 x 64 with 4 warps needs 256 registers; 128 x 128 with 8
-  // fits in 160 KiB. D = 256: 128 x 64 with 8 warps needs 192 KiB with two
-  // stages, 128 KiB with one.
-  EXPECT_EQ(selectFa2Tiling(32, 32, 2, a100), (Fa2Tiling{128, 128, 4, 2}));
+  // sm_80 (A100, 163 KiB a block). D = 32 and 64: 128 x 128 needs 304 and
+  // 336 registers. D = 80 to 128: 128 x 64 with 4 warps needs 256 to 304
+  // registers; 128 x 128 with 8 fits (in 160 KiB for D = 128). D = 256:
+  // 128 x 64 with 8 warps needs 192 KiB with two stages, 128 KiB with one.
+  EXPECT_EQ(selectFa2Tiling(32, 32, 2, a100), (Fa2Tiling{128, 64, 4, 2}));
   EXPECT_EQ(selectFa2Tiling(64, 64, 2, a100), (Fa2Tiling{128, 64, 4, 2}));
-  EXPECT_EQ(selectFa2Tiling(96, 96, 2, a100), (Fa2Tiling{128, 64, 4, 2}));
+  EXPECT_EQ(selectFa2Tiling(80, 80, 2, a100), (Fa2Tiling{128, 128, 8, 2}));
+  EXPECT_EQ(selectFa2Tiling(96, 96, 2, a100), (Fa2Tiling{128, 128, 8, 2}));
   EXPECT_EQ(selectFa2Tiling(128, 128, 2, a100), (Fa2Tiling{128, 128, 8, 2}));
   EXPECT_EQ(selectFa2Tiling(256, 256, 2, a100), (Fa2Tiling{128, 64, 8, 1}));
   // sm_86 (99 KiB): D = 128 with one stage (96 KiB); D = 256 falls back to
@@ -139,15 +141,16 @@ TEST(Fa2Resources, SelectedTilesPerTarget) {
   EXPECT_EQ(selectFa2Tiling(64, 64, 2, h100), (Fa2Tiling{128, 64, 4, 2}));
   EXPECT_EQ(selectFa2Tiling(128, 128, 2, h100), (Fa2Tiling{128, 128, 8, 2}));
   EXPECT_EQ(selectFa2Tiling(256, 256, 2, h100), (Fa2Tiling{128, 64, 8, 1}));
-  // f32 D = 128 on sm_86: only 128 x 32 with one stage fits (96 KiB).
-  EXPECT_EQ(selectFa2Tiling(128, 128, 4, rtx), (Fa2Tiling{128, 32, 4, 1}));
+  // f32 D = 128 on sm_86: 128 x 32 needs 256 registers; 64 x 64 with one
+  // stage fits (96 KiB).
+  EXPECT_EQ(selectFa2Tiling(128, 128, 4, rtx), (Fa2Tiling{64, 64, 4, 1}));
 }
 
 TEST(Fa2Resources, ScoreModificationCostsRegisters) {
-  // A softcap or score region adds kScoreModificationRegisters (40): on
-  // sm_80 and sm_90a D = 64 and 128 keep their tiles (208 and 232
-  // estimated), D = 256 falls past 128 x 64 and 64 x 64 (264) to 64 x 32
-  // (248), the tilings ptxas compiles without spills
+  // A softcap or score region adds kScoreModificationRegisters (12): on
+  // sm_80 and sm_90a D = 64 and 128 keep their tiles (252 and 244
+  // estimated), D = 256 falls past 128 x 64 and 64 x 64 (260) to 64 x 32
+  // (236), the tilings ptxas compiles without spills
   // (ptxas-score-mods.mlir).
   EXPECT_EQ(fa2RegistersPerThread({128, 64, 4, 2}, 64, true),
             fa2RegistersPerThread({128, 64, 4, 2}, 64) +

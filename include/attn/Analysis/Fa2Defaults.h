@@ -31,18 +31,30 @@ struct Fa2Tiling {
   }
 };
 
-/// Shared memory of one CTA: the Q block plus `stages` buffers of a K and a V
-/// tile, in the input element size.
+/// Elements of a shared-memory row holding `dim` values: whole swizzle
+/// periods (8 chunks of 16 bytes, 64 16-bit elements), so that every head
+/// dimension that is a multiple of 8 is stored with the swizzle of D = 64;
+/// the padding is never read past the next multiple of 16 (one mma k step),
+/// and that part is zero-filled.
+int64_t fa2SharedRowElements(int64_t dim);
+
+/// Shared memory of one CTA: the Q block (which also stages the O block,
+/// so as wide as the wider of the two), plus `stages` buffers of a K and a
+/// V tile, rows padded by fa2SharedRowElements, in the input element size.
 int64_t fa2SharedMemoryBytes(const Fa2Tiling &tiling, int64_t headDim,
                              int64_t valueDim, int64_t elementBytes);
 
 /// The 32-bit registers a thread of the FlashAttention-2 kernel needs with
 /// `tiling`: its share of the f32 accumulators of O (block_m x Dv) and of S
-/// (block_m x block_n), plus 64 for P, the row state, addresses and indices.
-/// Calibrated on attn-to-nvgpu's kernels with ptxas 13.0 (sm_80, sm_90):
+/// (block_m x block_n) and of P (block_m x block_n, two 16-bit values a
+/// register), plus 64 for K fragments, addresses and indices and 8 for each
+/// m16 row tile of a warp (its row state, Q fragments, row indices).
+/// Calibrated on attn-to-nvgpu's kernels with ptxas 13.0 (sm_80, sm_90a)
+/// over D in {64, 80, 96, 112, 128, 256} and FlashAttention-2's tilings:
 /// every tiling estimated above 255 spilled, none estimated at or below it
-/// did (docs/performance.md, tile sweep). A kernel that modifies scores
-/// (softcap, score region) needs kScoreModificationRegisters more.
+/// did (docs/performance.md, register model). A kernel that
+/// modifies scores (softcap, score region) needs kScoreModificationRegisters
+/// more.
 int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim,
                               bool modifiesScores = false);
 
@@ -51,13 +63,16 @@ int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim,
 /// like fa2RegistersPerThread on ptxas 13.0 (sm_80) with a softcap and
 /// ALiBi, where tilings estimated above 255 with it spilled and those at or
 /// below did not (test/Target/NVPTX/ptxas-score-mods.mlir).
-constexpr int64_t kScoreModificationRegisters = 40;
+constexpr int64_t kScoreModificationRegisters = 12;
 
 /// The most registers a thread can have (the PTX ISA's limit).
 constexpr int64_t kMaxRegistersPerThread = 255;
 
+/// The widest head dimension FlashAttention-2's table has tilings for.
+constexpr int64_t kFa2MaxHeadDim = 256;
+
 /// FlashAttention-2's tilings for a head dimension, preferred first (the
-/// later ones are smaller fallbacks); empty beyond 256.
+/// later ones are smaller fallbacks); empty beyond kFa2MaxHeadDim.
 llvm::ArrayRef<Fa2Tiling> fa2Candidates(int64_t headDim);
 
 /// FlashAttention-2's tiling for `headDim`, the largest of its table that fits

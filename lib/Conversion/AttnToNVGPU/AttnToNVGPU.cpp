@@ -113,10 +113,17 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     return op.emitError("attn-to-nvgpu lowers FlashAttention-2's grid and "
                         "#attn.lean; not yet ")
            << partition;
-  if (problem->headDim != problem->valueDim || problem->headDim % 64 != 0)
-    return op.emitError("attn-to-nvgpu needs D = Dv, a multiple of 64; got "
-                        "D = ")
-           << problem->headDim << ", Dv = " << problem->valueDim;
+  // FlashAttention's rule: rows of whole 16-byte chunks; shared memory pads
+  // them to 64 elements.
+  for (int64_t dim : {problem->headDim, problem->valueDim})
+    if (dim % kChunk != 0 || dim > kFa2MaxHeadDim)
+      return op.emitError("attn-to-nvgpu needs head dimensions that are "
+                          "multiples of 8 up to ")
+             << kFa2MaxHeadDim << "; got D = " << problem->headDim
+             << ", Dv = " << problem->valueDim
+             << ": pad Q and K (or V) with zero columns to the next multiple "
+                "of 8 (zero columns of Q and K leave the scores unchanged; "
+                "drop V's padding from O), or run on the CPU (attn-to-cpu)";
 
   KernelShape shape{*problem, element, 0, 0, 0, 0, 0, false};
   std::optional<Fa2Tiling> tiling =
@@ -133,19 +140,6 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   if (shape.blockM % (16 * shape.warps) != 0 || shape.blockN % 16 != 0)
     return op.emitError("attn-to-nvgpu needs block_m a multiple of 16 * warps "
                         "and block_n a multiple of 16");
-  // Each cp.async round copies whole rows of 16-byte chunks, one per thread.
-  int64_t chunksPerRow = problem->headDim / kChunk;
-  int64_t rowsPerRound = shape.threads() / chunksPerRow;
-  if (shape.threads() % chunksPerRow != 0 || shape.blockM % rowsPerRound != 0 ||
-      shape.blockN % rowsPerRound != 0)
-    return op.emitError("attn-to-nvgpu cannot stage these tiles: a cp.async "
-                        "round copies whole rows, one 16-byte chunk per "
-                        "thread, so the ")
-           << shape.threads() << " threads must be a multiple of the "
-           << chunksPerRow << " chunks of a row (D = " << problem->headDim
-           << ") and block_m and block_n multiples of the rows a round "
-              "copies; got "
-           << shape.blockM << " x " << shape.blockN;
   // Two stages at most, and one when two do not fit the target's shared
   // memory per block (without a target: sm_80's).
   int64_t sharedLimit = kSm80SharedBytesPerBlock;

@@ -66,46 +66,87 @@ Value CtaBody::swizzledColumn(int64_t chunk0, Value laneChunk, Value phase) {
   return add(index((chunk0 - low) * kChunk), within);
 }
 
-Value CtaBody::sharedTile(Value base, Value byteOffset, int64_t rows) {
+Value CtaBody::sharedTile(Value base, Value byteOffset, int64_t rows,
+                          int64_t columns) {
   auto type = MemRefType::get(
-      {rows, s.problem.headDim}, s.element, MemRefLayoutAttrInterface(),
+      {rows, columns}, s.element, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
   return memref::ViewOp::create(b, type, base, byteOffset, ValueRange{});
 }
 
 SmallVector<Value> CtaBody::copyTile(Value source, Value batch, Value head,
                                      Value row0, int64_t rows, int64_t length,
-                                     Value tile) {
-  int64_t chunksPerRow = s.problem.headDim / kChunk;
-  // Each round the threads copy `rowsPerRound` whole rows; thread `tid`
-  // always copies chunk tid % chunksPerRow of row tid / chunksPerRow (+ a
-  // multiple of rowsPerRound), so its shared-memory column is the same in
-  // every round when rowsPerRound is a multiple of the swizzle period 8.
-  int64_t rowsPerRound = s.threads() / chunksPerRow;
-  Value laneRow = atEntry({-1, nullptr}, [&] {
-    return arith::DivUIOp::create(b, tid, index(chunksPerRow));
-  });
-  Value col = atEntry({-2, nullptr}, [&] {
-    return mul(arith::RemUIOp::create(b, tid, index(chunksPerRow)),
-               index(kChunk));
-  });
-  Value sharedCol;
-  if (rowsPerRound % 8 == 0)
-    sharedCol = atEntry({-3, nullptr}, [&] { return swizzle(laneRow, col); });
+                                     int64_t columns, Value tile) {
+  int64_t chunksPerRow = llvm::alignTo(columns, 16) / kChunk;
+  int64_t chunks = rows * chunksPerRow, threads = s.threads();
+  // Chunk `tid + first` of the tile in round `first`. When the threads are
+  // a multiple of a row's chunks, each round copies whole rows and a thread
+  // always copies the same column, so its column (and, when the rows of a
+  // round are a multiple of the swizzle period 8, its shared-memory column)
+  // is computed once at the kernel's entry.
+  bool wholeRows = threads % chunksPerRow == 0;
+  Value laneRow, laneCol, laneSharedCol;
+  if (wholeRows) {
+    int64_t key = -4 * chunksPerRow;
+    laneRow = atEntry({key - 1, nullptr}, [&] {
+      return arith::DivUIOp::create(b, tid, index(chunksPerRow));
+    });
+    laneCol = atEntry({key - 2, nullptr}, [&] {
+      return mul(arith::RemUIOp::create(b, tid, index(chunksPerRow)),
+                 index(kChunk));
+    });
+    if ((threads / chunksPerRow) % 8 == 0)
+      laneSharedCol = atEntry({key - 3, nullptr},
+                              [&] { return swizzle(laneRow, laneCol); });
+  }
   SmallVector<Value> tokens;
-  for (int64_t first = 0; first < rows; first += rowsPerRound) {
-    Value row = add(laneRow, index(first));
-    // Past the end: read nothing (the address stays in bounds) and fill 0.
+  for (int64_t first = 0; first < chunks; first += threads) {
+    Value row, col;
+    if (wholeRows) {
+      row = add(laneRow, index(first / chunksPerRow));
+      col = laneCol;
+    } else {
+      Value chunk = add(tid, index(first));
+      row = arith::DivUIOp::create(b, chunk, index(chunksPerRow));
+      col = mul(arith::RemUIOp::create(b, chunk, index(chunksPerRow)),
+                index(kChunk));
+    }
+    // In a last round that the tile's chunks do not fill, the threads past
+    // the tile copy nothing. Their copies' tokens are not needed:
+    // cp.async.commit_group groups every copy the thread issued before it.
+    std::optional<OpBuilder::InsertionGuard> lastRound;
+    bool partial = first + threads > chunks;
+    if (partial) {
+      lastRound.emplace(b);
+      auto ifOp = scf::IfOp::create(
+          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, index(rows)),
+          /*withElseRegion=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    // Past the end of the rows or the columns: read nothing (the address
+    // stays in bounds) and fill 0.
     Value sourceRow = add(row0, row);
     Value inBounds = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
                                            sourceRow, index(length));
     Value clamped = arith::MinUIOp::create(b, sourceRow, index(length - 1));
+    Value sourceCol = col;
+    if (columns % 16 != 0) {
+      inBounds = arith::AndIOp::create(
+          b, inBounds,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                index(columns)));
+      sourceCol = arith::MinUIOp::create(b, col, index(columns - kChunk));
+    }
     Value elements =
         arith::SelectOp::create(b, inBounds, index(kChunk), index(0));
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, tile, ValueRange{row, sharedCol ? sharedCol : swizzle(row, col)},
-        source, ValueRange{batch, head, clamped, col}, b.getIndexAttr(kChunk),
-        elements, /*bypassL1=*/b.getUnitAttr()));
+    Value token = nvgpu::DeviceAsyncCopyOp::create(
+        b, tile,
+        ValueRange{row, laneSharedCol ? laneSharedCol : swizzle(row, col)},
+        source, ValueRange{batch, head, clamped, sourceCol},
+        b.getIndexAttr(kChunk), elements, /*bypassL1=*/b.getUnitAttr());
+    if (!partial)
+      tokens.push_back(token);
   }
   return tokens;
 }
@@ -207,15 +248,19 @@ void CtaBody::setUp() {
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                          MemRefLayoutAttrInterface(), workgroup));
   // Layout: the Q block, then `stages` K tiles, then `stages` V tiles.
-  qTile = sharedTile(shared, index(0), s.blockM);
+  qTile = sharedTile(shared, index(0), s.blockM, s.keyRow());
+  oTile = s.valueRow() == s.keyRow()
+              ? qTile
+              : sharedTile(shared, index(0), s.blockM, s.valueRow());
   // Per-lane values that addresses share are built here, ahead of the loop.
   entryPoint = b.saveInsertionPoint();
 }
 
 std::pair<Value, Value> CtaBody::kvTiles(Value stage) {
-  Value offset = mul(stage, index(kvTileBytes()));
-  return {sharedTile(shared, add(index(kBase()), offset), s.blockN),
-          sharedTile(shared, add(index(vBase()), offset), s.blockN)};
+  Value kOffset = add(index(kBase()), mul(stage, index(kTileBytes())));
+  Value vOffset = add(index(vBase()), mul(stage, index(vTileBytes())));
+  return {sharedTile(shared, kOffset, s.blockN, s.keyRow()),
+          sharedTile(shared, vOffset, s.blockN, s.valueRow())};
 }
 
 Value CtaBody::copyKV(Value k, Value v, Value batch, Value kvHead, Value block,
@@ -223,15 +268,17 @@ Value CtaBody::copyKV(Value k, Value v, Value batch, Value kvHead, Value block,
   auto [kStage, vStage] = kvTiles(stage);
   Value key0 = mul(block, index(s.blockN));
   SmallVector<Value> tokens =
-      copyTile(k, batch, kvHead, key0, s.blockN, s.problem.kvLen, kStage);
-  llvm::append_range(tokens, copyTile(v, batch, kvHead, key0, s.blockN,
-                                      s.problem.kvLen, vStage));
+      copyTile(k, batch, kvHead, key0, s.blockN, s.problem.kvLen,
+               s.problem.headDim, kStage);
+  llvm::append_range(tokens,
+                     copyTile(v, batch, kvHead, key0, s.blockN, s.problem.kvLen,
+                              s.problem.valueDim, vStage));
   return commit(tokens);
 }
 
 Value CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
-  return commit(
-      copyTile(q, batch, head, row0, s.blockM, s.problem.queryLen, qTile));
+  return commit(copyTile(q, batch, head, row0, s.blockM, s.problem.queryLen,
+                         s.problem.headDim, qTile));
 }
 
 SmallVector<Value> CtaBody::initialState() {
@@ -361,7 +408,7 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
   Type fragC = VectorType::get({2, 2}, f32);
   Type pair = VectorType::get({2}, f32);
   int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8, oTiles = p.valueDim / 8,
-          kSteps = p.headDim / 16;
+          kSteps = s.kSteps();
   Value zeroC = arith::ConstantOp::create(
       b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
   SmallVector<Value> init = initialState();
@@ -622,7 +669,11 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
   Type pair = VectorType::get({2}, f32);
   int64_t mTiles = s.mTiles(), oTiles = p.valueDim / 8;
   // O goes through the warp's own rows of the Q tile (which only this warp
-  // reads), so that global memory gets whole 16-byte chunks.
+  // reads), so that global memory gets whole 16-byte chunks. Rows of a
+  // different width (Dv != D padded) overlap other warps' Q rows: every
+  // warp must be done with Q first.
+  if (oTile != qTile)
+    gpu::BarrierOp::create(b);
   for (int64_t mt = 0; mt < mTiles; ++mt) {
     for (int64_t i = 0; i < 2; ++i) {
       Value rowInTile = fragmentRow(mt, i);
@@ -636,7 +687,7 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
                                             mulF(rowPair, inverses));
         Value col =
             add(swizzle(rowInTile, index(ot * 8)), layout.cCol(laneInGroup, 0));
-        vector::StoreOp::create(b, out, qTile, ValueRange{rowInTile, col});
+        vector::StoreOp::create(b, out, oTile, ValueRange{rowInTile, col});
       }
       if (lse) {
         Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
@@ -657,9 +708,9 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
   // Each lane copies 16-byte chunks of its warp's rows to O.
   int64_t rowsPerWarp = s.blockM / s.warps;
   int64_t chunksPerRow = p.valueDim / kChunk;
+  int64_t chunks = rowsPerWarp * chunksPerRow;
   Type chunkType = VectorType::get({kChunk}, s.element);
-  for (int64_t first = 0; first < rowsPerWarp * chunksPerRow;
-       first += kWarpSize) {
+  for (int64_t first = 0; first < chunks; first += kWarpSize) {
     Value chunk = add(lane, index(first));
     Value rowInTile =
         add(warpRow, arith::DivUIOp::create(b, chunk, index(chunksPerRow)));
@@ -668,13 +719,19 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
     Value row = add(row0, rowInTile);
     Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
                                           index(p.queryLen));
+    // Lanes past the warp's chunks in a last round they do not fill.
+    if (first + kWarpSize > chunks)
+      inRange = arith::AndIOp::create(
+          b, inRange,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk,
+                                index(chunks)));
     auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value values = vector::LoadOp::create(
-        b, chunkType, qTile, ValueRange{rowInTile, swizzle(rowInTile, col)});
-    // Rows of D = 64k 16-bit elements keep every chunk 16-byte aligned
-    // (the bundle requires 16-byte aligned tensors).
+        b, chunkType, oTile, ValueRange{rowInTile, swizzle(rowInTile, col)});
+    // Rows of a multiple of 8 16-bit elements keep every chunk 16-byte
+    // aligned (the bundle requires 16-byte aligned tensors).
     vector::StoreOp::create(b, values, o, ValueRange{batch, head, row, col},
                             /*nontemporal=*/false, llvm::Align(16));
   }

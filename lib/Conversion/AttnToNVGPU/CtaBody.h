@@ -64,6 +64,15 @@ struct KernelShape {
     return llvm::divideCeil(problem.queryLen, blockM);
   }
   Fa2Tiling tiling() const { return {blockM, blockN, warps, stages}; }
+  /// Elements of a shared-memory row of Q and K, of V, and of the Q tile,
+  /// which also stages the O block (fa2SharedRowElements: D and Dv padded
+  /// to 64).
+  int64_t keyRow() const { return fa2SharedRowElements(problem.headDim); }
+  int64_t valueRow() const { return fa2SharedRowElements(problem.valueDim); }
+  int64_t queryRow() const { return std::max(keyRow(), valueRow()); }
+  /// The mma k steps of S = Q K^T: D rounded up to 16, the columns past D
+  /// zero in shared memory.
+  int64_t kSteps() const { return llvm::divideCeil(problem.headDim, 16); }
   /// Bytes of dynamic shared memory: the Q block, `stages` K and V tiles.
   int64_t sharedBytes() const {
     return fa2SharedMemoryBytes(tiling(), problem.headDim, problem.valueDim,
@@ -191,11 +200,14 @@ private:
   /// Builds `build` at the kernel's entry, once per `key`.
   Value atEntry(std::pair<int64_t, void *> key, function_ref<Value()> build);
 
-  /// cp.async of rows [row0, row0 + rows) of `source[batch, head]` into
-  /// `tile`; rows at or past `length` are zero-filled. Returns the copies'
-  /// tokens, which `commit` groups.
+  /// cp.async of rows [row0, row0 + rows) of `source[batch, head]`, whose
+  /// rows have `columns` elements, into `tile`, in 16-byte chunks up to the
+  /// next multiple of 16 elements (an mma k step); rows at or past `length`
+  /// and chunks past `columns` are zero-filled. Returns the tokens of the
+  /// copies every thread makes, which `commit` groups.
   SmallVector<Value> copyTile(Value source, Value batch, Value head, Value row0,
-                              int64_t rows, int64_t length, Value tile);
+                              int64_t rows, int64_t length, int64_t columns,
+                              Value tile);
   Value commit(ArrayRef<Value> tokens) {
     return nvgpu::DeviceAsyncCreateGroupOp::create(
         b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
@@ -205,8 +217,9 @@ private:
     nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(pending));
   }
 
-  /// The tile views of dynamic shared memory.
-  Value sharedTile(Value base, Value byteOffset, int64_t rows);
+  /// The tile views of dynamic shared memory: `rows` rows of `columns`
+  /// elements.
+  Value sharedTile(Value base, Value byteOffset, int64_t rows, int64_t columns);
   /// The K and V tiles of pipeline stage `stage`.
   std::pair<Value, Value> kvTiles(Value stage);
   /// The cp.async of the K and V tiles of `block` into `stage`, as one group.
@@ -214,9 +227,10 @@ private:
                Value stage);
   /// Shared-memory layout: the Q block, then `stages` K tiles, then
   /// `stages` V tiles.
-  int64_t kvTileBytes() const { return s.blockN * 2 * s.problem.headDim; }
-  int64_t kBase() const { return s.blockM * 2 * s.problem.headDim; }
-  int64_t vBase() const { return kBase() + s.stages * kvTileBytes(); }
+  int64_t kTileBytes() const { return s.blockN * 2 * s.keyRow(); }
+  int64_t vTileBytes() const { return s.blockN * 2 * s.valueRow(); }
+  int64_t kBase() const { return s.blockM * 2 * s.queryRow(); }
+  int64_t vBase() const { return kBase() + s.stages * kTileBytes(); }
 
   /// ldmatrix.x`numTiles` of the 8x8 matrices whose rows lane l addresses
   /// at row `row0 + laneRow`, 16-byte chunk `col0 / 8 + laneChunk`.
@@ -258,8 +272,9 @@ private:
   Value lane, groupId, laneInGroup, tid, warp;
   /// The first row of this warp's slice of the query block.
   Value warpRow;
-  /// Dynamic shared memory and its Q tile.
-  Value shared, qTile;
+  /// Dynamic shared memory, its Q tile, and the same memory as the O block's
+  /// staging tile (rows Dv wide).
+  Value shared, qTile, oTile;
   /// Per-lane ldmatrix row offsets and chunk offsets (see loadA/B).
   Value laneRow16, laneRow8, laneHalf16, laneHalf8, vRow, vChunk, lanePhase;
 

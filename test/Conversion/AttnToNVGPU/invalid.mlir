@@ -77,11 +77,31 @@ func.func @split(%q: tensor<1x1x1x64xf16>, %k: tensor<1x1x512x64xf16>, %o: tenso
 
 // -----
 
-func.func @head_dim(%q: tensor<1x1x64x80xf16>, %o: tensor<1x1x64x80xf16>) -> tensor<1x1x64x80xf16> {
-  // expected-error @+1 {{attn-to-nvgpu needs D = Dv, a multiple of 64; got D = 80, Dv = 80}}
-  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x80xf16>, tensor<1x1x64x80xf16>, tensor<1x1x64x80xf16>)
-      outs(%o : tensor<1x1x64x80xf16>) -> tensor<1x1x64x80xf16>
-  return %r : tensor<1x1x64x80xf16>
+// FlashAttention's test matrix: D = 59 and 111 are rejected, not multiples
+// of 8.
+func.func @head_dim(%q: tensor<1x1x64x59xf16>, %o: tensor<1x1x64x59xf16>) -> tensor<1x1x64x59xf16> {
+  // expected-error @+1 {{attn-to-nvgpu needs head dimensions that are multiples of 8 up to 256; got D = 59, Dv = 59: pad Q and K (or V) with zero columns to the next multiple of 8 (zero columns of Q and K leave the scores unchanged; drop V's padding from O), or run on the CPU (attn-to-cpu)}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x59xf16>, tensor<1x1x64x59xf16>, tensor<1x1x64x59xf16>)
+      outs(%o : tensor<1x1x64x59xf16>) -> tensor<1x1x64x59xf16>
+  return %r : tensor<1x1x64x59xf16>
+}
+
+// -----
+
+func.func @value_dim(%q: tensor<1x1x64x64xf16>, %v: tensor<1x1x64x111xf16>, %o: tensor<1x1x64x111xf16>) -> tensor<1x1x64x111xf16> {
+  // expected-error @+1 {{got D = 64, Dv = 111}}
+  %r = attn.attention ins(%q, %q, %v : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x111xf16>)
+      outs(%o : tensor<1x1x64x111xf16>) -> tensor<1x1x64x111xf16>
+  return %r : tensor<1x1x64x111xf16>
+}
+
+// -----
+
+func.func @wide(%q: tensor<1x1x64x264xf16>, %o: tensor<1x1x64x264xf16>) -> tensor<1x1x64x264xf16> {
+  // expected-error @+1 {{multiples of 8 up to 256; got D = 264}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x264xf16>, tensor<1x1x64x264xf16>, tensor<1x1x64x264xf16>)
+      outs(%o : tensor<1x1x64x264xf16>) -> tensor<1x1x64x264xf16>
+  return %r : tensor<1x1x64x264xf16>
 }
 
 // -----
@@ -114,27 +134,6 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
         {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>, partition = #attn.lean<ctas = 133>} -> tensor<1x8x1x128xbf16>
     return %r : tensor<1x8x1x128xbf16>
   }
-}
-
-// -----
-
-// D = 192 in FlashAttention-2's 128 x 64 tiles with 8 warps: 256 threads do
-// not split into whole rows of 24 chunks (a round would copy past the tile).
-func.func @d192(%q: tensor<1x2x256x192xbf16>, %o: tensor<1x2x256x192xbf16>) -> tensor<1x2x256x192xbf16> {
-  // expected-error @+1 {{attn-to-nvgpu cannot stage these tiles: a cp.async round copies whole rows, one 16-byte chunk per thread, so the 256 threads must be a multiple of the 24 chunks of a row (D = 192) and block_m and block_n multiples of the rows a round copies; got 128 x 64}}
-  %r = attn.attention ins(%q, %q, %q : tensor<1x2x256x192xbf16>, tensor<1x2x256x192xbf16>, tensor<1x2x256x192xbf16>)
-      outs(%o : tensor<1x2x256x192xbf16>) -> tensor<1x2x256x192xbf16>
-  return %r : tensor<1x2x256x192xbf16>
-}
-
-// -----
-
-// D = 64 with 8 warps copies 32 rows a round: block_n = 48 is not a multiple.
-func.func @rows_per_round(%q: tensor<1x2x256x64xf16>, %o: tensor<1x2x256x64xf16>) -> tensor<1x2x256x64xf16> {
-  // expected-error @+1 {{the 256 threads must be a multiple of the 8 chunks of a row (D = 64) and block_m and block_n multiples of the rows a round copies; got 128 x 48}}
-  %r = attn.attention ins(%q, %q, %q : tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>)
-      outs(%o : tensor<1x2x256x64xf16>) {tiles = #attn.fa2<block_m = 128, block_n = 48, warps = 8, stages = 1>} -> tensor<1x2x256x64xf16>
-  return %r : tensor<1x2x256x64xf16>
 }
 
 // -----
