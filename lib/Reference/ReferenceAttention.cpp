@@ -43,6 +43,12 @@ double maxKeepingNaN(double a, double b) {
   return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b);
 }
 
+/// The [batch, head] plane of batch b and head h in a tensor whose batch
+/// and head dimensions may be 1 (broadcast).
+int64_t broadcastPlane(int64_t batches, int64_t heads, int64_t b, int64_t h) {
+  return (batches == 1 ? 0 : b) * heads + (heads == 1 ? 0 : h);
+}
+
 llvm::Error invalid(const llvm::Twine &message) {
   return llvm::createStringError("reference attention: " + message);
 }
@@ -152,14 +158,12 @@ AttentionResult attend(const AttentionShape &shape,
           value.data() + (b * kvHeads + kvHead) * seqK * valueDim;
       const double *maskRows =
           mask ? mask->values.data() +
-                     ((mask->batch == 1 ? 0 : b) * mask->heads +
-                      (mask->heads == 1 ? 0 : h)) *
-                         seqQ * seqK
+                     broadcastPlane(mask->batch, mask->heads, b, h) * seqQ *
+                         seqK
                : nullptr;
       const int8_t *blockElements =
           blocks ? blocks->values.data() +
-                       ((blocks->batch == 1 ? 0 : b) * blocks->heads +
-                        (blocks->heads == 1 ? 0 : h)) *
+                       broadcastPlane(blocks->batch, blocks->heads, b, h) *
                            blockRowCount * blockColumns
                  : nullptr;
       for (int64_t i = 0; i < seqQ; ++i) {
