@@ -9,13 +9,48 @@
 
 #include "attn/Support/Files.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
 
 #include <cctype>
+#include <optional>
 
 using namespace mlir::attn;
 
+/// Whether `text` has `dimensions = [` or `permutation = [` followed by
+/// anything but integers before `]`: MLIR 22's linalg.broadcast, reduce and
+/// transpose parsers use the attribute of a failed integer-list parse (a
+/// null attribute) and crash (stock mlir-opt too). Returns the line.
+static std::optional<size_t> malformedLinalgIntegerList(llvm::StringRef text) {
+  for (llvm::StringRef word : {"dimensions", "permutation"}) {
+    for (size_t at = text.find(word); at != llvm::StringRef::npos;
+         at = text.find(word, at + 1)) {
+      llvm::StringRef rest = text.drop_front(at + word.size()).ltrim();
+      if (!rest.consume_front("="))
+        continue;
+      rest = rest.ltrim();
+      if (!rest.consume_front("["))
+        continue;
+      llvm::StringRef list = rest.take_until([](char c) { return c == ']'; });
+      bool integers =
+          list.size() < rest.size() && llvm::all_of(list, [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c)) ||
+                   std::isspace(static_cast<unsigned char>(c)) || c == ',' ||
+                   c == '-';
+          });
+      if (!integers)
+        return text.take_front(at).count('\n') + 1;
+    }
+  }
+  return std::nullopt;
+}
+
 std::string mlir::attn::checkSourceText(llvm::StringRef text) {
+  if (std::optional<size_t> line = malformedLinalgIntegerList(text))
+    return (llvm::Twine("line ") + llvm::Twine(*line) +
+            ": a 'dimensions' or 'permutation' list that is not integers in "
+            "[...], on which MLIR 22's linalg parsers crash")
+        .str();
   int64_t depth = 0, digits = 0;
   size_t line = 1;
   for (size_t i = 0, e = text.size(); i < e; ++i) {

@@ -17,6 +17,7 @@
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Support/SourceInput.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -120,6 +121,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // A std::string keeps a NUL after the text, which MLIR's lexer reads as
   // the end of the buffer.
   std::string text(reinterpret_cast<const char *>(data) + 1, size - 1);
+
+  // What the tools refuse before MLIR's parser sees it (SourceInput.h).
+  if (!attn::checkSourceText(text).empty())
+    return 0;
 
   diagnostics().clear();
   // A fresh context per input: attributes and types are uniqued in it for

@@ -18,3 +18,11 @@
 // STRING: test.x = "{{\[+}}"
 // RUN: not attn-opt /dev/zero 2>&1 | FileCheck %s --check-prefix=DEVICE
 // DEVICE: attn-opt: error: cannot read /dev/zero: it is a character device, not a regular file
+// A linalg integer list that does not parse: MLIR 22's linalg.broadcast
+// parser then uses a null attribute and segfaults (found by attn-fuzz-mlir;
+// stock mlir-opt crashes too). Well-formed lists still parse.
+// RUN: %python -c "print('func.func @f(%%a: tensor<4xf32>, %%b: tensor<2x4xf32>) -> tensor<2x4xf32> {\n  %%r = linalg.broadcast ins(%%a : tensor<4xf32>) outs(%%b : tensor<2x4xf32>) dimensions = [1x8]\n  return %%r : tensor<2x4xf32>\n}')" > %t/list.mlir
+// RUN: not attn-opt %t/list.mlir 2>&1 | FileCheck %s --check-prefix=LIST
+// LIST: attn-opt: error: cannot parse {{.*}}list.mlir: line 2: a 'dimensions' or 'permutation' list that is not integers in [...], on which MLIR 22's linalg parsers crash
+// RUN: sed 's/\[1x8\]/[0]/' %t/list.mlir | attn-opt - | FileCheck %s --check-prefix=GOOD
+// GOOD: linalg.broadcast ins(%{{.*}} : tensor<4xf32>) outs(%{{.*}} : tensor<2x4xf32>) dimensions = [0]

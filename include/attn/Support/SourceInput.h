@@ -13,6 +13,8 @@
 // regular file of at most 1 GiB (Files.h), nests brackets deeper than
 // kMaxSourceNesting, or has a number longer than kMaxLiteralDigits; string
 // literals and comments are skipped, so dense hex blobs are not limited.
+// Also refused: a `dimensions = [` or `permutation = [` list that is not
+// integers, which MLIR 22's linalg named-op parsers crash on.
 //
 //===----------------------------------------------------------------------===//
 
