@@ -17,24 +17,41 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-std::optional<AttentionProblem> AttentionProblem::fromOp(AttentionOp op) {
+std::optional<AttentionProblem> AttentionProblem::fromOp(AttentionOp op,
+                                                         bool dynamicLengths) {
   ArrayRef<int64_t> q = op.getQuery().getType().getShape();
   ArrayRef<int64_t> k = op.getKey().getType().getShape();
   ArrayRef<int64_t> v = op.getValue().getType().getShape();
-  if (ShapedType::isDynamicShape(q) || ShapedType::isDynamicShape(k) ||
-      ShapedType::isDynamicShape(v) || op.hasFrame())
+  if (op.hasFrame())
     return std::nullopt;
   AttentionProblem problem;
-  problem.batch = q[0];
+  for (int64_t size : {q[1], q[3], k[1], k[3], v[1], v[3]})
+    if (ShapedType::isDynamic(size))
+      return std::nullopt;
+  // A length is known when every operand that has it gives it.
+  auto known = [](std::initializer_list<int64_t> sizes) {
+    for (int64_t size : sizes)
+      if (ShapedType::isDynamic(size))
+        return ShapedType::kDynamic;
+    return *sizes.begin();
+  };
+  problem.batch = known({q[0], k[0], v[0]});
   problem.queryHeads = q[1];
   problem.queryLen = q[2];
   problem.headDim = q[3];
   problem.kvHeads = k[1];
-  problem.kvLen = k[2];
+  problem.kvLen = known({k[2], v[2]});
   problem.valueDim = v[3];
+  if (!dynamicLengths && !problem.hasStaticLengths())
+    return std::nullopt;
   problem.causal = op.getCausal();
   problem.window = op.getWindowSizes();
   return problem;
+}
+
+bool AttentionProblem::hasStaticLengths() const {
+  return ShapedType::isStatic(batch) && ShapedType::isStatic(queryLen) &&
+         ShapedType::isStatic(kvLen);
 }
 
 MaskGeometry<IntegerArith> AttentionProblem::geometry() const {

@@ -172,8 +172,10 @@ struct Layout {
 };
 
 /// Reads the kernel's parameters: Q, K, V, O and optionally LSE, rank 4
-/// (LSE rank 3), static shapes.
-Status readLayout(attnrtKernel kernel, Layout &layout) {
+/// (LSE rank 3); dynamic sizes (batch, Sq, Sk) come from `lengths`.
+Status readLayout(attnrtKernel kernel,
+                  const std::optional<CheckOptions::Lengths> &lengths,
+                  Layout &layout) {
   static const char *names[] = {"Q", "K", "V", "O", "LSE"};
   layout.count = attnrtKernelParamCount(kernel);
   std::string name = attnrtKernelName(kernel);
@@ -190,12 +192,25 @@ Status readLayout(attnrtKernel kernel, Layout &layout) {
                                  std::to_string(i) + " is " + param.name +
                                  ", expected " + names[i] + " of rank " +
                                  std::to_string(i < 4 ? 4 : 3));
-    for (int32_t d = 0; d < param.rank; ++d)
-      if (param.sizes[d] < 0)
+    for (int32_t d = 0; d < param.rank; ++d) {
+      if (param.sizes[d] >= 0)
+        continue;
+      if (!lengths)
+        return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
+                               "kernel " + name +
+                                   " takes its lengths at run time: give "
+                                   "them (attn-launch --lengths=B,Sq,Sk)");
+      // Dimension 0 is the batch, 2 the sequence: Sk for K and V.
+      if (d == 0)
+        param.sizes[d] = lengths->batch;
+      else if (d == 2)
+        param.sizes[d] = i == 1 || i == 2 ? lengths->kvLen : lengths->queryLen;
+      else
         return Status::failure(ATTNRT_ERROR_UNSUPPORTED,
                                "kernel " + name + ": parameter " + param.name +
-                                   " has a dynamic shape, which the checker "
-                                   "cannot size yet");
+                                   " has a dynamic size " + std::to_string(d) +
+                                   ", which is not a length");
+    }
   }
   if (layout.params[1].dtype != layout.params[0].dtype ||
       layout.params[2].dtype != layout.params[0].dtype)
@@ -428,7 +443,7 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   CHECK_STATUS(Status::of(attnrtContextGetDeviceInfo(context, &device)));
 
   Layout layout;
-  CHECK_STATUS(readLayout(kernel, layout));
+  CHECK_STATUS(readLayout(kernel, options.lengths, layout));
   report.kernel = attnrtKernelName(kernel);
   report.target = attnrtKernelTarget(kernel);
   report.dtype = layout.params[0].dtype;

@@ -23,8 +23,9 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Manifest version: 2 gives grid formulas, strides and alignments.
-constexpr int kManifestVersion = 2;
+/// Manifest version: 2 gives grid formulas, strides and alignments; 3 adds
+/// the scalar parameters of run-time sizes and strides.
+constexpr int kManifestVersion = 3;
 
 std::string typeName(Type type) {
   std::string text;
@@ -40,18 +41,17 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
   auto sizes = [&](StringRef key) {
     return launch.getAs<DenseI64ArrayAttr>(key).asArrayRef();
   };
-  // The kernel's parameters, in order: Q, K, V, O and, if returned, LSE;
-  // then the workspaces the runtime owns. Q, K, V and O move in 16-byte
-  // vectors; LSE in f32 scalars.
+  // The kernel's tensor parameters, in order: Q, K, V, O and, if returned,
+  // LSE, as the kernel views them; then the workspaces the runtime owns,
+  // then the scalars. Q, K, V and O move in 16-byte vectors; LSE in f32
+  // scalars.
   static const char *names[] = {"Q", "K", "V", "O", "LSE"};
   auto workspaces = launch.getAs<ArrayAttr>("workspaces");
-  size_t numParams =
-      func.getNumArguments() - (workspaces ? workspaces.size() : 0);
   llvm::json::Array params;
   SmallVector<ArrayRef<int64_t>> shapes;
-  for (auto [index, type] :
-       llvm::enumerate(func.getArgumentTypes().take_front(numParams))) {
-    auto memref = cast<MemRefType>(type);
+  for (auto [index, entry] :
+       llvm::enumerate(launch.getAs<ArrayAttr>("params"))) {
+    auto memref = cast<MemRefType>(cast<TypeAttr>(entry).getValue());
     SmallVector<int64_t> strides;
     int64_t offset;
     if (index >= std::size(names) ||
@@ -89,8 +89,12 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
       return func.emitError("a persistent kernel's grid is not (G, 1, 1)");
     gridFormula = llvm::json::Array{grid[0], 1, 1};
   } else {
-    // Grid (ceil(Sq / Bm), B, Hq): the formula must give the kernel's grid.
-    if (grid.size() != 3 || grid[0] != llvm::divideCeil(q[2], blockM) ||
+    // Grid (ceil(Sq / Bm), B, Hq): the formula must give the kernel's grid
+    // (a dynamic size where a length is).
+    auto ceilDiv = [](int64_t size, int64_t by) {
+      return ShapedType::isDynamic(size) ? size : llvm::divideCeil(size, by);
+    };
+    if (grid.size() != 3 || grid[0] != ceilDiv(q[2], blockM) ||
         grid[1] != q[0] || grid[2] != q[1])
       return func.emitError("the kernel's grid is not (ceil(Sq / ")
              << blockM << "), B, Hq)";
@@ -130,6 +134,19 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
                                    {"stages", tiles.getStages()}}},
       {"attention", std::move(semantics)},
   };
+  // One i64 after the pointers and workspaces per dynamic size or stride of
+  // a tensor parameter.
+  llvm::json::Array scalars;
+  for (auto entry :
+       launch.getAs<ArrayAttr>("scalars").getAsRange<DictionaryAttr>()) {
+    int64_t param = entry.getAs<IntegerAttr>("param").getInt();
+    StringRef kind = entry.contains("size") ? "size" : "stride";
+    scalars.push_back(
+        llvm::json::Object{{"param", names[param]},
+                           {kind, entry.getAs<IntegerAttr>(kind).getInt()}});
+  }
+  if (!scalars.empty())
+    kernel["scalars"] = std::move(scalars);
   if (persistent)
     kernel["persistent"] = true;
   if (workspaces) {

@@ -208,6 +208,42 @@ bool readGrid(Reader &reader, const Value &grid, const std::string &path,
   return true;
 }
 
+/// One scalar parameter: {"param": NAME, "size": DIM} or {"param": NAME,
+/// "stride": DIM}, naming a size or stride the manifest leaves dynamic.
+bool readScalar(Reader &reader, const Value &entry, const std::string &path,
+                KernelSpec &kernel) {
+  if (!entry.is_object())
+    return reader.fail(path, "is not an object");
+  std::string name = reader.string(entry, path, "param");
+  if (reader.failed())
+    return false;
+  ScalarSpec &scalar = kernel.scalars.emplace_back();
+  scalar.param = -1;
+  for (size_t i = 0; i < kernel.params.size(); ++i)
+    if (kernel.params[i].name == name)
+      scalar.param = static_cast<int32_t>(i);
+  if (scalar.param < 0)
+    return reader.fail(path + ".param", "no parameter \"" + name + "\"");
+  scalar.stride = entry.contains("stride");
+  if (scalar.stride == entry.contains("size") || entry.size() != 2)
+    return reader.fail(path, "must have \"param\" and one of \"size\" or "
+                             "\"stride\"");
+  const char *kind = scalar.stride ? "stride" : "size";
+  const ParamSpec &param = kernel.params[scalar.param];
+  int64_t dim = 0;
+  if (!reader.integerMember(entry, path, kind, 0, dim))
+    return false;
+  if (dim >= param.rank)
+    return reader.fail(path + "." + kind, "parameter \"" + name +
+                                              "\" has rank " +
+                                              std::to_string(param.rank));
+  scalar.dim = static_cast<int32_t>(dim);
+  if ((scalar.stride ? param.strides : param.sizes)[dim] >= 0)
+    return reader.fail(path, std::string("the ") + kind + " is static in " +
+                                 "parameter \"" + name + "\"");
+  return true;
+}
+
 bool readKernel(Reader &reader, const Value &entry, const std::string &path,
                 KernelSpec &kernel) {
   if (!entry.is_object())
@@ -278,6 +314,12 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
   }
   if (reader.failed())
     return false;
+  if (const Value *scalars =
+          reader.member(entry, path, "scalars", Kind::Array, true))
+    for (size_t i = 0; i < scalars->size(); ++i)
+      if (!readScalar(reader, (*scalars)[i],
+                      path + ".scalars[" + std::to_string(i) + "]", kernel))
+        return false;
   const Value *attention =
       reader.member(entry, path, "attention", Kind::Object);
   if (!attention)
@@ -360,10 +402,11 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &manifest,
   if (format != "attn-kernel-bundle")
     return reader.fail("format", "\"" + format +
                                      "\" is not \"attn-kernel-bundle\"");
-  if (version != 2)
-    return reader.fail("version", "this runtime reads version 2, not " +
-                                      std::to_string(version) +
-                                      " (recompile the bundle with attn-compile)");
+  if (version != 2 && version != 3)
+    return reader.fail("version",
+                       "this runtime reads versions 2 and 3, not " +
+                           std::to_string(version) +
+                           " (recompile the bundle with attn-compile)");
   manifest.ptx = reader.string(root, "(root)", "ptx");
   const Value *kernels = reader.member(root, "(root)", "kernels", Kind::Array);
   if (!kernels)

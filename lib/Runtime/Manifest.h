@@ -41,6 +41,15 @@ struct GridTerm {
   int64_t ceilDiv = 1;
 };
 
+/// A scalar parameter: size or stride DIM of tensor parameter PARAM, passed
+/// as an int64 after the pointers and workspaces (a kernel compiled for
+/// run-time lengths).
+struct ScalarSpec {
+  int32_t param = 0;
+  bool stride = false;
+  int32_t dim = 0;
+};
+
 struct WorkspaceSpec {
   std::string name;
   int64_t bytes = 0;
@@ -56,6 +65,7 @@ struct KernelSpec {
   unsigned block[3] = {1, 1, 1};
   int64_t dynamicSharedBytes = 0;
   std::vector<WorkspaceSpec> workspaces;
+  std::vector<ScalarSpec> scalars;
   /// All CTAs must be resident at once (Lean attention's persistent CTAs
   /// wait for each other): the runtime checks occupancy before a launch.
   bool persistent = false;

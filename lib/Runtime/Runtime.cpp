@@ -11,8 +11,10 @@
 
 #include "Manifest.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -93,6 +95,79 @@ std::string formatExtents(const int64_t *values, int32_t rank) {
   return text + "]";
 }
 
+/// Whether two elements of `tensor` share an address: dimensions (of more
+/// than one element) sorted by stride must each step past the extent of
+/// those before.
+bool overlaps(const attnrtTensor &tensor) {
+  std::vector<std::pair<int64_t, int64_t>> dims; // (stride, size)
+  for (int32_t d = 0; d < tensor.rank; ++d)
+    if (tensor.sizes[d] > 1)
+      dims.push_back({tensor.strides[d], tensor.sizes[d]});
+  std::sort(dims.begin(), dims.end());
+  int64_t extent = 1;
+  for (auto [stride, size] : dims) {
+    if (stride < extent)
+      return true;
+    // stride * (size - 1) + extent, in 128 bits: the sizes are checked
+    // against the manifest, not bounded.
+    __int128 reach = static_cast<__int128>(stride) * (size - 1) + extent;
+    if (reach > std::numeric_limits<int64_t>::max())
+      return false;
+    extent = static_cast<int64_t>(reach);
+  }
+  return false;
+}
+
+/// Checks that the attention's tensors agree where the manifest leaves
+/// sizes to run time: Q [B, Hq, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk,
+/// Dv], O [B, Hq, Sq, Dv], LSE [B, Hq, Sq].
+attnrtStatus checkAttentionShapes(const KernelSpec &spec,
+                                  const attnrtTensor *args) {
+  auto find = [&](const char *name) -> const attnrtTensor * {
+    for (size_t i = 0; i < spec.params.size(); ++i)
+      if (spec.params[i].name == name)
+        return &args[i];
+    return nullptr;
+  };
+  const attnrtTensor *q = find("Q"), *k = find("K"), *v = find("V"),
+                     *o = find("O"), *lse = find("LSE");
+  if (!q || !k || !v || !o || q->rank != 4 || k->rank != 4 || v->rank != 4 ||
+      o->rank != 4 || (lse && lse->rank != 3))
+    return ATTNRT_SUCCESS;
+  struct Same {
+    const char *what;
+    const attnrtTensor *a;
+    const char *aName;
+    int aDim;
+    const attnrtTensor *b;
+    const char *bName;
+    int bDim;
+  };
+  std::vector<Same> rules = {{"batch size", q, "Q", 0, k, "K", 0},
+                             {"batch size", q, "Q", 0, v, "V", 0},
+                             {"batch size", q, "Q", 0, o, "O", 0},
+                             {"query heads", q, "Q", 1, o, "O", 1},
+                             {"key/value heads", k, "K", 1, v, "V", 1},
+                             {"query length", q, "Q", 2, o, "O", 2},
+                             {"key length", k, "K", 2, v, "V", 2},
+                             {"head dimension", q, "Q", 3, k, "K", 3},
+                             {"value dimension", v, "V", 3, o, "O", 3}};
+  if (lse) {
+    rules.push_back({"batch size", q, "Q", 0, lse, "LSE", 0});
+    rules.push_back({"query heads", q, "Q", 1, lse, "LSE", 1});
+    rules.push_back({"query length", q, "Q", 2, lse, "LSE", 2});
+  }
+  for (const Same &rule : rules)
+    if (rule.a->sizes[rule.aDim] != rule.b->sizes[rule.bDim])
+      return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                  "kernel " + spec.name + ": the " + rule.what + " of " +
+                      rule.aName + " (" +
+                      std::to_string(rule.a->sizes[rule.aDim]) + ") and " +
+                      rule.bName + " (" +
+                      std::to_string(rule.b->sizes[rule.bDim]) + ") differ");
+  return ATTNRT_SUCCESS;
+}
+
 /// Checks ARGS against the kernel's parameters; the message names the
 /// kernel, the parameter and both values.
 attnrtStatus checkArguments(const KernelSpec &spec, const attnrtTensor *args,
@@ -134,13 +209,21 @@ attnrtStatus checkArguments(const KernelSpec &spec, const attnrtTensor *args,
                        " do not match the manifest's " +
                        formatExtents(param.strides, param.rank));
     }
+    // Run-time strides: any for inputs (0 broadcasts), but the elements of
+    // an output must not overlap, or CTAs would race on them.
+    bool output = param.name == "O" || param.name == "LSE";
+    if (output && overlaps(arg))
+      return invalid(name + "strides " + formatExtents(arg.strides, arg.rank) +
+                     " make elements of shape " +
+                     formatExtents(arg.sizes, arg.rank) +
+                     " overlap; an output needs distinct elements");
     if (!arg.data)
       return invalid(name + "null data pointer");
     if (arg.data % static_cast<uint64_t>(param.alignment))
       return invalid(name + "data pointer is not aligned to " +
                      std::to_string(param.alignment) + " bytes");
   }
-  return ATTNRT_SUCCESS;
+  return checkAttentionShapes(spec, args);
 }
 
 attnrtStatus evaluateGrid(const KernelSpec &spec, const attnrtTensor *args,
@@ -749,11 +832,6 @@ attnrtStatus attnrtLaunch(attnrtKernel kernel, const attnrtTensor *args,
     return status;
   if (attnrtStatus status = evaluateGrid(spec, args, grid))
     return status;
-  constexpr size_t kMaxPointers = 16;
-  size_t count = spec.params.size() + spec.workspaces.size();
-  if (count > kMaxPointers)
-    return fail(ATTNRT_ERROR_INVALID_BUNDLE,
-                "kernel " + spec.name + " has more than 16 parameters");
   if (attnrtStatus status = makeCurrent(kernel->context))
     return status;
   if (spec.persistent)
@@ -763,20 +841,30 @@ attnrtStatus attnrtLaunch(attnrtKernel kernel, const attnrtTensor *args,
   if (!spec.workspaces.empty())
     if (attnrtStatus status = prepareWorkspaces(kernel, cuStream))
       return status;
-  CUdeviceptr pointers[kMaxPointers];
-  void *params[kMaxPointers];
-  for (size_t i = 0; i < count; ++i) {
-    pointers[i] = i < spec.params.size()
-                      ? args[i].data
-                      : kernel->workspaces[i - spec.params.size()];
-    params[i] = &pointers[i];
+  // The kernel's parameters: the tensors' pointers, the workspaces', then
+  // the run-time sizes and strides the manifest names.
+  std::vector<CUdeviceptr> pointers;
+  for (size_t i = 0; i < spec.params.size(); ++i)
+    pointers.push_back(args[i].data);
+  pointers.insert(pointers.end(), kernel->workspaces.begin(),
+                  kernel->workspaces.end());
+  std::vector<int64_t> scalars;
+  for (const ScalarSpec &scalar : spec.scalars) {
+    const attnrtTensor &arg = args[scalar.param];
+    scalars.push_back(scalar.stride ? arg.strides[scalar.dim]
+                                    : arg.sizes[scalar.dim]);
   }
+  std::vector<void *> params;
+  for (CUdeviceptr &pointer : pointers)
+    params.push_back(&pointer);
+  for (int64_t &value : scalars)
+    params.push_back(&value);
   const CudaDriver &d = *kernel->context->driver;
   ATTNRT_CALL(d,
               d.cuLaunchKernel(kernel->function, grid[0], grid[1], grid[2],
                                spec.block[0], spec.block[1], spec.block[2],
                                static_cast<unsigned>(spec.dynamicSharedBytes),
-                               cuStream, params, nullptr),
+                               cuStream, params.data(), nullptr),
               "launching kernel " + spec.name);
   if (!spec.workspaces.empty()) {
     ATTNRT_CALL(d, d.cuEventRecord(kernel->lastUse, cuStream),

@@ -45,6 +45,9 @@ const char *kUsage =
     "  --peak-tflops=X     the device's measured matmul peak, for the\n"
     "                      fraction printed with --bench\n"
     "  --csv=FILE          append one row per kernel to FILE\n"
+    "  --lengths=B,SQ,SK   the batch, Sq and Sk of kernels compiled for\n"
+    "                      run-time lengths (repeatable: each kernel runs\n"
+    "                      once per triple)\n"
     "  --validate          only read and check the bundles (no GPU needed)\n"
     "  --probe             only open the device and describe it (exit 1 if\n"
     "                      there is none)\n";
@@ -73,6 +76,7 @@ bool parseInteger(const std::string &text, long long min, long long &value) {
 int main(int argc, char **argv) {
   std::vector<std::string> bundles, kernels;
   CheckOptions options;
+  std::vector<std::optional<CheckOptions::Lengths>> lengthRuns;
   long long device = 0;
   std::string csvPath;
   bool validateOnly = false, probe = false;
@@ -124,6 +128,21 @@ int main(int argc, char **argv) {
         return fail("--iterations wants an integer in [1, 100000], not '" +
                     text + "'");
       options.iterations = static_cast<int>(integer);
+    } else if (value("--lengths", text)) {
+      CheckOptions::Lengths lengths;
+      char tail = 0;
+      long long b = 0, sq = 0, sk = 0;
+      if (std::sscanf(text.c_str(), "%lld,%lld,%lld%c", &b, &sq, &sk, &tail) !=
+              3 ||
+          b < 1 || sq < 1 || sk < 1 || b > (1LL << 31) || sq > (1LL << 31) ||
+          sk > (1LL << 31))
+        return fail("--lengths wants three positive integers B,SQ,SK up to "
+                    "2^31, not '" +
+                    text + "'");
+      lengths.batch = b;
+      lengths.queryLen = sq;
+      lengths.kvLen = sk;
+      lengthRuns.push_back(lengths);
     } else if (value("--peak-tflops", text)) {
       if (!parseNumber(text, number) || !(number > 0))
         return fail("--peak-tflops wants a positive number, not '" + text +
@@ -137,6 +156,8 @@ int main(int argc, char **argv) {
   }
   if (bundles.empty() && !probe)
     return fail("no bundle given (see --help)");
+  if (lengthRuns.empty())
+    lengthRuns.push_back(std::nullopt);
 
   if (validateOnly) {
     for (const std::string &bundle : bundles) {
@@ -205,17 +226,20 @@ int main(int argc, char **argv) {
         for (auto it = unmatched.begin(); it != unmatched.end();)
           it = *it == name ? unmatched.erase(it) : it + 1;
       }
-      KernelReport report;
-      attnrt::Status status =
-          runKernel(context.get(), kernel, options, HostInputs(), report);
-      if (!status.ok())
-        return fail(path + ": " + name + ": " + status.message);
-      std::printf("%s: ", path.c_str());
-      printReport(report, stdout);
-      std::fflush(stdout);
-      if (csv)
-        printCsvRow(report, info, csv);
-      failures += !report.passed();
+      for (const std::optional<CheckOptions::Lengths> &lengths : lengthRuns) {
+        options.lengths = lengths;
+        KernelReport report;
+        attnrt::Status status =
+            runKernel(context.get(), kernel, options, HostInputs(), report);
+        if (!status.ok())
+          return fail(path + ": " + name + ": " + status.message);
+        std::printf("%s: ", path.c_str());
+        printReport(report, stdout);
+        std::fflush(stdout);
+        if (csv)
+          printCsvRow(report, info, csv);
+        failures += !report.passed();
+      }
     }
   }
   if (csv) {

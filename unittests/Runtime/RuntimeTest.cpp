@@ -32,10 +32,11 @@ namespace fs = std::filesystem;
 namespace {
 
 // Two kernels of the shape attn-compile writes: attn_fwd with static and
-// dynamic extents and a grid formula; attn_split with workspaces.
+// dynamic extents, a grid formula and scalar parameters for three of the
+// run-time sizes and strides; attn_split with workspaces.
 constexpr const char *kManifest = R"({
   "format": "attn-kernel-bundle",
-  "version": 2,
+  "version": 3,
   "ptx": "kernels.ptx",
   "kernels": [
     {
@@ -51,6 +52,8 @@ constexpr const char *kManifest = R"({
       ],
       "grid": [{"param": "O", "dim": 2, "ceil_div": 128},
                {"param": "Q", "dim": 1}, 3],
+      "scalars": [{"param": "O", "size": 2}, {"param": "O", "stride": 0},
+                  {"param": "LSE", "stride": 1}],
       "block": [128, 1, 1],
       "dynamic_shared_memory": 65536,
       "attention": {"scale": 0.125, "causal": true, "window": [64, 0],
@@ -87,7 +90,10 @@ constexpr const char *kPtx = R"(.version 8.0
 .visible .entry attn_fwd(
 	.param .u64 attn_fwd_param_0,
 	.param .u64 attn_fwd_param_1,
-	.param .u64 attn_fwd_param_2
+	.param .u64 attn_fwd_param_2,
+	.param .u64 attn_fwd_param_3,
+	.param .u64 attn_fwd_param_4,
+	.param .u64 attn_fwd_param_5
 )
 {
 	ret;
@@ -548,8 +554,19 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
     const char *to;
     const char *message;
   } cases[] = {
-      {"\"version\": 2", "\"version\": 3",
-       "manifest: version: this runtime reads version 2, not 3"},
+      {"\"version\": 3", "\"version\": 4",
+       "manifest: version: this runtime reads versions 2 and 3, not 4"},
+      {"{\"param\": \"O\", \"stride\": 0}", "{\"param\": \"Q\", \"stride\": 0}",
+       "manifest: kernels[0].scalars[1]: the stride is static in parameter "
+       "\"Q\""},
+      {"{\"param\": \"O\", \"size\": 2}", "{\"param\": \"O\", \"size\": 4}",
+       "manifest: kernels[0].scalars[0].size: parameter \"O\" has rank 4"},
+      {"{\"param\": \"O\", \"size\": 2}", "{\"param\": \"K\", \"size\": 2}",
+       "manifest: kernels[0].scalars[0].param: no parameter \"K\""},
+      {"{\"param\": \"O\", \"size\": 2}",
+       "{\"param\": \"O\", \"size\": 2, \"stride\": 0}",
+       "manifest: kernels[0].scalars[0]: must have \"param\" and one of "
+       "\"size\" or \"stride\""},
       {"\"format\": \"attn-kernel-bundle\"", "\"format\": \"bundle\"",
        "manifest: format: \"bundle\" is not \"attn-kernel-bundle\""},
       {"\"block\": [128, 1, 1],", "",
@@ -608,7 +625,7 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
 
 TEST_F(RuntimeTest, InvalidJsonNamesTheLineAndColumn) {
   std::string manifest =
-      replaced(kManifest, "\"version\": 2,", "\"version\": 2,,");
+      replaced(kManifest, "\"version\": 3,", "\"version\": 3,,");
   size_t at = manifest.find(",,") + 1;
   size_t lineStart = manifest.rfind('\n', at);
   int64_t line = std::count(manifest.begin(), manifest.begin() + at, '\n') + 1;
@@ -732,8 +749,11 @@ TEST_F(RuntimeTest, LaunchUsesTheManifest) {
   EXPECT_EQ(launch.block[2], 1u);
   EXPECT_EQ(launch.sharedBytes, 65536u);
   EXPECT_EQ(launch.stream, kStreamA);
-  EXPECT_EQ(launch.args, (std::vector<fake::DevicePtr>{
-                             args.q.data(), args.o.data(), args.lse.data()}));
+  // The pointers, then the scalars: O's Sq and batch stride (4 x 300 x
+  // 64), LSE's head stride (300).
+  EXPECT_EQ(launch.args,
+            (std::vector<fake::DevicePtr>{args.q.data(), args.o.data(),
+                                          args.lse.data(), 300, 76800, 300}));
   // No workspaces, so nothing to order across streams.
   EXPECT_TRUE(records.eventRecords.empty());
   EXPECT_TRUE(records.memsets.empty());
@@ -782,6 +802,10 @@ TEST_F(RuntimeTest, LaunchChecksTheArguments) {
        [](std::vector<attnrtTensor> &t) { t[2].data = 0; }},
       {"parameter O: data pointer is not aligned to 16 bytes",
        [](std::vector<attnrtTensor> &t) { t[1].data += 8; }},
+      // Run-time strides may not make an output's elements overlap.
+      {"parameter O: strides [76800, 64, 64, 1] make elements of shape "
+       "[1, 4, 300, 64] overlap; an output needs distinct elements",
+       [](std::vector<attnrtTensor> &t) { t[1].strides[1] = 64; }},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.message);

@@ -53,8 +53,15 @@ struct AttentionProblem {
   std::optional<std::pair<int64_t, int64_t>> window;
 
   /// The problem of a verified op; std::nullopt when a size is dynamic or
-  /// the op has a frame (its positions are run-time values).
-  static std::optional<AttentionProblem> fromOp(AttentionOp op);
+  /// the op has a frame (its positions are run-time values). With
+  /// `dynamicLengths`, batch, queryLen and kvLen may be
+  /// ShapedType::kDynamic (a kernel that takes them at run time); head
+  /// counts and head dimensions must still be static.
+  static std::optional<AttentionProblem> fromOp(AttentionOp op,
+                                                bool dynamicLengths = false);
+
+  /// Whether batch, queryLen and kvLen are known (not ShapedType::kDynamic).
+  bool hasStaticLengths() const;
 
   /// Query heads that share one key/value head.
   int64_t groupSize() const { return queryHeads / kvHeads; }

@@ -54,14 +54,21 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     Kernel parameters are bare pointers, in operand order: Q, K, V, O, then
     LSE when the op has one; a Lean kernel then takes its workspaces
     (partial O `[G, block_m, Dv]` and LSE `[G, block_m]` in f32, flags
-    `[G]` in i32, zeroed before every launch). The kernel's launch
-    configuration is attached as `attn.launch = {grid, block,
-    dynamic_shared_memory, tiles, attention}` (plus `persistent` and
-    `workspaces` for Lean) for the bundle writer.
+    `[G]` in i32, zeroed before every launch). When the batch, Sq or Sk is
+    dynamic (head counts and head dimensions must be static), a tensor is
+    a pointer (rank-0 memref) and i64 parameters follow the others: its
+    dynamic sizes, then its batch and head strides, bound at the entry by
+    `memref.reinterpret_cast`; one kernel serves every length. The kernel's
+    launch configuration is attached as `attn.launch = {grid, block,
+    dynamic_shared_memory, tiles, attention, params, scalars}` (`params`:
+    the tensors' memref views; `scalars`: which size or stride each i64
+    parameter is; plus `persistent` and `workspaces` for Lean) for the
+    bundle writer.
 
-    Not supported yet (each is a diagnostic naming it): the mask operand,
-    softcap, a score region, the split-KV and ATTENTION2D partitions, f32
-    operands, head dimensions that are not a multiple of 64, D != Dv.
+    Not supported yet (each is a diagnostic naming it): the mask operand, a
+    block mask computed at run time, the split-KV and ATTENTION2D
+    partitions, f32 operands, head dimensions that are not multiples of 8 up
+    to 256, Lean attention or a block mask with dynamic lengths.
 
     The tiles come from the op's `tiles` attribute, else FlashAttention-2's
     default for the head dimension.

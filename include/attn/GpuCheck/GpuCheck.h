@@ -40,6 +40,12 @@ struct CheckOptions {
   int iterations = 100;
   /// The device's measured dense matmul peak in TFLOP/s, or 0 if unknown.
   double peakTflops = 0;
+  /// The batch, Sq and Sk to run a kernel compiled for run-time lengths
+  /// with (its dynamic sizes); a static size is the manifest's.
+  struct Lengths {
+    int64_t batch = 1, queryLen = 1, kvLen = 1;
+  };
+  std::optional<Lengths> lengths;
 };
 
 /// Host copies of the inputs, in the kernel's element type and row-major

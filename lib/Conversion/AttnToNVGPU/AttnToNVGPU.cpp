@@ -85,9 +85,12 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   if (op.hasFrame())
     return op.emitError("attn-to-nvgpu does not support a frame (a part of a "
                         "larger attention) yet");
-  std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
+  std::optional<AttentionProblem> problem =
+      AttentionProblem::fromOp(op, /*dynamicLengths=*/true);
   if (!problem)
-    return op.emitError("attn-to-nvgpu needs static sizes");
+    return op.emitError("attn-to-nvgpu needs static head counts and head "
+                        "dimensions (the kernel is specialised for them); "
+                        "the batch, Sq and Sk may be dynamic");
   Type element = op.getQuery().getType().getElementType();
   if (!element.isF16() && !element.isBF16())
     return op.emitError("attn-to-nvgpu supports f16 and bf16 operands, got ")
@@ -100,6 +103,10 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   if (op.getMask())
     return op.emitError("attn-to-nvgpu does not support the mask operand yet");
   DenseElementsAttr blockMask;
+  if (op.getBlockMask() && !problem->hasStaticLengths())
+    return op.emitError("attn-to-nvgpu takes a block mask with static "
+                        "lengths only: a constant block mask covers the "
+                        "blocks of one Sq and Sk");
   if (op.getBlockMask() &&
       !matchPattern(op.getBlockMask(), m_Constant(&blockMask)))
     return op.emitError("attn-to-nvgpu takes a constant block mask (one "
@@ -171,6 +178,11 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   }
   shape.withLse = static_cast<bool>(op.getInitLse());
   if (auto lean = dyn_cast_or_null<LeanAttr>(partition)) {
+    if (!problem->hasStaticLengths())
+      return op.emitError("attn-to-nvgpu lowers #attn.lean with static "
+                          "lengths only (its LeanTiles are counted at "
+                          "compile time); FlashAttention-2's grid takes the "
+                          "batch, Sq and Sk at run time: drop the partition");
     shape.leanCtas = lean.getCtas();
     // Every CTA must be resident at once, or a host waits for a contributor
     // that never starts.
@@ -192,33 +204,140 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   return shape;
 }
 
+/// What the kernel reads and writes, as its entry block sees them.
+struct KernelArguments {
+  /// Q, K, V, O and, when returned, LSE: memrefs of the operands' shapes.
+  Value q, k, v, o, lse;
+  /// The workspaces the runtime owns, after them.
+  SmallVector<Value> workspaces;
+  KernelLengths lengths;
+};
+
+/// The memref through which a kernel reads or writes `operand`: its shape,
+/// rows contiguous. When a length is dynamic, the batch and head strides
+/// are run-time values too, so a view of a larger buffer (a KV cache with
+/// room for more rows) is accepted as it is.
+MemRefType kernelView(Value operand) {
+  auto type = cast<RankedTensorType>(operand.getType());
+  if (type.hasStaticShape())
+    return MemRefType::get(type.getShape(), type.getElementType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
+  for (int64_t dim = rank - 1, stride = 1; dim >= 2; --dim) {
+    strides[dim] = stride;
+    stride *= type.getDimSize(dim);
+  }
+  return MemRefType::get(
+      type.getShape(), type.getElementType(),
+      StridedLayoutAttr::get(type.getContext(), /*offset=*/0, strides));
+}
+
+/// The kernel's signature, in order: one parameter per view (the memref
+/// itself when static, else a pointer: a rank-0 memref of its element
+/// type), the workspaces, then one i64 per dynamic size and dynamic stride
+/// of the views, view by view, sizes first. `scalars` says which is which
+/// (the manifest's "scalars").
+struct KernelSignature {
+  SmallVector<Type> params;
+  SmallVector<Attribute> scalars;
+};
+
+KernelSignature kernelSignature(Builder &b, ArrayRef<MemRefType> views,
+                                ArrayRef<MemRefType> workspaces) {
+  KernelSignature signature;
+  for (MemRefType view : views)
+    signature.params.push_back(
+        view.hasStaticShape() ? view
+                              : MemRefType::get({}, view.getElementType()));
+  llvm::append_range(signature.params, workspaces);
+  for (auto [index, view] : llvm::enumerate(views)) {
+    if (view.hasStaticShape())
+      continue;
+    auto entry = [&](StringRef kind, int64_t dim) {
+      signature.params.push_back(b.getI64Type());
+      signature.scalars.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("param", b.getI64IntegerAttr(index)),
+           b.getNamedAttr(kind, b.getI64IntegerAttr(dim))}));
+    };
+    for (auto [dim, size] : llvm::enumerate(view.getShape()))
+      if (ShapedType::isDynamic(size))
+        entry("size", dim);
+    auto [strides, offset] = view.getStridesAndOffset();
+    for (auto [dim, stride] : llvm::enumerate(strides))
+      if (ShapedType::isDynamic(stride))
+        entry("stride", dim);
+  }
+  return signature;
+}
+
+/// Binds the kernel's parameters (kernelSignature's order) at the start of
+/// its entry block: a pointer and its scalars become a view
+/// (memref.reinterpret_cast), and the lengths are read off Q and K.
+KernelArguments bindArguments(ImplicitLocOpBuilder &b,
+                              ArrayRef<MemRefType> views, int64_t numWorkspaces,
+                              gpu::GPUFuncOp func) {
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  unsigned nextScalar = views.size() + numWorkspaces;
+  auto scalar = [&]() -> OpFoldResult {
+    return Value(arith::IndexCastOp::create(b, b.getIndexType(),
+                                            entry.getArgument(nextScalar++)));
+  };
+  SmallVector<Value> bound;
+  for (auto [index, view] : llvm::enumerate(views)) {
+    Value param = entry.getArgument(index);
+    if (view.hasStaticShape()) {
+      bound.push_back(param);
+      continue;
+    }
+    SmallVector<OpFoldResult> sizes, strides;
+    for (int64_t size : view.getShape())
+      sizes.push_back(ShapedType::isDynamic(size) ? scalar()
+                                                  : b.getIndexAttr(size));
+    auto [staticStrides, offset] = view.getStridesAndOffset();
+    for (int64_t stride : staticStrides)
+      strides.push_back(ShapedType::isDynamic(stride) ? scalar()
+                                                      : b.getIndexAttr(stride));
+    bound.push_back(memref::ReinterpretCastOp::create(
+        b, view, param, b.getIndexAttr(0), sizes, strides));
+  }
+  KernelArguments args;
+  args.q = bound[0];
+  args.k = bound[1];
+  args.v = bound[2];
+  args.o = bound[3];
+  if (bound.size() > 4)
+    args.lse = bound[4];
+  for (int64_t i = 0; i < numWorkspaces; ++i)
+    args.workspaces.push_back(entry.getArgument(views.size() + i));
+  args.lengths = {b.createOrFold<memref::DimOp>(args.q, 0),
+                  b.createOrFold<memref::DimOp>(args.q, 2),
+                  b.createOrFold<memref::DimOp>(args.k, 2)};
+  return args;
+}
+
 /// FlashAttention-2's kernel: CTA (m, b, h) of the grid (ceil(Sq / block_m),
 /// B, Hq) computes query block m of (b, h) over every key/value block its
 /// rows can see.
 void buildFa2Kernel(ImplicitLocOpBuilder &b, const KernelShape &s,
-                    gpu::GPUFuncOp func) {
-  Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  Value q = entry.getArgument(0), k = entry.getArgument(1),
-        v = entry.getArgument(2), o = entry.getArgument(3);
-  Value lse = s.withLse ? entry.getArgument(4) : Value();
-
+                    const KernelArguments &args) {
   Value queryBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value batch = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   CtaBody body(b, s);
-  body.setUp();
+  body.setUp(args.lengths);
   IndexArith a{b};
   Value kvHead = a.div(head, s.problem.groupSize());
   Value row0 = a.mul(queryBlock, s.blockM);
-  Value qGroup = body.loadQueryBlock(q, batch, head, row0);
-  Value rows = arith::MinUIOp::create(
-      b, a.constant(s.blockM), a.sub(a.constant(s.problem.queryLen), row0));
+  Value qGroup = body.loadQueryBlock(args.q, batch, head, row0);
+  Value rows = arith::MinUIOp::create(b, a.constant(s.blockM),
+                                      a.sub(args.lengths.queryLen, row0));
   auto [blockBegin, blockEnd] =
       body.geometry().kvBlockRange(row0, rows, s.blockN);
-  SmallVector<Value> state = body.runKvRange(k, v, qGroup, batch, head, kvHead,
-                                             row0, rows, blockBegin, blockEnd);
-  body.storeOutput(state, o, lse, batch, head, row0);
+  SmallVector<Value> state =
+      body.runKvRange(args.k, args.v, qGroup, batch, head, kvHead, row0, rows,
+                      blockBegin, blockEnd);
+  body.storeOutput(state, args.o, args.lse, batch, head, row0);
   gpu::ReturnOp::create(b);
 }
 
@@ -236,21 +355,15 @@ void buildFa2Kernel(ImplicitLocOpBuilder &b, const KernelShape &s,
 /// parameters after the attention's: partial O [G, block_m, Dv] and LSE
 /// [G, block_m] in f32, flags [G] in i32, zeroed before every launch.
 void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
-                     gpu::GPUFuncOp func) {
+                     const KernelArguments &args) {
   const AttentionProblem &p = s.problem;
-  Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  unsigned next = 0;
-  Value q = entry.getArgument(next++), k = entry.getArgument(next++),
-        v = entry.getArgument(next++), o = entry.getArgument(next++);
-  Value lse = s.withLse ? entry.getArgument(next++) : Value();
-  Value partialO = entry.getArgument(next++),
-        partialLse = entry.getArgument(next++),
-        flags = entry.getArgument(next++);
+  Value q = args.q, k = args.k, v = args.v, o = args.o, lse = args.lse;
+  Value partialO = args.workspaces[0], partialLse = args.workspaces[1],
+        flags = args.workspaces[2];
 
   Value cta = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   CtaBody body(b, s);
-  body.setUp();
+  body.setUp(args.lengths);
   IndexArith a{b};
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
 
@@ -452,21 +565,16 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       ImplicitLocOpBuilder kb(op.getLoc(), ctx);
       kb.setInsertionPointToEnd(kernels.getBody());
 
-      SmallVector<Type> params;
+      SmallVector<MemRefType> views;
       for (Value operand : {Value(op.getQuery()), Value(op.getKey()),
-                            Value(op.getValue()),
-                            op.getInitOut()}) {
-        auto type = cast<RankedTensorType>(operand.getType());
-        params.push_back(MemRefType::get(type.getShape(), type.getElementType()));
-      }
-      if (shape->withLse) {
-        auto type = cast<RankedTensorType>(op.getInitLse().getType());
-        params.push_back(MemRefType::get(type.getShape(), type.getElementType()));
-      }
+                            Value(op.getValue()), op.getInitOut()})
+        views.push_back(kernelView(operand));
+      if (shape->withLse)
+        views.push_back(kernelView(op.getInitLse()));
       // Lean's workspaces (the runtime passes them after the parameters).
       int64_t ctas = shape->leanCtas;
       Type f32 = kb.getF32Type(), i32 = kb.getI32Type();
-      SmallVector<std::tuple<StringRef, Type, bool>> workspaces;
+      SmallVector<std::tuple<StringRef, MemRefType, bool>> workspaces;
       if (ctas) {
         workspaces = {
             {"partial_o",
@@ -476,10 +584,10 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
             {"partial_lse", MemRefType::get({ctas, shape->blockM}, f32), false},
             {"flags", MemRefType::get({ctas}, i32), true}};
       }
+      SmallVector<MemRefType> workspaceTypes;
       SmallVector<Attribute> workspaceEntries;
-      for (auto [workspaceName, type, zeroInit] : workspaces) {
-        auto memref = cast<MemRefType>(type);
-        params.push_back(memref);
+      for (auto [workspaceName, memref, zeroInit] : workspaces) {
+        workspaceTypes.push_back(memref);
         int64_t bytes =
             memref.getNumElements() * memref.getElementTypeBitWidth() / 8;
         workspaceEntries.push_back(kb.getDictionaryAttr(
@@ -487,17 +595,26 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
              kb.getNamedAttr("bytes", kb.getI64IntegerAttr(bytes)),
              kb.getNamedAttr("zero_init", kb.getBoolAttr(zeroInit))}));
       }
-      auto func = gpu::GPUFuncOp::create(kb, name,
-                                         kb.getFunctionType(params, {}));
+      KernelSignature signature = kernelSignature(kb, views, workspaceTypes);
+      auto func = gpu::GPUFuncOp::create(
+          kb, name, kb.getFunctionType(signature.params, {}));
       func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
       int32_t threads = static_cast<int32_t>(shape->threads());
       func.setKnownBlockSizeAttr(kb.getDenseI32ArrayAttr({threads, 1, 1}));
+      // A grid size that depends on a run-time length is dynamic.
+      const AttentionProblem &problem = shape->problem;
       SmallVector<int64_t> grid =
-          ctas
-              ? SmallVector<int64_t>{ctas, 1, 1}
-              : SmallVector<int64_t>{shape->queryBlocks(), shape->problem.batch,
-                                     shape->problem.queryHeads};
+          ctas ? SmallVector<int64_t>{ctas, 1, 1}
+               : SmallVector<int64_t>{ShapedType::isDynamic(problem.queryLen)
+                                          ? ShapedType::kDynamic
+                                          : shape->queryBlocks(),
+                                      problem.batch, problem.queryHeads};
+      SmallVector<Attribute> viewTypes;
+      for (MemRefType view : views)
+        viewTypes.push_back(TypeAttr::get(view));
       SmallVector<NamedAttribute> launch{
+          kb.getNamedAttr("params", kb.getArrayAttr(viewTypes)),
+          kb.getNamedAttr("scalars", kb.getArrayAttr(signature.scalars)),
           kb.getNamedAttr("grid", kb.getDenseI64ArrayAttr(grid)),
           kb.getNamedAttr("block", kb.getDenseI64ArrayAttr({threads, 1, 1})),
           kb.getNamedAttr("dynamic_shared_memory",
@@ -513,10 +630,12 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       }
       func->setAttr(AttnDialect::getLaunchAttrName(),
                     kb.getDictionaryAttr(launch));
+      KernelArguments args =
+          bindArguments(kb, views, workspaceTypes.size(), func);
       if (ctas)
-        buildLeanKernel(kb, *shape, func);
+        buildLeanKernel(kb, *shape, args);
       else
-        buildFa2Kernel(kb, *shape, func);
+        buildFa2Kernel(kb, *shape, args);
     }
   }
 };

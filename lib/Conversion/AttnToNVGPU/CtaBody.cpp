@@ -25,6 +25,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -75,7 +76,7 @@ Value CtaBody::sharedTile(Value base, Value byteOffset, int64_t rows,
 }
 
 SmallVector<Value> CtaBody::copyTile(Value source, Value batch, Value head,
-                                     Value row0, int64_t rows, int64_t length,
+                                     Value row0, int64_t rows, Extent length,
                                      int64_t columns, Value tile) {
   int64_t chunksPerRow = llvm::alignTo(columns, 16) / kChunk;
   int64_t chunks = rows * chunksPerRow, threads = s.threads();
@@ -128,8 +129,8 @@ SmallVector<Value> CtaBody::copyTile(Value source, Value batch, Value head,
     // stays in bounds) and fill 0.
     Value sourceRow = add(row0, row);
     Value inBounds = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                           sourceRow, index(length));
-    Value clamped = arith::MinUIOp::create(b, sourceRow, index(length - 1));
+                                           sourceRow, length.length);
+    Value clamped = arith::MinUIOp::create(b, sourceRow, length.last);
     Value sourceCol = col;
     if (columns % 16 != 0) {
       inBounds = arith::AndIOp::create(
@@ -224,7 +225,15 @@ Value CtaBody::quadReduce(Value value, bool isMax) {
   return value;
 }
 
-void CtaBody::setUp() {
+CtaBody::Extent CtaBody::extent(Value length) {
+  if (std::optional<int64_t> known = getConstantIntValue(length))
+    return {length, index(*known - 1)};
+  return {length, arith::SubIOp::create(b, length, index(1))};
+}
+
+void CtaBody::setUp(const KernelLengths &lengths) {
+  queryLen = extent(lengths.queryLen);
+  kvLen = extent(lengths.kvLen);
   tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
   warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
@@ -267,17 +276,15 @@ Value CtaBody::copyKV(Value k, Value v, Value batch, Value kvHead, Value block,
                       Value stage) {
   auto [kStage, vStage] = kvTiles(stage);
   Value key0 = mul(block, index(s.blockN));
-  SmallVector<Value> tokens =
-      copyTile(k, batch, kvHead, key0, s.blockN, s.problem.kvLen,
-               s.problem.headDim, kStage);
-  llvm::append_range(tokens,
-                     copyTile(v, batch, kvHead, key0, s.blockN, s.problem.kvLen,
-                              s.problem.valueDim, vStage));
+  SmallVector<Value> tokens = copyTile(k, batch, kvHead, key0, s.blockN, kvLen,
+                                       s.problem.headDim, kStage);
+  llvm::append_range(tokens, copyTile(v, batch, kvHead, key0, s.blockN, kvLen,
+                                      s.problem.valueDim, vStage));
   return commit(tokens);
 }
 
 Value CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
-  return commit(copyTile(q, batch, head, row0, s.blockM, s.problem.queryLen,
+  return commit(copyTile(q, batch, head, row0, s.blockM, queryLen,
                          s.problem.headDim, qTile));
 }
 
@@ -691,7 +698,7 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
       }
       if (lse) {
         Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                              index(p.queryLen));
+                                              queryLen.length);
         Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                             laneInGroup, index(0));
         auto store =
@@ -718,7 +725,7 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
                     index(kChunk));
     Value row = add(row0, rowInTile);
     Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                          index(p.queryLen));
+                                          queryLen.length);
     // Lanes past the warp's chunks in a last round they do not fill.
     if (first + kWarpSize > chunks)
       inRange = arith::AndIOp::create(

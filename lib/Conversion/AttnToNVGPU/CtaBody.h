@@ -35,6 +35,8 @@ constexpr int64_t kChunk = 8;
 
 /// Everything the kernel is specialised for.
 struct KernelShape {
+  /// Batch, Sq and Sk are ShapedType::kDynamic when the kernel takes them at
+  /// run time (KernelLengths).
   AttentionProblem problem;
   Type element;
   int64_t blockM, blockN, warps;
@@ -60,6 +62,7 @@ struct KernelShape {
   int64_t threads() const { return kWarpSize * warps; }
   /// m16 tiles each warp owns.
   int64_t mTiles() const { return blockM / (16 * warps); }
+  /// Query blocks per (batch, head); with static lengths only.
   int64_t queryBlocks() const {
     return llvm::divideCeil(problem.queryLen, blockM);
   }
@@ -79,10 +82,18 @@ struct KernelShape {
                                 /*elementBytes=*/2);
   }
   /// Whether some score needs an element mask (causal, window, or a tail of
-  /// keys past Sk in the last block).
+  /// keys past Sk in the last block, which a run-time Sk may have).
   bool needsElementMask() const {
-    return problem.causal || problem.window || problem.kvLen % blockN != 0;
+    return problem.causal || problem.window ||
+           ShapedType::isDynamic(problem.kvLen) || problem.kvLen % blockN != 0;
   }
+};
+
+/// The lengths the kernel computes with, as values of its entry block:
+/// constants when the attention's are static, else read from the kernel's
+/// arguments.
+struct KernelLengths {
+  Value batch, queryLen, kvLen;
 };
 
 /// Whether the CTA body can inline `op` of a score region: a scalar arith
@@ -106,7 +117,7 @@ public:
 
   /// Per-thread values and the shared-memory tiles, at the kernel's entry:
   /// first, before the other calls.
-  void setUp();
+  void setUp(const KernelLengths &lengths);
 
   /// Starts the cp.async of rows [row0, row0 + block_m) of Q[batch, head]
   /// into shared memory; returns its group.
@@ -150,8 +161,8 @@ public:
 
   /// The masking geometry of the attention, as IR.
   MaskGeometry<IndexArith> geometry() {
-    return {arith, index(s.problem.queryLen), index(s.problem.kvLen),
-            s.problem.causal, s.problem.window};
+    return {arith, queryLen.length, kvLen.length, s.problem.causal,
+            s.problem.window};
   }
 
 private:
@@ -200,13 +211,19 @@ private:
   /// Builds `build` at the kernel's entry, once per `key`.
   Value atEntry(std::pair<int64_t, void *> key, function_ref<Value()> build);
 
+  /// A run-time length and its last index (length - 1), built at the entry.
+  struct Extent {
+    Value length, last;
+  };
+  Extent extent(Value length);
+
   /// cp.async of rows [row0, row0 + rows) of `source[batch, head]`, whose
   /// rows have `columns` elements, into `tile`, in 16-byte chunks up to the
   /// next multiple of 16 elements (an mma k step); rows at or past `length`
   /// and chunks past `columns` are zero-filled. Returns the tokens of the
   /// copies every thread makes, which `commit` groups.
   SmallVector<Value> copyTile(Value source, Value batch, Value head, Value row0,
-                              int64_t rows, int64_t length, int64_t columns,
+                              int64_t rows, Extent length, int64_t columns,
                               Value tile);
   Value commit(ArrayRef<Value> tokens) {
     return nvgpu::DeviceAsyncCreateGroupOp::create(
@@ -272,6 +289,8 @@ private:
   Value lane, groupId, laneInGroup, tid, warp;
   /// The first row of this warp's slice of the query block.
   Value warpRow;
+  /// Sq and Sk.
+  Extent queryLen, kvLen;
   /// Dynamic shared memory, its Q tile, and the same memory as the O block's
   /// staging tile (rows Dv wide).
   Value shared, qTile, oTile;

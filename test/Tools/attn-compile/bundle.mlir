@@ -58,7 +58,7 @@
 // CHECK-NEXT:  "stages": 2,
 // CHECK-NEXT:  "warps": 4
 // CHECK: "ptx": "kernels.ptx",
-// CHECK: "version": 2
+// CHECK: "version": 3
 
 // PTX: .target sm_90a
 // PTX: .visible .entry prefill_attention0(

@@ -20,9 +20,9 @@
 // An older format, a missing field, a wrong type, a grid naming no
 // parameter, an alignment that is not a power of two.
 // RUN: mkdir -p %t/v1 && cp %t/good/kernels.ptx %t/v1/
-// RUN: sed 's/"version": 2/"version": 1/' %t/good/manifest.json > %t/v1/manifest.json
+// RUN: sed 's/"version": 3/"version": 1/' %t/good/manifest.json > %t/v1/manifest.json
 // RUN: not attn-launch --validate %t/v1 2>&1 | FileCheck %s --check-prefix=V1
-// V1: manifest: version: this runtime reads version 2, not 1 (recompile the bundle with attn-compile)
+// V1: manifest: version: this runtime reads versions 2 and 3, not 1 (recompile the bundle with attn-compile)
 // RUN: mkdir -p %t/noblock && cp %t/good/kernels.ptx %t/noblock/
 // RUN: sed 's/"block"/"blocks"/' %t/good/manifest.json > %t/noblock/manifest.json
 // RUN: not attn-launch --validate %t/noblock 2>&1 | FileCheck %s --check-prefix=NOBLOCK
@@ -52,6 +52,10 @@
 // UNKNOWN: attn-launch: error: unknown option '--frobnicate' (see --help)
 // RUN: not attn-launch %t/good --tolerance=-1 2>&1 | FileCheck %s --check-prefix=TOL
 // TOL: attn-launch: error: --tolerance wants a positive number, not '-1'
+// RUN: not attn-launch %t/good --lengths=1,0,4096 2>&1 | FileCheck %s --check-prefix=LENGTHS
+// LENGTHS: attn-launch: error: --lengths wants three positive integers B,SQ,SK up to 2^31, not '1,0,4096'
+// RUN: not attn-launch %t/good --lengths=1,1 2>&1 | FileCheck %s --check-prefix=LENGTHS2
+// LENGTHS2: attn-launch: error: --lengths wants three positive integers B,SQ,SK up to 2^31, not '1,1'
 // RUN: not attn-launch %t/good --iterations=0 2>&1 | FileCheck %s --check-prefix=ITER
 // ITER: attn-launch: error: --iterations wants an integer in [1, 100000], not '0'
 // RUN: attn-launch --help | FileCheck %s --check-prefix=HELP

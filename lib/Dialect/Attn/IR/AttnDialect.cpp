@@ -25,11 +25,33 @@ void AttnDialect::initialize() {
 /// Whether `launch` is the dictionary getLaunchAttrName() describes.
 static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
   auto dict = dyn_cast<DictionaryAttr>(launch);
-  auto threeSizes = [&](StringRef key) {
+  auto threeSizes = [&](StringRef key, bool dynamicAllowed) {
     auto sizes = dict ? dict.getAs<DenseI64ArrayAttr>(key) : nullptr;
     return sizes && sizes.size() == 3 &&
-           llvm::all_of(sizes.asArrayRef(), [](int64_t s) { return s > 0; });
+           llvm::all_of(sizes.asArrayRef(), [&](int64_t s) {
+             return s > 0 || (dynamicAllowed && ShapedType::isDynamic(s));
+           });
   };
+  // The views of the kernel's tensor parameters, and which of its
+  // parameters carry their dynamic sizes and strides.
+  auto params = dict ? dict.getAs<ArrayAttr>("params") : nullptr;
+  bool paramsValid = params && llvm::all_of(params, [](Attribute entry) {
+                       auto type = dyn_cast<TypeAttr>(entry);
+                       return type && isa<MemRefType>(type.getValue());
+                     });
+  auto scalars = dict ? dict.getAs<ArrayAttr>("scalars") : nullptr;
+  bool scalarsValid =
+      paramsValid && scalars && llvm::all_of(scalars, [&](Attribute entry) {
+        auto s = dyn_cast<DictionaryAttr>(entry);
+        auto param = s ? s.getAs<IntegerAttr>("param") : nullptr;
+        if (!param || s.size() != 2 || param.getInt() < 0 ||
+            param.getInt() >= static_cast<int64_t>(params.size()))
+          return false;
+        auto view =
+            cast<MemRefType>(cast<TypeAttr>(params[param.getInt()]).getValue());
+        auto dim = s.getAs<IntegerAttr>(s.contains("size") ? "size" : "stride");
+        return dim && dim.getInt() >= 0 && dim.getInt() < view.getRank();
+      });
   auto bytes =
       dict ? dict.getAs<IntegerAttr>("dynamic_shared_memory") : nullptr;
   // Optional: `persistent` (unit) and `workspaces`, each {name, bytes > 0,
@@ -52,15 +74,18 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
                  w.size() == 3;
         });
   }
-  if (!dict || !threeSizes("grid") || !threeSizes("block") || !bytes ||
+  if (!dict || !threeSizes("grid", /*dynamicAllowed=*/true) ||
+      !threeSizes("block", /*dynamicAllowed=*/false) || !bytes ||
       bytes.getInt() < 0 || !dict.getAs<Fa2TilesAttr>("tiles") ||
-      !dict.getAs<DictionaryAttr>("attention") || !optionalValid ||
-      dict.size() != 5 + optional)
+      !dict.getAs<DictionaryAttr>("attention") || !paramsValid ||
+      !scalarsValid || !optionalValid || dict.size() != 7 + optional)
     return op->emitError()
            << "'" << AttnDialect::getLaunchAttrName()
            << "' must be {grid = array<i64: x, y, z>, block = array<i64: x, "
               "y, z>, dynamic_shared_memory = bytes : i64, tiles = "
-              "#attn.fa2<...>, attention = {...}} with positive sizes, and "
+              "#attn.fa2<...>, attention = {...}, params = [memref types], "
+              "scalars = [{param = i, size = d} or {param = i, stride = "
+              "d}]} with positive sizes (a grid size may be dynamic), and "
               "optionally persistent and workspaces = [{name, bytes, "
               "zero_init}], got "
            << launch;

@@ -43,8 +43,11 @@ def Attn_Dialect : Dialect {
     /// Name of the discardable kernel attribute that says how to launch a
     /// generated kernel: a dictionary with `grid` and `block` (i64 arrays of
     /// 3), `dynamic_shared_memory` (i64 bytes), `tiles` (`#attn.fa2`) and
-    /// `attention` (a dictionary of what it computes: scale, causal, window);
-    /// a persistent kernel (Lean attention) adds `persistent` (all CTAs must
+    /// `attention` (a dictionary of what it computes: scale, causal, window),
+    /// `params` (the memref types through which the kernel views its tensor
+    /// parameters) and `scalars` (for each trailing i64 parameter, the size
+    /// or stride of a view it carries: `{param = i, size = d}` or
+    /// `{param = i, stride = d}`); a persistent kernel (Lean attention) adds `persistent` (all CTAs must
     /// be resident at once) and `workspaces` (a list of dictionaries of
     /// name, bytes and zero_init: buffers the runtime passes after the
     /// parameters).
