@@ -223,9 +223,12 @@ MemRefType kernelView(Value operand) {
     return MemRefType::get(type.getShape(), type.getElementType());
   int64_t rank = type.getRank();
   SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
+  // Rows contiguous: dimensions 2 and up (a dynamic Sq is never multiplied:
+  // it is LSE's last dimension or Q's and O's dimension 2).
   for (int64_t dim = rank - 1, stride = 1; dim >= 2; --dim) {
     strides[dim] = stride;
-    stride *= type.getDimSize(dim);
+    if (dim > 2)
+      stride *= type.getDimSize(dim);
   }
   return MemRefType::get(
       type.getShape(), type.getElementType(),
