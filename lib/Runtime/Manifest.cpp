@@ -195,9 +195,7 @@ bool readGrid(Reader &reader, const Value &grid, const std::string &path,
     if (entry.contains("ceil_div") &&
         !reader.integerMember(entry, where, "ceil_div", 1, term.ceilDiv))
       return false;
-    for (size_t i = 0; i < kernel.params.size(); ++i)
-      if (kernel.params[i].name == name)
-        term.param = static_cast<int32_t>(i);
+    term.param = kernel.paramIndex(name);
     if (term.param < 0)
       return reader.fail(where + ".param", "no parameter \"" + name + "\"");
     if (dim >= kernel.params[term.param].rank)
@@ -218,10 +216,7 @@ bool readScalar(Reader &reader, const Value &entry, const std::string &path,
   if (reader.failed())
     return false;
   ScalarSpec &scalar = kernel.scalars.emplace_back();
-  scalar.param = -1;
-  for (size_t i = 0; i < kernel.params.size(); ++i)
-    if (kernel.params[i].name == name)
-      scalar.param = static_cast<int32_t>(i);
+  scalar.param = kernel.paramIndex(name);
   if (scalar.param < 0)
     return reader.fail(path + ".param", "no parameter \"" + name + "\"");
   scalar.stride = entry.contains("stride");

@@ -70,6 +70,14 @@ struct KernelSpec {
   /// wait for each other): the runtime checks occupancy before a launch.
   bool persistent = false;
   attnrtAttentionInfo attention = {};
+
+  /// The index of the parameter named `name`, or -1.
+  int32_t paramIndex(const std::string &name) const {
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].name == name)
+        return static_cast<int32_t>(i);
+    return -1;
+  }
 };
 
 struct Manifest {

@@ -99,13 +99,15 @@ std::string formatExtents(const int64_t *values, int32_t rank) {
 /// than one element) sorted by stride must each step past the extent of
 /// those before.
 bool overlaps(const attnrtTensor &tensor) {
-  std::vector<std::pair<int64_t, int64_t>> dims; // (stride, size)
+  std::pair<int64_t, int64_t> dims[ATTNRT_MAX_RANK]; // (stride, size)
+  int32_t count = 0;
   for (int32_t d = 0; d < tensor.rank; ++d)
     if (tensor.sizes[d] > 1)
-      dims.push_back({tensor.strides[d], tensor.sizes[d]});
-  std::sort(dims.begin(), dims.end());
+      dims[count++] = {tensor.strides[d], tensor.sizes[d]};
+  std::sort(dims, dims + count);
   int64_t extent = 1;
-  for (auto [stride, size] : dims) {
+  for (int32_t i = 0; i < count; ++i) {
+    auto [stride, size] = dims[i];
     if (stride < extent)
       return true;
     // stride * (size - 1) + extent, in 128 bits: the sizes are checked
@@ -120,51 +122,41 @@ bool overlaps(const attnrtTensor &tensor) {
 
 /// Checks that the attention's tensors agree where the manifest leaves
 /// sizes to run time: Q [B, Hq, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk,
-/// Dv], O [B, Hq, Sq, Dv], LSE [B, Hq, Sq].
+/// Dv], O [B, Hq, Sq, Dv], LSE [B, Hq, Sq] (the rules naming LSE apply when
+/// the kernel writes it). Static sizes were checked against the manifest.
 attnrtStatus checkAttentionShapes(const KernelSpec &spec,
                                   const attnrtTensor *args) {
-  auto find = [&](const char *name) -> const attnrtTensor * {
-    for (size_t i = 0; i < spec.params.size(); ++i)
-      if (spec.params[i].name == name)
-        return &args[i];
-    return nullptr;
-  };
-  const attnrtTensor *q = find("Q"), *k = find("K"), *v = find("V"),
-                     *o = find("O"), *lse = find("LSE");
-  if (!q || !k || !v || !o || q->rank != 4 || k->rank != 4 || v->rank != 4 ||
-      o->rank != 4 || (lse && lse->rank != 3))
-    return ATTNRT_SUCCESS;
-  struct Same {
-    const char *what;
-    const attnrtTensor *a;
-    const char *aName;
+  struct Rule {
+    const char *what, *a;
     int aDim;
-    const attnrtTensor *b;
-    const char *bName;
+    const char *b;
     int bDim;
   };
-  std::vector<Same> rules = {{"batch size", q, "Q", 0, k, "K", 0},
-                             {"batch size", q, "Q", 0, v, "V", 0},
-                             {"batch size", q, "Q", 0, o, "O", 0},
-                             {"query heads", q, "Q", 1, o, "O", 1},
-                             {"key/value heads", k, "K", 1, v, "V", 1},
-                             {"query length", q, "Q", 2, o, "O", 2},
-                             {"key length", k, "K", 2, v, "V", 2},
-                             {"head dimension", q, "Q", 3, k, "K", 3},
-                             {"value dimension", v, "V", 3, o, "O", 3}};
-  if (lse) {
-    rules.push_back({"batch size", q, "Q", 0, lse, "LSE", 0});
-    rules.push_back({"query heads", q, "Q", 1, lse, "LSE", 1});
-    rules.push_back({"query length", q, "Q", 2, lse, "LSE", 2});
+  static const Rule rules[] = {
+      {"batch size", "Q", 0, "K", 0},      {"batch size", "Q", 0, "V", 0},
+      {"batch size", "Q", 0, "O", 0},      {"query heads", "Q", 1, "O", 1},
+      {"key/value heads", "K", 1, "V", 1}, {"query length", "Q", 2, "O", 2},
+      {"key length", "K", 2, "V", 2},      {"head dimension", "Q", 3, "K", 3},
+      {"value dimension", "V", 3, "O", 3}, {"batch size", "Q", 0, "LSE", 0},
+      {"query heads", "Q", 1, "LSE", 1},   {"query length", "Q", 2, "LSE", 2}};
+  // An attention kernel: Q, K, V and O of rank 4, LSE (if any) of rank 3.
+  for (const char *name : {"Q", "K", "V", "O", "LSE"}) {
+    int32_t index = spec.paramIndex(name);
+    if (index < 0 ? name != std::string("LSE")
+                  : args[index].rank != (name == std::string("LSE") ? 3 : 4))
+      return ATTNRT_SUCCESS;
   }
-  for (const Same &rule : rules)
-    if (rule.a->sizes[rule.aDim] != rule.b->sizes[rule.bDim])
+  for (const Rule &rule : rules) {
+    int32_t a = spec.paramIndex(rule.a), b = spec.paramIndex(rule.b);
+    if (b < 0)
+      continue;
+    int64_t aSize = args[a].sizes[rule.aDim], bSize = args[b].sizes[rule.bDim];
+    if (aSize != bSize)
       return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
                   "kernel " + spec.name + ": the " + rule.what + " of " +
-                      rule.aName + " (" +
-                      std::to_string(rule.a->sizes[rule.aDim]) + ") and " +
-                      rule.bName + " (" +
-                      std::to_string(rule.b->sizes[rule.bDim]) + ") differ");
+                      rule.a + " (" + std::to_string(aSize) + ") and " +
+                      rule.b + " (" + std::to_string(bSize) + ") differ");
+  }
   return ATTNRT_SUCCESS;
 }
 
@@ -841,23 +833,20 @@ attnrtStatus attnrtLaunch(attnrtKernel kernel, const attnrtTensor *args,
   if (!spec.workspaces.empty())
     if (attnrtStatus status = prepareWorkspaces(kernel, cuStream))
       return status;
-  // The kernel's parameters: the tensors' pointers, the workspaces', then
-  // the run-time sizes and strides the manifest names.
-  std::vector<CUdeviceptr> pointers;
+  // The kernel's parameters, each 64 bits: the tensors' pointers, the
+  // workspaces', then the run-time sizes and strides the manifest names.
+  std::vector<uint64_t> values;
   for (size_t i = 0; i < spec.params.size(); ++i)
-    pointers.push_back(args[i].data);
-  pointers.insert(pointers.end(), kernel->workspaces.begin(),
-                  kernel->workspaces.end());
-  std::vector<int64_t> scalars;
+    values.push_back(args[i].data);
+  values.insert(values.end(), kernel->workspaces.begin(),
+                kernel->workspaces.end());
   for (const ScalarSpec &scalar : spec.scalars) {
     const attnrtTensor &arg = args[scalar.param];
-    scalars.push_back(scalar.stride ? arg.strides[scalar.dim]
-                                    : arg.sizes[scalar.dim]);
+    values.push_back(static_cast<uint64_t>(
+        scalar.stride ? arg.strides[scalar.dim] : arg.sizes[scalar.dim]));
   }
   std::vector<void *> params;
-  for (CUdeviceptr &pointer : pointers)
-    params.push_back(&pointer);
-  for (int64_t &value : scalars)
+  for (uint64_t &value : values)
     params.push_back(&value);
   const CudaDriver &d = *kernel->context->driver;
   ATTNRT_CALL(d,

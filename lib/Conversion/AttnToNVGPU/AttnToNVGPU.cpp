@@ -235,11 +235,22 @@ MemRefType kernelView(Value operand) {
       StridedLayoutAttr::get(type.getContext(), /*offset=*/0, strides));
 }
 
+/// Calls `visit(isStride, dim, value)` for each size, then each stride, of
+/// `view`: the order in which the kernel takes a view's dynamic ones.
+void forEachExtent(MemRefType view,
+                   function_ref<void(bool, int64_t, int64_t)> visit) {
+  for (auto [dim, size] : llvm::enumerate(view.getShape()))
+    visit(/*isStride=*/false, dim, size);
+  auto [strides, offset] = view.getStridesAndOffset();
+  for (auto [dim, stride] : llvm::enumerate(strides))
+    visit(/*isStride=*/true, dim, stride);
+}
+
 /// The kernel's signature, in order: one parameter per view (the memref
 /// itself when static, else a pointer: a rank-0 memref of its element
 /// type), the workspaces, then one i64 per dynamic size and dynamic stride
-/// of the views, view by view, sizes first. `scalars` says which is which
-/// (the manifest's "scalars").
+/// of the views, view by view (forEachExtent's order). `scalars` says which
+/// is which (the manifest's "scalars").
 struct KernelSignature {
   SmallVector<Type> params;
   SmallVector<Attribute> scalars;
@@ -256,19 +267,15 @@ KernelSignature kernelSignature(Builder &b, ArrayRef<MemRefType> views,
   for (auto [index, view] : llvm::enumerate(views)) {
     if (view.hasStaticShape())
       continue;
-    auto entry = [&](StringRef kind, int64_t dim) {
+    forEachExtent(view, [&](bool isStride, int64_t dim, int64_t value) {
+      if (ShapedType::isStatic(value))
+        return;
       signature.params.push_back(b.getI64Type());
       signature.scalars.push_back(b.getDictionaryAttr(
           {b.getNamedAttr("param", b.getI64IntegerAttr(index)),
-           b.getNamedAttr(kind, b.getI64IntegerAttr(dim))}));
-    };
-    for (auto [dim, size] : llvm::enumerate(view.getShape()))
-      if (ShapedType::isDynamic(size))
-        entry("size", dim);
-    auto [strides, offset] = view.getStridesAndOffset();
-    for (auto [dim, stride] : llvm::enumerate(strides))
-      if (ShapedType::isDynamic(stride))
-        entry("stride", dim);
+           b.getNamedAttr(isStride ? "stride" : "size",
+                          b.getI64IntegerAttr(dim))}));
+    });
   }
   return signature;
 }
@@ -282,10 +289,6 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b,
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
   unsigned nextScalar = views.size() + numWorkspaces;
-  auto scalar = [&]() -> OpFoldResult {
-    return Value(arith::IndexCastOp::create(b, b.getIndexType(),
-                                            entry.getArgument(nextScalar++)));
-  };
   SmallVector<Value> bound;
   for (auto [index, view] : llvm::enumerate(views)) {
     Value param = entry.getArgument(index);
@@ -294,13 +297,14 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b,
       continue;
     }
     SmallVector<OpFoldResult> sizes, strides;
-    for (int64_t size : view.getShape())
-      sizes.push_back(ShapedType::isDynamic(size) ? scalar()
-                                                  : b.getIndexAttr(size));
-    auto [staticStrides, offset] = view.getStridesAndOffset();
-    for (int64_t stride : staticStrides)
-      strides.push_back(ShapedType::isDynamic(stride) ? scalar()
-                                                      : b.getIndexAttr(stride));
+    forEachExtent(view, [&](bool isStride, int64_t, int64_t value) {
+      OpFoldResult extent =
+          ShapedType::isStatic(value)
+              ? OpFoldResult(b.getIndexAttr(value))
+              : OpFoldResult(Value(arith::IndexCastOp::create(
+                    b, b.getIndexType(), entry.getArgument(nextScalar++))));
+      (isStride ? strides : sizes).push_back(extent);
+    });
     bound.push_back(memref::ReinterpretCastOp::create(
         b, view, param, b.getIndexAttr(0), sizes, strides));
   }
