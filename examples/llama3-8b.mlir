@@ -6,9 +6,9 @@
 //           KV cache. No schedule is pinned: attn-select-schedule chooses for
 //           the target. Its 8 x 32 = 256 query-block CTAs already fill 0.8 x
 //           2 x 132 wave slots, so FlashAttention-2's rule keeps one partial;
-//           pin #attn.split_kv<...> (CPU) or #attn.lean<...> (CPU and GPU) to
+//           pin #attn.split_kv<...> or #attn.lean<...> (CPU and GPU) to
 //           split the key/value range anyway, or try a smaller batch with
-//           --attn-to-ptx="lean=true".
+//           --attn-to-ptx="split-kv=true" or "lean=true".
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 

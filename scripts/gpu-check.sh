@@ -40,7 +40,9 @@ usage() {
 
 # c_lean_many: a persistent Lean kernel whose hosts wait for contributors.
 # c_region_alibi: a score region inlined into the kernel.
-sanitized=(c_tail_q_lt_k c_window c_lean_many c_region_alibi)
+# c_split_many: split-KV, 16 CTAs counting on one output tile, the last
+# merging.
+sanitized=(c_tail_q_lt_k c_window c_lean_many c_region_alibi c_split_many)
 
 prepare() {
   local dir="$1" build_tools="$2"
@@ -50,9 +52,11 @@ prepare() {
   rm -rf "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib"
   mkdir -p "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib"
   python3 "$root/benchmarks/gpu/sweep.py" "$dir/modules" >"$dir/modules/list.txt"
-  # Two compilations at a time; any failure fails the step.
-  xargs -P 2 -I{} sh -c '"$0" "$1/modules/{}.mlir" -o "$1/bundles/{}" >/dev/null' \
-    "$build/bin/attn-compile" "$dir" <"$dir/modules/list.txt"
+  # Two compilations at a time; any failure fails the step. The *_picked_*
+  # and c_split_decode modules take the split attn-select-schedule picks.
+  xargs -P 2 -I{} sh -c 'case "$2" in *_picked_*|c_split_decode) split=--split-kv ;; *) split= ;; esac
+    "$0" "$1/modules/$2.mlir" -o "$1/bundles/$2" $split >/dev/null' \
+    "$build/bin/attn-compile" "$dir" {} <"$dir/modules/list.txt"
   cp "$build/bin/attn-launch" "$build/bin/attnrt-launch-overhead" "$dir/bin/"
   cp -P "$build"/lib/libattnrt.so* "$dir/lib/"
   echo "prepared $(wc -l <"$dir/modules/list.txt") bundles in $dir"

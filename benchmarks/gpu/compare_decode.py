@@ -5,9 +5,10 @@ Runs on a GPU machine with PyTorch and Triton (no LLVM/MLIR needed). For each
 decode configuration of benchmarks/gpu/sweep.py (one query row, bf16,
 D = 128, Hq/Hkv in {32/8, 32/32}, B in {1, 4, 16}, Sk from 1k to 512k where K
 and V fit), one after the other:
-  * attn-mlir's Lean attention (bundle d_lean_*) and FlashAttention-2 grid
-    without a split (bundle d_fa2_*), timed by attn-launch --bench (our
-    split-KV has no GPU kernel yet);
+  * attn-mlir's Lean attention (bundle d_lean_*), FlashAttention-2's grid
+    without a split (bundle d_fa2_*) and the schedule attn-select-schedule
+    picks (bundle d_picked_*: split-KV where FlashAttention-2's rule splits,
+    else its grid; the table names it), timed by attn-launch --bench;
   * PyTorch SDPA with the FLASH_ATTENTION backend (FlashAttention-2's
     split-KV; is_causal=False, enable_gqa=True) and CUDNN_ATTENTION;
   * FlexDecoding: torch.compile(flex_attention) with enable_gqa.
@@ -15,7 +16,7 @@ Each row gives microseconds and the achieved bandwidth, bytes of K and V read
 over the time, against the device's copy bandwidth (bytes read plus written
 by a device-to-device copy). PyTorch's kernels are checked against the math
 backend on a small case first; attn-launch checks ours in the correctness
-step of the GPU check (c_lean_*).
+step of the GPU check (c_lean_*, c_split_*).
 
 Usage: python3 benchmarks/gpu/compare_decode.py --attn-launch BIN --bundles DIR
                                                 [--out DIR] [--quick]
@@ -23,6 +24,7 @@ Writes decode.md and decode.csv to DIR (default: .).
 """
 import argparse
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -75,6 +77,14 @@ def bench_ours(attn_launch, bundles, out, name):
         return float(list(csv.DictReader(f))[-1]["median_ms"])
 
 
+def picked_schedule(bundles, name, hq):
+    """The schedule of bundle NAME: split-KV with S splits makes the grid's z
+    Hq x S (a constant), FlashAttention-2's grid has z = Hq."""
+    with open(os.path.join(bundles, name, "manifest.json")) as f:
+        z = json.load(f)["kernels"][0]["grid"][2]
+    return f"split-KV {z // hq}" if isinstance(z, int) and z > hq else "FA-2 grid"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attn-launch", required=True, help="attn-launch binary")
@@ -102,33 +112,40 @@ def main():
         suffix = f"h{hq}_{hkv}_b{b}_s{sk}"
         row = {"Hq": hq, "Hkv": hkv, "B": b, "Sk": sk,
                "lean": bench_ours(args.attn_launch, args.bundles, args.out, f"d_lean_{suffix}"),
-               "fa2_grid": bench_ours(args.attn_launch, args.bundles, args.out, f"d_fa2_{suffix}")}
+               "fa2_grid": bench_ours(args.attn_launch, args.bundles, args.out, f"d_fa2_{suffix}"),
+               "picked": bench_ours(args.attn_launch, args.bundles, args.out, f"d_picked_{suffix}"),
+               "schedule": picked_schedule(args.bundles, f"d_picked_{suffix}", hq)}
         for name in kinds:
             row[name] = bench_pytorch(name, hq, hkv, b, sk)
         kv_bytes = 2 * b * hkv * sk * D * 2
-        for key in ("lean", "fa2_grid") + kinds:
+        for key in ("lean", "fa2_grid", "picked") + kinds:
             ms = row[key]
             row[f"{key}_tbs"] = kv_bytes / ms / 1e9 if ms else None
         rows.append(row)
         best = min((row[k], k) for k in kinds if row[k])
         print(f"Hq/Hkv={hq}/{hkv} B={b:2d} Sk={sk:6d}: lean {1e3 * row['lean']:8.1f} us "
-              f"({row['lean_tbs']:.2f} TB/s), best PyTorch {best[1]} {1e3 * best[0]:8.1f} us",
+              f"({row['lean_tbs']:.2f} TB/s), picked ({row['schedule']}) "
+              f"{1e3 * row['picked']:8.1f} us, best PyTorch {best[1]} {1e3 * best[0]:8.1f} us",
               flush=True)
 
     def us(ms):
         return f"{1e3 * ms:.1f}" if ms else "-"
 
     lines = [f"{props.name}, torch {torch.__version__}; device copy {bandwidth:.2f} TB/s; "
-             "microseconds (K+V bandwidth in TB/s for Lean)", "",
-             "| Hq/Hkv | B | Sk | Lean | Lean TB/s (% of copy) | FA-2 grid, no split | SDPA flash | "
-             "SDPA cuDNN | FlexDecoding | Lean / best PyTorch |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "microseconds (K+V bandwidth in TB/s)", "",
+             "| Hq/Hkv | B | Sk | Lean | Lean TB/s (% of copy) | FA-2 grid, no split | "
+             "picked schedule | picked | picked TB/s (% of copy) | SDPA flash | "
+             "SDPA cuDNN | FlexDecoding | Lean / best PyTorch | picked / best PyTorch |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         best = min(r[k] for k in kinds if r[k])
         lines.append(
             f"| {r['Hq']}/{r['Hkv']} | {r['B']} | {r['Sk']} | {us(r['lean'])} | "
             f"{r['lean_tbs']:.2f} ({100 * r['lean_tbs'] / bandwidth:.0f}%) | {us(r['fa2_grid'])} | "
-            f"{us(r['flash'])} | {us(r['cudnn'])} | {us(r['flex'])} | {best / r['lean']:.2f}x |")
+            f"{r['schedule']} | {us(r['picked'])} | "
+            f"{r['picked_tbs']:.2f} ({100 * r['picked_tbs'] / bandwidth:.0f}%) | "
+            f"{us(r['flash'])} | {us(r['cudnn'])} | {us(r['flex'])} | {best / r['lean']:.2f}x | "
+            f"{best / r['picked']:.2f}x |")
     write_results(args.out, "decode", rows, lines)
 
 

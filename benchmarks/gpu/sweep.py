@@ -8,8 +8,10 @@ attn.attention (a function named like its file) and the module's
     tail lengths (S = 1000); decode (Sq = 1), GQA 8:1, Sq > Sk and Sq < Sk
     with causal masks (rows with no visible key), a sliding window; Lean
     attention (decode, one CTA, many contributors, causal prefill, Sq = 4,
-    Sq > Sk with output tiles that see no key); softcap with D in {64, 128,
-    256} and through Lean attention; ALiBi and a document mask (a constant
+    Sq > Sk with output tiles that see no key); split-KV (the decode split
+    attn-select-schedule picks, a piece per block, causal prefill with
+    empty pieces, Sq = 4, Sq > Sk); softcap with D in {64, 128, 256} and
+    through Lean attention and split-KV; ALiBi and a document mask (a constant
     id table, block-sparse) as score regions (run, not checked: the GPU
     reference cannot evaluate a region); FlashAttention's test matrix of
     head dimensions (32 to 224) and length pairs, and D != Dv;
@@ -18,12 +20,17 @@ attn.attention (a function named like its file) and the module's
   * decode (d_*): one query row, bf16, D = 128, Hq/Hkv in {32/8, 32/32},
     B in {1, 4, 16}, Sk in {1k, 4k, 16k, 64k, 256k, 512k} where K and V fit
     in 32 GiB; Lean attention (d_lean_*, 64 x 64 tiles over 264 CTAs, two per
-    H100 SM) and FlashAttention-2's grid without a split (d_fa2_*).
+    H100 SM), FlashAttention-2's grid without a split (d_fa2_*: one split
+    pinned) and the schedule attn-select-schedule picks with --split-kv
+    (d_picked_*: split-KV where FlashAttention-2's rule splits, else its
+    grid).
 
 Usage: sweep.py DIR [--set correctness|benchmark|decode|all] [--target ATTR]
 """
 import argparse
 import os
+
+TILES_64 = "tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>"
 
 H100 = ('#attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, '
         'smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>')
@@ -106,12 +113,23 @@ def correctness():
     yield "c_lean_causal", "f16", 2, 4, 4, 1000, 1000, 64, "causal, partition = #attn.lean<ctas = 13>"
     yield "c_lean_spec", "bf16", 2, 8, 1, 4, 3000, 128, "causal, partition = #attn.lean<ctas = 33>"
     yield "c_lean_q_gt_k", "f16", 1, 4, 4, 1000, 300, 64, "causal, partition = #attn.lean<ctas = 9>"
+    # Split-KV (one launch; the last CTA of each output tile merges): the
+    # split attn-select-schedule picks for a GQA decode step (compiled with
+    # --split-kv: 7 splits of 64 x 128 tiles on 132 SMs); a piece per 64-key block; a causal
+    # prefill whose first query blocks leave pieces empty; speculative
+    # decoding with MQA; Sq > Sk with output tiles that see no key.
+    yield "c_split_decode", "bf16", 1, 32, 8, 1, 8000, 128, ""
+    yield "c_split_many", "bf16", 1, 2, 2, 1, 1000, 64, f"{TILES_64}, partition = #attn.split_kv<splits = 16>"
+    yield "c_split_causal", "f16", 2, 4, 4, 1000, 1000, 64, "causal, partition = #attn.split_kv<splits = 5>"
+    yield "c_split_spec", "bf16", 2, 8, 1, 4, 3000, 128, "causal, partition = #attn.split_kv<splits = 6>"
+    yield "c_split_q_gt_k", "f16", 1, 4, 4, 1000, 300, 64, "causal, partition = #attn.split_kv<splits = 3>"
     # Softcap (Gemma 2's 50 and 30): the GPU reference applies it too. D =
     # 256 takes the 64 x 32 tiles a modified score leaves room for.
     yield "c_softcap_d64", "bf16", 2, 4, 4, 1000, 1000, 64, "causal, softcap = 30.0 : f32"
     yield "c_softcap_d128", "f16", 2, 8, 2, 777, 1000, 128, "softcap = 50.0 : f32"
     yield "c_softcap_d256", "bf16", 1, 4, 4, 1000, 1000, 256, "causal, softcap = 50.0 : f32"
     yield "c_softcap_lean", "bf16", 1, 32, 8, 1, 8000, 128, "softcap = 30.0 : f32, partition = #attn.lean<ctas = 132>"
+    yield "c_softcap_split", "bf16", 1, 32, 8, 1, 8000, 128, "softcap = 30.0 : f32, partition = #attn.split_kv<splits = 8>"
     # A score region: run, repeated bit for bit and sanitized; the GPU
     # reference cannot evaluate it (attn-run --device=gpu checks it against
     # the CPU reference where MLIR is installed).
@@ -161,9 +179,10 @@ def decode():
     for hq, hkv, b, sk in decode_configs():
         suffix = f"h{hq}_{hkv}_b{b}_s{sk}"
         yield (f"d_lean_{suffix}", "bf16", b, hq, hkv, 1, sk, 128,
-               "tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, "
-               "partition = #attn.lean<ctas = 264>")
-        yield f"d_fa2_{suffix}", "bf16", b, hq, hkv, 1, sk, 128, ""
+               f"{TILES_64}, partition = #attn.lean<ctas = 264>")
+        yield (f"d_fa2_{suffix}", "bf16", b, hq, hkv, 1, sk, 128,
+               "partition = #attn.split_kv<splits = 1>")
+        yield f"d_picked_{suffix}", "bf16", b, hq, hkv, 1, sk, 128, ""
 
 
 def main():

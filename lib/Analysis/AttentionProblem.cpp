@@ -130,3 +130,16 @@ TiledWork mlir::attn::countTiledWork(const AttentionProblem &problem,
   }
   return work;
 }
+
+LogicalResult mlir::attn::checkSplitCount(AttentionOp op, int64_t splits,
+                                          int64_t blockN) {
+  int64_t kvLen = op.getKey().getType().getDimSize(2);
+  if (ShapedType::isDynamic(kvLen))
+    return success();
+  int64_t kvBlocks = std::max<int64_t>(1, llvm::divideCeil(kvLen, blockN));
+  if (splits <= kvBlocks)
+    return success();
+  return op.emitError() << "split_kv splits " << splits << " exceed the "
+                        << kvBlocks << " key/value blocks of " << blockN
+                        << " keys: use at most " << kvBlocks << " splits";
+}

@@ -67,6 +67,17 @@ llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
   return {};
 }
 
+llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2SplitKvCandidates(int64_t headDim) {
+  static const Fa2Tiling upTo128[] = {
+      {64, 128, 4, 2}, {64, 64, 4, 2}, {64, 32, 4, 1}};
+  static const Fa2Tiling upTo256[] = {{64, 64, 4, 1}, {64, 32, 4, 1}};
+  if (headDim <= 128)
+    return upTo128;
+  if (headDim <= kFa2MaxHeadDim)
+    return upTo256;
+  return {};
+}
+
 std::optional<Fa2Tiling> mlir::attn::defaultFa2Tiling(
     int64_t headDim, int64_t valueDim, int64_t elementBytes,
     std::optional<int64_t> sharedMemoryPerBlock, bool modifiesScores) {

@@ -85,11 +85,12 @@ std::optional<Fa2Tiling>
 mlir::attn::selectFa2Tiling(int64_t headDim, int64_t valueDim,
                             int64_t elementBytes, const GpuLimits &limits,
                             std::optional<Fa2Misfit> *lastMisfit,
-                            bool modifiesScores) {
+                            bool modifiesScores, bool splitKv) {
   if (lastMisfit)
     *lastMisfit = std::nullopt;
+  int64_t widest = std::max(headDim, valueDim);
   for (const Fa2Tiling &candidate :
-       fa2Candidates(std::max(headDim, valueDim))) {
+       splitKv ? fa2SplitKvCandidates(widest) : fa2Candidates(widest)) {
     for (int64_t stages : {candidate.stages, int64_t(1)}) {
       Fa2Tiling tiling = candidate;
       tiling.stages = stages;

@@ -24,8 +24,9 @@ using namespace mlir::attn;
 namespace {
 
 /// Manifest version: 2 gives grid formulas, strides and alignments; 3 adds
-/// the scalar parameters of run-time sizes and strides.
-constexpr int kManifestVersion = 3;
+/// the scalar parameters of run-time sizes and strides; 4 workspaces sized
+/// per CTA of the grid and zeroed once (bytes_per_cta, kernel_resets).
+constexpr int kManifestVersion = 4;
 
 std::string typeName(Type type) {
   std::string text;
@@ -89,19 +90,24 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
       return func.emitError("a persistent kernel's grid is not (G, 1, 1)");
     gridFormula = llvm::json::Array{grid[0], 1, 1};
   } else {
-    // Grid (ceil(Sq / Bm), B, Hq): the formula must give the kernel's grid
-    // (a dynamic size where a length is).
+    // Grid (ceil(Sq / Bm), B, Hq S), S split-KV's splits or 1: the formula
+    // must give the kernel's grid (a dynamic size where a length is). Hq is
+    // static.
     auto ceilDiv = [](int64_t size, int64_t by) {
       return ShapedType::isDynamic(size) ? size : llvm::divideCeil(size, by);
     };
     if (grid.size() != 3 || grid[0] != ceilDiv(q[2], blockM) ||
-        grid[1] != q[0] || grid[2] != q[1])
+        grid[1] != q[0] || grid[2] % q[1] != 0)
       return func.emitError("the kernel's grid is not (ceil(Sq / ")
-             << blockM << "), B, Hq)";
+             << blockM << "), B, Hq x splits)";
+    llvm::json::Value headsTimesSplits =
+        grid[2] == q[1]
+            ? llvm::json::Value(llvm::json::Object{{"param", "Q"}, {"dim", 1}})
+            : llvm::json::Value(grid[2]);
     gridFormula = llvm::json::Array{
         llvm::json::Object{{"param", "Q"}, {"dim", 2}, {"ceil_div", blockM}},
         llvm::json::Object{{"param", "Q"}, {"dim", 0}},
-        llvm::json::Object{{"param", "Q"}, {"dim", 1}}};
+        std::move(headsTimesSplits)};
   }
   llvm::json::Array block;
   for (int64_t size : sizes("block"))
@@ -151,11 +157,16 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
     kernel["persistent"] = true;
   if (workspaces) {
     llvm::json::Array entries;
-    for (auto entry : workspaces.getAsRange<DictionaryAttr>())
-      entries.push_back(llvm::json::Object{
+    for (auto entry : workspaces.getAsRange<DictionaryAttr>()) {
+      llvm::json::Object workspace{
           {"name", entry.getAs<StringAttr>("name").getValue()},
-          {"bytes", entry.getAs<IntegerAttr>("bytes").getInt()},
-          {"zero_init", entry.getAs<BoolAttr>("zero_init").getValue()}});
+          {entry.contains("per_cta") ? "bytes_per_cta" : "bytes",
+           entry.getAs<IntegerAttr>("bytes").getInt()},
+          {"zero_init", entry.getAs<BoolAttr>("zero_init").getValue()}};
+      if (entry.contains("kernel_resets"))
+        workspace["kernel_resets"] = true;
+      entries.push_back(std::move(workspace));
+    }
     kernel["workspaces"] = std::move(entries);
   }
   return kernel;

@@ -297,14 +297,26 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
         return reader.fail(where, "is not an object");
       WorkspaceSpec &workspace = kernel.workspaces.emplace_back();
       workspace.name = reader.string(w, where, "name");
+      // Exactly one of "bytes" and "bytes_per_cta".
+      workspace.perCta = w.contains("bytes_per_cta");
+      if (workspace.perCta && w.contains("bytes"))
+        return reader.fail(where, "has both \"bytes\" and \"bytes_per_cta\"");
       if (reader.failed() ||
-          !reader.integerMember(w, where, "bytes", 1, workspace.bytes))
+          !reader.integerMember(w, where,
+                                workspace.perCta ? "bytes_per_cta" : "bytes", 1,
+                                workspace.bytes))
         return false;
       if (const Value *zero =
               reader.member(w, where, "zero_init", Kind::Bool, true))
         workspace.zeroInit = zero->get<bool>();
+      if (const Value *resets =
+              reader.member(w, where, "kernel_resets", Kind::Bool, true))
+        workspace.kernelResets = resets->get<bool>();
       if (reader.failed())
         return false;
+      if (workspace.kernelResets && !workspace.zeroInit)
+        return reader.fail(where, "has kernel_resets without zero_init: only "
+                                  "a zero-filled workspace can be left zero");
     }
   }
   if (reader.failed())
@@ -397,9 +409,9 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &manifest,
   if (format != "attn-kernel-bundle")
     return reader.fail("format", "\"" + format +
                                      "\" is not \"attn-kernel-bundle\"");
-  if (version != 2 && version != 3)
+  if (version < 2 || version > 4)
     return reader.fail("version",
-                       "this runtime reads versions 2 and 3, not " +
+                       "this runtime reads versions 2 to 4, not " +
                            std::to_string(version) +
                            " (recompile the bundle with attn-compile)");
   manifest.ptx = reader.string(root, "(root)", "ptx");

@@ -52,9 +52,14 @@ struct ScalarSpec {
 
 struct WorkspaceSpec {
   std::string name;
+  /// Bytes, or bytes per CTA of the launch's grid when `perCta`.
   int64_t bytes = 0;
-  /// Zero-filled before every launch (semaphores, counters).
+  bool perCta = false;
+  /// Zero when the kernel starts (semaphores, counters): zero-filled before
+  /// every launch, or, when the kernel leaves it zero (`kernelResets`), when
+  /// it is allocated.
   bool zeroInit = false;
+  bool kernelResets = false;
 };
 
 struct KernelSpec {

@@ -32,11 +32,17 @@ struct attnrtKernel_ {
   attnrtContext_ *context = nullptr;
   KernelSpec spec;
   CUfunction function = nullptr;
-  /// Allocated on first launch, then reused.
-  std::vector<CUdeviceptr> workspaces;
+  /// The manifest's workspaces, allocated on first launch and reused
+  /// (reallocated when a larger grid needs more of a per-CTA one).
+  struct Workspace {
+    CUdeviceptr pointer = 0;
+    int64_t bytes = 0;
+  };
+  std::vector<Workspace> workspaces;
   /// Recorded after each launch that used the workspaces, on lastStream.
   CUevent lastUse = nullptr;
   CUstream lastStream = nullptr;
+  bool launched = false;
   /// The driver's occupancy, for persistent launches; -1 until asked.
   int32_t ctasPerMultiprocessor = -1;
 };
@@ -384,34 +390,56 @@ attnrtStatus loadKernels(attnrtContext_ *context, Manifest &manifest,
   return ATTNRT_SUCCESS;
 }
 
-/// Allocates the kernel's workspaces on first use, zero-fills those that ask
-/// for it, and orders this launch after the previous one when the stream
+/// Gives the kernel its workspaces for a launch over `grid`: allocated on
+/// first use, reallocated when a larger grid needs more bytes of a per-CTA
+/// one (once the last launch that used it is done), zero-filled as the
+/// manifest asks (before every launch, or when allocated if the kernel
+/// leaves it zero), and ordered after the previous launch when the stream
 /// changes.
-attnrtStatus prepareWorkspaces(attnrtKernel_ *kernel, CUstream stream) {
+attnrtStatus prepareWorkspaces(attnrtKernel_ *kernel, const uint32_t grid[3],
+                               CUstream stream) {
   const CudaDriver &d = *kernel->context->driver;
   const std::vector<WorkspaceSpec> &specs = kernel->spec.workspaces;
-  // Earlier launches used the workspaces only if they were all allocated;
-  // one that ran out of memory part way leaves the rest to this one.
-  bool usedBefore = kernel->workspaces.size() == specs.size();
   if (!kernel->lastUse)
     ATTNRT_CALL(d, d.cuEventCreate(&kernel->lastUse, cu::kEventDisableTiming),
                 "cuEventCreate");
-  while (kernel->workspaces.size() < specs.size()) {
-    const WorkspaceSpec &spec = specs[kernel->workspaces.size()];
-    CUdeviceptr pointer = 0;
-    ATTNRT_CALL(d, d.cuMemAlloc(&pointer, spec.bytes),
+  kernel->workspaces.resize(specs.size());
+  int64_t ctas = int64_t(grid[0]) * grid[1] * grid[2];
+  std::vector<bool> allocated(specs.size());
+  bool idle = false;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const WorkspaceSpec &spec = specs[i];
+    attnrtKernel_::Workspace &workspace = kernel->workspaces[i];
+    int64_t bytes = spec.bytes;
+    if (spec.perCta && __builtin_mul_overflow(spec.bytes, ctas, &bytes))
+      return fail(ATTNRT_ERROR_OUT_OF_MEMORY,
+                  "workspace " + spec.name + " of kernel " + kernel->spec.name +
+                      ": " + std::to_string(spec.bytes) + " bytes x " +
+                      std::to_string(ctas) + " CTAs overflow 64 bits");
+    if (workspace.bytes >= bytes)
+      continue;
+    if (workspace.pointer) {
+      if (!idle)
+        ATTNRT_CALL(d, d.cuEventSynchronize(kernel->lastUse),
+                    "cuEventSynchronize");
+      idle = true;
+      ATTNRT_CALL(d, d.cuMemFree(workspace.pointer), "cuMemFree");
+      workspace = {};
+    }
+    ATTNRT_CALL(d, d.cuMemAlloc(&workspace.pointer, bytes),
                 "workspace " + spec.name + " of kernel " + kernel->spec.name +
-                    " (" + std::to_string(spec.bytes) + " bytes)");
-    kernel->workspaces.push_back(pointer);
+                    " (" + std::to_string(bytes) + " bytes)");
+    workspace.bytes = bytes;
+    allocated[i] = true;
   }
-  if (usedBefore && stream != kernel->lastStream)
+  if (kernel->launched && stream != kernel->lastStream)
     ATTNRT_CALL(d, d.cuStreamWaitEvent(stream, kernel->lastUse, 0),
                 "cuStreamWaitEvent");
   for (size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].zeroInit)
+    if (specs[i].zeroInit && (allocated[i] || !specs[i].kernelResets))
       ATTNRT_CALL(d,
-                  d.cuMemsetD8Async(kernel->workspaces[i], 0, specs[i].bytes,
-                                    stream),
+                  d.cuMemsetD8Async(kernel->workspaces[i].pointer, 0,
+                                    kernel->workspaces[i].bytes, stream),
                   "zero-filling workspace " + specs[i].name);
   return ATTNRT_SUCCESS;
 }
@@ -654,8 +682,9 @@ void attnrtBundleDestroy(attnrtBundle bundle) {
   const CudaDriver &d = *bundle->context->driver;
   makeCurrent(bundle->context);
   for (auto &kernel : bundle->kernels) {
-    for (CUdeviceptr workspace : kernel->workspaces)
-      d.cuMemFree(workspace);
+    for (const attnrtKernel_::Workspace &workspace : kernel->workspaces)
+      if (workspace.pointer)
+        d.cuMemFree(workspace.pointer);
     if (kernel->lastUse)
       d.cuEventDestroy(kernel->lastUse);
   }
@@ -831,15 +860,15 @@ attnrtStatus attnrtLaunch(attnrtKernel kernel, const attnrtTensor *args,
       return status;
   auto cuStream = static_cast<CUstream>(stream);
   if (!spec.workspaces.empty())
-    if (attnrtStatus status = prepareWorkspaces(kernel, cuStream))
+    if (attnrtStatus status = prepareWorkspaces(kernel, grid, cuStream))
       return status;
   // The kernel's parameters, each 64 bits: the tensors' pointers, the
   // workspaces', then the run-time sizes and strides the manifest names.
   std::vector<uint64_t> values;
   for (size_t i = 0; i < spec.params.size(); ++i)
     values.push_back(args[i].data);
-  values.insert(values.end(), kernel->workspaces.begin(),
-                kernel->workspaces.end());
+  for (const attnrtKernel_::Workspace &workspace : kernel->workspaces)
+    values.push_back(workspace.pointer);
   for (const ScalarSpec &scalar : spec.scalars) {
     const attnrtTensor &arg = args[scalar.param];
     values.push_back(static_cast<uint64_t>(
@@ -859,6 +888,7 @@ attnrtStatus attnrtLaunch(attnrtKernel kernel, const attnrtTensor *args,
     ATTNRT_CALL(d, d.cuEventRecord(kernel->lastUse, cuStream),
                 "cuEventRecord");
     kernel->lastStream = cuStream;
+    kernel->launched = true;
   }
   return ATTNRT_SUCCESS;
 }

@@ -150,19 +150,10 @@ struct AttnPartitionKVPass
     FailureOr<Fa2TilesAttr> tiles = resolveTiles(op, blockM, blockN);
     if (failed(tiles))
       return failure();
-    // Split-KV cuts the KV blocks into runs: more splits than blocks only
-    // add empty partials, each a slot of O and LSE, and a huge count would
-    // allocate without bound.
+    // A huge split count would allocate slots without bound.
     if (auto split = dyn_cast<SplitKVAttr>(op.getPartitionAttr()))
-      if (std::optional<AttentionProblem> p = AttentionProblem::fromOp(op)) {
-        int64_t kvBlocks = std::max<int64_t>(
-            1, llvm::divideCeil(p->kvLen, tiles->getBlockN()));
-        if (split.getSplits() > kvBlocks)
-          return op.emitError()
-                 << "split_kv splits " << split.getSplits() << " exceed the "
-                 << kvBlocks << " key/value blocks of " << tiles->getBlockN()
-                 << " keys: use at most " << kvBlocks << " splits";
-      }
+      if (failed(checkSplitCount(op, split.getSplits(), tiles->getBlockN())))
+        return failure();
     rewriter.setInsertionPoint(op);
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value q = op.getQuery(), v = op.getValue();

@@ -98,6 +98,7 @@ struct AttnSelectSchedulePass
     int64_t elementBytes = queryType.getElementTypeBitWidth() / 8;
 
     Fa2Tiling tiling;
+    bool tilesPinned = static_cast<bool>(op.getTilesAttr());
     if (Fa2TilesAttr tiles = op.getTilesAttr()) {
       tiling = fa2TilingOf(tiles);
       if (std::optional<Fa2Misfit> misfit =
@@ -108,9 +109,11 @@ struct AttnSelectSchedulePass
                << "pinned tiles " << tiles << " " << describe(*misfit, target);
     } else {
       std::optional<Fa2Misfit> lastMisfit;
-      std::optional<Fa2Tiling> selected =
-          selectFa2Tiling(headDim, valueDim, elementBytes, limits, &lastMisfit,
-                          op.modifiesScores());
+      // A pinned split-KV partition takes split-KV's tiles.
+      std::optional<Fa2Tiling> selected = selectFa2Tiling(
+          headDim, valueDim, elementBytes, limits, &lastMisfit,
+          op.modifiesScores(),
+          /*splitKv=*/isa_and_nonnull<SplitKVAttr>(op.getPartitionAttr()));
       if (!selected) {
         if (!lastMisfit)
           return op.emitError()
@@ -125,7 +128,7 @@ struct AttnSelectSchedulePass
     }
 
     if ((splitKv || lean) && !op.getPartitionAttr())
-      selectKvPartition(op, tiling, target, limits, elementBytes);
+      selectKvPartition(op, tiling, tilesPinned, target, limits, elementBytes);
     return success();
   }
 
@@ -155,29 +158,46 @@ struct AttnSelectSchedulePass
   /// Where FlashAttention-2's split-KV rule splits (over the CTAs the tiles
   /// give): its split count, or with `lean` Lean attention over as many
   /// CTAs as leanCtaCount gives. Attaches nothing when the rule keeps one
-  /// split or a size is dynamic.
+  /// split or a size is dynamic. A split-KV kernel takes
+  /// fa2SplitKvCandidates' tiles unless the tiles were pinned, and its
+  /// splits are counted over them.
   void selectKvPartition(AttentionOp op, const Fa2Tiling &tiling,
-                         TargetAttr target, const GpuLimits &limits,
-                         int64_t elementBytes) {
+                         bool tilesPinned, TargetAttr target,
+                         const GpuLimits &limits, int64_t elementBytes) {
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
     if (!problem)
       return;
-    int64_t queryBlocks = llvm::divideCeil(problem->queryLen, tiling.blockM);
-    int64_t parallelCtas = problem->batch * problem->queryHeads * queryBlocks;
-    // Only needed when the rule may split, that is with few query blocks.
     int64_t waveSlots = 2 * target.getSms();
-    if (5 * parallelCtas >= 4 * waveSlots)
-      return;
-    SmallVector<int64_t> counts =
-        problem->kvBlockCounts(tiling.blockM, tiling.blockN);
-    int64_t kvBlocks = *llvm::max_element(counts);
-    int64_t splits = fa2SplitKvSplits(parallelCtas, waveSlots, kvBlocks);
-    if (splits <= 1)
+    auto ruleSplits = [&](const Fa2Tiling &tiles) -> int64_t {
+      int64_t queryBlocks = llvm::divideCeil(problem->queryLen, tiles.blockM);
+      int64_t parallelCtas = problem->batch * problem->queryHeads * queryBlocks;
+      // Only needed when the rule may split, that is with few query blocks.
+      if (5 * parallelCtas >= 4 * waveSlots)
+        return 1;
+      SmallVector<int64_t> counts =
+          problem->kvBlockCounts(tiles.blockM, tiles.blockN);
+      return fa2SplitKvSplits(parallelCtas, waveSlots,
+                              *llvm::max_element(counts));
+    };
+    if (ruleSplits(tiling) <= 1)
       return;
     if (!lean) {
+      std::optional<Fa2Tiling> splitTiling =
+          tilesPinned ? std::optional(tiling)
+                      : selectFa2Tiling(problem->headDim, problem->valueDim,
+                                        elementBytes, limits, nullptr,
+                                        op.modifiesScores(), /*splitKv=*/true);
+      if (!splitTiling)
+        return;
+      int64_t splits = ruleSplits(*splitTiling);
+      if (splits <= 1)
+        return;
+      op.setTilesAttr(fa2TilesAttrOf(op.getContext(), *splitTiling));
       op.setPartitionAttr(SplitKVAttr::get(op.getContext(), splits));
       return;
     }
+    SmallVector<int64_t> counts =
+        problem->kvBlockCounts(tiling.blockM, tiling.blockN);
     int64_t leanTiles =
         problem->batch * problem->queryHeads * llvm::sum_of(counts);
     int64_t perSm =

@@ -65,7 +65,9 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // more than 4 per SM, over every resident CTA (one 160 KiB CTA per SM).
   // CHECK-LABEL: func.func @decode_sm80
   // NOSPLIT: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
-  // SPLIT: {causal, partition = #attn.split_kv<splits = 11>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // Split-KV takes its own 64 x 128 tiles (16 CTAs, 32 blocks of 128 keys:
+  // 11 splits again).
+  // SPLIT: {causal, partition = #attn.split_kv<splits = 11>, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>}
   // LEAN: {causal, partition = #attn.lean<ctas = 108>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   func.func @decode_sm80(%q: tensor<2x8x1x128xf16>, %kv: tensor<2x8x4096x128xf16>, %o: tensor<2x8x1x128xf16>) -> tensor<2x8x1x128xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<2x8x1x128xf16>, tensor<2x8x4096x128xf16>, tensor<2x8x4096x128xf16>)
@@ -90,10 +92,12 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // A sliding window bounds the splits by the blocks a query block visits:
   // the one query sees keys [8191 - 256, 8192), blocks 123 to 127 of 64, so
   // S <= 5; of S = 1, 2, 3, 5 (4 would leave a split empty), 5 has the best
-  // efficiency (40 / 216) and S = 3 (24 / 216) is below 85% of it. With
-  // lean: 8 x 5 = 40 LeanTiles, few, so about two a CTA: 20 CTAs.
+  // efficiency (40 / 216) and S = 3 (24 / 216) is below 85% of it. Split-KV
+  // takes its own 64 x 128 tiles: keys [7935, 8192) are blocks 61 to 63 of
+  // 128, so S = 3. With lean: 8 x 5 = 40 LeanTiles, few, so about two a
+  // CTA: 20 CTAs.
   // CHECK-LABEL: func.func @decode_window_sm80
-  // SPLIT: partition = #attn.split_kv<splits = 5>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+  // SPLIT: partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>
   // LEAN: partition = #attn.lean<ctas = 20>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
   func.func @decode_window_sm80(%q: tensor<1x8x1x64xbf16>, %kv: tensor<1x8x8192x64xbf16>, %o: tensor<1x8x1x64xbf16>) -> tensor<1x8x1x64xbf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xbf16>, tensor<1x8x8192x64xbf16>, tensor<1x8x8192x64xbf16>)
@@ -103,9 +107,10 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
 
   // FlashAttention-2's rule counts CTAs, not query lengths: a short prefill
   // on few heads (1 x 8 x 512 / 128 = 32 CTAs, 8 key/value blocks) is split
-  // too: S = 4 fills 128 of 216 slots (59%, as good as S = 8).
+  // too: S = 4 fills 128 of 216 slots (59%, as good as S = 8). Over
+  // split-KV's 64 x 128 tiles: 64 CTAs, 4 blocks, S = 2 fills 128.
   // CHECK-LABEL: func.func @short_prefill_sm80
-  // SPLIT: partition = #attn.split_kv<splits = 4>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+  // SPLIT: partition = #attn.split_kv<splits = 2>, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>
   // LEAN: partition = #attn.lean<ctas = 128>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
   func.func @short_prefill_sm80(%q: tensor<1x8x512x64xf16>, %o: tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>)
@@ -207,7 +212,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // 0.85 x 97% = 82.4%); S = 6 only 192 (72.7%).
   // CHECK-LABEL: func.func @decode_gqa_sm90
   // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
-  // SPLIT: {partition = #attn.split_kv<splits = 7>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // SPLIT: {partition = #attn.split_kv<splits = 7>, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>}
   // LEAN: {partition = #attn.lean<ctas = 132>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   func.func @decode_gqa_sm90(%q: tensor<1x32x1x128xbf16>, %kv: tensor<1x8x8192x128xbf16>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x32x1x128xbf16>, tensor<1x8x8192x128xbf16>, tensor<1x8x8192x128xbf16>)
@@ -216,9 +221,10 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   }
 
   // A score region does not stop the split (the decomposition splits any
-  // attention): 8 CTAs, 2048 / 64 = 32 blocks; S = 32 fills 256 of 264.
+  // attention): 8 CTAs, with split-KV's 64 x 128 tiles 2048 / 128 = 16
+  // blocks; S = 16 fills 128 of 264, as many as the blocks allow.
   // CHECK-LABEL: func.func @decode_score_region_sm90
-  // SPLIT: {partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  // SPLIT: {partition = #attn.split_kv<splits = 16>, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>}
   // LEAN: {partition = #attn.lean<ctas = 128>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
   func.func @decode_score_region_sm90(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
@@ -294,10 +300,12 @@ func.func @no_target(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o:
 // -----
 
 // The plan reports exactly the tiles this pass pins (same module, same
-// target): 128 x 64 with 8 warps, one stage, for D = 256 on sm_80.
+// target): 128 x 64 with 8 warps, one stage, for D = 256 on sm_80 (with
+// split-kv the pass splits it, over split-KV's tiles).
 // PLAN: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1> (FlashAttention-2 default for D=256 on sm_80)
 // CHECK-LABEL: func.func @plan_agrees
-// CHECK: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>
+// NOSPLIT: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>
+// SPLIT: partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>
 module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @plan_agrees(%q: tensor<1x2x4096x256xbf16>, %o: tensor<1x2x4096x256xbf16>) -> tensor<1x2x4096x256xbf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<1x2x4096x256xbf16>, tensor<1x2x4096x256xbf16>, tensor<1x2x4096x256xbf16>)

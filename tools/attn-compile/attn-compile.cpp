@@ -53,6 +53,10 @@ cl::opt<bool> lean("lean",
                    cl::desc("Lean attention (persistent CTAs) for attentions "
                             "that FlashAttention-2's rule would split, with "
                             "as many CTAs as the target holds"));
+cl::opt<bool> splitKv("split-kv",
+                      cl::desc("Split-KV (partials merged by the last CTA of "
+                               "each output tile) for attentions that "
+                               "FlashAttention-2's rule would split"));
 cl::opt<std::string> chip("chip",
                           cl::desc("GPU to compile for (default: the chip of "
                                    "the module's #attn.target, else sm_80)"));
@@ -108,6 +112,7 @@ int main(int argc, char **argv) {
   AttnToPTXOptions options;
   options.chip = "sm_80";
   options.lean = lean;
+  options.splitKv = splitKv;
   if (auto target = (*module)->getAttrOfType<TargetAttr>(
           AttnDialect::getTargetAttrName()))
     options.chip = target.getChip().str();

@@ -90,3 +90,14 @@ TEST(Fa2Defaults, CandidatesAreTheTable) {
   EXPECT_TRUE(fa2Candidates(257).empty());
 }
 
+// FlashAttention-2's split-KV kernels: 64-row blocks, 4 warps.
+TEST(Fa2Defaults, SplitKvCandidatesHave64RowBlocks) {
+  EXPECT_EQ(fa2SplitKvCandidates(64).front(), (Fa2Tiling{64, 128, 4, 2}));
+  EXPECT_EQ(fa2SplitKvCandidates(128).front(), (Fa2Tiling{64, 128, 4, 2}));
+  EXPECT_EQ(fa2SplitKvCandidates(256).front(), (Fa2Tiling{64, 64, 4, 1}));
+  for (int64_t d : {32, 128, 192, 256})
+    for (const Fa2Tiling &tiling : fa2SplitKvCandidates(d))
+      EXPECT_EQ(tiling.blockM, 64);
+  EXPECT_TRUE(fa2SplitKvCandidates(257).empty());
+}
+

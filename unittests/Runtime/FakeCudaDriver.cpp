@@ -562,6 +562,7 @@ CUresult cuEventRecord(CUevent event, CUstream stream) {
 }
 
 CUresult cuEventSynchronize(CUevent event) {
+  ++state().records.eventSynchronizations;
   return event ? cu::kSuccess : cuerr::kInvalidHandle;
 }
 

@@ -107,6 +107,8 @@ struct Records {
   std::vector<EventRecordRecord> eventRecords;
   std::vector<AllocationRecord> allocations;
   std::vector<DevicePtr> frees;
+  /// Calls of cuEventSynchronize.
+  int eventSynchronizations = 0;
   /// Calls of cuModuleLoadDataEx, failed ones included.
   int moduleLoads = 0;
 };

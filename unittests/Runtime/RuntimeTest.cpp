@@ -36,7 +36,7 @@ namespace {
 // run-time sizes and strides; attn_split with workspaces.
 constexpr const char *kManifest = R"({
   "format": "attn-kernel-bundle",
-  "version": 3,
+  "version": 4,
   "ptx": "kernels.ptx",
   "kernels": [
     {
@@ -554,8 +554,16 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
     const char *to;
     const char *message;
   } cases[] = {
-      {"\"version\": 3", "\"version\": 4",
-       "manifest: version: this runtime reads versions 2 and 3, not 4"},
+      {"\"version\": 4", "\"version\": 5",
+       "manifest: version: this runtime reads versions 2 to 4, not 5"},
+      {"\"bytes\": 4096", "\"bytes\": 4096, \"bytes_per_cta\": 8",
+       "manifest: kernels[1].workspaces[0]: has both \"bytes\" and "
+       "\"bytes_per_cta\""},
+      {"\"bytes\": 4096", "\"bytes_per_cta\": 0",
+       "manifest: kernels[1].workspaces[0].bytes_per_cta: must be at least 1"},
+      {"\"bytes\": 4096", "\"bytes\": 4096, \"kernel_resets\": true",
+       "manifest: kernels[1].workspaces[0]: has kernel_resets without "
+       "zero_init"},
       {"{\"param\": \"O\", \"stride\": 0}", "{\"param\": \"Q\", \"stride\": 0}",
        "manifest: kernels[0].scalars[1]: the stride is static in parameter "
        "\"Q\""},
@@ -625,7 +633,7 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
 
 TEST_F(RuntimeTest, InvalidJsonNamesTheLineAndColumn) {
   std::string manifest =
-      replaced(kManifest, "\"version\": 3,", "\"version\": 3,,");
+      replaced(kManifest, "\"version\": 4,", "\"version\": 4,,");
   size_t at = manifest.find(",,") + 1;
   size_t lineStart = manifest.rfind('\n', at);
   int64_t line = std::count(manifest.begin(), manifest.begin() + at, '\n') + 1;
@@ -962,6 +970,67 @@ TEST_F(RuntimeTest, WorkspacesAreAllocatedOnceAndZeroFilledWhereAsked) {
   EXPECT_EQ(wait.event, records.eventRecords[1].event);
   EXPECT_GT(wait.sequence, records.eventRecords[1].sequence);
   EXPECT_LT(wait.sequence, records.memsets[2].sequence);
+}
+
+TEST_F(RuntimeTest,
+       PerCtaWorkspacesFollowTheGridAndKernelResetOnesAreZeroedOnce) {
+  // attn_split with split-KV's workspaces: a slot per CTA of the grid
+  // (ceil(n / 64), 1, 1), and counters the kernel leaves zero.
+  std::string manifest = replaced(
+      replaced(kManifest, "{\"name\": \"partials\", \"bytes\": 4096}",
+               "{\"name\": \"partials\", \"bytes_per_cta\": 1024}"),
+      "{\"name\": \"semaphores\", \"bytes\": 256, \"zero_init\": true}",
+      "{\"name\": \"semaphores\", \"bytes_per_cta\": 64, \"zero_init\": "
+      "true, \"kernel_resets\": true}");
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle = loadBundle(context.get(), manifest);
+  attnrtKernel split = findKernel(bundle.get(), "attn_split");
+  const fake::Records &records = fake::records();
+  size_t buffers = records.allocations.size();
+  SplitArgs small(context.get(), 200), large(context.get(), 300);
+  buffers += 4;
+
+  // 4 CTAs: 4 x 1024 and 4 x 64 bytes, the counters zeroed once.
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(attnrtLaunch(split, small.tensors.data(), 2, kStreamA),
+              ATTNRT_SUCCESS)
+        << attnrtLastErrorMessage();
+  ASSERT_EQ(records.allocations.size(), buffers + 2);
+  EXPECT_EQ(records.allocations[buffers].bytes, 4096u);
+  EXPECT_EQ(records.allocations[buffers + 1].bytes, 256u);
+  fake::DevicePtr partials = records.allocations[buffers].pointer;
+  fake::DevicePtr counters = records.allocations[buffers + 1].pointer;
+  ASSERT_EQ(records.memsets.size(), 1u);
+  EXPECT_EQ(records.memsets[0].pointer, counters);
+  EXPECT_EQ(records.memsets[0].bytes, 256u);
+  EXPECT_LT(records.memsets[0].sequence, records.launches[0].sequence);
+
+  // 5 CTAs need more: once the last launch is done, both are reallocated,
+  // and the new counters zeroed.
+  ASSERT_EQ(attnrtLaunch(split, large.tensors.data(), 2, kStreamA),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  EXPECT_EQ(records.eventSynchronizations, 1);
+  EXPECT_EQ(records.frees, (std::vector<fake::DevicePtr>{partials, counters}));
+  ASSERT_EQ(records.allocations.size(), buffers + 4);
+  EXPECT_EQ(records.allocations[buffers + 2].bytes, 5120u);
+  EXPECT_EQ(records.allocations[buffers + 3].bytes, 320u);
+  ASSERT_EQ(records.memsets.size(), 2u);
+  EXPECT_EQ(records.memsets[1].pointer,
+            records.allocations[buffers + 3].pointer);
+  EXPECT_EQ(records.memsets[1].bytes, 320u);
+  ASSERT_EQ(records.launches.size(), 3u);
+  EXPECT_EQ(records.launches[2].grid[0], 5u);
+  EXPECT_EQ(records.launches[2].args[2],
+            records.allocations[buffers + 2].pointer);
+
+  // A smaller grid again fits what is there.
+  ASSERT_EQ(attnrtLaunch(split, small.tensors.data(), 2, kStreamA),
+            ATTNRT_SUCCESS);
+  EXPECT_EQ(records.allocations.size(), buffers + 4);
+  EXPECT_EQ(records.memsets.size(), 2u);
+  EXPECT_EQ(records.launches[3].args[3],
+            records.allocations[buffers + 3].pointer);
 }
 
 TEST_F(RuntimeTest, OutOfMemoryForWorkspaces) {

@@ -17,6 +17,7 @@
 #include "attn/Analysis/MaskGeometry.h"
 
 #include "mlir/Support/LLVM.h"
+#include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -112,6 +113,13 @@ struct TiledWork {
 
 TiledWork countTiledWork(const AttentionProblem &problem, int64_t blockM,
                          int64_t blockN);
+
+/// Whether split-KV's `splits` fit `op` with KV blocks of `blockN` keys:
+/// more splits than blocks only add empty partials (each a slot of O and
+/// LSE), so a static Sk bounds them; an error on `op` naming the bound
+/// otherwise. Any count fits a run-time Sk (its empty splits are merged
+/// away).
+LogicalResult checkSplitCount(AttentionOp op, int64_t splits, int64_t blockN);
 
 } // namespace mlir::attn
 

@@ -112,7 +112,8 @@ std::optional<Fa2Misfit> findFa2Misfit(const Fa2Resources &resources,
                                        const GpuLimits &limits);
 
 /// The tiling schedule selection attaches: the first of
-/// fa2Candidates(max(headDim, valueDim)), each tried with its own stages and
+/// fa2Candidates(max(headDim, valueDim)) (fa2SplitKvCandidates for a
+/// split-KV kernel), each tried with its own stages and
 /// then with one, that fits `limits`. std::nullopt when none does (or the head
 /// dimension is beyond the table); `lastMisfit` then says why the last (the
 /// smallest) candidate did not fit, when there was one.
@@ -120,7 +121,7 @@ std::optional<Fa2Tiling>
 selectFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
                 const GpuLimits &limits,
                 std::optional<Fa2Misfit> *lastMisfit = nullptr,
-                bool modifiesScores = false);
+                bool modifiesScores = false, bool splitKv = false);
 
 /// FlashAttention-2's number of key/value splits (flash-decoding),
 /// `num_splits_heuristic` of its flash_api.cpp, in exact integer arithmetic:

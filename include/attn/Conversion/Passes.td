@@ -49,12 +49,23 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     contributors waits for their flags and merges their partials in CTA
     order, so the result is the same bits on every run. The CTAs must all
     be resident at once: with an `#attn.target`, G above what its SMs hold
-    is an error that gives the numbers.
+    is an error that gives the numbers. With `partition =
+    #attn.split_kv<splits = S>` (S > 1) the grid is (ceil(Sq / block_m), B,
+    Hq x S): CTA (m, b, h S + s) computes piece s of the tile's key/value
+    blocks (the CPU's pieces) into its own slot, fences and increments the
+    tile's counter; the CTA whose increment completes the tile (a barrier
+    with an OR reduction tells its threads) merges the S slots in slot
+    order, writes O and LSE and sets the counter back to zero: one launch,
+    no CTA waiting for another, the same bits on every run. S = 1 is
+    FlashAttention-2's grid.
 
     Kernel parameters are bare pointers, in operand order: Q, K, V, O, then
     LSE when the op has one; a Lean kernel then takes its workspaces
     (partial O `[G, block_m, Dv]` and LSE `[G, block_m]` in f32, flags
-    `[G]` in i32, zeroed before every launch). When the batch, Sq or Sk is
+    `[G]` in i32, zeroed before every launch), a split-KV kernel its own,
+    with a slot per CTA of the grid (pointers bound with as many slots as
+    the grid has CTAs: partial O `[block_m, Dv]` and LSE `[block_m]` in
+    f32, an i32 counter, zeroed when allocated and left zero). When the batch, Sq or Sk is
     dynamic (head counts and head dimensions must be static), a tensor is
     a pointer (rank-0 memref) and i64 parameters follow the others: its
     dynamic sizes, then its batch and head strides, bound at the entry by
@@ -62,12 +73,14 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     launch configuration is attached as `attn.launch = {grid, block,
     dynamic_shared_memory, tiles, attention, params, scalars}` (`params`:
     the tensors' memref views; `scalars`: which size or stride each i64
-    parameter is; plus `persistent` and `workspaces` for Lean) for the
-    bundle writer.
+    parameter is; plus `persistent` for Lean and `workspaces` for Lean and
+    split-KV, `per_cta` marking a slot per CTA and `kernel_resets` a
+    buffer the kernel leaves zero) for the bundle writer.
 
     Not supported yet (each is a diagnostic naming it): the mask operand, a
-    block mask computed at run time, the split-KV and ATTENTION2D
-    partitions, f32 operands, head dimensions that are not multiples of 8 up
+    block mask computed at run time, the ATTENTION2D partition, f32
+    operands, split-KV with more splits than key/value blocks (static Sk)
+    or more than 65535 CTAs in z, head dimensions that are not multiples of 8 up
     to 256, Lean attention or a block mask with dynamic lengths.
 
     The tiles come from the op's `tiles` attribute, else FlashAttention-2's

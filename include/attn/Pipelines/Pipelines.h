@@ -53,6 +53,11 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
                      "split the key/value range (attn-select-schedule "
                      "lean=true)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> splitKv{
+      *this, "split-kv",
+      llvm::cl::desc("Split-KV where FlashAttention-2's rule splits the "
+                     "key/value range (attn-select-schedule split-kv=true)"),
+      llvm::cl::init(false)};
 
   /// Why the options cannot be used, or an empty string: `chip` must name
   /// an NVPTX architecture the kernels run on (sm_80 or newer: they use
@@ -61,11 +66,13 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
   std::string validate() const;
 };
 
-/// attn-to-ptx: tiles (and with `lean`, Lean attention for decode-shaped
-/// attentions) for the module's target (attn-select-schedule), one kernel
-/// per attn.attention (attn-to-nvgpu), lowered through NVGPU and NVVM to LLVM and then to PTX
-/// text in a gpu.binary (gpu-module-to-binary format=isa). Kernel
-/// parameters are bare pointers.
+/// attn-to-ptx: tiles and, with `split-kv` or `lean`, split-KV or Lean
+/// attention where FlashAttention-2's rule splits the key/value range
+/// (decode-shaped attentions), for the module's target
+/// (attn-select-schedule), one kernel
+/// per attn.attention (attn-to-nvgpu), lowered through NVGPU and NVVM to LLVM
+/// and then to PTX text in a gpu.binary (gpu-module-to-binary format=isa).
+/// Kernel parameters are bare pointers.
 void buildAttnToPTXPipeline(OpPassManager &pm, const AttnToPTXOptions &options);
 
 /// The passes of attn-to-ptx up to the kernels: attn-select-schedule, then

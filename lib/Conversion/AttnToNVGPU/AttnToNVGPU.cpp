@@ -51,6 +51,9 @@ using namespace mlir::attn;
 
 namespace {
 
+/// CUDA's limit on a grid's y and z sizes.
+constexpr int64_t kMaxGridZ = 65535;
+
 /// Whether the CTA body can inline the score region of `op`: scalar arith
 /// and math operations, and constants from outside it; an error otherwise.
 LogicalResult checkScoreRegion(AttentionOp op) {
@@ -116,9 +119,9 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   if (op.hasScoreModifier() && failed(checkScoreRegion(op)))
     return failure();
   Attribute partition = op.getPartitionAttr();
-  if (partition && !isa<LeanAttr>(partition))
-    return op.emitError("attn-to-nvgpu lowers FlashAttention-2's grid and "
-                        "#attn.lean; not yet ")
+  if (partition && !isa<LeanAttr, SplitKVAttr>(partition))
+    return op.emitError("attn-to-nvgpu lowers FlashAttention-2's grid, "
+                        "#attn.split_kv and #attn.lean; not yet ")
            << partition;
   // FlashAttention's rule: rows of whole 16-byte chunks; shared memory pads
   // them to 64 elements.
@@ -177,6 +180,16 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     shape.blockMaskKeys = maskKeys;
   }
   shape.withLse = static_cast<bool>(op.getInitLse());
+  if (auto split = dyn_cast_or_null<SplitKVAttr>(partition)) {
+    if (failed(checkSplitCount(op, split.getSplits(), shape.blockN)))
+      return failure();
+    // The grid's z is (head, split): at most 65535.
+    if (problem->queryHeads * split.getSplits() > kMaxGridZ)
+      return op.emitError("attn-to-nvgpu: ")
+             << problem->queryHeads << " query heads x " << split.getSplits()
+             << " splits exceed the grid's " << kMaxGridZ << " CTAs in z";
+    shape.splits = split.getSplits();
+  }
   if (auto lean = dyn_cast_or_null<LeanAttr>(partition)) {
     if (!problem->hasStaticLengths())
       return op.emitError("attn-to-nvgpu lowers #attn.lean with static "
@@ -212,6 +225,53 @@ struct KernelArguments {
   SmallVector<Value> workspaces;
   KernelLengths lengths;
 };
+
+/// A buffer the runtime owns for the kernel (the manifest's "workspaces"),
+/// passed after the tensors. A dynamic leading dimension has one slot per
+/// CTA of the launch's grid.
+struct Workspace {
+  StringRef name;
+  MemRefType type;
+  /// Zero when the kernel starts: the runtime zero-fills it before every
+  /// launch, or, when the kernel leaves it zero, once when it allocates it.
+  bool zeroInit = false;
+  bool kernelResets = false;
+};
+
+/// The workspaces of the schedule's partials: Lean's, a slot per persistent
+/// CTA with a flag each; split-KV's, a slot per CTA with a counter per CTA
+/// (of which the kernel uses one per output tile).
+SmallVector<Workspace> kernelWorkspaces(const KernelShape &s,
+                                        MLIRContext *ctx) {
+  Type f32 = Float32Type::get(ctx), i32 = IntegerType::get(ctx, 32);
+  int64_t slots = s.leanCtas ? s.leanCtas : ShapedType::kDynamic;
+  if (!s.leanCtas && s.splits == 1)
+    return {};
+  return {{"partial_o",
+           MemRefType::get({slots, s.blockM, s.problem.valueDim}, f32)},
+          {"partial_lse", MemRefType::get({slots, s.blockM}, f32)},
+          {s.leanCtas ? "flags" : "counters", MemRefType::get({slots}, i32),
+           /*zeroInit=*/true, /*kernelResets=*/!s.leanCtas}};
+}
+
+/// The `attn.launch` entry of a workspace: its bytes (per CTA when it has a
+/// slot per CTA) and how it is zeroed.
+DictionaryAttr describeWorkspace(Builder &b, const Workspace &workspace) {
+  MemRefType type = workspace.type;
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  bool perCta = type.getNumDynamicDims() != 0;
+  for (int64_t size : type.getShape().drop_front(perCta ? 1 : 0))
+    bytes *= size;
+  SmallVector<NamedAttribute> entries{
+      b.getNamedAttr("name", b.getStringAttr(workspace.name)),
+      b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),
+      b.getNamedAttr("zero_init", b.getBoolAttr(workspace.zeroInit))};
+  if (perCta)
+    entries.push_back(b.getNamedAttr("per_cta", b.getUnitAttr()));
+  if (workspace.kernelResets)
+    entries.push_back(b.getNamedAttr("kernel_resets", b.getUnitAttr()));
+  return b.getDictionaryAttr(entries);
+}
 
 /// The memref through which a kernel reads or writes `operand`: its shape,
 /// rows contiguous. When a length is dynamic, the batch and head strides
@@ -256,14 +316,19 @@ struct KernelSignature {
   SmallVector<Attribute> scalars;
 };
 
+/// How the kernel takes a view or workspace: as itself when its shape is
+/// static, else as a bare pointer (a rank-0 memref of its element type),
+/// which the bare-pointer calling convention accepts.
+MemRefType parameterType(MemRefType view) {
+  return view.hasStaticShape() ? view
+                               : MemRefType::get({}, view.getElementType());
+}
+
 KernelSignature kernelSignature(Builder &b, ArrayRef<MemRefType> views,
                                 ArrayRef<MemRefType> workspaces) {
   KernelSignature signature;
-  for (MemRefType view : views)
-    signature.params.push_back(
-        view.hasStaticShape() ? view
-                              : MemRefType::get({}, view.getElementType()));
-  llvm::append_range(signature.params, workspaces);
+  for (MemRefType type : llvm::concat<const MemRefType>(views, workspaces))
+    signature.params.push_back(parameterType(type));
   for (auto [index, view] : llvm::enumerate(views)) {
     if (view.hasStaticShape())
       continue;
@@ -282,13 +347,16 @@ KernelSignature kernelSignature(Builder &b, ArrayRef<MemRefType> views,
 
 /// Binds the kernel's parameters (kernelSignature's order) at the start of
 /// its entry block: a pointer and its scalars become a view
-/// (memref.reinterpret_cast), and the lengths are read off Q and K.
+/// (memref.reinterpret_cast), a workspace with a slot per CTA a memref with
+/// as many slots as the grid has CTAs, and the lengths are read off Q and
+/// K.
 KernelArguments bindArguments(ImplicitLocOpBuilder &b,
-                              ArrayRef<MemRefType> views, int64_t numWorkspaces,
+                              ArrayRef<MemRefType> views,
+                              ArrayRef<MemRefType> workspaces,
                               gpu::GPUFuncOp func) {
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
-  unsigned nextScalar = views.size() + numWorkspaces;
+  unsigned nextScalar = views.size() + workspaces.size();
   SmallVector<Value> bound;
   for (auto [index, view] : llvm::enumerate(views)) {
     Value param = entry.getArgument(index);
@@ -315,13 +383,60 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b,
   args.o = bound[3];
   if (bound.size() > 4)
     args.lse = bound[4];
-  for (int64_t i = 0; i < numWorkspaces; ++i)
-    args.workspaces.push_back(entry.getArgument(views.size() + i));
+  Value ctas;
+  for (auto [i, workspace] : llvm::enumerate(workspaces)) {
+    Value param = entry.getArgument(views.size() + i);
+    if (workspace.hasStaticShape()) {
+      args.workspaces.push_back(param);
+      continue;
+    }
+    if (!ctas)
+      ctas = b.createOrFold<arith::MulIOp>(
+          b.createOrFold<arith::MulIOp>(
+              gpu::GridDimOp::create(b, gpu::Dimension::x),
+              gpu::GridDimOp::create(b, gpu::Dimension::y)),
+          gpu::GridDimOp::create(b, gpu::Dimension::z));
+    SmallVector<OpFoldResult> sizes{ctas}, strides;
+    for (int64_t size : workspace.getShape().drop_front())
+      sizes.push_back(b.getIndexAttr(size));
+    for (int64_t stride : workspace.getStridesAndOffset().first)
+      strides.push_back(b.getIndexAttr(stride));
+    args.workspaces.push_back(memref::ReinterpretCastOp::create(
+        b, workspace, param, b.getIndexAttr(0), sizes, strides));
+  }
   args.lengths = {b.createOrFold<memref::DimOp>(args.q, 0),
                   b.createOrFold<memref::DimOp>(args.q, 2),
                   b.createOrFold<memref::DimOp>(args.k, 2)};
   return args;
 }
+
+/// Query block `queryBlock` of (batch, head), an output tile of a grid over
+/// query blocks: its rows, its loaded Q, and the key/value blocks its rows
+/// can see.
+struct OutputTile {
+  Value batch, head, kvHead, row0, rows, qGroup, blockBegin, blockEnd;
+
+  static OutputTile load(ImplicitLocOpBuilder &b, CtaBody &body, IndexArith &a,
+                         const KernelShape &s, const KernelArguments &args,
+                         Value queryBlock, Value batch, Value head) {
+    OutputTile t{batch, head};
+    t.kvHead = a.div(head, s.problem.groupSize());
+    t.row0 = a.mul(queryBlock, s.blockM);
+    t.qGroup = body.loadQueryBlock(args.q, batch, head, t.row0);
+    t.rows = arith::MinUIOp::create(b, a.constant(s.blockM),
+                                    a.sub(args.lengths.queryLen, t.row0));
+    std::tie(t.blockBegin, t.blockEnd) =
+        body.geometry().kvBlockRange(t.row0, t.rows, s.blockN);
+    return t;
+  }
+
+  /// The CTA body over key/value blocks [begin, end) of the tile.
+  SmallVector<Value> run(CtaBody &body, const KernelArguments &args,
+                         Value begin, Value end) const {
+    return body.runKvRange(args.k, args.v, qGroup, batch, head, kvHead, row0,
+                           rows, begin, end);
+  }
+};
 
 /// FlashAttention-2's kernel: CTA (m, b, h) of the grid (ceil(Sq / block_m),
 /// B, Hq) computes query block m of (b, h) over every key/value block its
@@ -334,17 +449,104 @@ void buildFa2Kernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   CtaBody body(b, s);
   body.setUp(args.lengths);
   IndexArith a{b};
-  Value kvHead = a.div(head, s.problem.groupSize());
-  Value row0 = a.mul(queryBlock, s.blockM);
-  Value qGroup = body.loadQueryBlock(args.q, batch, head, row0);
-  Value rows = arith::MinUIOp::create(b, a.constant(s.blockM),
-                                      a.sub(args.lengths.queryLen, row0));
-  auto [blockBegin, blockEnd] =
-      body.geometry().kvBlockRange(row0, rows, s.blockN);
+  auto tile = OutputTile::load(b, body, a, s, args, queryBlock, batch, head);
   SmallVector<Value> state =
-      body.runKvRange(args.k, args.v, qGroup, batch, head, kvHead, row0, rows,
-                      blockBegin, blockEnd);
-  body.storeOutput(state, args.o, args.lse, batch, head, row0);
+      tile.run(body, args, tile.blockBegin, tile.blockEnd);
+  body.storeOutput(state, args.o, args.lse, batch, head, tile.row0);
+  gpu::ReturnOp::create(b);
+}
+
+/// Split-KV (flash-decoding) in one launch: CTA (m, b, h S + s) of the grid
+/// (ceil(Sq / block_m), B, Hq S) computes piece s of the key/value blocks
+/// query block m of (b, h) can see (splitKVPiece: the CPU's pieces) and
+/// writes its normalised partial into its slot; the CTA that completes an
+/// output tile's S pieces (a per-tile counter, raised after a fence) merges
+/// its S slots in slot order, writes O and LSE, and resets the counter for
+/// the next launch. Whoever merges, the order is the same, so results are
+/// bitwise deterministic, and no CTA waits for another: any grid size runs.
+/// Workspace parameters after the attention's, a slot per CTA: partial O
+/// [block_m, Dv] and LSE [block_m] in f32, and an i32 counter (zero when
+/// allocated, left zero).
+void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
+                        const KernelArguments &args) {
+  Value partialO = args.workspaces[0], partialLse = args.workspaces[1],
+        counters = args.workspaces[2];
+  Value queryBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value batch = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value headSplit = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  CtaBody body(b, s);
+  body.setUp(args.lengths);
+  IndexArith a{b};
+  Value head = a.div(headSplit, s.splits);
+  Value split = a.sub(headSplit, a.mul(head, s.splits));
+  auto tile = OutputTile::load(b, body, a, s, args, queryBlock, batch, head);
+  auto [pieceBegin, pieceEnd] =
+      splitKVPiece(a, tile.blockBegin, tile.blockEnd, split, s.splits);
+  SmallVector<Value> state = tile.run(body, args, pieceBegin, pieceEnd);
+
+  // Output tile (b, h, m) owns slots [S t, S t + S) and counter t.
+  Value queryBlocks = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  Value tileIndex =
+      a.add(a.mul(a.add(a.mul(batch, s.problem.queryHeads), head), queryBlocks),
+            queryBlock);
+  Value firstSlot = a.mul(tileIndex, s.splits);
+  body.storePartial(state, partialO, partialLse, a.add(firstSlot, split));
+
+  // A release: the CTA's stores happen before the barrier, thread 0's fence
+  // orders them (cumulatively) before its increment. The barrier's OR
+  // tells every thread whether thread 0 saw the other S - 1 pieces done.
+  gpu::BarrierOp::create(b);
+  Type i32 = b.getI32Type();
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value isFirstThread =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, a.constant(0));
+  auto count = scf::IfOp::create(b, TypeRange{i32}, isFirstThread,
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(count.thenBlock());
+    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+    Value before = memref::AtomicRMWOp::create(
+        b, arith::AtomicRMWKind::addi, arith::ConstantIntOp::create(b, 1, 32),
+        counters, ValueRange{tileIndex});
+    Value last = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq, before,
+        arith::ConstantIntOp::create(b, s.splits - 1, 32));
+    scf::YieldOp::create(b, ValueRange{arith::ExtUIOp::create(b, i32, last)});
+    b.setInsertionPointToStart(count.elseBlock());
+    scf::YieldOp::create(b, ValueRange{arith::ConstantIntOp::create(b, 0, 32)});
+  }
+  Value anyLast =
+      NVVM::BarrierOp::create(b, i32, /*barrierId=*/Value(),
+                              /*numberOfThreads=*/Value(),
+                              NVVM::BarrierReductionAttr::get(
+                                  b.getContext(), NVVM::BarrierReduction::OR),
+                              count.getResult(0))
+          .getRes();
+  Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, anyLast,
+                                       arith::ConstantIntOp::create(b, 0, 32));
+  auto merge = scf::IfOp::create(b, isLast, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(merge.thenBlock());
+  // An acquire: thread 0's fence after it saw the count, then the barrier,
+  // orders the CTA's loads of the partials after the other pieces' stores.
+  auto acquire = scf::IfOp::create(b, isFirstThread, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(acquire.thenBlock());
+    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+  }
+  gpu::BarrierOp::create(b);
+  SmallVector<Value> merged =
+      body.mergePartials(body.initialState(), partialO, partialLse, firstSlot,
+                         a.add(firstSlot, s.splits - 1));
+  body.storeOutput(merged, args.o, args.lse, batch, head, tile.row0,
+                   /*perLaneSums=*/false);
+  // Every piece of the tile has counted: the next launch starts from zero.
+  auto reset = scf::IfOp::create(b, isFirstThread, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(reset.thenBlock());
+  memref::StoreOp::create(b, arith::ConstantIntOp::create(b, 0, 32), counters,
+                          ValueRange{tileIndex});
+  b.setInsertionPointAfter(merge);
   gpu::ReturnOp::create(b);
 }
 
@@ -578,29 +780,13 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
         views.push_back(kernelView(operand));
       if (shape->withLse)
         views.push_back(kernelView(op.getInitLse()));
-      // Lean's workspaces (the runtime passes them after the parameters).
-      int64_t ctas = shape->leanCtas;
-      Type f32 = kb.getF32Type(), i32 = kb.getI32Type();
-      SmallVector<std::tuple<StringRef, MemRefType, bool>> workspaces;
-      if (ctas) {
-        workspaces = {
-            {"partial_o",
-             MemRefType::get({ctas, shape->blockM, shape->problem.valueDim},
-                             f32),
-             false},
-            {"partial_lse", MemRefType::get({ctas, shape->blockM}, f32), false},
-            {"flags", MemRefType::get({ctas}, i32), true}};
-      }
+      // The runtime passes the workspaces after the tensors.
+      SmallVector<Workspace> workspaces = kernelWorkspaces(*shape, ctx);
       SmallVector<MemRefType> workspaceTypes;
       SmallVector<Attribute> workspaceEntries;
-      for (auto [workspaceName, memref, zeroInit] : workspaces) {
-        workspaceTypes.push_back(memref);
-        int64_t bytes =
-            memref.getNumElements() * memref.getElementTypeBitWidth() / 8;
-        workspaceEntries.push_back(kb.getDictionaryAttr(
-            {kb.getNamedAttr("name", kb.getStringAttr(workspaceName)),
-             kb.getNamedAttr("bytes", kb.getI64IntegerAttr(bytes)),
-             kb.getNamedAttr("zero_init", kb.getBoolAttr(zeroInit))}));
+      for (const Workspace &workspace : workspaces) {
+        workspaceTypes.push_back(workspace.type);
+        workspaceEntries.push_back(describeWorkspace(kb, workspace));
       }
       KernelSignature signature = kernelSignature(kb, views, workspaceTypes);
       auto func = gpu::GPUFuncOp::create(
@@ -610,12 +796,14 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       func.setKnownBlockSizeAttr(kb.getDenseI32ArrayAttr({threads, 1, 1}));
       // A grid size that depends on a run-time length is dynamic.
       const AttentionProblem &problem = shape->problem;
+      int64_t ctas = shape->leanCtas;
       SmallVector<int64_t> grid =
           ctas ? SmallVector<int64_t>{ctas, 1, 1}
                : SmallVector<int64_t>{ShapedType::isDynamic(problem.queryLen)
                                           ? ShapedType::kDynamic
                                           : shape->queryBlocks(),
-                                      problem.batch, problem.queryHeads};
+                                      problem.batch,
+                                      problem.queryHeads * shape->splits};
       SmallVector<Attribute> viewTypes;
       for (MemRefType view : views)
         viewTypes.push_back(TypeAttr::get(view));
@@ -628,19 +816,20 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
                           kb.getI64IntegerAttr(shape->sharedBytes())),
           kb.getNamedAttr("tiles", fa2TilesAttrOf(ctx, shape->tiling())),
           kb.getNamedAttr("attention", describeAttention(kb, op))};
-      if (ctas) {
-        // All CTAs must be resident at once: the runtime checks before
-        // launching.
+      // All CTAs must be resident at once: the runtime checks before
+      // launching.
+      if (ctas)
         launch.push_back(kb.getNamedAttr("persistent", kb.getUnitAttr()));
+      if (!workspaces.empty())
         launch.push_back(
             kb.getNamedAttr("workspaces", kb.getArrayAttr(workspaceEntries)));
-      }
       func->setAttr(AttnDialect::getLaunchAttrName(),
                     kb.getDictionaryAttr(launch));
-      KernelArguments args =
-          bindArguments(kb, views, workspaceTypes.size(), func);
+      KernelArguments args = bindArguments(kb, views, workspaceTypes, func);
       if (ctas)
         buildLeanKernel(kb, *shape, args);
+      else if (shape->splits > 1)
+        buildSplitKvKernel(kb, *shape, args);
       else
         buildFa2Kernel(kb, *shape, args);
     }

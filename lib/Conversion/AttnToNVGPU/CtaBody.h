@@ -57,6 +57,9 @@ struct KernelShape {
   bool withLse;
   /// Lean attention's persistent CTAs; 0 for FlashAttention-2's grid.
   int64_t leanCtas = 0;
+  /// Split-KV's pieces of each output tile's key/value blocks; 1 for
+  /// FlashAttention-2's grid.
+  int64_t splits = 1;
 
   bool modifiesScores() const { return softcap || scoreRegion; }
   int64_t threads() const { return kWarpSize * warps; }

@@ -68,11 +68,33 @@ func.func @region_with_argument(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64x
 
 // -----
 
-func.func @split(%q: tensor<1x1x1x64xf16>, %k: tensor<1x1x512x64xf16>, %o: tensor<1x1x1x64xf16>) -> tensor<1x1x1x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu lowers FlashAttention-2's grid and #attn.lean; not yet #attn.split_kv<splits = 4>}}
+func.func @attention2d(%q: tensor<1x1x1x64xf16>, %k: tensor<1x1x512x64xf16>, %o: tensor<1x1x1x64xf16>) -> tensor<1x1x1x64xf16> {
+  // expected-error @+1 {{attn-to-nvgpu lowers FlashAttention-2's grid, #attn.split_kv and #attn.lean; not yet #attn.attention2d<q_parts = 2, kv_parts = 2>}}
   %r = attn.attention ins(%q, %k, %k : tensor<1x1x1x64xf16>, tensor<1x1x512x64xf16>, tensor<1x1x512x64xf16>)
-      outs(%o : tensor<1x1x1x64xf16>) {partition = #attn.split_kv<splits = 4>} -> tensor<1x1x1x64xf16>
+      outs(%o : tensor<1x1x1x64xf16>) {partition = #attn.attention2d<q_parts = 2, kv_parts = 2>} -> tensor<1x1x1x64xf16>
   return %r : tensor<1x1x1x64xf16>
+}
+
+// -----
+
+// Split-KV: more splits than key/value blocks (512 keys in 64-key blocks)
+// only add empty partials.
+func.func @too_many_splits(%q: tensor<1x1x1x64xf16>, %k: tensor<1x1x512x64xf16>, %o: tensor<1x1x1x64xf16>) -> tensor<1x1x1x64xf16> {
+  // expected-error @+1 {{split_kv splits 9 exceed the 8 key/value blocks of 64 keys: use at most 8 splits}}
+  %r = attn.attention ins(%q, %k, %k : tensor<1x1x1x64xf16>, tensor<1x1x512x64xf16>, tensor<1x1x512x64xf16>)
+      outs(%o : tensor<1x1x1x64xf16>) {partition = #attn.split_kv<splits = 9>,
+                                       tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<1x1x1x64xf16>
+  return %r : tensor<1x1x1x64xf16>
+}
+
+// -----
+
+// Split-KV's grid has Hq x splits CTAs in z.
+func.func @split_grid(%q: tensor<1x4096x1x64xf16>, %k: tensor<1x4096x?x64xf16>, %o: tensor<1x4096x1x64xf16>) -> tensor<1x4096x1x64xf16> {
+  // expected-error @+1 {{attn-to-nvgpu: 4096 query heads x 16 splits exceed the grid's 65535 CTAs in z}}
+  %r = attn.attention ins(%q, %k, %k : tensor<1x4096x1x64xf16>, tensor<1x4096x?x64xf16>, tensor<1x4096x?x64xf16>)
+      outs(%o : tensor<1x4096x1x64xf16>) {partition = #attn.split_kv<splits = 16>} -> tensor<1x4096x1x64xf16>
+  return %r : tensor<1x4096x1x64xf16>
 }
 
 // -----

@@ -71,7 +71,7 @@
 // MANIFEST-NEXT: {
 // MANIFEST-NEXT: "param": "Q",
 // MANIFEST-NEXT: "stride": 1
-// MANIFEST: "version": 3
+// MANIFEST: "version": 4
 
 // VALID: 5 kernel(s), manifest valid
 

@@ -58,7 +58,7 @@
 // CHECK-NEXT:  "stages": 2,
 // CHECK-NEXT:  "warps": 4
 // CHECK: "ptx": "kernels.ptx",
-// CHECK: "version": 3
+// CHECK: "version": 4
 
 // PTX: .target sm_90a
 // PTX: .visible .entry prefill_attention0(

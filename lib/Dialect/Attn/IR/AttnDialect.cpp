@@ -55,7 +55,7 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
   auto bytes =
       dict ? dict.getAs<IntegerAttr>("dynamic_shared_memory") : nullptr;
   // Optional: `persistent` (unit) and `workspaces`, each {name, bytes > 0,
-  // zero_init}.
+  // zero_init} and optionally the units per_cta and kernel_resets.
   size_t optional = 0;
   bool optionalValid = true;
   if (dict && dict.contains("persistent")) {
@@ -69,9 +69,16 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
         workspaces && llvm::all_of(workspaces, [](Attribute entry) {
           auto w = dyn_cast<DictionaryAttr>(entry);
           auto size = w ? w.getAs<IntegerAttr>("bytes") : nullptr;
+          size_t units = 0;
+          bool unitsValid = true;
+          for (StringRef unit : {"per_cta", "kernel_resets"})
+            if (w && w.contains(unit)) {
+              ++units;
+              unitsValid &= isa<UnitAttr>(w.get(unit));
+            }
           return w && w.getAs<StringAttr>("name") && size &&
                  size.getInt() > 0 && w.getAs<BoolAttr>("zero_init") &&
-                 w.size() == 3;
+                 unitsValid && w.size() == 3 + units;
         });
   }
   if (!dict || !threeSizes("grid", /*dynamicAllowed=*/true) ||
@@ -87,7 +94,7 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
               "scalars = [{param = i, size = d} or {param = i, stride = "
               "d}]} with positive sizes (a grid size may be dynamic), and "
               "optionally persistent and workspaces = [{name, bytes, "
-              "zero_init}], got "
+              "zero_init, optionally per_cta and kernel_resets}], got "
            << launch;
   return success();
 }
