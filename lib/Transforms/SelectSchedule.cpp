@@ -109,11 +109,12 @@ struct AttnSelectSchedulePass
                << "pinned tiles " << tiles << " " << describe(*misfit, target);
     } else {
       std::optional<Fa2Misfit> lastMisfit;
-      // A pinned split-KV partition takes split-KV's tiles.
+      // A pinned split-KV partition of several splits takes split-KV's
+      // tiles.
+      auto split = dyn_cast_or_null<SplitKVAttr>(op.getPartitionAttr());
       std::optional<Fa2Tiling> selected = selectFa2Tiling(
           headDim, valueDim, elementBytes, limits, &lastMisfit,
-          op.modifiesScores(),
-          /*splitKv=*/isa_and_nonnull<SplitKVAttr>(op.getPartitionAttr()));
+          op.modifiesScores(), /*splitKv=*/split && split.getSplits() > 1);
       if (!selected) {
         if (!lastMisfit)
           return op.emitError()
