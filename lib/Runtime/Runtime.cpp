@@ -405,7 +405,6 @@ attnrtStatus prepareWorkspaces(attnrtKernel_ *kernel, const uint32_t grid[3],
                 "cuEventCreate");
   kernel->workspaces.resize(specs.size());
   int64_t ctas = int64_t(grid[0]) * grid[1] * grid[2];
-  std::vector<bool> allocated(specs.size());
   bool idle = false;
   for (size_t i = 0; i < specs.size(); ++i) {
     const WorkspaceSpec &spec = specs[i];
@@ -430,13 +429,17 @@ attnrtStatus prepareWorkspaces(attnrtKernel_ *kernel, const uint32_t grid[3],
                 "workspace " + spec.name + " of kernel " + kernel->spec.name +
                     " (" + std::to_string(bytes) + " bytes)");
     workspace.bytes = bytes;
-    allocated[i] = true;
+    // A new buffer no earlier launch used: zeroed here, once, when the
+    // kernel leaves it zero.
+    if (spec.zeroInit && spec.kernelResets)
+      ATTNRT_CALL(d, d.cuMemsetD8Async(workspace.pointer, 0, bytes, stream),
+                  "zero-filling workspace " + spec.name);
   }
   if (kernel->launched && stream != kernel->lastStream)
     ATTNRT_CALL(d, d.cuStreamWaitEvent(stream, kernel->lastUse, 0),
                 "cuStreamWaitEvent");
   for (size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].zeroInit && (allocated[i] || !specs[i].kernelResets))
+    if (specs[i].zeroInit && !specs[i].kernelResets)
       ATTNRT_CALL(d,
                   d.cuMemsetD8Async(kernel->workspaces[i].pointer, 0,
                                     kernel->workspaces[i].bytes, stream),

@@ -184,7 +184,7 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     if (failed(checkSplitCount(op, split.getSplits(), shape.blockN)))
       return failure();
     // The grid's z is (head, split): at most 65535.
-    if (problem->queryHeads * split.getSplits() > kMaxGridZ)
+    if (split.getSplits() > kMaxGridZ / problem->queryHeads)
       return op.emitError("attn-to-nvgpu: ")
              << problem->queryHeads << " query heads x " << split.getSplits()
              << " splits exceed the grid's " << kMaxGridZ << " CTAs in z";
@@ -438,6 +438,17 @@ struct OutputTile {
   }
 };
 
+/// Thread 0's release of its CTA's stores (ordered before it by a barrier):
+/// a GPU-scope fence, then an atomic increment of counters[index], whose
+/// value before it is returned.
+Value releaseAndIncrement(ImplicitLocOpBuilder &b, Value counters,
+                          Value index) {
+  NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+  return memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
+                                     arith::ConstantIntOp::create(b, 1, 32),
+                                     counters, ValueRange{index});
+}
+
 /// FlashAttention-2's kernel: CTA (m, b, h) of the grid (ceil(Sq / block_m),
 /// B, Hq) computes query block m of (b, h) over every key/value block its
 /// rows can see.
@@ -505,10 +516,7 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(count.thenBlock());
-    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
-    Value before = memref::AtomicRMWOp::create(
-        b, arith::AtomicRMWKind::addi, arith::ConstantIntOp::create(b, 1, 32),
-        counters, ValueRange{tileIndex});
+    Value before = releaseAndIncrement(b, counters, tileIndex);
     Value last = arith::CmpIOp::create(
         b, arith::CmpIPredicate::eq, before,
         arith::ConstantIntOp::create(b, s.splits - 1, 32));
@@ -647,10 +655,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
           gpu::BarrierOp::create(b);
           auto signal = scf::IfOp::create(b, isFirstThread, false);
           b.setInsertionPointToStart(signal.thenBlock());
-          NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
-          memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
-                                      arith::ConstantIntOp::create(b, 1, 32),
-                                      flags, ValueRange{cta});
+          releaseAndIncrement(b, flags, cta);
         }
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(role.thenBlock());
