@@ -10,7 +10,8 @@ attn.attention (a function named like its file) and the module's
     attention (decode, one CTA, many contributors, causal prefill, Sq = 4,
     Sq > Sk with output tiles that see no key); split-KV (the decode split
     attn-select-schedule picks, a piece per block, causal prefill with
-    empty pieces, Sq = 4, Sq > Sk); softcap with D in {64, 128, 256} and
+    empty pieces, Sq = 4, Sq > Sk); GQA packing (decode, a speculative
+    step, split-KV, Lean, ALiBi); softcap with D in {64, 128, 256} and
     through Lean attention and split-KV; ALiBi and a document mask (a constant
     id table, block-sparse) as score regions (run, not checked: the GPU
     reference cannot evaluate a region); FlashAttention's test matrix of
@@ -31,6 +32,8 @@ import argparse
 import os
 
 TILES_64 = "tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>"
+# Split-KV's tiles for D = 128 with 4 query heads per tile (GQA packing).
+PACKED_4 = "tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2, packed_heads = 4"
 
 H100 = ('#attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, '
         'smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>')
@@ -123,6 +126,14 @@ def correctness():
     yield "c_split_causal", "f16", 2, 4, 4, 1000, 1000, 64, "causal, partition = #attn.split_kv<splits = 5>"
     yield "c_split_spec", "bf16", 2, 8, 1, 4, 3000, 128, "causal, partition = #attn.split_kv<splits = 6>"
     yield "c_split_q_gt_k", "f16", 1, 4, 4, 1000, 300, 64, "causal, partition = #attn.split_kv<splits = 3>"
+    # GQA packing (the query heads of a key/value head share a CTA's rows,
+    # head after head): a decode step on FlashAttention-2's grid, a causal
+    # speculative step whose 12 packed rows span three heads, split-KV and
+    # Lean over packed tiles, and an ALiBi region (each row's own head).
+    yield "c_pack_decode", "bf16", 4, 32, 8, 1, 8000, 128, f"{PACKED_4}>"
+    yield "c_pack_spec", "f16", 2, 8, 2, 3, 1000, 64, "causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>"
+    yield "c_pack_split", "bf16", 1, 32, 8, 1, 8000, 128, f"{PACKED_4}>, partition = #attn.split_kv<splits = 16>"
+    yield "c_pack_lean", "bf16", 1, 32, 8, 1, 8000, 128, f"{PACKED_4}>, partition = #attn.lean<ctas = 132>"
     # Softcap (Gemma 2's 50 and 30): the GPU reference applies it too. D =
     # 256 takes the 64 x 32 tiles a modified score leaves room for.
     yield "c_softcap_d64", "bf16", 2, 4, 4, 1000, 1000, 64, "causal, softcap = 30.0 : f32"
@@ -135,6 +146,7 @@ def correctness():
     # the CPU reference where MLIR is installed).
     yield "c_region_alibi", "f16", 1, 4, 4, 1000, 1000, 128, "causal, softcap = 30.0 : f32", ALIBI
     yield "c_region_documents", "bf16", 1, 4, 4, 1000, 1000, 64, "causal", documents(1000, 4)
+    yield "c_region_alibi_packed", "f16", 2, 8, 2, 4, 1000, 64, "causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>", ALIBI
     # FlashAttention's test matrix: head dimensions other than 64, 128 and
     # 256 (rows padded in shared memory) over its length pairs, causal or
     # not, a window, softcap and GQA; and D != Dv.

@@ -46,6 +46,8 @@ std::optional<AttentionProblem> AttentionProblem::fromOp(AttentionOp op,
     return std::nullopt;
   problem.causal = op.getCausal();
   problem.window = op.getWindowSizes();
+  if (Fa2TilesAttr tiles = op.getTilesAttr())
+    problem.packedHeads = tiles.getPackedHeads();
   return problem;
 }
 
@@ -56,7 +58,17 @@ bool AttentionProblem::hasStaticLengths() const {
 
 MaskGeometry<IntegerArith> AttentionProblem::geometry() const {
   static IntegerArith arith;
-  return {arith, queryLen, kvLen, causal, window};
+  return {arith, queryLen, kvLen, causal, window, std::nullopt, packedHeads};
+}
+
+int64_t AttentionProblem::queryBlocks(int64_t blockM) const {
+  return llvm::divideCeil(tiledRows(), blockM);
+}
+
+std::string AttentionProblem::tiledHeadName() const {
+  if (packedHeads == 1)
+    return "head";
+  return std::to_string(packedHeads) + " packed heads";
 }
 
 IndexRange AttentionProblem::visibleKeys(int64_t row) const {
@@ -64,11 +76,11 @@ IndexRange AttentionProblem::visibleKeys(int64_t row) const {
   return {std::max<int64_t>(g.visibleBegin(row), 0), g.visibleEnd(row)};
 }
 
-/// The rows [begin, end) of query block `queryBlock`.
+/// The tiled rows [begin, end) of query block `queryBlock`.
 static IndexRange queryRows(const AttentionProblem &problem,
                             int64_t queryBlock, int64_t blockM) {
   return {queryBlock * blockM,
-          std::min((queryBlock + 1) * blockM, problem.queryLen)};
+          std::min((queryBlock + 1) * blockM, problem.tiledRows())};
 }
 
 IndexRange AttentionProblem::kvBlockRange(int64_t queryBlock, int64_t blockM,
@@ -83,7 +95,7 @@ IndexRange AttentionProblem::kvBlockRange(int64_t queryBlock, int64_t blockM,
 SmallVector<int64_t> AttentionProblem::kvBlockCounts(int64_t blockM,
                                                      int64_t blockN) const {
   SmallVector<int64_t> counts;
-  for (int64_t m = 0, end = llvm::divideCeil(queryLen, blockM); m < end; ++m)
+  for (int64_t m = 0, end = queryBlocks(blockM); m < end; ++m)
     counts.push_back(kvBlockRange(m, blockM, blockN).size());
   return counts;
 }
@@ -118,7 +130,7 @@ double AttentionProblem::naiveScoreBytes() const {
 TiledWork mlir::attn::countTiledWork(const AttentionProblem &problem,
                                      int64_t blockM, int64_t blockN) {
   TiledWork work;
-  work.queryBlocks = static_cast<int64_t>(llvm::divideCeil(problem.queryLen, blockM));
+  work.queryBlocks = problem.queryBlocks(blockM);
   int64_t kvBlocks = static_cast<int64_t>(llvm::divideCeil(problem.kvLen, blockN));
   work.denseBlocks = work.queryBlocks * kvBlocks;
   for (int64_t m = 0; m < work.queryBlocks; ++m) {
@@ -129,6 +141,22 @@ TiledWork mlir::attn::countTiledWork(const AttentionProblem &problem,
         ++work.maskedBlocks;
   }
   return work;
+}
+
+int64_t mlir::attn::selectPackedHeads(AttentionOp op, int64_t blockM) {
+  std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
+  if (!problem || problem->groupSize() == 1 || op.getMask() ||
+      op.getBlockMask())
+    return 1;
+  // The share of a query block's rows that are real rows.
+  auto filled = [&](int64_t rows) {
+    return static_cast<double>(rows) /
+           static_cast<double>(llvm::divideCeil(rows, blockM) * blockM);
+  };
+  int64_t group = problem->groupSize();
+  return filled(problem->queryLen) < 0.9 * filled(group * problem->queryLen)
+             ? group
+             : 1;
 }
 
 LogicalResult mlir::attn::checkSplitCount(AttentionOp op, int64_t splits,

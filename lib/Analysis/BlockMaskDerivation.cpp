@@ -512,6 +512,11 @@ std::optional<DerivedBlockMask> mlir::attn::deriveBlockMask(AttentionOp op,
                                                             int64_t blockKeys) {
   if (op.getBlockMask() || op.hasFrame() || blockRows < 1 || blockKeys < 1)
     return std::nullopt;
+  // A block mask's rows are one head's rows: GQA packing's tiles keep their
+  // element masks.
+  if (Fa2TilesAttr tiles = op.getTilesAttr();
+      tiles && tiles.getPackedHeads() != 1)
+    return std::nullopt;
   ArrayRef<int64_t> q = op.getQuery().getType().getShape();
   int64_t seqK = op.getKey().getType().getDimSize(2);
   if (ShapedType::isDynamicShape(q.take_front(3)) ||

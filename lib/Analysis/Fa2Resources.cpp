@@ -22,13 +22,13 @@ GpuLimits mlir::attn::gpuLimits(TargetAttr target) {
 
 Fa2Tiling mlir::attn::fa2TilingOf(Fa2TilesAttr tiles) {
   return {tiles.getBlockM(), tiles.getBlockN(), tiles.getWarps(),
-          tiles.getStages()};
+          tiles.getStages(), tiles.getPackedHeads()};
 }
 
 Fa2TilesAttr mlir::attn::fa2TilesAttrOf(MLIRContext *context,
                                         const Fa2Tiling &tiling) {
   return Fa2TilesAttr::get(context, tiling.blockM, tiling.blockN, tiling.warps,
-                           tiling.stages);
+                           tiling.stages, tiling.packedHeads);
 }
 
 Fa2Resources mlir::attn::fa2Resources(const Fa2Tiling &tiling, int64_t headDim,

@@ -98,19 +98,21 @@ std::string drawBlocks(const AttentionProblem &problem, int64_t blockM,
                        int64_t blockN, Attribute partition, StringRef title,
                        const DerivedBlockMask *blockMask) {
   IntegerArith a;
-  int64_t queryBlocks = llvm::divideCeil(problem.queryLen, blockM);
+  // With GQA packing, tiles are a tiled head's tiled rows.
+  int64_t queryBlocks = problem.queryBlocks(blockM);
+  int64_t tiledHeads = problem.tiledHeads();
   int64_t kvBlocks = llvm::divideCeil(problem.kvLen, blockN);
   SmallVector<int64_t> counts = problem.kvBlockCounts(blockM, blockN);
   auto lean = dyn_cast_or_null<LeanAttr>(partition);
   auto split = dyn_cast_or_null<SplitKVAttr>(partition);
-  int64_t heads = lean ? problem.batch * problem.queryHeads : 1;
+  int64_t heads = lean ? problem.batch * tiledHeads : 1;
   int64_t rows = std::min(heads * queryBlocks, kMaxRows);
   int64_t cols = std::min(kvBlocks, kMaxCols);
   int64_t perHead = llvm::sum_of(counts);
   std::optional<LeanAssignment<IntegerArith>> assignment;
   if (lean)
     assignment.emplace(LeanAssignment<IntegerArith>::create(
-        a, lean.getCtas(), problem.batch * problem.queryHeads * perHead));
+        a, lean.getCtas(), problem.batch * tiledHeads * perHead));
 
   std::vector<std::vector<Cell>> grid(rows, std::vector<Cell>(cols));
   std::vector<std::string> labels;
@@ -121,9 +123,8 @@ std::string drawBlocks(const AttentionProblem &problem, int64_t blockM,
     for (int64_t earlier = 0; earlier < m; ++earlier)
       first += counts[earlier];
     int64_t hostCta = assignment && range.size() ? assignment->ctaOf(first) : 0;
-    labels.push_back(lean ? llvm::formatv("b{0} h{1} m{2}",
-                                          bh / problem.queryHeads,
-                                          bh % problem.queryHeads, m)
+    labels.push_back(lean ? llvm::formatv("b{0} h{1} m{2}", bh / tiledHeads,
+                                          bh % tiledHeads, m)
                                 .str()
                           : llvm::formatv("m{0}", m).str());
     for (int64_t n = range.begin; n < std::min(range.end, cols); ++n) {

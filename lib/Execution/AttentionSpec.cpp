@@ -7,6 +7,8 @@
 
 #include "attn/Execution/AttentionSpec.h"
 
+#include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/Fa2Resources.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -94,6 +96,9 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
       return error(llvm::formatv("{0} must be positive, got {1}", name, value));
   if (spec.splits < 1)
     return error(llvm::formatv("splits must be positive, got {0}", spec.splits));
+  if (spec.packedHeads < 1)
+    return error(llvm::formatv("packed heads must be positive, got {0}",
+                               spec.packedHeads));
   if (spec.leanCtas < 0)
     return error(
         llvm::formatv("lean CTAs must be positive, got {0}", spec.leanCtas));
@@ -171,6 +176,17 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     op.setWindow(ArrayRef<int64_t>{spec.window->first, spec.window->second});
   if (spec.softcap)
     op.setSoftcapAttr(b.getF32FloatAttr(*spec.softcap));
+  if (spec.packedHeads > 1) {
+    std::optional<Fa2Tiling> tiling =
+        defaultFa2Tiling(spec.headDim, spec.valueDim,
+                         inputType->getIntOrFloatBitWidth() / 8, std::nullopt);
+    if (!tiling)
+      return error(llvm::formatv("packed heads need tiles, and there is no "
+                                 "default tiling for D = {0}, Dv = {1}",
+                                 spec.headDim, spec.valueDim));
+    tiling->packedHeads = spec.packedHeads;
+    op.setTilesAttr(fa2TilesAttrOf(context, *tiling));
+  }
   if (spec.splits > 1)
     op.setPartitionAttr(SplitKVAttr::get(context, spec.splits));
   if (spec.leanCtas)

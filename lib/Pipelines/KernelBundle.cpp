@@ -25,8 +25,9 @@ namespace {
 
 /// Manifest version: 2 gives grid formulas, strides and alignments; 3 adds
 /// the scalar parameters of run-time sizes and strides; 4 workspaces sized
-/// per CTA of the grid and zeroed once (bytes_per_cta, kernel_resets).
-constexpr int kManifestVersion = 4;
+/// per CTA of the grid and zeroed once (bytes_per_cta, kernel_resets); 5
+/// grid formulas that multiply a size first (times: GQA packing's p Sq).
+constexpr int kManifestVersion = 5;
 
 std::string typeName(Type type) {
   std::string text;
@@ -81,7 +82,7 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
   auto tiles = launch.getAs<Fa2TilesAttr>("tiles");
   ArrayRef<int64_t> grid = sizes("grid");
   ArrayRef<int64_t> q = shapes[0];
-  int64_t blockM = tiles.getBlockM();
+  int64_t blockM = tiles.getBlockM(), packed = tiles.getPackedHeads();
   bool persistent = launch.contains("persistent");
   llvm::json::Array gridFormula;
   if (persistent) {
@@ -90,23 +91,29 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
       return func.emitError("a persistent kernel's grid is not (G, 1, 1)");
     gridFormula = llvm::json::Array{grid[0], 1, 1};
   } else {
-    // Grid (ceil(Sq / Bm), B, Hq S), S split-KV's splits or 1: the formula
-    // must give the kernel's grid (a dynamic size where a length is). Hq is
+    // Grid (ceil(p Sq / Bm), B, Hq / p x S), p GQA packing's heads per
+    // tiled head, S split-KV's splits, each 1 when unused: the formula must
+    // give the kernel's grid (a dynamic size where a length is). Hq is
     // static.
-    auto ceilDiv = [](int64_t size, int64_t by) {
-      return ShapedType::isDynamic(size) ? size : llvm::divideCeil(size, by);
+    auto ceilDiv = [](int64_t size, int64_t times, int64_t by) {
+      return ShapedType::isDynamic(size) ? size
+                                         : llvm::divideCeil(size * times, by);
     };
-    if (grid.size() != 3 || grid[0] != ceilDiv(q[2], blockM) ||
-        grid[1] != q[0] || grid[2] % q[1] != 0)
-      return func.emitError("the kernel's grid is not (ceil(Sq / ")
-             << blockM << "), B, Hq x splits)";
+    if (grid.size() != 3 || grid[0] != ceilDiv(q[2], packed, blockM) ||
+        grid[1] != q[0] || grid[2] % (q[1] / packed) != 0)
+      return func.emitError("the kernel's grid is not (ceil(")
+             << packed << " Sq / " << blockM << "), B, Hq / " << packed
+             << " x splits)";
     llvm::json::Value headsTimesSplits =
         grid[2] == q[1]
             ? llvm::json::Value(llvm::json::Object{{"param", "Q"}, {"dim", 1}})
             : llvm::json::Value(grid[2]);
+    llvm::json::Object queryBlocks{
+        {"param", "Q"}, {"dim", 2}, {"ceil_div", blockM}};
+    if (packed != 1)
+      queryBlocks["times"] = packed;
     gridFormula = llvm::json::Array{
-        llvm::json::Object{{"param", "Q"}, {"dim", 2}, {"ceil_div", blockM}},
-        llvm::json::Object{{"param", "Q"}, {"dim", 0}},
+        std::move(queryBlocks), llvm::json::Object{{"param", "Q"}, {"dim", 0}},
         std::move(headsTimesSplits)};
   }
   llvm::json::Array block;
@@ -137,7 +144,8 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
       {"tiles", llvm::json::Object{{"block_m", tiles.getBlockM()},
                                    {"block_n", tiles.getBlockN()},
                                    {"warps", tiles.getWarps()},
-                                   {"stages", tiles.getStages()}}},
+                                   {"stages", tiles.getStages()},
+                                   {"packed_heads", packed}}},
       {"attention", std::move(semantics)},
   };
   // One i64 after the pointers and workspaces per dynamic size or stride of

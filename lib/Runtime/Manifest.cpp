@@ -195,6 +195,12 @@ bool readGrid(Reader &reader, const Value &grid, const std::string &path,
     if (entry.contains("ceil_div") &&
         !reader.integerMember(entry, where, "ceil_div", 1, term.ceilDiv))
       return false;
+    if (entry.contains("times") &&
+        !reader.integerMember(entry, where, "times", 1, term.times))
+      return false;
+    // A size (at most 2^48) times it, plus ceil_div, cannot overflow.
+    if (term.times > 4096 || term.ceilDiv > 4096)
+      return reader.fail(where, "times and ceil_div must be at most 4096");
     term.param = kernel.paramIndex(name);
     if (term.param < 0)
       return reader.fail(where + ".param", "no parameter \"" + name + "\"");
@@ -409,9 +415,9 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &manifest,
   if (format != "attn-kernel-bundle")
     return reader.fail("format", "\"" + format +
                                      "\" is not \"attn-kernel-bundle\"");
-  if (version < 2 || version > 4)
+  if (version < 2 || version > 5)
     return reader.fail("version",
-                       "this runtime reads versions 2 to 4, not " +
+                       "this runtime reads versions 2 to 5, not " +
                            std::to_string(version) +
                            " (recompile the bundle with attn-compile)");
   manifest.ptx = reader.string(root, "(root)", "ptx");

@@ -32,12 +32,13 @@ struct ParamSpec {
   int64_t alignment = 1;
 };
 
-/// One grid dimension: CONSTANT, or ceil(size DIM of parameter PARAM /
-/// CEILDIV).
+/// One grid dimension: CONSTANT, or ceil(size DIM of parameter PARAM x
+/// TIMES / CEILDIV).
 struct GridTerm {
   int64_t constant = 1;
   int32_t param = -1;
   int32_t dim = 0;
+  int64_t times = 1;
   int64_t ceilDiv = 1;
 };
 

@@ -231,8 +231,9 @@ attnrtStatus evaluateGrid(const KernelSpec &spec, const attnrtTensor *args,
     const GridTerm &term = spec.grid[axis];
     int64_t size = term.constant;
     if (term.param >= 0)
-      size = (args[term.param].sizes[term.dim] + term.ceilDiv - 1) /
-             term.ceilDiv;
+      size =
+          (args[term.param].sizes[term.dim] * term.times + term.ceilDiv - 1) /
+          term.ceilDiv;
     if (size < 1 || size > limits[axis])
       return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
                   "kernel " + spec.name + ": grid dimension " +

@@ -111,13 +111,23 @@ private:
   Value seqQ, seqK;
   std::optional<MaskGeometry<IndexArith>::Frame> frame;
   OpFoldResult valueDim;
-  /// Lean only: LeanTiles per (batch, head) and the even split over CTAs.
+  /// Lean only: LeanTiles per (batch, tiled head) and the even split over
+  /// CTAs.
   Value leanPerHead;
   std::optional<LeanAssignment<IndexArith>> lean;
+  /// GQA packing (#attn.fa2's packed_heads): query heads per tiled head,
+  /// and Q as tiled heads of tiled rows ([B, Hq / p, p Sq, D]).
+  int64_t packedHeads = 1;
+  Value packedQuery;
 
   MaskGeometry<IndexArith> geometry(IndexArith &a) {
-    return {a, seqQ, seqK, op.getCausal(), op.getWindowSizes(), frame};
+    return {a,     seqQ,       seqK, op.getCausal(), op.getWindowSizes(),
+            frame, packedHeads};
   }
+  /// `t` ([..., Hq, Sq, ...], heads at `headDim`) as GQA packing's
+  /// [..., Hq / p, p Sq, ...], or back (`pack` false): views of the same
+  /// elements, head after head.
+  Value regroupHeads(Value t, int64_t headDim, bool pack);
   MaskGeometry<IndexArith> geometry() { return geometry(arith); }
   /// The visible KV blocks of query block `m`.
   Value visibleBlocks(Value m) {
@@ -203,8 +213,13 @@ Value Decomposer<OpTy>::buildScoreEpilogue(Value scores, Value maskTile,
           }
           if (op.hasScoreModifier()) {
             positions();
-            // The region sees positions in the larger attention of a frame.
-            Value regionRow = row, regionKey = key;
+            // The region sees each tiled row's own head and query, and
+            // positions in the larger attention of a frame.
+            ImplicitLocOpBuilder inner(loc, nb);
+            IndexArith innerArith{inner};
+            MaskGeometry<IndexArith> rowGeometry = geometry(innerArith);
+            Value regionHead = rowGeometry.queryHead(head, row);
+            Value regionRow = rowGeometry.queryRow(row), regionKey = key;
             if (op.hasFrame()) {
               regionRow =
                   arith::AddIOp::create(nb, loc, row, op.getQueryOffset());
@@ -214,7 +229,8 @@ Value Decomposer<OpTy>::buildScoreEpilogue(Value scores, Value maskTile,
             IRMapping mapping;
             s = inlineScoreRegion(
                 nb, op.getScore(),
-                ValueRange{s, batch, head, regionRow, regionKey}, mapping);
+                ValueRange{s, batch, regionHead, regionRow, regionKey},
+                mapping);
           }
           if (maskTile && !booleanMask)
             s = arith::AddFOp::create(nb, loc, s,
@@ -246,8 +262,9 @@ Decomposer<OpTy>::blockRange(Value slot, Value batch, Value head,
   if (auto split = dyn_cast<SplitKVAttr>(op.getPartitionAttr()))
     return splitKVPiece(arith, begin, end, slot, split.getSplits());
   // Lean: the slot's piece of this output tile's LeanTiles, as blocks.
-  Value batchHead = arith.add(
-      arith.mul(batch, tensor::DimOp::create(b, op.getQuery(), 1)), head);
+  Value tiledHeads =
+      arith.div(tensor::DimOp::create(b, op.getQuery(), 1), packedHeads);
+  Value batchHead = arith.add(arith.mul(batch, tiledHeads), head);
   auto blocksOf = [&](Value m) { return visibleBlocks(m); };
   LeanTileOrder<IndexArith> order{arith, blocksOf};
   Value first = order.tileFirst(leanPerHead, batchHead, queryBlock);
@@ -262,15 +279,17 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
                                   Value queryBlock, Value row0, Value rows,
                                   Value oInit, Value lseInit) {
   Type outType = getElementTypeOrSelf(oInit);
-  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  Value q = packedQuery, k = op.getKey(), v = op.getValue();
   Type f32Type = b.getF32Type();
   OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
   OpFoldResult headDim = tensor::getMixedSize(b, b.getLoc(), q, 3);
 
-  // Grouped-query heads read their key/value head in place.
-  Value group = arith::DivUIOp::create(
-      b, tensor::DimOp::create(b, q, 1), tensor::DimOp::create(b, k, 1));
-  Value kvHead = arith::DivUIOp::create(b, head, group);
+  // Grouped-query heads read their key/value head in place; the heads
+  // packed into a tiled head share one.
+  Value group =
+      arith::DivUIOp::create(b, tensor::DimOp::create(b, op.getQuery(), 1),
+                             tensor::DimOp::create(b, k, 1));
+  Value kvHead = arith::DivUIOp::create(b, arith.mul(head, packedHeads), group);
 
   auto tileType = [&](Value source, int64_t dim) {
     auto type = cast<RankedTensorType>(source.getType());
@@ -534,27 +553,35 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
         arith, op.getQueryOffset(), op.getKeyOffset(), op.getQueryTotal(),
         op.getKeyTotal());
   valueDim = tensor::getMixedSize(b, b.getLoc(), v, 3);
+  if (Fa2TilesAttr tiles = op.getTilesAttr())
+    packedHeads = tiles.getPackedHeads();
+  packedQuery = regroupHeads(q, 1, /*pack=*/true);
 
-  SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, b.getLoc(), q);
-  Value queryBlocks = arith.ceilDiv(seqQ, blockM);
+  Value batch = tensor::DimOp::create(b, q, 0);
+  Value tiledHeads = arith.div(tensor::DimOp::create(b, q, 1), packedHeads);
+  Value queryBlocks = arith.ceilDiv(geometry().tiledRows(), blockM);
   // A partial attention writes slot s of its destinations for every piece s.
   constexpr bool partial = std::is_same_v<OpTy, PartialAttentionOp>;
   SmallVector<OpFoldResult> bounds;
   if (partial)
     bounds.push_back(tensor::getMixedSize(b, b.getLoc(), op.getInitOut(), 0));
-  bounds.append({qSizes[0], qSizes[1], queryBlocks});
+  bounds.append({batch, tiledHeads, queryBlocks});
   if (auto leanAttr = dyn_cast_or_null<LeanAttr>(op.getPartitionAttr())) {
     auto blocksOf = [&](Value m) { return visibleBlocks(m); };
     LeanTileOrder<IndexArith> order{arith, blocksOf};
     leanPerHead = order.prefix(queryBlocks);
-    Value batchHeads = arith.mul(tensor::DimOp::create(b, q, 0),
-                                 tensor::DimOp::create(b, q, 1));
+    Value batchHeads = arith.mul(batch, tiledHeads);
     lean.emplace(LeanAssignment<IndexArith>::create(
         arith, arith.constant(leanAttr.getCtas()),
         arith.mul(batchHeads, leanPerHead)));
   }
 
-  auto forall = scf::ForallOp::create(b, bounds, op.getOutputs(), std::nullopt);
+  // The destinations' heads sit after the slot dimension of a partial.
+  int64_t headDim = partial ? 2 : 1;
+  SmallVector<Value> outputs;
+  for (Value output : op.getOutputs())
+    outputs.push_back(regroupHeads(output, headDim, /*pack=*/true));
+  auto forall = scf::ForallOp::create(b, bounds, outputs, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
@@ -564,7 +591,8 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
     Value batch = tileIvs[0], head = tileIvs[1], queryBlock = tileIvs[2];
     Value row0 = arith.mul(queryBlock, blockM);
     Value rows = arith::MinUIOp::create(
-        b, index(blockM), arith::SubIOp::create(b, seqQ, row0));
+        b, index(blockM),
+        arith::SubIOp::create(b, geometry().tiledRows(), row0));
     OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
     SmallVector<OpFoldResult> prefix;
     if (slot)
@@ -603,7 +631,48 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
       tensor::ParallelInsertSliceOp::create(b, lseTile, shared[1], prefix,
                                             lSizes, lStrides);
   }
-  return forall.getResults();
+  SmallVector<Value> results;
+  for (Value result : forall.getResults())
+    results.push_back(regroupHeads(result, headDim, /*pack=*/false));
+  return results;
+}
+
+template <typename OpTy>
+Value Decomposer<OpTy>::regroupHeads(Value t, int64_t headDim, bool pack) {
+  if (packedHeads == 1)
+    return t;
+  auto type = cast<RankedTensorType>(t.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, b.getLoc(), t);
+  // Packing splits the heads into (Hq / p, p) and joins (p, Sq); unpacking
+  // splits p Sq into (p, Sq) and joins (Hq / p, p).
+  int64_t split = pack ? headDim : headDim + 1;
+  int64_t join = pack ? headDim + 1 : headDim;
+  OpFoldResult pSize = b.getIndexAttr(packedHeads);
+  OpFoldResult rest = tensor::getMixedSize(b, b.getLoc(), op.getQuery(), 2);
+  if (pack) {
+    std::optional<int64_t> heads = getConstantIntValue(sizes[headDim]);
+    rest =
+        heads
+            ? OpFoldResult(b.getIndexAttr(*heads / packedHeads))
+            : OpFoldResult(arith.div(cast<Value>(sizes[headDim]), packedHeads));
+  }
+  SmallVector<OpFoldResult> expanded(sizes);
+  expanded[split] = pack ? rest : pSize;
+  expanded.insert(expanded.begin() + split + 1, pack ? pSize : rest);
+  SmallVector<ReassociationIndices> expandGroups, joinGroups;
+  for (int64_t dim = 0, rank = type.getRank(); dim < rank; ++dim)
+    expandGroups.push_back(dim < split    ? ReassociationIndices{dim}
+                           : dim == split ? ReassociationIndices{dim, dim + 1}
+                                          : ReassociationIndices{dim + 1});
+  for (int64_t dim = 0, rank = type.getRank(); dim < rank; ++dim)
+    joinGroups.push_back(dim < join    ? ReassociationIndices{dim}
+                         : dim == join ? ReassociationIndices{dim, dim + 1}
+                                       : ReassociationIndices{dim + 1});
+  auto [staticSizes, dynamicSizes] = decomposeMixedValues(expanded);
+  auto expandedType = RankedTensorType::get(staticSizes, type.getElementType());
+  Value view =
+      tensor::ExpandShapeOp::create(b, expandedType, t, expandGroups, expanded);
+  return tensor::CollapseShapeOp::create(b, view, joinGroups);
 }
 
 struct AttnDecomposePass

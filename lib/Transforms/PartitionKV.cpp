@@ -37,8 +37,9 @@ using namespace mlir::attn;
 
 namespace {
 
-/// The tiles of the pieces: the op's, with the block sizes of the options
-/// where given, else FlashAttention-2's default for the head dimension.
+/// The tiles of the pieces: the op's (with its packing), with the block
+/// sizes of the options where given, else FlashAttention-2's default for the
+/// head dimension.
 FailureOr<Fa2TilesAttr> resolveTiles(AttentionOp op, int64_t blockM,
                                      int64_t blockN) {
   FailureOr<TileSizes> sizes = requireTileSizes(op, blockM, blockN);
@@ -51,7 +52,7 @@ FailureOr<Fa2TilesAttr> resolveTiles(AttentionOp op, int64_t blockM,
   // Warps and stages only matter to the GPU: the pinned ones, else
   // FlashAttention-2's for the head dimension, with fewer warps where the
   // block sizes of the options need it.
-  int64_t warps = 1, stages = 1;
+  int64_t warps = 1, stages = 1, packed = pinned ? pinned.getPackedHeads() : 1;
   RankedTensorType q = op.getQuery().getType(), v = op.getValue().getType();
   std::optional<Fa2Tiling> fallback;
   if (!q.isDynamicDim(3) && !v.isDynamicDim(3))
@@ -78,10 +79,10 @@ FailureOr<Fa2TilesAttr> resolveTiles(AttentionOp op, int64_t blockM,
              << sizes->blockN << ": use blocks that are multiples of 16";
   auto emitError = [&] { return op.emitError(); };
   if (failed(Fa2TilesAttr::verify(emitError, sizes->blockM, sizes->blockN,
-                                  warps, stages)))
+                                  warps, stages, packed)))
     return failure();
-  return fa2TilesAttrOf(op.getContext(),
-                        Fa2Tiling{sizes->blockM, sizes->blockN, warps, stages});
+  return fa2TilesAttrOf(op.getContext(), Fa2Tiling{sizes->blockM, sizes->blockN,
+                                                   warps, stages, packed});
 }
 
 /// The partial slots a Lean schedule over `ctas` CTAs needs: the most pieces
@@ -110,23 +111,26 @@ OpFoldResult slotCount(AttentionOp op, Fa2TilesAttr tiles,
     return b.getIndexAttr(split.getSplits());
   int64_t ctas = cast<LeanAttr>(partition).getCtas();
   int64_t blockM = tiles.getBlockM(), blockN = tiles.getBlockN();
+  int64_t packed = tiles.getPackedHeads();
   if (std::optional<AttentionProblem> p = AttentionProblem::fromOp(op)) {
+    p->packedHeads = packed;
     IntegerArith a;
-    int64_t queryBlocks = llvm::divideCeil(p->queryLen, blockM);
     int64_t maxBlocks = *llvm::max_element(p->kvBlockCounts(blockM, blockN));
-    return b.getIndexAttr(leanSlots(a, p->geometry(), p->batch * p->queryHeads,
-                                    queryBlocks, maxBlocks, ctas, tiles));
+    return b.getIndexAttr(
+        leanSlots(a, p->geometry(), p->batch * p->tiledHeads(),
+                  p->queryBlocks(blockM), maxBlocks, ctas, tiles));
   }
   IndexArith a{b};
   Value q = op.getQuery(), k = op.getKey();
   Value seqQ = tensor::DimOp::create(b, q, 2);
   Value seqK = tensor::DimOp::create(b, k, 2);
-  MaskGeometry<IndexArith> geometry{a, seqQ, seqK, op.getCausal(),
-                                    op.getWindowSizes()};
-  Value batchHeads =
-      a.mul(tensor::DimOp::create(b, q, 0), tensor::DimOp::create(b, q, 1));
+  MaskGeometry<IndexArith> geometry{
+      a, seqQ, seqK, op.getCausal(), op.getWindowSizes(), std::nullopt, packed};
+  Value batchHeads = a.mul(tensor::DimOp::create(b, q, 0),
+                           a.div(tensor::DimOp::create(b, q, 1), packed));
   // Any tile visits at most every block.
-  return leanSlots(a, geometry, batchHeads, a.ceilDiv(seqQ, blockM),
+  return leanSlots(a, geometry, batchHeads,
+                   a.ceilDiv(geometry.tiledRows(), blockM),
                    a.ceilDiv(seqK, blockN), ctas, tiles);
 }
 

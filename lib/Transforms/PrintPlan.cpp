@@ -88,6 +88,8 @@ struct AttnPrintPlanPass
     bool distributed = DistributedLayout::of(op.getPartitionAttr()).has_value();
     if (!problem || (!tiling && !distributed))
       return success();
+    if (tiling)
+      problem->packedHeads = tiling->packedHeads;
     std::string name =
         func ? cast<SymbolOpInterface>(func).getName().str() : "attention";
     SmallString<128> path(svgDir);
@@ -147,6 +149,10 @@ struct AttnPrintPlanPass
                              std::max(problem->headDim, problem->valueDim));
       if (target)
         origin += " on " + target.getChip().str();
+      if (tiling) {
+        tiling->packedHeads = selectPackedHeads(op, tiling->blockM);
+        problem->packedHeads = tiling->packedHeads;
+      }
     }
     if (!tiling) {
       remark << "\n  tiles: none of FlashAttention-2's tilings fits";
@@ -167,12 +173,12 @@ struct AttnPrintPlanPass
       TiledWork work = countTiledWork(*problem, tiling->blockM, tiling->blockN);
       double visitedShare =
           work.denseBlocks ? 100.0 * work.visitedBlocks / work.denseBlocks : 0;
-      remark << llvm::formatv("\n  per (batch, head): {0} query blocks, {1} of "
-                              "{2} key blocks visited ({3:F1}%), {4} with an "
+      remark << llvm::formatv("\n  per (batch, {0}): {1} query blocks, {2} of "
+                              "{3} key blocks visited ({4:F1}%), {5} with an "
                               "element mask",
-                              work.queryBlocks, work.visitedBlocks,
-                              work.denseBlocks, visitedShare,
-                              work.maskedBlocks);
+                              problem->tiledHeadName(), work.queryBlocks,
+                              work.visitedBlocks, work.denseBlocks,
+                              visitedShare, work.maskedBlocks);
       blockMask = deriveBlockMask(op, tiling->blockM, tiling->blockN);
       if (const std::optional<DerivedBlockMask> &blocks = blockMask)
         remark << llvm::formatv(

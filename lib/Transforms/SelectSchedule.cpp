@@ -125,6 +125,7 @@ struct AttnSelectSchedulePass
                << ": the smallest would " << describe(*lastMisfit, target);
       }
       tiling = *selected;
+      tiling.packedHeads = selectPackedHeads(op, tiling.blockM);
       op.setTilesAttr(fa2TilesAttrOf(op.getContext(), tiling));
     }
 
@@ -170,8 +171,8 @@ struct AttnSelectSchedulePass
       return;
     int64_t waveSlots = 2 * target.getSms();
     auto ruleSplits = [&](const Fa2Tiling &tiles) -> int64_t {
-      int64_t queryBlocks = llvm::divideCeil(problem->queryLen, tiles.blockM);
-      int64_t parallelCtas = problem->batch * problem->queryHeads * queryBlocks;
+      int64_t parallelCtas = problem->batch * problem->tiledHeads() *
+                             problem->queryBlocks(tiles.blockM);
       // Only needed when the rule may split, that is with few query blocks.
       if (5 * parallelCtas >= 4 * waveSlots)
         return 1;
@@ -190,6 +191,7 @@ struct AttnSelectSchedulePass
                                         op.modifiesScores(), /*splitKv=*/true);
       if (!splitTiling)
         return;
+      splitTiling->packedHeads = tiling.packedHeads;
       int64_t splits = ruleSplits(*splitTiling);
       if (splits <= 1)
         return;
@@ -200,7 +202,7 @@ struct AttnSelectSchedulePass
     SmallVector<int64_t> counts =
         problem->kvBlockCounts(tiling.blockM, tiling.blockN);
     int64_t leanTiles =
-        problem->batch * problem->queryHeads * llvm::sum_of(counts);
+        problem->batch * problem->tiledHeads() * llvm::sum_of(counts);
     int64_t perSm =
         fa2CtasPerSm(fa2Resources(tiling, problem->headDim, problem->valueDim,
                                   elementBytes, op.modifiesScores()),

@@ -212,3 +212,31 @@ func.func @framed(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %o: tens
       }
   return %r : tensor<1x1x64x16xf32>
 }
+
+// -----
+
+// GQA packing: Q and O are viewed as [B, Hq / p, p Sq, ...] (the rows of the
+// p heads that share a key/value head, head after head), the tiles run over
+// those rows, tiled head t reads key/value head t p / (Hq / Hkv), and the
+// causal mask sees each tiled row's query row (row mod Sq).
+// CHECK-LABEL: func.func @gqa_packed
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x8x3x64xf16>, %[[K:[^:]+]]: tensor<2x2x300x64xf16>
+// CHECK: %[[QE:.+]] = tensor.expand_shape %[[Q]] {{\[\[}}0], [1, 2], [3], [4]] output_shape [2, 2, 4, 3, 64]
+// CHECK: %[[QP:.+]] = tensor.collapse_shape %[[QE]] {{\[\[}}0], [1], [2, 3], [4]] : tensor<2x2x4x3x64xf16> into tensor<2x2x12x64xf16>
+// CHECK: tensor.collapse_shape {{.*}} into tensor<2x2x12x32xf16>
+// CHECK: scf.forall (%[[B:.+]], %[[T:.+]]) in (2, 2) shared_outs
+// CHECK: %[[T4:.+]] = arith.muli %[[T]], %c4
+// CHECK: %[[KVH:.+]] = arith.divui %[[T4]], %c4
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[K]][%[[B]], %[[KVH]],
+// CHECK: tensor.extract_slice %[[QP]][%[[B]], %[[T]], 0, 0] [1, 1, 12, 64]
+// CHECK: arith.remui %{{.+}}, %c3
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1], [2, 3], [4]] output_shape [2, 2, 4, 3, 32]
+// CHECK: tensor.collapse_shape {{.*}} into tensor<2x8x3x32xf16>
+func.func @gqa_packed(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x300x64xf16>, %v: tensor<2x2x300x32xf16>,
+                      %o: tensor<2x8x3x32xf16>) -> tensor<2x8x3x32xf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<2x8x3x64xf16>, tensor<2x2x300x64xf16>, tensor<2x2x300x32xf16>)
+      outs(%o : tensor<2x8x3x32xf16>) {causal, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 2, packed_heads = 4>}
+      -> tensor<2x8x3x32xf16>
+  return %r : tensor<2x8x3x32xf16>
+}

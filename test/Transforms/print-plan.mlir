@@ -19,10 +19,12 @@ func.func @causal_square(%q: tensor<1x8x1024x64xf16>, %o: tensor<1x8x1024x64xf16
 // -----
 
 // Causal decode with Sq < Sk is bottom-right aligned: the single query block
-// sees every key block and none needs a mask. The pinned partition is named.
+// sees every key block and none needs a mask. GQA packing puts the 4 query
+// heads of each key/value head into one query block. The pinned partition is
+// named.
 // REMARK: remark: attention B=4 Hq=32 Hkv=8 (GQA 4:1) Sq=1 Sk=4096 D=128 Dv=128 bf16 causal +lse
-// REMARK: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2> (FlashAttention-2 default for D=128)
-// REMARK-NEXT: per (batch, head): 1 query blocks, 64 of 64 key blocks visited (100.0%), 0 with an element mask
+// REMARK: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2, packed_heads = 4> (FlashAttention-2 default for D=128)
+// REMARK-NEXT: per (batch, 4 packed heads): 1 query blocks, 64 of 64 key blocks visited (100.0%), 0 with an element mask
 // REMARK-NEXT: partition: #attn.split_kv<splits = 8>
 func.func @decode(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x4096x128xbf16>, %o: tensor<4x32x1x128xbf16>,
                   %l: tensor<4x32x1xf32>) -> tensor<4x32x1x128xbf16> {

@@ -207,16 +207,26 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   }
 
   // Decoding with grouped-query heads: B = 1, Hq = 32, Hkv = 8, Sk = 8192,
-  // D = 128: 32 CTAs for 264 slots, 64 key/value blocks of 128. S = 8 fills
-  // 256 of 264 slots (97%, the best); S = 7 fills 224 (84.8%, at least
-  // 0.85 x 97% = 82.4%); S = 6 only 192 (72.7%).
+  // D = 128. GQA packing puts the 4 query heads of a key/value head into
+  // one query block (4 real rows instead of 1): 8 CTAs for 264 slots, 64
+  // key/value blocks of 128. S = 32 fills 256 of 264 slots (97%).
   // CHECK-LABEL: func.func @decode_gqa_sm90
-  // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
-  // SPLIT: {partition = #attn.split_kv<splits = 7>, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>}
-  // LEAN: {partition = #attn.lean<ctas = 132>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4>}
+  // SPLIT: {partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2, packed_heads = 4>}
+  // LEAN: {partition = #attn.lean<ctas = 132>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4>}
+  // PLAN: per (batch, 4 packed heads): 1 query blocks, 64 of 64 key blocks visited
   func.func @decode_gqa_sm90(%q: tensor<1x32x1x128xbf16>, %kv: tensor<1x8x8192x128xbf16>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x32x1x128xbf16>, tensor<1x8x8192x128xbf16>, tensor<1x8x8192x128xbf16>)
         outs(%o : tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16>
+    return %r : tensor<1x32x1x128xbf16>
+  }
+
+  // A mask operand's rows are one head's rows: no packing.
+  // CHECK-LABEL: func.func @decode_gqa_masked_sm90
+  // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  func.func @decode_gqa_masked_sm90(%q: tensor<1x32x1x128xbf16>, %kv: tensor<1x8x8192x128xbf16>, %m: tensor<1x1x1x8192xi1>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
+    %r = attn.attention ins(%q, %kv, %kv : tensor<1x32x1x128xbf16>, tensor<1x8x8192x128xbf16>, tensor<1x8x8192x128xbf16>)
+        mask(%m : tensor<1x1x1x8192xi1>) outs(%o : tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16>
     return %r : tensor<1x32x1x128xbf16>
   }
 

@@ -112,6 +112,11 @@ cl::opt<bool> alibi("alibi",
                     cl::cat(specCategory));
 cl::opt<bool> withLse("lse", cl::desc("Also write the log-sum-exp"),
                       cl::cat(specCategory));
+cl::opt<int64_t> packedHeads(
+    "packed-heads",
+    cl::desc("GQA packing: tiles hold the rows of this many query heads that "
+             "share a key/value head (#attn.fa2's packed_heads)"),
+    cl::init(1), cl::cat(specCategory));
 cl::opt<int64_t> splits("splits",
                         cl::desc("Split the KV range into this many partials "
                                  "(flash-decoding) and merge them"),
@@ -213,6 +218,7 @@ const cl::Option *specOptions[] = {&batch,
                                    std::addressof(blockMask),
                                    &alibi,
                                    &withLse,
+                                   &packedHeads,
                                    &splits,
                                    &lean,
                                    std::addressof(attention2d),
@@ -363,6 +369,7 @@ llvm::Expected<AttentionSpec> specFromOptions() {
     return std::move(err);
   spec.alibi = alibi;
   spec.withLse = withLse;
+  spec.packedHeads = packedHeads;
   spec.splits = splits;
   spec.leanCtas = lean;
   if (llvm::Error err = readPair(attention2d,
@@ -414,10 +421,11 @@ std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
     origin += " with --block-m/--block-n";
   TiledWork work = countTiledWork(problem, tiles->blockM, tiles->blockN);
   std::string text = llvm::formatv(
-      "tiles {0}x{1} ({2}); per (batch, head) {3} query blocks, {4} of {5} "
-      "key blocks visited, {6} with an element mask",
-      tiles->blockM, tiles->blockN, origin, work.queryBlocks,
-      work.visitedBlocks, work.denseBlocks, work.maskedBlocks);
+      "tiles {0}x{1} ({2}); per (batch, {3}) {4} query blocks, {5} of {6} "
+      "key blocks visited, {7} with an element mask",
+      tiles->blockM, tiles->blockN, origin, problem.tiledHeadName(),
+      work.queryBlocks, work.visitedBlocks, work.denseBlocks,
+      work.maskedBlocks);
   if (std::optional<DerivedBlockMask> derived =
           deriveBlockMask(op, tiles->blockM, tiles->blockN))
     text += llvm::formatv(
@@ -429,7 +437,8 @@ std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
                           splitKV.getSplits());
   if (auto leanAttr = dyn_cast_or_null<LeanAttr>(op.getPartitionAttr())) {
     IntegerArith a;
-    int64_t leanTiles = problem.batch * problem.queryHeads * work.visitedBlocks;
+    int64_t leanTiles =
+        problem.batch * problem.tiledHeads() * work.visitedBlocks;
     auto assignment =
         LeanAssignment<IntegerArith>::create(a, leanAttr.getCtas(), leanTiles);
     int64_t maxBlocks =

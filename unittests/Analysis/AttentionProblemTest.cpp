@@ -86,58 +86,66 @@ TEST(AttentionProblem, CausalSquareSkipsUpperBlocks) {
   EXPECT_EQ(work.maskedBlocks, 8); // only the diagonal blocks
 }
 
-/// Against the per-element definition, over awkward shapes: the KV block
-/// range holds every visible key and no block outside it has one, and a block
-/// is called unmasked exactly when every (row, key) in it is visible.
+/// Against the per-element definition, over awkward shapes, with and without
+/// GQA packing (tiled row r is query row r mod Sq): the KV block range holds
+/// every visible key and no block outside it has one, and a block is called
+/// unmasked exactly when every (row, key) in it is visible.
 TEST(AttentionProblem, BlockGeometryMatchesDefinition) {
   const int64_t lengths[] = {1, 17, 64, 100, 129};
   const std::optional<std::pair<int64_t, int64_t>> windows[] = {
       std::nullopt, std::make_pair(0, 0), std::make_pair(20, 3),
       std::make_pair(5, 40)};
   const int64_t blocks[][2] = {{16, 16}, {64, 32}, {32, 64}};
-  for (int64_t sq : lengths)
-    for (int64_t sk : lengths)
-      for (bool causal : {false, true})
-        for (const auto &window : windows)
-          for (const auto &block : blocks) {
-            AttentionProblem p = makeProblem(sq, sk, causal, window);
-            int64_t bm = block[0], bn = block[1];
-            int64_t queryBlocks = (sq + bm - 1) / bm;
-            int64_t kvBlocks = (sk + bn - 1) / bn;
-            for (int64_t m = 0; m < queryBlocks; ++m) {
-              IndexRange range = p.kvBlockRange(m, bm, bn);
-              for (int64_t n = 0; n < kvBlocks; ++n) {
-                int64_t visible = 0, total = 0;
-                for (int64_t i = m * bm; i < std::min((m + 1) * bm, sq); ++i)
-                  for (int64_t k = n * bn; k < std::min((n + 1) * bn, sk); ++k) {
-                    ++total;
-                    visible += isVisible(p, i, k);
-                  }
-                bool inRange = !range.empty() && n >= range.begin &&
-                               n < range.end;
-                SCOPED_TRACE(testing::Message()
-                             << "Sq=" << sq << " Sk=" << sk << " causal="
-                             << causal << " block=" << bm << "x" << bn
-                             << " m=" << m << " n=" << n);
-                if (visible > 0) {
-                  EXPECT_TRUE(inRange);
-                }
-                EXPECT_EQ(p.isBlockUnmasked(m, n, bm, bn), visible == total);
-              }
-              // The range is tight: its first and last blocks hold a key.
-              if (!range.empty()) {
-                for (int64_t n : {range.begin, range.end - 1}) {
-                  bool any = false;
-                  for (int64_t i = m * bm; i < std::min((m + 1) * bm, sq); ++i)
+  for (int64_t packed : {1, 3})
+    for (int64_t sq : lengths)
+      for (int64_t sk : lengths)
+        for (bool causal : {false, true})
+          for (const auto &window : windows)
+            for (const auto &block : blocks) {
+              AttentionProblem p = makeProblem(sq, sk, causal, window);
+              p.queryHeads = p.packedHeads = packed;
+              int64_t rows = packed * sq;
+              int64_t bm = block[0], bn = block[1];
+              int64_t queryBlocks = (rows + bm - 1) / bm;
+              EXPECT_EQ(p.queryBlocks(bm), queryBlocks);
+              int64_t kvBlocks = (sk + bn - 1) / bn;
+              for (int64_t m = 0; m < queryBlocks; ++m) {
+                IndexRange range = p.kvBlockRange(m, bm, bn);
+                for (int64_t n = 0; n < kvBlocks; ++n) {
+                  int64_t visible = 0, total = 0;
+                  for (int64_t r = m * bm; r < std::min((m + 1) * bm, rows);
+                       ++r)
                     for (int64_t k = n * bn; k < std::min((n + 1) * bn, sk);
-                         ++k)
-                      any |= isVisible(p, i, k);
-                  EXPECT_TRUE(any) << "Sq=" << sq << " Sk=" << sk
-                                   << " m=" << m << " n=" << n;
+                         ++k) {
+                      ++total;
+                      visible += isVisible(p, r % sq, k);
+                    }
+                  bool inRange =
+                      !range.empty() && n >= range.begin && n < range.end;
+                  SCOPED_TRACE(testing::Message()
+                               << "packed=" << packed << " Sq=" << sq << " Sk="
+                               << sk << " causal=" << causal << " block=" << bm
+                               << "x" << bn << " m=" << m << " n=" << n);
+                  if (visible > 0) {
+                    EXPECT_TRUE(inRange);
+                  }
+                  EXPECT_EQ(p.isBlockUnmasked(m, n, bm, bn), visible == total);
+                }
+                // The range is tight: its first and last blocks hold a key.
+                if (!range.empty()) {
+                  for (int64_t n : {range.begin, range.end - 1}) {
+                    bool any = false;
+                    for (int64_t r = m * bm; r < std::min((m + 1) * bm, rows);
+                         ++r)
+                      for (int64_t k = n * bn; k < std::min((n + 1) * bn, sk);
+                           ++k)
+                        any |= isVisible(p, r % sq, k);
+                    EXPECT_TRUE(any) << "Sq=" << sq << " Sk=" << sk
+                                     << " m=" << m << " n=" << n;
+                  }
                 }
               }
             }
-          }
 }
 
 } // namespace

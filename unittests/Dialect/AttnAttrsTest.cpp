@@ -51,16 +51,20 @@ TEST_F(AttnAttrsTest, GetCheckedRejectsWithDiagnostic) {
   auto emitError = [&] {
     return mlir::emitError(UnknownLoc::get(&context));
   };
-  int64_t blockM = 128, blockN = 64, badWarps = 3, warps = 4, stages = 2;
+  int64_t blockM = 128, blockN = 64, badWarps = 3, warps = 4, stages = 2,
+          packed = 1, badPacked = 0;
   EXPECT_FALSE(Fa2TilesAttr::getChecked(emitError, &context, blockM, blockN,
-                                        badWarps, stages));
+                                        badWarps, stages, packed));
   EXPECT_EQ(message, "warps must be a power of two from 1 to 16, got 3");
+  EXPECT_FALSE(Fa2TilesAttr::getChecked(emitError, &context, blockM, blockN,
+                                        warps, stages, badPacked));
+  EXPECT_EQ(message, "packed_heads must be from 1 to 4096, got 0");
   int64_t one = 1;
   EXPECT_FALSE(TargetAttr::getChecked(emitError, &context, StringRef("gfx90a"),
                                       one, one, one, one, one));
   EXPECT_NE(message.find("NVPTX architecture"), std::string::npos);
   Fa2TilesAttr tiles = Fa2TilesAttr::getChecked(emitError, &context, blockM,
-                                                blockN, warps, stages);
+                                                blockN, warps, stages, packed);
   ASSERT_TRUE(tiles);
   EXPECT_EQ(tiles.getRowsPerWarp(), 32);
 }

@@ -36,7 +36,7 @@ namespace {
 // run-time sizes and strides; attn_split with workspaces.
 constexpr const char *kManifest = R"({
   "format": "attn-kernel-bundle",
-  "version": 4,
+  "version": 5,
   "ptx": "kernels.ptx",
   "kernels": [
     {
@@ -554,8 +554,13 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
     const char *to;
     const char *message;
   } cases[] = {
-      {"\"version\": 4", "\"version\": 5",
-       "manifest: version: this runtime reads versions 2 to 4, not 5"},
+      {"\"version\": 5", "\"version\": 6",
+       "manifest: version: this runtime reads versions 2 to 5, not 6"},
+      {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 0}",
+       "manifest: kernels[1].grid[0].times: must be at least 1"},
+      {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 4097}",
+       "manifest: kernels[1].grid[0]: times and ceil_div must be at most "
+       "4096"},
       {"\"bytes\": 4096", "\"bytes\": 4096, \"bytes_per_cta\": 8",
        "manifest: kernels[1].workspaces[0]: has both \"bytes\" and "
        "\"bytes_per_cta\""},
@@ -633,7 +638,7 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
 
 TEST_F(RuntimeTest, InvalidJsonNamesTheLineAndColumn) {
   std::string manifest =
-      replaced(kManifest, "\"version\": 4,", "\"version\": 4,,");
+      replaced(kManifest, "\"version\": 5,", "\"version\": 5,,");
   size_t at = manifest.find(",,") + 1;
   size_t lineStart = manifest.rfind('\n', at);
   int64_t line = std::count(manifest.begin(), manifest.begin() + at, '\n') + 1;
@@ -858,6 +863,23 @@ TEST_F(RuntimeTest, GridOutsideTheDeviceLimits) {
   EXPECT_TRUE(lastErrorContains(
       "kernel attn_split: grid dimension 1 is 70000, outside [1, 65535]"));
   EXPECT_TRUE(fake::records().launches.empty());
+}
+
+// GQA packing's query blocks: ceil(size x times / ceil_div).
+TEST_F(RuntimeTest, GridFormulaMultipliesBeforeDividing) {
+  std::string manifest = replaced(
+      kManifest, "[{\"param\": \"Q\", \"dim\": 0, \"ceil_div\": 64}, 1, 1]",
+      "[{\"param\": \"Q\", \"dim\": 0, \"times\": 4, \"ceil_div\": 64}, "
+      "1, 1]");
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle = loadBundle(context.get(), manifest);
+  attnrtKernel split = findKernel(bundle.get(), "attn_split");
+  SplitArgs args(context.get(), 200);
+  ASSERT_EQ(attnrtLaunch(split, args.tensors.data(), 2, kStreamA),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  ASSERT_EQ(fake::records().launches.size(), 1u);
+  EXPECT_EQ(fake::records().launches[0].grid[0], 13u); // ceil(800 / 64)
 }
 
 TEST_F(RuntimeTest, PersistentKernelNeedsAllItsCtasResident) {

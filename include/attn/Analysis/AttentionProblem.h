@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace mlir::attn {
@@ -52,10 +53,14 @@ struct AttentionProblem {
   bool causal = false;
   /// Sliding window sizes (left, right), if any.
   std::optional<std::pair<int64_t, int64_t>> window;
+  /// Query heads whose rows share a tile (GQA packing, #attn.fa2's
+  /// packed_heads; MaskGeometry.h): tiles run over tiledRows() rows of
+  /// tiledHeads() heads.
+  int64_t packedHeads = 1;
 
-  /// The problem of a verified op; std::nullopt when a size is dynamic or
-  /// the op has a frame (its positions are run-time values). With
-  /// `dynamicLengths`, batch, queryLen and kvLen may be
+  /// The problem of a verified op, with the packing of its tiles; std::nullopt
+  /// when a size is dynamic or the op has a frame (its positions are run-time
+  /// values). With `dynamicLengths`, batch, queryLen and kvLen may be
   /// ShapedType::kDynamic (a kernel that takes them at run time); head
   /// counts and head dimensions must still be static.
   static std::optional<AttentionProblem> fromOp(AttentionOp op,
@@ -66,6 +71,14 @@ struct AttentionProblem {
 
   /// Query heads that share one key/value head.
   int64_t groupSize() const { return queryHeads / kvHeads; }
+  /// The heads and the rows per head that tiles cover (packedHeads).
+  int64_t tiledHeads() const { return queryHeads / packedHeads; }
+  int64_t tiledRows() const { return queryLen * packedHeads; }
+  /// Query blocks of `blockM` tiled rows per tiled head (static lengths).
+  int64_t queryBlocks(int64_t blockM) const;
+  /// What a tile's rows belong to, for reports: "head", or "4 packed
+  /// heads".
+  std::string tiledHeadName() const;
 
   /// The masking geometry on integers.
   MaskGeometry<IntegerArith> geometry() const;
@@ -73,8 +86,8 @@ struct AttentionProblem {
   /// The keys visible from query row `row` (bottom-right aligned masking).
   IndexRange visibleKeys(int64_t row) const;
 
-  /// The KV blocks of `blockN` keys that query block `queryBlock` (rows
-  /// [queryBlock * blockM, ...)) must visit: every block outside is fully
+  /// The KV blocks of `blockN` keys that query block `queryBlock` (tiled
+  /// rows [queryBlock * blockM, ...)) must visit: every block outside is fully
   /// masked for every row of the query block.
   IndexRange kvBlockRange(int64_t queryBlock, int64_t blockM,
                           int64_t blockN) const;
@@ -88,7 +101,7 @@ struct AttentionProblem {
   bool isBlockUnmasked(int64_t queryBlock, int64_t kvBlock, int64_t blockM,
                        int64_t blockN) const;
 
-  /// Visible (query, key) pairs of one (batch, head).
+  /// Visible (query, key) pairs of one (batch, query head).
   int64_t visiblePairs() const;
 
   /// Forward FLOPs as FlashAttention counts them: 2 * B * Hq * Sq * Sk *
@@ -100,7 +113,7 @@ struct AttentionProblem {
   double naiveScoreBytes() const;
 };
 
-/// Block counts of a tiled traversal of one (batch, head).
+/// Block counts of a tiled traversal of one (batch, tiled head).
 struct TiledWork {
   int64_t queryBlocks = 0;
   /// Query-block x KV-block pairs of the full rectangle.
@@ -120,6 +133,14 @@ TiledWork countTiledWork(const AttentionProblem &problem, int64_t blockM,
 /// otherwise. Any count fits a run-time Sk (its empty splits are merged
 /// away).
 LogicalResult checkSplitCount(AttentionOp op, int64_t splits, int64_t blockN);
+
+/// GQA packing's rule (FlashAttention-3's PackGQA heuristic): the group
+/// size Hq / Hkv when packing a group's rows fills query blocks of `blockM`
+/// rows better (the useful share of the padded rows below 90% of the packed
+/// share: decode and short speculative steps), else 1. Also 1 where packing
+/// cannot apply: no GQA, a mask operand, a block mask, a frame, or a
+/// run-time Sq.
+int64_t selectPackedHeads(AttentionOp op, int64_t blockM);
 
 } // namespace mlir::attn
 

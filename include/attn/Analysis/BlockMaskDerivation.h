@@ -55,7 +55,7 @@ constexpr int64_t kMaxDerivedRegionBlocks = int64_t(1) << 20;
 /// The block mask of `op` with blocks of `blockRows` x `blockKeys`, when the
 /// region or a constant mask operand makes some block empty or full. None
 /// when the sizes are dynamic, the op already has a block mask or a frame,
-/// or nothing is proven.
+/// its tiles pack GQA heads, or nothing is proven.
 std::optional<DerivedBlockMask>
 deriveBlockMask(AttentionOp op, int64_t blockRows, int64_t blockKeys);
 

@@ -25,9 +25,12 @@ struct Fa2Tiling {
   int64_t blockN;
   int64_t warps;
   int64_t stages;
+  /// GQA packing (#attn.fa2's packed_heads); no resource depends on it.
+  int64_t packedHeads = 1;
   bool operator==(const Fa2Tiling &other) const {
     return blockM == other.blockM && blockN == other.blockN &&
-           warps == other.warps && stages == other.stages;
+           warps == other.warps && stages == other.stages &&
+           packedHeads == other.packedHeads;
   }
 };
 

@@ -17,6 +17,13 @@
 // i + Sk - Sq (the last query row lines up with the last key). Key k is
 // visible from row i when visibleBegin(i) <= k < visibleEnd(i).
 //
+// With GQA packing (`packedHeads` = p > 1, #attn.fa2's packed_heads), the
+// rows a schedule tiles are those of p query heads that share a key/value
+// head, head after head: tiled row r of tiled head t is query row r mod Sq
+// of query head t p + r / Sq, so tiles run over p Sq rows of Hq / p heads.
+// The row arguments of kvBlockRange, needsElementMask and isHidden are tiled
+// rows; visibleBegin and visibleEnd take query rows.
+//
 // An attention with a frame (a part of a larger attention, rows at q0 + i
 // and keys at k0 + k of an Sq' x Sk' attention) moves the diagonal of row i
 // to the key i + (q0 - k0 + Sk' - Sq') and hides keys from Sk' - k0 on;
@@ -58,6 +65,8 @@ template <typename A> struct MaskGeometry {
     V keyEnd;
   };
   std::optional<Frame> frame;
+  /// Query heads packed into the tiled rows (above); 1 without packing.
+  int64_t packedHeads = 1;
 
   /// The frame of rows at `queryOffset` and keys at `keyOffset` of an
   /// attention of `queryTotal` queries and `keyTotal` keys.
@@ -65,6 +74,29 @@ template <typename A> struct MaskGeometry {
                        V keyTotal) {
     V shift = a.add(a.sub(queryOffset, keyOffset), a.sub(keyTotal, queryTotal));
     return {shift, a.sub(keyTotal, keyOffset)};
+  }
+
+  /// The rows a tile of one tiled head runs over: p Sq.
+  V tiledRows() { return a.mul(queryLen, a.constant(packedHeads)); }
+  /// The query row of tiled row `row`.
+  V queryRow(V row) { return packedHeads == 1 ? row : a.rem(row, queryLen); }
+  /// The query head of tiled row `row` of tiled head `tiledHead`.
+  V queryHead(V tiledHead, V row) {
+    if (packedHeads == 1)
+      return tiledHead;
+    return a.add(a.mul(tiledHead, a.constant(packedHeads)),
+                 a.div(row, queryLen));
+  }
+
+  /// The first and the last query row of the tiled rows
+  /// [row0, row0 + rows): all query rows when they span two heads.
+  std::pair<V, V> queryRowHull(V row0, V rows) {
+    V lastRow = a.sub(a.add(row0, rows), a.constant(1));
+    if (packedHeads == 1)
+      return {row0, lastRow};
+    V spans = a.lt(a.div(row0, queryLen), a.div(lastRow, queryLen));
+    return {a.select(spans, a.constant(0), queryRow(row0)),
+            a.select(spans, a.sub(queryLen, a.constant(1)), queryRow(lastRow))};
   }
 
   V windowSide(int64_t side) {
@@ -97,13 +129,26 @@ template <typename A> struct MaskGeometry {
     return end;
   }
 
-  /// The blocks of `blockN` keys that rows [row0, row0 + rows) must visit,
-  /// as [begin, end): every block outside is hidden from every one of the
-  /// rows. Both edges of the visible range move right (or stay) from row to
-  /// row, so the first row bounds the start and the last row the end.
+  /// The blocks of `blockN` keys that tiled rows [row0, row0 + rows) must
+  /// visit, as [begin, end): every block outside is hidden from every one
+  /// of the rows. Both edges of the visible range move right (or stay) from
+  /// query row to query row, so the first query row bounds the start and
+  /// the last the end.
   std::pair<V, V> kvBlockRange(V row0, V rows, int64_t blockN) {
-    V lastRow = a.sub(a.add(row0, rows), a.constant(1));
-    V keyBegin = a.max(visibleBegin(row0), a.constant(0));
+    auto [firstRow, lastRow] = queryRowHull(row0, rows);
+    V keyBegin = a.max(visibleBegin(firstRow), a.constant(0));
+    if (packedHeads != 1) {
+      // A tile that wraps once into the next head's first rows, which see
+      // no key (Sq > Sk with a causal mask, say): its keys start where its
+      // own first row's do.
+      V last = a.sub(a.add(row0, rows), a.constant(1));
+      V headsCrossed = a.sub(a.div(last, queryLen), a.div(row0, queryLen));
+      C tailBlind =
+          a.lt(visibleEnd(queryRow(last)), a.add(keyBegin, a.constant(1)));
+      V ownBegin = a.max(visibleBegin(queryRow(row0)), a.constant(0));
+      keyBegin = a.select(a.gt(headsCrossed, a.constant(1)), keyBegin,
+                          a.select(tailBlind, ownBegin, keyBegin));
+    }
     V keyEnd = a.max(visibleEnd(lastRow), keyBegin);
     V bn = a.constant(blockN);
     V begin = a.div(keyBegin, bn);
@@ -111,31 +156,31 @@ template <typename A> struct MaskGeometry {
     return {begin, end};
   }
 
-  /// kvBlockRange of query block `queryBlock`: rows [queryBlock * blockM,
-  /// min((queryBlock + 1) * blockM, Sq)).
+  /// kvBlockRange of query block `queryBlock`: tiled rows
+  /// [queryBlock * blockM, min((queryBlock + 1) * blockM, p Sq)).
   std::pair<V, V> queryBlockKvRange(V queryBlock, int64_t blockM,
                                     int64_t blockN) {
     V row0 = a.mul(queryBlock, a.constant(blockM));
-    V rows = a.min(a.constant(blockM), a.sub(queryLen, row0));
+    V rows = a.min(a.constant(blockM), a.sub(tiledRows(), row0));
     return kvBlockRange(row0, rows, blockN);
   }
 
-  /// Whether some row of [row0, row0 + rows) cannot see some key of
-  /// [key0, keyEnd), so that the block needs an element mask: the last row
-  /// starts latest, the first row ends earliest. Keys at or past Sk count as
-  /// hidden, so a block that runs past the end needs the mask too.
+  /// Whether some tiled row of [row0, row0 + rows) cannot see some key of
+  /// [key0, keyEnd), so that the block needs an element mask: the last
+  /// query row starts latest, the first ends earliest. Keys at or past Sk
+  /// count as hidden, so a block that runs past the end needs the mask too.
   C needsElementMask(V row0, V rows, V key0, V keyEnd) {
-    C masked = a.lt(visibleEnd(row0), keyEnd);
-    if (window) {
-      V lastRow = a.sub(a.add(row0, rows), a.constant(1));
+    auto [firstRow, lastRow] = queryRowHull(row0, rows);
+    C masked = a.lt(visibleEnd(firstRow), keyEnd);
+    if (window)
       masked = a.orOp(masked, a.gt(visibleBegin(lastRow), key0));
-    }
     return masked;
   }
 
-  /// Whether `key` is hidden from `row` by the causal or window mask, or is
-  /// at or past Sk.
-  C isHidden(V row, V key) {
+  /// Whether `key` is hidden from tiled row `tiledRow` by the causal or
+  /// window mask, or is at or past Sk.
+  C isHidden(V tiledRow, V key) {
+    V row = queryRow(tiledRow);
     C hidden = a.lt(a.sub(visibleEnd(row), a.constant(1)), key);
     if (window)
       hidden = a.orOp(hidden, a.lt(key, visibleBegin(row)));

@@ -46,6 +46,9 @@ struct AttentionSpec {
   /// slope(h) = 2^(-8 (h + 1) / Hq).
   bool alibi = false;
   bool withLse = false;
+  /// GQA packing when > 1: the op gets FlashAttention-2's default tiles for
+  /// its head dimension with this many packed_heads.
+  int64_t packedHeads = 1;
   /// Split-KV partition when > 1.
   int64_t splits = 1;
   /// Lean-attention partition over this many CTAs when > 0.

@@ -184,9 +184,9 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     if (failed(checkSplitCount(op, split.getSplits(), shape.blockN)))
       return failure();
     // The grid's z is (head, split): at most 65535.
-    if (split.getSplits() > kMaxGridZ / problem->queryHeads)
+    if (split.getSplits() > kMaxGridZ / problem->tiledHeads())
       return op.emitError("attn-to-nvgpu: ")
-             << problem->queryHeads << " query heads x " << split.getSplits()
+             << problem->tiledHeads() << " query heads x " << split.getSplits()
              << " splits exceed the grid's " << kMaxGridZ << " CTAs in z";
     shape.splits = split.getSplits();
   }
@@ -412,7 +412,8 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b,
 
 /// Query block `queryBlock` of (batch, head), an output tile of a grid over
 /// query blocks: its rows, its loaded Q, and the key/value blocks its rows
-/// can see.
+/// can see. With GQA packing, `head` is a tiled head and the rows are its
+/// tiled rows (MaskGeometry.h).
 struct OutputTile {
   Value batch, head, kvHead, row0, rows, qGroup, blockBegin, blockEnd;
 
@@ -420,11 +421,11 @@ struct OutputTile {
                          const KernelShape &s, const KernelArguments &args,
                          Value queryBlock, Value batch, Value head) {
     OutputTile t{batch, head};
-    t.kvHead = a.div(head, s.problem.groupSize());
+    t.kvHead = a.div(a.mul(head, s.problem.packedHeads), s.problem.groupSize());
     t.row0 = a.mul(queryBlock, s.blockM);
     t.qGroup = body.loadQueryBlock(args.q, batch, head, t.row0);
     t.rows = arith::MinUIOp::create(b, a.constant(s.blockM),
-                                    a.sub(args.lengths.queryLen, t.row0));
+                                    a.sub(body.geometry().tiledRows(), t.row0));
     std::tie(t.blockBegin, t.blockEnd) =
         body.geometry().kvBlockRange(t.row0, t.rows, s.blockN);
     return t;
@@ -451,7 +452,8 @@ Value releaseAndIncrement(ImplicitLocOpBuilder &b, Value counters,
 
 /// FlashAttention-2's kernel: CTA (m, b, h) of the grid (ceil(Sq / block_m),
 /// B, Hq) computes query block m of (b, h) over every key/value block its
-/// rows can see.
+/// rows can see; with GQA packing, (ceil(p Sq / block_m), B, Hq / p) over
+/// tiled heads.
 void buildFa2Kernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                     const KernelArguments &args) {
   Value queryBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
@@ -497,9 +499,9 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
 
   // Output tile (b, h, m) owns slots [S t, S t + S) and counter t.
   Value queryBlocks = gpu::GridDimOp::create(b, gpu::Dimension::x);
-  Value tileIndex =
-      a.add(a.mul(a.add(a.mul(batch, s.problem.queryHeads), head), queryBlocks),
-            queryBlock);
+  Value tileIndex = a.add(
+      a.mul(a.add(a.mul(batch, s.problem.tiledHeads()), head), queryBlocks),
+      queryBlock);
   Value firstSlot = a.mul(tileIndex, s.splits);
   body.storePartial(state, partialO, partialLse, a.add(firstSlot, split));
 
@@ -591,12 +593,13 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   for (int64_t count : p.kvBlockCounts(s.blockM, s.blockN))
     prefix.push_back(prefix.back() + count);
   int64_t perHead = prefix.back();
+  int64_t heads = p.tiledHeads();
   auto lean = LeanAssignment<IndexArith>::create(
-      a, a.constant(s.leanCtas), a.constant(p.batch * p.queryHeads * perHead));
-  // Output tiles are numbered b * Hq + h.
+      a, a.constant(s.leanCtas), a.constant(p.batch * heads * perHead));
+  // Output tiles are numbered b * Hq + h (tiled heads with GQA packing).
   auto splitBatchHead = [&](Value batchHead) {
-    Value batch = a.div(batchHead, p.queryHeads);
-    return std::make_pair(batch, a.sub(batchHead, a.mul(batch, p.queryHeads)));
+    Value batch = a.div(batchHead, heads);
+    return std::make_pair(batch, a.sub(batchHead, a.mul(batch, heads)));
   };
   Value begin = lean.ctaBegin(cta);
   Value end = lean.ctaBegin(a.add(cta, 1));
@@ -621,13 +624,13 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         Value tileFirst = a.add(a.mul(batchHead, perHead), tileOffset);
         Value row0 = a.mul(queryBlock, s.blockM);
         Value rows = arith::MinUIOp::create(
-            b, a.constant(s.blockM), a.sub(a.constant(p.queryLen), row0));
+            b, a.constant(s.blockM), a.sub(a.constant(p.tiledRows()), row0));
         auto [tileBegin, tileEnd] =
             body.geometry().kvBlockRange(row0, rows, s.blockN);
         Value tileLast = a.add(tileFirst, a.sub(tileEnd, tileBegin));
         Value pieceEnd = a.min(end, tileLast);
         auto [batch, head] = splitBatchHead(batchHead);
-        Value kvHead = a.div(head, p.groupSize());
+        Value kvHead = a.div(a.mul(head, p.packedHeads), p.groupSize());
 
         // The previous piece's output went through the Q tile.
         gpu::BarrierOp::create(b);
@@ -714,7 +717,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   if (!emptyBlocks.empty()) {
     int64_t perHeadEmpty = emptyBlocks.size();
     scf::ForOp::create(
-        b, cta, a.constant(p.batch * p.queryHeads * perHeadEmpty),
+        b, cta, a.constant(p.batch * heads * perHeadEmpty),
         a.constant(s.leanCtas), ValueRange{},
         [&](OpBuilder &, Location, Value tile, ValueRange) {
           Value batchHead = a.div(tile, perHeadEmpty);
@@ -808,7 +811,7 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
                                           ? ShapedType::kDynamic
                                           : shape->queryBlocks(),
                                       problem.batch,
-                                      problem.queryHeads * shape->splits};
+                                      problem.tiledHeads() * shape->splits};
       SmallVector<Attribute> viewTypes;
       for (MemRefType view : views)
         viewTypes.push_back(TypeAttr::get(view));

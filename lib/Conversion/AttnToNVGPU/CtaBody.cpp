@@ -77,7 +77,8 @@ Value CtaBody::sharedTile(Value base, Value byteOffset, int64_t rows,
 
 SmallVector<Value> CtaBody::copyTile(Value source, Value batch, Value head,
                                      Value row0, int64_t rows, Extent length,
-                                     int64_t columns, Value tile) {
+                                     int64_t columns, Value tile,
+                                     bool tiledRows) {
   int64_t chunksPerRow = llvm::alignTo(columns, 16) / kChunk;
   int64_t chunks = rows * chunksPerRow, threads = s.threads();
   // Chunk `tid + first` of the tile in round `first`. When the threads are
@@ -131,6 +132,9 @@ SmallVector<Value> CtaBody::copyTile(Value source, Value batch, Value head,
     Value inBounds = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
                                            sourceRow, length.length);
     Value clamped = arith::MinUIOp::create(b, sourceRow, length.last);
+    Value sourceHead = head;
+    if (tiledRows)
+      std::tie(sourceHead, clamped) = queryRowOf(head, clamped);
     Value sourceCol = col;
     if (columns % 16 != 0) {
       inBounds = arith::AndIOp::create(
@@ -144,7 +148,7 @@ SmallVector<Value> CtaBody::copyTile(Value source, Value batch, Value head,
     Value token = nvgpu::DeviceAsyncCopyOp::create(
         b, tile,
         ValueRange{row, laneSharedCol ? laneSharedCol : swizzle(row, col)},
-        source, ValueRange{batch, head, clamped, sourceCol},
+        source, ValueRange{batch, sourceHead, clamped, sourceCol},
         b.getIndexAttr(kChunk), elements, /*bypassL1=*/b.getUnitAttr());
     if (!partial)
       tokens.push_back(token);
@@ -234,6 +238,10 @@ CtaBody::Extent CtaBody::extent(Value length) {
 void CtaBody::setUp(const KernelLengths &lengths) {
   queryLen = extent(lengths.queryLen);
   kvLen = extent(lengths.kvLen);
+  tiledLen = s.problem.packedHeads == 1
+                 ? queryLen
+                 : extent(b.createOrFold<arith::MulIOp>(
+                       lengths.queryLen, index(s.problem.packedHeads)));
   tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
   warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
@@ -284,8 +292,8 @@ Value CtaBody::copyKV(Value k, Value v, Value batch, Value kvHead, Value block,
 }
 
 Value CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
-  return commit(copyTile(q, batch, head, row0, s.blockM, queryLen,
-                         s.problem.headDim, qTile));
+  return commit(copyTile(q, batch, head, row0, s.blockM, tiledLen,
+                         s.problem.headDim, qTile, /*tiledRows=*/true));
 }
 
 SmallVector<Value> CtaBody::initialState() {
@@ -508,9 +516,14 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
           SmallVector<Value> values;
           for (int64_t mt = 0; mt < mTiles; ++mt) {
             Value tileRow = add(row0, add(warpRow, index(mt * 16)));
-            // C rows g and g + 8 (layout.cRow(lane, 1) = cRow(lane, 0) + 8).
+            // C rows g and g + 8 (layout.cRow(lane, 1) = cRow(lane, 0) + 8),
+            // and the query head and row the score region sees for each.
             Value rowG = add(tileRow, layout.cRow(groupId, 0));
             SmallVector<Value> rowOf = {rowG, add(rowG, index(8))};
+            SmallVector<std::pair<Value, Value>> queryOf;
+            if (s.scoreRegion)
+              for (Value row : rowOf)
+                queryOf.push_back(queryRowOf(head, row));
             for (int64_t nt = 0; nt < nTiles; ++nt)
               for (int64_t i = 0; i < 2; ++i)
                 for (int64_t j = 0; j < 2; ++j) {
@@ -520,9 +533,13 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
                            scale);
                   Value key = add(add(key0, index(nt * 8 + j)),
                                   layout.cCol(laneInGroup, 0));
-                  if (s.modifiesScores())
-                    x = mulF(modifyScore(x, batch, head, rowOf[i], key),
+                  if (s.modifiesScores()) {
+                    auto [queryHead, queryRow] =
+                        s.scoreRegion ? queryOf[i]
+                                      : std::make_pair(head, rowOf[i]);
+                    x = mulF(modifyScore(x, batch, queryHead, queryRow, key),
                              f32Const(M_LOG2E));
+                  }
                   if (masked) {
                     Value hidden = geometry.isHidden(rowOf[i], key);
                     x = arith::SelectOp::create(b, hidden, minusInf, x);
@@ -698,7 +715,7 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
       }
       if (lse) {
         Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                              queryLen.length);
+                                              tiledLen.length);
         Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                             laneInGroup, index(0));
         auto store =
@@ -706,8 +723,9 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
                               /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(store.thenBlock());
+        auto [queryHead, queryRow] = queryRowOf(head, row);
         memref::StoreOp::create(b, total.lse, lse,
-                                ValueRange{batch, head, row});
+                                ValueRange{batch, queryHead, queryRow});
       }
     }
   }
@@ -725,7 +743,7 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
                     index(kChunk));
     Value row = add(row0, rowInTile);
     Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                          queryLen.length);
+                                          tiledLen.length);
     // Lanes past the warp's chunks in a last round they do not fill.
     if (first + kWarpSize > chunks)
       inRange = arith::AndIOp::create(
@@ -739,7 +757,9 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
         b, chunkType, oTile, ValueRange{rowInTile, swizzle(rowInTile, col)});
     // Rows of a multiple of 8 16-bit elements keep every chunk 16-byte
     // aligned (the bundle requires 16-byte aligned tensors).
-    vector::StoreOp::create(b, values, o, ValueRange{batch, head, row, col},
+    auto [queryHead, queryRow] = queryRowOf(head, row);
+    vector::StoreOp::create(b, values, o,
+                            ValueRange{batch, queryHead, queryRow, col},
                             /*nontemporal=*/false, llvm::Align(16));
   }
 }

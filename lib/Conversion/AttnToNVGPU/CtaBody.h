@@ -65,11 +65,11 @@ struct KernelShape {
   int64_t threads() const { return kWarpSize * warps; }
   /// m16 tiles each warp owns.
   int64_t mTiles() const { return blockM / (16 * warps); }
-  /// Query blocks per (batch, head); with static lengths only.
-  int64_t queryBlocks() const {
-    return llvm::divideCeil(problem.queryLen, blockM);
+  /// Query blocks per (batch, tiled head); with static lengths only.
+  int64_t queryBlocks() const { return problem.queryBlocks(blockM); }
+  Fa2Tiling tiling() const {
+    return {blockM, blockN, warps, stages, problem.packedHeads};
   }
-  Fa2Tiling tiling() const { return {blockM, blockN, warps, stages}; }
   /// Elements of a shared-memory row of Q and K, of V, and of the Q tile,
   /// which also stages the O block (fa2SharedRowElements: D and Dv padded
   /// to 64).
@@ -122,7 +122,8 @@ public:
   /// first, before the other calls.
   void setUp(const KernelLengths &lengths);
 
-  /// Starts the cp.async of rows [row0, row0 + block_m) of Q[batch, head]
+  /// Starts the cp.async of tiled rows [row0, row0 + block_m) of tiled head
+  /// `head` of Q[batch] (a head's rows without GQA packing; MaskGeometry.h)
   /// into shared memory; returns its group.
   Value loadQueryBlock(Value q, Value batch, Value head, Value row0);
 
@@ -131,8 +132,8 @@ public:
   SmallVector<Value> initialState();
 
   /// The FlashAttention-2 loop over key/value blocks [blockBegin, blockEnd)
-  /// of (batch, kvHead) for the `rows` rows of the query block at row0 of
-  /// query head `head` (loaded by loadQueryBlock as `qGroup`), with the
+  /// of (batch, kvHead) for the `rows` tiled rows of the query block at row0
+  /// of tiled head `head` (loaded by loadQueryBlock as `qGroup`), with the
   /// score modification of the shape and MaskGeometry's element masks on
   /// the blocks that straddle a mask boundary. Returns the final state: the
   /// O accumulators [mTiles][Dv / 8], then m and l per m tile (l a per-lane
@@ -141,11 +142,11 @@ public:
                                 Value head, Value kvHead, Value row0,
                                 Value rows, Value blockBegin, Value blockEnd);
 
-  /// O = acc / l into O[batch, head, row0...] (rows below Sq) in the
-  /// element type, and LSE = (m + log2 l) ln 2 when `lse` is given; rows
-  /// that saw no key get 0 and -inf. `perLaneSums`: l is the lane's share
-  /// of the row sum (runKvRange's state), else the whole row sum
-  /// (mergePartials').
+  /// O = acc / l into the tiled rows row0... of tiled head `head` of
+  /// O[batch] (rows below p Sq) in the element type, and LSE = (m + log2 l) ln
+  /// 2 when `lse` is given; rows that saw no key get 0 and -inf. `perLaneSums`:
+  /// l is the lane's share of the row sum (runKvRange's state), else the whole
+  /// row sum (mergePartials').
   void storeOutput(ValueRange state, Value o, Value lse, Value batch,
                    Value head, Value row0, bool perLaneSums = true);
 
@@ -162,10 +163,15 @@ public:
   SmallVector<Value> mergePartials(ValueRange state, Value partialO,
                                    Value partialLse, Value first, Value last);
 
-  /// The masking geometry of the attention, as IR.
+  /// The masking geometry of the attention's tiled rows, as IR.
   MaskGeometry<IndexArith> geometry() {
-    return {arith, queryLen.length, kvLen.length, s.problem.causal,
-            s.problem.window};
+    return {arith,
+            queryLen.length,
+            kvLen.length,
+            s.problem.causal,
+            s.problem.window,
+            std::nullopt,
+            s.problem.packedHeads};
   }
 
 private:
@@ -223,11 +229,17 @@ private:
   /// cp.async of rows [row0, row0 + rows) of `source[batch, head]`, whose
   /// rows have `columns` elements, into `tile`, in 16-byte chunks up to the
   /// next multiple of 16 elements (an mma k step); rows at or past `length`
-  /// and chunks past `columns` are zero-filled. Returns the tokens of the
+  /// and chunks past `columns` are zero-filled. With `tiledRows`, `head`
+  /// and the rows are a tiled head's (queryRowOf). Returns the tokens of the
   /// copies every thread makes, which `commit` groups.
   SmallVector<Value> copyTile(Value source, Value batch, Value head, Value row0,
                               int64_t rows, Extent length, int64_t columns,
-                              Value tile);
+                              Value tile, bool tiledRows = false);
+  /// The query head and query row of tiled row `row` of tiled head `head`.
+  std::pair<Value, Value> queryRowOf(Value head, Value row) {
+    MaskGeometry<IndexArith> g = geometry();
+    return {g.queryHead(head, row), g.queryRow(row)};
+  }
   Value commit(ArrayRef<Value> tokens) {
     return nvgpu::DeviceAsyncCreateGroupOp::create(
         b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
@@ -292,8 +304,8 @@ private:
   Value lane, groupId, laneInGroup, tid, warp;
   /// The first row of this warp's slice of the query block.
   Value warpRow;
-  /// Sq and Sk.
-  Extent queryLen, kvLen;
+  /// Sq, Sk, and the tiled rows p Sq of a tiled head.
+  Extent queryLen, kvLen, tiledLen;
   /// Dynamic shared memory, its Q tile, and the same memory as the O block's
   /// staging tile (rows Dv wide).
   Value shared, qTile, oTile;

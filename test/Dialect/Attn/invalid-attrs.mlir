@@ -53,6 +53,11 @@ module attributes {test.tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4
 
 // -----
 
+// expected-error @+1 {{packed_heads must be from 1 to 4096, got 0}}
+module attributes {test.tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 0>} {}
+
+// -----
+
 // expected-error @+1 {{splits must be at least 1, got 0}}
 module attributes {test.partition = #attn.split_kv<splits = 0>} {}
 

@@ -660,3 +660,30 @@ func.func @partial_frame(%q: tensor<1x1x4x8xf32>, %o: tensor<1x1x4x8xf32>, %i: i
   %r = "attn.attention"(%q, %q, %q, %i, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 1>}> ({}) : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, index, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return
 }
+
+// -----
+
+func.func @packed_heads_not_dividing_group(%q: tensor<1x6x1x8xf32>, %k: tensor<1x2x16x8xf32>, %o: tensor<1x6x1x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op packed_heads = 2 must divide the query heads per key/value head (Hq / Hkv = 3)}}
+  %r = attn.attention ins(%q, %k, %k : tensor<1x6x1x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>)
+      outs(%o : tensor<1x6x1x8xf32>) {tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 1, packed_heads = 2>} -> tensor<1x6x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @packed_heads_with_mask(%q: tensor<1x4x1x8xf32>, %k: tensor<1x1x16x8xf32>, %m: tensor<1x1x1x16xi1>, %o: tensor<1x4x1x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op packed_heads = 4 cannot pack a mask operand (its rows are one head's rows): use packed_heads = 1}}
+  %r = attn.attention ins(%q, %k, %k : tensor<1x4x1x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      mask(%m : tensor<1x1x1x16xi1>) outs(%o : tensor<1x4x1x8xf32>) {tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 1, packed_heads = 4>} -> tensor<1x4x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @packed_heads_dynamic_heads(%q: tensor<1x?x1x8xf32>, %k: tensor<1x1x16x8xf32>, %o: tensor<1x?x1x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op packed_heads = 4 needs static head counts}}
+  %r = attn.attention ins(%q, %k, %k : tensor<1x?x1x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%o : tensor<1x?x1x8xf32>) {tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 1, packed_heads = 4>} -> tensor<1x?x1x8xf32>
+  return
+}

@@ -16,6 +16,24 @@ func.func @gqa_prefill_with_lse(%q: tensor<1x32x2048x128xbf16>, %k: tensor<1x8x2
   return %r#0, %r#1 : tensor<1x32x2048x128xbf16>, tensor<1x32x2048xf32>
 }
 
+// GQA packing: packed_heads is printed only when it is not 1.
+// CHECK-LABEL: func.func @gqa_decode_packed
+func.func @gqa_decode_packed(%q: tensor<2x32x1x128xbf16>, %k: tensor<2x8x4096x128xbf16>,
+                             %v: tensor<2x8x4096x128xbf16>, %o: tensor<2x32x1x128xbf16>)
+    -> tensor<2x32x1x128xbf16> {
+  // CHECK: tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2, packed_heads = 4>
+  %r = attn.attention ins(%q, %k, %v : tensor<2x32x1x128xbf16>, tensor<2x8x4096x128xbf16>, tensor<2x8x4096x128xbf16>)
+      outs(%o : tensor<2x32x1x128xbf16>)
+      {tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2, packed_heads = 4>}
+      -> tensor<2x32x1x128xbf16>
+  // CHECK: tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>}
+  %r1 = attn.attention ins(%q, %k, %v : tensor<2x32x1x128xbf16>, tensor<2x8x4096x128xbf16>, tensor<2x8x4096x128xbf16>)
+      outs(%r : tensor<2x32x1x128xbf16>)
+      {tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2, packed_heads = 1>}
+      -> tensor<2x32x1x128xbf16>
+  return %r1 : tensor<2x32x1x128xbf16>
+}
+
 // CHECK-LABEL: func.func @mqa_decode_split_kv
 func.func @mqa_decode_split_kv(%q: tensor<4x16x1x64xf16>, %k: tensor<4x1x4096x64xf16>,
                                %v: tensor<4x1x4096x64xf16>, %o: tensor<4x16x1x64xf32>) -> tensor<4x16x1x64xf32> {

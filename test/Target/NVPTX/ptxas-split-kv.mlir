@@ -26,21 +26,23 @@
 // CHECK-DAG: Compiling entry function 'softcap_d256_attention0'
 // CHECK-DAG: Compiling entry function 'window_d96_attention0'
 
-// The selected decode: split-KV's 64 x 128 tiles, and FlashAttention-2's
-// rule gives 7 splits for 32 query blocks on 132 SMs; z is Hq x splits, a
-// constant; the workspaces are sized per CTA, and the counters are zeroed
+// The selected decode: split-KV's 64 x 128 tiles with GQA packing (the 4
+// query heads of a key/value head in one block), and FlashAttention-2's
+// rule gives 32 splits for 8 query blocks on 132 SMs; z is Hq / 4 x splits,
+// a constant; the workspaces are sized per CTA, and the counters are zeroed
 // once and left zero by the kernel.
 // MANIFEST: "grid": [
 // MANIFEST-NEXT: {
 // MANIFEST-NEXT: "ceil_div": 64,
 // MANIFEST-NEXT: "dim": 2,
-// MANIFEST-NEXT: "param": "Q"
+// MANIFEST-NEXT: "param": "Q",
+// MANIFEST-NEXT: "times": 4
 // MANIFEST-NEXT: },
 // MANIFEST-NEXT: {
 // MANIFEST-NEXT: "dim": 0,
 // MANIFEST-NEXT: "param": "Q"
 // MANIFEST-NEXT: },
-// MANIFEST-NEXT: 224
+// MANIFEST-NEXT: 256
 // MANIFEST: "name": "decode_selected_attention0"
 // MANIFEST: "workspaces": [
 // MANIFEST-NEXT: {
@@ -53,7 +55,7 @@
 // MANIFEST-NEXT: "kernel_resets": true,
 // MANIFEST-NEXT: "name": "counters",
 // MANIFEST-NEXT: "zero_init": true
-// MANIFEST: "version": 4
+// MANIFEST: "version": 5
 
 // VALID: 5 kernel(s), manifest valid
 

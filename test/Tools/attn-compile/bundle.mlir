@@ -55,10 +55,11 @@
 // CHECK:     "tiles": {
 // CHECK-NEXT:  "block_m": 128,
 // CHECK-NEXT:  "block_n": 64,
+// CHECK-NEXT:  "packed_heads": 1,
 // CHECK-NEXT:  "stages": 2,
 // CHECK-NEXT:  "warps": 4
 // CHECK: "ptx": "kernels.ptx",
-// CHECK: "version": 4
+// CHECK: "version": 5
 
 // PTX: .target sm_90a
 // PTX: .visible .entry prefill_attention0(

@@ -99,10 +99,10 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // Schedules
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-Fa2TilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     int64_t blockM, int64_t blockN, int64_t warps,
-                     int64_t stages) {
+LogicalResult Fa2TilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t blockM, int64_t blockN,
+                                   int64_t warps, int64_t stages,
+                                   int64_t packedHeads) {
   if (warps < 1 || warps > 16 || !llvm::isPowerOf2_64(warps))
     return emitError() << "warps must be a power of two from 1 to 16, got "
                        << warps;
@@ -120,6 +120,9 @@ Fa2TilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (stages < 1 || stages > kMaxStages)
     return emitError() << "stages must be from 1 to " << kMaxStages << ", got "
                        << stages;
+  if (packedHeads < 1 || packedHeads > kMaxBlock)
+    return emitError() << "packed_heads must be from 1 to " << kMaxBlock
+                       << ", got " << packedHeads;
   return success();
 }
 

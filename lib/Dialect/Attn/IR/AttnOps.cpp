@@ -246,6 +246,33 @@ static LogicalResult verifyBlockMask(OpTy self, ArrayRef<int64_t> qs,
   return success();
 }
 
+/// Checks GQA packing (#attn.fa2's packed_heads) against the head counts
+/// `hq` and `hkv` and the operands whose rows are one head's rows.
+template <typename OpTy>
+static LogicalResult verifyPackedHeads(OpTy self, int64_t hq, int64_t hkv) {
+  Fa2TilesAttr tiles = self.getTilesAttr();
+  if (!tiles || tiles.getPackedHeads() == 1)
+    return success();
+  int64_t packed = tiles.getPackedHeads();
+  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
+    return self.emitOpError()
+           << "packed_heads = " << packed << " needs static head counts";
+  if ((hq / hkv) % packed != 0)
+    return self.emitOpError()
+           << "packed_heads = " << packed
+           << " must divide the query heads per key/value head (Hq / Hkv = "
+           << hq / hkv << ")";
+  const char *rowOperand = self.getMask()        ? "a mask operand"
+                           : self.getBlockMask() ? "a block mask"
+                           : self.hasFrame()     ? "a frame"
+                                                 : nullptr;
+  if (rowOperand)
+    return self.emitOpError()
+           << "packed_heads = " << packed << " cannot pack " << rowOperand
+           << " (its rows are one head's rows): use packed_heads = 1";
+  return success();
+}
+
 /// The checks attn.attention and attn.partial_attention share. The
 /// destinations of a partial attention have `slotDims` = 1 leading slot
 /// dimension.
@@ -369,6 +396,9 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
     return emitOpError() << "a framed attention cannot carry a partition; got "
                          << self.getPartitionAttr();
 
+  if (failed(verifyPackedHeads(self, hq, hkv)))
+    return failure();
+
   if (std::optional<ArrayRef<int64_t>> window = self.getWindow()) {
     if (window->size() != 2)
       return emitOpError() << "window must have two entries [left, right], got "
@@ -394,13 +424,15 @@ static std::optional<int64_t> leanPiecesPerTile(PartialAttentionOp op,
     return std::nullopt;
   Fa2TilesAttr tiles = op.getTilesAttr();
   int64_t blockM = tiles.getBlockM(), blockN = tiles.getBlockN();
-  int64_t heads = q[0] * q[1];
-  int64_t queryBlocks = llvm::divideCeil(q[2], blockM);
+  int64_t packed = tiles.getPackedHeads();
+  int64_t heads = q[0] * (q[1] / packed);
+  int64_t queryBlocks = llvm::divideCeil(q[2] * packed, blockM);
   if (heads * queryBlocks > (int64_t(1) << 20))
     return std::nullopt;
   IntegerArith a;
-  MaskGeometry<IntegerArith> geometry{a, q[2], kvLen, op.getCausal(),
-                                      op.getWindowSizes()};
+  MaskGeometry<IntegerArith> geometry{
+      a,     q[2], kvLen, op.getCausal(), op.getWindowSizes(), std::nullopt,
+      packed};
   SmallVector<int64_t> blocks;
   int64_t perHead = 0;
   for (int64_t m = 0; m < queryBlocks; ++m) {

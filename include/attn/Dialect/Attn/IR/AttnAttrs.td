@@ -108,20 +108,34 @@ def Attn_Fa2TilesAttr : Attn_Attr<"Fa2Tiles", "fa2"> {
     it maps onto m16n8k16 tensor-core fragments. K and V tiles are staged in
     shared memory through a pipeline of `stages` buffers.
 
+    GQA packing: with `packed_heads = p` (default 1), the rows a CTA owns
+    come from `p` query heads that share a key/value head, head after head:
+    the tiles of an attention with Hq query heads and Sq queries run over
+    `p * Sq` rows of `Hq / p` heads, row `r` of tiled head `t` being query
+    `r mod Sq` of head `t * p + r / Sq`. Each K and V block a CTA loads then
+    serves `p` heads instead of one, and a decode step (Sq = 1) fills a
+    64-row block with `p` useful rows instead of one. `p` must divide the
+    group size Hq / Hkv; the attention must have no mask operand, block
+    mask or frame (their rows are a head's rows). Masks by position and the
+    score region see each row's own head and query (the op's verifier and
+    the decomposition; FlashAttention-3's PackGQA packs the same rows).
+
     Constraints: `block_m` is a positive multiple of `16 * warps`; `block_n`
     a positive multiple of 16; both at most 4096 (a 4096 x 4096 f32 score
     tile is already 64 MiB; no target runs a larger one); `warps` a power of
-    two from 1 to 16; `stages` from 1 to 16.
+    two from 1 to 16; `stages` from 1 to 16; `packed_heads` from 1 to 4096.
 
     ```mlir
     #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+    #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2, packed_heads = 4>
     ```
   }];
   let parameters = (ins
     "int64_t":$block_m,
     "int64_t":$block_n,
     "int64_t":$warps,
-    "int64_t":$stages
+    "int64_t":$stages,
+    DefaultValuedParameter<"int64_t", "1">:$packed_heads
   );
   let extraClassDeclaration = [{
     /// The largest block_m and block_n, and the most stages.
