@@ -163,9 +163,18 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     with 8 warps for D = 256 (one stage, the table's: with two, ptxas spilled
     on sm_90a).
 
+    GQA packing (`packed_heads` = Hq / Hkv, FlashAttention-3's rule): when
+    the real rows fill less than 90% of what they fill packed, that is
+    Sq / (ceil(Sq / block_m) block_m) < 0.9 x g Sq / (ceil(g Sq / block_m)
+    block_m) with g = Hq / Hkv, the tiles pack the g query heads of each
+    key/value head into one block's rows: decode and short speculative
+    steps, not prefill. Never with a mask operand, a block mask or a
+    run-time Sq.
+
     With `split-kv`, an op without a `partition` also gets
     `partition = #attn.split_kv<splits = S>` when FlashAttention-2's rule
-    (flash-decoding) gives S > 1: with `n` = B x Hq x ceil(Sq / block_m) CTAs
+    (flash-decoding) gives S > 1: with `n` = B x Hq / p x ceil(p Sq / block_m)
+    CTAs (p the packed heads)
     and 2 x SMs slots (two CTAs per SM, FlashAttention-2's assumption), S = 1
     when n >= 0.8 x 2 x SMs; otherwise the smallest S whose wave efficiency
     w / ceil(w), w = n x S / (2 x SMs), is at least 85% of the best, for S up
@@ -375,6 +384,13 @@ def AttnDecompose : Pass<"attn-decompose"> {
     (lengths that are not multiples of the tiles) are handled with dynamic tile
     sizes. A row with no visible key gets O = 0 and LSE = -inf. No tensor larger
     than `block_m x block_n` scores is ever created.
+
+    With GQA packing (`#attn.fa2`'s `packed_heads = p`), Q and the
+    destinations are viewed as `[B, Hq / p, p Sq, ...]` (an expand and a
+    collapse of the same elements), the forall runs over (batch, tiled head,
+    query block) and tiled head t reads key/value head `t p / (Hq / Hkv)`;
+    the masks and the score region see each row's own head and query
+    (MaskGeometry's tiled rows).
 
     An `attn.partial_attention` (from `attn-partition-kv`) runs the same loop
     over piece s of each query block's visible key/value blocks, as its
