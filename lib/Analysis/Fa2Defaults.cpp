@@ -29,8 +29,8 @@ int64_t mlir::attn::fa2SharedMemoryBytes(const Fa2Tiling &tiling,
 }
 
 int64_t mlir::attn::fa2RegistersPerThread(const Fa2Tiling &tiling,
-                                          int64_t valueDim,
-                                          bool modifiesScores) {
+                                          int64_t valueDim, bool modifiesScores,
+                                          bool kernelSplitsKv) {
   int64_t threads = 32 * tiling.warps;
   int64_t accumulators =
       tiling.blockM * valueDim + tiling.blockM * tiling.blockN;
@@ -39,9 +39,12 @@ int64_t mlir::attn::fa2RegistersPerThread(const Fa2Tiling &tiling,
   // The m16 row tiles of a warp: each has its own row state, Q fragments
   // and row indices.
   int64_t rowTiles = std::max<int64_t>(1, tiling.blockM / (16 * tiling.warps));
+  int64_t scoresPerThread =
+      llvm::divideCeil(tiling.blockM * tiling.blockN, threads);
   return llvm::divideCeil(accumulators, threads) +
          llvm::divideCeil(probabilities, threads) + 64 + 8 * rowTiles +
-         (modifiesScores ? kScoreModificationRegisters : 0);
+         (modifiesScores ? kScoreModificationRegisters : 0) +
+         (modifiesScores && kernelSplitsKv ? scoresPerThread : 0);
 }
 
 llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {

@@ -33,10 +33,12 @@ Fa2TilesAttr mlir::attn::fa2TilesAttrOf(MLIRContext *context,
 
 Fa2Resources mlir::attn::fa2Resources(const Fa2Tiling &tiling, int64_t headDim,
                                       int64_t valueDim, int64_t elementBytes,
-                                      bool modifiesScores) {
+                                      bool modifiesScores,
+                                      bool kernelSplitsKv) {
   return {32 * tiling.warps,
           fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes),
-          fa2RegistersPerThread(tiling, valueDim, modifiesScores)};
+          fa2RegistersPerThread(tiling, valueDim, modifiesScores,
+                                kernelSplitsKv)};
 }
 
 int64_t mlir::attn::allowedRegistersPerThread(int64_t threads,
@@ -95,7 +97,8 @@ mlir::attn::selectFa2Tiling(int64_t headDim, int64_t valueDim,
       Fa2Tiling tiling = candidate;
       tiling.stages = stages;
       std::optional<Fa2Misfit> misfit = findFa2Misfit(
-          fa2Resources(tiling, headDim, valueDim, elementBytes, modifiesScores),
+          fa2Resources(tiling, headDim, valueDim, elementBytes, modifiesScores,
+                       splitKv),
           limits);
       if (!misfit)
         return tiling;

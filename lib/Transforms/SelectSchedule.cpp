@@ -99,22 +99,24 @@ struct AttnSelectSchedulePass
 
     Fa2Tiling tiling;
     bool tilesPinned = static_cast<bool>(op.getTilesAttr());
+    // A pinned split-KV partition of several splits: a split kernel.
+    auto split = dyn_cast_or_null<SplitKVAttr>(op.getPartitionAttr());
+    bool splitKernel = split && split.getSplits() > 1;
     if (Fa2TilesAttr tiles = op.getTilesAttr()) {
       tiling = fa2TilingOf(tiles);
-      if (std::optional<Fa2Misfit> misfit =
-              findFa2Misfit(fa2Resources(tiling, headDim, valueDim,
-                                         elementBytes, op.modifiesScores()),
-                            limits))
+      if (std::optional<Fa2Misfit> misfit = findFa2Misfit(
+              fa2Resources(tiling, headDim, valueDim, elementBytes,
+                           op.modifiesScores(), splitKernel),
+              limits))
         return op.emitError()
                << "pinned tiles " << tiles << " " << describe(*misfit, target);
     } else {
       std::optional<Fa2Misfit> lastMisfit;
       // A pinned split-KV partition of several splits takes split-KV's
       // tiles.
-      auto split = dyn_cast_or_null<SplitKVAttr>(op.getPartitionAttr());
-      std::optional<Fa2Tiling> selected = selectFa2Tiling(
-          headDim, valueDim, elementBytes, limits, &lastMisfit,
-          op.modifiesScores(), /*splitKv=*/split && split.getSplits() > 1);
+      std::optional<Fa2Tiling> selected =
+          selectFa2Tiling(headDim, valueDim, elementBytes, limits, &lastMisfit,
+                          op.modifiesScores(), splitKernel);
       if (!selected) {
         if (!lastMisfit)
           return op.emitError()

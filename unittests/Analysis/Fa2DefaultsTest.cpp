@@ -83,6 +83,24 @@ TEST(Fa2Defaults, RegistersPerThreadCountTheAccumulators) {
   EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{16, 16, 1, 1}, 1), 64 + 8 + 9 + 4);
 }
 
+// A split-KV kernel that modifies scores keeps one more register per score
+// of its S tile (ptxas 13.0 spilled 64 x 128 at D = 40 with ALiBi, and
+// 64 x 64 at D = 192, not 64 x 64 at D = 160 nor 64 x 32 at D = 256).
+TEST(Fa2Defaults, SplitKernelsThatModifyScoresCountTheirScores) {
+  auto splitRegion = [](Fa2Tiling tiling, int64_t d) {
+    return fa2RegistersPerThread(tiling, d, /*modifiesScores=*/true,
+                                 /*kernelSplitsKv=*/true);
+  };
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{64, 128, 4, 2}, 40, true), 200);
+  EXPECT_EQ(splitRegion(Fa2Tiling{64, 128, 4, 2}, 40), 264);
+  EXPECT_EQ(splitRegion(Fa2Tiling{64, 64, 4, 1}, 160), 244);
+  EXPECT_EQ(splitRegion(Fa2Tiling{64, 64, 4, 1}, 192), 260);
+  EXPECT_EQ(splitRegion(Fa2Tiling{64, 32, 4, 1}, 256), 252);
+  // Without a score modification the split kernel costs nothing more.
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{64, 128, 4, 2}, 40, false, true),
+            188);
+}
+
 TEST(Fa2Defaults, CandidatesAreTheTable) {
   EXPECT_EQ(fa2Candidates(64).front(), (Fa2Tiling{128, 128, 4, 2}));
   EXPECT_EQ(fa2Candidates(128).front(), (Fa2Tiling{128, 64, 4, 2}));

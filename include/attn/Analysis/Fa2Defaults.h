@@ -57,9 +57,14 @@ int64_t fa2SharedMemoryBytes(const Fa2Tiling &tiling, int64_t headDim,
 /// every tiling estimated above 255 spilled, none estimated at or below it
 /// did (docs/performance.md, register model). A kernel that
 /// modifies scores (softcap, score region) needs kScoreModificationRegisters
-/// more.
+/// more, and a split-KV kernel that modifies scores one more per score of
+/// its S tile (kernelSplitsKv; its loop starts at a run-time block):
+/// calibrated on ptxas 13.0 (sm_90a, causal with ALiBi), 64 x 128 spilled at
+/// D = 40 (200 without the term), 64 x 64 did not at D = 160 (212) and did
+/// at D = 192 (228), 64 x 32 did not at D = 256 (236).
 int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim,
-                              bool modifiesScores = false);
+                              bool modifiesScores = false,
+                              bool kernelSplitsKv = false);
 
 /// What modifying the scores in natural units (softcap, an inlined score
 /// region with the row and key of every element) costs a thread: calibrated

@@ -74,9 +74,11 @@ struct Fa2Resources {
 };
 
 /// `modifiesScores`: the kernel applies a softcap or a score region.
+/// `kernelSplitsKv`: a split-KV kernel (fa2RegistersPerThread).
 Fa2Resources fa2Resources(const Fa2Tiling &tiling, int64_t headDim,
                           int64_t valueDim, int64_t elementBytes,
-                          bool modifiesScores = false);
+                          bool modifiesScores = false,
+                          bool kernelSplitsKv = false);
 
 /// The registers a thread may have when a CTA of `threads` threads is to fit
 /// `limits`: regs_per_thread, and no more than the SM's register file shared

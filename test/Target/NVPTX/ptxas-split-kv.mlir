@@ -2,8 +2,10 @@
 // tile merges) assemble with ptxas for sm_80 and sm_90a without spilling:
 // the decode attention attn-select-schedule splits for an H100 with
 // --split-kv (GQA 32/8, D = 128, 8000 keys), a decode with run-time lengths and LSE, a causal
-// speculative decode (Sq = 4) in f16, a softcapped D = 256, and a GQA
-// sliding window with D = 96.
+// speculative decode (Sq = 4) in f16, a softcapped D = 256, a GQA
+// sliding window with D = 96, and a causal D = 40 prefill with an ALiBi
+// score region that the rule splits (its split tiles shrink to 64 x 64:
+// with 64 x 128, ptxas spilled; fa2RegistersPerThread's split term).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/sm80 --chip=sm_80 --split-kv | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm90a --chip=sm_90a --split-kv | FileCheck %s --check-prefix=COMPILE
@@ -19,12 +21,13 @@
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
 
-// COMPILE: 5 kernel(s)
+// COMPILE: 6 kernel(s)
 // CHECK-DAG: Compiling entry function 'decode_selected_attention0'
 // CHECK-DAG: Compiling entry function 'decode_dynamic_attention0'
 // CHECK-DAG: Compiling entry function 'speculative_causal_attention0'
 // CHECK-DAG: Compiling entry function 'softcap_d256_attention0'
 // CHECK-DAG: Compiling entry function 'window_d96_attention0'
+// CHECK-DAG: Compiling entry function 'alibi_d40_attention0'
 
 // The selected decode: split-KV's 64 x 128 tiles with GQA packing (the 4
 // query heads of a key/value head in one block), and FlashAttention-2's
@@ -55,9 +58,13 @@
 // MANIFEST-NEXT: "kernel_resets": true,
 // MANIFEST-NEXT: "name": "counters",
 // MANIFEST-NEXT: "zero_init": true
+// MANIFEST: "name": "alibi_d40_attention0"
+// MANIFEST: "tiles": {
+// MANIFEST-NEXT: "block_m": 64,
+// MANIFEST-NEXT: "block_n": 64,
 // MANIFEST: "version": 5
 
-// VALID: 5 kernel(s), manifest valid
+// VALID: 6 kernel(s), manifest valid
 
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
@@ -93,6 +100,25 @@ func.func @window_d96(%q: tensor<1x16x1x96xbf16>, %k: tensor<1x4x5000x96xbf16>, 
   %r = attn.attention ins(%q, %k, %v : tensor<1x16x1x96xbf16>, tensor<1x4x5000x96xbf16>, tensor<1x4x5000x96xbf16>)
       outs(%o : tensor<1x16x1x96xbf16>) {window = array<i64: 1024, 0>, partition = #attn.split_kv<splits = 3>} -> tensor<1x16x1x96xbf16>
   return %r : tensor<1x16x1x96xbf16>
+}
+
+func.func @alibi_d40(%q: tensor<1x4x200x40xbf16>, %k: tensor<1x2x3000x40xbf16>, %v: tensor<1x2x3000x40xbf16>, %o: tensor<1x4x200x40xbf16>) -> tensor<1x4x200x40xbf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x200x40xbf16>, tensor<1x2x3000x40xbf16>, tensor<1x2x3000x40xbf16>)
+      outs(%o : tensor<1x4x200x40xbf16>) {causal} -> tensor<1x4x200x40xbf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %d = arith.subi %j, %i : index
+    %di = arith.index_cast %d : index to i64
+    %df = arith.sitofp %di : i64 to f32
+    %hi = arith.index_cast %h : index to i32
+    %hf = arith.sitofp %hi : i32 to f32
+    %minus = arith.constant -1.0 : f32
+    %e = arith.mulf %hf, %minus : f32
+    %slope = math.exp2 %e : f32
+    %bias = arith.mulf %df, %slope : f32
+    %r = arith.addf %s, %bias : f32
+    attn.yield %r : f32
+  }
+  return %r : tensor<1x4x200x40xbf16>
 }
 
 }
