@@ -4,11 +4,11 @@
 // @prefill: a 4096-token causal prompt, keeping the log-sum-exp.
 // @decode:  one new token per sequence for a batch of 8 against a 16k-token
 //           KV cache. No schedule is pinned: attn-select-schedule chooses for
-//           the target. Its 8 x 32 = 256 query-block CTAs already fill 0.8 x
-//           2 x 132 wave slots, so FlashAttention-2's rule keeps one partial;
-//           pin #attn.split_kv<...> or #attn.lean<...> (CPU and GPU) to
-//           split the key/value range anyway, or try a smaller batch with
-//           --attn-to-ptx="split-kv=true" or "lean=true".
+//           the target. GQA packing puts the 4 query heads of each KV head
+//           into one query block (each K and V block is read once for
+//           them), leaving 8 x 8 = 64 CTAs for 2 x 132 wave slots, so
+//           --attn-to-ptx splits the KV range in 4 (split-KV, the default;
+//           --attn-to-ptx="lean=true" for Lean attention instead).
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 

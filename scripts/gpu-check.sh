@@ -53,8 +53,10 @@ prepare() {
   mkdir -p "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib"
   python3 "$root/benchmarks/gpu/sweep.py" "$dir/modules" >"$dir/modules/list.txt"
   # Two compilations at a time; any failure fails the step. The *_picked_*
-  # and c_split_decode modules take the split attn-select-schedule picks.
-  xargs -P 2 -I{} sh -c 'case "$2" in *_picked_*|c_split_decode) split=--split-kv ;; *) split= ;; esac
+  # and c_split_decode modules take the schedule attn-compile picks by
+  # default (split-KV where FlashAttention-2's rule splits); the others keep
+  # the schedule they name (FlashAttention-2's grid unless partitioned).
+  xargs -P 2 -I{} sh -c 'case "$2" in *_picked_*|c_split_decode) split= ;; *) split=--split-kv=false ;; esac
     "$0" "$1/modules/$2.mlir" -o "$1/bundles/$2" $split >/dev/null' \
     "$build/bin/attn-compile" "$dir" {} <"$dir/modules/list.txt"
   cp "$build/bin/attn-launch" "$build/bin/attnrt-launch-overhead" "$dir/bin/"

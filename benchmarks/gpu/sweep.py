@@ -22,9 +22,10 @@ attn.attention (a function named like its file) and the module's
     B in {1, 4, 16}, Sk in {1k, 4k, 16k, 64k, 256k, 512k} where K and V fit
     in 32 GiB; Lean attention (d_lean_*, 64 x 64 tiles over 264 CTAs, two per
     H100 SM), FlashAttention-2's grid without a split (d_fa2_*: one split
-    pinned) and the schedule attn-select-schedule picks with --split-kv
-    (d_picked_*: split-KV where FlashAttention-2's rule splits, else its
-    grid).
+    pinned) and the schedule attn-compile picks by default (d_picked_*: GQA
+    packing for 32/8, split-KV where FlashAttention-2's rule splits, else its
+    grid). gpu-check.sh compiles every other module with --split-kv=false,
+    so that each runs the schedule it names.
 
 Usage: sweep.py DIR [--set correctness|benchmark|decode|all] [--target ATTR]
 """
@@ -117,8 +118,9 @@ def correctness():
     yield "c_lean_spec", "bf16", 2, 8, 1, 4, 3000, 128, "causal, partition = #attn.lean<ctas = 33>"
     yield "c_lean_q_gt_k", "f16", 1, 4, 4, 1000, 300, 64, "causal, partition = #attn.lean<ctas = 9>"
     # Split-KV (one launch; the last CTA of each output tile merges): the
-    # split attn-select-schedule picks for a GQA decode step (compiled with
-    # --split-kv: 7 splits of 64 x 128 tiles on 132 SMs); a piece per 64-key block; a causal
+    # split attn-compile picks for a GQA decode step (its default: the 4 query
+    # heads of a KV head packed, 32 splits of 64 x 64 tiles for 8 CTAs on 132
+    # SMs); a piece per 64-key block; a causal
     # prefill whose first query blocks leave pieces empty; speculative
     # decoding with MQA; Sq > Sk with output tiles that see no key.
     yield "c_split_decode", "bf16", 1, 32, 8, 1, 8000, 128, ""

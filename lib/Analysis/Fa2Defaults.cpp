@@ -71,9 +71,8 @@ llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
 }
 
 llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2SplitKvCandidates(int64_t headDim) {
-  static const Fa2Tiling upTo128[] = {
-      {64, 128, 4, 2}, {64, 64, 4, 2}, {64, 32, 4, 1}};
-  static const Fa2Tiling upTo256[] = {{64, 64, 4, 1}, {64, 32, 4, 1}};
+  static const Fa2Tiling upTo128[] = {{64, 64, 4, 2}, {64, 32, 4, 1}};
+  static const Fa2Tiling upTo256[] = {{64, 32, 4, 1}};
   if (headDim <= 128)
     return upTo128;
   if (headDim <= kFa2MaxHeadDim)

@@ -53,8 +53,6 @@ std::string AttnToPTXOptions::validate() const {
     return "the kernels use sm_80 instructions (mma.sync m16n8k16, "
            "cp.async): " +
            chip + " is too old; use sm_80 or newer";
-  if (lean && splitKv)
-    return "choose lean or split-kv, not both";
   SmallVector<StringRef> entries;
   StringRef(features).split(entries, ',', -1, /*KeepEmpty=*/false);
   for (StringRef entry : entries) {
@@ -69,8 +67,9 @@ std::string AttnToPTXOptions::validate() const {
 void mlir::attn::buildAttnToKernelsPipeline(OpPassManager &pm,
                                             const AttnToPTXOptions &options) {
   AttnSelectScheduleOptions schedule;
+  // Lean attention replaces split-KV.
   schedule.lean = options.lean;
-  schedule.splitKv = options.splitKv;
+  schedule.splitKv = options.splitKv && !options.lean;
   pm.addPass(createAttnSelectSchedule(schedule));
   // With the tiles chosen: the block sparsity the IR proves, which the
   // kernel skips.

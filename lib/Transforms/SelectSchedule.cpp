@@ -131,8 +131,10 @@ struct AttnSelectSchedulePass
       op.setTilesAttr(fa2TilesAttrOf(op.getContext(), tiling));
     }
 
-    if ((splitKv || lean) && !op.getPartitionAttr())
-      selectKvPartition(op, tiling, tilesPinned, target, limits, elementBytes);
+    // Pinned tiles pin the kernel: FlashAttention-2's grid unless a
+    // partition is pinned too.
+    if ((splitKv || lean) && !op.getPartitionAttr() && !tilesPinned)
+      selectKvPartition(op, tiling, target, limits, elementBytes);
     return success();
   }
 
@@ -163,11 +165,10 @@ struct AttnSelectSchedulePass
   /// give): its split count, or with `lean` Lean attention over as many
   /// CTAs as leanCtaCount gives. Attaches nothing when the rule keeps one
   /// split or a size is dynamic. A split-KV kernel takes
-  /// fa2SplitKvCandidates' tiles unless the tiles were pinned, and its
-  /// splits are counted over them.
+  /// fa2SplitKvCandidates' tiles, and its splits are counted over them.
   void selectKvPartition(AttentionOp op, const Fa2Tiling &tiling,
-                         bool tilesPinned, TargetAttr target,
-                         const GpuLimits &limits, int64_t elementBytes) {
+                         TargetAttr target, const GpuLimits &limits,
+                         int64_t elementBytes) {
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
     if (!problem)
       return;
@@ -187,10 +188,9 @@ struct AttnSelectSchedulePass
       return;
     if (!lean) {
       std::optional<Fa2Tiling> splitTiling =
-          tilesPinned ? std::optional(tiling)
-                      : selectFa2Tiling(problem->headDim, problem->valueDim,
-                                        elementBytes, limits, nullptr,
-                                        op.modifiesScores(), /*splitKv=*/true);
+          selectFa2Tiling(problem->headDim, problem->valueDim, elementBytes,
+                          limits, nullptr, op.modifiesScores(),
+                          /*splitKv=*/true);
       if (!splitTiling)
         return;
       splitTiling->packedHeads = tiling.packedHeads;

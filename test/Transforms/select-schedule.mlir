@@ -61,13 +61,15 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // ceil(32 / (S - 1))) are 1-8, 11, 16 and 32; wave efficiency 16 S / 216
   // over whole waves: S = 8: 59%, S = 11: 176 / 216 = 81% (the best),
   // S = 16: 256 / 432 = 59%, S = 32: 512 / 648 = 79%. The smallest S at or
-  // above 0.85 x 81% = 69% is 11. With lean: 2 x 8 x 32 = 512 LeanTiles,
+  // above 0.85 x 81% = 69% would be 11 over these tiles (but split-KV takes
+  // its own, below). With lean: 2 x 8 x 32 = 512 LeanTiles,
   // more than 4 per SM, over every resident CTA (one 160 KiB CTA per SM).
   // CHECK-LABEL: func.func @decode_sm80
   // NOSPLIT: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
-  // Split-KV takes its own 64 x 128 tiles (16 CTAs, 32 blocks of 128 keys:
-  // 11 splits again).
-  // SPLIT: {causal, partition = #attn.split_kv<splits = 11>, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>}
+  // Split-KV takes its own 64 x 64 tiles (16 CTAs, 64 blocks of 64 keys):
+  // S = 13 fills 208 of 216 slots (96%, the best); no S below reaches 85%
+  // of it (S = 11: 81%).
+  // SPLIT: {causal, partition = #attn.split_kv<splits = 13>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
   // LEAN: {causal, partition = #attn.lean<ctas = 108>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   func.func @decode_sm80(%q: tensor<2x8x1x128xf16>, %kv: tensor<2x8x4096x128xf16>, %o: tensor<2x8x1x128xf16>) -> tensor<2x8x1x128xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<2x8x1x128xf16>, tensor<2x8x4096x128xf16>, tensor<2x8x4096x128xf16>)
@@ -75,14 +77,10 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
     return %r : tensor<2x8x1x128xf16>
   }
 
-  // Pinned tiles without a partition: the split follows them. With 64 x 64
-  // tiles the same decode has 64 key/value blocks; S = 13 fills 208 of 216
-  // slots (96%, the best); no S below reaches 85% of it (S = 11: 81%).
-  // With lean: a 64 x 64 CTA needs 184 registers a thread, two CTAs per SM.
+  // Pinned tiles without a partition pin FlashAttention-2's grid: neither
+  // split-KV nor Lean is added (pin a partition too for either).
   // CHECK-LABEL: func.func @decode_pinned_tiles_sm80
-  // NOSPLIT: {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
-  // SPLIT: {causal, partition = #attn.split_kv<splits = 13>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
-  // LEAN: {causal, partition = #attn.lean<ctas = 216>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
+  // CHECK: {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
   func.func @decode_pinned_tiles_sm80(%q: tensor<2x8x1x128xf16>, %kv: tensor<2x8x4096x128xf16>, %o: tensor<2x8x1x128xf16>) -> tensor<2x8x1x128xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<2x8x1x128xf16>, tensor<2x8x4096x128xf16>, tensor<2x8x4096x128xf16>)
         outs(%o : tensor<2x8x1x128xf16>) {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>} -> tensor<2x8x1x128xf16>
@@ -92,12 +90,11 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // A sliding window bounds the splits by the blocks a query block visits:
   // the one query sees keys [8191 - 256, 8192), blocks 123 to 127 of 64, so
   // S <= 5; of S = 1, 2, 3, 5 (4 would leave a split empty), 5 has the best
-  // efficiency (40 / 216) and S = 3 (24 / 216) is below 85% of it. Split-KV
-  // takes its own 64 x 128 tiles: keys [7935, 8192) are blocks 61 to 63 of
-  // 128, so S = 3. With lean: 8 x 5 = 40 LeanTiles, few, so about two a
-  // CTA: 20 CTAs.
+  // efficiency (40 / 216) and S = 3 (24 / 216) is below 85% of it; split-KV's
+  // own 64 x 64 tiles see the same blocks. With lean: 8 x 5 = 40 LeanTiles,
+  // few, so about two a CTA: 20 CTAs.
   // CHECK-LABEL: func.func @decode_window_sm80
-  // SPLIT: partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>
+  // SPLIT: partition = #attn.split_kv<splits = 5>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
   // LEAN: partition = #attn.lean<ctas = 20>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
   func.func @decode_window_sm80(%q: tensor<1x8x1x64xbf16>, %kv: tensor<1x8x8192x64xbf16>, %o: tensor<1x8x1x64xbf16>) -> tensor<1x8x1x64xbf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xbf16>, tensor<1x8x8192x64xbf16>, tensor<1x8x8192x64xbf16>)
@@ -107,10 +104,11 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
 
   // FlashAttention-2's rule counts CTAs, not query lengths: a short prefill
   // on few heads (1 x 8 x 512 / 128 = 32 CTAs, 8 key/value blocks) is split
-  // too: S = 4 fills 128 of 216 slots (59%, as good as S = 8). Over
-  // split-KV's 64 x 128 tiles: 64 CTAs, 4 blocks, S = 2 fills 128.
+  // too. Over split-KV's 64 x 64 tiles: 64 CTAs, 8 blocks; of the S that
+  // leave no split empty (1, 2, 3, 4, 8), S = 3 fills 192 of 216 slots
+  // (89%, the best).
   // CHECK-LABEL: func.func @short_prefill_sm80
-  // SPLIT: partition = #attn.split_kv<splits = 2>, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>
+  // SPLIT: partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
   // LEAN: partition = #attn.lean<ctas = 128>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
   func.func @short_prefill_sm80(%q: tensor<1x8x512x64xf16>, %o: tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>)
@@ -209,10 +207,11 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // Decoding with grouped-query heads: B = 1, Hq = 32, Hkv = 8, Sk = 8192,
   // D = 128. GQA packing puts the 4 query heads of a key/value head into
   // one query block (4 real rows instead of 1): 8 CTAs for 264 slots, 64
-  // key/value blocks of 128. S = 32 fills 256 of 264 slots (97%).
+  // key/value blocks of 128 (128 of split-KV's 64). S = 32 fills 256 of 264
+  // slots (97%).
   // CHECK-LABEL: func.func @decode_gqa_sm90
   // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4>}
-  // SPLIT: {partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2, packed_heads = 4>}
+  // SPLIT: {partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
   // LEAN: {partition = #attn.lean<ctas = 132>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4>}
   // PLAN: per (batch, 4 packed heads): 1 query blocks, 64 of 64 key blocks visited
   func.func @decode_gqa_sm90(%q: tensor<1x32x1x128xbf16>, %kv: tensor<1x8x8192x128xbf16>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
@@ -231,10 +230,10 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   }
 
   // A score region does not stop the split (the decomposition splits any
-  // attention): 8 CTAs, with split-KV's 64 x 128 tiles 2048 / 128 = 16
-  // blocks; S = 16 fills 128 of 264, as many as the blocks allow.
+  // attention): 8 CTAs, with split-KV's 64 x 64 tiles 2048 / 64 = 32
+  // blocks; S = 32 fills 256 of 264 slots (97%).
   // CHECK-LABEL: func.func @decode_score_region_sm90
-  // SPLIT: {partition = #attn.split_kv<splits = 16>, tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2>}
+  // SPLIT: {partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
   // LEAN: {partition = #attn.lean<ctas = 128>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
   func.func @decode_score_region_sm90(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
@@ -315,7 +314,7 @@ func.func @no_target(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o:
 // PLAN: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1> (FlashAttention-2 default for D=256 on sm_80)
 // CHECK-LABEL: func.func @plan_agrees
 // NOSPLIT: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>
-// SPLIT: partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>
+// SPLIT: partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 1>
 module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @plan_agrees(%q: tensor<1x2x4096x256xbf16>, %o: tensor<1x2x4096x256xbf16>) -> tensor<1x2x4096x256xbf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<1x2x4096x256xbf16>, tensor<1x2x4096x256xbf16>, tensor<1x2x4096x256xbf16>)

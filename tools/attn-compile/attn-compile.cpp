@@ -50,13 +50,17 @@ cl::list<std::string> functions(
              "default: all)"),
     cl::value_desc("name"));
 cl::opt<bool> lean("lean",
-                   cl::desc("Lean attention (persistent CTAs) for attentions "
-                            "that FlashAttention-2's rule would split, with "
-                            "as many CTAs as the target holds"));
+                   cl::desc("Lean attention (persistent CTAs), instead of "
+                            "split-KV, for attentions that FlashAttention-2's "
+                            "rule would split, with as many CTAs as the "
+                            "target holds"));
 cl::opt<bool> splitKv("split-kv",
                       cl::desc("Split-KV (partials merged by the last CTA of "
                                "each output tile) for attentions that "
-                               "FlashAttention-2's rule would split"));
+                               "FlashAttention-2's rule would split (default "
+                               "on; --split-kv=false keeps FlashAttention-2's "
+                               "grid)"),
+                      cl::init(true));
 cl::opt<std::string> chip("chip",
                           cl::desc("GPU to compile for (default: the chip of "
                                    "the module's #attn.target, else sm_80)"));

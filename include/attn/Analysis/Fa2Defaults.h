@@ -83,12 +83,14 @@ constexpr int64_t kFa2MaxHeadDim = 256;
 /// later ones are smaller fallbacks); empty beyond kFa2MaxHeadDim.
 llvm::ArrayRef<Fa2Tiling> fa2Candidates(int64_t headDim);
 
-/// The tilings of FlashAttention-2's split-KV kernels (flash-decoding:
-/// block_m = 64 with 4 warps, block_n 128 up to D = 128 and 64 beyond),
-/// preferred first, then smaller fallbacks; empty beyond kFa2MaxHeadDim.
-/// A split kernel's loop starts at a run-time block: with the 128-row
-/// tiles of fa2Candidates, ptxas 13.0 spilled (D = 96 with ALiBi, D = 128
-/// with Dv = 64) where FlashAttention-2's grid did not.
+/// The tilings of split-KV kernels, preferred first, then smaller
+/// fallbacks; empty beyond kFa2MaxHeadDim: FlashAttention-2's split kernels'
+/// block_m = 64 with 4 warps, and block_n 64 up to D = 128, 32 beyond (half
+/// of FlashAttention-2's 128 and 64). A split kernel's loop starts at a
+/// run-time block, and ptxas 13.0 spilled where FlashAttention-2's grid did
+/// not: with 128-row tiles (D = 96 with ALiBi, D = 128 with Dv = 64), with
+/// 64 x 128 in causal kernels (D = 40, D = 64 with Dv = 128) and with
+/// 64 x 64 in a causal D = 256 one.
 llvm::ArrayRef<Fa2Tiling> fa2SplitKvCandidates(int64_t headDim);
 
 /// FlashAttention-2's tiling for `headDim`, the largest of its table that fits

@@ -49,15 +49,16 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::init("")};
   PassOptions::Option<bool> lean{
       *this, "lean",
-      llvm::cl::desc("Lean attention where FlashAttention-2's rule would "
-                     "split the key/value range (attn-select-schedule "
-                     "lean=true)"),
+      llvm::cl::desc("Lean attention, instead of split-KV, where "
+                     "FlashAttention-2's rule would split the key/value range "
+                     "(attn-select-schedule lean=true)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> splitKv{
       *this, "split-kv",
       llvm::cl::desc("Split-KV where FlashAttention-2's rule splits the "
-                     "key/value range (attn-select-schedule split-kv=true)"),
-      llvm::cl::init(false)};
+                     "key/value range (attn-select-schedule split-kv=true; "
+                     "default on, false keeps FlashAttention-2's grid)"),
+      llvm::cl::init(true)};
 
   /// Why the options cannot be used, or an empty string: `chip` must name
   /// an NVPTX architecture the kernels run on (sm_80 or newer: they use
@@ -66,9 +67,9 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
   std::string validate() const;
 };
 
-/// attn-to-ptx: tiles and, with `split-kv` or `lean`, split-KV or Lean
-/// attention where FlashAttention-2's rule splits the key/value range
-/// (decode-shaped attentions), for the module's target
+/// attn-to-ptx: tiles and split-KV (or, with `lean`, Lean attention) where
+/// FlashAttention-2's rule splits the key/value range (decode-shaped
+/// attentions), for the module's target
 /// (attn-select-schedule), one kernel
 /// per attn.attention (attn-to-nvgpu), lowered through NVGPU and NVVM to LLVM
 /// and then to PTX text in a gpu.binary (gpu-module-to-binary format=isa).

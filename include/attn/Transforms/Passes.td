@@ -171,8 +171,11 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     steps, not prefill. Never with a mask operand, a block mask or a
     run-time Sq.
 
-    With `split-kv`, an op without a `partition` also gets
-    `partition = #attn.split_kv<splits = S>` when FlashAttention-2's rule
+    With `split-kv`, an op with neither a `partition` nor pinned `tiles`
+    (pinned tiles pin FlashAttention-2's grid) also gets
+    `partition = #attn.split_kv<splits = S>` and split-KV's tiles (64-row
+    blocks with 4 warps, 64 keys up to D = 128 and 32 beyond) when
+    FlashAttention-2's rule
     (flash-decoding) gives S > 1: with `n` = B x Hq / p x ceil(p Sq / block_m)
     CTAs (p the packed heads)
     and 2 x SMs slots (two CTAs per SM, FlashAttention-2's assumption), S = 1
@@ -201,11 +204,11 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     `require-target`. Nothing else is emitted, and running the pass twice
     changes nothing.
 
-    Both options are off by default: `attn-to-ptx` and `attn-compile` run
-    this pass with its defaults (`attn-to-ptx lean=true` and
-    `attn-compile --lean` set `lean`), `attn-to-nvgpu` lowers Lean but not
-    split-KV, and the crossovers against FlashAttention-2's grid are not
-    measured yet.
+    Both options are off when the pass runs alone; `attn-to-ptx` and
+    `attn-compile` run it with `split-kv` (`split-kv=false` and
+    `--split-kv=false` turn it off; `lean=true` and `--lean` ask for Lean
+    instead). The crossovers against FlashAttention-2's grid are not
+    measured on a GPU yet.
 
     Example, a decoding step with grouped-query heads on
     `#attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, ...>`,
@@ -217,15 +220,15 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
         outs(%o : tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16>
     ```
 
-    gets `{partition = #attn.split_kv<splits = 7>, tiles =
-    #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}`: 32
-    CTAs for 264 slots and 64 key/value blocks; S = 8 fills 256 of 264 slots
-    (97%, the best), S = 7 fills 224 (84.8%, at least 85% of 97%), S = 6
-    only 192 (72.7%).
+    gets `{partition = #attn.split_kv<splits = 32>, tiles =
+    #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2,
+    packed_heads = 4>}`: GQA packing leaves 8 CTAs (one per key/value head)
+    for 264 slots and 128 key/value blocks; S = 32 fills 256 of 264 slots
+    (97%).
 
     With `lean` the same attention gets `#attn.lean<ctas = 132>`: the
     128 x 128 tiles with 8 warps take 160 KiB of shared memory, one CTA per
-    SM, and its 32 x 64 = 2048 LeanTiles exceed 4 per SM, so every resident
+    SM, and its 8 x 64 = 512 LeanTiles exceed 2 per SM, so every resident
     slot is used. `split-kv` and `lean` exclude each other. Neither is the
     default yet: their crossovers against FlashAttention-2's grid are not
     measured.

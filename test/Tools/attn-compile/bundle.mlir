@@ -1,6 +1,6 @@
 // attn-compile writes a bundle: the PTX of every kernel and a manifest that
 // says how to launch each one.
-// RUN: rm -rf %t && attn-compile %s -o %t --function=prefill | FileCheck %s --check-prefix=SAY
+// RUN: rm -rf %t && attn-compile %s -o %t --function=prefill --split-kv=false | FileCheck %s --check-prefix=SAY
 // RUN: FileCheck %s --input-file=%t/manifest.json
 // RUN: FileCheck %s --input-file=%t/kernels.ptx --check-prefix=PTX
 // SAY: 1 kernel(s) for sm_90a in {{[0-9.]+}} s ->
