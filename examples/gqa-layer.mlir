@@ -2,7 +2,10 @@
 // key/value heads, head dimension 128, bf16), cut to a quarter of the heads
 // and to lengths a CPU runs in seconds: the default example of the main job.
 //
-// @prefill: a 512-token causal prompt, keeping the log-sum-exp.
+// @prefill: a 512-token causal prompt, keeping the log-sum-exp. No schedule
+//           is pinned: on the GPU its 8 x 4 query-block CTAs fill few of 2 x
+//           132 wave slots, so attn-compile splits the key/value range
+//           (split-KV, FlashAttention-2's rule).
 // @decode:  one new token for each of 2 sequences against a 4096-token KV
 //           cache with Lean attention (stream-K): its 2 x 8 x 64 = 1024
 //           LeanTiles (64 x 64 tiles) divided evenly over 264 persistent

@@ -9,7 +9,8 @@
 #   4. compiles and runs each attention with attn-run on seeded random inputs
 #      and checks it against the float64 reference: schedule, time, errors;
 #   5. compiles the attentions the GPU kernels support (default: @prefill,
-#      FlashAttention-2, and @decode, Lean attention) to a kernel bundle
+#      split-KV where FlashAttention-2's rule splits it, and @decode, Lean
+#      attention) to a kernel bundle
 #      with attn-compile and runs it: where a GPU is
 #      present, with attn-launch through libattnrt (the driver's registers,
 #      shared memory and CTAs per SM, and the check against the GPU
