@@ -158,3 +158,46 @@ int64_t mlir::attn::leanCtaCount(int64_t leanTiles, int64_t residentCtas,
     ctas = std::min(ctas, (leanTiles + 1) / 2);
   return std::max<int64_t>(ctas, 1);
 }
+
+std::optional<KvPartitionChoice> mlir::attn::chooseKvPartition(
+    MLIRContext *context, const AttentionProblem &problem,
+    const Fa2Tiling &tiling, const GpuLimits &limits, int64_t elementBytes,
+    bool modifiesScores, bool lean) {
+  int64_t waveSlots = 2 * limits.sms;
+  auto ruleSplits = [&](const Fa2Tiling &tiles) -> int64_t {
+    int64_t parallelCtas = problem.batch * problem.tiledHeads() *
+                           problem.queryBlocks(tiles.blockM);
+    // Only needed when the rule may split, that is with few query blocks.
+    if (5 * parallelCtas >= 4 * waveSlots)
+      return 1;
+    SmallVector<int64_t> counts =
+        problem.kvBlockCounts(tiles.blockM, tiles.blockN);
+    return fa2SplitKvSplits(parallelCtas, waveSlots,
+                            *llvm::max_element(counts));
+  };
+  if (ruleSplits(tiling) <= 1)
+    return std::nullopt;
+  if (!lean) {
+    std::optional<Fa2Tiling> splitTiling =
+        selectFa2Tiling(problem.headDim, problem.valueDim, elementBytes, limits,
+                        nullptr, modifiesScores, /*splitKv=*/true);
+    if (!splitTiling)
+      return std::nullopt;
+    splitTiling->packedHeads = tiling.packedHeads;
+    int64_t splits = ruleSplits(*splitTiling);
+    if (splits <= 1)
+      return std::nullopt;
+    return KvPartitionChoice{*splitTiling, SplitKVAttr::get(context, splits)};
+  }
+  SmallVector<int64_t> counts =
+      problem.kvBlockCounts(tiling.blockM, tiling.blockN);
+  int64_t leanTiles =
+      problem.batch * problem.tiledHeads() * llvm::sum_of(counts);
+  int64_t perSm =
+      fa2CtasPerSm(fa2Resources(tiling, problem.headDim, problem.valueDim,
+                                elementBytes, modifiesScores),
+                   limits);
+  return KvPartitionChoice{
+      tiling, LeanAttr::get(context, leanCtaCount(leanTiles, perSm * limits.sms,
+                                                  limits.sms))};
+}

@@ -187,10 +187,22 @@ struct AttnPrintPlanPass
             blocks->emptyBlocks, blocks->values.size(), blocks->fullBlocks);
     }
     remark << "\n  partition: ";
-    if (Attribute partition = op.getPartitionAttr())
+    if (Attribute partition = op.getPartitionAttr()) {
       remark << partition;
-    else
+    } else {
       remark << "none";
+      // What attn-to-ptx compiles by default for unpinned tiles.
+      std::optional<KvPartitionChoice> split;
+      if (target && tiling && !op.getTilesAttr())
+        split = chooseKvPartition(op.getContext(), *problem, *tiling,
+                                  gpuLimits(target), elementBytes,
+                                  op.modifiesScores(), /*lean=*/false);
+      if (split)
+        remark << "; attn-to-ptx splits it (FlashAttention-2's rule, "
+                  "split-KV by default): "
+               << split->partition << " over "
+               << fa2TilesAttrOf(op.getContext(), split->tiling);
+    }
     if (std::optional<DistributedLayout> layout =
             DistributedLayout::of(op.getPartitionAttr()))
       remark << llvm::formatv(

@@ -134,7 +134,7 @@ struct AttnSelectSchedulePass
     // Pinned tiles pin the kernel: FlashAttention-2's grid unless a
     // partition is pinned too.
     if ((splitKv || lean) && !op.getPartitionAttr() && !tilesPinned)
-      selectKvPartition(op, tiling, target, limits, elementBytes);
+      selectKvPartition(op, tiling, limits, elementBytes);
     return success();
   }
 
@@ -161,57 +161,21 @@ struct AttnSelectSchedulePass
             .partition);
   }
 
-  /// Where FlashAttention-2's split-KV rule splits (over the CTAs the tiles
-  /// give): its split count, or with `lean` Lean attention over as many
-  /// CTAs as leanCtaCount gives. Attaches nothing when the rule keeps one
-  /// split or a size is dynamic. A split-KV kernel takes
-  /// fa2SplitKvCandidates' tiles, and its splits are counted over them.
+  /// Where FlashAttention-2's split-KV rule splits, split-KV (or with
+  /// `lean` Lean attention) and its tiles: chooseKvPartition's. Attaches
+  /// nothing when the rule keeps one split or a size is dynamic.
   void selectKvPartition(AttentionOp op, const Fa2Tiling &tiling,
-                         TargetAttr target, const GpuLimits &limits,
-                         int64_t elementBytes) {
+                         const GpuLimits &limits, int64_t elementBytes) {
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
     if (!problem)
       return;
-    int64_t waveSlots = 2 * target.getSms();
-    auto ruleSplits = [&](const Fa2Tiling &tiles) -> int64_t {
-      int64_t parallelCtas = problem->batch * problem->tiledHeads() *
-                             problem->queryBlocks(tiles.blockM);
-      // Only needed when the rule may split, that is with few query blocks.
-      if (5 * parallelCtas >= 4 * waveSlots)
-        return 1;
-      SmallVector<int64_t> counts =
-          problem->kvBlockCounts(tiles.blockM, tiles.blockN);
-      return fa2SplitKvSplits(parallelCtas, waveSlots,
-                              *llvm::max_element(counts));
-    };
-    if (ruleSplits(tiling) <= 1)
+    std::optional<KvPartitionChoice> choice =
+        chooseKvPartition(op.getContext(), *problem, tiling, limits,
+                          elementBytes, op.modifiesScores(), lean);
+    if (!choice)
       return;
-    if (!lean) {
-      std::optional<Fa2Tiling> splitTiling =
-          selectFa2Tiling(problem->headDim, problem->valueDim, elementBytes,
-                          limits, nullptr, op.modifiesScores(),
-                          /*splitKv=*/true);
-      if (!splitTiling)
-        return;
-      splitTiling->packedHeads = tiling.packedHeads;
-      int64_t splits = ruleSplits(*splitTiling);
-      if (splits <= 1)
-        return;
-      op.setTilesAttr(fa2TilesAttrOf(op.getContext(), *splitTiling));
-      op.setPartitionAttr(SplitKVAttr::get(op.getContext(), splits));
-      return;
-    }
-    SmallVector<int64_t> counts =
-        problem->kvBlockCounts(tiling.blockM, tiling.blockN);
-    int64_t leanTiles =
-        problem->batch * problem->tiledHeads() * llvm::sum_of(counts);
-    int64_t perSm =
-        fa2CtasPerSm(fa2Resources(tiling, problem->headDim, problem->valueDim,
-                                  elementBytes, op.modifiesScores()),
-                     limits);
-    op.setPartitionAttr(
-        LeanAttr::get(op.getContext(),
-                      leanCtaCount(leanTiles, perSm * limits.sms, limits.sms)));
+    op.setTilesAttr(fa2TilesAttrOf(op.getContext(), choice->tiling));
+    op.setPartitionAttr(choice->partition);
   }
 };
 

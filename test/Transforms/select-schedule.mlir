@@ -214,6 +214,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // SPLIT: {partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
   // LEAN: {partition = #attn.lean<ctas = 132>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4>}
   // PLAN: per (batch, 4 packed heads): 1 query blocks, 64 of 64 key blocks visited
+  // PLAN-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 32> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>
   func.func @decode_gqa_sm90(%q: tensor<1x32x1x128xbf16>, %kv: tensor<1x8x8192x128xbf16>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x32x1x128xbf16>, tensor<1x8x8192x128xbf16>, tensor<1x8x8192x128xbf16>)
         outs(%o : tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16>
@@ -309,9 +310,11 @@ func.func @no_target(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o:
 // -----
 
 // The plan reports exactly the tiles this pass pins (same module, same
-// target): 128 x 64 with 8 warps, one stage, for D = 256 on sm_80 (with
-// split-kv the pass splits it, over split-KV's tiles).
+// target): 128 x 64 with 8 warps, one stage, for D = 256 on sm_80, and the
+// split-KV partition and tiles it pins with split-kv (attn-to-ptx's
+// default).
 // PLAN: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1> (FlashAttention-2 default for D=256 on sm_80)
+// PLAN: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 3> over #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 1>
 // CHECK-LABEL: func.func @plan_agrees
 // NOSPLIT: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>
 // SPLIT: partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 1>

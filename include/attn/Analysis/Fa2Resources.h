@@ -17,14 +17,13 @@
 #ifndef ATTN_ANALYSIS_FA2RESOURCES_H
 #define ATTN_ANALYSIS_FA2RESOURCES_H
 
+#include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/Fa2Defaults.h"
+
+#include "mlir/IR/Attributes.h"
 
 #include <cstdint>
 #include <optional>
-
-namespace mlir {
-class MLIRContext;
-} // namespace mlir
 
 namespace mlir::attn {
 
@@ -145,6 +144,26 @@ int64_t fa2SplitKvSplits(int64_t parallelCtas, int64_t waveSlots,
 /// CTA (ceil(T / 2)), so that contributors are not mostly idle; never more
 /// CTAs than LeanTiles. At least 1. Not yet calibrated on our kernels.
 int64_t leanCtaCount(int64_t leanTiles, int64_t residentCtas, int64_t sms);
+
+/// A key/value partition of a kernel and the tiles it runs with.
+struct KvPartitionChoice {
+  Fa2Tiling tiling;
+  /// #attn.split_kv or #attn.lean.
+  Attribute partition;
+};
+
+/// What attn-select-schedule adds with split-kv (or `lean`) to an
+/// attention `problem` (static sizes; its packedHeads those of `tiling`)
+/// whose FlashAttention-2 tiles `tiling` it chose: nothing when
+/// FlashAttention-2's rule keeps one split over the CTAs `tiling` gives
+/// (fa2SplitKvSplits, 2 x SMs slots); else split-KV over split-KV's tiles
+/// (selectFa2Tiling with splitKv, same packing), its splits counted over
+/// them, or with `lean` Lean attention over leanCtaCount's CTAs with
+/// `tiling`. The one rule the pass and the plan report share.
+std::optional<KvPartitionChoice>
+chooseKvPartition(MLIRContext *context, const AttentionProblem &problem,
+                  const Fa2Tiling &tiling, const GpuLimits &limits,
+                  int64_t elementBytes, bool modifiesScores, bool lean);
 
 } // namespace mlir::attn
 

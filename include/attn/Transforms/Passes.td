@@ -18,12 +18,14 @@ def AttnPrintPlan : Pass<"attn-print-plan"> {
     grouped-query ratio, lengths, head dimensions, element type, masking), its
     nominal forward FLOPs (FlashAttention's count, halved when causal), the
     memory an untiled lowering would spend on the `Sq x Sk` score tensor, the
-    FlashAttention-2 tiling (the pinned `tiles` attribute, else FlashAttention-2's
-    default for the head dimension, limited by the shared memory of the
-    module's `attn.target` when it has one), how many query-block x key-block
-    tiles the tiled loops visit after masked-block skipping and how many of
-    those need an element mask, and the pinned work partition. The IR is not
-    changed. An op with dynamic sizes gets a remark saying the plan is decided
+    FlashAttention-2 tiling (the pinned `tiles` attribute, else the tiles and
+    GQA packing `attn-select-schedule` picks for the module's `attn.target`,
+    else FlashAttention-2's default for the head dimension), how many
+    query-block x key-block tiles the tiled loops visit after masked-block
+    skipping and how many of those need an element mask, and the pinned work
+    partition; without one, and with unpinned tiles on a target, the split-KV
+    partition and tiles `attn-to-ptx` adds by default (`chooseKvPartition`,
+    the rule `attn-select-schedule` applies). The IR is not changed. An op with dynamic sizes gets a remark saying the plan is decided
     at run time.
 
     With `svg-dir=DIR`, it also draws each attention's schedule as an SVG
