@@ -116,9 +116,9 @@ private:
   Value leanPerHead;
   std::optional<LeanAssignment<IndexArith>> lean;
   /// GQA packing (#attn.fa2's packed_heads): query heads per tiled head,
-  /// and Q as tiled heads of tiled rows ([B, Hq / p, p Sq, D]).
+  /// Q as tiled heads of tiled rows ([B, Hq / p, p Sq, D]), and Hq / p.
   int64_t packedHeads = 1;
-  Value packedQuery;
+  Value packedQuery, tiledHeads;
 
   MaskGeometry<IndexArith> geometry(IndexArith &a) {
     return {a,     seqQ,       seqK, op.getCausal(), op.getWindowSizes(),
@@ -262,8 +262,6 @@ Decomposer<OpTy>::blockRange(Value slot, Value batch, Value head,
   if (auto split = dyn_cast<SplitKVAttr>(op.getPartitionAttr()))
     return splitKVPiece(arith, begin, end, slot, split.getSplits());
   // Lean: the slot's piece of this output tile's LeanTiles, as blocks.
-  Value tiledHeads =
-      arith.div(tensor::DimOp::create(b, op.getQuery(), 1), packedHeads);
   Value batchHead = arith.add(arith.mul(batch, tiledHeads), head);
   auto blocksOf = [&](Value m) { return visibleBlocks(m); };
   LeanTileOrder<IndexArith> order{arith, blocksOf};
@@ -558,7 +556,7 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
   packedQuery = regroupHeads(q, 1, /*pack=*/true);
 
   Value batch = tensor::DimOp::create(b, q, 0);
-  Value tiledHeads = arith.div(tensor::DimOp::create(b, q, 1), packedHeads);
+  tiledHeads = arith.div(tensor::DimOp::create(b, q, 1), packedHeads);
   Value queryBlocks = arith.ceilDiv(geometry().tiledRows(), blockM);
   // A partial attention writes slot s of its destinations for every piece s.
   constexpr bool partial = std::is_same_v<OpTy, PartialAttentionOp>;

@@ -124,6 +124,14 @@ std::string replaced(std::string text, const std::string &from,
   return text;
 }
 
+/// kManifest with the grid of its kernel attn_split replaced by GRID (and
+/// whatever follows it in the kernel's object).
+std::string withSplitGrid(const std::string &grid) {
+  return replaced(kManifest,
+                  "[{\"param\": \"Q\", \"dim\": 0, \"ceil_div\": 64}, 1, 1]",
+                  grid);
+}
+
 testing::AssertionResult lastErrorContains(const std::string &text) {
   std::string message = attnrtLastErrorMessage();
   if (message.find(text) != std::string::npos)
@@ -851,9 +859,8 @@ TEST_F(RuntimeTest, LaunchChecksTheArguments) {
 }
 
 TEST_F(RuntimeTest, GridOutsideTheDeviceLimits) {
-  std::string manifest = replaced(
-      kManifest, "[{\"param\": \"Q\", \"dim\": 0, \"ceil_div\": 64}, 1, 1]",
-      "[1, {\"param\": \"Q\", \"dim\": 0}, 1]");
+  std::string manifest =
+      withSplitGrid("[1, {\"param\": \"Q\", \"dim\": 0}, 1]");
   attnrt::Context context = createContext();
   attnrt::Bundle bundle = loadBundle(context.get(), manifest);
   attnrtKernel split = findKernel(bundle.get(), "attn_split");
@@ -867,8 +874,7 @@ TEST_F(RuntimeTest, GridOutsideTheDeviceLimits) {
 
 // GQA packing's query blocks: ceil(size x times / ceil_div).
 TEST_F(RuntimeTest, GridFormulaMultipliesBeforeDividing) {
-  std::string manifest = replaced(
-      kManifest, "[{\"param\": \"Q\", \"dim\": 0, \"ceil_div\": 64}, 1, 1]",
+  std::string manifest = withSplitGrid(
       "[{\"param\": \"Q\", \"dim\": 0, \"times\": 4, \"ceil_div\": 64}, "
       "1, 1]");
   attnrt::Context context = createContext();
@@ -886,9 +892,8 @@ TEST_F(RuntimeTest, PersistentKernelNeedsAllItsCtasResident) {
   // 128 threads of 128 registers: 4 CTAs per multiprocessor, 108 of them on
   // the fake device, so 432 persistent CTAs run and 433 would wait forever.
   auto persistent = [](int ctas) {
-    return replaced(
-        kManifest, "[{\"param\": \"Q\", \"dim\": 0, \"ceil_div\": 64}, 1, 1]",
-        "[" + std::to_string(ctas) + ", 1, 1], \"persistent\": true");
+    return withSplitGrid("[" + std::to_string(ctas) +
+                         ", 1, 1], \"persistent\": true");
   };
   attnrt::Context context = createContext();
   SplitArgs args(context.get(), 200);

@@ -88,15 +88,14 @@ template <typename A> struct MaskGeometry {
                  a.div(row, queryLen));
   }
 
-  /// The first and the last query row of the tiled rows
-  /// [row0, row0 + rows): all query rows when they span two heads.
-  std::pair<V, V> queryRowHull(V row0, V rows) {
-    V lastRow = a.sub(a.add(row0, rows), a.constant(1));
+  /// The first and the last query row of the tiled rows [row0, last]:
+  /// all query rows when they span two heads.
+  std::pair<V, V> queryRowHull(V row0, V last) {
     if (packedHeads == 1)
-      return {row0, lastRow};
-    V spans = a.lt(a.div(row0, queryLen), a.div(lastRow, queryLen));
+      return {row0, last};
+    V spans = a.lt(a.div(row0, queryLen), a.div(last, queryLen));
     return {a.select(spans, a.constant(0), queryRow(row0)),
-            a.select(spans, a.sub(queryLen, a.constant(1)), queryRow(lastRow))};
+            a.select(spans, a.sub(queryLen, a.constant(1)), queryRow(last))};
   }
 
   V windowSide(int64_t side) {
@@ -135,13 +134,13 @@ template <typename A> struct MaskGeometry {
   /// query row to query row, so the first query row bounds the start and
   /// the last the end.
   std::pair<V, V> kvBlockRange(V row0, V rows, int64_t blockN) {
-    auto [firstRow, lastRow] = queryRowHull(row0, rows);
+    V last = a.sub(a.add(row0, rows), a.constant(1));
+    auto [firstRow, lastRow] = queryRowHull(row0, last);
     V keyBegin = a.max(visibleBegin(firstRow), a.constant(0));
     if (packedHeads != 1) {
       // A tile that wraps once into the next head's first rows, which see
       // no key (Sq > Sk with a causal mask, say): its keys start where its
       // own first row's do.
-      V last = a.sub(a.add(row0, rows), a.constant(1));
       V headsCrossed = a.sub(a.div(last, queryLen), a.div(row0, queryLen));
       C tailBlind =
           a.lt(visibleEnd(queryRow(last)), a.add(keyBegin, a.constant(1)));
@@ -170,7 +169,8 @@ template <typename A> struct MaskGeometry {
   /// query row starts latest, the first ends earliest. Keys at or past Sk
   /// count as hidden, so a block that runs past the end needs the mask too.
   C needsElementMask(V row0, V rows, V key0, V keyEnd) {
-    auto [firstRow, lastRow] = queryRowHull(row0, rows);
+    auto [firstRow, lastRow] =
+        queryRowHull(row0, a.sub(a.add(row0, rows), a.constant(1)));
     C masked = a.lt(visibleEnd(firstRow), keyEnd);
     if (window)
       masked = a.orOp(masked, a.gt(visibleBegin(lastRow), key0));
