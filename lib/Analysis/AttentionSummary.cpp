@@ -49,6 +49,8 @@ std::string mlir::attn::summarizeAttention(AttentionOp op,
   if (std::optional<std::pair<int64_t, int64_t>> blocks =
           op.getBlockMaskBlock())
     os << llvm::formatv(" block-mask={0}x{1}", blocks->first, blocks->second);
+  if (op.hasKeyLengths())
+    os << " key-lengths";
   if (op.hasScoreModifier())
     os << " score-mod";
   if (op.getInitLse())

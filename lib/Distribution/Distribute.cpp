@@ -238,6 +238,9 @@ LogicalResult Distributor::check() {
     return op.emitError() << "a distributed attention cannot take a "
                           << (op.getMask() ? "mask" : "block mask")
                           << " operand yet; express the mask as a score region";
+  if (op.hasKeyLengths())
+    return op.emitError() << "a distributed attention cannot take key lengths "
+                             "yet: its ranks' frames place the keys";
   for (Value operand : {op.getQuery(), op.getKey(), op.getValue()})
     if (ShapedType::isDynamicShape(
             cast<RankedTensorType>(operand.getType()).getShape()))
@@ -296,9 +299,10 @@ std::pair<Value, Value> Distributor::partial(ImplicitLocOpBuilder &b, Value q,
   Value keyTotal = index(b, b.getLoc(), totalKey);
   auto local = AttentionOp::create(
       b, TypeRange{oInit.getType(), lseInit.getType()}, q, k, v,
-      /*mask=*/Value(), /*block_mask=*/Value(), queryOffset, keyOffset,
-      queryTotal, keyTotal, ValueRange{oInit, lseInit}, op.getScaleAttr(),
-      op.getCausalAttr(), op.getWindowAttr(), op.getSoftcapAttr(),
+      /*mask=*/Value(), /*block_mask=*/Value(), /*key_lengths=*/Value(),
+      queryOffset, keyOffset, queryTotal, keyTotal, ValueRange{oInit, lseInit},
+      op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
+      op.getSoftcapAttr(),
       /*block_mask_size=*/nullptr, op.getTilesAttr(), /*partition=*/nullptr);
   if (op.hasScoreModifier()) {
     IRMapping mapping;

@@ -146,6 +146,8 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
                 static_cast<int64_t>(llvm::divideCeil(spec.seqK, keys))},
                b.getI8Type()));
   }
+  if (spec.keyLengths)
+    argTypes.push_back(tensor({spec.batch}, b.getI32Type()));
   argTypes.push_back(
       tensor({spec.batch, spec.heads, spec.seqQ, spec.valueDim}, *outType));
   if (spec.withLse)
@@ -168,6 +170,9 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     op.setBlockMaskSize(
         ArrayRef<int64_t>{spec.blockMask->first, spec.blockMask->second});
   }
+  if (spec.keyLengths)
+    op.getKeyLengthsMutable().assign(
+        args[3 + (spec.mask != MaskKind::None) + spec.blockMask.has_value()]);
   if (spec.scale)
     op.setScaleAttr(b.getF32FloatAttr(*spec.scale));
   if (spec.causal)

@@ -16,6 +16,8 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <numeric>
+#include <random>
 
 using namespace attn::gpucheck;
 using namespace attn::runtime;
@@ -147,13 +149,19 @@ Status copyOut(attnrtContext context, CUdeviceptr data, size_t bytes,
 
 /// The tensors of one launch: Q, K, V, O and, if the kernel has it, LSE.
 struct TensorSet {
-  attnrt::DeviceBuffer buffers[5];
-  attnrtTensor tensors[5];
+  attnrt::DeviceBuffer buffers[6];
+  attnrtTensor tensors[6];
 };
 
+/// The kernel's parameters: Q, K, V, O (0 to 3), then LSE and key_lengths
+/// when it has them.
 struct Layout {
-  attnrtParamInfo params[5];
+  attnrtParamInfo params[6];
   int32_t count = 0;
+  /// Indices of LSE and key_lengths, or -1.
+  int32_t lse = -1, keyLengths = -1;
+  /// Whether parameter `index` is an output (O, LSE).
+  bool isOutput(int32_t index) const { return index == 3 || index == lse; }
   size_t elements(int32_t index) const {
     size_t count = 1;
     for (int32_t d = 0; d < params[index].rank; ++d)
@@ -171,27 +179,44 @@ struct Layout {
   }
 };
 
-/// Reads the kernel's parameters: Q, K, V, O and optionally LSE, rank 4
-/// (LSE rank 3); dynamic sizes (batch, Sq, Sk) come from `lengths`.
+/// Reads the kernel's parameters: Q, K, V, O of rank 4, then optionally LSE
+/// of rank 3 and key_lengths of rank 1; dynamic sizes (batch, Sq, Sk) come
+/// from `lengths`.
 Status readLayout(attnrtKernel kernel,
                   const std::optional<CheckOptions::Lengths> &lengths,
                   Layout &layout) {
-  static const char *names[] = {"Q", "K", "V", "O", "LSE"};
   layout.count = attnrtKernelParamCount(kernel);
   std::string name = attnrtKernelName(kernel);
-  if (layout.count != 4 && layout.count != 5)
+  const char *expected =
+      ": expected parameters Q, K, V, O[, LSE][, key_lengths]";
+  if (layout.count < 4 || layout.count > 6)
     return Status::failure(ATTNRT_ERROR_INVALID_BUNDLE,
-                           "kernel " + name +
-                               ": expected parameters Q, K, V, O[, LSE]");
+                           "kernel " + name + expected);
   for (int32_t i = 0; i < layout.count; ++i) {
     attnrtParamInfo &param = layout.params[i];
     CHECK_STATUS(Status::of(attnrtKernelGetParam(kernel, i, &param)));
-    if (std::string(param.name) != names[i] || param.rank != (i < 4 ? 4 : 3))
+    static const char *tensors[] = {"Q", "K", "V", "O"};
+    std::string paramName = param.name;
+    int32_t rank = 4;
+    if (i >= 4 && paramName == "LSE" && layout.lse < 0 &&
+        layout.keyLengths < 0) {
+      layout.lse = i;
+      rank = 3;
+    } else if (i >= 4 && paramName == "key_lengths" && layout.keyLengths < 0 &&
+               param.dtype == ATTNRT_I32) {
+      layout.keyLengths = i;
+      rank = 1;
+    } else if (i >= 4 || paramName != tensors[i]) {
       return Status::failure(ATTNRT_ERROR_INVALID_BUNDLE,
                              "kernel " + name + ": parameter " +
-                                 std::to_string(i) + " is " + param.name +
-                                 ", expected " + names[i] + " of rank " +
-                                 std::to_string(i < 4 ? 4 : 3));
+                                 std::to_string(i) + " is " + paramName +
+                                 expected);
+    }
+    if (param.rank != rank)
+      return Status::failure(ATTNRT_ERROR_INVALID_BUNDLE,
+                             "kernel " + name + ": parameter " + paramName +
+                                 " has rank " + std::to_string(param.rank) +
+                                 ", expected " + std::to_string(rank));
     for (int32_t d = 0; d < param.rank; ++d) {
       if (param.sizes[d] >= 0)
         continue;
@@ -230,6 +255,22 @@ Status allocateSet(attnrtContext context, const Layout &layout,
   return Status();
 }
 
+/// The key lengths `host` gives, or HostInputs' default for `batch`
+/// sequences of at most `keys` keys.
+std::vector<int32_t> keyLengthsOf(const HostInputs &host, int64_t batch,
+                                  int64_t keys, uint64_t seed) {
+  if (host.keyLengths)
+    return std::vector<int32_t>(host.keyLengths, host.keyLengths + batch);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> level(1, keys);
+  std::vector<int32_t> lengths(batch);
+  for (int64_t b = 0; b < batch; ++b)
+    lengths[b] = static_cast<int32_t>(b == 0                ? keys
+                                      : b == 1 && batch > 2 ? 0
+                                                            : level(rng));
+  return lengths;
+}
+
 Status fillInputs(const CudaDriver &d, attnrtContext context,
                   const Layout &layout, const HostInputs &host, uint64_t seed,
                   TensorSet &set) {
@@ -242,9 +283,17 @@ Status fillInputs(const CudaDriver &d, attnrtContext context,
       CHECK_STATUS(fillNormal(d, layout.params[i].dtype, set.buffers[i].data(),
                               layout.elements(i), seed + i));
   }
+  if (layout.keyLengths >= 0) {
+    std::vector<int32_t> lengths = keyLengthsOf(
+        host, layout.params[0].sizes[0], layout.params[1].sizes[2], seed + 3);
+    CHECK_STATUS(Status::of(
+        attnrtCopyToDevice(context, set.buffers[layout.keyLengths].data(),
+                           lengths.data(), layout.bytes(layout.keyLengths))));
+  }
   for (int32_t i = 3; i < layout.count; ++i)
-    CHECK_STATUS(poison(d, layout.params[i].dtype, set.buffers[i].data(),
-                        layout.elements(i)));
+    if (layout.isOutput(i))
+      CHECK_STATUS(poison(d, layout.params[i].dtype, set.buffers[i].data(),
+                          layout.elements(i)));
   return Status();
 }
 
@@ -275,9 +324,10 @@ OutputCheck compareRepeat(const std::vector<float> &out,
 
 /// O and LSE of the reference attention (f32) for the inputs of SET.
 Status runReference(const CudaDriver &d, attnrtContext context,
-                    const attnrtDeviceInfo &device, const TensorSet &set,
-                    const KernelReport &report, bool naive,
-                    std::vector<float> &out, std::vector<float> &lse) {
+                    const attnrtDeviceInfo &device, const Layout &layout,
+                    const TensorSet &set, const KernelReport &report,
+                    bool naive, std::vector<float> &out,
+                    std::vector<float> &lse) {
   CUfunction function;
   CHECK_STATUS(referenceFunction(
       d, std::string("attn_reference_") + attnrtDTypeName(report.dtype),
@@ -317,8 +367,11 @@ Status runReference(const CudaDriver &d, attnrtContext context,
                               static_cast<float>(report.attention.softcap)};
   CUdeviceptr q = set.buffers[0].data(), k = set.buffers[1].data(),
               v = set.buffers[2].data(), o = outBuffer.data(),
-              l = lseBuffer.data();
-  void *params[] = {&q, &k, &v, &o, &l, &problem};
+              l = lseBuffer.data(),
+              lengths = layout.keyLengths >= 0
+                            ? set.buffers[layout.keyLengths].data()
+                            : CUdeviceptr(0);
+  void *params[] = {&q, &k, &v, &o, &l, &lengths, &problem};
   CHECK_CU(d.cuLaunchKernel(function, static_cast<unsigned>(rows), 1, 1, 128,
                             1, 1, static_cast<unsigned>(shared), nullptr,
                             params, nullptr),
@@ -371,11 +424,15 @@ Status bench(const CudaDriver &d, attnrtContext context,
   int sets = static_cast<int>(
       std::max<size_t>(1, std::min<size_t>({wanted, affordable, 64})));
   std::vector<std::unique_ptr<TensorSet>> extra;
+  // Other inputs, the same key lengths: every launch does the same work.
+  HostInputs others;
+  if (!report.keyLengths.empty())
+    others.keyLengths = report.keyLengths.data();
   for (int s = 1; s < sets; ++s) {
     auto set = std::make_unique<TensorSet>();
     CHECK_STATUS(allocateSet(context, layout, *set));
-    CHECK_STATUS(fillInputs(d, context, layout, HostInputs(),
-                            options.seed + 3 * s, *set));
+    CHECK_STATUS(
+        fillInputs(d, context, layout, others, options.seed + 3 * s, *set));
     extra.push_back(std::move(set));
   }
   auto tensorsOf = [&](int i) {
@@ -422,7 +479,10 @@ bool KernelReport::passed() const {
 }
 
 double KernelReport::flops() const {
-  double flops = 4.0 * batch * heads * seqQ * seqK * headDim;
+  double keys = static_cast<double>(batch) * seqK;
+  if (!keyLengths.empty())
+    keys = std::accumulate(keyLengths.begin(), keyLengths.end(), 0.0);
+  double flops = 4.0 * heads * seqQ * keys * headDim;
   return attention.causal ? flops / 2 : flops;
 }
 
@@ -463,6 +523,9 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   TensorSet set;
   CHECK_STATUS(allocateSet(context, layout, set));
   CHECK_STATUS(fillInputs(d, context, layout, inputs, options.seed, set));
+  if (layout.keyLengths >= 0)
+    report.keyLengths =
+        keyLengthsOf(inputs, report.batch, report.seqK, options.seed + 3);
   CHECK_STATUS(Status::of(
       attnrtKernelGetGrid(kernel, set.tensors, layout.count, report.grid)));
   CHECK_STATUS(
@@ -470,16 +533,18 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   CHECK_STATUS(Status::of(attnrtSynchronize(context, nullptr)));
   CHECK_STATUS(copyOut(context, set.buffers[3].data(), layout.bytes(3),
                        layout.params[3].dtype, report.out));
-  bool hasLse = layout.count == 5;
+  bool hasLse = layout.lse >= 0;
   if (hasLse)
-    CHECK_STATUS(copyOut(context, set.buffers[4].data(), layout.bytes(4),
-                         layout.params[4].dtype, report.lse));
+    CHECK_STATUS(copyOut(context, set.buffers[layout.lse].data(),
+                         layout.bytes(layout.lse),
+                         layout.params[layout.lse].dtype, report.lse));
 
   // Run to run, the outputs must be the same bits (Lean attention's hosts
   // merge in a fixed order, whichever contributor finishes first).
   for (int32_t i = 3; i < layout.count; ++i)
-    CHECK_STATUS(poison(d, layout.params[i].dtype, set.buffers[i].data(),
-                        layout.elements(i)));
+    if (layout.isOutput(i))
+      CHECK_STATUS(poison(d, layout.params[i].dtype, set.buffers[i].data(),
+                          layout.elements(i)));
   CHECK_STATUS(
       Status::of(attnrtLaunch(kernel, set.tensors, layout.count, nullptr)));
   CHECK_STATUS(Status::of(attnrtSynchronize(context, nullptr)));
@@ -487,8 +552,9 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   CHECK_STATUS(copyOut(context, set.buffers[3].data(), layout.bytes(3),
                        layout.params[3].dtype, again));
   if (hasLse)
-    CHECK_STATUS(copyOut(context, set.buffers[4].data(), layout.bytes(4),
-                         layout.params[4].dtype, againLse));
+    CHECK_STATUS(copyOut(context, set.buffers[layout.lse].data(),
+                         layout.bytes(layout.lse),
+                         layout.params[layout.lse].dtype, againLse));
   report.checks.push_back(
       compareRepeat(report.out, again, report.lse, againLse));
 
@@ -504,13 +570,13 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
         "checks it against the CPU reference";
   else if (options.check) {
     std::vector<float> exactOut, exactLse, naiveOut, naiveLse;
-    CHECK_STATUS(runReference(d, context, device, set, report, false, exactOut,
-                              exactLse));
+    CHECK_STATUS(runReference(d, context, device, layout, set, report, false,
+                              exactOut, exactLse));
     bool half = report.dtype != ATTNRT_F32 ||
                 layout.params[3].dtype != ATTNRT_F32;
     bool useNaive = half && !options.tolerance;
     if (useNaive)
-      CHECK_STATUS(runReference(d, context, device, set, report, true,
+      CHECK_STATUS(runReference(d, context, device, layout, set, report, true,
                                 naiveOut, naiveLse));
     report.checks.push_back(compare("O", report.out, exactOut,
                                     useNaive ? &naiveOut : nullptr,
@@ -545,6 +611,11 @@ void attn::gpucheck::printReport(const KernelReport &r, std::FILE *stream) {
     std::fprintf(stream, " score-region");
   if (r.attention.blockMask)
     std::fprintf(stream, " block-mask");
+  if (!r.keyLengths.empty()) {
+    std::fprintf(stream, " key-lengths=");
+    for (size_t b = 0; b < r.keyLengths.size(); ++b)
+      std::fprintf(stream, b ? ",%d" : "%d", r.keyLengths[b]);
+  }
   const attnrtKernelResources &res = r.resources;
   std::fprintf(stream,
                "\n  launch   grid %ux%ux%u, %d threads, %lld B dynamic shared "

@@ -22,7 +22,9 @@
 // Scores are scale * q.k, then softcap * tanh(s / softcap) when the kernel
 // has a softcap. Masks follow attn.attention: key k of query row i (diagonal
 // i + Sk - Sq) is visible unless causal and k > diagonal, or a window
-// (left, right) leaves it out; a row without visible keys gives O = 0 and
+// (left, right) leaves it out; with per-sequence key lengths (non-null
+// keyLengths), Sk is sequence b's keyLengths[b] (clamped to [0, Sk]) and
+// keys from there on are hidden. A row without visible keys gives O = 0 and
 // LSE = -inf.
 //
 //===----------------------------------------------------------------------===//
@@ -90,7 +92,8 @@ __device__ float maybeRound(float x, bool naive) {
 
 template <typename T>
 __device__ void reference(const T *query, const T *key, const T *value,
-                          float *out, float *lse, Problem p) {
+                          float *out, float *lse, const int32_t *keyLengths,
+                          Problem p) {
   extern __shared__ float shared[];
   float *q = shared;                // headDim
   float *scores = q + p.headDim;    // seqK
@@ -105,7 +108,8 @@ __device__ void reference(const T *query, const T *key, const T *value,
   const T *keys = key + (int64_t(b) * p.kvHeads + kvHead) * p.seqK * p.headDim;
   const T *values =
       value + (int64_t(b) * p.kvHeads + kvHead) * p.seqK * p.valueDim;
-  const int64_t diagonal = int64_t(i) + p.seqK - p.seqQ;
+  const int keyEnd = keyLengths ? min(max(keyLengths[b], 0), p.seqK) : p.seqK;
+  const int64_t diagonal = int64_t(i) + keyEnd - p.seqQ;
   const bool naive = p.naive != 0;
 
   for (int d = threadIdx.x; d < p.headDim; d += blockDim.x)
@@ -114,7 +118,7 @@ __device__ void reference(const T *query, const T *key, const T *value,
 
   float localMax = -INFINITY;
   for (int k = threadIdx.x; k < p.seqK; k += blockDim.x) {
-    bool visible = !(p.causal && k > diagonal) &&
+    bool visible = k < keyEnd && !(p.causal && k > diagonal) &&
                    !(p.hasWindow && (k < diagonal - p.windowLeft ||
                                      k > diagonal + p.windowRight));
     float score = -INFINITY;
@@ -181,14 +185,14 @@ __device__ void reference(const T *query, const T *key, const T *value,
 } // namespace
 
 #define ATTN_REFERENCE_KERNELS(suffix, T)                                      \
-  extern "C" __global__ void attn_fill_normal_##suffix(                        \
-      T *out, uint64_t count, uint64_t seed) {                                 \
+  extern "C" __global__ void attn_fill_normal_##suffix(T *out, uint64_t count, \
+                                                       uint64_t seed) {        \
     fillNormal(out, count, seed);                                              \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(128) attn_reference_##suffix(   \
-      const T *query, const T *key, const T *value, float *out, float *lse,   \
-      Problem problem) {                                                       \
-    reference(query, key, value, out, lse, problem);                           \
+      const T *query, const T *key, const T *value, float *out, float *lse,    \
+      const int32_t *keyLengths, Problem problem) {                            \
+    reference(query, key, value, out, lse, keyLengths, problem);               \
   }
 
 ATTN_REFERENCE_KERNELS(f16, __half)

@@ -26,8 +26,9 @@ namespace {
 /// Manifest version: 2 gives grid formulas, strides and alignments; 3 adds
 /// the scalar parameters of run-time sizes and strides; 4 workspaces sized
 /// per CTA of the grid and zeroed once (bytes_per_cta, kernel_resets); 5
-/// grid formulas that multiply a size first (times: GQA packing's p Sq).
-constexpr int kManifestVersion = 5;
+/// grid formulas that multiply a size first (times: GQA packing's p Sq); 6
+/// the i32 key_lengths parameter.
+constexpr int kManifestVersion = 6;
 
 std::string typeName(Type type) {
   std::string text;
@@ -43,11 +44,13 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
   auto sizes = [&](StringRef key) {
     return launch.getAs<DenseI64ArrayAttr>(key).asArrayRef();
   };
-  // The kernel's tensor parameters, in order: Q, K, V, O and, if returned,
-  // LSE, as the kernel views them; then the workspaces the runtime owns,
-  // then the scalars. Q, K, V and O move in 16-byte vectors; LSE in f32
-  // scalars.
-  static const char *names[] = {"Q", "K", "V", "O", "LSE"};
+  // The kernel's tensor parameters, in order: Q, K, V, O and, if present,
+  // LSE and key_lengths, as the kernel views them; then the workspaces the
+  // runtime owns, then the scalars. Q, K, V and O move in 16-byte vectors;
+  // LSE and key_lengths in 4-byte scalars.
+  SmallVector<StringRef> names = llvm::map_to_vector(
+      launch.getAs<ArrayAttr>("param_names").getAsRange<StringAttr>(),
+      [](StringAttr name) { return name.getValue(); });
   auto workspaces = launch.getAs<ArrayAttr>("workspaces");
   llvm::json::Array params;
   SmallVector<ArrayRef<int64_t>> shapes;
@@ -56,7 +59,7 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
     auto memref = cast<MemRefType>(cast<TypeAttr>(entry).getValue());
     SmallVector<int64_t> strides;
     int64_t offset;
-    if (index >= std::size(names) ||
+    if (index >= names.size() ||
         failed(memref.getStridesAndOffset(strides, offset)) || offset != 0)
       return func.emitError("kernel parameter ") << index << " (" << memref
              << ") has no place in a bundle manifest";

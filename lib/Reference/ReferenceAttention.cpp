@@ -85,6 +85,15 @@ llvm::Error verify(const AttentionShape &shape, llvm::ArrayRef<double> query,
     return invalid("window sizes must be >= 0");
   if (options.softcap && !(*options.softcap > 0))
     return invalid("softcap must be > 0");
+  if (!options.keyLengths.empty()) {
+    if (llvm::Error err =
+            checkSize("the key lengths", options.keyLengths.size(), s.batch))
+      return err;
+    for (int64_t length : options.keyLengths)
+      if (length < 0 || length > s.keyLen)
+        return invalid("key length " + llvm::Twine(length) +
+                       " is outside [0, " + llvm::Twine(s.keyLen) + "]");
+  }
   // A mask's batch and head counts are 1 (broadcast) or the attention's.
   auto checkBroadcast = [&](llvm::StringRef name, int64_t batch,
                             int64_t heads) -> llvm::Error {
@@ -166,13 +175,16 @@ AttentionResult attend(const AttentionShape &shape,
                        broadcastPlane(blocks->batch, blocks->heads, b, h) *
                            blockRowCount * blockColumns
                  : nullptr;
+      // The keys this sequence attends to.
+      const int64_t keyEnd =
+          options.keyLengths.empty() ? seqK : options.keyLengths[b];
       for (int64_t i = 0; i < seqQ; ++i) {
         const double *q = query.data() + ((b * heads + h) * seqQ + i) * headDim;
-        int64_t diagonal = i + seqK - seqQ;
+        int64_t diagonal = i + keyEnd - seqQ;
 
         std::fill(scores.begin(), scores.end(), kNegInf);
         double rowMax = kNegInf;
-        for (int64_t k = 0; k < seqK; ++k) {
+        for (int64_t k = 0; k < keyEnd; ++k) {
           if (options.causal && k > diagonal)
             continue;
           // Distances, not edges: diagonal + a side near INT64_MAX would

@@ -100,7 +100,8 @@ private:
 };
 
 bool parseDType(const std::string &name, attnrtDType &dtype) {
-  for (attnrtDType candidate : {ATTNRT_F16, ATTNRT_BF16, ATTNRT_F32}) {
+  for (attnrtDType candidate :
+       {ATTNRT_F16, ATTNRT_BF16, ATTNRT_F32, ATTNRT_I32}) {
     if (name == attnrtDTypeName(candidate)) {
       dtype = candidate;
       return true;
@@ -137,7 +138,7 @@ bool readParam(Reader &reader, const Value &entry, const std::string &path,
     return false;
   if (!parseDType(type, param.dtype))
     return reader.fail(path + ".type",
-                       "\"" + type + "\" is not one of f16, bf16, f32");
+                       "\"" + type + "\" is not one of f16, bf16, f32, i32");
   const Value *shape = reader.member(entry, path, "shape", Kind::Array);
   const Value *strides = reader.member(entry, path, "strides", Kind::Array);
   if (!shape || !strides)
@@ -164,7 +165,7 @@ bool readParam(Reader &reader, const Value &entry, const std::string &path,
           mlir::attn::checkedMul(param.sizes[i] - 1, param.strides[i]);
       span = reach ? mlir::attn::checkedAdd(*span, *reach) : std::nullopt;
     }
-  int64_t elementBytes = param.dtype == ATTNRT_F32 ? 4 : 2;
+  int64_t elementBytes = static_cast<int64_t>(attnrtDTypeSize(param.dtype));
   if (!span || !mlir::attn::checkedTensorBytes(
                    std::initializer_list<int64_t>{*span}, elementBytes))
     return reader.fail(path + ".shape",
@@ -415,9 +416,9 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &manifest,
   if (format != "attn-kernel-bundle")
     return reader.fail("format", "\"" + format +
                                      "\" is not \"attn-kernel-bundle\"");
-  if (version < 2 || version > 5)
+  if (version < 2 || version > 6)
     return reader.fail("version",
-                       "this runtime reads versions 2 to 5, not " +
+                       "this runtime reads versions 2 to 6, not " +
                            std::to_string(version) +
                            " (recompile the bundle with attn-compile)");
   manifest.ptx = reader.string(root, "(root)", "ptx");

@@ -138,13 +138,19 @@ attnrtStatus checkAttentionShapes(const KernelSpec &spec,
     const char *b;
     int bDim;
   };
-  static const Rule rules[] = {
-      {"batch size", "Q", 0, "K", 0},      {"batch size", "Q", 0, "V", 0},
-      {"batch size", "Q", 0, "O", 0},      {"query heads", "Q", 1, "O", 1},
-      {"key/value heads", "K", 1, "V", 1}, {"query length", "Q", 2, "O", 2},
-      {"key length", "K", 2, "V", 2},      {"head dimension", "Q", 3, "K", 3},
-      {"value dimension", "V", 3, "O", 3}, {"batch size", "Q", 0, "LSE", 0},
-      {"query heads", "Q", 1, "LSE", 1},   {"query length", "Q", 2, "LSE", 2}};
+  static const Rule rules[] = {{"batch size", "Q", 0, "K", 0},
+                               {"batch size", "Q", 0, "V", 0},
+                               {"batch size", "Q", 0, "O", 0},
+                               {"query heads", "Q", 1, "O", 1},
+                               {"key/value heads", "K", 1, "V", 1},
+                               {"query length", "Q", 2, "O", 2},
+                               {"key length", "K", 2, "V", 2},
+                               {"head dimension", "Q", 3, "K", 3},
+                               {"value dimension", "V", 3, "O", 3},
+                               {"batch size", "Q", 0, "LSE", 0},
+                               {"query heads", "Q", 1, "LSE", 1},
+                               {"query length", "Q", 2, "LSE", 2},
+                               {"batch size", "Q", 0, "key_lengths", 0}};
   // An attention kernel: Q, K, V and O of rank 4, LSE (if any) of rank 3.
   for (const char *name : {"Q", "K", "V", "O", "LSE"}) {
     int32_t index = spec.paramIndex(name);
@@ -485,11 +491,15 @@ const char *attnrtDTypeName(attnrtDType dtype) {
   case ATTNRT_F16: return "f16";
   case ATTNRT_BF16: return "bf16";
   case ATTNRT_F32: return "f32";
+  case ATTNRT_I32:
+    return "i32";
   }
   return "?";
 }
 
-size_t attnrtDTypeSize(attnrtDType dtype) { return dtype == ATTNRT_F32 ? 4 : 2; }
+size_t attnrtDTypeSize(attnrtDType dtype) {
+  return dtype == ATTNRT_F32 || dtype == ATTNRT_I32 ? 4 : 2;
+}
 
 attnrtStatus attnrtContextCreate(int32_t device, attnrtContext *context) {
   if (!context)

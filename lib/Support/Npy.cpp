@@ -58,6 +58,8 @@ StringRef typeName(NpyElementType type) {
     return "bool";
   case NpyElementType::I8:
     return "int8";
+  case NpyElementType::I32:
+    return "int32";
   }
   llvm_unreachable("unknown NpyElementType");
 }
@@ -76,6 +78,8 @@ StringRef descrOf(NpyElementType type) {
     return "|b1";
   case NpyElementType::I8:
     return "|i1";
+  case NpyElementType::I32:
+    return "<i4";
   }
   llvm_unreachable("unknown NpyElementType");
 }
@@ -217,6 +221,8 @@ elementTypeOf(StringRef descr, std::optional<NpyElementType> expected) {
     return NpyElementType::Bool;
   if (descr == "|i1")
     return NpyElementType::I8;
+  if (descr == "<i4")
+    return NpyElementType::I32;
   // Two opaque bytes: bf16 as ml_dtypes saves it, but only the caller can
   // tell.
   if (descr == "<V2" || descr == "|V2") {
@@ -393,6 +399,14 @@ std::vector<Result> convertElements(const NpyArray &array) {
         },
         values);
     break;
+  case NpyElementType::I32:
+    convertEach(
+        array, 4, [](const uint8_t *p) { return read32le(p); },
+        [](uint32_t bits) {
+          return static_cast<Result>(static_cast<int32_t>(bits));
+        },
+        values);
+    break;
   }
   return values;
 }
@@ -414,6 +428,7 @@ int64_t mlir::attn::npyElementBytes(NpyElementType type) {
   case NpyElementType::BF16:
     return 2;
   case NpyElementType::F32:
+  case NpyElementType::I32:
     return 4;
   case NpyElementType::F64:
     return 8;
@@ -525,6 +540,11 @@ NpyArray mlir::attn::npyFromFloats(NpyElementType type,
   case NpyElementType::I8:
     storeEach([](uint8_t *p, float v) {
       *p = static_cast<uint8_t>(static_cast<int8_t>(v));
+    });
+    break;
+  case NpyElementType::I32:
+    storeEach([](uint8_t *p, float v) {
+      write32le(p, static_cast<uint32_t>(static_cast<int32_t>(v)));
     });
     break;
   }

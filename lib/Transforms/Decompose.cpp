@@ -75,9 +75,10 @@ private:
     return op.getMask() && !getElementTypeOrSelf(op.getMask()).isInteger(1);
   }
   /// Whether keys are hidden by position: causal and window masks, and the
-  /// end of a frame's keys.
+  /// end of a frame's keys or of a sequence's key lengths.
   bool masksByPosition() {
-    return op.getCausal() || op.getWindowSizes() || op.hasFrame();
+    return op.getCausal() || op.getWindowSizes() || op.hasFrame() ||
+           op.hasKeyLengths();
   }
 
   /// The key/value blocks [begin, end) that `slot` of query block
@@ -108,6 +109,8 @@ private:
   ImplicitLocOpBuilder &b;
   MLIRContext *ctx;
   IndexArith arith;
+  /// Sq, and the keys the query block's sequence attends to: Sk, or its
+  /// key_lengths entry clamped to [0, Sk] (set per sequence in the loop).
   Value seqQ, seqK;
   std::optional<MaskGeometry<IndexArith>::Frame> frame;
   OpFoldResult valueDim;
@@ -545,7 +548,8 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
 template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   seqQ = tensor::DimOp::create(b, q, 2);
-  seqK = tensor::DimOp::create(b, k, 2);
+  Value keyCapacity = tensor::DimOp::create(b, k, 2);
+  seqK = keyCapacity;
   if (op.hasFrame())
     frame = MaskGeometry<IndexArith>::frameOf(
         arith, op.getQueryOffset(), op.getKeyOffset(), op.getQueryTotal(),
@@ -587,6 +591,12 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
     Value slot = partial ? ivs[0] : Value();
     ValueRange tileIvs = ArrayRef<Value>(ivs).take_back(3);
     Value batch = tileIvs[0], head = tileIvs[1], queryBlock = tileIvs[2];
+    if (Value lengths = op.getKeyLengths()) {
+      Value length = arith::IndexCastOp::create(
+          b, b.getIndexType(),
+          tensor::ExtractOp::create(b, lengths, ValueRange{batch}));
+      seqK = arith.min(arith.max(length, arith.constant(0)), keyCapacity);
+    }
     Value row0 = arith.mul(queryBlock, blockM);
     Value rows = arith::MinUIOp::create(
         b, index(blockM),

@@ -171,7 +171,7 @@ struct AttnPartitionKVPass
 
     auto partial = PartialAttentionOp::create(
         b, TypeRange{partialOut.getType(), partialLse.getType()}, q,
-        op.getKey(), v, op.getMask(), op.getBlockMask(),
+        op.getKey(), v, op.getMask(), op.getBlockMask(), op.getKeyLengths(),
         /*query_offset=*/Value(), /*key_offset=*/Value(),
         /*query_total=*/Value(), /*key_total=*/Value(),
         ValueRange{partialOut, partialLse}, op.getScaleAttr(),

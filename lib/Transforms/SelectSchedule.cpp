@@ -145,13 +145,14 @@ struct AttnSelectSchedulePass
     if (cluster.getRanks() < 2 || op.getPartitionAttr())
       return;
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
-    if (!problem || op.getMask() || op.getBlockMask()) {
+    if (!problem || op.getMask() || op.getBlockMask() || op.hasKeyLengths()) {
       op.emitWarning() << "not distributed over the " << cluster.getRanks()
                        << " ranks of the cluster: "
-                       << (!problem ? "sizes must be static"
-                           : op.getMask()
-                               ? "a mask operand is not distributed"
-                               : "a block mask operand is not distributed");
+                       << (!problem       ? "sizes must be static"
+                           : op.getMask() ? "a mask operand is not distributed"
+                           : op.getBlockMask()
+                               ? "a block mask operand is not distributed"
+                               : "key lengths are not distributed");
       return;
     }
     int64_t elementBytes = op.getQuery().getType().getElementTypeBitWidth() / 8;
@@ -162,16 +163,18 @@ struct AttnSelectSchedulePass
   }
 
   /// Where FlashAttention-2's split-KV rule splits, split-KV (or with
-  /// `lean` Lean attention) and its tiles: chooseKvPartition's. Attaches
-  /// nothing when the rule keeps one split or a size is dynamic.
+  /// `lean` Lean attention, but split-KV for per-sequence key lengths,
+  /// which Lean's work assignment cannot count) and its tiles:
+  /// chooseKvPartition's. Attaches nothing when the rule keeps one split or
+  /// a size is dynamic.
   void selectKvPartition(AttentionOp op, const Fa2Tiling &tiling,
                          const GpuLimits &limits, int64_t elementBytes) {
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
     if (!problem)
       return;
-    std::optional<KvPartitionChoice> choice =
-        chooseKvPartition(op.getContext(), *problem, tiling, limits,
-                          elementBytes, op.modifiesScores(), lean);
+    std::optional<KvPartitionChoice> choice = chooseKvPartition(
+        op.getContext(), *problem, tiling, limits, elementBytes,
+        op.modifiesScores(), lean && !op.hasKeyLengths());
     if (!choice)
       return;
     op.setTilesAttr(fa2TilesAttrOf(op.getContext(), choice->tiling));

@@ -67,6 +67,8 @@ FailureOr<ElementFormat> formatOf(Type type) {
     return ElementFormat::I1;
   if (type.isInteger(8))
     return ElementFormat::I8;
+  if (type.isInteger(32))
+    return ElementFormat::I32;
   return failure();
 }
 
@@ -76,6 +78,7 @@ int64_t bytesOf(ElementFormat format) {
   case ElementFormat::BF16:
     return 2;
   case ElementFormat::F32:
+  case ElementFormat::I32:
     return 4;
   case ElementFormat::I1:
   case ElementFormat::I8:
@@ -96,6 +99,8 @@ NpyElementType npyTypeOf(ElementFormat format) {
     return NpyElementType::Bool;
   case ElementFormat::I8:
     return NpyElementType::I8;
+  case ElementFormat::I32:
+    return NpyElementType::I32;
   }
   llvm_unreachable("unknown ElementFormat");
 }
@@ -136,6 +141,9 @@ double store(HostBuffer &buffer, ElementFormat format, int64_t index,
   case ElementFormat::I8:
     *p = static_cast<uint8_t>(static_cast<int8_t>(value));
     return static_cast<int8_t>(*p);
+  case ElementFormat::I32:
+    write32le(p, static_cast<uint32_t>(static_cast<int32_t>(value)));
+    return static_cast<int32_t>(read32le(p));
   }
   llvm_unreachable("unknown ElementFormat");
 }
@@ -153,6 +161,8 @@ double load(const HostBuffer &buffer, ElementFormat format, int64_t index) {
     return *p;
   case ElementFormat::I8:
     return static_cast<int8_t>(*p);
+  case ElementFormat::I32:
+    return static_cast<int32_t>(read32le(p));
   }
   llvm_unreachable("unknown ElementFormat");
 }
@@ -202,6 +212,18 @@ std::vector<double> blockMaskValues(ArrayRef<int64_t> shape,
   return values;
 }
 
+/// Key lengths of every kind for `batch` sequences of at most `keys` keys:
+/// a full cache, an empty one (when there are three or more sequences) and
+/// random fill levels.
+std::vector<double> keyLengthValues(int64_t batch, int64_t keys,
+                                    std::mt19937_64 &rng) {
+  std::uniform_int_distribution<int64_t> level(1, keys);
+  std::vector<double> values(batch);
+  for (int64_t b = 0; b < batch; ++b)
+    values[b] = b == 0 ? keys : b == 1 && batch > 2 ? 0 : level(rng);
+  return values;
+}
+
 } // namespace
 
 std::vector<double> Operand::decode() const {
@@ -224,12 +246,15 @@ llvm::Expected<AttentionOperands> AttentionOperands::create(AttentionOp op,
   AttentionOperands result;
   result.hasMask = static_cast<bool>(op.getMask());
   result.hasBlockMask = static_cast<bool>(op.getBlockMask());
+  result.hasKeyLengths = op.hasKeyLengths();
   result.hasLse = static_cast<bool>(op.getInitLse());
   SmallVector<std::string> names{"Q", "K", "V"};
   if (result.hasMask)
     names.push_back("mask");
   if (result.hasBlockMask)
     names.push_back("block mask");
+  if (result.hasKeyLengths)
+    names.push_back("key lengths");
   names.push_back("O");
   if (result.hasLse)
     names.push_back("LSE");
@@ -282,6 +307,9 @@ llvm::Expected<AttentionOperands> AttentionOperands::create(AttentionOp op,
                               rng));
     else if (entry.name == "block mask")
       entry.assign(blockMaskValues(type.getShape(), rng));
+    else if (entry.name == "key lengths")
+      entry.assign(keyLengthValues(type.getDimSize(0),
+                                   op.getKey().getType().getDimSize(2), rng));
     else
       entry.assign(normalValues(entry.buffer.numElements(), rng));
   }

@@ -29,10 +29,10 @@ namespace mlir::attn {
 class AttentionOp;
 
 /// How one operand's elements are stored.
-enum class ElementFormat { F16, BF16, F32, I1, I8 };
+enum class ElementFormat { F16, BF16, F32, I1, I8, I32 };
 
 struct Operand {
-  /// "Q", "K", "V", "mask", "block mask", "O" or "LSE".
+  /// "Q", "K", "V", "mask", "block mask", "key lengths", "O" or "LSE".
   std::string name;
   ElementFormat format = ElementFormat::F32;
   HostBuffer buffer;
@@ -46,7 +46,9 @@ struct Operand {
 };
 
 /// The operands of `op` in its operand order: Q, K, V, [mask], [block mask],
-/// O, [LSE]. Inputs hold seeded random values, outputs NaN.
+/// [key lengths], O, [LSE]. Inputs hold seeded random values (key lengths:
+/// the first sequence's Sk, the second's 0 when there are three or more,
+/// the others' uniform in [1, Sk]), outputs NaN.
 class AttentionOperands {
 public:
   /// Fails when `op` has a dynamic size.
@@ -63,7 +65,13 @@ public:
   Operand *blockMask() {
     return hasBlockMask ? &operands[3 + hasMask] : nullptr;
   }
-  Operand &out() { return operands[3 + hasMask + hasBlockMask]; }
+  /// nullptr without key lengths.
+  Operand *keyLengths() {
+    return hasKeyLengths ? &operands[3 + hasMask + hasBlockMask] : nullptr;
+  }
+  Operand &out() {
+    return operands[3 + hasMask + hasBlockMask + hasKeyLengths];
+  }
   /// nullptr without an LSE output.
   Operand *lse() { return hasLse ? &operands.back() : nullptr; }
 
@@ -82,6 +90,7 @@ private:
   std::vector<Operand> operands;
   bool hasMask = false;
   bool hasBlockMask = false;
+  bool hasKeyLengths = false;
   bool hasLse = false;
 };
 

@@ -80,6 +80,10 @@ llvm::Error GpuRunner::run(AttentionOp op, AttentionOperands &operands,
     inputs.key = operands.key().buffer.bytes.data();
   if (given[2])
     inputs.value = operands.value().buffer.bytes.data();
+  // Always attn-run's: the reference on either side needs the same ones.
+  if (Operand *lengths = operands.keyLengths())
+    inputs.keyLengths =
+        reinterpret_cast<const int32_t *>(lengths->buffer.bytes.data());
   if (status.ok())
     status = ::attn::gpucheck::runKernel(context.get(), kernel, options, inputs,
                                  report);

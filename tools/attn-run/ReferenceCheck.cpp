@@ -64,6 +64,8 @@ mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
     blockMask.values.assign(blocks->values.begin(), blocks->values.end());
     attention.blockMask = std::move(blockMask);
   }
+  if (Operand *lengths = operands.keyLengths())
+    attention.keyLengths.assign(lengths->values.begin(), lengths->values.end());
   attention.scoreModifier = options.scoreModifier;
 
   llvm::Expected<AttentionResult> exact =

@@ -163,6 +163,16 @@ cl::opt<std::string>
                  cl::desc("Read the block mask from this .npy file (int8: 0 "
                           "empty, 1 partial, 2 full)"),
                  cl::cat(runCategory));
+cl::list<int64_t> keyLengths(
+    "key-lengths",
+    cl::desc("Per-sequence key counts L0,L1,... (one per batch, each 0 to "
+             "Sk): sequence b attends to its first Lb keys (a key_lengths "
+             "operand; without a module, this adds one)"),
+    cl::CommaSeparated, cl::cat(runCategory));
+cl::opt<std::string>
+    keyLengthsNpy("key-lengths-npy",
+                  cl::desc("Read the key lengths from this .npy file (int32)"),
+                  cl::cat(runCategory));
 cl::opt<std::string> oNpy("o-npy", cl::desc("Write O to this .npy file"),
                           cl::cat(runCategory));
 cl::opt<std::string> lseNpy("lse-npy", cl::desc("Write LSE to this .npy file"),
@@ -367,6 +377,7 @@ llvm::Expected<AttentionSpec> specFromOptions() {
                                  "keys (e.g. --block-mask=64,64)",
                                  spec.blockMask))
     return std::move(err);
+  spec.keyLengths = keyLengths.getNumOccurrences() || !keyLengthsNpy.empty();
   spec.alibi = alibi;
   spec.withLse = withLse;
   spec.packedHeads = packedHeads;
@@ -456,6 +467,46 @@ std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
   return text;
 }
 
+/// Takes --key-lengths into the key lengths operand and checks its values:
+/// one per sequence, each from 0 to Sk (lowerings would clamp the others).
+llvm::Error setKeyLengths(AttentionOp op, AttentionOperands &operands) {
+  Operand *lengths = operands.keyLengths();
+  if (!lengths) {
+    if (keyLengths.getNumOccurrences())
+      return llvm::createStringError(
+          "--key-lengths given, but the attention has no key lengths");
+    return llvm::Error::success();
+  }
+  if (keyLengths.getNumOccurrences()) {
+    if (!keyLengthsNpy.empty())
+      return llvm::createStringError(
+          "give the key lengths once: --key-lengths or --key-lengths-npy");
+    if (static_cast<int64_t>(keyLengths.size()) != lengths->buffer.shape[0])
+      return llvm::createStringError(
+          llvm::formatv("--key-lengths gives {0} lengths for a batch of {1}",
+                        keyLengths.size(), lengths->buffer.shape[0]));
+  }
+  std::vector<double> values =
+      keyLengths.getNumOccurrences()
+          ? std::vector<double>(keyLengths.begin(), keyLengths.end())
+          : lengths->values;
+  int64_t keys = op.getKey().getType().getDimSize(2);
+  for (auto [b, length] : llvm::enumerate(values))
+    if (!(length >= 0 && length <= keys))
+      return llvm::createStringError(
+          llvm::formatv("key length {0} of sequence {1} is outside [0, {2}] "
+                        "(Sk, the keys K and V hold)",
+                        static_cast<int64_t>(length), b, keys));
+  lengths->assign(std::move(values));
+  if (reports()) {
+    llvm::outs() << "  key lengths:";
+    for (double length : lengths->values)
+      llvm::outs() << " " << static_cast<int64_t>(length);
+    llvm::outs() << "\n";
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<bool> runOnCpu(AttentionOp op, const AttentionProblem &problem,
                               AttentionOperands &operands,
                               const CheckOptions &checkOptions);
@@ -510,17 +561,22 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
       {&kNpy, &operands->key()},
       {&vNpy, &operands->value()},
       {&maskNpy, operands->mask()},
-      {&blockMaskNpy, operands->blockMask()}};
+      {&blockMaskNpy, operands->blockMask()},
+      {&keyLengthsNpy, operands->keyLengths()}};
   for (auto [option, operand] : inputs) {
     if (option->empty())
       continue;
     if (!operand)
-      return llvm::createStringError(
-          "--" + option->ArgStr + " given, but the attention has no " +
-          (option == &blockMaskNpy ? "block mask" : "mask"));
+      return llvm::createStringError("--" + option->ArgStr +
+                                     " given, but the attention has no " +
+                                     (option == &blockMaskNpy    ? "block mask"
+                                      : option == &keyLengthsNpy ? "key lengths"
+                                                                 : "mask"));
     if (llvm::Error err = operands->load(*operand, *option))
       return std::move(err);
   }
+  if (llvm::Error err = setKeyLengths(op, *operands))
+    return std::move(err);
   if (Operand *blocks = operands->blockMask(); blocks && reports())
     llvm::outs() << "  " << describeBlockMask(op, *blocks) << "\n";
   if (!lseNpy.empty() && !operands->lse())
@@ -689,9 +745,10 @@ int main(int argc, char **argv) {
   });
   if (attentions.empty())
     return fail("no attn.attention in " + inputFilename);
-  bool perOperandFiles = !qNpy.empty() || !kNpy.empty() || !vNpy.empty() ||
-                         !maskNpy.empty() || !blockMaskNpy.empty() ||
-                         !oNpy.empty() || !lseNpy.empty();
+  bool perOperandFiles =
+      !qNpy.empty() || !kNpy.empty() || !vNpy.empty() || !maskNpy.empty() ||
+      !blockMaskNpy.empty() || !keyLengthsNpy.empty() ||
+      keyLengths.getNumOccurrences() || !oNpy.empty() || !lseNpy.empty();
   if (perOperandFiles && attentions.size() > 1)
     return fail(llvm::formatv("the .npy options name the operands of one "
                               "attention, but the module has {0}",

@@ -280,9 +280,42 @@ TEST_F(RuntimeTest, StatusAndDTypeNames) {
   EXPECT_STREQ(attnrtDTypeName(ATTNRT_F16), "f16");
   EXPECT_STREQ(attnrtDTypeName(ATTNRT_BF16), "bf16");
   EXPECT_STREQ(attnrtDTypeName(ATTNRT_F32), "f32");
+  EXPECT_STREQ(attnrtDTypeName(ATTNRT_I32), "i32");
   EXPECT_EQ(attnrtDTypeSize(ATTNRT_F16), 2u);
   EXPECT_EQ(attnrtDTypeSize(ATTNRT_BF16), 2u);
   EXPECT_EQ(attnrtDTypeSize(ATTNRT_F32), 4u);
+  EXPECT_EQ(attnrtDTypeSize(ATTNRT_I32), 4u);
+}
+
+TEST_F(RuntimeTest, KeyLengthsAreAnInt32Parameter) {
+  // A decode kernel's key_lengths: one i32 per sequence, checked like any
+  // tensor (its dtype, and the batch against Q's when the kernel is an
+  // attention).
+  std::string manifest =
+      replaced(replaced(replaced(kManifest, "\"version\": 5", "\"version\": 6"),
+                        "{\"name\": \"LSE\", \"type\": \"f32\"",
+                        "{\"name\": \"key_lengths\", \"type\": \"i32\""),
+               "{\"param\": \"LSE\"", "{\"param\": \"key_lengths\"");
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle;
+  ASSERT_EQ(attnrtBundleLoadFromMemory(context.get(), manifest.c_str(), kPtx,
+                                       bundle.out()),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  attnrtKernel fwd = findKernel(bundle.get(), "attn_fwd");
+  attnrtParamInfo param;
+  ASSERT_EQ(attnrtKernelGetParam(fwd, 2, &param), ATTNRT_SUCCESS);
+  EXPECT_STREQ(param.name, "key_lengths");
+  EXPECT_EQ(param.dtype, ATTNRT_I32);
+  FwdArgs args(context.get(), 300);
+  args.tensors[2].dtype = ATTNRT_F32;
+  EXPECT_EQ(attnrtLaunch(fwd, args.tensors.data(), 3, kStreamA),
+            ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains(
+      "parameter key_lengths: dtype f32 does not match the manifest's i32"));
+  args.tensors[2].dtype = ATTNRT_I32;
+  EXPECT_EQ(attnrtLaunch(fwd, args.tensors.data(), 3, kStreamA), ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
 }
 
 TEST_F(RuntimeTest, ContiguousTensorIsRowMajor) {
@@ -562,8 +595,8 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
     const char *to;
     const char *message;
   } cases[] = {
-      {"\"version\": 5", "\"version\": 6",
-       "manifest: version: this runtime reads versions 2 to 5, not 6"},
+      {"\"version\": 5", "\"version\": 7",
+       "manifest: version: this runtime reads versions 2 to 6, not 7"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 0}",
        "manifest: kernels[1].grid[0].times: must be at least 1"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 4097}",

@@ -163,6 +163,21 @@ TEST_F(NpyTest, Int8IsOneSignedByteEach) {
   EXPECT_EQ(npyToDoubles(*read), (std::vector<double>{0.0, 2.0, -1.0}));
 }
 
+TEST_F(NpyTest, Int32IsFourLittleEndianBytesEach) {
+  // np.save of np.array([0, 300, -1], dtype=np.int32): descr '<i4'.
+  NpyArray written =
+      npyFromFloats(NpyElementType::I32, {3}, {0.0f, 300.0f, -1.0f});
+  EXPECT_EQ(written.data, (std::vector<uint8_t>{0, 0, 0, 0, 44, 1, 0, 0, 0xff,
+                                                0xff, 0xff, 0xff}));
+  std::string path = pathOf("int32.npy");
+  ASSERT_FALSE(llvm::errorToBool(writeNpy(path, written)));
+  EXPECT_NE(readBytes(path).find("'descr': '<i4'"), std::string::npos);
+  llvm::Expected<NpyArray> read = readNpy(path);
+  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  EXPECT_EQ(read->elementType, NpyElementType::I32);
+  EXPECT_EQ(npyToDoubles(*read), (std::vector<double>{0.0, 300.0, -1.0}));
+}
+
 TEST_F(NpyTest, DoublesRoundTripExactly) {
   std::vector<double> values = {1.0 / 3.0, -1e300, 0.1};
   std::string path = pathOf("f64.npy");
@@ -295,9 +310,9 @@ TEST_F(NpyTest, ReportsEveryProblem) {
       "unsupported dtype '>f4'"));
   EXPECT_TRUE(contains(
       readError(npyBytes(
-          1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }",
+          1, "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), }",
           data6)),
-      "unsupported dtype '<i4'"));
+      "unsupported dtype '<i8'"));
   EXPECT_TRUE(contains(
       readError(npyBytes(
           1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",

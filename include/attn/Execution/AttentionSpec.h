@@ -42,6 +42,9 @@ struct AttentionSpec {
   /// A block mask of blocks of (rows, keys), [B, Hq, ceil(Sq / rows),
   /// ceil(Sk / keys)] i8.
   std::optional<std::pair<int64_t, int64_t>> blockMask;
+  /// A key_lengths operand [B] i32: each sequence attends to its own first
+  /// keys (the values are run-time data).
+  bool keyLengths = false;
   /// ALiBi through the score region: score + slope(h) * (k - q - (Sk - Sq)),
   /// slope(h) = 2^(-8 (h + 1) / Hq).
   bool alibi = false;

@@ -54,6 +54,10 @@ struct HostInputs {
   const void *query = nullptr;
   const void *key = nullptr;
   const void *value = nullptr;
+  /// One per sequence, for a kernel with key lengths; null: the first
+  /// sequence full, the second empty when there are three or more, the
+  /// others' uniform in [1, Sk] (seeded).
+  const int32_t *keyLengths = nullptr;
 };
 
 struct OutputCheck {
@@ -93,9 +97,12 @@ struct KernelReport {
   std::optional<Timing> timing;
   /// The kernel's outputs, decoded to float (O, then LSE if it has one).
   std::vector<float> out, lse;
+  /// The per-sequence key lengths the kernel ran with; empty without.
+  std::vector<int32_t> keyLengths;
 
   bool passed() const;
-  /// 4 * B * Hq * Sq * Sk * D, halved with a causal mask.
+  /// 4 * B * Hq * Sq * Sk * D (with key lengths, their sum for B Sk),
+  /// halved with a causal mask.
   double flops() const;
 };
 

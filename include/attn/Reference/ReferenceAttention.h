@@ -15,6 +15,8 @@
 //   s_k = softcap * tanh(s_k / softcap)        with a softcap
 //   s_k = modifier(s_k, b, h, i, k)            with a score modifier
 //   s_k = s_k + mask[b, h, i, k]               with an additive mask
+// With per-sequence key lengths L_b, batch b's keys end at L_b: Sk below
+// stands for L_b and keys from L_b on take no part.
 // Key k is visible when, with d = i + Sk - Sq (the bottom-right diagonal),
 //   k <= d                                     if causal,
 //   d - left <= k <= d + right                 with a window (left, right),
@@ -102,6 +104,9 @@ struct AttentionOptions {
   std::optional<double> softcap;
   std::optional<ScoreMask> mask;
   std::optional<BlockMask> blockMask;
+  /// Per-sequence key lengths, one per batch, each in [0, Sk]; none when
+  /// empty.
+  std::vector<int64_t> keyLengths;
   /// None when empty.
   ScoreModifier scoreModifier;
 };

@@ -59,10 +59,12 @@ const char *attnrtLastErrorMessage(void);
 typedef enum attnrtDType {
   ATTNRT_F16 = 0,
   ATTNRT_BF16 = 1,
-  ATTNRT_F32 = 2
+  ATTNRT_F32 = 2,
+  /* Per-sequence key lengths (a kernel's key_lengths parameter). */
+  ATTNRT_I32 = 3
 } attnrtDType;
 
-/* "f16", "bf16", "f32". */
+/* "f16", "bf16", "f32", "i32". */
 const char *attnrtDTypeName(attnrtDType dtype);
 size_t attnrtDTypeSize(attnrtDType dtype);
 

@@ -37,6 +37,8 @@ enum class NpyElementType {
   Bool,
   /// NumPy's int8 ('|i1'): one signed byte (a block mask's values).
   I8,
+  /// NumPy's int32 ('<i4'): per-sequence key lengths.
+  I32,
 };
 
 /// Bytes per element of `type`.

@@ -180,6 +180,7 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     shape.blockMaskKeys = maskKeys;
   }
   shape.withLse = static_cast<bool>(op.getInitLse());
+  shape.keyLengths = op.hasKeyLengths();
   if (auto split = dyn_cast_or_null<SplitKVAttr>(partition)) {
     if (failed(checkSplitCount(op, split.getSplits(), shape.blockN)))
       return failure();
@@ -219,8 +220,9 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
 
 /// What the kernel reads and writes, as its entry block sees them.
 struct KernelArguments {
-  /// Q, K, V, O and, when returned, LSE: memrefs of the operands' shapes.
-  Value q, k, v, o, lse;
+  /// Q, K, V, O and, when returned, LSE: memrefs of the operands' shapes;
+  /// then the key lengths, when the attention has them.
+  Value q, k, v, o, lse, keyLengths;
   /// The workspaces the runtime owns, after them.
   SmallVector<Value> workspaces;
   KernelLengths lengths;
@@ -350,7 +352,7 @@ KernelSignature kernelSignature(Builder &b, ArrayRef<MemRefType> views,
 /// (memref.reinterpret_cast), a workspace with a slot per CTA a memref with
 /// as many slots as the grid has CTAs, and the lengths are read off Q and
 /// K.
-KernelArguments bindArguments(ImplicitLocOpBuilder &b,
+KernelArguments bindArguments(ImplicitLocOpBuilder &b, const KernelShape &shape,
                               ArrayRef<MemRefType> views,
                               ArrayRef<MemRefType> workspaces,
                               gpu::GPUFuncOp func) {
@@ -381,8 +383,10 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b,
   args.k = bound[1];
   args.v = bound[2];
   args.o = bound[3];
-  if (bound.size() > 4)
+  if (shape.withLse)
     args.lse = bound[4];
+  if (shape.keyLengths)
+    args.keyLengths = bound.back();
   Value ctas;
   for (auto [i, workspace] : llvm::enumerate(workspaces)) {
     Value param = entry.getArgument(views.size() + i);
@@ -408,6 +412,22 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b,
                   b.createOrFold<memref::DimOp>(args.q, 2),
                   b.createOrFold<memref::DimOp>(args.k, 2)};
   return args;
+}
+
+/// The lengths CTAs of sequence `batch` compute with: with key lengths, its
+/// entry clamped to [0, Sk] (the attention's semantics: no key past Sk is
+/// read), else the kernel's.
+KernelLengths sequenceLengths(ImplicitLocOpBuilder &b,
+                              const KernelArguments &args, Value batch) {
+  KernelLengths lengths = args.lengths;
+  if (!args.keyLengths)
+    return lengths;
+  IndexArith a{b};
+  Value length = arith::IndexCastOp::create(
+      b, b.getIndexType(),
+      memref::LoadOp::create(b, args.keyLengths, ValueRange{batch}));
+  lengths.kvLen = a.min(a.max(length, 0), lengths.kvLen);
+  return lengths;
 }
 
 /// Query block `queryBlock` of (batch, head), an output tile of a grid over
@@ -460,7 +480,7 @@ void buildFa2Kernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   Value batch = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   CtaBody body(b, s);
-  body.setUp(args.lengths);
+  body.setUp(sequenceLengths(b, args, batch));
   IndexArith a{b};
   auto tile = OutputTile::load(b, body, a, s, args, queryBlock, batch, head);
   SmallVector<Value> state =
@@ -488,7 +508,7 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   Value batch = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value headSplit = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   CtaBody body(b, s);
-  body.setUp(args.lengths);
+  body.setUp(sequenceLengths(b, args, batch));
   IndexArith a{b};
   Value head = a.div(headSplit, s.splits);
   Value split = a.sub(headSplit, a.mul(head, s.splits));
@@ -786,8 +806,17 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       for (Value operand : {Value(op.getQuery()), Value(op.getKey()),
                             Value(op.getValue()), op.getInitOut()})
         views.push_back(kernelView(operand));
-      if (shape->withLse)
+      SmallVector<Attribute> names{kb.getStringAttr("Q"), kb.getStringAttr("K"),
+                                   kb.getStringAttr("V"),
+                                   kb.getStringAttr("O")};
+      if (shape->withLse) {
         views.push_back(kernelView(op.getInitLse()));
+        names.push_back(kb.getStringAttr("LSE"));
+      }
+      if (shape->keyLengths) {
+        views.push_back(kernelView(op.getKeyLengths()));
+        names.push_back(kb.getStringAttr("key_lengths"));
+      }
       // The runtime passes the workspaces after the tensors.
       SmallVector<Workspace> workspaces = kernelWorkspaces(*shape, ctx);
       SmallVector<MemRefType> workspaceTypes;
@@ -817,6 +846,7 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
         viewTypes.push_back(TypeAttr::get(view));
       SmallVector<NamedAttribute> launch{
           kb.getNamedAttr("params", kb.getArrayAttr(viewTypes)),
+          kb.getNamedAttr("param_names", kb.getArrayAttr(names)),
           kb.getNamedAttr("scalars", kb.getArrayAttr(signature.scalars)),
           kb.getNamedAttr("grid", kb.getDenseI64ArrayAttr(grid)),
           kb.getNamedAttr("block", kb.getDenseI64ArrayAttr({threads, 1, 1})),
@@ -833,7 +863,8 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
             kb.getNamedAttr("workspaces", kb.getArrayAttr(workspaceEntries)));
       func->setAttr(AttnDialect::getLaunchAttrName(),
                     kb.getDictionaryAttr(launch));
-      KernelArguments args = bindArguments(kb, views, workspaceTypes, func);
+      KernelArguments args =
+          bindArguments(kb, *shape, views, workspaceTypes, func);
       if (ctas)
         buildLeanKernel(kb, *shape, args);
       else if (shape->splits > 1)

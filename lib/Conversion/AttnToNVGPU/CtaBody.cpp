@@ -231,8 +231,11 @@ Value CtaBody::quadReduce(Value value, bool isMax) {
 
 CtaBody::Extent CtaBody::extent(Value length) {
   if (std::optional<int64_t> known = getConstantIntValue(length))
-    return {length, index(*known - 1)};
-  return {length, arith::SubIOp::create(b, length, index(1))};
+    return {length, index(std::max<int64_t>(*known - 1, 0))};
+  // A sequence's key length may be 0: its copies then read row 0, which
+  // every tensor has, and fill zeros.
+  return {length, arith::MaxSIOp::create(
+                      b, arith::SubIOp::create(b, length, index(1)), index(0))};
 }
 
 void CtaBody::setUp(const KernelLengths &lengths) {

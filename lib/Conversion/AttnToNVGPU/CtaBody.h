@@ -55,6 +55,9 @@ struct KernelShape {
   DenseElementsAttr blockMask;
   int64_t blockMaskRows = 0, blockMaskKeys = 0;
   bool withLse;
+  /// Per-sequence key lengths (key_lengths): each CTA's Sk is its
+  /// sequence's.
+  bool keyLengths = false;
   /// Lean attention's persistent CTAs; 0 for FlashAttention-2's grid.
   int64_t leanCtas = 0;
   /// Split-KV's pieces of each output tile's key/value blocks; 1 for
@@ -85,16 +88,17 @@ struct KernelShape {
                                 /*elementBytes=*/2);
   }
   /// Whether some score needs an element mask (causal, window, or a tail of
-  /// keys past Sk in the last block, which a run-time Sk may have).
+  /// keys past Sk in the last block, which a run-time Sk or a sequence's key
+  /// length may have).
   bool needsElementMask() const {
-    return problem.causal || problem.window ||
+    return problem.causal || problem.window || keyLengths ||
            ShapedType::isDynamic(problem.kvLen) || problem.kvLen % blockN != 0;
   }
 };
 
 /// The lengths the kernel computes with, as values of its entry block:
 /// constants when the attention's are static, else read from the kernel's
-/// arguments.
+/// arguments; with key lengths, kvLen is the CTA's sequence's.
 struct KernelLengths {
   Value batch, queryLen, kvLen;
 };
@@ -220,7 +224,8 @@ private:
   /// Builds `build` at the kernel's entry, once per `key`.
   Value atEntry(std::pair<int64_t, void *> key, function_ref<Value()> build);
 
-  /// A run-time length and its last index (length - 1), built at the entry.
+  /// A run-time length and its last index (length - 1, and 0 for an empty
+  /// length), built at the entry.
   struct Extent {
     Value length, last;
   };

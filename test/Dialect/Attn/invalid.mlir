@@ -657,7 +657,7 @@ func.func @frame_with_partition(%q: tensor<1x1x4x8xf32>, %o: tensor<1x1x4x8xf32>
 
 func.func @partial_frame(%q: tensor<1x1x4x8xf32>, %o: tensor<1x1x4x8xf32>, %i: index) {
   // expected-error @+1 {{'attn.attention' op a frame needs all of query offset, key offset, query total and key total}}
-  %r = "attn.attention"(%q, %q, %q, %i, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 1>}> ({}) : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, index, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
+  %r = "attn.attention"(%q, %q, %q, %i, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1>}> ({}) : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, index, tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   return
 }
 
@@ -685,5 +685,50 @@ func.func @packed_heads_dynamic_heads(%q: tensor<1x?x1x8xf32>, %k: tensor<1x1x16
   // expected-error @+1 {{'attn.attention' op packed_heads = 4 needs static head counts}}
   %r = attn.attention ins(%q, %k, %k : tensor<1x?x1x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
       outs(%o : tensor<1x?x1x8xf32>) {tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 1, packed_heads = 4>} -> tensor<1x?x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @key_lengths_batch(%q: tensor<2x4x1x8xf32>, %k: tensor<2x4x16x8xf32>, %lengths: tensor<3xi32>, %o: tensor<2x4x1x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op batch size (B) mismatch: Q has 2, key lengths has 3}}
+  %r = attn.attention ins(%q, %k, %k : tensor<2x4x1x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+      key_lengths(%lengths : tensor<3xi32>) outs(%o : tensor<2x4x1x8xf32>) -> tensor<2x4x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @key_lengths_rank(%q: tensor<2x4x1x8xf32>, %k: tensor<2x4x16x8xf32>, %lengths: tensor<2x1xi32>, %o: tensor<2x4x1x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op key lengths must have rank 1 ([B]), got rank 2}}
+  %r = attn.attention ins(%q, %k, %k : tensor<2x4x1x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+      key_lengths(%lengths : tensor<2x1xi32>) outs(%o : tensor<2x4x1x8xf32>) -> tensor<2x4x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @key_lengths_i64(%q: tensor<2x4x1x8xf32>, %k: tensor<2x4x16x8xf32>, %lengths: tensor<2xi64>, %o: tensor<2x4x1x8xf32>) {
+  // expected-error @+1 {{operand #3 must be tensor of 32-bit signless integer values}}
+  %r = attn.attention ins(%q, %k, %k : tensor<2x4x1x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+      key_lengths(%lengths : tensor<2xi64>) outs(%o : tensor<2x4x1x8xf32>) -> tensor<2x4x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @key_lengths_lean(%q: tensor<2x4x1x8xf32>, %k: tensor<2x4x16x8xf32>, %lengths: tensor<2xi32>, %o: tensor<2x4x1x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op #attn.lean cannot take key lengths: its work assignment counts every sequence's keys when it is built; use #attn.split_kv}}
+  %r = attn.attention ins(%q, %k, %k : tensor<2x4x1x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+      key_lengths(%lengths : tensor<2xi32>) outs(%o : tensor<2x4x1x8xf32>) {partition = #attn.lean<ctas = 4>} -> tensor<2x4x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @key_lengths_frame(%q: tensor<2x4x1x8xf32>, %k: tensor<2x4x16x8xf32>, %lengths: tensor<2xi32>, %o: tensor<2x4x1x8xf32>, %i: index) {
+  // expected-error @+1 {{'attn.attention' op a framed attention cannot carry key lengths (its frame places its keys)}}
+  %r = attn.attention ins(%q, %k, %k : tensor<2x4x1x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+      key_lengths(%lengths : tensor<2xi32>) frame(%i, %i of %i, %i) outs(%o : tensor<2x4x1x8xf32>) -> tensor<2x4x1x8xf32>
   return
 }

@@ -77,6 +77,17 @@ func.func @block_sparse(%q: tensor<2x8x100x64xbf16>, %k: tensor<2x2x1000x64xbf16
   return %a : tensor<2x8x100x64xbf16>
 }
 
+// CHECK-LABEL: func.func @key_lengths
+func.func @key_lengths(%q: tensor<?x32x1x128xbf16>, %k: tensor<?x8x?x128xbf16>,
+                       %lengths: tensor<?xi32>, %o: tensor<?x32x1x128xbf16>) -> tensor<?x32x1x128xbf16> {
+  // CHECK: attn.attention ins({{.*}}) key_lengths(%{{.+}} : tensor<?xi32>) outs(%{{.+}} : tensor<?x32x1x128xbf16>)
+  // CHECK-SAME: {causal, partition = #attn.split_kv<splits = 4>}
+  %a = attn.attention ins(%q, %k, %k : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>)
+      key_lengths(%lengths : tensor<?xi32>)
+      outs(%o : tensor<?x32x1x128xbf16>) {causal, partition = #attn.split_kv<splits = 4>} -> tensor<?x32x1x128xbf16>
+  return %a : tensor<?x32x1x128xbf16>
+}
+
 // CHECK-LABEL: func.func @alibi_score_region
 func.func @alibi_score_region(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>,
                               %v: tensor<2x8x128x64xf16>, %o: tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16> {

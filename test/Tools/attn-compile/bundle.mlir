@@ -59,7 +59,7 @@
 // CHECK-NEXT:  "stages": 2,
 // CHECK-NEXT:  "warps": 4
 // CHECK: "ptx": "kernels.ptx",
-// CHECK: "version": 5
+// CHECK: "version": 6
 
 // PTX: .target sm_90a
 // PTX: .visible .entry prefill_attention0(

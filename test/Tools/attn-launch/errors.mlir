@@ -20,9 +20,9 @@
 // An older format, a missing field, a wrong type, a grid naming no
 // parameter, an alignment that is not a power of two.
 // RUN: mkdir -p %t/v1 && cp %t/good/kernels.ptx %t/v1/
-// RUN: sed 's/"version": 5/"version": 1/' %t/good/manifest.json > %t/v1/manifest.json
+// RUN: sed 's/"version": 6/"version": 1/' %t/good/manifest.json > %t/v1/manifest.json
 // RUN: not attn-launch --validate %t/v1 2>&1 | FileCheck %s --check-prefix=V1
-// V1: manifest: version: this runtime reads versions 2 to 5, not 1 (recompile the bundle with attn-compile)
+// V1: manifest: version: this runtime reads versions 2 to 6, not 1 (recompile the bundle with attn-compile)
 // RUN: mkdir -p %t/noblock && cp %t/good/kernels.ptx %t/noblock/
 // RUN: sed 's/"block"/"blocks"/' %t/good/manifest.json > %t/noblock/manifest.json
 // RUN: not attn-launch --validate %t/noblock 2>&1 | FileCheck %s --check-prefix=NOBLOCK
@@ -30,7 +30,7 @@
 // RUN: mkdir -p %t/type && cp %t/good/kernels.ptx %t/type/
 // RUN: sed 's/"type": "f16"/"type": "f8"/' %t/good/manifest.json > %t/type/manifest.json
 // RUN: not attn-launch --validate %t/type 2>&1 | FileCheck %s --check-prefix=TYPE
-// TYPE: manifest: kernels[0].params[0].type: "f8" is not one of f16, bf16, f32
+// TYPE: manifest: kernels[0].params[0].type: "f8" is not one of f16, bf16, f32, i32
 // RUN: mkdir -p %t/grid && cp %t/good/kernels.ptx %t/grid/
 // RUN: sed 's/"param": "Q"/"param": "X"/' %t/good/manifest.json > %t/grid/manifest.json
 // RUN: not attn-launch --validate %t/grid 2>&1 | FileCheck %s --check-prefix=GRID

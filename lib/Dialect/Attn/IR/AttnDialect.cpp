@@ -39,6 +39,10 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
                        auto type = dyn_cast<TypeAttr>(entry);
                        return type && isa<MemRefType>(type.getValue());
                      });
+  // The manifest's name of each tensor parameter.
+  auto names = dict ? dict.getAs<ArrayAttr>("param_names") : nullptr;
+  bool namesValid = paramsValid && names && names.size() == params.size() &&
+                    llvm::all_of(names, llvm::IsaPred<StringAttr>);
   auto scalars = dict ? dict.getAs<ArrayAttr>("scalars") : nullptr;
   bool scalarsValid =
       paramsValid && scalars && llvm::all_of(scalars, [&](Attribute entry) {
@@ -84,14 +88,15 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
   if (!dict || !threeSizes("grid", /*dynamicAllowed=*/true) ||
       !threeSizes("block", /*dynamicAllowed=*/false) || !bytes ||
       bytes.getInt() < 0 || !dict.getAs<Fa2TilesAttr>("tiles") ||
-      !dict.getAs<DictionaryAttr>("attention") || !paramsValid ||
-      !scalarsValid || !optionalValid || dict.size() != 7 + optional)
+      !dict.getAs<DictionaryAttr>("attention") || !paramsValid || !namesValid ||
+      !scalarsValid || !optionalValid || dict.size() != 8 + optional)
     return op->emitError()
            << "'" << AttnDialect::getLaunchAttrName()
            << "' must be {grid = array<i64: x, y, z>, block = array<i64: x, "
               "y, z>, dynamic_shared_memory = bytes : i64, tiles = "
               "#attn.fa2<...>, attention = {...}, params = [memref types], "
-              "scalars = [{param = i, size = d} or {param = i, stride = "
+              "param_names = [a string per param], scalars = [{param = i, size "
+              "= d} or {param = i, stride = "
               "d}]} with positive sizes (a grid size may be dynamic), and "
               "optionally persistent and workspaces = [{name, bytes, "
               "zero_init, optionally per_cta and kernel_resets}], got "

@@ -135,7 +135,8 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
   if (initLse)
     outputs.push_back(initLse);
   build(builder, state, ValueRange(outputs).getTypes(), query, key, value, mask,
-        /*block_mask=*/nullptr, /*query_offset=*/nullptr,
+        /*block_mask=*/nullptr, /*key_lengths=*/nullptr,
+        /*query_offset=*/nullptr,
         /*key_offset=*/nullptr,
         /*query_total=*/nullptr, /*key_total=*/nullptr, outputs,
         /*scale=*/nullptr, /*causal=*/nullptr,
@@ -243,6 +244,30 @@ static LogicalResult verifyBlockMask(OpTy self, ArrayRef<int64_t> qs,
       failed(verifySameSize(op, "key block count (ceil(Sk / Bk))", "K",
                             blocks(ks[2], (*size)[1]), "block mask", bs[3])))
     return failure();
+  return success();
+}
+
+/// Checks the per-sequence key lengths against Q's shape `qs`.
+template <typename OpTy>
+static LogicalResult verifyKeyLengths(OpTy self, ArrayRef<int64_t> qs) {
+  Value lengths = self.getKeyLengths();
+  if (!lengths)
+    return success();
+  Operation *op = self.getOperation();
+  if (failed(verifyRank(op, "key lengths", lengths, 1, "[B]")) ||
+      failed(verifySameSize(
+          op, "batch size (B)", "Q", qs[0], "key lengths",
+          cast<RankedTensorType>(lengths.getType()).getDimSize(0))))
+    return failure();
+  if (self.hasFrame())
+    return self.emitOpError()
+           << "a framed attention cannot carry key lengths (its frame "
+              "places its keys)";
+  if (isa_and_nonnull<LeanAttr>(self.getPartitionAttr()))
+    return self.emitOpError()
+           << "#attn.lean cannot take key lengths: its work assignment "
+              "counts every sequence's keys when it is built; use "
+              "#attn.split_kv";
   return success();
 }
 
@@ -376,7 +401,8 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
       return failure();
   }
 
-  if (failed(verifyBlockMask(self, qs, ks)))
+  if (failed(verifyBlockMask(self, qs, ks)) ||
+      failed(verifyKeyLengths(self, qs)))
     return failure();
 
   if (failed(verifyPositiveFinite(op, "scale", self.getScale())) ||

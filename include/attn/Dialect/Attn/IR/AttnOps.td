@@ -31,6 +31,7 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
     AnyRankedTensor:$value,
     Optional<AnyRankedTensor>:$mask,
     Optional<AnyRankedTensor>:$block_mask,
+    Optional<TensorOf<[I32]>>:$key_lengths,
     Optional<Index>:$query_offset,
     Optional<Index>:$key_offset,
     Optional<Index>:$query_total,
@@ -52,6 +53,7 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`block_mask` `(` $block_mask^ `:` type($block_mask) `blocks`
      $block_mask_size `)`)?
+    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
     (`frame` `(` $query_offset^ `,` $key_offset `of` $query_total `,` $key_total `)`)?
     `outs` `(` $outputs `:` type($outputs) `)`
     attr-dict `->` type($results)
@@ -89,6 +91,10 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
     bool modifiesScores() {
       return static_cast<bool>(getSoftcap()) || hasScoreModifier();
     }
+
+    /// Whether the keys a sequence attends to end where its `key_lengths`
+    /// entry says.
+    bool hasKeyLengths() { return static_cast<bool>(getKeyLengths()); }
 
     /// Whether the op computes a part of a larger attention (`frame`).
     bool hasFrame() { return static_cast<bool>(getQueryOffset()); }
@@ -177,6 +183,18 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention"> {
     tile reads one element; split-KV and Lean take `#attn.fa2` tiles, whose
     sides are multiples of 16, so their blocks must be too. Both sizes are
     from 1 to 2^31 - 1. A framed attention cannot carry one.
+
+    Optional `key_lengths(%lengths : tensor<B x i32>)`: per-sequence key
+    counts, FlashAttention's `cache_seqlens`. Sequence `b` attends to its
+    first `lengths[b]` keys only, and its causal and window masks are aligned
+    by them (the diagonal of row `i` is key `i + lengths[b] - Sq`), as if its
+    K and V ended there: a batch of KV caches of different fill levels in
+    tensors of one capacity `Sk`, so that one compiled decode step serves
+    every cache length. Each length must be in `[0, Sk]`; lowerings clamp it
+    to that range, so that no key past `Sk` is read. A sequence of length 0
+    gives `O = 0` and `LSE = -inf`. A framed attention, and `#attn.lean`
+    (whose work assignment counts every sequence's keys when it is built),
+    cannot carry it.
 
     Optional `score` region: one block with arguments
     `(%score: f32, %b: index, %h: index, %q: index, %k: index)` that yields the
