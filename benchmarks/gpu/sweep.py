@@ -75,20 +75,25 @@ def documents(length, count):
 
 
 def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target, region="",
-           dv=None):
+           dv=None, key_lengths=False):
     """`d` is the head dimension of Q and K; `dv`, that of V and O, is `d`
-    unless given."""
+    unless given. With `key_lengths`, the attention takes per-sequence key
+    lengths (attn-launch fills them: the first sequence full, the second
+    empty, the others random)."""
     dv = dv or d
     q = f"tensor<{b}x{hq}x{sq}x{d}x{dtype}>"
     k = f"tensor<{b}x{hkv}x{sk}x{d}x{dtype}>"
     v = f"tensor<{b}x{hkv}x{sk}x{dv}x{dtype}>"
     o = f"tensor<{b}x{hq}x{sq}x{dv}x{dtype}>"
     lse = f"tensor<{b}x{hq}x{sq}xf32>"
+    lengths = f"tensor<{b}xi32>"
     attrs = f" {{{flags}}}" if flags else ""
+    lengths_arg = f", %lengths: {lengths}" if key_lengths else ""
+    lengths_operand = f" key_lengths(%lengths : {lengths})" if key_lengths else ""
     return (
         f"module attributes {{attn.target = {target}}} {{\n"
-        f"func.func @{name}(%q: {q}, %k: {k}, %v: {v}, %o: {o}, %l: {lse}) -> ({o}, {lse}) {{\n"
-        f"  %r:2 = attn.attention ins(%q, %k, %v : {q}, {k}, {v}) outs(%o, %l : {o}, {lse}){attrs} -> {o}, {lse}{region}\n"
+        f"func.func @{name}(%q: {q}, %k: {k}, %v: {v}{lengths_arg}, %o: {o}, %l: {lse}) -> ({o}, {lse}) {{\n"
+        f"  %r:2 = attn.attention ins(%q, %k, %v : {q}, {k}, {v}){lengths_operand} outs(%o, %l : {o}, {lse}){attrs} -> {o}, {lse}{region}\n"
         f"  return %r#0, %r#1 : {o}, {lse}\n"
         f"}}\n}}\n"
     )
@@ -165,6 +170,11 @@ def correctness():
             yield f"c_hd{d}_{j}", dtype, 2, 4, hkv, sq, sk, d, flag
     yield "c_dv_mla", "bf16", 1, 8, 2, 1000, 1000, (192, 128), "causal"
     yield "c_dv_wide", "f16", 1, 4, 4, 333, 700, (64, 128), ""
+    # Per-sequence key lengths (a batch of KV caches of one capacity): a GQA
+    # decode step, packed and split, with a full, an empty and partly
+    # filled caches; a causal speculative step on FlashAttention-2's grid.
+    yield "c_lengths_decode", "bf16", 8, 32, 8, 1, 4096, 128, f"{PACKED_4}>, partition = #attn.split_kv<splits = 16>", "", {"key_lengths": True}
+    yield "c_lengths_spec", "f16", 4, 8, 2, 4, 1000, 64, f"causal, {TILES_64}", "", {"key_lengths": True}
 
 
 def benchmark():
@@ -216,10 +226,12 @@ def main():
         configs += list(decode())
     for config in configs:
         with open(os.path.join(args.dir, config[0] + ".mlir"), "w") as f:
-            name, dtype, b, hq, hkv, sq, sk, d, flags, *region = config
+            name, dtype, b, hq, hkv, sq, sk, d, flags, *extra = config
+            region = extra[0] if extra else ""
+            options = extra[1] if len(extra) > 1 else {}
             d, dv = d if isinstance(d, tuple) else (d, d)
             f.write(module(name, dtype, b, hq, hkv, sq, sk, d, flags,
-                           args.target, *region, dv=dv))
+                           args.target, region, dv=dv, **options))
         print(config[0])
 
 

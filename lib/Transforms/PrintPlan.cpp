@@ -179,6 +179,9 @@ struct AttnPrintPlanPass
                               problem->tiledHeadName(), work.queryBlocks,
                               work.visitedBlocks, work.denseBlocks,
                               visitedShare, work.maskedBlocks);
+      if (op.hasKeyLengths())
+        remark << " (for a full cache of Sk keys; each sequence visits the "
+                  "blocks of its own key length)";
       blockMask = deriveBlockMask(op, tiling->blockM, tiling->blockN);
       if (const std::optional<DerivedBlockMask> &blocks = blockMask)
         remark << llvm::formatv(

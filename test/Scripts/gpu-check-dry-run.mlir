@@ -4,8 +4,8 @@
 // benchmark script compiling).
 // RUN: rm -rf %t
 // RUN: env ATTN_BUILD_DIR=%attn_obj_root bash %attn_src_root/scripts/gpu-check.sh dry-run %t --no-build | FileCheck %s
-// CHECK: prepared 184 bundles in
-// CHECK: attn-launch --validate: 184 bundles valid
+// CHECK: prepared 186 bundles in
+// CHECK: attn-launch --validate: 186 bundles valid
 // CHECK: attn-launch without a driver: attn-launch: error: cannot open the CUDA driver
 // CHECK: compare_sdpa.py and compare_decode.py compile
 // CHECK: dry run passed

@@ -240,3 +240,28 @@ func.func @gqa_packed(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x300x64xf16>, %v: 
       -> tensor<2x8x3x32xf16>
   return %r : tensor<2x8x3x32xf16>
 }
+
+// -----
+
+// Per-sequence key lengths: each sequence's entry, clamped to [0, Sk], is
+// its Sk: its key blocks end at ceil(L_b / block_n) and its last key tile
+// ends at L_b.
+// CHECK-LABEL: func.func @key_lengths
+// CHECK-SAME: %[[K:[^:]+]]: tensor<3x2x100x16xf32>, %[[LENGTHS:[^:]+]]: tensor<3xi32>
+// CHECK: scf.forall (%[[B:.+]], %[[H:.+]]) in (3, 2)
+// CHECK: %[[L32:.+]] = tensor.extract %[[LENGTHS]][%[[B]]] : tensor<3xi32>
+// CHECK: %[[L:.+]] = arith.index_cast %[[L32]] : i32 to index
+// CHECK: %[[NONNEG:.+]] = arith.maxsi %[[L]], %c0 : index
+// CHECK: %[[SK:.+]] = arith.minsi %[[NONNEG]], %c100 : index
+// CHECK: arith.ceildivui %{{.+}}, %c32
+// CHECK: scf.for %[[BLOCK:.+]] = %c0 to
+// CHECK: %[[KEY0:.+]] = arith.muli %[[BLOCK]], %c32
+// CHECK: %[[LEFT:.+]] = arith.subi %[[SK]], %[[KEY0]]
+// CHECK: %[[COLS:.+]] = arith.minui %[[LEFT]], %c32
+// CHECK: tensor.extract_slice %[[K]][%[[B]], %[[H]], %[[KEY0]], 0] [1, 1, %[[COLS]], 16]
+func.func @key_lengths(%q: tensor<3x2x1x16xf32>, %k: tensor<3x2x100x16xf32>, %lengths: tensor<3xi32>,
+                       %o: tensor<3x2x1x16xf32>) -> tensor<3x2x1x16xf32> {
+  %r = attn.attention ins(%q, %k, %k : tensor<3x2x1x16xf32>, tensor<3x2x100x16xf32>, tensor<3x2x100x16xf32>)
+      key_lengths(%lengths : tensor<3xi32>) outs(%o : tensor<3x2x1x16xf32>) -> tensor<3x2x1x16xf32>
+  return %r : tensor<3x2x1x16xf32>
+}

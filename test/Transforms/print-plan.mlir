@@ -102,3 +102,17 @@ func.func @distributed(%q: tensor<1x4x1000x64xbf16>, %o: tensor<1x4x1000x64xbf16
       -> tensor<1x4x1000x64xbf16>
   return %r : tensor<1x4x1000x64xbf16>
 }
+
+// -----
+
+// Per-sequence key lengths: the counts are those of a full cache.
+// REMARK: remark: attention B=3 Hq=2 Hkv=2 (MHA) Sq=1 Sk=100 D=16 Dv=16 f32 key-lengths
+// REMARK: 4 of 4 key blocks visited (100.0%), 0 with an element mask (for a full cache of Sk keys; each sequence visits the blocks of its own key length)
+func.func @key_lengths(%q: tensor<3x2x1x16xf32>, %k: tensor<3x2x100x16xf32>, %lengths: tensor<3xi32>,
+                       %o: tensor<3x2x1x16xf32>) -> tensor<3x2x1x16xf32> {
+  // expected-remark @+1 {{key-lengths}}
+  %r = attn.attention ins(%q, %k, %k : tensor<3x2x1x16xf32>, tensor<3x2x100x16xf32>, tensor<3x2x100x16xf32>)
+      key_lengths(%lengths : tensor<3xi32>) outs(%o : tensor<3x2x1x16xf32>)
+      {tiles = #attn.fa2<block_m = 16, block_n = 32, warps = 1, stages = 1>} -> tensor<3x2x1x16xf32>
+  return %r : tensor<3x2x1x16xf32>
+}
