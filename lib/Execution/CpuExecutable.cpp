@@ -165,6 +165,10 @@ class Descriptors {
 public:
   void add(HostBuffer &buffer) {
     switch (buffer.shape.size()) {
+    case 1:
+      pointers.push_back(
+          fill(std::make_unique<MemRefDescriptor<1>>(), buffer, rank1));
+      break;
     case 3:
       pointers.push_back(fill(std::make_unique<MemRefDescriptor<3>>(), buffer,
                               rank3));
@@ -174,7 +178,7 @@ public:
                               rank4));
       break;
     default:
-      llvm_unreachable("attention operands have rank 3 or 4");
+      llvm_unreachable("attention operands have rank 1 (key lengths), 3 or 4");
     }
   }
   /// The packed arguments: for each argument, the address of its value (a
@@ -203,6 +207,7 @@ private:
     return owner.back().get();
   }
 
+  std::vector<std::unique_ptr<MemRefDescriptor<1>>> rank1;
   std::vector<std::unique_ptr<MemRefDescriptor<3>>> rank3;
   std::vector<std::unique_ptr<MemRefDescriptor<4>>> rank4;
   SmallVector<void *> pointers;
