@@ -271,6 +271,8 @@ std::vector<int32_t> keyLengthsOf(const HostInputs &host, int64_t batch,
   return lengths;
 }
 
+/// Q, K and V from `host` or seeded random values, the key lengths (when the
+/// kernel has them) from `host`, and NaN in the outputs.
 Status fillInputs(const CudaDriver &d, attnrtContext context,
                   const Layout &layout, const HostInputs &host, uint64_t seed,
                   TensorSet &set) {
@@ -283,13 +285,10 @@ Status fillInputs(const CudaDriver &d, attnrtContext context,
       CHECK_STATUS(fillNormal(d, layout.params[i].dtype, set.buffers[i].data(),
                               layout.elements(i), seed + i));
   }
-  if (layout.keyLengths >= 0) {
-    std::vector<int32_t> lengths = keyLengthsOf(
-        host, layout.params[0].sizes[0], layout.params[1].sizes[2], seed + 3);
+  if (layout.keyLengths >= 0)
     CHECK_STATUS(Status::of(
         attnrtCopyToDevice(context, set.buffers[layout.keyLengths].data(),
-                           lengths.data(), layout.bytes(layout.keyLengths))));
-  }
+                           host.keyLengths, layout.bytes(layout.keyLengths))));
   for (int32_t i = 3; i < layout.count; ++i)
     if (layout.isOutput(i))
       CHECK_STATUS(poison(d, layout.params[i].dtype, set.buffers[i].data(),
@@ -426,8 +425,7 @@ Status bench(const CudaDriver &d, attnrtContext context,
   std::vector<std::unique_ptr<TensorSet>> extra;
   // Other inputs, the same key lengths: every launch does the same work.
   HostInputs others;
-  if (!report.keyLengths.empty())
-    others.keyLengths = report.keyLengths.data();
+  others.keyLengths = report.keyLengths.data();
   for (int s = 1; s < sets; ++s) {
     auto set = std::make_unique<TensorSet>();
     CHECK_STATUS(allocateSet(context, layout, *set));
@@ -520,12 +518,16 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   CHECK_STATUS(
       Status::of(attnrtKernelGetResources(kernel, &report.resources)));
 
-  TensorSet set;
-  CHECK_STATUS(allocateSet(context, layout, set));
-  CHECK_STATUS(fillInputs(d, context, layout, inputs, options.seed, set));
-  if (layout.keyLengths >= 0)
+  // The key lengths of every launch: the caller's or the default ones.
+  HostInputs withLengths = inputs;
+  if (layout.keyLengths >= 0) {
     report.keyLengths =
         keyLengthsOf(inputs, report.batch, report.seqK, options.seed + 3);
+    withLengths.keyLengths = report.keyLengths.data();
+  }
+  TensorSet set;
+  CHECK_STATUS(allocateSet(context, layout, set));
+  CHECK_STATUS(fillInputs(d, context, layout, withLengths, options.seed, set));
   CHECK_STATUS(Status::of(
       attnrtKernelGetGrid(kernel, set.tensors, layout.count, report.grid)));
   CHECK_STATUS(

@@ -595,7 +595,7 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
       Value length = arith::IndexCastOp::create(
           b, b.getIndexType(),
           tensor::ExtractOp::create(b, lengths, ValueRange{batch}));
-      seqK = arith.min(arith.max(length, arith.constant(0)), keyCapacity);
+      seqK = MaskGeometry<IndexArith>::sequenceKeys(arith, length, keyCapacity);
     }
     Value row0 = arith.mul(queryBlock, blockM);
     Value rows = arith::MinUIOp::create(

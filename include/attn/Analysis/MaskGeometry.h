@@ -76,6 +76,14 @@ template <typename A> struct MaskGeometry {
     return {shift, a.sub(keyTotal, keyOffset)};
   }
 
+  /// The keys a sequence of key_lengths entry `length` attends to, out of
+  /// the `capacity` keys K and V hold: the entry clamped to [0, capacity],
+  /// so that no key past the capacity is read. Every lowering takes it as
+  /// the sequence's Sk.
+  static V sequenceKeys(A &a, V length, V capacity) {
+    return a.min(a.max(length, a.constant(0)), capacity);
+  }
+
   /// The rows a tile of one tiled head runs over: p Sq.
   V tiledRows() { return a.mul(queryLen, a.constant(packedHeads)); }
   /// The query row of tiled row `row`.

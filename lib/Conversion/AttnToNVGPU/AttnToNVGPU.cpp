@@ -414,21 +414,30 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b, const KernelShape &shape,
   return args;
 }
 
-/// The lengths CTAs of sequence `batch` compute with: with key lengths, its
-/// entry clamped to [0, Sk] (the attention's semantics: no key past Sk is
-/// read), else the kernel's.
-KernelLengths sequenceLengths(ImplicitLocOpBuilder &b,
-                              const KernelArguments &args, Value batch) {
-  KernelLengths lengths = args.lengths;
-  if (!args.keyLengths)
-    return lengths;
-  IndexArith a{b};
-  Value length = arith::IndexCastOp::create(
-      b, b.getIndexType(),
-      memref::LoadOp::create(b, args.keyLengths, ValueRange{batch}));
-  lengths.kvLen = a.min(a.max(length, 0), lengths.kvLen);
-  return lengths;
-}
+/// A CTA of a grid over output tiles, (query block, batch, z): its block
+/// ids, after setting `body` up with its sequence's lengths (with key
+/// lengths, the sequence's entry is its Sk: MaskGeometry::sequenceKeys).
+struct GridCta {
+  Value queryBlock, batch, z;
+
+  static GridCta setUp(ImplicitLocOpBuilder &b, CtaBody &body,
+                       const KernelArguments &args) {
+    GridCta cta{gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                gpu::BlockIdOp::create(b, gpu::Dimension::y),
+                gpu::BlockIdOp::create(b, gpu::Dimension::z)};
+    KernelLengths lengths = args.lengths;
+    if (args.keyLengths) {
+      IndexArith a{b};
+      Value length = arith::IndexCastOp::create(
+          b, b.getIndexType(),
+          memref::LoadOp::create(b, args.keyLengths, ValueRange{cta.batch}));
+      lengths.kvLen =
+          MaskGeometry<IndexArith>::sequenceKeys(a, length, lengths.kvLen);
+    }
+    body.setUp(lengths);
+    return cta;
+  }
+};
 
 /// Query block `queryBlock` of (batch, head), an output tile of a grid over
 /// query blocks: its rows, its loaded Q, and the key/value blocks its rows
@@ -476,11 +485,8 @@ Value releaseAndIncrement(ImplicitLocOpBuilder &b, Value counters,
 /// tiled heads.
 void buildFa2Kernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                     const KernelArguments &args) {
-  Value queryBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value batch = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  Value head = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   CtaBody body(b, s);
-  body.setUp(sequenceLengths(b, args, batch));
+  auto [queryBlock, batch, head] = GridCta::setUp(b, body, args);
   IndexArith a{b};
   auto tile = OutputTile::load(b, body, a, s, args, queryBlock, batch, head);
   SmallVector<Value> state =
@@ -504,11 +510,8 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                         const KernelArguments &args) {
   Value partialO = args.workspaces[0], partialLse = args.workspaces[1],
         counters = args.workspaces[2];
-  Value queryBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value batch = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-  Value headSplit = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   CtaBody body(b, s);
-  body.setUp(sequenceLengths(b, args, batch));
+  auto [queryBlock, batch, headSplit] = GridCta::setUp(b, body, args);
   IndexArith a{b};
   Value head = a.div(headSplit, s.splits);
   Value split = a.sub(headSplit, a.mul(head, s.splits));
