@@ -56,6 +56,9 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   derive.blockM = options.blockM;
   derive.blockN = options.blockN;
   pm.addPass(createAttnDeriveBlockMask(derive));
+  // Several attentions of one function: each into a function of its own
+  // over buffers, so that compile time stays linear in their number.
+  pm.addPass(createAttnOutline());
   AttnPartitionKVOptions partition;
   partition.blockM = options.blockM;
   partition.blockN = options.blockN;
@@ -70,6 +73,9 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   pm.addPass(createAttnLowerCollectives());
   pm.addPass(createConvertShardToMPIPass());
   pm.addPass(createSymbolDCEPass());
+  // An outlined attention writes its destination buffer directly, not a
+  // temporary copied there.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   // Each tensor.empty becomes its own bufferization.alloc_tensor before CSE:
   // otherwise CSE merges every empty tensor of one type into one value, every
   // attention's destination aliases all the others, and CSE and One-Shot

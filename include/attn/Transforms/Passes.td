@@ -304,6 +304,64 @@ def AttnDeriveBlockMask : Pass<"attn-derive-block-mask"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def AttnOutline : Pass<"attn-outline", "ModuleOp"> {
+  let summary = "Move each attention of a function that holds several into a private function over buffers";
+  let description = [{
+    For every top-level `func.func` that holds more than one `attn.attention`
+    or `attn.partial_attention`, moves each of them into a private function
+    of its own that takes buffers: the inputs (Q, K, V, the mask, block mask
+    and key lengths, the frame, and any value the score region uses from
+    outside it) as read-only memrefs or scalars, the destinations as memrefs
+    it writes (`bufferization.materialize_in_destination`). The caller turns
+    its tensors into buffers (`bufferization.to_buffer read_only`), allocates
+    the outputs, calls, and reads the results back as tensors
+    (`bufferization.to_tensor restrict writable`). Constants the score region
+    uses are cloned into the new function. A function with one attention is
+    left alone.
+
+    Why: One-Shot Bufferize keeps one alias set per buffer and checks every
+    operand that touches a set against the whole set. A key/value tensor that
+    N attentions of one function read would otherwise put all their tiles in
+    one set, O(N^2) for the function (2,000 attentions sharing K and V spent
+    7.8 s of 50 s there); each outlined attention has sets of its own, and
+    every later pass works on functions of one attention's size, so the
+    attn-to-cpu pipeline's compile time grows linearly in the number of
+    attentions (docs/performance.md). The caller's buffers are identity-layout
+    memrefs, as One-Shot Bufferize gives function arguments and allocations;
+    a strided view is copied where the call needs it.
+
+    ```mlir
+    %o1 = attn.attention ins(%q, %k, %v : ...) outs(%e1 : T) -> T
+    %o2 = attn.attention ins(%o1, %k, %v : ...) outs(%e2 : T) -> T
+    ```
+
+    becomes
+
+    ```mlir
+    %qb = bufferization.to_buffer %q read_only : T to M
+    ...
+    %b1 = memref.alloc() {alignment = 64 : i64} : M
+    call @layer_attention(%qb, %kb, %vb, %b1) : (M, M, M, M) -> ()
+    %o1 = bufferization.to_tensor %b1 restrict writable : M to T
+    ...
+    func.func private @layer_attention(%q: M, %k: M, %v: M, %o: M) {
+      %qt = bufferization.to_tensor %q restrict : M to T
+      ...
+      %e = tensor.empty() : T
+      %r = attn.attention ins(%qt, %kt, %vt : ...) outs(%e : T) -> T
+      bufferization.materialize_in_destination %r in restrict writable %o
+          : (T, M) -> ()
+      return
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnPartitionKV : Pass<"attn-partition-kv"> {
   let summary = "Make split-KV and Lean partitions explicit: partial attentions and a merge";
   let description = [{
