@@ -20,6 +20,10 @@
 // RUN: mkdir -p %t/zero-ptx && cp %t/bundle/manifest.json %t/zero-ptx/ && ln -s /dev/zero %t/zero-ptx/kernels.ptx
 // RUN: not attn-launch --validate %t/zero-ptx 2>&1 | FileCheck %s --check-prefix=ZERO-PTX
 // ZERO-PTX: attn-launch: error: cannot read {{.*}}zero-ptx/kernels.ptx: it is a character device, not a regular file
+// attn-launch --csv reads the rows it appends to before it takes the GPU, so
+// a CSV path that is a device fails at once (without a GPU too).
+// RUN: not attn-launch %t/bundle --csv=/dev/full 2>&1 | FileCheck %s --check-prefix=CSV-DEVICE
+// CSV-DEVICE: attn-launch: error: cannot read /dev/full: it is a character device, not a regular file
 //
 // A .npy header that claims gigabytes is refused before reading on.
 // RUN: %python -c "import struct,sys; sys.stdout.buffer.write(b'\x93NUMPY\x02\x00' + struct.pack('<I', 0xffffffff))" > %t/huge-header.npy

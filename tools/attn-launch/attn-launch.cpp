@@ -169,6 +169,29 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  // The rows are gathered in memory and the file is replaced as a whole at
+  // the end (mlir::attn::files::writeFile), so a failed write leaves the old
+  // file. The old rows are read first, before any GPU time is spent: a CSV
+  // path that cannot be read (a device, a FIFO) fails here.
+  std::string csvBefore;
+  char *csvRows = nullptr;
+  size_t csvRowBytes = 0;
+  std::FILE *csv = nullptr;
+  if (!csvPath.empty() && !probe) {
+    bool fresh = access(csvPath.c_str(), F_OK) != 0;
+    if (!fresh)
+      if (std::string error = mlir::attn::files::readFile(
+              csvPath, mlir::attn::files::kMaxSourceBytes, csvBefore);
+          !error.empty())
+        return fail(error);
+    csv = open_memstream(&csvRows, &csvRowBytes);
+    if (!csv)
+      return fail("cannot buffer the CSV rows: " +
+                  std::string(std::strerror(errno)));
+    if (fresh)
+      printCsvHeader(csv);
+  }
+
   attnrt::Context context;
   if (attnrtContextCreate(static_cast<int32_t>(device), context.out()) !=
       ATTNRT_SUCCESS)
@@ -183,28 +206,6 @@ int main(int argc, char **argv) {
               (long long)info.l2CacheBytes >> 20);
   if (probe)
     return 0;
-
-  // The rows are gathered in memory and the file is replaced as a whole at
-  // the end (mlir::attn::files::writeFile), so a failed write leaves the old
-  // file.
-  std::string csvBefore;
-  char *csvRows = nullptr;
-  size_t csvRowBytes = 0;
-  std::FILE *csv = nullptr;
-  if (!csvPath.empty()) {
-    bool fresh = access(csvPath.c_str(), F_OK) != 0;
-    if (!fresh)
-      if (std::string error = mlir::attn::files::readFile(
-              csvPath, mlir::attn::files::kMaxSourceBytes, csvBefore);
-          !error.empty())
-        return fail(error);
-    csv = open_memstream(&csvRows, &csvRowBytes);
-    if (!csv)
-      return fail("cannot buffer the CSV rows: " +
-                  std::string(std::strerror(errno)));
-    if (fresh)
-      printCsvHeader(csv);
-  }
 
   int failures = 0;
   std::vector<std::string> unmatched = kernels;
