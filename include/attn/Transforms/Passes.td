@@ -326,9 +326,10 @@ def AttnOutline : Pass<"attn-outline", "ModuleOp"> {
     7.8 s of 50 s there); each outlined attention has sets of its own, and
     every later pass works on functions of one attention's size, so the
     attn-to-cpu pipeline's compile time grows linearly in the number of
-    attentions (docs/performance.md). The caller's buffers are identity-layout
-    memrefs, as One-Shot Bufferize gives function arguments and allocations;
-    a strided view is copied where the call needs it.
+    attentions (docs/performance.md). Inputs cross as memrefs of any strides
+    and offset, so views pass without a copy; destinations are new
+    identity-layout buffers (a result that goes into a view of a larger
+    tensor is copied there by the caller's bufferization).
 
     ```mlir
     %o1 = attn.attention ins(%q, %k, %v : ...) outs(%e1 : T) -> T
