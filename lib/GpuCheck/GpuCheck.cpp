@@ -255,20 +255,14 @@ Status allocateSet(attnrtContext context, const Layout &layout,
   return Status();
 }
 
-/// The key lengths `host` gives, or HostInputs' default for `batch`
+/// The key lengths `host` gives, or seeded sampleKeyLengths for `batch`
 /// sequences of at most `keys` keys.
 std::vector<int32_t> keyLengthsOf(const HostInputs &host, int64_t batch,
                                   int64_t keys, uint64_t seed) {
   if (host.keyLengths)
     return std::vector<int32_t>(host.keyLengths, host.keyLengths + batch);
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> level(1, keys);
-  std::vector<int32_t> lengths(batch);
-  for (int64_t b = 0; b < batch; ++b)
-    lengths[b] = static_cast<int32_t>(b == 0                ? keys
-                                      : b == 1 && batch > 2 ? 0
-                                                            : level(rng));
-  return lengths;
+  return sampleKeyLengths(batch, keys, rng);
 }
 
 /// Q, K and V from `host` or seeded random values, the key lengths (when the
@@ -470,6 +464,18 @@ Status bench(const CudaDriver &d, attnrtContext context,
 }
 
 } // namespace
+
+std::vector<int32_t> attn::gpucheck::sampleKeyLengths(int64_t batch,
+                                                      int64_t keys,
+                                                      std::mt19937_64 &rng) {
+  std::uniform_int_distribution<int64_t> level(1, keys);
+  std::vector<int32_t> lengths(batch);
+  for (int64_t b = 0; b < batch; ++b)
+    lengths[b] = static_cast<int32_t>(b == 0                ? keys
+                                      : b == 1 && batch > 2 ? 0
+                                                            : level(rng));
+  return lengths;
+}
 
 bool KernelReport::passed() const {
   return std::all_of(checks.begin(), checks.end(),

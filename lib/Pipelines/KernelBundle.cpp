@@ -99,8 +99,9 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
     // give the kernel's grid (a dynamic size where a length is). Hq is
     // static.
     auto ceilDiv = [](int64_t size, int64_t times, int64_t by) {
-      return ShapedType::isDynamic(size) ? size
-                                         : llvm::divideCeil(size * times, by);
+      return ShapedType::isDynamic(size)
+                 ? size
+                 : llvm::divideCeilSigned(size * times, by);
     };
     if (grid.size() != 3 || grid[0] != ceilDiv(q[2], packed, blockM) ||
         grid[1] != q[0] || grid[2] % (q[1] / packed) != 0)

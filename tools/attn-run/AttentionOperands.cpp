@@ -8,6 +8,7 @@
 #include "AttentionOperands.h"
 
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/GpuCheck/GpuCheck.h"
 #include "attn/Support/HalfFloat.h"
 #include "attn/Support/Npy.h"
 #include "attn/Support/SizeLimits.h"
@@ -212,18 +213,6 @@ std::vector<double> blockMaskValues(ArrayRef<int64_t> shape,
   return values;
 }
 
-/// Key lengths of every kind for `batch` sequences of at most `keys` keys:
-/// a full cache, an empty one (when there are three or more sequences) and
-/// random fill levels.
-std::vector<double> keyLengthValues(int64_t batch, int64_t keys,
-                                    std::mt19937_64 &rng) {
-  std::uniform_int_distribution<int64_t> level(1, keys);
-  std::vector<double> values(batch);
-  for (int64_t b = 0; b < batch; ++b)
-    values[b] = b == 0 ? keys : b == 1 && batch > 2 ? 0 : level(rng);
-  return values;
-}
-
 } // namespace
 
 std::vector<double> Operand::decode() const {
@@ -307,10 +296,11 @@ llvm::Expected<AttentionOperands> AttentionOperands::create(AttentionOp op,
                               rng));
     else if (entry.name == "block mask")
       entry.assign(blockMaskValues(type.getShape(), rng));
-    else if (entry.name == "key lengths")
-      entry.assign(keyLengthValues(type.getDimSize(0),
-                                   op.getKey().getType().getDimSize(2), rng));
-    else
+    else if (entry.name == "key lengths") {
+      std::vector<int32_t> lengths = ::attn::gpucheck::sampleKeyLengths(
+          type.getDimSize(0), op.getKey().getType().getDimSize(2), rng);
+      entry.assign(std::vector<double>(lengths.begin(), lengths.end()));
+    } else
       entry.assign(normalValues(entry.buffer.numElements(), rng));
   }
   result.poisonOutputs();

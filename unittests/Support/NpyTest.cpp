@@ -52,6 +52,26 @@ protected:
     return buffer ? (*buffer)->getBuffer().str() : "";
   }
 
+  /// Writes `array` to the file `name`, expects `descr` in its header and
+  /// reads it back with the same element type; nothing when a step fails.
+  std::optional<NpyArray> roundTrip(llvm::StringRef name, const NpyArray &array,
+                                    llvm::StringRef descr) {
+    std::string path = pathOf(name);
+    if (llvm::Error error = writeNpy(path, array)) {
+      ADD_FAILURE() << llvm::toString(std::move(error));
+      return std::nullopt;
+    }
+    EXPECT_NE(readBytes(path).find(("'descr': '" + descr + "'").str()),
+              std::string::npos);
+    llvm::Expected<NpyArray> read = readNpy(path);
+    if (!read) {
+      ADD_FAILURE() << llvm::toString(read.takeError());
+      return std::nullopt;
+    }
+    EXPECT_EQ(read->elementType, array.elementType);
+    return std::move(*read);
+  }
+
   /// The message of reading `bytes` from a file, which must fail.
   std::string readError(llvm::StringRef bytes,
                         std::optional<NpyElementType> expected = {}) {
@@ -140,12 +160,8 @@ TEST_F(NpyTest, BooleansAreOneByteEach) {
   NpyArray written =
       npyFromFloats(NpyElementType::Bool, {3}, {2.5f, 0.0f, -1.0f});
   EXPECT_EQ(written.data, (std::vector<uint8_t>{1, 0, 1}));
-  std::string path = pathOf("bool.npy");
-  ASSERT_FALSE(llvm::errorToBool(writeNpy(path, written)));
-  EXPECT_NE(readBytes(path).find("'descr': '|b1'"), std::string::npos);
-  llvm::Expected<NpyArray> read = readNpy(path);
-  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
-  EXPECT_EQ(read->elementType, NpyElementType::Bool);
+  std::optional<NpyArray> read = roundTrip("bool.npy", written, "|b1");
+  ASSERT_TRUE(read);
   EXPECT_EQ(npyToFloats(*read), (std::vector<float>{1.0f, 0.0f, 1.0f}));
 }
 
@@ -154,12 +170,8 @@ TEST_F(NpyTest, Int8IsOneSignedByteEach) {
   NpyArray written =
       npyFromFloats(NpyElementType::I8, {3}, {0.0f, 2.0f, -1.0f});
   EXPECT_EQ(written.data, (std::vector<uint8_t>{0, 2, 0xff}));
-  std::string path = pathOf("int8.npy");
-  ASSERT_FALSE(llvm::errorToBool(writeNpy(path, written)));
-  EXPECT_NE(readBytes(path).find("'descr': '|i1'"), std::string::npos);
-  llvm::Expected<NpyArray> read = readNpy(path);
-  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
-  EXPECT_EQ(read->elementType, NpyElementType::I8);
+  std::optional<NpyArray> read = roundTrip("int8.npy", written, "|i1");
+  ASSERT_TRUE(read);
   EXPECT_EQ(npyToDoubles(*read), (std::vector<double>{0.0, 2.0, -1.0}));
 }
 
@@ -169,12 +181,8 @@ TEST_F(NpyTest, Int32IsFourLittleEndianBytesEach) {
       npyFromFloats(NpyElementType::I32, {3}, {0.0f, 300.0f, -1.0f});
   EXPECT_EQ(written.data, (std::vector<uint8_t>{0, 0, 0, 0, 44, 1, 0, 0, 0xff,
                                                 0xff, 0xff, 0xff}));
-  std::string path = pathOf("int32.npy");
-  ASSERT_FALSE(llvm::errorToBool(writeNpy(path, written)));
-  EXPECT_NE(readBytes(path).find("'descr': '<i4'"), std::string::npos);
-  llvm::Expected<NpyArray> read = readNpy(path);
-  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
-  EXPECT_EQ(read->elementType, NpyElementType::I32);
+  std::optional<NpyArray> read = roundTrip("int32.npy", written, "<i4");
+  ASSERT_TRUE(read);
   EXPECT_EQ(npyToDoubles(*read), (std::vector<double>{0.0, 300.0, -1.0}));
 }
 

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -54,11 +55,17 @@ struct HostInputs {
   const void *query = nullptr;
   const void *key = nullptr;
   const void *value = nullptr;
-  /// One per sequence, for a kernel with key lengths; null: the first
-  /// sequence full, the second empty when there are three or more, the
-  /// others' uniform in [1, Sk] (seeded).
+  /// One per sequence, for a kernel with key lengths; null: seeded
+  /// sampleKeyLengths.
   const int32_t *keyLengths = nullptr;
 };
+
+/// Key lengths of every kind for `batch` sequences of at most `keys` keys:
+/// the first sequence full, the second empty when there are three or more,
+/// the others uniform in [1, keys]. The default of the GPU check and of
+/// attn-run.
+std::vector<int32_t> sampleKeyLengths(int64_t batch, int64_t keys,
+                                      std::mt19937_64 &rng);
 
 struct OutputCheck {
   std::string name;
