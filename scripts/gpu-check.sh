@@ -11,7 +11,9 @@
 #       On the GPU machine (CUDA driver, compute-sanitizer, PyTorch and
 #       Triton; no LLVM/MLIR), in one run:
 #         1. correctness: every c_* bundle through attn-launch (checked
-#            against the GPU reference);
+#            against the GPU reference), and every r_* bundle (compiled for
+#            run-time lengths) at each (B, Sq, Sk) of sweep.py's
+#            RUN_TIME_LENGTHS, one bundle for all;
 #         2. compute-sanitizer memcheck, racecheck and synccheck on three
 #            small ones, a Lean kernel with contributors among them (each
 #            tool run limited to 5 minutes: a persistent kernel whose CTAs
@@ -64,10 +66,19 @@ prepare() {
   echo "prepared $(wc -l <"$dir/modules/list.txt") bundles in $dir"
 }
 
+# attn-launch's --lengths options for the r_* bundles: sweep.py's
+# RUN_TIME_LENGTHS.
+run_time_lengths() {
+  python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sweep
+print(" ".join("--lengths=%d,%d,%d" % t for t in sweep.RUN_TIME_LENGTHS))' \
+    "$root/benchmarks/gpu"
+}
+
 dry_run() {
   local dir="$1"
   "$dir/bin/attn-launch" --validate "$dir"/bundles/*/ >/dev/null
   echo "attn-launch --validate: $(ls -d "$dir"/bundles/*/ | wc -l) bundles valid"
+  echo "run-time lengths: $(ls -d "$dir"/bundles/r_*/ | wc -l) bundles, each at $(run_time_lengths)"
   # Without a driver (or with this machine's), attn-launch must end in one
   # clear message and exit 1, never crash.
   local status=0
@@ -96,6 +107,14 @@ run() {
     note "correctness: PASS ($(grep -c ': PASS' "$out/correctness.txt") outputs)"
   else
     note "correctness: FAIL"; failed+=(correctness)
+  fi
+  local lengths
+  lengths="$(run_time_lengths)"
+  # shellcheck disable=SC2086 # one option per triple
+  if "$launch" "$dir"/bundles/r_*/ $lengths --csv="$out/run-time-lengths.csv" 2>&1 | tee "$out/run-time-lengths.txt"; then
+    note "run-time lengths: PASS ($(grep -c ': PASS' "$out/run-time-lengths.txt") outputs)"
+  else
+    note "run-time lengths: FAIL"; failed+=(run-time-lengths)
   fi
 
   echo "== 2. compute-sanitizer =="

@@ -16,6 +16,9 @@ attn.attention (a function named like its file) and the module's
     id table, block-sparse) as score regions (run, not checked: the GPU
     reference cannot evaluate a region); FlashAttention's test matrix of
     head dimensions (32 to 224) and length pairs, and D != Dv;
+  * run-time lengths (r_*): kernels compiled with the batch, Sq and Sk
+    dynamic, which gpu-check.sh runs at each of RUN_TIME_LENGTHS: FlashAttention-2's
+    grid, split-KV and Lean attention (GQA-packed decode, causal prefill);
   * benchmark (b_*): bf16, B*S = 16k tokens, H*D = 2048, D in {64, 128},
     S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not;
   * decode (d_*): one query row, bf16, D = 128, Hq/Hkv in {32/8, 32/32},
@@ -27,12 +30,16 @@ attn.attention (a function named like its file) and the module's
     grid). gpu-check.sh compiles every other module with --split-kv=false,
     so that each runs the schedule it names.
 
-Usage: sweep.py DIR [--set correctness|benchmark|decode|all] [--target ATTR]
+Usage: sweep.py DIR [--set correctness|run-time|benchmark|decode|all] [--target ATTR]
 """
 import argparse
 import os
 
 TILES_64 = "tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>"
+# (B, Sq, Sk) at which every r_* kernel runs: a decode step, one over a cache
+# whose last block has one key, a causal square prefill, causal Sq > Sk
+# (output tiles without keys).
+RUN_TIME_LENGTHS = ((1, 1, 1000), (4, 1, 4097), (2, 300, 300), (1, 1000, 300))
 # Split-KV's tiles for D = 128 with 4 query heads per tile (GQA packing).
 PACKED_4 = "tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2, packed_heads = 4"
 
@@ -177,6 +184,16 @@ def correctness():
     yield "c_lengths_spec", "f16", 4, 8, 2, 4, 1000, 64, f"causal, {TILES_64}", "", {"key_lengths": True}
 
 
+def run_time():
+    """Kernels for run-time lengths ("?" sizes): one bundle serves every
+    (B, Sq, Sk) of RUN_TIME_LENGTHS."""
+    packed_32 = "tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 2, packed_heads = 4"
+    yield "r_fa2_causal", "bf16", "?", 8, 2, "?", "?", 128, "causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>"
+    yield "r_split_decode", "bf16", "?", 32, 8, "?", "?", 128, f"causal, {PACKED_4}>, partition = #attn.split_kv<splits = 8>"
+    yield "r_lean_decode", "bf16", "?", 32, 8, "?", "?", 128, f"causal, {packed_32}>, partition = #attn.lean<ctas = 264>"
+    yield "r_lean_prefill", "f16", "?", 4, 4, "?", "?", 64, "causal, partition = #attn.lean<ctas = 132>"
+
+
 def benchmark():
     for d in (64, 128):
         for causal in (False, True):
@@ -212,7 +229,7 @@ def decode():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir")
-    parser.add_argument("--set", choices=("correctness", "benchmark", "decode", "all"),
+    parser.add_argument("--set", choices=("correctness", "run-time", "benchmark", "decode", "all"),
                         default="all")
     parser.add_argument("--target", default=H100, help="the modules' #attn.target")
     args = parser.parse_args()
@@ -220,6 +237,8 @@ def main():
     configs = []
     if args.set in ("correctness", "all"):
         configs += list(correctness())
+    if args.set in ("run-time", "all"):
+        configs += list(run_time())
     if args.set in ("benchmark", "all"):
         configs += list(benchmark())
     if args.set in ("decode", "all"):

@@ -80,19 +80,22 @@ llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2SplitKvCandidates(int64_t headDim) {
   return {};
 }
 
-std::optional<Fa2Tiling> mlir::attn::defaultFa2Tiling(
-    int64_t headDim, int64_t valueDim, int64_t elementBytes,
-    std::optional<int64_t> sharedMemoryPerBlock, bool modifiesScores) {
+std::optional<Fa2Tiling>
+mlir::attn::defaultFa2Tiling(int64_t headDim, int64_t valueDim,
+                             int64_t elementBytes,
+                             std::optional<int64_t> sharedMemoryPerBlock,
+                             bool modifiesScores, bool splitKv) {
   int64_t widest = std::max(headDim, valueDim);
   if (widest < 1)
     return std::nullopt;
-  for (const Fa2Tiling &tiling : fa2Candidates(widest)) {
+  for (const Fa2Tiling &tiling :
+       splitKv ? fa2SplitKvCandidates(widest) : fa2Candidates(widest)) {
     if (sharedMemoryPerBlock &&
         fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes) >
             *sharedMemoryPerBlock)
       continue;
     if (modifiesScores &&
-        fa2RegistersPerThread(tiling, valueDim, modifiesScores) >
+        fa2RegistersPerThread(tiling, valueDim, modifiesScores, splitKv) >
             kMaxRegistersPerThread)
       continue;
     return tiling;

@@ -177,27 +177,30 @@ std::optional<KvPartitionChoice> mlir::attn::chooseKvPartition(
   };
   if (ruleSplits(tiling) <= 1)
     return std::nullopt;
+  // Split-KV and Lean kernels both start their loops at run-time blocks and
+  // merge partials: split-KV's tiles.
+  std::optional<Fa2Tiling> splitTiling =
+      selectFa2Tiling(problem.headDim, problem.valueDim, elementBytes, limits,
+                      nullptr, modifiesScores, /*splitKv=*/true);
+  if (!splitTiling)
+    return std::nullopt;
+  splitTiling->packedHeads = tiling.packedHeads;
   if (!lean) {
-    std::optional<Fa2Tiling> splitTiling =
-        selectFa2Tiling(problem.headDim, problem.valueDim, elementBytes, limits,
-                        nullptr, modifiesScores, /*splitKv=*/true);
-    if (!splitTiling)
-      return std::nullopt;
-    splitTiling->packedHeads = tiling.packedHeads;
     int64_t splits = ruleSplits(*splitTiling);
     if (splits <= 1)
       return std::nullopt;
     return KvPartitionChoice{*splitTiling, SplitKVAttr::get(context, splits)};
   }
   SmallVector<int64_t> counts =
-      problem.kvBlockCounts(tiling.blockM, tiling.blockN);
+      problem.kvBlockCounts(splitTiling->blockM, splitTiling->blockN);
   int64_t leanTiles =
       problem.batch * problem.tiledHeads() * llvm::sum_of(counts);
-  int64_t perSm =
-      fa2CtasPerSm(fa2Resources(tiling, problem.headDim, problem.valueDim,
-                                elementBytes, modifiesScores),
-                   limits);
+  int64_t perSm = fa2CtasPerSm(
+      fa2Resources(*splitTiling, problem.headDim, problem.valueDim,
+                   elementBytes, modifiesScores, /*kernelSplitsKv=*/true),
+      limits);
   return KvPartitionChoice{
-      tiling, LeanAttr::get(context, leanCtaCount(leanTiles, perSm * limits.sms,
-                                                  limits.sms))};
+      *splitTiling,
+      LeanAttr::get(context,
+                    leanCtaCount(leanTiles, perSm * limits.sms, limits.sms))};
 }

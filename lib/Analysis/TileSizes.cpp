@@ -10,6 +10,8 @@
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -39,8 +41,9 @@ std::optional<TileSizes> mlir::attn::resolveTileSizes(AttentionOp op,
     if (q.isDynamicDim(3) || v.isDynamicDim(3))
       return std::nullopt;
     int64_t bytes = q.getElementType().getIntOrFloatBitWidth() / 8;
-    std::optional<Fa2Tiling> tiling = defaultFa2Tiling(
-        q.getDimSize(3), v.getDimSize(3), bytes, std::nullopt);
+    std::optional<Fa2Tiling> tiling =
+        defaultFa2Tiling(q.getDimSize(3), v.getDimSize(3), bytes, std::nullopt,
+                         op.modifiesScores(), op.splitsKeyValues());
     if (!tiling)
       return std::nullopt;
     // Default tiles nest in the block mask's blocks.
@@ -54,6 +57,13 @@ std::optional<TileSizes> mlir::attn::resolveTileSizes(AttentionOp op,
                          : tiling->blockN;
   }
   return TileSizes{blockM, blockN};
+}
+
+std::string mlir::attn::describeDefaultTiling(AttentionOp op) {
+  int64_t widest = std::max(op.getQuery().getType().getDimSize(3),
+                            op.getValue().getType().getDimSize(3));
+  return llvm::formatv("FlashAttention-2's {0}default for D={1}",
+                       op.splitsKeyValues() ? "split-KV " : "", widest);
 }
 
 FailureOr<TileSizes>

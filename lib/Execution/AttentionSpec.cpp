@@ -181,10 +181,16 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     op.setWindow(ArrayRef<int64_t>{spec.window->first, spec.window->second});
   if (spec.softcap)
     op.setSoftcapAttr(b.getF32FloatAttr(*spec.softcap));
+  if (spec.splits > 1)
+    op.setPartitionAttr(SplitKVAttr::get(context, spec.splits));
+  if (spec.leanCtas)
+    op.setPartitionAttr(LeanAttr::get(context, spec.leanCtas));
   if (spec.packedHeads > 1) {
-    std::optional<Fa2Tiling> tiling =
-        defaultFa2Tiling(spec.headDim, spec.valueDim,
-                         inputType->getIntOrFloatBitWidth() / 8, std::nullopt);
+    // The tiles the kernel would take without packing (the ALiBi region is
+    // built below).
+    std::optional<Fa2Tiling> tiling = defaultFa2Tiling(
+        spec.headDim, spec.valueDim, inputType->getIntOrFloatBitWidth() / 8,
+        std::nullopt, op.modifiesScores() || spec.alibi, op.splitsKeyValues());
     if (!tiling)
       return error(llvm::formatv("packed heads need tiles, and there is no "
                                  "default tiling for D = {0}, Dv = {1}",
@@ -192,10 +198,6 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     tiling->packedHeads = spec.packedHeads;
     op.setTilesAttr(fa2TilesAttrOf(context, *tiling));
   }
-  if (spec.splits > 1)
-    op.setPartitionAttr(SplitKVAttr::get(context, spec.splits));
-  if (spec.leanCtas)
-    op.setPartitionAttr(LeanAttr::get(context, spec.leanCtas));
   if (spec.attention2d)
     op.setPartitionAttr(Attention2DAttr::get(context, spec.attention2d->first,
                                              spec.attention2d->second,

@@ -12,6 +12,7 @@
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
 #include "attn/Analysis/SchedulePicture.h"
+#include "attn/Analysis/TileSizes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/Passes.h"
 
@@ -139,14 +140,14 @@ struct AttnPrintPlanPass
     } else {
       // What attn-select-schedule will pin: the first of FlashAttention-2's
       // tilings whose CTA fits the target's shared memory and registers.
-      tiling = target ? selectFa2Tiling(problem->headDim, problem->valueDim,
-                                        elementBytes, gpuLimits(target),
-                                        nullptr, op.modifiesScores())
-                      : defaultFa2Tiling(problem->headDim, problem->valueDim,
-                                         elementBytes, std::nullopt,
-                                         op.modifiesScores());
-      origin = llvm::formatv("FlashAttention-2 default for D={0}",
-                             std::max(problem->headDim, problem->valueDim));
+      tiling =
+          target ? selectFa2Tiling(problem->headDim, problem->valueDim,
+                                   elementBytes, gpuLimits(target), nullptr,
+                                   op.modifiesScores(), op.splitsKeyValues())
+                 : defaultFa2Tiling(problem->headDim, problem->valueDim,
+                                    elementBytes, std::nullopt,
+                                    op.modifiesScores(), op.splitsKeyValues());
+      origin = describeDefaultTiling(op);
       if (target)
         origin += " on " + target.getChip().str();
       if (tiling) {

@@ -99,9 +99,8 @@ struct AttnSelectSchedulePass
 
     Fa2Tiling tiling;
     bool tilesPinned = static_cast<bool>(op.getTilesAttr());
-    // A pinned split-KV partition of several splits: a split kernel.
-    auto split = dyn_cast_or_null<SplitKVAttr>(op.getPartitionAttr());
-    bool splitKernel = split && split.getSplits() > 1;
+    // A pinned split-KV partition of several splits or Lean: a split kernel.
+    bool splitKernel = op.splitsKeyValues();
     if (Fa2TilesAttr tiles = op.getTilesAttr()) {
       tiling = fa2TilingOf(tiles);
       if (std::optional<Fa2Misfit> misfit = findFa2Misfit(
@@ -112,8 +111,8 @@ struct AttnSelectSchedulePass
                << "pinned tiles " << tiles << " " << describe(*misfit, target);
     } else {
       std::optional<Fa2Misfit> lastMisfit;
-      // A pinned split-KV partition of several splits takes split-KV's
-      // tiles.
+      // A pinned split-KV partition of several splits or Lean takes
+      // split-KV's tiles.
       std::optional<Fa2Tiling> selected =
           selectFa2Tiling(headDim, valueDim, elementBytes, limits, &lastMisfit,
                           op.modifiesScores(), splitKernel);

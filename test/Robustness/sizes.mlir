@@ -12,7 +12,7 @@
 // RUN: not attn-run --block-n=4611686018427387904 2>&1 | FileCheck %s --check-prefix=BLOCK-N
 // BLOCK-N: block-m and block-n must be at most 4096, got 0 and 4611686018427387904
 // RUN: not attn-run --splits=70000 2>&1 | FileCheck %s --check-prefix=SPLITS
-// SPLITS: split_kv splits 70000 exceed the 1 key/value blocks of 128 keys: use at most 1 splits
+// SPLITS: split_kv splits 70000 exceed the 2 key/value blocks of 64 keys: use at most 2 splits
 // RUN: not attn-run --repeat=2147483648 2>&1 | FileCheck %s --check-prefix=REPEAT
 // REPEAT: attn-run: error: --repeat must be from 1 to 1000, got 2147483648
 // RUN: not attn-run --head-dim=100000 2>&1 | FileCheck %s --check-prefix=HEAD-DIM

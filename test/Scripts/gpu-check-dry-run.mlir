@@ -1,11 +1,12 @@
 // The one-call GPU check's dry run: every step that needs no GPU (the
 // sweep's modules compiled to bundles, each bundle read back and checked by
-// attn-launch --validate, attn-launch failing cleanly without a driver, the
-// benchmark script compiling).
+// attn-launch --validate, the r_* bundles' run-time lengths, attn-launch
+// failing cleanly without a driver, the benchmark script compiling).
 // RUN: rm -rf %t
 // RUN: env ATTN_BUILD_DIR=%attn_obj_root bash %attn_src_root/scripts/gpu-check.sh dry-run %t --no-build | FileCheck %s
-// CHECK: prepared 186 bundles in
-// CHECK: attn-launch --validate: 186 bundles valid
+// CHECK: prepared 190 bundles in
+// CHECK: attn-launch --validate: 190 bundles valid
+// CHECK: run-time lengths: 4 bundles, each at --lengths=1,1,1000 --lengths=4,1,4097 --lengths=2,300,300 --lengths=1,1000,300
 // CHECK: attn-launch without a driver: attn-launch: error: cannot open the CUDA driver
 // CHECK: compare_sdpa.py and compare_decode.py compile
 // CHECK: dry run passed

@@ -1,15 +1,15 @@
 // RUN: attn-opt %s --attn-partition-kv --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-partition-kv="block-m=16 block-n=64" --split-input-file | FileCheck %s --check-prefix=OPTIONS
 
-// Split-KV: S slots, the default tiles pinned (D = 64: 128 x 128), the merge
-// into the op's destinations.
+// Split-KV: S slots, the default tiles of a split kernel pinned (D = 64:
+// 64 x 64), the merge into the op's destinations.
 // CHECK-LABEL: func.func @split_kv
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<2x8x1x64xbf16>, %[[K:[^:]+]]: tensor<2x2x4096x64xbf16>, %[[O:[^:]+]]: tensor<2x8x1x64xbf16>, %[[L:[^:]+]]: tensor<2x8x1xf32>
 // CHECK-DAG: %[[PL:.+]] = tensor.empty() : tensor<4x2x8x1xf32>
 // CHECK-DAG: %[[PO:.+]] = tensor.empty() : tensor<4x2x8x1x64xf32>
 // CHECK: %[[P:.+]]:2 = attn.partial_attention ins(%[[Q]], %[[K]], %[[K]] : {{.*}}) outs(%[[PO]], %[[PL]] : tensor<4x2x8x1x64xf32>, tensor<4x2x8x1xf32>)
 // CHECK-SAME: partition = #attn.split_kv<splits = 4>
-// CHECK-SAME: tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 4, stages = 2>
+// CHECK-SAME: tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
 // CHECK: %[[M:.+]]:2 = attn.merge ins(%[[P]]#0, %[[P]]#1 : {{.*}}) outs(%[[O]], %[[L]] : tensor<2x8x1x64xbf16>, tensor<2x8x1xf32>) dim = 0
 // CHECK: return %[[M]]#0, %[[M]]#1
 // OPTIONS-LABEL: func.func @split_kv
@@ -25,10 +25,10 @@ func.func @split_kv(%q: tensor<2x8x1x64xbf16>, %k: tensor<2x2x4096x64xbf16>,
 
 // -----
 
-// Lean: the slots are the most CTAs any output tile meets. 4 heads x 8
-// blocks of 128 keys = 32 LeanTiles over 5 CTAs (7, 7, 6, 6, 6): a tile of
-// 8 meets at most 3 CTAs. With 16 x 64 tiles by the options: 4 x 16 = 64
-// LeanTiles, 13 or 12 per CTA, at most 3 CTAs per tile of 16.
+// Lean: the slots are the most CTAs any output tile meets. With the split
+// kernels' default tiles (64 x 64), or 16 x 64 by the options: 4 heads x 16
+// blocks of 64 keys = 64 LeanTiles over 5 CTAs (13, 13, 13, 13, 12): a tile
+// of 16 meets at most 3 CTAs.
 // CHECK-LABEL: func.func @lean
 // CHECK: attn.partial_attention {{.*}} outs(%{{.+}}, %{{.+}} : tensor<3x1x4x1x64xf32>, tensor<3x1x4x1xf32>)
 // CHECK-SAME: partition = #attn.lean<ctas = 5>
@@ -43,9 +43,9 @@ func.func @lean(%q: tensor<1x4x1x64xf32>, %k: tensor<1x4x1000x64xf32>, %o: tenso
 
 // -----
 
-// More CTAs than LeanTiles: every piece is one block, 8 slots.
+// More CTAs than LeanTiles: every piece is one block, 16 slots.
 // CHECK-LABEL: func.func @lean_more_ctas_than_tiles
-// CHECK: attn.partial_attention {{.*}} outs(%{{.+}}, %{{.+}} : tensor<8x1x4x1x64xf32>, tensor<8x1x4x1xf32>)
+// CHECK: attn.partial_attention {{.*}} outs(%{{.+}}, %{{.+}} : tensor<16x1x4x1x64xf32>, tensor<16x1x4x1xf32>)
 func.func @lean_more_ctas_than_tiles(%q: tensor<1x4x1x64xf32>, %k: tensor<1x4x1000x64xf32>, %o: tensor<1x4x1x64xf32>) -> tensor<1x4x1x64xf32> {
   %r = attn.attention ins(%q, %k, %k : tensor<1x4x1x64xf32>, tensor<1x4x1000x64xf32>, tensor<1x4x1000x64xf32>)
       outs(%o : tensor<1x4x1x64xf32>) {partition = #attn.lean<ctas = 132>} -> tensor<1x4x1x64xf32>

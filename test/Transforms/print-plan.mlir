@@ -6,7 +6,7 @@
 // CHECK: attn.attention
 // REMARK: remark: attention B=1 Hq=8 Hkv=8 (MHA) Sq=1024 Sk=1024 D=64 Dv=64 f16 causal
 // REMARK-NEXT: work: 1.07 GFLOP nominal; an untiled lowering would hold 32.0 MiB of f32 scores
-// REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 4, stages = 2> (FlashAttention-2 default for D=64), 80.0 KiB shared memory per CTA
+// REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 4, stages = 2> (FlashAttention-2's default for D=64), 80.0 KiB shared memory per CTA
 // REMARK-NEXT: per (batch, head): 8 query blocks, 36 of 64 key blocks visited (56.2%), 8 with an element mask
 // REMARK-NEXT: partition: none
 func.func @causal_square(%q: tensor<1x8x1024x64xf16>, %o: tensor<1x8x1024x64xf16>) -> tensor<1x8x1024x64xf16> {
@@ -21,9 +21,10 @@ func.func @causal_square(%q: tensor<1x8x1024x64xf16>, %o: tensor<1x8x1024x64xf16
 // Causal decode with Sq < Sk is bottom-right aligned: the single query block
 // sees every key block and none needs a mask. GQA packing puts the 4 query
 // heads of each key/value head into one query block. The pinned partition is
-// named.
+// named, and its kernel's tiles are split-KV's, as attn-select-schedule
+// pins them.
 // REMARK: remark: attention B=4 Hq=32 Hkv=8 (GQA 4:1) Sq=1 Sk=4096 D=128 Dv=128 bf16 causal +lse
-// REMARK: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2, packed_heads = 4> (FlashAttention-2 default for D=128)
+// REMARK: tiles: #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4> (FlashAttention-2's split-KV default for D=128)
 // REMARK-NEXT: per (batch, 4 packed heads): 1 query blocks, 64 of 64 key blocks visited (100.0%), 0 with an element mask
 // REMARK-NEXT: partition: #attn.split_kv<splits = 8>
 func.func @decode(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x4096x128xbf16>, %o: tensor<4x32x1x128xbf16>,
@@ -41,7 +42,7 @@ func.func @decode(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x4096x128xbf16>, %o
 // the tiles attn-select-schedule pins: the first of FlashAttention-2's tilings
 // for D=256 whose CTA fits sm_80's shared memory and registers.
 // REMARK: remark: attention B=1 Hq=2 Hkv=1 (MQA) Sq=4096 Sk=4096 D=256 Dv=256 bf16 window=[256, 0]
-// REMARK: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1> (FlashAttention-2 default for D=256 on sm_80), 128.0 KiB shared memory per CTA
+// REMARK: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1> (FlashAttention-2's default for D=256 on sm_80), 128.0 KiB shared memory per CTA
 // REMARK-NEXT: per (batch, head): 32 query blocks, 186 of 2048 key blocks visited (9.1%), 124 with an element mask
 module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @window(%q: tensor<1x2x4096x256xbf16>, %k: tensor<1x1x4096x256xbf16>, %o: tensor<1x2x4096x256xbf16>) -> tensor<1x2x4096x256xbf16> {

@@ -62,15 +62,16 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // over whole waves: S = 8: 59%, S = 11: 176 / 216 = 81% (the best),
   // S = 16: 256 / 432 = 59%, S = 32: 512 / 648 = 79%. The smallest S at or
   // above 0.85 x 81% = 69% would be 11 over these tiles (but split-KV takes
-  // its own, below). With lean: 2 x 8 x 32 = 512 LeanTiles,
-  // more than 4 per SM, over every resident CTA (one 160 KiB CTA per SM).
+  // its own, below). Lean takes split-KV's tiles too: 2 x 8 x 64 = 1024
+  // LeanTiles, more than 4 per SM, over every resident CTA (two 80 KiB CTAs
+  // per SM).
   // CHECK-LABEL: func.func @decode_sm80
   // NOSPLIT: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   // Split-KV takes its own 64 x 64 tiles (16 CTAs, 64 blocks of 64 keys):
   // S = 13 fills 208 of 216 slots (96%, the best); no S below reaches 85%
   // of it (S = 11: 81%).
   // SPLIT: {causal, partition = #attn.split_kv<splits = 13>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
-  // LEAN: {causal, partition = #attn.lean<ctas = 108>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // LEAN: {causal, partition = #attn.lean<ctas = 216>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
   func.func @decode_sm80(%q: tensor<2x8x1x128xf16>, %kv: tensor<2x8x4096x128xf16>, %o: tensor<2x8x1x128xf16>) -> tensor<2x8x1x128xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<2x8x1x128xf16>, tensor<2x8x4096x128xf16>, tensor<2x8x4096x128xf16>)
         outs(%o : tensor<2x8x1x128xf16>) {causal} -> tensor<2x8x1x128xf16>
@@ -91,11 +92,11 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // the one query sees keys [8191 - 256, 8192), blocks 123 to 127 of 64, so
   // S <= 5; of S = 1, 2, 3, 5 (4 would leave a split empty), 5 has the best
   // efficiency (40 / 216) and S = 3 (24 / 216) is below 85% of it; split-KV's
-  // own 64 x 64 tiles see the same blocks. With lean: 8 x 5 = 40 LeanTiles,
-  // few, so about two a CTA: 20 CTAs.
+  // own 64 x 64 tiles see the same blocks. With lean (the same tiles):
+  // 8 x 5 = 40 LeanTiles, few, so about two a CTA: 20 CTAs.
   // CHECK-LABEL: func.func @decode_window_sm80
   // SPLIT: partition = #attn.split_kv<splits = 5>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
-  // LEAN: partition = #attn.lean<ctas = 20>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+  // LEAN: partition = #attn.lean<ctas = 20>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
   func.func @decode_window_sm80(%q: tensor<1x8x1x64xbf16>, %kv: tensor<1x8x8192x64xbf16>, %o: tensor<1x8x1x64xbf16>) -> tensor<1x8x1x64xbf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xbf16>, tensor<1x8x8192x64xbf16>, tensor<1x8x8192x64xbf16>)
         outs(%o : tensor<1x8x1x64xbf16>) {window = array<i64: 256, 0>} -> tensor<1x8x1x64xbf16>
@@ -106,10 +107,11 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // on few heads (1 x 8 x 512 / 128 = 32 CTAs, 8 key/value blocks) is split
   // too. Over split-KV's 64 x 64 tiles: 64 CTAs, 8 blocks; of the S that
   // leave no split empty (1, 2, 3, 4, 8), S = 3 fills 192 of 216 slots
-  // (89%, the best).
+  // (89%, the best). With lean: 8 x 8 x 8 = 512 LeanTiles over every
+  // resident CTA, 3 per SM (registers: 128 threads x 152).
   // CHECK-LABEL: func.func @short_prefill_sm80
   // SPLIT: partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
-  // LEAN: partition = #attn.lean<ctas = 128>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+  // LEAN: partition = #attn.lean<ctas = 324>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
   func.func @short_prefill_sm80(%q: tensor<1x8x512x64xf16>, %o: tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>, tensor<1x8x512x64xf16>)
         outs(%o : tensor<1x8x512x64xf16>) -> tensor<1x8x512x64xf16>
@@ -208,11 +210,12 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // D = 128. GQA packing puts the 4 query heads of a key/value head into
   // one query block (4 real rows instead of 1): 8 CTAs for 264 slots, 64
   // key/value blocks of 128 (128 of split-KV's 64). S = 32 fills 256 of 264
-  // slots (97%).
+  // slots (97%). With lean: 8 x 128 = 1024 LeanTiles over every resident
+  // CTA, 2 per SM.
   // CHECK-LABEL: func.func @decode_gqa_sm90
   // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4>}
   // SPLIT: {partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
-  // LEAN: {partition = #attn.lean<ctas = 132>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4>}
+  // LEAN: {partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
   // PLAN: per (batch, 4 packed heads): 1 query blocks, 64 of 64 key blocks visited
   // PLAN-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 32> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>
   func.func @decode_gqa_sm90(%q: tensor<1x32x1x128xbf16>, %kv: tensor<1x8x8192x128xbf16>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
@@ -235,7 +238,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // blocks; S = 32 fills 256 of 264 slots (97%).
   // CHECK-LABEL: func.func @decode_score_region_sm90
   // SPLIT: {partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
-  // LEAN: {partition = #attn.lean<ctas = 128>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  // LEAN: {partition = #attn.lean<ctas = 128>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
   func.func @decode_score_region_sm90(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
         outs(%o : tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16>
@@ -256,9 +259,10 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
         outs(%o : tensor<1x8x1x64xf16>) {partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 2, stages = 1>} -> tensor<1x8x1x64xf16>
     return %r : tensor<1x8x1x64xf16>
   }
-  // A pinned partition of another kind is kept too; the tiles are chosen.
+  // A pinned partition of another kind is kept too; the tiles are chosen,
+  // split-KV's (Lean's loops start at run-time blocks too).
   // CHECK-LABEL: func.func @pinned_lean
-  // CHECK: {partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  // CHECK: {partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
   func.func @pinned_lean(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
         outs(%o : tensor<1x8x1x64xf16>) {partition = #attn.lean<ctas = 264>} -> tensor<1x8x1x64xf16>
@@ -313,7 +317,7 @@ func.func @no_target(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o:
 // target): 128 x 64 with 8 warps, one stage, for D = 256 on sm_80, and the
 // split-KV partition and tiles it pins with split-kv (attn-to-ptx's
 // default).
-// PLAN: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1> (FlashAttention-2 default for D=256 on sm_80)
+// PLAN: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1> (FlashAttention-2's default for D=256 on sm_80)
 // PLAN: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 3> over #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 1>
 // CHECK-LABEL: func.func @plan_agrees
 // NOSPLIT: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>

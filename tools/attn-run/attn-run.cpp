@@ -426,8 +426,7 @@ std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
   else if (op.getTilesAttr())
     origin = "the op's tiles";
   else
-    origin = llvm::formatv("FlashAttention-2's default for D={0}",
-                           std::max(problem.headDim, problem.valueDim));
+    origin = describeDefaultTiling(op);
   if ((blockM || blockN) && !(blockM && blockN))
     origin += " with --block-m/--block-n";
   TiledWork work = countTiledWork(problem, tiles->blockM, tiles->blockN);

@@ -91,17 +91,37 @@ struct Segment {
   int64_t tileFirst, tileEnd;
 };
 
+/// The walk of CTA `cta` as the Lean kernel does it, for (batch x head)
+/// pairs whose query blocks visit `blocks[m]` KV blocks: from each piece's
+/// first LeanTile g, its (batch, head) g / perHead and its query block by
+/// LeanTileOrder::locate, resumed from the previous piece's within a head.
 std::vector<Segment> walk(LeanAssignment<IntegerArith> &lean,
-                          const std::vector<Tile> &tiles, int64_t cta) {
+                          const std::vector<int64_t> &blocks, int64_t cta) {
+  auto blocksOf = [&](int64_t m) { return blocks[m]; };
+  LeanTileOrder<IntegerArith> order{arith, blocksOf};
+  int64_t queryBlocks = blocks.size(), perHead = order.prefix(queryBlocks);
+  int64_t lastBatchHead = -1, lastBlock = 0, lastPrefix = 0;
   std::vector<Segment> segments;
   int64_t g = lean.ctaBegin(cta), end = lean.ctaBegin(cta + 1);
-  for (int64_t i = 0; i < static_cast<int64_t>(tiles.size()) && g < end; ++i) {
-    int64_t tileEnd = tiles[i].first + tiles[i].count;
-    if (g >= tileEnd)
-      continue;
+  while (g < end) {
+    int64_t batchHead = g / perHead, offset = g - batchHead * perHead;
+    bool resume = batchHead == lastBatchHead;
+    auto [m, prefix] = order.locate(queryBlocks, offset, resume ? lastBlock : 0,
+                                    resume ? lastPrefix : 0);
+    EXPECT_LT(m, queryBlocks) << "LeanTile " << g;
+    if (m >= queryBlocks)
+      break;
+    int64_t tileFirst = batchHead * perHead + prefix;
+    int64_t tileEnd = tileFirst + blocks[m];
+    EXPECT_LE(tileFirst, g);
+    EXPECT_LT(g, tileEnd);
     int64_t segmentEnd = std::min(end, tileEnd);
-    segments.push_back({i, g, segmentEnd, tiles[i].first, tileEnd});
+    segments.push_back(
+        {batchHead * queryBlocks + m, g, segmentEnd, tileFirst, tileEnd});
     g = segmentEnd;
+    lastBatchHead = batchHead;
+    lastBlock = m;
+    lastPrefix = prefix;
   }
   return segments;
 }
@@ -157,7 +177,7 @@ TEST_P(LeanPieces, SlotsAndWalkAgree) {
   // The CTA view (what a persistent kernel runs).
   std::vector<int64_t> hosts(tiles.size(), 0);
   for (int64_t c = 0; c < param.ctas; ++c) {
-    std::vector<Segment> segments = walk(lean, tiles, c);
+    std::vector<Segment> segments = walk(lean, param.blocks, c);
     int64_t published = 0, waits = 0;
     for (size_t j = 0; j < segments.size(); ++j) {
       const Segment &seg = segments[j];
@@ -254,6 +274,36 @@ TEST(LeanTileOrder, UsesTheProblemsVisibleBlocks) {
   LeanTileOrder<IntegerArith> order{arith, blocksOf};
   EXPECT_EQ(order.prefix(4), 10);
   EXPECT_EQ(order.tileFirst(10, 3, 2), 33);
+}
+
+TEST(LeanTileOrder, LocatesEveryLeanTileFromAnyEarlierQueryBlock) {
+  // Causal, Sq = 1000 > Sk = 300, 64 x 64 tiles: the first 10 query blocks
+  // see no key (row i sees keys up to i - 700), the others 1 to 5 blocks.
+  AttentionProblem problem;
+  problem.queryLen = 1000;
+  problem.kvLen = 300;
+  problem.causal = true;
+  auto blocksOf = [&](int64_t m) {
+    return problem.kvBlockRange(m, 64, 64).size();
+  };
+  LeanTileOrder<IntegerArith> order{arith, blocksOf};
+  int64_t queryBlocks = problem.queryBlocks(64);
+  ASSERT_EQ(blocksOf(9), 0);
+  ASSERT_GT(blocksOf(10), 0);
+  int64_t perHead = order.prefix(queryBlocks);
+  for (int64_t offset = 0; offset < perHead; ++offset)
+    for (int64_t from = 0; from < queryBlocks; ++from) {
+      if (order.prefix(from) > offset)
+        break;
+      auto [m, prefix] =
+          order.locate(queryBlocks, offset, from, order.prefix(from));
+      EXPECT_EQ(prefix, order.prefix(m)) << offset << " from " << from;
+      EXPECT_LE(prefix, offset);
+      EXPECT_LT(offset, prefix + blocksOf(m)) << offset << " from " << from;
+    }
+  // Past the last LeanTile: the number of query blocks and every LeanTile.
+  EXPECT_EQ(order.locate(queryBlocks, perHead, 0, 0),
+            std::make_pair(queryBlocks, perHead));
 }
 
 } // namespace

@@ -93,14 +93,16 @@ llvm::ArrayRef<Fa2Tiling> fa2Candidates(int64_t headDim);
 /// 64 x 64 in a causal D = 256 one.
 llvm::ArrayRef<Fa2Tiling> fa2SplitKvCandidates(int64_t headDim);
 
-/// FlashAttention-2's tiling for `headDim`, the largest of its table that fits
-/// `sharedMemoryPerBlock` bytes when that is given and, for a kernel that
-/// modifies scores, kMaxRegistersPerThread. std::nullopt when the head
-/// dimension is beyond the table (> 256) or nothing fits.
+/// FlashAttention-2's tiling for `headDim`, the largest of its table
+/// (fa2SplitKvCandidates' for a kernel that splits the keys and values:
+/// split-KV of several splits, Lean) that fits `sharedMemoryPerBlock` bytes
+/// when that is given and, for a kernel that modifies scores,
+/// kMaxRegistersPerThread. std::nullopt when the head dimension is beyond
+/// the table (> 256) or nothing fits.
 std::optional<Fa2Tiling>
 defaultFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
                  std::optional<int64_t> sharedMemoryPerBlock,
-                 bool modifiesScores = false);
+                 bool modifiesScores = false, bool splitKv = false);
 
 } // namespace mlir::attn
 

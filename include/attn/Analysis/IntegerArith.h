@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace mlir::attn {
 
@@ -47,6 +48,22 @@ struct IntegerArith {
     for (Value i = 0; i < count; ++i)
       total += term(i);
     return total;
+  }
+  /// The first i in [from, count) at which the running sum `before` +
+  /// term(from) + ... + term(i) exceeds `target`, and the running sum before
+  /// term(i); (count, the whole sum) when none does. term(i) is evaluated
+  /// for i < count only.
+  std::pair<Value, Value> scanPast(Value from, Value before, Value count,
+                                   llvm::function_ref<Value(Value)> term,
+                                   Value target) {
+    Value i = from, total = before;
+    for (; i < count; ++i) {
+      Value next = total + term(i);
+      if (next > target)
+        break;
+      total = next;
+    }
+    return {i, total};
   }
 };
 

@@ -11,6 +11,8 @@
 #include "mlir/Support/LLVM.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include <string>
+
 #include <cstdint>
 #include <optional>
 
@@ -25,13 +27,18 @@ struct TileSizes {
 
 /// The tiles of `op`: each of `blockM`/`blockN` when non-zero, else the op's
 /// `tiles` attribute, else FlashAttention-2's default for its head dimension
-/// (with a block mask, the largest divisor of the mask's block side that is
-/// not above it, a multiple of 16 where one divides, so that tiles nest in
-/// the mask's blocks).
-/// std::nullopt when nothing applies (a head dimension above 256, or dynamic,
-/// without pinned tiles).
+/// and kernel (defaultFa2Tiling; split-KV's for an op that splits keys and
+/// values), with a block mask, the largest divisor of the mask's block side
+/// that is not above it, a multiple of 16 where one divides, so that tiles nest
+/// in the mask's blocks. std::nullopt when nothing applies (a head dimension
+/// above 256, or dynamic, without pinned tiles).
 std::optional<TileSizes> resolveTileSizes(AttentionOp op, int64_t blockM,
                                           int64_t blockN);
+
+/// Where resolveTileSizes' default comes from, for reports: "FlashAttention-2's
+/// default for D=<max(D, Dv)>", or "FlashAttention-2's split-KV default ..."
+/// for an op that splits keys and values.
+std::string describeDefaultTiling(AttentionOp op);
 
 /// resolveTileSizes, with an error on `op` that says how to pin tiles when
 /// none apply, and one when the tiles do not nest in the block mask's

@@ -129,6 +129,14 @@ template <typename A> struct LeanTileOrder {
   llvm::function_ref<V(V)> blocksOf;
 
   V prefix(V queryBlock) { return a.sum(queryBlock, blocksOf); }
+  /// The query block m holding LeanTile `offset` of a (batch, head) (below
+  /// prefix(queryBlocks)), and prefix(m): a scan from query block `from`,
+  /// with prefix(from) = `fromPrefix` <= offset, so that a walk through the
+  /// LeanTiles in order resumes where it stopped. Query blocks without a
+  /// LeanTile are passed over.
+  std::pair<V, V> locate(V queryBlocks, V offset, V from, V fromPrefix) {
+    return a.scanPast(from, fromPrefix, queryBlocks, blocksOf, offset);
+  }
   V tileFirst(V perHead, V batchHead, V queryBlock) {
     return a.add(a.mul(batchHead, perHead), prefix(queryBlock));
   }

@@ -54,6 +54,7 @@ struct IndexArith {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, x, y);
   }
   Cond orOp(Cond x, Cond y) { return arith::OrIOp::create(b, x, y); }
+  Cond andOp(Cond x, Cond y) { return arith::AndIOp::create(b, x, y); }
   Value select(Cond c, Value x, Value y) {
     return arith::SelectOp::create(b, c, x, y);
   }
@@ -68,6 +69,42 @@ struct IndexArith {
           scf::YieldOp::create(b, add(total[0], term(i)));
         });
     return loop.getResult(0);
+  }
+  /// IntegerArith::scanPast as an scf.while; term(i) is built under an
+  /// scf.if that evaluates it for i < count only (a term may load).
+  std::pair<Value, Value> scanPast(Value from, Value before, Value count,
+                                   function_ref<Value(Value)> term,
+                                   Value target) {
+    Type index = b.getIndexType();
+    auto loop = scf::WhileOp::create(
+        b, TypeRange{index, index, index}, ValueRange{from, before},
+        [&](OpBuilder &nested, Location, ValueRange args) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          Value i = args[0], total = args[1];
+          Cond inRange = lt(i, count);
+          auto guarded = scf::IfOp::create(b, TypeRange{index}, inRange,
+                                           /*withElseRegion=*/true);
+          b.setInsertionPointToStart(guarded.thenBlock());
+          scf::YieldOp::create(b, term(i));
+          b.setInsertionPointToStart(guarded.elseBlock());
+          scf::YieldOp::create(b, constant(0));
+          b.setInsertionPointAfter(guarded);
+          Value next = add(total, guarded.getResult(0));
+          Cond within =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::sle, next, target);
+          scf::ConditionOp::create(b, andOp(inRange, within),
+                                   ValueRange{i, total, next});
+        },
+        [&](OpBuilder &nested, Location, ValueRange args) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          scf::YieldOp::create(b,
+                               ValueRange{add(args[0], constant(1)), args[2]});
+        });
+    return {loop.getResult(0), loop.getResult(1)};
   }
 };
 

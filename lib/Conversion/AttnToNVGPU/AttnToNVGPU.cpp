@@ -137,10 +137,11 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
 
   KernelShape shape{*problem, element, 0, 0, 0, 0, 0, false};
   std::optional<Fa2Tiling> tiling =
-      op.getTilesAttr() ? fa2TilingOf(op.getTilesAttr())
-                        : defaultFa2Tiling(problem->headDim, problem->valueDim,
-                                           /*elementBytes=*/2, std::nullopt,
-                                           op.modifiesScores());
+      op.getTilesAttr()
+          ? fa2TilingOf(op.getTilesAttr())
+          : defaultFa2Tiling(problem->headDim, problem->valueDim,
+                             /*elementBytes=*/2, std::nullopt,
+                             op.modifiesScores(), op.splitsKeyValues());
   if (!tiling)
     return op.emitError("no FlashAttention-2 tiling for this head dimension");
   shape.blockM = tiling->blockM;
@@ -192,11 +193,6 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     shape.splits = split.getSplits();
   }
   if (auto lean = dyn_cast_or_null<LeanAttr>(partition)) {
-    if (!problem->hasStaticLengths())
-      return op.emitError("attn-to-nvgpu lowers #attn.lean with static "
-                          "lengths only (its LeanTiles are counted at "
-                          "compile time); FlashAttention-2's grid takes the "
-                          "batch, Sq and Sk at run time: drop the partition");
     shape.leanCtas = lean.getCtas();
     // Every CTA must be resident at once, or a host waits for a contributor
     // that never starts.
@@ -585,7 +581,10 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
 
 /// Lean attention's persistent kernel over WorkAssignment's even split:
 /// CTA c of the grid (G) walks LeanTiles [ctaBegin(c), ctaBegin(c + 1)) of
-/// the output tiles in (batch, head, query block) order. Each run inside one
+/// the output tiles in (batch, head, query block) order, counted from the
+/// lengths the kernel runs with (static or run-time: G stays fixed). Each
+/// piece finds its query block with LeanTileOrder::locate, resumed from the
+/// previous piece's. Each run inside one
 /// tile is a piece, computed by the CTA body over its key/value blocks: a
 /// host piece that covers its tile writes O; a contributor piece (never the
 /// first of its tile, always the first of its CTA) writes its normalised
@@ -609,16 +608,33 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   IndexArith a{b};
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
 
-  // The LeanTiles of one (batch, head): the visible blocks of each query
-  // block (the sizes are static), and where each query block starts.
-  int64_t queryBlocks = s.queryBlocks();
-  SmallVector<int64_t> prefix{0};
-  for (int64_t count : p.kvBlockCounts(s.blockM, s.blockN))
-    prefix.push_back(prefix.back() + count);
-  int64_t perHead = prefix.back();
+  // The LeanTiles of one (batch, head): the key/value blocks each query
+  // block's rows see.
+  MaskGeometry<IndexArith> geometry = body.geometry();
+  Value tiledRows = geometry.tiledRows();
+  Value queryBlocks = a.ceilDiv(tiledRows, s.blockM);
+  struct QueryBlock {
+    Value row0, rows, blockBegin, blockEnd;
+  };
+  auto queryBlockAt = [&](Value m) {
+    QueryBlock block;
+    block.row0 = a.mul(m, s.blockM);
+    block.rows = arith::MinUIOp::create(b, a.constant(s.blockM),
+                                        a.sub(tiledRows, block.row0));
+    std::tie(block.blockBegin, block.blockEnd) =
+        geometry.kvBlockRange(block.row0, block.rows, s.blockN);
+    return block;
+  };
+  auto blocksOf = [&](Value m) {
+    QueryBlock block = queryBlockAt(m);
+    return a.sub(block.blockEnd, block.blockBegin);
+  };
+  LeanTileOrder<IndexArith> order{a, blocksOf};
+  Value perHead = order.prefix(queryBlocks);
   int64_t heads = p.tiledHeads();
-  auto lean = LeanAssignment<IndexArith>::create(
-      a, a.constant(s.leanCtas), a.constant(p.batch * heads * perHead));
+  Value batchHeads = a.mul(args.lengths.batch, heads);
+  auto lean = LeanAssignment<IndexArith>::create(a, a.constant(s.leanCtas),
+                                                 a.mul(batchHeads, perHead));
   // Output tiles are numbered b * Hq + h (tiled heads with GQA packing).
   auto splitBatchHead = [&](Value batchHead) {
     Value batch = a.div(batchHead, heads);
@@ -627,8 +643,13 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   Value begin = lean.ctaBegin(cta);
   Value end = lean.ctaBegin(a.add(cta, 1));
 
+  // The walk carries its next LeanTile and the output tile of the previous
+  // piece: its (batch, head) (none at first), query block and the offset of
+  // its first LeanTile in the head.
+  Type index = b.getIndexType();
   auto walk = scf::WhileOp::create(
-      b, TypeRange{b.getIndexType()}, ValueRange{begin},
+      b, TypeRange{index, index, index, index},
+      ValueRange{begin, a.constant(-1), a.constant(0), a.constant(0)},
       [&](OpBuilder &, Location, ValueRange args) {
         scf::ConditionOp::create(b, a.lt(args[0], end), args);
       },
@@ -636,21 +657,19 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         Value g = args[0];
         Value batchHead = a.div(g, perHead);
         Value offset = a.sub(g, a.mul(batchHead, perHead));
-        // The query block holding the LeanTile, and where its tile starts.
-        Value queryBlock = a.constant(0), tileOffset = a.constant(0);
-        for (int64_t m = 1; m < queryBlocks; ++m) {
-          Value after = arith::CmpIOp::create(b, arith::CmpIPredicate::sge,
-                                              offset, a.constant(prefix[m]));
-          queryBlock = a.select(after, a.constant(m), queryBlock);
-          tileOffset = a.select(after, a.constant(prefix[m]), tileOffset);
-        }
+        // The query block holding the LeanTile, and where its tile starts:
+        // in the previous piece's head, scanned on from its query block.
+        Value resume = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                             batchHead, args[1]);
+        auto [queryBlock, tileOffset] = order.locate(
+            queryBlocks, offset, a.select(resume, args[2], a.constant(0)),
+            a.select(resume, args[3], a.constant(0)));
         Value tileFirst = a.add(a.mul(batchHead, perHead), tileOffset);
-        Value row0 = a.mul(queryBlock, s.blockM);
-        Value rows = arith::MinUIOp::create(
-            b, a.constant(s.blockM), a.sub(a.constant(p.tiledRows()), row0));
-        auto [tileBegin, tileEnd] =
-            body.geometry().kvBlockRange(row0, rows, s.blockN);
-        Value tileLast = a.add(tileFirst, a.sub(tileEnd, tileBegin));
+        QueryBlock block = queryBlockAt(queryBlock);
+        Value row0 = block.row0, rows = block.rows;
+        Value tileBegin = block.blockBegin;
+        Value tileLast =
+            a.add(tileFirst, a.sub(block.blockEnd, block.blockBegin));
         Value pieceEnd = a.min(end, tileLast);
         auto [batch, head] = splitBatchHead(batchHead);
         Value kvHead = a.div(a.mul(head, p.packedHeads), p.groupSize());
@@ -727,38 +746,34 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         body.storeOutput(merged, o, lse, batch, head, row0,
                          /*perLaneSums=*/false);
         b.setInsertionPointAfter(role);
-        scf::YieldOp::create(b, pieceEnd);
+        scf::YieldOp::create(
+            b, ValueRange{pieceEnd, batchHead, queryBlock, tileOffset});
       });
   b.setInsertionPointAfter(walk);
 
-  // Output tiles with no visible key (causal rows before the first key) have
-  // no LeanTile: the CTAs share them out and write O = 0, LSE = -inf.
-  SmallVector<int64_t> emptyBlocks;
-  for (int64_t m = 0; m < queryBlocks; ++m)
-    if (prefix[m + 1] == prefix[m])
-      emptyBlocks.push_back(m);
-  if (!emptyBlocks.empty()) {
-    int64_t perHeadEmpty = emptyBlocks.size();
+  // Output tiles with no visible key (causal rows before the first key, any
+  // tile when Sk = 0 at run time) have no LeanTile: the CTAs share the
+  // output tiles out, round-robin, and write O = 0, LSE = -inf into those.
+  bool mayBeEmpty = !p.hasStaticLengths() ||
+                    llvm::is_contained(p.kvBlockCounts(s.blockM, s.blockN), 0);
+  if (mayBeEmpty)
     scf::ForOp::create(
-        b, cta, a.constant(p.batch * heads * perHeadEmpty),
-        a.constant(s.leanCtas), ValueRange{},
-        [&](OpBuilder &, Location, Value tile, ValueRange) {
-          Value batchHead = a.div(tile, perHeadEmpty);
-          Value index = a.sub(tile, a.mul(batchHead, perHeadEmpty));
-          Value queryBlock = a.constant(emptyBlocks[0]);
-          for (int64_t j = 1; j < perHeadEmpty; ++j)
-            queryBlock =
-                a.select(arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                               index, a.constant(j)),
-                         a.constant(emptyBlocks[j]), queryBlock);
+        b, cta, a.mul(batchHeads, queryBlocks), a.constant(s.leanCtas),
+        ValueRange{}, [&](OpBuilder &, Location, Value tile, ValueRange) {
+          Value batchHead = a.div(tile, queryBlocks);
+          Value queryBlock = a.sub(tile, a.mul(batchHead, queryBlocks));
+          Value empty = arith::CmpIOp::create(
+              b, arith::CmpIPredicate::eq, blocksOf(queryBlock), a.constant(0));
+          auto store = scf::IfOp::create(b, empty, /*withElseRegion=*/false);
+          b.setInsertionPointToStart(store.thenBlock());
           auto [batch, head] = splitBatchHead(batchHead);
           // The previous output went through the Q tile.
           gpu::BarrierOp::create(b);
           body.storeOutput(body.initialState(), o, lse, batch, head,
                            a.mul(queryBlock, s.blockM));
+          b.setInsertionPointAfter(store);
           scf::YieldOp::create(b);
         });
-  }
   gpu::ReturnOp::create(b);
 }
 

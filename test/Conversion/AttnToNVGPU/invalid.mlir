@@ -137,15 +137,6 @@ func.func @dynamic_head_dim(%q: tensor<1x1x16x?xf16>, %o: tensor<1x1x16x?xf16>) 
 
 // -----
 
-func.func @lean_dynamic_lengths(%q: tensor<1x4x?x64xf16>, %k: tensor<1x4x?x64xf16>, %o: tensor<1x4x?x64xf16>) -> tensor<1x4x?x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu lowers #attn.lean with static lengths only (its LeanTiles are counted at compile time); FlashAttention-2's grid takes the batch, Sq and Sk at run time: drop the partition}}
-  %r = attn.attention ins(%q, %k, %k : tensor<1x4x?x64xf16>, tensor<1x4x?x64xf16>, tensor<1x4x?x64xf16>)
-      outs(%o : tensor<1x4x?x64xf16>) {partition = #attn.lean<ctas = 8>} -> tensor<1x4x?x64xf16>
-  return %r : tensor<1x4x?x64xf16>
-}
-
-// -----
-
 func.func @out_type(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
   // expected-error @+1 {{attn-to-nvgpu needs O in the element type of Q}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)

@@ -23,10 +23,13 @@ func.func @decode(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x1000x64xf16>,
 // The even split: CTAs from hi = 4 on start at 4 x 13 + (c - 4) x 12.
 // CHECK: %[[SHORT:.+]] = arith.subi %[[CTA]], %c4 : index
 // CHECK: arith.muli %[[SHORT]], %c12 : index
-// The walk over the CTA's LeanTiles, one piece per iteration.
-// CHECK: scf.while (%[[G:.+]] = %{{.+}}) : (index) -> index {
+// The walk over the CTA's LeanTiles, one piece per iteration; it carries
+// the output tile of the previous piece (none, -1, at first), from whose
+// query block the next piece's is located.
+// CHECK: scf.while (%[[G:.+]] = %{{.+}}, %{{.+}} = %c-1, %{{.+}} = %c0, %{{.+}} = %c0) : (index, index, index, index) -> (index, index, index, index) {
 // CHECK:   arith.cmpi slt, %[[G]], %{{.+}} : index
 // CHECK: } do {
+// CHECK:   scf.while ({{.+}}) : (index, index) -> (index, index, index)
 // The piece's blocks run through the CTA body.
 // CHECK:   scf.for
 // CHECK:     nvgpu.ldmatrix
@@ -52,8 +55,9 @@ func.func @decode(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x1000x64xf16>,
 // -----
 
 // Causal with Sq - Sk = 200 >= block_m: query blocks 0-2 see no key and have
-// no LeanTile; after the walk the CTAs share them out (tile = cta, cta + 5,
-// ...) and write O = 0 and LSE = -inf.
+// no LeanTile; after the walk the CTAs share the 2 x 5 output tiles out
+// (tile = cta, cta + 5, ...) and write O = 0 and LSE = -inf into those
+// without a visible block.
 func.func @rows_without_keys(%q: tensor<1x2x264x64xf16>, %k: tensor<1x2x64x64xf16>,
                              %o: tensor<1x2x264x64xf16>, %l: tensor<1x2x264xf32>) -> (tensor<1x2x264x64xf16>, tensor<1x2x264xf32>) {
   %r:2 = attn.attention ins(%q, %k, %k : tensor<1x2x264x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>)
@@ -65,8 +69,41 @@ func.func @rows_without_keys(%q: tensor<1x2x264x64xf16>, %k: tensor<1x2x64x64xf1
 // CHECK-LABEL: gpu.func @rows_without_keys_attention0
 // CHECK: %[[CTA:.+]] = gpu.block_id  x
 // CHECK: scf.while
-// CHECK: scf.for %[[TILE:.+]] = %[[CTA]] to %c6 step %c5 {
-// CHECK:   gpu.barrier
-// CHECK:   memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : memref<1x2x264xf32>
-// CHECK:   vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] {{.*}}: memref<1x2x264x64xf16>, vector<8xf16>
+// CHECK: scf.for %[[TILE:.+]] = %[[CTA]] to %c10 step %c5 {
+// CHECK:   %[[BH:.+]] = arith.divui %[[TILE]], %c5 : index
+// CHECK:   %[[EMPTY:.+]] = arith.cmpi eq, %{{.+}}, %c0 : index
+// CHECK:   scf.if %[[EMPTY]] {
+// CHECK:     gpu.barrier
+// CHECK:     memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : memref<1x2x264xf32>
+// CHECK:     vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] {{.*}}: memref<1x2x264x64xf16>, vector<8xf16>
 // CHECK: gpu.return
+
+// -----
+
+// Run-time lengths: the batch, Sq and Sk are read off Q and K at the
+// kernel's entry, the LeanTiles of a (batch, head) are summed over the query
+// blocks (an scf.for to ceil(Sq / block_m)), and the even split over the
+// fixed 8 CTAs is computed from them; the workspaces keep a slot per CTA.
+// Any output tile may lack keys (Sk = 0 at run time): the round-robin over
+// the output tiles is always there.
+func.func @run_time_lengths(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>,
+                            %o: tensor<?x4x?x64xf16>) -> tensor<?x4x?x64xf16> {
+  %r = attn.attention ins(%q, %k, %k : tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>)
+      outs(%o : tensor<?x4x?x64xf16>)
+      {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, partition = #attn.lean<ctas = 8>}
+      -> tensor<?x4x?x64xf16>
+  return %r : tensor<?x4x?x64xf16>
+}
+// CHECK-LABEL: gpu.func @run_time_lengths_attention0
+// CHECK-SAME: %[[PO:[^:]+]]: memref<8x64x64xf32>, %[[PL:[^:]+]]: memref<8x64xf32>, %[[FLAGS:[^:]+]]: memref<8xi32>
+// CHECK-SAME: grid = array<i64: 8, 1, 1>
+// CHECK-SAME: persistent
+// CHECK: %[[SQ:.+]] = arith.index_cast %{{.+}} : i64 to index
+// CHECK: %[[QBLOCKS:.+]] = arith.ceildivui %{{.+}}, %c64 : index
+// CHECK: %[[PERHEAD:.+]] = scf.for %{{.+}} = %c0 to %[[QBLOCKS]] step %c1 iter_args(%{{.+}} = %c0) -> (index) {
+// CHECK: %[[BH:.+]] = arith.muli %{{.+}}, %c4 : index
+// CHECK: %[[LEANTILES:.+]] = arith.muli %[[BH]], %[[PERHEAD]] : index
+// CHECK: arith.ceildivui %[[LEANTILES]], %c8 : index
+// CHECK: scf.while
+// CHECK: %[[TILES:.+]] = arith.muli %[[BH]], %[[QBLOCKS]] : index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[TILES]] step %c8 {

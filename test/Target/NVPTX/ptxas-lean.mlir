@@ -1,17 +1,29 @@
-// Lean attention kernels assemble with ptxas for sm_90a without spilling: a
-// GQA decode step (D = 128, 32 query heads over 8 key/value heads, 8k keys)
-// over the 132 SMs, and a causal prefill whose output tiles differ in length
-// (D = 64, 300 queries and keys).
+// Lean attention kernels assemble with ptxas for sm_90a and sm_80 without
+// spilling: a GQA decode step (D = 128, 32 query heads over 8 key/value
+// heads, 8k keys) over the 132 SMs, a causal prefill whose output tiles
+// differ in length (D = 64, 300 queries and keys), and the same two with
+// the batch, Sq and Sk taken at run time (one kernel for every length: the
+// LeanTiles are counted and split over the fixed CTAs at launch). The
+// run-time decode pins 64 x 32 tiles: with split-KV's default 64 x 64 its
+// walk's scalars spill 40 bytes on sm_90a (ptxas 13.0).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/lean | FileCheck %s --check-prefix=COMPILE
+// RUN: attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE80
 // RUN: %ptxas -arch=sm_90a -v %t/lean/kernels.ptx -o %t/lean.cubin > %t/lean.log 2>&1
+// RUN: %ptxas -arch=sm_80 -v %t/sm80/kernels.ptx -o %t/sm80.cubin > %t/sm80.log 2>&1
 // RUN: FileCheck %s --input-file=%t/lean.log
 // RUN: FileCheck %s --check-prefix=NOSPILL --input-file=%t/lean.log
+// RUN: FileCheck %s --check-prefix=NOSPILL --input-file=%t/sm80.log
 // RUN: FileCheck %s --check-prefix=MANIFEST --input-file=%t/lean/manifest.json
+// RUN: attn-launch --validate %t/lean | FileCheck %s --check-prefix=VALID
 
-// COMPILE: 2 kernel(s) for sm_90a
+// COMPILE: 4 kernel(s) for sm_90a
+// COMPILE80: 4 kernel(s) for sm_80
 // CHECK-DAG: Compiling entry function 'decode_attention0'
 // CHECK-DAG: Compiling entry function 'prefill_attention0'
+// CHECK-DAG: Compiling entry function 'decode_run_time_attention0'
+// CHECK-DAG: Compiling entry function 'prefill_run_time_attention0'
+// VALID: 4 kernel(s), manifest valid
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
 
@@ -38,5 +50,16 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
     %r = attn.attention ins(%q, %q, %q : tensor<1x2x300x64xf16>, tensor<1x2x300x64xf16>, tensor<1x2x300x64xf16>)
         outs(%o : tensor<1x2x300x64xf16>) {causal, partition = #attn.lean<ctas = 7>} -> tensor<1x2x300x64xf16>
     return %r : tensor<1x2x300x64xf16>
+  }
+  func.func @decode_run_time(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %o: tensor<?x32x?x128xbf16>, %l: tensor<?x32x?xf32>) -> (tensor<?x32x?x128xbf16>, tensor<?x32x?xf32>) {
+    %r:2 = attn.attention ins(%q, %k, %k : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>)
+        outs(%o, %l : tensor<?x32x?x128xbf16>, tensor<?x32x?xf32>)
+        {causal, partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 2, packed_heads = 4>} -> tensor<?x32x?x128xbf16>, tensor<?x32x?xf32>
+    return %r#0, %r#1 : tensor<?x32x?x128xbf16>, tensor<?x32x?xf32>
+  }
+  func.func @prefill_run_time(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %o: tensor<?x4x?x64xf16>) -> tensor<?x4x?x64xf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>)
+        outs(%o : tensor<?x4x?x64xf16>) {causal, partition = #attn.lean<ctas = 132>} -> tensor<?x4x?x64xf16>
+    return %r : tensor<?x4x?x64xf16>
   }
 }

@@ -80,4 +80,4 @@ func.func @fine_too(%q: tensor<1x2x8x32xf32>, %k: tensor<1x2x8x32xf32>,
 // More splits than key/value blocks is refused before anything is allocated
 // (it used to allocate a slot per split and crash).
 // RUN: not attn-run --splits=1000000000 2>&1 | FileCheck %s --check-prefix=HUGE-SPLITS
-// HUGE-SPLITS: split_kv splits 1000000000 exceed the 1 key/value blocks of 128 keys: use at most 1 splits
+// HUGE-SPLITS: split_kv splits 1000000000 exceed the 2 key/value blocks of 64 keys: use at most 2 splits

@@ -160,6 +160,16 @@ static std::optional<std::pair<int64_t, int64_t>> windowSizes(OpTy op) {
   return std::make_pair((*window)[0], (*window)[1]);
 }
 
+template <typename OpTy> static bool splitsKeyValues(OpTy op) {
+  Attribute partition = op.getPartitionAttr();
+  if (auto split = dyn_cast_or_null<SplitKVAttr>(partition))
+    return split.getSplits() > 1;
+  return isa_and_nonnull<LeanAttr>(partition);
+}
+
+bool AttentionOp::splitsKeyValues() { return ::splitsKeyValues(*this); }
+bool PartialAttentionOp::splitsKeyValues() { return ::splitsKeyValues(*this); }
+
 float AttentionOp::getEffectiveScale() { return effectiveScale(*this); }
 float PartialAttentionOp::getEffectiveScale() { return effectiveScale(*this); }
 

@@ -92,6 +92,12 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
       return static_cast<bool>(getSoftcap()) || hasScoreModifier();
     }
 
+    /// Whether a kernel of the op starts its key/value loop at a block
+    /// chosen at run time and merges partials: a split-KV partition of
+    /// several splits, or Lean attention. Such kernels take split-KV's tiles
+    /// (Fa2Defaults.h, fa2SplitKvCandidates).
+    bool splitsKeyValues();
+
     /// Whether the keys a sequence attends to end where its `key_lengths`
     /// entry says.
     bool hasKeyLengths() { return static_cast<bool>(getKeyLengths()); }
