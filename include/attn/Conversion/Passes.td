@@ -43,7 +43,9 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     key/value blocks); the kernel skeleton decides which CTA computes which
     range. With `partition = #attn.lean<ctas = G>` the kernel is Lean
     attention's persistent grid of G CTAs over WorkAssignment's even split
-    of the LeanTiles: each CTA walks its range piece by piece; a contributor
+    of the LeanTiles, counted from the lengths it runs with (G is fixed;
+    the batch, Sq and Sk may be run-time values): each CTA walks its range
+    piece by piece; a contributor
     writes its normalised f32 partial and LSE to its workspace slot, fences
     (`membar.gl`) and raises its flag (an atomic add); a host whose tile has
     contributors waits for their flags and merges their partials in CTA
@@ -81,10 +83,11 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     block mask computed at run time, the ATTENTION2D partition, f32
     operands, split-KV with more splits than key/value blocks (static Sk)
     or more than 65535 CTAs in z, head dimensions that are not multiples of 8 up
-    to 256, Lean attention or a block mask with dynamic lengths.
+    to 256, a block mask with dynamic lengths.
 
     The tiles come from the op's `tiles` attribute, else FlashAttention-2's
-    default for the head dimension.
+    default for the head dimension (split-KV's for split-KV and Lean
+    kernels).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -228,10 +228,11 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     for 264 slots and 128 key/value blocks; S = 32 fills 256 of 264 slots
     (97%).
 
-    With `lean` the same attention gets `#attn.lean<ctas = 132>`: the
-    128 x 128 tiles with 8 warps take 160 KiB of shared memory, one CTA per
-    SM, and its 8 x 64 = 512 LeanTiles exceed 2 per SM, so every resident
-    slot is used. `split-kv` and `lean` exclude each other. Neither is the
+    With `lean` the same attention gets `#attn.lean<ctas = 264>` over the
+    same split-KV tiles (a Lean kernel, too, starts its loops at run-time
+    blocks; so does a pinned `#attn.lean`): 80 KiB of shared memory, two
+    CTAs per SM, and its 8 x 128 = 1024 LeanTiles exceed 4 per SM, so every
+    resident slot is used. `split-kv` and `lean` exclude each other. Neither is the
     default yet: their crossovers against FlashAttention-2's grid are not
     measured.
   }];
@@ -373,7 +374,7 @@ def AttnPartitionKV : Pass<"attn-partition-kv"> {
     that gives the original results. Which keys each piece covers is the
     work assignment of the partition (see `attn.partial_attention`); this
     pass pins the tiles the pieces are made of (the op's, the block sizes of
-    the options, else FlashAttention-2's default; as an `#attn.fa2`, so
+    the options, else FlashAttention-2's split-KV default; as an `#attn.fa2`, so
     block sizes must follow its rules: multiples of 16) and sizes the slots:
     S for split-KV, for Lean a bound on the CTAs an output tile meets
     (computed at run time when the sizes are dynamic).
@@ -391,8 +392,9 @@ def AttnPartitionKV : Pass<"attn-partition-kv"> {
         {partition = #attn.lean<ctas = 5>} -> tensor<1x4x1x64xf32>
     ```
 
-    becomes (the default tiles for D = 64 are 128 x 128: 8 blocks per
-    tile, 32 LeanTiles, 7 or 6 per CTA, at most 3 CTAs per tile)
+    becomes (the default tiles of a Lean or split-KV kernel for D = 64 are
+    64 x 64: 16 blocks per tile, 64 LeanTiles, 13 or 12 per CTA, at most 3
+    CTAs per tile)
 
     ```mlir
     %wo = tensor.empty() : tensor<3x1x4x1x64xf32>
@@ -400,7 +402,7 @@ def AttnPartitionKV : Pass<"attn-partition-kv"> {
     %po, %pl = attn.partial_attention ins(%q, %k, %v : ...)
         outs(%wo, %wl : tensor<3x1x4x1x64xf32>, tensor<3x1x4x1xf32>)
         {partition = #attn.lean<ctas = 5>,
-         tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 4, stages = 2>}
+         tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
         -> tensor<3x1x4x1x64xf32>, tensor<3x1x4x1xf32>
     %o = attn.merge ins(%po, %pl : ...) outs(%init : tensor<1x4x1x64xf32>)
         dim = 0 -> tensor<1x4x1x64xf32>
