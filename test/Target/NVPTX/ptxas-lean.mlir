@@ -4,8 +4,8 @@
 // differ in length (D = 64, 300 queries and keys), and the same two with
 // the batch, Sq and Sk taken at run time (one kernel for every length: the
 // LeanTiles are counted and split over the fixed CTAs at launch). The
-// run-time decode pins 64 x 32 tiles: with split-KV's default 64 x 64 its
-// walk's scalars spill 40 bytes on sm_90a (ptxas 13.0).
+// run-time decode pins 64 x 32 tiles: with split-KV's default 64 x 64 it
+// spills 40 bytes on sm_90a (ptxas 13.0; docs/performance.md, Lean kernels).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/lean | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE80
