@@ -163,12 +163,17 @@ template <typename A> struct MaskGeometry {
     return {begin, end};
   }
 
-  /// kvBlockRange of query block `queryBlock`: tiled rows
-  /// [queryBlock * blockM, min((queryBlock + 1) * blockM, p Sq)).
+  /// The first tiled row of query block `queryBlock` and its number of rows:
+  /// tiled rows [queryBlock * blockM, min((queryBlock + 1) * blockM, p Sq)).
+  std::pair<V, V> queryBlockRows(V queryBlock, int64_t blockM) {
+    V row0 = a.mul(queryBlock, a.constant(blockM));
+    return {row0, a.min(a.constant(blockM), a.sub(tiledRows(), row0))};
+  }
+
+  /// kvBlockRange of query block `queryBlock` (queryBlockRows).
   std::pair<V, V> queryBlockKvRange(V queryBlock, int64_t blockM,
                                     int64_t blockN) {
-    V row0 = a.mul(queryBlock, a.constant(blockM));
-    V rows = a.min(a.constant(blockM), a.sub(tiledRows(), row0));
+    auto [row0, rows] = queryBlockRows(queryBlock, blockM);
     return kvBlockRange(row0, rows, blockN);
   }
 

@@ -447,12 +447,11 @@ struct OutputTile {
                          Value queryBlock, Value batch, Value head) {
     OutputTile t{batch, head};
     t.kvHead = a.div(a.mul(head, s.problem.packedHeads), s.problem.groupSize());
-    t.row0 = a.mul(queryBlock, s.blockM);
+    MaskGeometry<IndexArith> geometry = body.geometry();
+    std::tie(t.row0, t.rows) = geometry.queryBlockRows(queryBlock, s.blockM);
     t.qGroup = body.loadQueryBlock(args.q, batch, head, t.row0);
-    t.rows = arith::MinUIOp::create(b, a.constant(s.blockM),
-                                    a.sub(body.geometry().tiledRows(), t.row0));
     std::tie(t.blockBegin, t.blockEnd) =
-        body.geometry().kvBlockRange(t.row0, t.rows, s.blockN);
+        geometry.kvBlockRange(t.row0, t.rows, s.blockN);
     return t;
   }
 
@@ -611,23 +610,11 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   // The LeanTiles of one (batch, head): the key/value blocks each query
   // block's rows see.
   MaskGeometry<IndexArith> geometry = body.geometry();
-  Value tiledRows = geometry.tiledRows();
-  Value queryBlocks = a.ceilDiv(tiledRows, s.blockM);
-  struct QueryBlock {
-    Value row0, rows, blockBegin, blockEnd;
-  };
-  auto queryBlockAt = [&](Value m) {
-    QueryBlock block;
-    block.row0 = a.mul(m, s.blockM);
-    block.rows = arith::MinUIOp::create(b, a.constant(s.blockM),
-                                        a.sub(tiledRows, block.row0));
-    std::tie(block.blockBegin, block.blockEnd) =
-        geometry.kvBlockRange(block.row0, block.rows, s.blockN);
-    return block;
-  };
+  Value queryBlocks = a.ceilDiv(geometry.tiledRows(), s.blockM);
   auto blocksOf = [&](Value m) {
-    QueryBlock block = queryBlockAt(m);
-    return a.sub(block.blockEnd, block.blockBegin);
+    auto [blockBegin, blockEnd] =
+        geometry.queryBlockKvRange(m, s.blockM, s.blockN);
+    return a.sub(blockEnd, blockBegin);
   };
   LeanTileOrder<IndexArith> order{a, blocksOf};
   Value perHead = order.prefix(queryBlocks);
@@ -665,11 +652,9 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
             queryBlocks, offset, a.select(resume, args[2], a.constant(0)),
             a.select(resume, args[3], a.constant(0)));
         Value tileFirst = a.add(a.mul(batchHead, perHead), tileOffset);
-        QueryBlock block = queryBlockAt(queryBlock);
-        Value row0 = block.row0, rows = block.rows;
-        Value tileBegin = block.blockBegin;
-        Value tileLast =
-            a.add(tileFirst, a.sub(block.blockEnd, block.blockBegin));
+        auto [row0, rows] = geometry.queryBlockRows(queryBlock, s.blockM);
+        auto [tileBegin, tileEnd] = geometry.kvBlockRange(row0, rows, s.blockN);
+        Value tileLast = a.add(tileFirst, a.sub(tileEnd, tileBegin));
         Value pieceEnd = a.min(end, tileLast);
         auto [batch, head] = splitBatchHead(batchHead);
         Value kvHead = a.div(a.mul(head, p.packedHeads), p.groupSize());
