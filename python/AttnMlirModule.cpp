@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 //
 // attn_mlir._attn_mlir: the C API (include/attn-c/Attn.h) for Python, with
-// NumPy arrays in and out. attn_mlir/__init__.py builds the user-facing
-// calls on it.
+// NumPy arrays in and out, and kernel bundles for a GPU as text.
+// attn_mlir/__init__.py builds the user-facing calls on it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,18 +34,18 @@ namespace {
   throw std::runtime_error(message);
 }
 
-/// A compiled attention for one shape, element type and set of options.
-class CpuAttention {
+using Window = std::optional<std::pair<int64_t, int64_t>>;
+
+/// An attention as the package describes it (shapes of Q and K, Dv, the
+/// element type's name and the options), in the C API's terms.
+class Spec {
 public:
-  CpuAttention(std::vector<int64_t> query, std::vector<int64_t> key,
-               int64_t valueDim, std::string dtype, bool causal,
-               std::optional<std::pair<int64_t, int64_t>> window,
-               std::optional<float> scale, std::optional<float> softcap,
-               bool withLse)
-      : dtype(std::move(dtype)), withLse(withLse) {
+  Spec(const std::vector<int64_t> &query, const std::vector<int64_t> &key,
+       int64_t valueDim, std::string dtype, bool causal, Window window,
+       std::optional<float> scale, std::optional<float> softcap, bool withLse)
+      : dtype(std::move(dtype)) {
     if (query.size() != 4 || key.size() != 4)
       throw std::invalid_argument("Q and K must be [B, H, S, D]");
-    AttnAttentionSpec spec{};
     spec.batch = query[0];
     spec.heads = query[1];
     spec.seq_q = query[2];
@@ -53,8 +53,6 @@ public:
     spec.kv_heads = key[1];
     spec.seq_k = key[2];
     spec.value_dim = valueDim;
-    spec.dtype = this->dtype.c_str();
-    spec.out_dtype = this->dtype.c_str();
     spec.causal = causal;
     spec.has_window = window.has_value();
     if (window) {
@@ -66,9 +64,31 @@ public:
     spec.has_softcap = softcap.has_value();
     spec.softcap = softcap.value_or(0);
     spec.with_lse = withLse;
-    outShape = {query[0], query[1], query[2], valueDim};
+  }
+
+  /// The C spec, pointing into this object.
+  const AttnAttentionSpec *get() {
+    spec.dtype = dtype.c_str();
+    spec.out_dtype = dtype.c_str();
+    return &spec;
+  }
+  bool withLse() const { return spec.with_lse; }
+  std::vector<py::ssize_t> outShape() const {
+    return {spec.batch, spec.heads, spec.seq_q, spec.value_dim};
+  }
+
+private:
+  std::string dtype;
+  AttnAttentionSpec spec{};
+};
+
+/// A compiled attention for one shape, element type and set of options.
+class CpuAttention {
+public:
+  explicit CpuAttention(Spec spec)
+      : withLse(spec.withLse()), outShape(spec.outShape()) {
     char *error = nullptr;
-    handle = attnCpuAttentionCompile(&spec, &error);
+    handle = attnCpuAttentionCompile(spec.get(), &error);
     if (!handle)
       raise(error);
   }
@@ -97,11 +117,30 @@ public:
   }
 
 private:
-  std::string dtype;
   bool withLse;
   std::vector<py::ssize_t> outShape;
   AttnCpuAttentionRef handle = nullptr;
 };
+
+/// The kernel bundle (manifest JSON, PTX) of `spec` for a GPU.
+std::pair<std::string, std::string> compileGpu(Spec spec,
+                                               const std::string &chip,
+                                               int64_t sms,
+                                               int64_t smemPerBlock) {
+  AttnGpuTarget target{chip.c_str(), sms, smemPerBlock};
+  char *manifest = nullptr, *ptx = nullptr, *error = nullptr;
+  bool ok;
+  {
+    py::gil_scoped_release release;
+    ok = attnGpuAttentionCompile(spec.get(), &target, &manifest, &ptx, &error);
+  }
+  if (!ok)
+    raise(error);
+  std::pair<std::string, std::string> bundle(manifest, ptx);
+  attnStringFree(manifest);
+  attnStringFree(ptx);
+  return bundle;
+}
 
 std::string runPipeline(const std::string &module,
                         const std::string &pipeline) {
@@ -122,15 +161,19 @@ std::string runPipeline(const std::string &module,
 
 PYBIND11_MODULE(_attn_mlir, m) {
   m.doc() = "attn-mlir's C API for Python (use the attn_mlir package)";
+  py::class_<Spec>(m, "Spec").def(
+      py::init<std::vector<int64_t>, std::vector<int64_t>, int64_t, std::string,
+               bool, Window, std::optional<float>, std::optional<float>,
+               bool>(),
+      py::arg("query_shape"), py::arg("key_shape"), py::arg("value_dim"),
+      py::arg("dtype"), py::arg("causal"), py::arg("window"), py::arg("scale"),
+      py::arg("softcap"), py::arg("with_lse"));
   py::class_<CpuAttention>(m, "CpuAttention")
-      .def(py::init<std::vector<int64_t>, std::vector<int64_t>, int64_t,
-                    std::string, bool,
-                    std::optional<std::pair<int64_t, int64_t>>,
-                    std::optional<float>, std::optional<float>, bool>(),
-           py::arg("query_shape"), py::arg("key_shape"), py::arg("value_dim"),
-           py::arg("dtype"), py::arg("causal"), py::arg("window"),
-           py::arg("scale"), py::arg("softcap"), py::arg("with_lse"))
+      .def(py::init<Spec>(), py::arg("spec"))
       .def("run", &CpuAttention::run);
+  m.def("compile_gpu", &compileGpu, py::arg("spec"), py::arg("chip"),
+        py::arg("sms"), py::arg("smem_per_block"),
+        "The kernel bundle of `spec` for a GPU: (manifest JSON, PTX text)");
   m.def("run_pipeline", &runPipeline, py::arg("module"), py::arg("pipeline"),
         "Parse `module` (MLIR text), run the textual pass pipeline, return "
         "the result as text");

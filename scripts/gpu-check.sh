@@ -2,18 +2,22 @@
 # The one-call GPU check (docs/runtime.md, "The GPU check").
 #
 #   scripts/gpu-check.sh prepare DIR [--no-build]
-#       Here, where LLVM/MLIR are: builds attn-compile, attn-launch and
-#       attnrt-launch-overhead, writes the sweep's modules
-#       (benchmarks/gpu/sweep.py) and compiles each to a bundle, and puts in
-#       DIR everything the GPU machine needs: bin/ (attn-launch,
-#       attnrt-launch-overhead), lib/libattnrt.so*, bundles/*, modules/*.
+#       Here, where LLVM/MLIR are: builds attn-compile, attn-launch,
+#       attnrt-launch-overhead and the Python package, writes the sweep's
+#       modules (benchmarks/gpu/sweep.py) and compiles each to a bundle,
+#       compiles python/tests/gpu_check.py's cases with attn_mlir, and puts
+#       in DIR everything the GPU machine needs: bin/ (attn-launch,
+#       attnrt-launch-overhead), lib/libattnrt.so*, bundles/*, modules/*,
+#       python/attn_mlir (the package without its compiler) and
+#       python-bundles/*.
 #   scripts/gpu-check.sh run DIR OUT
 #       On the GPU machine (CUDA driver, compute-sanitizer, PyTorch and
 #       Triton; no LLVM/MLIR), in one run:
 #         1. correctness: every c_* bundle through attn-launch (checked
 #            against the GPU reference), and every r_* bundle (compiled for
 #            run-time lengths) at each (B, Sq, Sk) of sweep.py's
-#            RUN_TIME_LENGTHS, one bundle for all;
+#            RUN_TIME_LENGTHS, one bundle for all; and attn_mlir.attention
+#            on torch CUDA tensors (python/tests/gpu_check.py run);
 #         2. compute-sanitizer memcheck, racecheck and synccheck on three
 #            small ones, a Lean kernel with contributors among them (each
 #            tool run limited to 5 minutes: a persistent kernel whose CTAs
@@ -30,7 +34,8 @@
 #   scripts/gpu-check.sh dry-run DIR [--no-build]
 #       Here, without a GPU: prepare, then every step of run that needs none
 #       (each bundle read and checked by attn-launch --validate; attn-launch
-#       fails cleanly without a driver; the benchmark script compiles).
+#       fails cleanly without a driver; the package in DIR loads its bundles
+#       without the compiler; the benchmark script compiles).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_BUILD_DIR:-$root/build}"
@@ -45,14 +50,16 @@ usage() {
 # c_split_many: split-KV, 16 CTAs counting on one output tile, the last
 # merging.
 sanitized=(c_tail_q_lt_k c_window c_lean_many c_region_alibi c_split_many)
+# Debian's interpreter: the one the package's compiler module is built for.
+python=/usr/bin/python3
 
 prepare() {
   local dir="$1" build_tools="$2"
   if [ "$build_tools" = yes ]; then
-    "$root/scripts/build.sh" attn-compile attn-launch attnrt-launch-overhead >/dev/null
+    "$root/scripts/build.sh" attn-compile attn-launch attnrt-launch-overhead _attn_mlir >/dev/null
   fi
-  rm -rf "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib"
-  mkdir -p "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib"
+  rm -rf "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib" "$dir/python" "$dir/python-bundles"
+  mkdir -p "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib" "$dir/python/attn_mlir"
   python3 "$root/benchmarks/gpu/sweep.py" "$dir/modules" >"$dir/modules/list.txt"
   # Two compilations at a time; any failure fails the step. The *_picked_*
   # and c_split_decode modules take the schedule attn-compile picks by
@@ -63,6 +70,8 @@ prepare() {
     "$build/bin/attn-compile" "$dir" {} <"$dir/modules/list.txt"
   cp "$build/bin/attn-launch" "$build/bin/attnrt-launch-overhead" "$dir/bin/"
   cp -P "$build"/lib/libattnrt.so* "$dir/lib/"
+  PYTHONPATH="$build/python" "$python" "$root/python/tests/gpu_check.py" prepare "$dir/python-bundles"
+  cp "$build"/python/attn_mlir/*.py "$dir/python/attn_mlir/"
   echo "prepared $(wc -l <"$dir/modules/list.txt") bundles in $dir"
 }
 
@@ -89,6 +98,9 @@ dry_run() {
     return 1
   fi
   echo "attn-launch without a driver: $(cat "$dir/no-driver.txt")"
+  # The package as the GPU machine has it: no compiler, libattnrt at ../../lib.
+  PYTHONPATH="$dir/python" "$python" -c 'import sys, attn_mlir
+print(attn_mlir.load_bundles(sys.argv[1]), "python bundles load without the compiler")' "$dir/python-bundles"
   python3 -m py_compile "$root/benchmarks/gpu/compare_sdpa.py" \
     "$root/benchmarks/gpu/compare_decode.py"
   echo "compare_sdpa.py and compare_decode.py compile"
@@ -115,6 +127,11 @@ run() {
     note "run-time lengths: PASS ($(grep -c ': PASS' "$out/run-time-lengths.txt") outputs)"
   else
     note "run-time lengths: FAIL"; failed+=(run-time-lengths)
+  fi
+  if PYTHONPATH="$dir/python" python3 "$root/python/tests/gpu_check.py" run "$dir/python-bundles" 2>&1 | tee "$out/python.txt"; then
+    note "python: PASS ($(grep -c ': PASS' "$out/python.txt") cases)"
+  else
+    note "python: FAIL"; failed+=(python)
   fi
 
   echo "== 2. compute-sanitizer =="

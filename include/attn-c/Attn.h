@@ -6,9 +6,11 @@
 |*===----------------------------------------------------------------------===*|
 |*                                                                            *|
 |* What a binding (the Python package) needs of the compiler, in C, as MLIR's *|
-|* own C API is: run pass pipelines on module text, and compile and run one   *|
-|* attention on the CPU. Errors are returned as messages the caller frees     *|
-|* with attnStringFree; nothing here aborts on bad input.                     *|
+|* own C API is: run pass pipelines on module text, compile and run one       *|
+|* attention on the CPU, and compile one to a kernel bundle for a GPU (which  *|
+|* libattnrt, include/attn/Runtime/attnrt.h, loads and launches). Errors are  *|
+|* returned as messages the caller frees with attnStringFree; nothing here    *|
+|* aborts on bad input.                                                       *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -58,6 +60,28 @@ bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
                          char **error);
 
 void attnCpuAttentionDestroy(AttnCpuAttentionRef attention);
+
+/* The GPU a kernel bundle is compiled for: the module's #attn.target, so
+   that attn-select-schedule chooses tiles and split-KV for it. The shared
+   memory of an SM and the registers (65536 per SM, 255 per thread) are those
+   of every sm_80 and newer GPU. */
+typedef struct {
+  /* An NVPTX architecture, sm_80 or newer ("sm_80", "sm_90a"). */
+  const char *chip;
+  /* Streaming multiprocessors. */
+  int64_t sms;
+  /* The shared memory one block may opt into, in bytes. */
+  int64_t smem_per_block;
+} AttnGpuTarget;
+
+/* Compiles `spec` for `target` (attn-to-ptx) into a kernel bundle of one
+   kernel: its manifest (JSON) and PTX text, which attnrtBundleLoadFromMemory
+   takes. The kernel's tensor parameters are Q, K, V, O and, with with_lse,
+   LSE, contiguous. Returns false and sets *error on failure; on success the
+   caller frees *manifest and *ptx with attnStringFree. */
+bool attnGpuAttentionCompile(const AttnAttentionSpec *spec,
+                             const AttnGpuTarget *target, char **manifest,
+                             char **ptx, char **error);
 
 /* Parses `module` (MLIR text with the attn dialect and every upstream one),
    runs `pipeline` (a textual pass pipeline, e.g.

@@ -7,9 +7,12 @@
 
 #include "attn-c/Attn.h"
 
+#include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/Fa2Resources.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Execution/AttentionSpec.h"
 #include "attn/Execution/CpuExecutable.h"
+#include "attn/Pipelines/KernelBundle.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -82,6 +85,41 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
+/// The attention the C spec describes.
+AttentionSpec toAttentionSpec(const AttnAttentionSpec &in) {
+  AttentionSpec spec;
+  spec.batch = in.batch;
+  spec.heads = in.heads;
+  spec.kvHeads = in.kv_heads;
+  spec.seqQ = in.seq_q;
+  spec.seqK = in.seq_k;
+  spec.headDim = in.head_dim;
+  spec.valueDim = in.value_dim;
+  spec.inputType = in.dtype;
+  spec.outType = in.out_dtype ? in.out_dtype : in.dtype;
+  spec.causal = in.causal;
+  if (in.has_window)
+    spec.window = {in.window_left, in.window_right};
+  if (in.has_scale)
+    spec.scale = in.scale;
+  if (in.has_softcap)
+    spec.softcap = in.softcap;
+  spec.withLse = in.with_lse;
+  return spec;
+}
+
+/// Builds the attention of `spec` into `module` and verifies it.
+llvm::Expected<AttentionOp> buildVerifiedAttention(ModuleOp module,
+                                                   const AttentionSpec &spec) {
+  DiagnosticText diagnostics(module.getContext());
+  llvm::Expected<AttentionOp> op = buildAttention(module, spec);
+  if (!op)
+    return op.takeError();
+  if (failed(verify(module)))
+    return llvm::createStringError("invalid attention:\n" + diagnostics.str());
+  return op;
+}
+
 } // namespace
 
 struct AttnCpuAttention {
@@ -101,35 +139,13 @@ AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *in,
   }
   auto attention = std::make_unique<AttnCpuAttention>();
   attention->context = makeContext();
-  MLIRContext *context = attention->context.get();
-  AttentionSpec &spec = attention->spec;
-  spec.batch = in->batch;
-  spec.heads = in->heads;
-  spec.kvHeads = in->kv_heads;
-  spec.seqQ = in->seq_q;
-  spec.seqK = in->seq_k;
-  spec.headDim = in->head_dim;
-  spec.valueDim = in->value_dim;
-  spec.inputType = in->dtype;
-  spec.outType = in->out_dtype ? in->out_dtype : in->dtype;
-  spec.causal = in->causal;
-  if (in->has_window)
-    spec.window = {in->window_left, in->window_right};
-  if (in->has_scale)
-    spec.scale = in->scale;
-  if (in->has_softcap)
-    spec.softcap = in->softcap;
-  spec.withLse = in->with_lse;
-
-  DiagnosticText diagnostics(context);
-  attention->module = ModuleOp::create(UnknownLoc::get(context));
-  llvm::Expected<AttentionOp> op = buildAttention(*attention->module, spec);
+  attention->spec = toAttentionSpec(*in);
+  attention->module =
+      ModuleOp::create(UnknownLoc::get(attention->context.get()));
+  llvm::Expected<AttentionOp> op =
+      buildVerifiedAttention(*attention->module, attention->spec);
   if (!op) {
     setError(error, llvm::toString(op.takeError()));
-    return nullptr;
-  }
-  if (failed(verify(*attention->module))) {
-    setError(error, "invalid attention:\n" + diagnostics.str());
     return nullptr;
   }
   llvm::Expected<std::unique_ptr<CpuExecutable>> executable =
@@ -179,6 +195,50 @@ bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
 
 void attnCpuAttentionDestroy(AttnCpuAttentionRef attention) {
   delete attention;
+}
+
+bool attnGpuAttentionCompile(const AttnAttentionSpec *in,
+                             const AttnGpuTarget *target, char **manifest,
+                             char **ptx, char **error) {
+  if (!in || !in->dtype || !target || !target->chip || !manifest || !ptx) {
+    setError(error, "no attention spec, target or output given");
+    return false;
+  }
+  AttnToPTXOptions options;
+  options.chip = target->chip;
+  if (std::string invalid = options.validate(); !invalid.empty()) {
+    setError(error, invalid);
+    return false;
+  }
+  if (target->sms <= 0 || target->smem_per_block <= 0) {
+    setError(error, "the target needs a positive SM count and shared memory "
+                    "per block");
+    return false;
+  }
+  std::unique_ptr<MLIRContext> context = makeContext();
+  MLIRContext *ctx = context.get();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(ctx));
+  (*module)->setAttr(
+      AttnDialect::getTargetAttrName(),
+      TargetAttr::get(ctx, target->chip, target->sms, target->smem_per_block,
+                      target->smem_per_block + kReservedSharedBytesPerCta,
+                      kRegistersPerSm, kMaxRegistersPerThread));
+  llvm::Expected<AttentionOp> op =
+      buildVerifiedAttention(*module, toAttentionSpec(*in));
+  if (!op) {
+    setError(error, llvm::toString(op.takeError()));
+    return false;
+  }
+  DiagnosticText diagnostics(ctx);
+  KernelBundle bundle;
+  if (failed(compileKernelBundle(*module, options, bundle))) {
+    setError(error, "cannot compile the attention for " + options.chip + ":\n" +
+                        diagnostics.str());
+    return false;
+  }
+  *manifest = copyString(bundle.manifestJson);
+  *ptx = copyString(bundle.ptx);
+  return true;
 }
 
 char *attnRunPipeline(const char *moduleText, const char *pipeline,

@@ -3,36 +3,36 @@
     import numpy as np, attn_mlir
     o = attn_mlir.attention(q, k, v, causal=True)          # NumPy in, NumPy out
     o, lse = attn_mlir.attention(q, k, v, return_lse=True)
+    o = attn_mlir.attention(tq, tk, tv)                    # torch in, torch out
     text = attn_mlir.run_pipeline(module_text, "builtin.module(attn-to-cpu)")
 
 `attention` is shaped like PyTorch's scaled_dot_product_attention: Q is
-[B, Hq, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv]; it compiles once per
-shape, dtype and options (cached) and runs on the CPU. Compiler errors raise
-CompilerError with the diagnostics.
+[B, Hq, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv]. NumPy arrays and torch
+CPU tensors run on the CPU; torch CUDA tensors run on their GPU through a
+kernel bundle and libattnrt. Each attention compiles once per shape, dtype,
+options (and GPU), cached in the process; save_bundles / load_bundles carry
+the GPU's bundles to a machine without the compiler. Compiler errors raise
+CompilerError with the diagnostics, GPU runtime errors GpuError.
 """
+
+import threading
 
 import numpy as _np
 
-from . import _attn_mlir
+from . import _gpu
+from ._errors import CompilerError, GpuError
+from ._spec import compiler as _compiler, make_spec as _make_spec
 
-__all__ = ["attention", "run_pipeline", "CompilerError"]
+__all__ = ["attention", "run_pipeline", "precompile", "save_bundles",
+           "load_bundles", "CompilerError", "GpuError"]
 
-
-class CompilerError(RuntimeError):
-    """attn-mlir rejected the input or failed; the message holds the diagnostics."""
-
-
-_DTYPES = {_np.dtype(_np.float32): "f32", _np.dtype(_np.float16): "f16"}
+# Spec -> the compiled CPU attention.
 _cache = {}
+_lock = threading.Lock()
 
 
-def _contiguous(name, array, dtype):
-    array = _np.asarray(array)
-    if array.ndim != 4:
-        raise ValueError(f"{name} must be [B, H, S, D], got shape {array.shape}")
-    if array.dtype != dtype:
-        raise ValueError(f"{name} is {array.dtype}, Q is {dtype}: give Q, K and V one dtype")
-    return _np.ascontiguousarray(array)
+def _is_torch(x):
+    return type(x).__module__.split(".")[0] == "torch"
 
 
 def attention(query, key, value, *, causal=False, scale=None, window=None,
@@ -43,42 +43,103 @@ def attention(query, key, value, *, causal=False, scale=None, window=None,
     default 1/sqrt(D); window: (left, right) sliding window; softcap:
     softcap * tanh(s / softcap); enable_gqa: allow Hq a multiple of Hkv;
     return_lse: also return the natural log-sum-exp [B, Hq, Sq] (float32).
-    float32 and float16 arrays (NumPy has no bfloat16).
+
+    NumPy float32 or float16 arrays, or torch float32, float16 or bfloat16
+    tensors (all three of one kind and dtype), give the same kind and dtype
+    back. Torch tensors on a CUDA device run there (contiguous, 16-byte
+    aligned tensors are read in place; others are copied on the device).
     """
-    q = _np.asarray(query)
-    if q.dtype not in _DTYPES:
-        raise ValueError(f"Q is {q.dtype}: attn_mlir takes float32 or float16 arrays")
-    q = _contiguous("Q", q, q.dtype)
-    k = _contiguous("K", key, q.dtype)
-    v = _contiguous("V", value, q.dtype)
-    if k.shape[1] != q.shape[1] and not enable_gqa:
-        raise ValueError(f"Q has {q.shape[1]} heads and K {k.shape[1]}: pass enable_gqa=True for grouped-query attention")
-    if window is not None:
-        window = (int(window[0]), int(window[1]))
-    key_ = (q.shape, k.shape, v.shape[3], q.dtype.str, bool(causal), window,
-            None if scale is None else float(scale),
-            None if softcap is None else float(softcap), bool(return_lse))
-    compiled = _cache.get(key_)
+    options = dict(causal=causal, scale=scale, window=window, softcap=softcap,
+                   enable_gqa=enable_gqa, return_lse=return_lse)
+    if _is_torch(query):
+        return _torch_attention(query, key, value, options)
+    q, k, v = (_np.asarray(x) for x in (query, key, value))
+    spec = _make_spec(q.shape, k.shape, v.shape, q.dtype.name, **options)
+    if spec.dtype == "bf16":
+        raise ValueError("NumPy has no bfloat16: pass torch tensors")
+    for name, x in (("K", k), ("V", v)):
+        if x.dtype != q.dtype:
+            raise ValueError(f"{name} is {x.dtype}, Q is {q.dtype}: give Q, K and V one dtype")
+    return _cpu_run(spec, q, k, v)
+
+
+def _cpu_run(spec, q, k, v):
+    """Runs `spec` on the CPU on NumPy arrays (bfloat16 as 16-bit patterns)."""
+    with _lock:
+        compiled = _cache.get(spec)
     if compiled is None:
+        native = _compiler()
         try:
-            compiled = _attn_mlir.CpuAttention(
-                list(q.shape), list(k.shape), v.shape[3], _DTYPES[q.dtype],
-                bool(causal), window, None if scale is None else float(scale),
-                None if softcap is None else float(softcap), bool(return_lse))
+            compiled = native.CpuAttention(spec.native())
         except RuntimeError as error:
             raise CompilerError(str(error)) from None
-        _cache[key_] = compiled
-    if v.shape[:3] != k.shape[:3]:
-        raise ValueError(f"V {v.shape} does not match K {k.shape}")
+        with _lock:
+            _cache[spec] = compiled
+    q, k, v = (_np.ascontiguousarray(x) for x in (q, k, v))
     try:
         return compiled.run(q, k, v)
     except RuntimeError as error:
         raise CompilerError(str(error)) from None
 
 
+def _torch_attention(query, key, value, options):
+    import torch
+    for name, x in (("K", key), ("V", value)):
+        if not _is_torch(x):
+            raise ValueError(f"Q is a torch tensor and {name} is {type(x).__name__}: give three of one kind")
+        if x.dtype != query.dtype:
+            raise ValueError(f"{name} is {x.dtype}, Q is {query.dtype}: give Q, K and V one dtype")
+    spec = _make_spec(query.shape, key.shape, value.shape,
+                      str(query.dtype).replace("torch.", ""), **options)
+    if query.device.type == "cuda":
+        return _gpu.attention(torch, spec, query, key, value)
+    if query.device.type != "cpu":
+        raise ValueError(f"attn_mlir runs on the CPU and on CUDA devices, not {query.device}")
+    # bfloat16 crosses as its 16-bit patterns.
+    def host(x):
+        x = x.detach().contiguous()
+        return (x.view(torch.int16) if spec.dtype == "bf16" else x).numpy()
+    def back(x, dtype):
+        t = torch.from_numpy(x)
+        return t.view(dtype) if t.dtype != dtype else t
+    result = _cpu_run(spec, host(query), host(key), host(value))
+    if spec.with_lse:
+        return back(result[0], query.dtype), torch.from_numpy(result[1])
+    return back(result, query.dtype)
+
+
+def precompile(query_shape, key_shape, value_shape, dtype, *, chip, sms,
+               smem_per_block, causal=False, scale=None, window=None,
+               softcap=None, enable_gqa=False, return_lse=False):
+    """Compiles the GPU kernel that attention() would run for tensors of these
+    shapes and dtype ("float16", "bfloat16", "float32") on a GPU of this
+    chip ("sm_90"), SM count and opt-in shared memory per block, without
+    that GPU; save_bundles then writes it. Returns the manifest (JSON text).
+    """
+    spec = _make_spec(query_shape, key_shape, value_shape, dtype,
+                      causal=causal, scale=scale, window=window,
+                      softcap=softcap, enable_gqa=enable_gqa,
+                      return_lse=return_lse)
+    return _gpu.compile_bundle(spec, _gpu.Target(chip, int(sms), int(smem_per_block)))[0]
+
+
+def save_bundles(directory):
+    """Writes the GPU bundles compiled in this process under DIRECTORY
+    (one folder each); returns how many."""
+    return _gpu.save_bundles(directory)
+
+
+def load_bundles(directory):
+    """Reads bundles save_bundles wrote: their attentions then run without
+    the compiler (e.g. on a GPU machine without LLVM/MLIR); returns how many."""
+    return _gpu.load_bundles(directory)
+
+
 def run_pipeline(module, pipeline):
     """Run a textual pass pipeline (e.g. "builtin.module(attn-to-cpu)") on MLIR text."""
     try:
-        return _attn_mlir.run_pipeline(module, pipeline)
+        return _compiler().run_pipeline(module, pipeline)
     except RuntimeError as error:
+        if isinstance(error, CompilerError):
+            raise
         raise CompilerError(str(error)) from None

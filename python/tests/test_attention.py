@@ -1,4 +1,5 @@
-"""attn_mlir.attention against a NumPy float64 reference and PyTorch's SDPA."""
+"""attn_mlir.attention on the CPU (NumPy arrays, torch CPU tensors) against a
+NumPy float64 reference and PyTorch's SDPA."""
 import numpy as np
 import pytest
 
@@ -106,8 +107,10 @@ def test_bad_input_raises():
         attn_mlir.attention(q, k, v)
     with pytest.raises(ValueError, match="one dtype"):
         attn_mlir.attention(q, k.astype(np.float16), v, enable_gqa=True)
-    with pytest.raises(ValueError, match="float32 or float16"):
+    with pytest.raises(ValueError, match="float32, float16 or bfloat16"):
         attn_mlir.attention(q.astype(np.float64), k, v, enable_gqa=True)
+    with pytest.raises(ValueError, match=r"V \(1, 2, 4, 8\) does not match K \(1, 2, 8, 8\)"):
+        attn_mlir.attention(q, k, v[:, :, :4], enable_gqa=True)
     q3, k3, v3 = inputs(1, 2, 3, 8, 8, 8, 8)
     with pytest.raises(attn_mlir.CompilerError, match="multiple of key/value heads"):
         attn_mlir.attention(q3, k3, v3, enable_gqa=True)
@@ -129,3 +132,27 @@ def test_run_pipeline():
         attn_mlir.run_pipeline("func.func @f(", "builtin.module(attn-to-cpu)")
     with pytest.raises(attn_mlir.CompilerError, match="bad pass pipeline"):
         attn_mlir.run_pipeline(MODULE, "builtin.module(no-such-pass)")
+
+
+@pytest.mark.parametrize("dtype,tolerance", [("float32", 1e-5), ("float16", 2e-3), ("bfloat16", 2e-2)])
+def test_torch_cpu_tensors(dtype, tolerance):
+    """torch CPU tensors in, torch tensors of the same dtype out."""
+    torch = pytest.importorskip("torch")
+    q, k, v = inputs(1, 4, 2, 17, 29, 16, 16)
+    tq, tk, tv = (torch.from_numpy(x).to(getattr(torch, dtype)) for x in (q, k, v))
+    o, lse = attn_mlir.attention(tq, tk, tv, causal=True, enable_gqa=True, return_lse=True)
+    assert isinstance(o, torch.Tensor) and o.dtype == tq.dtype and o.shape == (1, 4, 17, 16)
+    assert lse.dtype == torch.float32 and lse.shape == (1, 4, 17)
+    rounded = [x.float().numpy() for x in (tq, tk, tv)]
+    ref_o, ref_lse = reference(*rounded, causal=True)
+    assert rel_l2(o.float().numpy(), ref_o) < tolerance
+    assert rel_l2(lse.numpy(), ref_lse) < 1e-5
+
+
+def test_torch_bad_input_raises():
+    torch = pytest.importorskip("torch")
+    q = torch.zeros(1, 2, 8, 8)
+    with pytest.raises(ValueError, match="one dtype"):
+        attn_mlir.attention(q, q.half(), q)
+    with pytest.raises(ValueError, match="three of one kind"):
+        attn_mlir.attention(q, q.numpy(), q)

@@ -43,6 +43,8 @@ inline constexpr int64_t kReservedSharedBytesPerCta = 1024;
 /// built without an `#attn.target` are limited to, as sm_86, sm_89 and sm_90
 /// allow at least as much.
 inline constexpr int64_t kSm80SharedBytesPerBlock = 166912;
+/// The 32-bit registers of one SM (sm_80 through sm_90).
+inline constexpr int64_t kRegistersPerSm = 65536;
 /// Registers are allocated to a warp 256 at a time: 8 per thread.
 inline constexpr int64_t kRegisterGranularityPerThread = 8;
 

@@ -1,0 +1,120 @@
+"""attn_mlir.attention on a CUDA GPU: the Python step of the one-call GPU
+check (scripts/gpu-check.sh).
+
+    gpu_check.py prepare DIR   # here, with the compiler: each case's kernel
+                               # bundle for an H100/H200 (sm_90, 132 SMs,
+                               # 227 KiB per block), saved in DIR
+    gpu_check.py run DIR       # on the GPU machine, without the compiler:
+                               # loads DIR and runs every case on torch CUDA
+                               # tensors
+
+Each case is checked against PyTorch in float64 on the GPU with the CPU
+backend's rule (docs/attn-run.md): the relative L2 error of O (and of the
+log-sum-exp) at most twice that of a naive attention computed in the same
+16-bit format (PyTorch's matmuls: products rounded to it, sums in f32), and
+at least 1e-5.
+"""
+import math
+import sys
+
+import attn_mlir
+
+# The GPU the bundles are prepared for: an H100 SXM or an H200.
+TARGET = dict(chip="sm_90", sms=132, smem_per_block=232448)
+
+# name: (B, Hq, Hkv, Sq, Sk, D, Dv, dtype, options). Split-KV with packed
+# GQA heads for the decode shapes (the cost model's choice for 132 SMs).
+CASES = {
+    "prefill_causal": (2, 8, 8, 512, 512, 128, 128, "bfloat16", dict(causal=True)),
+    "prefill_gqa_lse": (1, 16, 4, 1000, 1000, 64, 64, "float16",
+                        dict(causal=True, enable_gqa=True, return_lse=True)),
+    "window_softcap": (1, 4, 4, 300, 700, 64, 64, "bfloat16",
+                       dict(window=(128, 0), softcap=30.0, scale=0.1)),
+    "mla_dims": (1, 8, 8, 256, 256, 192, 128, "bfloat16", dict(causal=True)),
+    "decode_gqa": (4, 32, 8, 1, 8192, 128, 128, "bfloat16",
+                   dict(enable_gqa=True, return_lse=True)),
+    "spec_decode": (2, 16, 2, 4, 3000, 128, 128, "float16",
+                    dict(causal=True, enable_gqa=True)),
+}
+
+
+def prepare(directory):
+    for b, hq, hkv, sq, sk, d, dv, dtype, options in CASES.values():
+        attn_mlir.precompile((b, hq, sq, d), (b, hkv, sk, d), (b, hkv, sk, dv),
+                             dtype, **TARGET, **options)
+    print(f"{attn_mlir.save_bundles(directory)} bundles for {TARGET} in {directory}")
+
+
+def reference(torch, q, k, v, dtype, causal=False, window=None, softcap=None,
+              scale=None, enable_gqa=False, return_lse=False):
+    """O and LSE in DTYPE's arithmetic (float64, or the naive 16-bit one)."""
+    q, k, v = (x.to(dtype) for x in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
+    sq, sk = q.shape[2], k.shape[2]
+    s = (q @ k.transpose(-1, -2)) * (scale or 1 / math.sqrt(q.shape[3]))
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    rows = torch.arange(sq, device=q.device)[:, None] + sk - sq
+    keys = torch.arange(sk, device=q.device)[None, :]
+    visible = torch.ones(sq, sk, dtype=torch.bool, device=q.device)
+    if causal:
+        visible &= keys <= rows
+    if window:
+        visible &= (keys >= rows - window[0]) & (keys <= rows + window[1])
+    s = s.masked_fill(~visible, float("-inf"))
+    # The softmax in f32 for the 16-bit formats, as PyTorch's own kernels.
+    p = torch.softmax(s if dtype == torch.float64 else s.float(), -1).to(dtype)
+    return (p @ v).double(), torch.logsumexp(s.double(), -1)
+
+
+def relative_error(x, ref):
+    return ((x.double() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def run(directory):
+    import torch
+    if not torch.cuda.is_available():
+        print("no CUDA device")
+        return 1
+    print(f"{attn_mlir.load_bundles(directory)} bundles loaded from {directory}; "
+          f"device: {torch.cuda.get_device_name()}")
+    generator = torch.Generator(device="cuda").manual_seed(0)
+    failed = 0
+    for name, (b, hq, hkv, sq, sk, d, dv, dtype, options) in CASES.items():
+        dt = getattr(torch, dtype)
+        def normal(*shape):
+            return torch.randn(*shape, generator=generator, device="cuda").to(dt)
+        q, k, v = normal(b, hq, sq, d), normal(b, hkv, sk, d), normal(b, hkv, sk, dv)
+        # One case reads Q through a non-contiguous view (copied on the
+        # device) and runs on a side stream.
+        if name == "window_softcap":
+            q = normal(b, sq, hq, d).transpose(1, 2)
+        stream = torch.cuda.Stream() if name == "window_softcap" else torch.cuda.current_stream()
+        with torch.cuda.stream(stream):
+            out = attn_mlir.attention(q, k, v, **options)
+        stream.synchronize()
+        o, lse = out if options.get("return_lse") else (out, None)
+        ref_o, ref_lse = reference(torch, q, k, v, torch.float64, **options)
+        naive_o, naive_lse = reference(torch, q, k, v, dt, **options)
+        bound = 2 * max(relative_error(naive_o, ref_o), 5e-6)
+        errors = [("O", relative_error(o, ref_o), bound)]
+        if lse is not None:
+            errors.append(("LSE", relative_error(lse, ref_lse),
+                           2 * max(relative_error(naive_lse, ref_lse), 5e-6)))
+        ok = o.dtype == dt and o.shape == (b, hq, sq, dv) and all(e <= t for _, e, t in errors)
+        failed += not ok
+        print(f"{name}: {'PASS' if ok else 'FAIL'} " +
+              " ".join(f"{what} rel L2 {e:.2e} (bound {t:.2e})" for what, e, t in errors))
+    print(f"{len(CASES) - failed} of {len(CASES)} passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("prepare", "run"):
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    if sys.argv[1] == "prepare":
+        prepare(sys.argv[2])
+    else:
+        sys.exit(run(sys.argv[2]))

@@ -1,0 +1,121 @@
+"""The GPU path without a GPU: kernel bundles compiled for a chip, saved and
+loaded without the compiler, and launched through libattnrt against the
+fake CUDA driver of the runtime's tests (it runs no kernel but checks what a
+driver checks), or with no driver at all."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import attn_mlir
+
+H100 = dict(chip="sm_90", sms=132, smem_per_block=232448)
+
+
+def test_precompile_decode_takes_split_kv():
+    """A decode shape gets split-KV over the target's SMs, GQA-packed."""
+    manifest = json.loads(attn_mlir.precompile(
+        (4, 32, 1, 128), (4, 8, 8192, 128), (4, 8, 8192, 128), "bfloat16",
+        enable_gqa=True, return_lse=True, **H100))
+    (kernel,) = manifest["kernels"]
+    assert [p["name"] for p in kernel["params"]] == ["Q", "K", "V", "O", "LSE"]
+    assert kernel["target"] == "sm_90"
+    assert kernel["tiles"]["packed_heads"] == 4
+    assert {w["name"] for w in kernel["workspaces"]} == {"partial_o", "partial_lse", "counters"}
+
+
+def test_precompile_errors():
+    with pytest.raises(attn_mlir.CompilerError, match="sm_75 is too old"):
+        attn_mlir.precompile((1, 2, 64, 64), (1, 2, 64, 64), (1, 2, 64, 64), "float16",
+                             chip="sm_75", sms=40, smem_per_block=65536)
+    with pytest.raises(attn_mlir.CompilerError, match="positive SM count"):
+        attn_mlir.precompile((1, 2, 64, 64), (1, 2, 64, 64), (1, 2, 64, 64), "float16",
+                             chip="sm_80", sms=0, smem_per_block=65536)
+
+
+def run_python(code, **env):
+    """CODE in a fresh interpreter (the runtime reads ATTNRT_LIBCUDA once)."""
+    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env},
+                          capture_output=True, text=True)
+
+
+SAVE = """
+import attn_mlir, sys
+attn_mlir.precompile((2, 8, 100, 64), (2, 2, 300, 64), (2, 2, 300, 64), "float16",
+                     causal=True, enable_gqa=True, chip="sm_80", sms=108, smem_per_block=166912)
+print(attn_mlir.save_bundles(sys.argv[1] if len(sys.argv) > 1 else "{dir}"))
+"""
+
+# Without the compiler (its module made unimportable, as on a GPU machine
+# without LLVM/MLIR): the saved bundle is launched on the fake device (an
+# sm_80 with 108 SMs), with host arrays standing for device memory.
+LAUNCH = """
+import sys
+sys.modules["attn_mlir._attn_mlir"] = None
+import numpy as np, attn_mlir
+from attn_mlir import _gpu, _runtime
+from attn_mlir._spec import make_spec
+print(attn_mlir.load_bundles("{dir}"))
+device = _runtime.device(0)
+spec = make_spec((2, 8, 100, 64), (2, 2, 300, 64), (2, 2, 300, 64), "float16", causal=True,
+                 scale=None, window=None, softcap=None, enable_gqa=True, return_lse=False)
+kernel = _gpu._kernel(spec, device)
+arrays = dict(Q=np.zeros((2, 8, 100, 64), np.float16), K=np.zeros((2, 2, 300, 64), np.float16),
+              V=np.zeros((2, 2, 300, 64), np.float16), O=np.zeros((2, 8, 100, 64), np.float16))
+def tensor(a, sizes=None):
+    return _runtime.Tensor.of(a.ctypes.data, "f16", list(sizes or a.shape), [s // 2 for s in a.strides])
+args = {{name: tensor(a) for name, a in arrays.items()}}
+kernel.launch(args, 0)
+print("launched", kernel.param_names)
+args["V"] = tensor(arrays["V"], (2, 2, 299, 64))
+try:
+    kernel.launch(args, 0)
+except attn_mlir.GpuError as error:
+    print(error)
+other = make_spec((1, 1, 8, 64), (1, 1, 8, 64), (1, 1, 8, 64), "float16", causal=False,
+                  scale=None, window=None, softcap=None, enable_gqa=False, return_lse=False)
+try:
+    _gpu._kernel(other, device)
+except attn_mlir.CompilerError as error:
+    print(error)
+"""
+
+
+def test_saved_bundle_launches_without_compiler(tmp_path):
+    fake = os.environ.get("ATTN_FAKE_CUDA_DRIVER")
+    if not fake:
+        pytest.skip("ATTN_FAKE_CUDA_DRIVER not set (ctest sets it)")
+    saved = run_python(SAVE.format(dir=tmp_path))
+    assert saved.returncode == 0, saved.stderr
+    assert saved.stdout.strip() == "1"
+    (folder,) = os.listdir(tmp_path)
+    assert sorted(os.listdir(tmp_path / folder)) == ["attention.json", "kernels.ptx", "manifest.json"]
+    run = run_python(LAUNCH.format(dir=tmp_path), ATTNRT_LIBCUDA=fake)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "1"
+    assert lines[1] == "launched ['Q', 'K', 'V', 'O']"
+    assert lines[2].startswith("ATTNRT_ERROR_INVALID_ARGUMENT: ") and "parameter V: shape [2, 2, 299, 64]" in lines[2]
+    assert lines[3].startswith("the compiler of attn_mlir cannot be loaded")
+
+
+def test_no_driver_is_a_clear_error():
+    run = run_python("""
+import attn_mlir
+from attn_mlir import _runtime
+try:
+    _runtime.device(0)
+except attn_mlir.GpuError as error:
+    print(error)
+""", ATTNRT_LIBCUDA="/no/such/libcuda.so")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("ATTNRT_ERROR_NO_DRIVER: ")
+
+
+def test_load_bundles_rejects_a_broken_folder(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "attention.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a bundle save_bundles wrote"):
+        attn_mlir.load_bundles(str(tmp_path))
