@@ -42,7 +42,8 @@ class Spec {
 public:
   Spec(const std::vector<int64_t> &query, const std::vector<int64_t> &key,
        int64_t valueDim, std::string dtype, bool causal, Window window,
-       std::optional<float> scale, std::optional<float> softcap, bool withLse)
+       std::optional<float> scale, std::optional<float> softcap, bool withLse,
+       bool keyLengths)
       : dtype(std::move(dtype)) {
     if (query.size() != 4 || key.size() != 4)
       throw std::invalid_argument("Q and K must be [B, H, S, D]");
@@ -64,6 +65,7 @@ public:
     spec.has_softcap = softcap.has_value();
     spec.softcap = softcap.value_or(0);
     spec.with_lse = withLse;
+    spec.key_lengths = keyLengths;
   }
 
   /// The C spec, pointing into this object.
@@ -73,6 +75,7 @@ public:
     return &spec;
   }
   bool withLse() const { return spec.with_lse; }
+  bool keyLengths() const { return spec.key_lengths; }
   std::vector<py::ssize_t> outShape() const {
     return {spec.batch, spec.heads, spec.seq_q, spec.value_dim};
   }
@@ -86,7 +89,8 @@ private:
 class CpuAttention {
 public:
   explicit CpuAttention(Spec spec)
-      : withLse(spec.withLse()), outShape(spec.outShape()) {
+      : withLse(spec.withLse()), keyLengths(spec.keyLengths()),
+        outShape(spec.outShape()) {
     char *error = nullptr;
     handle = attnCpuAttentionCompile(spec.get(), &error);
     if (!handle)
@@ -96,8 +100,14 @@ public:
   CpuAttention(const CpuAttention &) = delete;
   CpuAttention &operator=(const CpuAttention &) = delete;
 
-  /// O (and LSE) of contiguous arrays of the compiled shapes and type.
-  py::object run(py::array q, py::array k, py::array v) {
+  /// O (and LSE) of contiguous arrays of the compiled shapes and type, and
+  /// of key lengths ([B] int32) when it was compiled with them.
+  py::object run(py::array q, py::array k, py::array v,
+                 std::optional<py::array_t<int32_t>> lengths) {
+    if (keyLengths != lengths.has_value())
+      throw std::invalid_argument(
+          keyLengths ? "this attention needs key lengths"
+                     : "this attention was compiled without key lengths");
     py::array out(q.dtype(), outShape);
     py::array_t<float> lse(
         std::vector<int64_t>(outShape.begin(), outShape.end() - 1));
@@ -106,6 +116,7 @@ public:
     {
       py::gil_scoped_release release;
       ok = attnCpuAttentionRun(handle, q.data(), k.data(), v.data(),
+                               lengths ? lengths->data() : nullptr,
                                out.mutable_data(),
                                withLse ? lse.mutable_data() : nullptr, &error);
     }
@@ -118,6 +129,7 @@ public:
 
 private:
   bool withLse;
+  bool keyLengths;
   std::vector<py::ssize_t> outShape;
   AttnCpuAttentionRef handle = nullptr;
 };
@@ -163,14 +175,15 @@ PYBIND11_MODULE(_attn_mlir, m) {
   m.doc() = "attn-mlir's C API for Python (use the attn_mlir package)";
   py::class_<Spec>(m, "Spec").def(
       py::init<std::vector<int64_t>, std::vector<int64_t>, int64_t, std::string,
-               bool, Window, std::optional<float>, std::optional<float>,
+               bool, Window, std::optional<float>, std::optional<float>, bool,
                bool>(),
       py::arg("query_shape"), py::arg("key_shape"), py::arg("value_dim"),
       py::arg("dtype"), py::arg("causal"), py::arg("window"), py::arg("scale"),
-      py::arg("softcap"), py::arg("with_lse"));
+      py::arg("softcap"), py::arg("with_lse"), py::arg("key_lengths"));
   py::class_<CpuAttention>(m, "CpuAttention")
       .def(py::init<Spec>(), py::arg("spec"))
-      .def("run", &CpuAttention::run);
+      .def("run", &CpuAttention::run, py::arg("q"), py::arg("k"), py::arg("v"),
+           py::arg("key_lengths") = py::none());
   m.def("compile_gpu", &compileGpu, py::arg("spec"), py::arg("chip"),
         py::arg("sms"), py::arg("smem_per_block"),
         "The kernel bundle of `spec` for a GPU: (manifest JSON, PTX text)");

@@ -43,6 +43,10 @@ typedef struct {
   float softcap;
   /* Also write the log-sum-exp. */
   bool with_lse;
+  /* Per-sequence key lengths ([B] int32, FlashAttention's cache_seqlens):
+     sequence b attends to its first key_lengths[b] keys (clamped to
+     [0, Sk]), its causal and window masks aligned to that length. */
+  bool key_lengths;
 } AttnAttentionSpec;
 
 typedef struct AttnCpuAttention *AttnCpuAttentionRef;
@@ -53,10 +57,12 @@ AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *spec,
                                             char **error);
 
 /* Runs it on contiguous row-major buffers of the spec's shapes and element
-   types (f16 and bf16 as their 16-bit patterns); lse is f32 and may be null
-   when the spec has no LSE. Returns false and sets *error on failure. */
+   types (f16 and bf16 as their 16-bit patterns); key_lengths ([B]) is given
+   exactly when the spec has key_lengths; lse is f32 and may be null when the
+   spec has no LSE. Returns false and sets *error on failure. */
 bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
-                         const void *k, const void *v, void *o, float *lse,
+                         const void *k, const void *v,
+                         const int32_t *key_lengths, void *o, float *lse,
                          char **error);
 
 void attnCpuAttentionDestroy(AttnCpuAttentionRef attention);
@@ -76,9 +82,10 @@ typedef struct {
 
 /* Compiles `spec` for `target` (attn-to-ptx) into a kernel bundle of one
    kernel: its manifest (JSON) and PTX text, which attnrtBundleLoadFromMemory
-   takes. The kernel's tensor parameters are Q, K, V, O and, with with_lse,
-   LSE, contiguous. Returns false and sets *error on failure; on success the
-   caller frees *manifest and *ptx with attnStringFree. */
+   takes. The kernel's tensor parameters are Q, K, V, O, with with_lse LSE,
+   and with key_lengths key_lengths, contiguous. Returns false and sets *error
+   on failure; on success the caller frees *manifest and *ptx with
+   attnStringFree. */
 bool attnGpuAttentionCompile(const AttnAttentionSpec *spec,
                              const AttnGpuTarget *target, char **manifest,
                              char **ptx, char **error);

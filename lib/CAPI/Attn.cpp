@@ -105,6 +105,7 @@ AttentionSpec toAttentionSpec(const AttnAttentionSpec &in) {
   if (in.has_softcap)
     spec.softcap = in.softcap;
   spec.withLse = in.with_lse;
+  spec.keyLengths = in.key_lengths;
   return spec;
 }
 
@@ -159,15 +160,18 @@ AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *in,
 }
 
 bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
-                         const void *k, const void *v, void *o, float *lse,
+                         const void *k, const void *v,
+                         const int32_t *keyLengths, void *o, float *lse,
                          char **error) {
-  if (!attention || !q || !k || !v || !o || (attention->spec.withLse && !lse)) {
+  if (!attention || !q || !k || !v || !o || (attention->spec.withLse && !lse) ||
+      attention->spec.keyLengths != (keyLengths != nullptr)) {
     setError(error, "a buffer is missing (LSE is required when the spec "
-                    "has with_lse)");
+                    "has with_lse, key lengths exactly when it has "
+                    "key_lengths)");
     return false;
   }
   const AttentionSpec &spec = attention->spec;
-  // The entry's arguments in order: Q, K, V, O, [LSE].
+  // The entry's arguments in order: Q, K, V, [key lengths], O, [LSE].
   std::vector<HostBuffer> buffers;
   for (RankedTensorType type : attention->executable->getArgumentTypes()) {
     HostBuffer buffer;
@@ -177,9 +181,12 @@ bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
     buffer.bytes.resize(buffer.numElements() * buffer.elementBytes);
     buffers.push_back(std::move(buffer));
   }
-  const void *inputs[] = {q, k, v};
-  for (int i = 0; i < 3; ++i)
-    std::memcpy(buffers[i].bytes.data(), inputs[i], buffers[i].bytes.size());
+  SmallVector<const void *> inputs{q, k, v};
+  if (keyLengths)
+    inputs.push_back(keyLengths);
+  for (auto [i, input] : llvm::enumerate(inputs))
+    std::memcpy(buffers[i].bytes.data(), input, buffers[i].bytes.size());
+  size_t out = inputs.size();
   std::vector<HostBuffer *> pointers;
   for (HostBuffer &buffer : buffers)
     pointers.push_back(&buffer);
@@ -187,9 +194,10 @@ bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
     setError(error, llvm::toString(std::move(err)));
     return false;
   }
-  std::memcpy(o, buffers[3].bytes.data(), buffers[3].bytes.size());
+  std::memcpy(o, buffers[out].bytes.data(), buffers[out].bytes.size());
   if (spec.withLse)
-    std::memcpy(lse, buffers[4].bytes.data(), buffers[4].bytes.size());
+    std::memcpy(lse, buffers[out + 1].bytes.data(),
+                buffers[out + 1].bytes.size());
   return true;
 }
 

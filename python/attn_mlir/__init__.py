@@ -36,13 +36,18 @@ def _is_torch(x):
 
 
 def attention(query, key, value, *, causal=False, scale=None, window=None,
-              softcap=None, enable_gqa=False, return_lse=False):
+              softcap=None, enable_gqa=False, return_lse=False,
+              key_lengths=None):
     """softmax(scale * Q K^T) V, as torch.nn.functional.scaled_dot_product_attention.
 
     causal: bottom-right aligned (the last query sees every key); scale:
     default 1/sqrt(D); window: (left, right) sliding window; softcap:
     softcap * tanh(s / softcap); enable_gqa: allow Hq a multiple of Hkv;
-    return_lse: also return the natural log-sum-exp [B, Hq, Sq] (float32).
+    return_lse: also return the natural log-sum-exp [B, Hq, Sq] (float32);
+    key_lengths: [B] integers, sequence b attending to its first
+    key_lengths[b] keys (clamped to [0, Sk]) with its causal and window masks
+    aligned to that length, as FlashAttention's cache_seqlens (an empty
+    sequence gives O = 0 and LSE = -inf).
 
     NumPy float32 or float16 arrays, or torch float32, float16 or bfloat16
     tensors (all three of one kind and dtype), give the same kind and dtype
@@ -52,18 +57,30 @@ def attention(query, key, value, *, causal=False, scale=None, window=None,
     options = dict(causal=causal, scale=scale, window=window, softcap=softcap,
                    enable_gqa=enable_gqa, return_lse=return_lse)
     if _is_torch(query):
-        return _torch_attention(query, key, value, options)
+        return _torch_attention(query, key, value, key_lengths, options)
     q, k, v = (_np.asarray(x) for x in (query, key, value))
-    spec = _make_spec(q.shape, k.shape, v.shape, q.dtype.name, **options)
+    lengths = None
+    if key_lengths is not None:
+        lengths = _np.asarray(key_lengths)
+        if lengths.dtype.kind not in "iu":
+            raise ValueError(f"key_lengths must be integers, got {lengths.dtype}")
+    spec = _make_spec(q.shape, k.shape, v.shape, q.dtype.name,
+                      key_lengths=None if lengths is None else lengths.shape, **options)
     if spec.dtype == "bf16":
         raise ValueError("NumPy has no bfloat16: pass torch tensors")
     for name, x in (("K", k), ("V", v)):
         if x.dtype != q.dtype:
             raise ValueError(f"{name} is {x.dtype}, Q is {q.dtype}: give Q, K and V one dtype")
-    return _cpu_run(spec, q, k, v)
+    return _cpu_run(spec, q, k, v, lengths)
 
 
-def _cpu_run(spec, q, k, v):
+def _int32_lengths(lengths):
+    """Key lengths as int32, values past int32 clamped (the kernels clamp
+    to [0, Sk] anyway)."""
+    return _np.ascontiguousarray(_np.clip(lengths, -2**31, 2**31 - 1).astype(_np.int32))
+
+
+def _cpu_run(spec, q, k, v, lengths=None):
     """Runs `spec` on the CPU on NumPy arrays (bfloat16 as 16-bit patterns)."""
     with _lock:
         compiled = _cache.get(spec)
@@ -77,22 +94,31 @@ def _cpu_run(spec, q, k, v):
             _cache[spec] = compiled
     q, k, v = (_np.ascontiguousarray(x) for x in (q, k, v))
     try:
-        return compiled.run(q, k, v)
+        return compiled.run(q, k, v, None if lengths is None else _int32_lengths(lengths))
     except RuntimeError as error:
         raise CompilerError(str(error)) from None
 
 
-def _torch_attention(query, key, value, options):
+def _torch_attention(query, key, value, key_lengths, options):
     import torch
     for name, x in (("K", key), ("V", value)):
         if not _is_torch(x):
             raise ValueError(f"Q is a torch tensor and {name} is {type(x).__name__}: give three of one kind")
         if x.dtype != query.dtype:
             raise ValueError(f"{name} is {x.dtype}, Q is {query.dtype}: give Q, K and V one dtype")
+    if key_lengths is not None:
+        if not _is_torch(key_lengths) or key_lengths.dtype.is_floating_point or key_lengths.dtype.is_complex:
+            raise ValueError("key_lengths must be a torch tensor of integers when Q is a torch tensor")
+        if key_lengths.device != query.device:
+            raise ValueError(f"key_lengths is on {key_lengths.device}, Q on {query.device}")
     spec = _make_spec(query.shape, key.shape, value.shape,
-                      str(query.dtype).replace("torch.", ""), **options)
+                      str(query.dtype).replace("torch.", ""),
+                      key_lengths=None if key_lengths is None else key_lengths.shape, **options)
     if query.device.type == "cuda":
-        return _gpu.attention(torch, spec, query, key, value)
+        lengths = None
+        if key_lengths is not None:
+            lengths = key_lengths.clamp(-2**31, 2**31 - 1).to(torch.int32)
+        return _gpu.attention(torch, spec, query, key, value, lengths)
     if query.device.type != "cpu":
         raise ValueError(f"attn_mlir runs on the CPU and on CUDA devices, not {query.device}")
     # bfloat16 crosses as its 16-bit patterns.
@@ -102,7 +128,8 @@ def _torch_attention(query, key, value, options):
     def back(x, dtype):
         t = torch.from_numpy(x)
         return t.view(dtype) if t.dtype != dtype else t
-    result = _cpu_run(spec, host(query), host(key), host(value))
+    lengths = None if key_lengths is None else key_lengths.detach().numpy()
+    result = _cpu_run(spec, host(query), host(key), host(value), lengths)
     if spec.with_lse:
         return back(result[0], query.dtype), torch.from_numpy(result[1])
     return back(result, query.dtype)
@@ -110,16 +137,19 @@ def _torch_attention(query, key, value, options):
 
 def precompile(query_shape, key_shape, value_shape, dtype, *, chip, sms,
                smem_per_block, causal=False, scale=None, window=None,
-               softcap=None, enable_gqa=False, return_lse=False):
+               softcap=None, enable_gqa=False, return_lse=False,
+               key_lengths=False):
     """Compiles the GPU kernel that attention() would run for tensors of these
-    shapes and dtype ("float16", "bfloat16", "float32") on a GPU of this
-    chip ("sm_90"), SM count and opt-in shared memory per block, without
-    that GPU; save_bundles then writes it. Returns the manifest (JSON text).
+    shapes and dtype ("float16", "bfloat16", "float32"), with key lengths
+    when key_lengths is true, on a GPU of this chip ("sm_90"), SM count and
+    opt-in shared memory per block, without that GPU; save_bundles then
+    writes it. Returns the manifest (JSON text).
     """
     spec = _make_spec(query_shape, key_shape, value_shape, dtype,
                       causal=causal, scale=scale, window=window,
                       softcap=softcap, enable_gqa=enable_gqa,
-                      return_lse=return_lse)
+                      return_lse=return_lse,
+                      key_lengths=query_shape[:1] if key_lengths else None)
     return _gpu.compile_bundle(spec, _gpu.Target(chip, int(sms), int(smem_per_block)))[0]
 
 

@@ -119,8 +119,9 @@ def _view(torch, tensor, dtype):
                                       list(tensor.stride()))
 
 
-def attention(torch, spec, q, k, v):
-    """O (and LSE) of `spec` on CUDA tensors q, k, v of one device."""
+def attention(torch, spec, q, k, v, key_lengths=None):
+    """O (and LSE) of `spec` on CUDA tensors q, k, v (and int32 key
+    lengths) of one device."""
     if k.device != q.device or v.device != q.device:
         raise ValueError(f"Q, K and V must be on one device, got {q.device}, {k.device}, {v.device}")
     device = _runtime.device(q.device.index if q.device.index is not None
@@ -135,5 +136,7 @@ def attention(torch, spec, q, k, v):
     if spec.with_lse:
         lse = torch.empty(spec.lse_shape(), dtype=torch.float32, device=q.device)
         args["LSE"] = _view(torch, lse, "f32")[1]
+    if key_lengths is not None:
+        key_lengths, args["key_lengths"] = _view(torch, key_lengths, "i32")
     kernel.launch(args, torch.cuda.current_stream(q.device).cuda_stream)
     return (o, lse) if spec.with_lse else o

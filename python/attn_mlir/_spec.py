@@ -20,6 +20,7 @@ class Spec(NamedTuple):
     scale: Optional[float]
     softcap: Optional[float]
     with_lse: bool
+    key_lengths: bool
 
     def out_shape(self):
         return self.query_shape[:3] + (self.value_dim,)
@@ -32,7 +33,7 @@ class Spec(NamedTuple):
         return compiler().Spec(list(self.query_shape), list(self.key_shape),
                                self.value_dim, self.dtype, self.causal,
                                self.window, self.scale, self.softcap,
-                               self.with_lse)
+                               self.with_lse, self.key_lengths)
 
     @classmethod
     def from_json(cls, fields):
@@ -45,10 +46,11 @@ class Spec(NamedTuple):
 
 
 def make_spec(query_shape, key_shape, value_shape, dtype, *, causal, scale,
-              window, softcap, enable_gqa, return_lse):
+              window, softcap, enable_gqa, return_lse, key_lengths=None):
     """The Spec of attention(q, k, v, ...) on tensors of these shapes and
-    element type name (float32, float16, bfloat16); ValueError says what is
-    wrong with the arguments (the compiler checks the rest)."""
+    element type name (float32, float16, bfloat16), key_lengths the shape
+    of the key lengths or None; ValueError says what is wrong with the
+    arguments (the compiler checks the rest)."""
     if dtype not in DTYPE_NAMES:
         raise ValueError(f"Q is {dtype}: attn_mlir takes float32, float16 or bfloat16")
     shapes = {"Q": tuple(query_shape), "K": tuple(key_shape), "V": tuple(value_shape)}
@@ -60,12 +62,15 @@ def make_spec(query_shape, key_shape, value_shape, dtype, *, causal, scale,
         raise ValueError(f"Q has {q[1]} heads and K {k[1]}: pass enable_gqa=True for grouped-query attention")
     if v[:3] != k[:3]:
         raise ValueError(f"V {v} does not match K {k}")
+    if key_lengths is not None and tuple(key_lengths) != q[:1]:
+        raise ValueError(f"key_lengths must be [B] = [{q[0]}], got shape {tuple(key_lengths)}")
     if window is not None:
         window = (int(window[0]), int(window[1]))
     return Spec(tuple(int(x) for x in q), tuple(int(x) for x in k), int(v[3]),
                 DTYPE_NAMES[dtype], bool(causal), window,
                 None if scale is None else float(scale),
-                None if softcap is None else float(softcap), bool(return_lse))
+                None if softcap is None else float(softcap), bool(return_lse),
+                key_lengths is not None)
 
 
 def compiler():

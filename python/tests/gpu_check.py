@@ -35,24 +35,40 @@ CASES = {
                    dict(enable_gqa=True, return_lse=True)),
     "spec_decode": (2, 16, 2, 4, 3000, 128, 128, "float16",
                     dict(causal=True, enable_gqa=True)),
+    # Per-sequence cache lengths (one empty, one past Sk).
+    "decode_key_lengths": (4, 32, 8, 1, 8192, 128, 128, "bfloat16",
+                           dict(enable_gqa=True, return_lse=True,
+                                key_lengths=[8192, 1000, 0, 9000])),
 }
 
 
 def prepare(directory):
     for b, hq, hkv, sq, sk, d, dv, dtype, options in CASES.values():
+        options = dict(options, key_lengths="key_lengths" in options)
         attn_mlir.precompile((b, hq, sq, d), (b, hkv, sk, d), (b, hkv, sk, dv),
                              dtype, **TARGET, **options)
     print(f"{attn_mlir.save_bundles(directory)} bundles for {TARGET} in {directory}")
 
 
 def reference(torch, q, k, v, dtype, causal=False, window=None, softcap=None,
-              scale=None, enable_gqa=False, return_lse=False):
-    """O and LSE in DTYPE's arithmetic (float64, or the naive 16-bit one)."""
+              scale=None, enable_gqa=False, return_lse=False, key_lengths=None):
+    """O and LSE in DTYPE's arithmetic (float64, or the naive 16-bit one);
+    with key lengths, each sequence over its first keys (an empty one: O = 0,
+    LSE = -inf)."""
+    scale = scale or 1 / math.sqrt(q.shape[3])
+    if key_lengths is not None:
+        parts = [reference(torch, q[b:b + 1], k[b:b + 1, :, :n], v[b:b + 1, :, :n], dtype,
+                           causal, window, softcap, scale)
+                 for b, n in enumerate(max(0, min(n, k.shape[2])) for n in key_lengths)]
+        return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+    if k.shape[2] == 0:
+        return (torch.zeros(*q.shape[:3], v.shape[3], dtype=torch.float64, device=q.device),
+                torch.full(q.shape[:3], float("-inf"), dtype=torch.float64, device=q.device))
     q, k, v = (x.to(dtype) for x in (q, k, v))
     group = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
     sq, sk = q.shape[2], k.shape[2]
-    s = (q @ k.transpose(-1, -2)) * (scale or 1 / math.sqrt(q.shape[3]))
+    s = (q @ k.transpose(-1, -2)) * scale
     if softcap:
         s = softcap * torch.tanh(s / softcap)
     rows = torch.arange(sq, device=q.device)[:, None] + sk - sq
@@ -69,7 +85,13 @@ def reference(torch, q, k, v, dtype, causal=False, window=None, softcap=None,
 
 
 def relative_error(x, ref):
-    return ((x.double() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+    """Relative L2 error over the finite entries of REF (an empty
+    sequence's LSE is -inf), which must be where X's are."""
+    finite = ref.isfinite()
+    if not (x.isfinite() == finite).all():
+        return math.inf
+    x, ref = x.double()[finite], ref[finite]
+    return ((x - ref).norm() / ref.norm().clamp_min(1e-30)).item()
 
 
 def run(directory):
@@ -91,8 +113,11 @@ def run(directory):
         if name == "window_softcap":
             q = normal(b, sq, hq, d).transpose(1, 2)
         stream = torch.cuda.Stream() if name == "window_softcap" else torch.cuda.current_stream()
+        call = dict(options)
+        if "key_lengths" in call:
+            call["key_lengths"] = torch.tensor(call["key_lengths"], device="cuda")
         with torch.cuda.stream(stream):
-            out = attn_mlir.attention(q, k, v, **options)
+            out = attn_mlir.attention(q, k, v, **call)
         stream.synchronize()
         o, lse = out if options.get("return_lse") else (out, None)
         ref_o, ref_lse = reference(torch, q, k, v, torch.float64, **options)

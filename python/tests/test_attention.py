@@ -6,9 +6,18 @@ import pytest
 import attn_mlir
 
 
-def reference(q, k, v, causal=False, scale=None, window=None, softcap=None):
+def reference(q, k, v, causal=False, scale=None, window=None, softcap=None, key_lengths=None):
     """float64 attention with attn.attention's semantics (causal and window
-    bottom-right aligned); returns O and the natural log-sum-exp."""
+    bottom-right aligned, to each sequence's key length when given); returns
+    O and the natural log-sum-exp."""
+    if key_lengths is not None:
+        parts = [reference(q[b:b + 1], k[b:b + 1, :, :max(0, min(int(n), k.shape[2]))],
+                           v[b:b + 1, :, :max(0, min(int(n), k.shape[2]))],
+                           causal, scale or 1 / np.sqrt(q.shape[3]), window, softcap)
+                 for b, n in enumerate(key_lengths)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    if k.shape[2] == 0:
+        return np.zeros(q.shape[:3] + v.shape[3:]), np.full(q.shape[:3], -np.inf)
     q, k, v = (x.astype(np.float64) for x in (q, k, v))
     group = q.shape[1] // k.shape[1]
     k = np.repeat(k, group, axis=1)
@@ -156,3 +165,41 @@ def test_torch_bad_input_raises():
         attn_mlir.attention(q, q.half(), q)
     with pytest.raises(ValueError, match="three of one kind"):
         attn_mlir.attention(q, q.numpy(), q)
+
+
+def test_key_lengths():
+    """Per-sequence key lengths (FlashAttention's cache_seqlens): each
+    sequence sees its first keys, causal aligned to its length; 0 gives
+    O = 0 and LSE = -inf; lengths past Sk are clamped."""
+    q, k, v = inputs(4, 4, 2, 3, 50, 16, 16)
+    lengths = np.array([50, 17, 0, 70])
+    o, lse = attn_mlir.attention(q, k, v, causal=True, enable_gqa=True, return_lse=True,
+                                 key_lengths=lengths)
+    ref_o, ref_lse = reference(q, k, v, causal=True, key_lengths=lengths)
+    assert rel_l2(o, ref_o) < 1e-5
+    assert np.all(o[2] == 0) and np.all(np.isneginf(lse[2]))
+    finite = np.isfinite(ref_lse)
+    assert np.array_equal(np.isfinite(lse), finite)
+    assert rel_l2(lse[finite], ref_lse[finite]) < 1e-5
+    # The lengths are run-time data: one compiled attention serves others.
+    before = len(attn_mlir._cache)
+    o2 = attn_mlir.attention(q, k, v, causal=True, enable_gqa=True, key_lengths=[5, 5, 5, 5])
+    assert rel_l2(o2, reference(q, k, v, causal=True, key_lengths=[5] * 4)[0]) < 1e-5
+    assert len(attn_mlir._cache) == before + 1  # no LSE: another spec
+    torch = pytest.importorskip("torch")
+    tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
+    to = attn_mlir.attention(tq, tk, tv, causal=True, enable_gqa=True,
+                             key_lengths=torch.tensor([50, 17, 0, 70]))
+    assert rel_l2(to.numpy(), ref_o) < 1e-5
+
+
+def test_key_lengths_bad_input_raises():
+    q, k, v = inputs(2, 2, 2, 3, 8, 8, 8)
+    with pytest.raises(ValueError, match=r"key_lengths must be \[B\] = \[2\], got shape \(3,\)"):
+        attn_mlir.attention(q, k, v, key_lengths=[1, 2, 3])
+    with pytest.raises(ValueError, match="key_lengths must be integers"):
+        attn_mlir.attention(q, k, v, key_lengths=[1.5, 2.0])
+    torch = pytest.importorskip("torch")
+    tq = torch.from_numpy(q)
+    with pytest.raises(ValueError, match="torch tensor of integers"):
+        attn_mlir.attention(tq, tq, tq, key_lengths=[1, 2])

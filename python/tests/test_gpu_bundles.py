@@ -26,6 +26,17 @@ def test_precompile_decode_takes_split_kv():
     assert {w["name"] for w in kernel["workspaces"]} == {"partial_o", "partial_lse", "counters"}
 
 
+def test_precompile_with_key_lengths():
+    """Key lengths are the kernel's last parameter, [B] int32."""
+    manifest = json.loads(attn_mlir.precompile(
+        (4, 32, 1, 128), (4, 8, 8192, 128), (4, 8, 8192, 128), "bfloat16",
+        enable_gqa=True, key_lengths=True, **H100))
+    (kernel,) = manifest["kernels"]
+    params = kernel["params"]
+    assert [p["name"] for p in params] == ["Q", "K", "V", "O", "key_lengths"]
+    assert params[-1]["type"] == "i32" and params[-1]["shape"] == [4]
+
+
 def test_precompile_errors():
     with pytest.raises(attn_mlir.CompilerError, match="sm_75 is too old"):
         attn_mlir.precompile((1, 2, 64, 64), (1, 2, 64, 64), (1, 2, 64, 64), "float16",
