@@ -74,10 +74,10 @@ def attention(query, key, value, *, causal=False, scale=None, window=None,
     return _cpu_run(spec, q, k, v, lengths)
 
 
-def _int32_lengths(lengths):
-    """Key lengths as int32, values past int32 clamped (the kernels clamp
-    to [0, Sk] anyway)."""
-    return _np.ascontiguousarray(_np.clip(lengths, -2**31, 2**31 - 1).astype(_np.int32))
+def _int32_lengths(lengths, seq_k):
+    """Key lengths as the kernels' int32, clamped to [0, Sk] as the kernels
+    do (so that no value wraps)."""
+    return _np.ascontiguousarray(_np.clip(lengths, 0, seq_k).astype(_np.int32))
 
 
 def _cpu_run(spec, q, k, v, lengths=None):
@@ -94,7 +94,7 @@ def _cpu_run(spec, q, k, v, lengths=None):
             _cache[spec] = compiled
     q, k, v = (_np.ascontiguousarray(x) for x in (q, k, v))
     try:
-        return compiled.run(q, k, v, None if lengths is None else _int32_lengths(lengths))
+        return compiled.run(q, k, v, None if lengths is None else _int32_lengths(lengths, spec.key_shape[2]))
     except RuntimeError as error:
         raise CompilerError(str(error)) from None
 
@@ -117,7 +117,8 @@ def _torch_attention(query, key, value, key_lengths, options):
     if query.device.type == "cuda":
         lengths = None
         if key_lengths is not None:
-            lengths = key_lengths.clamp(-2**31, 2**31 - 1).to(torch.int32)
+            # Clamped to [0, Sk] as the kernels do, so that no value wraps.
+            lengths = key_lengths.to(torch.int64).clamp(0, spec.key_shape[2]).to(torch.int32)
         return _gpu.attention(torch, spec, query, key, value, lengths)
     if query.device.type != "cpu":
         raise ValueError(f"attn_mlir runs on the CPU and on CUDA devices, not {query.device}")
