@@ -75,7 +75,6 @@ public:
     return &spec;
   }
   bool withLse() const { return spec.with_lse; }
-  bool keyLengths() const { return spec.key_lengths; }
   std::vector<py::ssize_t> outShape() const {
     return {spec.batch, spec.heads, spec.seq_q, spec.value_dim};
   }
@@ -89,8 +88,7 @@ private:
 class CpuAttention {
 public:
   explicit CpuAttention(Spec spec)
-      : withLse(spec.withLse()), keyLengths(spec.keyLengths()),
-        outShape(spec.outShape()) {
+      : withLse(spec.withLse()), outShape(spec.outShape()) {
     char *error = nullptr;
     handle = attnCpuAttentionCompile(spec.get(), &error);
     if (!handle)
@@ -101,13 +99,10 @@ public:
   CpuAttention &operator=(const CpuAttention &) = delete;
 
   /// O (and LSE) of contiguous arrays of the compiled shapes and type, and
-  /// of key lengths ([B] int32) when it was compiled with them.
+  /// of key lengths ([B] int32) when it was compiled with them (the C API
+  /// refuses a mismatch).
   py::object run(py::array q, py::array k, py::array v,
                  std::optional<py::array_t<int32_t>> lengths) {
-    if (keyLengths != lengths.has_value())
-      throw std::invalid_argument(
-          keyLengths ? "this attention needs key lengths"
-                     : "this attention was compiled without key lengths");
     py::array out(q.dtype(), outShape);
     py::array_t<float> lse(
         std::vector<int64_t>(outShape.begin(), outShape.end() - 1));
@@ -129,7 +124,6 @@ public:
 
 private:
   bool withLse;
-  bool keyLengths;
   std::vector<py::ssize_t> outShape;
   AttnCpuAttentionRef handle = nullptr;
 };

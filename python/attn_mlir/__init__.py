@@ -35,6 +35,12 @@ def _is_torch(x):
     return type(x).__module__.split(".")[0] == "torch"
 
 
+def _check_one_dtype(q, k, v):
+    for name, x in (("K", k), ("V", v)):
+        if x.dtype != q.dtype:
+            raise ValueError(f"{name} is {x.dtype}, Q is {q.dtype}: give Q, K and V one dtype")
+
+
 def attention(query, key, value, *, causal=False, scale=None, window=None,
               softcap=None, enable_gqa=False, return_lse=False,
               key_lengths=None):
@@ -68,9 +74,7 @@ def attention(query, key, value, *, causal=False, scale=None, window=None,
                       key_lengths=None if lengths is None else lengths.shape, **options)
     if spec.dtype == "bf16":
         raise ValueError("NumPy has no bfloat16: pass torch tensors")
-    for name, x in (("K", k), ("V", v)):
-        if x.dtype != q.dtype:
-            raise ValueError(f"{name} is {x.dtype}, Q is {q.dtype}: give Q, K and V one dtype")
+    _check_one_dtype(q, k, v)
     return _cpu_run(spec, q, k, v, lengths)
 
 
@@ -104,8 +108,7 @@ def _torch_attention(query, key, value, key_lengths, options):
     for name, x in (("K", key), ("V", value)):
         if not _is_torch(x):
             raise ValueError(f"Q is a torch tensor and {name} is {type(x).__name__}: give three of one kind")
-        if x.dtype != query.dtype:
-            raise ValueError(f"{name} is {x.dtype}, Q is {query.dtype}: give Q, K and V one dtype")
+    _check_one_dtype(query, key, value)
     if key_lengths is not None:
         if not _is_torch(key_lengths) or key_lengths.dtype.is_floating_point or key_lengths.dtype.is_complex:
             raise ValueError("key_lengths must be a torch tensor of integers when Q is a torch tensor")
@@ -119,7 +122,7 @@ def _torch_attention(query, key, value, key_lengths, options):
         if key_lengths is not None:
             # Clamped to [0, Sk] as the kernels do, so that no value wraps.
             lengths = key_lengths.to(torch.int64).clamp(0, spec.key_shape[2]).to(torch.int32)
-        return _gpu.attention(torch, spec, query, key, value, lengths)
+        return _gpu.attention(spec, query, key, value, lengths)
     if query.device.type != "cpu":
         raise ValueError(f"attn_mlir runs on the CPU and on CUDA devices, not {query.device}")
     # bfloat16 crosses as its 16-bit patterns.

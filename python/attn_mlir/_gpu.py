@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from . import _runtime
 from ._errors import CompilerError
-from ._spec import Spec
+from ._spec import Spec, compiler
 
 _lock = threading.Lock()
 # (Spec, Target) -> (manifest JSON, PTX).
@@ -38,7 +38,6 @@ def compile_bundle(spec, target):
     with _lock:
         bundle = _bundles.get((spec, target))
     if bundle is None:
-        from ._spec import compiler
         try:
             bundle = compiler().compile_gpu(spec.native(), *target)
         except RuntimeError as error:
@@ -110,33 +109,35 @@ def load_bundles(directory):
     return len(loaded)
 
 
-def _view(torch, tensor, dtype):
+def _view(tensor, dtype):
     """The tensor libattnrt reads: contiguous and 16-byte aligned (the
     kernels' layout), copied on the device when it is not."""
+    import torch
     if not tensor.is_contiguous() or tensor.data_ptr() % 16:
         tensor = tensor.clone(memory_format=torch.contiguous_format)
     return tensor, _runtime.Tensor.of(tensor.data_ptr(), dtype, list(tensor.shape),
                                       list(tensor.stride()))
 
 
-def attention(torch, spec, q, k, v, key_lengths=None):
+def attention(spec, q, k, v, key_lengths=None):
     """O (and LSE) of `spec` on CUDA tensors q, k, v (and int32 key
     lengths) of one device."""
+    import torch
     if k.device != q.device or v.device != q.device:
         raise ValueError(f"Q, K and V must be on one device, got {q.device}, {k.device}, {v.device}")
     device = _runtime.device(q.device.index if q.device.index is not None
                              else torch.cuda.current_device())
     kernel = _kernel(spec, device)
-    q, q_arg = _view(torch, q.detach(), spec.dtype)
-    k, k_arg = _view(torch, k.detach(), spec.dtype)
-    v, v_arg = _view(torch, v.detach(), spec.dtype)
+    q, q_arg = _view(q.detach(), spec.dtype)
+    k, k_arg = _view(k.detach(), spec.dtype)
+    v, v_arg = _view(v.detach(), spec.dtype)
     o = torch.empty(spec.out_shape(), dtype=q.dtype, device=q.device)
     args = {"Q": q_arg, "K": k_arg, "V": v_arg,
-            "O": _view(torch, o, spec.dtype)[1]}
+            "O": _view(o, spec.dtype)[1]}
     if spec.with_lse:
         lse = torch.empty(spec.lse_shape(), dtype=torch.float32, device=q.device)
-        args["LSE"] = _view(torch, lse, "f32")[1]
+        args["LSE"] = _view(lse, "f32")[1]
     if key_lengths is not None:
-        key_lengths, args["key_lengths"] = _view(torch, key_lengths, "i32")
+        key_lengths, args["key_lengths"] = _view(key_lengths, "i32")
     kernel.launch(args, torch.cuda.current_stream(q.device).cuda_stream)
     return (o, lse) if spec.with_lse else o
