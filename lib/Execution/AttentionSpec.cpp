@@ -185,12 +185,15 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     op.setPartitionAttr(SplitKVAttr::get(context, spec.splits));
   if (spec.leanCtas)
     op.setPartitionAttr(LeanAttr::get(context, spec.leanCtas));
+  if (spec.alibi) {
+    OpBuilder::InsertionGuard guard(b);
+    buildAlibiRegion(b, loc, op, spec);
+  }
   if (spec.packedHeads > 1) {
-    // The tiles the kernel would take without packing (the ALiBi region is
-    // built below).
+    // The tiles the kernel would take without packing.
     std::optional<Fa2Tiling> tiling = defaultFa2Tiling(
         spec.headDim, spec.valueDim, inputType->getIntOrFloatBitWidth() / 8,
-        std::nullopt, op.modifiesScores() || spec.alibi, op.splitsKeyValues());
+        std::nullopt, op.modifiesScores(), op.splitsKeyValues());
     if (!tiling)
       return error(llvm::formatv("packed heads need tiles, and there is no "
                                  "default tiling for D = {0}, Dv = {1}",
@@ -205,10 +208,6 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
   if (spec.ringDevices)
     op.setPartitionAttr(RingAttr::get(context, spec.ringDevices, spec.zigzag));
   func::ReturnOp::create(b, loc, op.getResults());
-  if (spec.alibi) {
-    OpBuilder::InsertionGuard guard(b);
-    buildAlibiRegion(b, loc, op, spec);
-  }
 
   // The spec may still describe an invalid attention (e.g. Hq not a multiple
   // of Hkv): the verifier says why.

@@ -15,10 +15,12 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
@@ -36,27 +38,15 @@ namespace {
 
 /// The buffer the caller allocates for a destination of `type`.
 MemRefType outputBufferType(RankedTensorType type) {
-  return MemRefType::get(type.getShape(), type.getElementType());
+  return cast<MemRefType>(
+      bufferization::getMemRefTypeWithStaticIdentityLayout(type));
 }
 
 /// The buffer an input of `type` crosses the call as: any strides and
 /// offset, so that a view (a slice of a shard, say) passes without a copy.
 MemRefType inputBufferType(RankedTensorType type) {
-  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-  auto layout =
-      StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic, strides);
-  return MemRefType::get(type.getShape(), type.getElementType(), layout);
-}
-
-/// The sizes of the dynamic dimensions of `type`, dimension d read by
-/// `dim(d)`.
-SmallVector<Value> dynamicSizes(RankedTensorType type,
-                                function_ref<Value(int64_t)> dim) {
-  SmallVector<Value> sizes;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    if (type.isDynamicDim(d))
-      sizes.push_back(dim(d));
-  return sizes;
+  return cast<MemRefType>(
+      bufferization::getMemRefTypeWithFullyDynamicLayout(type));
 }
 
 /// The values `op` reads (every operand but its destinations, then what its
@@ -121,12 +111,9 @@ func::FuncOp buildCallee(DestinationStyleOpInterface op, ArrayRef<Value> inputs,
       entry->getArguments().drop_front(inputs.size());
   for (auto [init, arg] : llvm::zip(op.getDpsInits(), outArgs)) {
     auto type = cast<RankedTensorType>(init.getType());
-    Value buffer = arg;
-    SmallVector<Value> sizes = dynamicSizes(type, [&](int64_t d) -> Value {
-      return memref::DimOp::create(b, loc, buffer, d);
-    });
-    map.map(init, tensor::EmptyOp::create(b, loc, type.getShape(),
-                                          type.getElementType(), sizes));
+    map.map(init,
+            tensor::EmptyOp::create(b, loc, memref::getMixedSizes(b, loc, arg),
+                                    type.getElementType()));
   }
   Operation *clone = b.clone(*op, map);
   for (auto [result, arg] : llvm::zip(clone->getResults(), outArgs))
@@ -155,11 +142,9 @@ void replaceByCall(DestinationStyleOpInterface op, ArrayRef<Value> inputs,
   SmallVector<Value> buffers;
   for (Value init : op.getDpsInits()) {
     auto type = cast<RankedTensorType>(init.getType());
-    SmallVector<Value> sizes = dynamicSizes(type, [&](int64_t d) -> Value {
-      return tensor::DimOp::create(b, loc, init, d);
-    });
-    buffers.push_back(memref::AllocOp::create(b, loc, outputBufferType(type),
-                                              sizes, b.getI64IntegerAttr(64)));
+    buffers.push_back(memref::AllocOp::create(
+        b, loc, outputBufferType(type),
+        tensor::createDynamicDimValues(b, loc, init), b.getI64IntegerAttr(64)));
   }
   llvm::append_range(args, buffers);
   func::CallOp::create(b, loc, callee, args);
