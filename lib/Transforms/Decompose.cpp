@@ -267,7 +267,8 @@ Decomposer<OpTy>::blockRange(Value slot, Value batch, Value head,
   // Lean: the slot's piece of this output tile's LeanTiles, as blocks.
   Value batchHead = arith.add(arith.mul(batch, tiledHeads), head);
   auto blocksOf = [&](Value m) { return visibleBlocks(m); };
-  LeanTileOrder<IndexArith> order{arith, blocksOf};
+  LeanTileOrder<IndexArith> order{arith, blocksOf,
+                                  geometry().uniformKvBlocks(blockN)};
   Value first = order.tileFirst(leanPerHead, batchHead, queryBlock);
   auto [pieceBegin, pieceEnd] = lean->piece(first, arith.sub(end, begin), slot);
   Value shift = arith.sub(begin, first);
@@ -570,7 +571,8 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
   bounds.append({batch, tiledHeads, queryBlocks});
   if (auto leanAttr = dyn_cast_or_null<LeanAttr>(op.getPartitionAttr())) {
     auto blocksOf = [&](Value m) { return visibleBlocks(m); };
-    LeanTileOrder<IndexArith> order{arith, blocksOf};
+    LeanTileOrder<IndexArith> order{arith, blocksOf,
+                                    geometry().uniformKvBlocks(blockN)};
     leanPerHead = order.prefix(queryBlocks);
     Value batchHeads = arith.mul(batch, tiledHeads);
     lean.emplace(LeanAssignment<IndexArith>::create(

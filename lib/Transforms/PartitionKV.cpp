@@ -98,7 +98,8 @@ leanSlots(A &a, MaskGeometry<A> geometry, typename A::Value batchHeads,
         geometry.queryBlockKvRange(m, tiles.getBlockM(), tiles.getBlockN());
     return a.sub(end, begin);
   };
-  LeanTileOrder<A> order{a, blocksOf};
+  LeanTileOrder<A> order{a, blocksOf,
+                         geometry.uniformKvBlocks(tiles.getBlockN())};
   auto leanTiles = a.mul(batchHeads, order.prefix(queryBlocks));
   return LeanAssignment<A>::create(a, a.constant(ctas), leanTiles)
       .slots(maxBlocks);

@@ -19,6 +19,7 @@
 #include "attn/Analysis/WorkAssignment.h"
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/IntegerArith.h"
+#include "attn/Analysis/MaskGeometry.h"
 
 #include "gtest/gtest.h"
 
@@ -304,6 +305,52 @@ TEST(LeanTileOrder, LocatesEveryLeanTileFromAnyEarlierQueryBlock) {
   // Past the last LeanTile: the number of query blocks and every LeanTile.
   EXPECT_EQ(order.locate(queryBlocks, perHead, 0, 0),
             std::make_pair(queryBlocks, perHead));
+}
+
+TEST(LeanTileOrder, UniformBlocksGiveTheScansAnswers) {
+  // Without a causal or window mask every query block sees the same blocks:
+  // prefix and locate become a product and a division, which must agree
+  // with the sum and the scan for every LeanTile, from any earlier query
+  // block, with GQA packing, a tail block, one key, and no key at all.
+  struct Case {
+    int64_t queryLen, kvLen, packedHeads;
+  };
+  for (Case c : {Case{100, 300, 1}, Case{1, 8192, 4}, Case{3, 57, 2},
+                 Case{40, 1, 1}, Case{40, 0, 1}})
+    for (int64_t blockN : {16, 64}) {
+      MaskGeometry<IntegerArith> geometry{arith, c.queryLen, c.kvLen,
+                                          /*causal=*/false, std::nullopt};
+      geometry.packedHeads = c.packedHeads;
+      const int64_t blockM = 16;
+      auto blocksOf = [&](int64_t m) {
+        auto [begin, end] = geometry.queryBlockKvRange(m, blockM, blockN);
+        return end - begin;
+      };
+      std::optional<int64_t> uniform = geometry.uniformKvBlocks(blockN);
+      ASSERT_TRUE(uniform.has_value());
+      LeanTileOrder<IntegerArith> scan{arith, blocksOf};
+      LeanTileOrder<IntegerArith> closed{arith, blocksOf, uniform};
+      int64_t queryBlocks = arith.ceilDiv(geometry.tiledRows(), blockM);
+      for (int64_t m = 0; m <= queryBlocks; ++m)
+        ASSERT_EQ(closed.prefix(m), scan.prefix(m)) << c.kvLen << " " << m;
+      int64_t perHead = scan.prefix(queryBlocks);
+      for (int64_t offset = 0; offset <= perHead; ++offset)
+        for (int64_t from = 0; from < queryBlocks; ++from) {
+          if (scan.prefix(from) > offset)
+            break;
+          EXPECT_EQ(closed.locate(queryBlocks, offset, from, scan.prefix(from)),
+                    scan.locate(queryBlocks, offset, from, scan.prefix(from)))
+              << "Sk " << c.kvLen << ", LeanTile " << offset << " from "
+              << from;
+        }
+    }
+  // A causal or window mask gives query blocks different counts.
+  MaskGeometry<IntegerArith> causal{arith, 100, 300, /*causal=*/true,
+                                    std::nullopt};
+  EXPECT_FALSE(causal.uniformKvBlocks(64).has_value());
+  MaskGeometry<IntegerArith> window{arith, 100, 300, /*causal=*/false,
+                                    std::make_pair(int64_t(32), int64_t(0))};
+  EXPECT_FALSE(window.uniformKvBlocks(64).has_value());
 }
 
 } // namespace

@@ -170,6 +170,16 @@ template <typename A> struct MaskGeometry {
     return {row0, a.min(a.constant(blockM), a.sub(tiledRows(), row0))};
   }
 
+  /// The key/value blocks every query block visits when no mask cuts the
+  /// rows' key ranges (neither causal nor a window): all of them, the same
+  /// for every row. None when they differ from query block to query block.
+  std::optional<V> uniformKvBlocks(int64_t blockN) {
+    if (causal || window)
+      return std::nullopt;
+    auto [begin, end] = kvBlockRange(a.constant(0), a.constant(1), blockN);
+    return a.sub(end, begin);
+  }
+
   /// kvBlockRange of query block `queryBlock` (queryBlockRows).
   std::pair<V, V> queryBlockKvRange(V queryBlock, int64_t blockM,
                                     int64_t blockN) {

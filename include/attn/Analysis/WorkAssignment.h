@@ -34,6 +34,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 namespace mlir::attn {
@@ -120,22 +121,38 @@ template <typename A> struct LeanAssignment {
 /// Output tiles in Lean's order: tile (bh, m), bh = b * Hq + h, m the
 /// query block, starts at LeanTile bh * perHead + prefix(m), where
 /// prefix(m) sums the visible KV blocks of the query blocks before m (all
-/// heads see the same blocks).
+/// heads see the same blocks). When every query block sees the same
+/// number n of blocks (MaskGeometry::uniformKvBlocks), prefix(m) = m n and
+/// LeanTile g lies in query block g / n: no sum or scan is built.
 template <typename A> struct LeanTileOrder {
   using V = typename A::Value;
 
   A &a;
   /// The visible KV blocks of query block m.
   llvm::function_ref<V(V)> blocksOf;
+  /// blocksOf(m) for every m, when it is known to be the same.
+  std::optional<V> uniformBlocks = std::nullopt;
 
-  V prefix(V queryBlock) { return a.sum(queryBlock, blocksOf); }
+  V prefix(V queryBlock) {
+    if (uniformBlocks)
+      return a.mul(queryBlock, *uniformBlocks);
+    return a.sum(queryBlock, blocksOf);
+  }
   /// The query block m holding LeanTile `offset` of a (batch, head) (below
   /// prefix(queryBlocks)), and prefix(m): a scan from query block `from`,
   /// with prefix(from) = `fromPrefix` <= offset, so that a walk through the
   /// LeanTiles in order resumes where it stopped. Query blocks without a
-  /// LeanTile are passed over.
+  /// LeanTile are passed over. Past the last LeanTile: (queryBlocks,
+  /// prefix(queryBlocks)).
   std::pair<V, V> locate(V queryBlocks, V offset, V from, V fromPrefix) {
-    return a.scanPast(from, fromPrefix, queryBlocks, blocksOf, offset);
+    if (!uniformBlocks)
+      return a.scanPast(from, fromPrefix, queryBlocks, blocksOf, offset);
+    // With no LeanTile, every offset is past the last one.
+    V n = *uniformBlocks;
+    V m = a.select(a.gt(n, a.constant(0)),
+                   a.min(a.div(offset, a.max(n, a.constant(1))), queryBlocks),
+                   queryBlocks);
+    return {m, prefix(m)};
   }
   V tileFirst(V perHead, V batchHead, V queryBlock) {
     return a.add(a.mul(batchHead, perHead), prefix(queryBlock));

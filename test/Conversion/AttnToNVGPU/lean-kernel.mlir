@@ -16,6 +16,8 @@ func.func @decode(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x1000x64xf16>,
 
 // The attention's parameters, then the workspaces: partial O and LSE per
 // CTA (f32) and one flag per CTA, zeroed before every launch.
+// CHECK: #[[LICM:.+]] = #llvm.loop_licm<disable = true>
+// CHECK: #[[KEEP:.+]] = #llvm.loop_annotation<licm = #[[LICM]]>
 // CHECK: gpu.func @decode_attention0(%[[Q:[^:]+]]: memref<1x4x1x64xf16>, %[[K:[^:]+]]: memref<1x4x1000x64xf16>, %[[V:[^:]+]]: memref<1x4x1000x64xf16>, %[[O:[^:]+]]: memref<1x4x1x64xf16>, %[[LSE:[^:]+]]: memref<1x4x1xf32>, %[[PO:[^:]+]]: memref<5x64x64xf32>, %[[PL:[^:]+]]: memref<5x64xf32>, %[[FLAGS:[^:]+]]: memref<5xi32>) kernel
 // CHECK-SAME: grid = array<i64: 5, 1, 1>, param_names = ["Q", "K", "V", "O", "LSE"], params = [memref<1x4x1x64xf16>, memref<1x4x1000x64xf16>, memref<1x4x1000x64xf16>, memref<1x4x1x64xf16>, memref<1x4x1xf32>], persistent, scalars = []
 // CHECK-SAME: workspaces = [{bytes = 81920 : i64, name = "partial_o", zero_init = false}, {bytes = 1280 : i64, name = "partial_lse", zero_init = false}, {bytes = 20 : i64, name = "flags", zero_init = true}]
@@ -23,13 +25,19 @@ func.func @decode(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x1000x64xf16>,
 // The even split: CTAs from hi = 4 on start at 4 x 13 + (c - 4) x 12.
 // CHECK: %[[SHORT:.+]] = arith.subi %[[CTA]], %c4 : index
 // CHECK: arith.muli %[[SHORT]], %c12 : index
-// The walk over the CTA's LeanTiles, one piece per iteration; it carries
-// the output tile of the previous piece (none, -1, at first), from whose
-// query block the next piece's is located.
-// CHECK: scf.while (%[[G:.+]] = %{{.+}}, %{{.+}} = %c-1, %{{.+}} = %c0, %{{.+}} = %c0) : (index, index, index, index) -> (index, index, index, index) {
+// The walk over the CTA's LeanTiles, one piece per iteration. Without a
+// causal or window mask every query block sees the same 16 blocks, so a
+// LeanTile's query block is a division, not a scan, and the walk carries
+// only its next LeanTile.
+// CHECK: scf.while (%[[G:.+]] = %{{.+}}) : (index) -> index {
 // CHECK:   arith.cmpi slt, %[[G]], %{{.+}} : index
 // CHECK: } do {
-// CHECK:   scf.while ({{.+}}) : (index, index) -> (index, index, index)
+// CHECK:   %[[BH:.+]] = arith.divui %[[G]], %c16 : index
+// CHECK:   %[[HEAD_FIRST:.+]] = arith.muli %[[BH]], %c16 : index
+// CHECK:   %[[OFFSET:.+]] = arith.subi %[[G]], %[[HEAD_FIRST]] : index
+// CHECK:   %[[QB:.+]] = arith.divui %[[OFFSET]], %c16 : index
+// CHECK:   arith.minsi %[[QB]], %c1 : index
+// CHECK-NOT: scf.while ({{.+}}) : (index, index) -> (index, index, index)
 // The piece's blocks run through the CTA body.
 // CHECK:   scf.for
 // CHECK:     nvgpu.ldmatrix
@@ -51,6 +59,12 @@ func.func @decode(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x1000x64xf16>,
 // CHECK:   gpu.barrier
 // CHECK:   nvvm.memory.barrier <gpu>
 // CHECK:   memref.atomic_rmw addi %c1_i32, %[[FLAGS]][%[[CTA]]] : (i32, memref<5xi32>) -> i32
+// LLVM's loop-invariant code motion stays out of the walk (loops in it are
+// still optimised): the per-lane addresses of a piece's query load, output
+// store and merge, hoisted above the walk, would stay live through the CTA
+// body's loop and spill.
+// CHECK: } attributes {loop_annotation = #[[KEEP]]}
+// CHECK: gpu.return
 
 // -----
 
@@ -104,6 +118,11 @@ func.func @run_time_lengths(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>,
 // CHECK: %[[BH:.+]] = arith.muli %{{.+}}, %c4 : index
 // CHECK: %[[LEANTILES:.+]] = arith.muli %[[BH]], %[[PERHEAD]] : index
 // CHECK: arith.ceildivui %[[LEANTILES]], %c8 : index
-// CHECK: scf.while
+// With a causal mask the query blocks see different numbers of blocks: the
+// walk carries the previous piece's query block, from which a scan finds
+// the next piece's.
+// CHECK: scf.while (%{{.+}} = %{{.+}}, %{{.+}} = %c-1, %{{.+}} = %c0, %{{.+}} = %c0) : (index, index, index, index) -> (index, index, index, index) {
+// CHECK:   scf.while ({{.+}}) : (index, index) -> (index, index, index)
+// CHECK: } attributes {loop_annotation = #[[KEEP]]}
 // CHECK: %[[TILES:.+]] = arith.muli %[[BH]], %[[QBLOCKS]] : index
 // CHECK: scf.for %{{.+}} = %{{.+}} to %[[TILES]] step %c8 {

@@ -2,12 +2,14 @@
 // dynamic; 5 CTAs and 16 x 16 tiles fixed) runs at three sets of lengths
 // and must agree with the attention without a partition on the same inputs:
 // a causal square prefill, a speculative-decoding step (Sq = 3) over 57 keys
-// (a tail block), and causal Sq = 50 > Sk = 20, whose first query blocks see
-// no key. The LeanTiles, the even split over the CTAs and the slot count
+// (a tail block), causal Sq = 50 > Sk = 20, whose first query blocks see
+// no key, and a prefill without a mask (Sq = 40, Sk = 57: 3 query blocks of
+// 4 key blocks each, whose LeanTiles are located by a division instead of
+// a scan, and whose CTAs' ranges cross query blocks and heads). The LeanTiles, the even split over the CTAs and the slot count
 // are computed from the lengths at each call (attn-partition-kv,
 // WorkAssignment.h); the GPU kernel counts them the same way.
 // RUN: attn-opt %s --attn-to-cpu | %mlir_runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
-// CHECK-COUNT-3: agree: 1
+// CHECK-COUNT-4: agree: 1
 // CHECK-NOT: agree: 0
 
 #all4 = affine_map<(b, h, m, n) -> (b, h, m, n)>
@@ -143,5 +145,10 @@ func.func @main() {
   %l3 = call @lean_causal(%q3, %k3, %v3) : (!q, !kv, !kv) -> !q
   %r3 = call @reference_causal(%q3, %k3, %v3) : (!q, !kv, !kv) -> !q
   call @agree(%l3, %r3) : (!q, !q) -> ()
+
+  %q4, %k4, %v4 = call @inputs(%c2, %c40, %c57) : (index, index, index) -> (!q, !kv, !kv)
+  %l4 = call @lean(%q4, %k4, %v4) : (!q, !kv, !kv) -> !q
+  %r4 = call @reference(%q4, %k4, %v4) : (!q, !kv, !kv) -> !q
+  call @agree(%l4, %r4) : (!q, !q) -> ()
   return
 }

@@ -3,9 +3,11 @@
 // heads, 8k keys) over the 132 SMs, a causal prefill whose output tiles
 // differ in length (D = 64, 300 queries and keys), and the same two with
 // the batch, Sq and Sk taken at run time (one kernel for every length: the
-// LeanTiles are counted and split over the fixed CTAs at launch). The
-// run-time decode pins 64 x 32 tiles: with split-KV's default 64 x 64 it
-// spills 40 bytes on sm_90a (ptxas 13.0; docs/performance.md, Lean kernels).
+// LeanTiles are counted and split over the fixed CTAs at launch), with the
+// tiles attn-select-schedule gives them (64 x 64, two stages, for the
+// run-time decode). That kernel spilled 40 bytes on sm_90a while LLVM's
+// loop-invariant code motion hoisted per-lane addresses above the walk over
+// LeanTiles (ptxas 13.0; docs/performance.md, Lean kernels).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/lean | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE80
@@ -54,7 +56,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
   func.func @decode_run_time(%q: tensor<?x32x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %o: tensor<?x32x?x128xbf16>, %l: tensor<?x32x?xf32>) -> (tensor<?x32x?x128xbf16>, tensor<?x32x?xf32>) {
     %r:2 = attn.attention ins(%q, %k, %k : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>)
         outs(%o, %l : tensor<?x32x?x128xbf16>, tensor<?x32x?xf32>)
-        {causal, partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 2, packed_heads = 4>} -> tensor<?x32x?x128xbf16>, tensor<?x32x?xf32>
+        {causal, partition = #attn.lean<ctas = 264>} -> tensor<?x32x?x128xbf16>, tensor<?x32x?xf32>
     return %r#0, %r#1 : tensor<?x32x?x128xbf16>, tensor<?x32x?xf32>
   }
   func.func @prefill_run_time(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %o: tensor<?x4x?x64xf16>) -> tensor<?x4x?x64xf16> {
