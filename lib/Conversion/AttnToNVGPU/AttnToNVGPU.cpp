@@ -195,13 +195,13 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   if (auto lean = dyn_cast_or_null<LeanAttr>(partition)) {
     shape.leanCtas = lean.getCtas();
     // Every CTA must be resident at once, or a host waits for a contributor
-    // that never starts.
+    // that never starts. The estimate is the one attn-select-schedule picks
+    // G with (a kernel that splits the key/value range).
     if (TargetAttr target = getEnclosingTarget(op)) {
       GpuLimits limits = gpuLimits(target);
       int64_t perSm = fa2CtasPerSm(
-          fa2Resources(
-              Fa2Tiling{shape.blockM, shape.blockN, shape.warps, shape.stages},
-              problem->headDim, problem->valueDim, 2, op.modifiesScores()),
+          fa2Resources(shape.tiling(), problem->headDim, problem->valueDim, 2,
+                       op.modifiesScores(), op.splitsKeyValues()),
           limits);
       if (shape.leanCtas > perSm * limits.sms)
         return op.emitError("#attn.lean with ")

@@ -160,6 +160,23 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 
 // -----
 
+// The residency check counts registers as attn-select-schedule does for a
+// kernel that splits the key/value range (its loop starts at a run-time
+// block, and with a softcap fa2RegistersPerThread adds a register per score
+// of its S tile): D = 64 in 64 x 64 tiles is two CTAs per SM, not the three
+// of a FlashAttention-2 grid kernel of these tiles.
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @lean_registers_of_a_split_kernel(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x4096x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
+    // expected-error @+1 {{#attn.lean with 300 CTAs cannot run on sm_90a: its persistent CTAs must all be resident, and 132 SMs x 2 CTA(s) per SM hold 264}}
+    %r = attn.attention ins(%q, %k, %k : tensor<1x8x1x64xf16>, tensor<1x8x4096x64xf16>, tensor<1x8x4096x64xf16>)
+        outs(%o : tensor<1x8x1x64xf16>)
+        {softcap = 30.0 : f32, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, partition = #attn.lean<ctas = 300>} -> tensor<1x8x1x64xf16>
+    return %r : tensor<1x8x1x64xf16>
+  }
+}
+
+// -----
+
 func.func @frame(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %i: index) -> tensor<1x1x64x64xf16> {
   // expected-error @+1 {{attn-to-nvgpu does not support a frame (a part of a larger attention) yet}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
