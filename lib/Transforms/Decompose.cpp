@@ -132,10 +132,9 @@ private:
   /// elements, head after head.
   Value regroupHeads(Value t, int64_t headDim, bool pack);
   MaskGeometry<IndexArith> geometry() { return geometry(arith); }
-  /// The visible KV blocks of query block `m`.
-  Value visibleBlocks(Value m) {
-    auto [begin, end] = geometry().queryBlockKvRange(m, blockM, blockN);
-    return arith.sub(end, begin);
+  /// Lean's order of the output tiles' LeanTiles.
+  LeanTileOrder<IndexArith> leanTileOrder() {
+    return LeanTileOrder<IndexArith>::of(arith, geometry(), blockM, blockN);
   }
 };
 
@@ -266,9 +265,7 @@ Decomposer<OpTy>::blockRange(Value slot, Value batch, Value head,
     return splitKVPiece(arith, begin, end, slot, split.getSplits());
   // Lean: the slot's piece of this output tile's LeanTiles, as blocks.
   Value batchHead = arith.add(arith.mul(batch, tiledHeads), head);
-  auto blocksOf = [&](Value m) { return visibleBlocks(m); };
-  LeanTileOrder<IndexArith> order{arith, blocksOf,
-                                  geometry().uniformKvBlocks(blockN)};
+  auto order = leanTileOrder();
   Value first = order.tileFirst(leanPerHead, batchHead, queryBlock);
   auto [pieceBegin, pieceEnd] = lean->piece(first, arith.sub(end, begin), slot);
   Value shift = arith.sub(begin, first);
@@ -570,9 +567,7 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
     bounds.push_back(tensor::getMixedSize(b, b.getLoc(), op.getInitOut(), 0));
   bounds.append({batch, tiledHeads, queryBlocks});
   if (auto leanAttr = dyn_cast_or_null<LeanAttr>(op.getPartitionAttr())) {
-    auto blocksOf = [&](Value m) { return visibleBlocks(m); };
-    LeanTileOrder<IndexArith> order{arith, blocksOf,
-                                    geometry().uniformKvBlocks(blockN)};
+    auto order = leanTileOrder();
     leanPerHead = order.prefix(queryBlocks);
     Value batchHeads = arith.mul(batch, tiledHeads);
     lean.emplace(LeanAssignment<IndexArith>::create(

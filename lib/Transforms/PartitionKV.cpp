@@ -93,13 +93,8 @@ typename A::Value
 leanSlots(A &a, MaskGeometry<A> geometry, typename A::Value batchHeads,
           typename A::Value queryBlocks, typename A::Value maxBlocks,
           int64_t ctas, Fa2TilesAttr tiles) {
-  auto blocksOf = [&](typename A::Value m) {
-    auto [begin, end] =
-        geometry.queryBlockKvRange(m, tiles.getBlockM(), tiles.getBlockN());
-    return a.sub(end, begin);
-  };
-  LeanTileOrder<A> order{a, blocksOf,
-                         geometry.uniformKvBlocks(tiles.getBlockN())};
+  auto order =
+      LeanTileOrder<A>::of(a, geometry, tiles.getBlockM(), tiles.getBlockN());
   auto leanTiles = a.mul(batchHeads, order.prefix(queryBlocks));
   return LeanAssignment<A>::create(a, a.constant(ctas), leanTiles)
       .slots(maxBlocks);

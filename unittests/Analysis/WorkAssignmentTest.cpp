@@ -322,14 +322,10 @@ TEST(LeanTileOrder, UniformBlocksGiveTheScansAnswers) {
                                           /*causal=*/false, std::nullopt};
       geometry.packedHeads = c.packedHeads;
       const int64_t blockM = 16;
-      auto blocksOf = [&](int64_t m) {
-        auto [begin, end] = geometry.queryBlockKvRange(m, blockM, blockN);
-        return end - begin;
-      };
-      std::optional<int64_t> uniform = geometry.uniformKvBlocks(blockN);
-      ASSERT_TRUE(uniform.has_value());
-      LeanTileOrder<IntegerArith> scan{arith, blocksOf};
-      LeanTileOrder<IntegerArith> closed{arith, blocksOf, uniform};
+      auto closed =
+          LeanTileOrder<IntegerArith>::of(arith, geometry, blockM, blockN);
+      ASSERT_TRUE(closed.uniformBlocks.has_value());
+      LeanTileOrder<IntegerArith> scan{arith, closed.blocksOf};
       int64_t queryBlocks = arith.ceilDiv(geometry.tiledRows(), blockM);
       for (int64_t m = 0; m <= queryBlocks; ++m)
         ASSERT_EQ(closed.prefix(m), scan.prefix(m)) << c.kvLen << " " << m;

@@ -31,9 +31,10 @@
 #ifndef ATTN_ANALYSIS_WORKASSIGNMENT_H
 #define ATTN_ANALYSIS_WORKASSIGNMENT_H
 
-#include "llvm/ADT/STLFunctionalExtras.h"
+#include "attn/Analysis/MaskGeometry.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -129,9 +130,21 @@ template <typename A> struct LeanTileOrder {
 
   A &a;
   /// The visible KV blocks of query block m.
-  llvm::function_ref<V(V)> blocksOf;
+  std::function<V(V)> blocksOf;
   /// blocksOf(m) for every m, when it is known to be the same.
   std::optional<V> uniformBlocks = std::nullopt;
+
+  /// The order of `geometry`'s query blocks of `blockM` tiled rows over
+  /// blocks of `blockN` keys (kvBlockRange), with uniformBlocks when no mask
+  /// cuts the rows' key ranges.
+  static LeanTileOrder of(A &a, MaskGeometry<A> geometry, int64_t blockM,
+                          int64_t blockN) {
+    auto blocksOf = [geometry, blockM, blockN](V m) mutable {
+      auto [begin, end] = geometry.queryBlockKvRange(m, blockM, blockN);
+      return geometry.a.sub(end, begin);
+    };
+    return {a, blocksOf, geometry.uniformKvBlocks(blockN)};
+  }
 
   V prefix(V queryBlock) {
     if (uniformBlocks)

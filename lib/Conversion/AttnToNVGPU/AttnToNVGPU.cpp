@@ -631,13 +631,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   // block's rows see.
   MaskGeometry<IndexArith> geometry = body.geometry();
   Value queryBlocks = a.ceilDiv(geometry.tiledRows(), s.blockM);
-  auto blocksOf = [&](Value m) {
-    auto [blockBegin, blockEnd] =
-        geometry.queryBlockKvRange(m, s.blockM, s.blockN);
-    return a.sub(blockEnd, blockBegin);
-  };
-  LeanTileOrder<IndexArith> order{a, blocksOf,
-                                  geometry.uniformKvBlocks(s.blockN)};
+  auto order = LeanTileOrder<IndexArith>::of(a, geometry, s.blockM, s.blockN);
   Value perHead = order.prefix(queryBlocks);
   int64_t heads = p.tiledHeads();
   Value batchHeads = a.mul(args.lengths.batch, heads);
@@ -769,8 +763,9 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         ValueRange{}, [&](OpBuilder &, Location, Value tile, ValueRange) {
           Value batchHead = a.div(tile, queryBlocks);
           Value queryBlock = a.sub(tile, a.mul(batchHead, queryBlocks));
-          Value empty = arith::CmpIOp::create(
-              b, arith::CmpIPredicate::eq, blocksOf(queryBlock), a.constant(0));
+          Value empty =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                    order.blocksOf(queryBlock), a.constant(0));
           auto store = scf::IfOp::create(b, empty, /*withElseRegion=*/false);
           b.setInsertionPointToStart(store.thenBlock());
           auto [batch, head] = splitBatchHead(batchHead);
