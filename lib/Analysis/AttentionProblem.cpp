@@ -144,9 +144,11 @@ TiledWork mlir::attn::countTiledWork(const AttentionProblem &problem,
 }
 
 int64_t mlir::attn::selectPackedHeads(AttentionOp op, int64_t blockM) {
-  std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
-  if (!problem || problem->groupSize() == 1 || op.getMask() ||
-      op.getBlockMask())
+  // Only Sq decides: a decode kernel for run-time cache lengths packs too.
+  std::optional<AttentionProblem> problem =
+      AttentionProblem::fromOp(op, /*dynamicLengths=*/true);
+  if (!problem || ShapedType::isDynamic(problem->queryLen) ||
+      problem->groupSize() == 1 || op.getMask() || op.getBlockMask())
     return 1;
   // The share of a query block's rows that are real rows.
   auto filled = [&](int64_t rows) {

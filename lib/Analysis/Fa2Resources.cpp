@@ -112,16 +112,18 @@ mlir::attn::selectFa2Tiling(int64_t headDim, int64_t valueDim,
 }
 
 int64_t mlir::attn::fa2SplitKvSplits(int64_t parallelCtas, int64_t waveSlots,
-                                     int64_t kvBlocks, int64_t maxSplits) {
-  if (parallelCtas < 1 || waveSlots < 1 || kvBlocks < 1)
+                                     std::optional<int64_t> kvBlocks,
+                                     int64_t maxSplits) {
+  if (parallelCtas < 1 || waveSlots < 1 || (kvBlocks && *kvBlocks < 1))
     return 1;
   // parallelCtas >= 0.8 * waveSlots, exactly.
   if (5 * parallelCtas >= 4 * waveSlots)
     return 1;
-  int64_t most = std::min({maxSplits, waveSlots, kvBlocks});
+  int64_t most = std::min({maxSplits, waveSlots, kvBlocks.value_or(maxSplits)});
   auto eligible = [&](int64_t splits) {
-    return splits == 1 || llvm::divideCeil(kvBlocks, splits) !=
-                              llvm::divideCeil(kvBlocks, splits - 1);
+    return splits == 1 || !kvBlocks ||
+           llvm::divideCeil(*kvBlocks, splits) !=
+               llvm::divideCeil(*kvBlocks, splits - 1);
   };
   // Wave efficiency as the fraction work / (waveSlots * waves).
   struct Fraction {
@@ -163,17 +165,22 @@ std::optional<KvPartitionChoice> mlir::attn::chooseKvPartition(
     MLIRContext *context, const AttentionProblem &problem,
     const Fa2Tiling &tiling, const GpuLimits &limits, int64_t elementBytes,
     bool modifiesScores, bool lean) {
+  if (ShapedType::isDynamic(problem.queryLen))
+    return std::nullopt;
   int64_t waveSlots = 2 * limits.sms;
+  int64_t batch = ShapedType::isDynamic(problem.batch) ? 1 : problem.batch;
+  bool staticKeys = ShapedType::isStatic(problem.kvLen);
   auto ruleSplits = [&](const Fa2Tiling &tiles) -> int64_t {
-    int64_t parallelCtas = problem.batch * problem.tiledHeads() *
-                           problem.queryBlocks(tiles.blockM);
+    int64_t parallelCtas =
+        batch * problem.tiledHeads() * problem.queryBlocks(tiles.blockM);
     // Only needed when the rule may split, that is with few query blocks.
     if (5 * parallelCtas >= 4 * waveSlots)
       return 1;
-    SmallVector<int64_t> counts =
-        problem.kvBlockCounts(tiles.blockM, tiles.blockN);
-    return fa2SplitKvSplits(parallelCtas, waveSlots,
-                            *llvm::max_element(counts));
+    std::optional<int64_t> mostBlocks;
+    if (staticKeys)
+      mostBlocks =
+          *llvm::max_element(problem.kvBlockCounts(tiles.blockM, tiles.blockN));
+    return fa2SplitKvSplits(parallelCtas, waveSlots, mostBlocks);
   };
   if (ruleSplits(tiling) <= 1)
     return std::nullopt;
@@ -191,16 +198,19 @@ std::optional<KvPartitionChoice> mlir::attn::chooseKvPartition(
       return std::nullopt;
     return KvPartitionChoice{*splitTiling, SplitKVAttr::get(context, splits)};
   }
-  SmallVector<int64_t> counts =
-      problem.kvBlockCounts(splitTiling->blockM, splitTiling->blockN);
-  int64_t leanTiles =
-      problem.batch * problem.tiledHeads() * llvm::sum_of(counts);
-  int64_t perSm = fa2CtasPerSm(
-      fa2Resources(*splitTiling, problem.headDim, problem.valueDim,
-                   elementBytes, modifiesScores, /*kernelSplitsKv=*/true),
-      limits);
-  return KvPartitionChoice{
-      *splitTiling,
-      LeanAttr::get(context,
-                    leanCtaCount(leanTiles, perSm * limits.sms, limits.sms))};
+  int64_t residentCtas =
+      limits.sms *
+      fa2CtasPerSm(fa2Resources(*splitTiling, problem.headDim, problem.valueDim,
+                                elementBytes, modifiesScores,
+                                /*kernelSplitsKv=*/true),
+                   limits);
+  int64_t ctas = residentCtas;
+  if (problem.hasStaticLengths()) {
+    SmallVector<int64_t> counts =
+        problem.kvBlockCounts(splitTiling->blockM, splitTiling->blockN);
+    ctas = leanCtaCount(problem.batch * problem.tiledHeads() *
+                            llvm::sum_of(counts),
+                        residentCtas, limits.sms);
+  }
+  return KvPartitionChoice{*splitTiling, LeanAttr::get(context, ctas)};
 }

@@ -114,4 +114,6 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // Plain LLVM dialect for stock tools: the target and cluster are spent.
+  pm.addPass(createAttnStripModuleAttributes());
 }

@@ -115,20 +115,29 @@ struct AttnPrintPlanPass
 
   /// Reports the plan of `op`; returns what it reports.
   static ReportedPlan reportPlan(AttentionOp op) {
-    std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
+    std::optional<AttentionProblem> problem =
+        AttentionProblem::fromOp(op, /*dynamicLengths=*/true);
     if (!problem) {
       op.emitRemark() << "attention with "
-                      << (op.hasFrame() ? "a frame" : "dynamic sizes")
+                      << (op.hasFrame() ? "a frame"
+                                        : "dynamic head counts or dimensions")
                       << ": the tiling and the work are decided at run time";
       return {};
     }
+    // Batch, Sq or Sk taken at run time: the tiles and the partition are
+    // still the compiler's; the work is counted at launch.
+    bool staticLengths = problem->hasStaticLengths();
     Type elementType = op.getQuery().getType().getElementType();
     int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
     InFlightDiagnostic remark = op.emitRemark();
     remark << "attention " << summarizeAttention(op, *problem);
-    remark << "\n  work: " << formatFlops(problem->nominalForwardFlops())
-           << " nominal; an untiled lowering would hold "
-           << formatBytes(problem->naiveScoreBytes()) << " of f32 scores";
+    if (staticLengths)
+      remark << "\n  work: " << formatFlops(problem->nominalForwardFlops())
+             << " nominal; an untiled lowering would hold "
+             << formatBytes(problem->naiveScoreBytes()) << " of f32 scores";
+    else
+      remark << "\n  work: counted at launch from the lengths (one kernel "
+                "for every B, Sq and Sk marked ?)";
 
     TargetAttr target = getEnclosingTarget(op);
     std::optional<Fa2Tiling> tiling;
@@ -171,6 +180,8 @@ struct AttnPrintPlanPass
       if (target && sharedBytes > target.getSmemPerBlock())
         remark << ", more than the " << target.getSmemPerBlock()
                << " bytes a block may use on " << target.getChip();
+    }
+    if (tiling && staticLengths) {
       TiledWork work = countTiledWork(*problem, tiling->blockM, tiling->blockN);
       double visitedShare =
           work.denseBlocks ? 100.0 * work.visitedBlocks / work.denseBlocks : 0;
@@ -207,6 +218,8 @@ struct AttnPrintPlanPass
                << split->partition << " over "
                << fa2TilesAttrOf(op.getContext(), split->tiling);
     }
+    if (!staticLengths)
+      return {tiling, std::nullopt};
     if (std::optional<DistributedLayout> layout =
             DistributedLayout::of(op.getPartitionAttr()))
       remark << llvm::formatv(

@@ -164,11 +164,12 @@ struct AttnSelectSchedulePass
   /// Where FlashAttention-2's split-KV rule splits, split-KV (or with
   /// `lean` Lean attention, but split-KV for per-sequence key lengths,
   /// which Lean's work assignment cannot count) and its tiles:
-  /// chooseKvPartition's. Attaches nothing when the rule keeps one split or
-  /// a size is dynamic.
+  /// chooseKvPartition's, for static or run-time lengths. Attaches nothing
+  /// when the rule keeps one split or Sq is dynamic.
   void selectKvPartition(AttentionOp op, const Fa2Tiling &tiling,
                          const GpuLimits &limits, int64_t elementBytes) {
-    std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
+    std::optional<AttentionProblem> problem =
+        AttentionProblem::fromOp(op, /*dynamicLengths=*/true);
     if (!problem)
       return;
     std::optional<KvPartitionChoice> choice = chooseKvPartition(

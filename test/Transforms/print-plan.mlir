@@ -69,12 +69,32 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 
 // -----
 
-// REMARK: remark: attention with dynamic sizes: the tiling and the work are decided at run time
-func.func @dynamic(%q: tensor<1x8x?x64xf32>, %o: tensor<1x8x?x64xf32>) -> tensor<1x8x?x64xf32> {
-  // expected-remark @+1 {{dynamic sizes}}
-  %r = attn.attention ins(%q, %q, %q : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>)
-      outs(%o : tensor<1x8x?x64xf32>) -> tensor<1x8x?x64xf32>
-  return %r : tensor<1x8x?x64xf32>
+// Lengths taken at run time: the tiles and the partition are still the
+// compiler's. A decode step for any batch and cache length gets
+// FlashAttention-2's rule for B = 1 and a cache too long to bound S (8
+// packed output tiles: S = 29 fills 232 of 264 slots, 88%); a run-time Sq
+// leaves the grid over query blocks unknown: no partition.
+// REMARK: remark: attention B=? Hq=32 Hkv=8 (GQA 4:1) Sq=1 Sk=? D=128 Dv=128 bf16
+// REMARK-NEXT: work: counted at launch from the lengths (one kernel for every B, Sq and Sk marked ?)
+// REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4> (FlashAttention-2's default for D=128 on sm_90a), 160.0 KiB shared memory per CTA
+// REMARK-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 29> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>
+// REMARK: remark: attention B=1 Hq=8 Hkv=8 (MHA) Sq=? Sk=? D=64 Dv=64 f16
+// REMARK-NEXT: work: counted at launch
+// REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+// REMARK-NEXT: partition: none{{$}}
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @decode(%q: tensor<?x32x1x128xbf16>, %kv: tensor<?x8x?x128xbf16>, %o: tensor<?x32x1x128xbf16>) -> tensor<?x32x1x128xbf16> {
+    // expected-remark @+1 {{Sq=1 Sk=?}}
+    %r = attn.attention ins(%q, %kv, %kv : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>)
+        outs(%o : tensor<?x32x1x128xbf16>) -> tensor<?x32x1x128xbf16>
+    return %r : tensor<?x32x1x128xbf16>
+  }
+  func.func @dynamic(%q: tensor<1x8x?x64xf16>, %o: tensor<1x8x?x64xf16>) -> tensor<1x8x?x64xf16> {
+    // expected-remark @+1 {{Sq=? Sk=?}}
+    %r = attn.attention ins(%q, %q, %q : tensor<1x8x?x64xf16>, tensor<1x8x?x64xf16>, tensor<1x8x?x64xf16>)
+        outs(%o : tensor<1x8x?x64xf16>) -> tensor<1x8x?x64xf16>
+    return %r : tensor<1x8x?x64xf16>
+  }
 }
 
 // -----

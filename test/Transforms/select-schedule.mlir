@@ -118,7 +118,23 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
     return %r : tensor<1x8x512x64xf16>
   }
 
-  // Dynamic lengths: tiles from the head dimension, no split.
+  // A decode kernel for every cache length (Sk at run time): the rule with
+  // no bound from the key/value blocks. B = 2 x 8 heads = 16 CTAs for 216
+  // slots: S = 27 fills whole waves (100%), S = 12 is the first within 85%
+  // of it (192 / 216, 89%; S = 11: 81%). Splits past a call's blocks are
+  // empty pieces. With lean: every resident CTA (3 per SM).
+  // CHECK-LABEL: func.func @decode_run_time_sm80
+  // NOSPLIT: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  // SPLIT: partition = #attn.split_kv<splits = 12>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
+  // LEAN: partition = #attn.lean<ctas = 324>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
+  func.func @decode_run_time_sm80(%q: tensor<2x8x1x64xbf16>, %kv: tensor<2x8x?x64xbf16>, %o: tensor<2x8x1x64xbf16>) -> tensor<2x8x1x64xbf16> {
+    %r = attn.attention ins(%q, %kv, %kv : tensor<2x8x1x64xbf16>, tensor<2x8x?x64xbf16>, tensor<2x8x?x64xbf16>)
+        outs(%o : tensor<2x8x1x64xbf16>) {causal} -> tensor<2x8x1x64xbf16>
+    return %r : tensor<2x8x1x64xbf16>
+  }
+
+  // A run-time Sq: tiles from the head dimension, no split (decode or
+  // prefill, the grid over query blocks is unknown).
   // CHECK-LABEL: func.func @dynamic_sm80
   // CHECK-NOT: partition
   // CHECK: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
@@ -267,6 +283,21 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
         outs(%o : tensor<1x8x1x64xf16>) {partition = #attn.lean<ctas = 264>} -> tensor<1x8x1x64xf16>
     return %r : tensor<1x8x1x64xf16>
+  }
+
+  // The decode of @decode_gqa_sm90 for any batch and cache length: GQA
+  // packing needs only Sq; the rule counts a run-time batch as 1 and bounds
+  // S by the slots and 128 alone: 8 packed tiles, S = 33 would fill every
+  // slot, S = 29 is the first within 85% (232 / 264, 88%). With lean: every
+  // resident CTA, 2 per SM (LeanTiles and ranges counted at launch).
+  // CHECK-LABEL: func.func @decode_run_time_sm90
+  // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4>}
+  // SPLIT: {partition = #attn.split_kv<splits = 29>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
+  // LEAN: {partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
+  func.func @decode_run_time_sm90(%q: tensor<?x32x1x128xbf16>, %kv: tensor<?x8x?x128xbf16>, %o: tensor<?x32x1x128xbf16>) -> tensor<?x32x1x128xbf16> {
+    %r = attn.attention ins(%q, %kv, %kv : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>)
+        outs(%o : tensor<?x32x1x128xbf16>) -> tensor<?x32x1x128xbf16>
+    return %r : tensor<?x32x1x128xbf16>
   }
 }
 

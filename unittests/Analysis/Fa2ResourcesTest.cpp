@@ -224,6 +224,14 @@ TEST(Fa2Resources, SplitKvCaps) {
   // first eligible from there is 112 (ceil(1000/112) = 9, ceil(1000/111)
   // = 10).
   EXPECT_EQ(fa2SplitKvSplits(1, 264, 1000), 112);
+  // A run-time Sk (std::nullopt) bounds S by 128 and the slots only, and
+  // skips no S: 8 CTAs on 264 slots, S = 33 fills them, S = 29 is the first
+  // within 85% (232 / 264); 16 CTAs on 216 slots: S = 27 fills whole waves,
+  // S = 12 gives 89% (S = 11: 81%); enough CTAs still keep one split.
+  EXPECT_EQ(fa2SplitKvSplits(8, 264, std::nullopt), 29);
+  EXPECT_EQ(fa2SplitKvSplits(16, 216, std::nullopt), 12);
+  EXPECT_EQ(fa2SplitKvSplits(1, 264, std::nullopt), 109);
+  EXPECT_EQ(fa2SplitKvSplits(300, 264, std::nullopt), 1);
   // Degenerate sizes keep one split.
   EXPECT_EQ(fa2SplitKvSplits(0, 264, 10), 1);
   EXPECT_EQ(fa2SplitKvSplits(4, 264, 0), 1);

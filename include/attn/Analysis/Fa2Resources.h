@@ -135,9 +135,12 @@ selectFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
 ///     ceil(kvBlocks / (S - 1)): its last split would be empty), whose wave
 ///     efficiency w / ceil(w), w = parallelCtas x S / waveSlots, is at least
 ///     85% of the best such efficiency; the smallest such S.
-/// `kvBlocks` is the most key/value blocks one query block visits.
+/// `kvBlocks` is the most key/value blocks one query block visits;
+/// std::nullopt for a run-time Sk, which bounds S by maxSplits and the slots
+/// only (a split past the blocks a call has is an empty piece).
 int64_t fa2SplitKvSplits(int64_t parallelCtas, int64_t waveSlots,
-                         int64_t kvBlocks, int64_t maxSplits = 128);
+                         std::optional<int64_t> kvBlocks,
+                         int64_t maxSplits = 128);
 
 /// Lean attention's number of persistent CTAs for `leanTiles` LeanTiles on
 /// a device of `sms` SMs that holds `residentCtas` of them at once (all must
@@ -155,13 +158,20 @@ struct KvPartitionChoice {
 };
 
 /// What attn-select-schedule adds with split-kv (or `lean`) to an
-/// attention `problem` (static sizes; its packedHeads those of `tiling`)
-/// whose FlashAttention-2 tiles `tiling` it chose: nothing when
+/// attention `problem` (its packedHeads those of `tiling`) whose
+/// FlashAttention-2 tiles `tiling` it chose: nothing when
 /// FlashAttention-2's rule keeps one split over the CTAs `tiling` gives
 /// (fa2SplitKvSplits, 2 x SMs slots); else split-KV over split-KV's tiles
 /// (selectFa2Tiling with splitKv, same packing), its splits counted over
 /// them, or with `lean` Lean attention over leanCtaCount's CTAs with
 /// `tiling`. The one rule the pass and the plan report share.
+///
+/// A kernel for run-time lengths must choose for every length it will run
+/// with. A run-time Sq leaves the grid over query blocks unknown (decode or
+/// prefill): nothing. A run-time batch counts as 1, the batch that needs the
+/// split most (a larger one is over-split by split-KV's fixed S; Lean's
+/// ranges are counted at launch). A run-time Sk bounds neither S nor the
+/// LeanTiles: S by the slots and 128 only, G every resident CTA.
 std::optional<KvPartitionChoice>
 chooseKvPartition(MLIRContext *context, const AttentionProblem &problem,
                   const Fa2Tiling &tiling, const GpuLimits &limits,

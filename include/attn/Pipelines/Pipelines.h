@@ -36,8 +36,9 @@ struct AttnToCPUOptions : public PassPipelineOptions<AttnToCPUOptions> {
 /// attn-to-cpu: attn.attention / attn.merge on tensors down to the LLVM
 /// dialect: each attention of a function with several into a function of
 /// its own (attn-outline), decomposition into tiled online-softmax loops, the
-/// merge lowering, bufferisation with deallocation, loops, and conversion to
-/// LLVM.
+/// merge lowering, bufferisation with deallocation, loops, conversion to
+/// LLVM, and the module's attn.target and attn.cluster removed (plain LLVM
+/// dialect, for mlir-translate and mlir-runner).
 /// Functions marked `llvm.emit_c_interface` keep a C-callable wrapper.
 void buildAttnToCPUPipeline(OpPassManager &pm, const AttnToCPUOptions &options);
 

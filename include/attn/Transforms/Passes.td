@@ -187,6 +187,18 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     skipping an S that would leave its last split empty. Split-KV is correct
     with every feature of the op (masks, windows, score regions).
 
+    Lengths taken at run time (a `?` batch, Sq or Sk) need one choice for
+    every length the kernel will run with. Packing needs only Sq. A
+    run-time Sq gets no partition (decode or prefill: the grid over query
+    blocks is unknown). Otherwise a run-time batch counts as 1, the batch
+    that needs splitting most, and a run-time Sk bounds S by 128 and the
+    slots only, as for a long cache: a decode kernel for every cache length
+    is split, and a piece past a call's blocks is empty (it writes
+    LSE = -inf, which the merge weighs zero). Split-KV's S is then fixed for
+    every call: a larger run-time batch is over-split. Lean's G is fixed too,
+    but its LeanTiles and each CTA's range are counted at launch from the
+    lengths, so any batch and cache length are spread evenly.
+
     Under a module with an `#attn.cluster` of more than one rank, an op
     without a partition first gets the distribution the cost model of
     `lib/Analysis/DistributionCost.cpp` predicts to communicate fastest:
@@ -211,6 +223,12 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     `--split-kv=false` turn it off; `lean=true` and `--lean` ask for Lean
     instead). The crossovers against FlashAttention-2's grid are not
     measured on a GPU yet.
+
+    The same decode for any batch and cache length,
+    `tensor<?x32x1x128xbf16>` against `tensor<?x8x?x128xbf16>`, gets
+    `packed_heads = 4` and, with `split-kv`, `#attn.split_kv<splits = 29>`
+    (8 packed tiles for B = 1; S = 29 fills 232 of 264 slots, 88%, within
+    85% of S = 33's 100%), with `lean` `#attn.lean<ctas = 264>`.
 
     Example, a decoding step with grouped-query heads on
     `#attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, ...>`,
@@ -527,6 +545,19 @@ def AttnLowerMerge : Pass<"attn-lower-merge"> {
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
   ];
+}
+
+def AttnStripModuleAttributes : Pass<"attn-strip-module-attributes", "ModuleOp"> {
+  let summary = "Remove attn.target and attn.cluster once every attn op is lowered";
+  let description = [{
+    The `attn.target` and `attn.cluster` attributes of a module say what the
+    schedules are chosen for; once no op of the attn dialect is left, nothing
+    reads them. This pass removes them from the module and every module
+    nested in it, so that the output of `attn-to-cpu` (which runs it last)
+    is plain LLVM dialect that stock tools (`mlir-translate --mlir-to-llvmir`,
+    `mlir-runner`) parse without the attn dialect. An op of the attn dialect
+    still in the module is an error: the attributes are still needed.
+  }];
 }
 
 #endif // ATTN_TRANSFORMS_PASSES_TD
