@@ -209,6 +209,7 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
                << ": its persistent CTAs must all be resident, and "
                << limits.sms << " SMs x " << perSm << " CTA(s) per SM hold "
                << perSm * limits.sms;
+      shape.residentCtasPerSm = llvm::divideCeil(shape.leanCtas, limits.sms);
     }
   }
   return shape;
@@ -851,6 +852,13 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
       int32_t threads = static_cast<int32_t>(shape->threads());
       func.setKnownBlockSizeAttr(kb.getDenseI32ArrayAttr({threads, 1, 1}));
+      // The registers the estimate allowed are a promise ptxas must keep:
+      // with more, fewer CTAs are resident and the waits never end (the
+      // runtime would refuse the launch).
+      if (shape->residentCtasPerSm)
+        func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                      kb.getI32IntegerAttr(
+                          static_cast<int32_t>(shape->residentCtasPerSm)));
       // A grid size that depends on a run-time length is dynamic.
       const AttentionProblem &problem = shape->problem;
       int64_t ctas = shape->leanCtas;

@@ -60,6 +60,10 @@ struct KernelShape {
   bool keyLengths = false;
   /// Lean attention's persistent CTAs; 0 for FlashAttention-2's grid.
   int64_t leanCtas = 0;
+  /// The CTAs of a persistent kernel each SM of the target must hold at once
+  /// (ceil(leanCtas / SMs)), which ptxas is held to (.minnctapersm); 0 when
+  /// there is no target to count with.
+  int64_t residentCtasPerSm = 0;
   /// Split-KV's pieces of each output tile's key/value blocks; 1 for
   /// FlashAttention-2's grid.
   int64_t splits = 1;

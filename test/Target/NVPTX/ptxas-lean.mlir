@@ -7,7 +7,9 @@
 // tiles attn-select-schedule gives them (64 x 64, two stages, for the
 // run-time decode). That kernel spilled 40 bytes on sm_90a while LLVM's
 // loop-invariant code motion hoisted per-lane addresses above the walk over
-// LeanTiles (ptxas 13.0; docs/performance.md, Lean kernels).
+// LeanTiles (ptxas 13.0; docs/performance.md, Lean kernels). Each kernel
+// holds ptxas to the CTAs per SM its G needs (ceil(G / 132 SMs):
+// .minnctapersm), so that every CTA is resident.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/lean | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE80
@@ -18,6 +20,11 @@
 // RUN: FileCheck %s --check-prefix=NOSPILL --input-file=%t/sm80.log
 // RUN: FileCheck %s --check-prefix=MANIFEST --input-file=%t/lean/manifest.json
 // RUN: attn-launch --validate %t/lean | FileCheck %s --check-prefix=VALID
+// RUN: FileCheck %s --check-prefix=RESIDENT --input-file=%t/lean/kernels.ptx
+// RESIDENT: .entry decode_attention0
+// RESIDENT: .minnctapersm 1
+// RESIDENT: .entry decode_run_time_attention0
+// RESIDENT: .minnctapersm 2
 
 // COMPILE: 4 kernel(s) for sm_90a
 // COMPILE80: 4 kernel(s) for sm_80
