@@ -28,14 +28,10 @@ std::string mlir::attn::summarizeAttention(AttentionOp op,
   std::string text;
   llvm::raw_string_ostream os(text);
   // A length the kernel takes at run time is "?", as in the tensor type.
-  auto length = [](int64_t size) {
-    return ShapedType::isDynamic(size) ? std::string("?")
-                                       : std::to_string(size);
-  };
   os << llvm::formatv("B={0} Hq={1} Hkv={2} ({3}) Sq={4} Sk={5} D={6} Dv={7} ",
-                      length(problem.batch), problem.queryHeads,
+                      formatDim(problem.batch), problem.queryHeads,
                       problem.kvHeads, describeHeads(problem),
-                      length(problem.queryLen), length(problem.kvLen),
+                      formatDim(problem.queryLen), formatDim(problem.kvLen),
                       problem.headDim, problem.valueDim);
   Type inputType = op.getQuery().getType().getElementType();
   Type outputType = getElementTypeOrSelf(op.getInitOut().getType());

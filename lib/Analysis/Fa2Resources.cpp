@@ -64,6 +64,16 @@ int64_t mlir::attn::fa2CtasPerSm(const Fa2Resources &resources,
   return std::min({byThreads, byShared, byRegisters, kMaxCtasPerSm});
 }
 
+int64_t mlir::attn::leanCtasPerSm(const AttentionProblem &problem,
+                                  const Fa2Tiling &tiling, int64_t elementBytes,
+                                  bool modifiesScores,
+                                  const GpuLimits &limits) {
+  return fa2CtasPerSm(fa2Resources(tiling, problem.headDim, problem.valueDim,
+                                   elementBytes, modifiesScores,
+                                   /*kernelSplitsKv=*/true),
+                      limits);
+}
+
 std::optional<Fa2Misfit>
 mlir::attn::findFa2Misfit(const Fa2Resources &resources,
                           const GpuLimits &limits) {
@@ -199,11 +209,8 @@ std::optional<KvPartitionChoice> mlir::attn::chooseKvPartition(
     return KvPartitionChoice{*splitTiling, SplitKVAttr::get(context, splits)};
   }
   int64_t residentCtas =
-      limits.sms *
-      fa2CtasPerSm(fa2Resources(*splitTiling, problem.headDim, problem.valueDim,
-                                elementBytes, modifiesScores,
-                                /*kernelSplitsKv=*/true),
-                   limits);
+      limits.sms * leanCtasPerSm(problem, *splitTiling, elementBytes,
+                                 modifiesScores, limits);
   int64_t ctas = residentCtas;
   if (problem.hasStaticLengths()) {
     SmallVector<int64_t> counts =

@@ -1,5 +1,4 @@
-//===- StripModuleAttributes.cpp - Drop attn.target/attn.cluster at the end
-//===//
+//===- StripModuleAttributes.cpp - attn.target/cluster removed at the end -===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

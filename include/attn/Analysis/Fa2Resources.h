@@ -93,6 +93,14 @@ int64_t allowedRegistersPerThread(int64_t threads, const GpuLimits &limits);
 /// allow. 0 when not even one fits.
 int64_t fa2CtasPerSm(const Fa2Resources &resources, const GpuLimits &limits);
 
+/// CTAs of a Lean kernel (a kernel that splits the key/value range,
+/// fa2Resources with kernelSplitsKv) over `tiling` one SM holds: what
+/// attn-select-schedule counts G with and attn-to-nvgpu checks a pinned G
+/// against.
+int64_t leanCtasPerSm(const AttentionProblem &problem, const Fa2Tiling &tiling,
+                      int64_t elementBytes, bool modifiesScores,
+                      const GpuLimits &limits);
+
 /// The limit a CTA exceeds first, with what it needs and what is allowed.
 struct Fa2Misfit {
   enum class Limit {

@@ -199,10 +199,9 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     // G with (a kernel that splits the key/value range).
     if (TargetAttr target = getEnclosingTarget(op)) {
       GpuLimits limits = gpuLimits(target);
-      int64_t perSm = fa2CtasPerSm(
-          fa2Resources(shape.tiling(), problem->headDim, problem->valueDim, 2,
-                       op.modifiesScores(), op.splitsKeyValues()),
-          limits);
+      int64_t perSm =
+          leanCtasPerSm(*problem, shape.tiling(), /*elementBytes=*/2,
+                        op.modifiesScores(), limits);
       if (shape.leanCtas > perSm * limits.sms)
         return op.emitError("#attn.lean with ")
                << shape.leanCtas << " CTAs cannot run on " << target.getChip()

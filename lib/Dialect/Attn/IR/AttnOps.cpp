@@ -35,7 +35,7 @@ static bool isSupportedFloat(Type type) {
   return type.isF16() || type.isBF16() || type.isF32();
 }
 
-static std::string formatDim(int64_t size) {
+std::string mlir::attn::formatDim(int64_t size) {
   return ShapedType::isDynamic(size) ? std::string("?") : std::to_string(size);
 }
 

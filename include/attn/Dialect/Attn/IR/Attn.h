@@ -61,6 +61,9 @@ constexpr int8_t kFull = 2;
 /// The `attn.cluster` of the nearest enclosing op that carries one, or null.
 ClusterAttr getEnclosingCluster(Operation *op);
 
+/// A dimension as a tensor type spells it: "?" when dynamic.
+std::string formatDim(int64_t size);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTN_H
