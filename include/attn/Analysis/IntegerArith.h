@@ -41,6 +41,7 @@ struct IntegerArith {
   Cond lt(Value x, Value y) { return x < y; }
   Cond gt(Value x, Value y) { return x > y; }
   Cond orOp(Cond x, Cond y) { return x || y; }
+  Cond andOp(Cond x, Cond y) { return x && y; }
   Value select(Cond c, Value x, Value y) { return c ? x : y; }
   /// sum of `term(i)` for i in [0, count).
   Value sum(Value count, llvm::function_ref<Value(Value)> term) {

@@ -79,51 +79,35 @@ SmallVector<Value> CtaBody::copyTile(Value source, Value batch, Value head,
                                      Value row0, int64_t rows, Extent length,
                                      int64_t columns, Value tile,
                                      bool tiledRows) {
-  int64_t chunksPerRow = llvm::alignTo(columns, 16) / kChunk;
-  int64_t chunks = rows * chunksPerRow, threads = s.threads();
-  // Chunk `tid + first` of the tile in round `first`. When the threads are
-  // a multiple of a row's chunks, each round copies whole rows and a thread
-  // always copies the same column, so its column (and, when the rows of a
-  // round are a multiple of the swizzle period 8, its shared-memory column)
-  // is computed once at the kernel's entry.
-  bool wholeRows = threads % chunksPerRow == 0;
-  Value laneRow, laneCol, laneSharedCol;
-  if (wholeRows) {
-    int64_t key = -4 * chunksPerRow;
-    laneRow = atEntry({key - 1, nullptr}, [&] {
-      return arith::DivUIOp::create(b, tid, index(chunksPerRow));
-    });
-    laneCol = atEntry({key - 2, nullptr}, [&] {
-      return mul(arith::RemUIOp::create(b, tid, index(chunksPerRow)),
-                 index(kChunk));
-    });
-    if ((threads / chunksPerRow) % 8 == 0)
-      laneSharedCol = atEntry({key - 3, nullptr},
-                              [&] { return swizzle(laneRow, laneCol); });
-  }
+  TileCopyLayout<IndexArith> copy(
+      arith, rows, llvm::alignTo(columns, 16) / kChunk, s.threads());
+  // The thread's row in round 0 and its chunk and column, and, when the
+  // rows of a round are a multiple of the swizzle period 8, its
+  // shared-memory column, are the same in every copy with as many threads a
+  // row: computed once at the kernel's entry.
+  int64_t key = -4 * copy.lanesPerRow;
+  Value laneRow =
+      atEntry({key - 1, nullptr}, [&] { return copy.laneRow(tid); });
+  Value laneChunk =
+      atEntry({key - 2, nullptr}, [&] { return copy.chunk(tid); });
+  Value col = atEntry({key - 3, nullptr},
+                      [&] { return mul(laneChunk, index(kChunk)); });
+  Value laneSharedCol;
+  if (copy.rowsPerRound() % 8 == 0)
+    laneSharedCol =
+        atEntry({key - 4, nullptr}, [&] { return swizzle(laneRow, col); });
   SmallVector<Value> tokens;
-  for (int64_t first = 0; first < chunks; first += threads) {
-    Value row, col;
-    if (wholeRows) {
-      row = add(laneRow, index(first / chunksPerRow));
-      col = laneCol;
-    } else {
-      Value chunk = add(tid, index(first));
-      row = arith::DivUIOp::create(b, chunk, index(chunksPerRow));
-      col = mul(arith::RemUIOp::create(b, chunk, index(chunksPerRow)),
-                index(kChunk));
-    }
-    // In a last round that the tile's chunks do not fill, the threads past
-    // the tile copy nothing. Their copies' tokens are not needed:
-    // cp.async.commit_group groups every copy the thread issued before it.
-    std::optional<OpBuilder::InsertionGuard> lastRound;
-    bool partial = first + threads > chunks;
-    if (partial) {
-      lastRound.emplace(b);
-      auto ifOp = scf::IfOp::create(
-          b,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, index(rows)),
-          /*withElseRegion=*/false);
+  for (int64_t round = 0; round < copy.rounds(); ++round) {
+    Value row = copy.row(laneRow, round);
+    // The threads that copy nothing in this round skip it. Their copies'
+    // tokens are not needed: cp.async.commit_group groups every copy the
+    // thread issued before it.
+    std::optional<OpBuilder::InsertionGuard> guarded;
+    bool idleThreads = copy.hasIdleThreads(round);
+    if (idleThreads) {
+      guarded.emplace(b);
+      auto ifOp = scf::IfOp::create(b, copy.copies(laneChunk, row, round),
+                                    /*withElseRegion=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
     }
     // Past the end of the rows or the columns: read nothing (the address
@@ -150,7 +134,7 @@ SmallVector<Value> CtaBody::copyTile(Value source, Value batch, Value head,
         ValueRange{row, laneSharedCol ? laneSharedCol : swizzle(row, col)},
         source, ValueRange{batch, sourceHead, clamped, sourceCol},
         b.getIndexAttr(kChunk), elements, /*bypassL1=*/b.getUnitAttr());
-    if (!partial)
+    if (!idleThreads)
       tokens.push_back(token);
   }
   return tokens;
@@ -272,8 +256,11 @@ void CtaBody::setUp(const KernelLengths &lengths) {
   oTile = s.valueRow() == s.keyRow()
               ? qTile
               : sharedTile(shared, index(0), s.blockM, s.valueRow());
-  // Per-lane values that addresses share are built here, ahead of the loop.
-  entryPoint = b.saveInsertionPoint();
+  // Per-lane values that addresses share are built ahead of the shared
+  // memory's views, whatever the skeleton builds after them.
+  Operation *sharedOp = shared.getDefiningOp();
+  entryPoint =
+      OpBuilder::InsertPoint(sharedOp->getBlock(), Block::iterator(sharedOp));
 }
 
 std::pair<Value, Value> CtaBody::kvTiles(Value stage) {
@@ -734,25 +721,22 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
   }
   gpu::BarrierOp::create(b);
   // Each lane copies 16-byte chunks of its warp's rows to O.
-  int64_t rowsPerWarp = s.blockM / s.warps;
-  int64_t chunksPerRow = p.valueDim / kChunk;
-  int64_t chunks = rowsPerWarp * chunksPerRow;
+  // Each round's row and column are computed in the round: after the loop
+  // nothing is worth holding registers for.
+  TileCopyLayout<IndexArith> copy(arith, s.blockM / s.warps,
+                                  p.valueDim / kChunk, kWarpSize);
   Type chunkType = VectorType::get({kChunk}, s.element);
-  for (int64_t first = 0; first < chunks; first += kWarpSize) {
-    Value chunk = add(lane, index(first));
-    Value rowInTile =
-        add(warpRow, arith::DivUIOp::create(b, chunk, index(chunksPerRow)));
-    Value col = mul(arith::RemUIOp::create(b, chunk, index(chunksPerRow)),
-                    index(kChunk));
+  for (int64_t round = 0; round < copy.rounds(); ++round) {
+    Value rowInWarp = copy.slotRow(lane, round);
+    Value chunk = copy.slotChunk(lane, round);
+    Value col = mul(chunk, index(kChunk));
+    Value rowInTile = add(warpRow, rowInWarp);
     Value row = add(row0, rowInTile);
     Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
                                           tiledLen.length);
-    // Lanes past the warp's chunks in a last round they do not fill.
-    if (first + kWarpSize > chunks)
-      inRange = arith::AndIOp::create(
-          b, inRange,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk,
-                                index(chunks)));
+    if (copy.hasIdleThreads(round))
+      inRange = arith::AndIOp::create(b, inRange,
+                                      copy.copies(chunk, rowInWarp, round));
     auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());

@@ -20,6 +20,7 @@
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/MaskGeometry.h"
 #include "attn/Conversion/AttnToNVGPU/FragmentLayout.h"
+#include "attn/Conversion/AttnToNVGPU/TileCopyLayout.h"
 #include "attn/Transforms/IndexArith.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

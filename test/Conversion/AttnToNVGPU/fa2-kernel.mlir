@@ -35,8 +35,8 @@ func.func @prefill(%q: tensor<1x8x300x64xbf16>, %k: tensor<1x2x300x64xbf16>,
 // CHECK-DAG: %[[SMEM:.+]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK-DAG: %[[QT:.+]] = memref.view %[[SMEM]][%c0{{.*}}][] : {{.*}} to memref<64x64xbf16, #gpu.address_space<workgroup>>
 // The Q block is staged once with cp.async (16-byte chunks, zero-filled past
-// Sq, XOR-swizzled columns).
-// CHECK: arith.xori
+// Sq, XOR-swizzled columns, computed per thread at the entry).
+// CHECK-DAG: arith.xori
 // CHECK: nvgpu.device_async_copy %[[Q]][%[[B]], %[[H]], %{{.+}}, %{{.+}}], %[[QT]][%{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
 // Causal block skipping: the KV loop ends at the query block's last
 // visible key block.

@@ -9,7 +9,10 @@
 // loop-invariant code motion hoisted per-lane addresses above the walk over
 // LeanTiles (ptxas 13.0; docs/performance.md, Lean kernels). Each kernel
 // holds ptxas to the CTAs per SM its G needs (ceil(G / 132 SMs):
-// .minnctapersm), so that every CTA is resident.
+// .minnctapersm), so that every CTA is resident. A run-time GQA decode at
+// D = 224 (rows of 28 chunks of 16 bytes, which 128 threads do not divide)
+// spilled 36-48 bytes while the tile copies spread chunks evenly over the
+// threads (TileCopyLayout.h; docs/performance.md, tile copies).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/lean | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE80
@@ -26,13 +29,14 @@
 // RESIDENT: .entry decode_run_time_attention0
 // RESIDENT: .minnctapersm 2
 
-// COMPILE: 4 kernel(s) for sm_90a
-// COMPILE80: 4 kernel(s) for sm_80
+// COMPILE: 5 kernel(s) for sm_90a
+// COMPILE80: 5 kernel(s) for sm_80
 // CHECK-DAG: Compiling entry function 'decode_attention0'
 // CHECK-DAG: Compiling entry function 'prefill_attention0'
 // CHECK-DAG: Compiling entry function 'decode_run_time_attention0'
 // CHECK-DAG: Compiling entry function 'prefill_run_time_attention0'
-// VALID: 4 kernel(s), manifest valid
+// CHECK-DAG: Compiling entry function 'decode_d224_attention0'
+// VALID: 5 kernel(s), manifest valid
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
 
@@ -70,5 +74,11 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
     %r = attn.attention ins(%q, %k, %k : tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>)
         outs(%o : tensor<?x4x?x64xf16>) {causal, partition = #attn.lean<ctas = 132>} -> tensor<?x4x?x64xf16>
     return %r : tensor<?x4x?x64xf16>
+  }
+  func.func @decode_d224(%q: tensor<?x32x1x224xbf16>, %k: tensor<?x8x?x224xbf16>, %o: tensor<?x32x1x224xbf16>) -> tensor<?x32x1x224xbf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<?x32x1x224xbf16>, tensor<?x8x?x224xbf16>, tensor<?x8x?x224xbf16>)
+        outs(%o : tensor<?x32x1x224xbf16>)
+        {causal, partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 1, packed_heads = 4>} -> tensor<?x32x1x224xbf16>
+    return %r : tensor<?x32x1x224xbf16>
   }
 }
