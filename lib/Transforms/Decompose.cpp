@@ -114,10 +114,8 @@ private:
   Value seqQ, seqK;
   std::optional<MaskGeometry<IndexArith>::Frame> frame;
   OpFoldResult valueDim;
-  /// Lean only: LeanTiles per (batch, tiled head) and the even split over
-  /// CTAs.
-  Value leanPerHead;
-  std::optional<LeanAssignment<IndexArith>> lean;
+  /// Lean only: the LeanTiles and their even split over CTAs.
+  std::optional<LeanWork<IndexArith>> lean;
   /// GQA packing (#attn.fa2's packed_heads): query heads per tiled head,
   /// Q as tiled heads of tiled rows ([B, Hq / p, p Sq, D]), and Hq / p.
   int64_t packedHeads = 1;
@@ -132,10 +130,6 @@ private:
   /// elements, head after head.
   Value regroupHeads(Value t, int64_t headDim, bool pack);
   MaskGeometry<IndexArith> geometry() { return geometry(arith); }
-  /// Lean's order of the output tiles' LeanTiles.
-  LeanTileOrder<IndexArith> leanTileOrder() {
-    return LeanTileOrder<IndexArith>::of(arith, geometry(), blockM, blockN);
-  }
 };
 
 /// acc + lhs * rhs for the two matrix products. Their sums may be
@@ -265,9 +259,9 @@ Decomposer<OpTy>::blockRange(Value slot, Value batch, Value head,
     return splitKVPiece(arith, begin, end, slot, split.getSplits());
   // Lean: the slot's piece of this output tile's LeanTiles, as blocks.
   Value batchHead = arith.add(arith.mul(batch, tiledHeads), head);
-  auto order = leanTileOrder();
-  Value first = order.tileFirst(leanPerHead, batchHead, queryBlock);
-  auto [pieceBegin, pieceEnd] = lean->piece(first, arith.sub(end, begin), slot);
+  Value first = lean->order.tileFirst(lean->perHead, batchHead, queryBlock);
+  auto [pieceBegin, pieceEnd] =
+      lean->assignment.piece(first, arith.sub(end, begin), slot);
   Value shift = arith.sub(begin, first);
   return {arith.add(pieceBegin, shift), arith.add(pieceEnd, shift)};
 }
@@ -567,12 +561,9 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
     bounds.push_back(tensor::getMixedSize(b, b.getLoc(), op.getInitOut(), 0));
   bounds.append({batch, tiledHeads, queryBlocks});
   if (auto leanAttr = dyn_cast_or_null<LeanAttr>(op.getPartitionAttr())) {
-    auto order = leanTileOrder();
-    leanPerHead = order.prefix(queryBlocks);
-    Value batchHeads = arith.mul(batch, tiledHeads);
-    lean.emplace(LeanAssignment<IndexArith>::create(
-        arith, arith.constant(leanAttr.getCtas()),
-        arith.mul(batchHeads, leanPerHead)));
+    lean.emplace(LeanWork<IndexArith>::create(
+        arith, geometry(), blockM, blockN, queryBlocks,
+        arith.mul(batch, tiledHeads), arith.constant(leanAttr.getCtas())));
   }
 
   // The destinations' heads sit after the slot dimension of a partial.

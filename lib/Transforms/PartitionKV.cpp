@@ -93,11 +93,9 @@ typename A::Value
 leanSlots(A &a, MaskGeometry<A> geometry, typename A::Value batchHeads,
           typename A::Value queryBlocks, typename A::Value maxBlocks,
           int64_t ctas, Fa2TilesAttr tiles) {
-  auto order =
-      LeanTileOrder<A>::of(a, geometry, tiles.getBlockM(), tiles.getBlockN());
-  auto leanTiles = a.mul(batchHeads, order.prefix(queryBlocks));
-  return LeanAssignment<A>::create(a, a.constant(ctas), leanTiles)
-      .slots(maxBlocks);
+  return LeanWork<A>::create(a, geometry, tiles.getBlockM(), tiles.getBlockN(),
+                             queryBlocks, batchHeads, a.constant(ctas))
+      .assignment.slots(maxBlocks);
 }
 
 /// The number of slots: static when the sizes are, else an index value.

@@ -172,6 +172,26 @@ template <typename A> struct LeanTileOrder {
   }
 };
 
+/// Lean attention's work, where every target starts: the LeanTiles of
+/// `batchHeads` (batch, tiled head) pairs of `queryBlocks` query blocks each
+/// in LeanTileOrder over `geometry`, split evenly over `ctas` CTAs.
+template <typename A> struct LeanWork {
+  using V = typename A::Value;
+
+  LeanTileOrder<A> order;
+  /// LeanTiles per (batch, tiled head).
+  V perHead;
+  LeanAssignment<A> assignment;
+
+  static LeanWork create(A &a, MaskGeometry<A> geometry, int64_t blockM,
+                         int64_t blockN, V queryBlocks, V batchHeads, V ctas) {
+    auto order = LeanTileOrder<A>::of(a, geometry, blockM, blockN);
+    V perHead = order.prefix(queryBlocks);
+    return {order, perHead,
+            LeanAssignment<A>::create(a, ctas, a.mul(batchHeads, perHead))};
+  }
+};
+
 } // namespace mlir::attn
 
 #endif // ATTN_ANALYSIS_WORKASSIGNMENT_H

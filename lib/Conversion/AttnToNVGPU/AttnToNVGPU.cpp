@@ -631,12 +631,14 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   // block's rows see.
   MaskGeometry<IndexArith> geometry = body.geometry();
   Value queryBlocks = a.ceilDiv(geometry.tiledRows(), s.blockM);
-  auto order = LeanTileOrder<IndexArith>::of(a, geometry, s.blockM, s.blockN);
-  Value perHead = order.prefix(queryBlocks);
   int64_t heads = p.tiledHeads();
   Value batchHeads = a.mul(args.lengths.batch, heads);
-  auto lean = LeanAssignment<IndexArith>::create(a, a.constant(s.leanCtas),
-                                                 a.mul(batchHeads, perHead));
+  LeanWork<IndexArith> work =
+      LeanWork<IndexArith>::create(a, geometry, s.blockM, s.blockN, queryBlocks,
+                                   batchHeads, a.constant(s.leanCtas));
+  LeanTileOrder<IndexArith> &order = work.order;
+  LeanAssignment<IndexArith> &lean = work.assignment;
+  Value perHead = work.perHead;
   // Output tiles are numbered b * Hq + h (tiled heads with GQA packing).
   auto splitBatchHead = [&](Value batchHead) {
     Value batch = a.div(batchHead, heads);

@@ -114,8 +114,8 @@ func.func @run_time_lengths(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>,
 // CHECK-SAME: persistent
 // CHECK: %[[SQ:.+]] = arith.index_cast %{{.+}} : i64 to index
 // CHECK: %[[QBLOCKS:.+]] = arith.ceildivui %{{.+}}, %c64 : index
-// CHECK: %[[PERHEAD:.+]] = scf.for %{{.+}} = %c0 to %[[QBLOCKS]] step %c1 iter_args(%{{.+}} = %c0) -> (index) {
-// CHECK: %[[BH:.+]] = arith.muli %{{.+}}, %c4 : index
+// CHECK-DAG: %[[PERHEAD:.+]] = scf.for %{{.+}} = %c0 to %[[QBLOCKS]] step %c1 iter_args(%{{.+}} = %c0) -> (index) {
+// CHECK-DAG: %[[BH:.+]] = arith.muli %{{.+}}, %c4 : index
 // CHECK: %[[LEANTILES:.+]] = arith.muli %[[BH]], %[[PERHEAD]] : index
 // CHECK: arith.ceildivui %[[LEANTILES]], %c8 : index
 // With a causal mask the query blocks see different numbers of blocks: the
