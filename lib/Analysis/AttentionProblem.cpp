@@ -58,7 +58,8 @@ bool AttentionProblem::hasStaticLengths() const {
 
 MaskGeometry<IntegerArith> AttentionProblem::geometry() const {
   static IntegerArith arith;
-  return {arith, queryLen, kvLen, causal, window, std::nullopt, packedHeads};
+  return {arith,  queryLen,     kvLen,      causalHidesKeys(),
+          window, std::nullopt, packedHeads};
 }
 
 int64_t AttentionProblem::queryBlocks(int64_t blockM) const {

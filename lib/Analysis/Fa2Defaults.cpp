@@ -32,8 +32,9 @@ int64_t mlir::attn::fa2RegistersPerThread(const Fa2Tiling &tiling,
                                           int64_t valueDim, bool modifiesScores,
                                           bool kernelSplitsKv) {
   int64_t threads = 32 * tiling.warps;
-  int64_t accumulators =
-      tiling.blockM * valueDim + tiling.blockM * tiling.blockN;
+  // Dv in whole multiples of 16 (calibration, Fa2Defaults.h).
+  int64_t accumulators = tiling.blockM * llvm::alignTo(valueDim, 16) +
+                         tiling.blockM * tiling.blockN;
   // P: two 16-bit probabilities a register.
   int64_t probabilities = tiling.blockM * tiling.blockN / 2;
   // The m16 row tiles of a warp: each has its own row state, Q fragments

@@ -68,10 +68,12 @@ int64_t mlir::attn::leanCtasPerSm(const AttentionProblem &problem,
                                   const Fa2Tiling &tiling, int64_t elementBytes,
                                   bool modifiesScores,
                                   const GpuLimits &limits) {
-  return fa2CtasPerSm(fa2Resources(tiling, problem.headDim, problem.valueDim,
-                                   elementBytes, modifiesScores,
-                                   /*kernelSplitsKv=*/true),
-                      limits);
+  Fa2Resources resources =
+      fa2Resources(tiling, problem.headDim, problem.valueDim, elementBytes,
+                   modifiesScores, /*kernelSplitsKv=*/true);
+  if (problem.causalHidesKeys() || problem.window)
+    resources.registersPerThread += kMaskedLeanRegisters;
+  return fa2CtasPerSm(resources, limits);
 }
 
 std::optional<Fa2Misfit>

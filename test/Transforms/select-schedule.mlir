@@ -133,6 +133,19 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
     return %r : tensor<2x8x1x64xbf16>
   }
 
+  // The same for 4 queries (speculative decoding): the causal mask now hides
+  // keys from the first three, and a Lean kernel that masks needs
+  // kMaskedLeanRegisters more (152 + 24 registers x 128 threads): 2 CTAs per
+  // SM, 216. Split-KV's choice is that of one query (one 64-row block).
+  // CHECK-LABEL: func.func @speculative_decode_run_time_sm80
+  // SPLIT: partition = #attn.split_kv<splits = 12>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
+  // LEAN: partition = #attn.lean<ctas = 216>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
+  func.func @speculative_decode_run_time_sm80(%q: tensor<2x8x4x64xbf16>, %kv: tensor<2x8x?x64xbf16>, %o: tensor<2x8x4x64xbf16>) -> tensor<2x8x4x64xbf16> {
+    %r = attn.attention ins(%q, %kv, %kv : tensor<2x8x4x64xbf16>, tensor<2x8x?x64xbf16>, tensor<2x8x?x64xbf16>)
+        outs(%o : tensor<2x8x4x64xbf16>) {causal} -> tensor<2x8x4x64xbf16>
+    return %r : tensor<2x8x4x64xbf16>
+  }
+
   // A run-time Sq: tiles from the head dimension, no split (decode or
   // prefill, the grid over query blocks is unknown).
   // CHECK-LABEL: func.func @dynamic_sm80

@@ -7,6 +7,8 @@
 
 #include "attn/Analysis/AttentionProblem.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+
 #include "gtest/gtest.h"
 
 using namespace mlir::attn;
@@ -53,6 +55,22 @@ TEST(AttentionProblem, CausalIsBottomRightAligned) {
   EXPECT_TRUE(longQ.visibleKeys(2).empty());
   EXPECT_EQ(longQ.visibleKeys(3), (IndexRange{0, 1}));
   EXPECT_EQ(longQ.visibleKeys(4), (IndexRange{0, 2}));
+}
+
+TEST(AttentionProblem, CausalHidesNothingFromOneQuery) {
+  // One query's diagonal is the last key: causal or not, it sees them all.
+  for (int64_t kvLen : {0, 1, 5, 64, 1000}) {
+    AttentionProblem p = makeProblem(1, kvLen, true);
+    EXPECT_FALSE(p.causalHidesKeys());
+    for (int64_t k = 0; k < kvLen; ++k)
+      EXPECT_TRUE(isVisible(p, 0, k));
+    EXPECT_EQ(p.visibleKeys(0), (IndexRange{0, kvLen}));
+  }
+  EXPECT_TRUE(makeProblem(2, 5, true).causalHidesKeys());
+  EXPECT_FALSE(makeProblem(2, 5, false).causalHidesKeys());
+  // A query length known only at run time may hide keys.
+  EXPECT_TRUE(
+      makeProblem(mlir::ShapedType::kDynamic, 5, true).causalHidesKeys());
 }
 
 TEST(AttentionProblem, SlidingWindow) {

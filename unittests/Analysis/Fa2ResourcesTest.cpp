@@ -237,6 +237,25 @@ TEST(Fa2Resources, SplitKvCaps) {
   EXPECT_EQ(fa2SplitKvSplits(4, 264, 0), 1);
 }
 
+TEST(Fa2Resources, LeanCtasCountAMaskThatHidesKeys) {
+  // D = 64 over 64 x 64 tiles, 4 warps: 152 registers, 3 CTAs per SM; a
+  // Lean kernel whose mask hides keys needs 24 more, 2 per SM. One causal
+  // query hides nothing.
+  AttentionProblem p;
+  p.queryLen = 4;
+  p.kvLen = 4096;
+  p.headDim = p.valueDim = 64;
+  Fa2Tiling tiles{64, 64, 4, 2};
+  EXPECT_EQ(leanCtasPerSm(p, tiles, 2, false, h100), 3);
+  p.causal = true;
+  EXPECT_EQ(leanCtasPerSm(p, tiles, 2, false, h100), 2);
+  p.queryLen = 1;
+  EXPECT_EQ(leanCtasPerSm(p, tiles, 2, false, h100), 3);
+  p.causal = false;
+  p.window = std::make_pair(int64_t(256), int64_t(0));
+  EXPECT_EQ(leanCtasPerSm(p, tiles, 2, false, h100), 2);
+}
+
 TEST(Fa2Resources, LeanCtaCount) {
   // Many LeanTiles: every resident CTA (132 SMs x 1).
   EXPECT_EQ(leanCtaCount(2048, 132, 132), 132);

@@ -349,4 +349,33 @@ TEST(LeanTileOrder, UniformBlocksGiveTheScansAnswers) {
   EXPECT_FALSE(window.uniformKvBlocks(64).has_value());
 }
 
+TEST(LeanTileOrder, OneQueryBlockGivesTheScansAnswers) {
+  // One query block a head (a causal or windowed decode step, packed or
+  // not): its count is every query block's, and the product and division
+  // agree with the sum and scan for every LeanTile.
+  struct Case {
+    int64_t queryLen, kvLen, packedHeads;
+    bool causal;
+    std::optional<std::pair<int64_t, int64_t>> window;
+  };
+  for (Case c : {Case{4, 300, 4, true, std::nullopt},
+                 Case{16, 57, 1, true, std::nullopt},
+                 Case{1, 8192, 8, false, std::make_pair(int64_t(100), 0)},
+                 Case{3, 2, 2, true, std::nullopt}}) {
+    MaskGeometry<IntegerArith> geometry{arith, c.queryLen, c.kvLen, c.causal,
+                                        c.window};
+    geometry.packedHeads = c.packedHeads;
+    const int64_t blockM = 16, blockN = 32;
+    ASSERT_EQ(arith.ceilDiv(geometry.tiledRows(), blockM), 1);
+    auto closed = LeanTileOrder<IntegerArith>::of(
+        arith, geometry, blockM, blockN, /*oneQueryBlock=*/true);
+    ASSERT_TRUE(closed.uniformBlocks.has_value());
+    LeanTileOrder<IntegerArith> scan{arith, closed.blocksOf};
+    EXPECT_EQ(closed.prefix(1), scan.prefix(1));
+    for (int64_t offset = 0; offset <= scan.prefix(1); ++offset)
+      EXPECT_EQ(closed.locate(1, offset, 0, 0), scan.locate(1, offset, 0, 0))
+          << "Sk " << c.kvLen << ", LeanTile " << offset;
+  }
+}
+
 } // namespace

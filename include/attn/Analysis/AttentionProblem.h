@@ -69,6 +69,11 @@ struct AttentionProblem {
   /// Whether batch, queryLen and kvLen are known (not ShapedType::kDynamic).
   bool hasStaticLengths() const;
 
+  /// Whether the causal mask hides any key: not from a single query row,
+  /// whose diagonal is the last key (bottom-right alignment), as in a decode
+  /// step. Lowerings that would otherwise pay for a causal mask ask this.
+  bool causalHidesKeys() const { return causal && queryLen != 1; }
+
   /// Query heads that share one key/value head.
   int64_t groupSize() const { return queryHeads / kvHeads; }
   /// The heads and the rows per head that tiles cover (packedHeads).

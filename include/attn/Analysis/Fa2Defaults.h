@@ -55,13 +55,16 @@ int64_t fa2SharedMemoryBytes(const Fa2Tiling &tiling, int64_t headDim,
 /// Calibrated on attn-to-nvgpu's kernels with ptxas 13.0 (sm_80, sm_90a)
 /// over D in {64, 80, 96, 112, 128, 256} and FlashAttention-2's tilings:
 /// every tiling estimated above 255 spilled, none estimated at or below it
-/// did (docs/performance.md, register model). A kernel that
-/// modifies scores (softcap, score region) needs kScoreModificationRegisters
-/// more, and a split-KV kernel that modifies scores one more per score of
-/// its S tile (kernelSplitsKv; its loop starts at a run-time block):
-/// calibrated on ptxas 13.0 (sm_90a, causal with ALiBi), 64 x 128 spilled at
-/// D = 40 (200 without the term), 64 x 64 did not at D = 160 (212) and did
-/// at D = 192 (228), 64 x 32 did not at D = 256 (236).
+/// did (docs/performance.md, register model). Dv counts in whole multiples
+/// of 16: D = Dv = 72 with 128 x 64 tiles and 4 warps, estimated 248 with
+/// Dv itself, took 255 registers in all four prefill kernels (static and
+/// run-time lengths, sm_80 and sm_90a) and spilled 4 bytes in one. A kernel
+/// that modifies scores (softcap, score region) needs
+/// kScoreModificationRegisters more, and a split-KV kernel that modifies scores
+/// one more per score of its S tile (kernelSplitsKv; its loop starts at a
+/// run-time block): calibrated on ptxas 13.0 (sm_90a, causal with ALiBi), 64 x
+/// 128 spilled at D = 40 (204 without the term), 64 x 64 did not at D = 160
+/// (212) and did at D = 192 (228), 64 x 32 did not at D = 256 (236).
 int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim,
                               bool modifiesScores = false,
                               bool kernelSplitsKv = false);
@@ -72,6 +75,16 @@ int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim,
 /// ALiBi, where tilings estimated above 255 with it spilled and those at or
 /// below did not (test/Target/NVPTX/ptxas-score-mods.mlir).
 constexpr int64_t kScoreModificationRegisters = 12;
+
+/// What a Lean kernel whose mask cuts the rows' key ranges (causal or a
+/// window) needs beyond fa2RegistersPerThread: its rows' own key limits
+/// and the walk's query block. Calibrated on ptxas 13.0 (sm_90a, sm_80) with
+/// run-time lengths: held to three CTAs per SM (168 registers), causal
+/// decode at D = 64 (64 x 64, estimated 152) spilled 8-28 bytes where it
+/// took 213-221 unbounded, the same without a mask (201-205) did not, and
+/// neither did causal D = 32 (136); this term gives the first two CTAs per
+/// SM and leaves D = 32 at three (docs/performance.md).
+constexpr int64_t kMaskedLeanRegisters = 24;
 
 /// The most registers a thread can have (the PTX ISA's limit).
 constexpr int64_t kMaxRegistersPerThread = 255;

@@ -94,7 +94,8 @@ int64_t allowedRegistersPerThread(int64_t threads, const GpuLimits &limits);
 int64_t fa2CtasPerSm(const Fa2Resources &resources, const GpuLimits &limits);
 
 /// CTAs of a Lean kernel (a kernel that splits the key/value range,
-/// fa2Resources with kernelSplitsKv) over `tiling` one SM holds: what
+/// fa2Resources with kernelSplitsKv, and kMaskedLeanRegisters more with a
+/// causal or window mask) over `tiling` one SM holds: what
 /// attn-select-schedule counts G with and attn-to-nvgpu checks a pinned G
 /// against.
 int64_t leanCtasPerSm(const AttentionProblem &problem, const Fa2Tiling &tiling,

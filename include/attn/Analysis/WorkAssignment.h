@@ -136,14 +136,18 @@ template <typename A> struct LeanTileOrder {
 
   /// The order of `geometry`'s query blocks of `blockM` tiled rows over
   /// blocks of `blockN` keys (kvBlockRange), with uniformBlocks when no mask
-  /// cuts the rows' key ranges.
+  /// cuts the rows' key ranges or, `oneQueryBlock`, when a head has a single
+  /// query block (known where the lengths are static; a decode step).
   static LeanTileOrder of(A &a, MaskGeometry<A> geometry, int64_t blockM,
-                          int64_t blockN) {
+                          int64_t blockN, bool oneQueryBlock = false) {
     auto blocksOf = [geometry, blockM, blockN](V m) mutable {
       auto [begin, end] = geometry.queryBlockKvRange(m, blockM, blockN);
       return geometry.a.sub(end, begin);
     };
-    return {a, blocksOf, geometry.uniformKvBlocks(blockN)};
+    std::optional<V> uniform = geometry.uniformKvBlocks(blockN);
+    if (!uniform && oneQueryBlock)
+      uniform = blocksOf(a.constant(0));
+    return {a, blocksOf, uniform};
   }
 
   V prefix(V queryBlock) {
@@ -174,7 +178,8 @@ template <typename A> struct LeanTileOrder {
 
 /// Lean attention's work, where every target starts: the LeanTiles of
 /// `batchHeads` (batch, tiled head) pairs of `queryBlocks` query blocks each
-/// in LeanTileOrder over `geometry`, split evenly over `ctas` CTAs.
+/// (`oneQueryBlock`: known to be 1) in LeanTileOrder over `geometry`, split
+/// evenly over `ctas` CTAs.
 template <typename A> struct LeanWork {
   using V = typename A::Value;
 
@@ -184,8 +189,10 @@ template <typename A> struct LeanWork {
   LeanAssignment<A> assignment;
 
   static LeanWork create(A &a, MaskGeometry<A> geometry, int64_t blockM,
-                         int64_t blockN, V queryBlocks, V batchHeads, V ctas) {
-    auto order = LeanTileOrder<A>::of(a, geometry, blockM, blockN);
+                         int64_t blockN, V queryBlocks, V batchHeads, V ctas,
+                         bool oneQueryBlock = false) {
+    auto order =
+        LeanTileOrder<A>::of(a, geometry, blockM, blockN, oneQueryBlock);
     V perHead = order.prefix(queryBlocks);
     return {order, perHead,
             LeanAssignment<A>::create(a, ctas, a.mul(batchHeads, perHead))};

@@ -208,7 +208,15 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
                << ": its persistent CTAs must all be resident, and "
                << limits.sms << " SMs x " << perSm << " CTA(s) per SM hold "
                << perSm * limits.sms;
-      shape.residentCtasPerSm = llvm::divideCeil(shape.leanCtas, limits.sms);
+      // ptxas needs holding only where that many CTAs of 255 registers a
+      // thread would not fit the register file; elsewhere the bound is no
+      // promise, and ptxas spilled with one it did not need
+      // (docs/gpu-kernel.md).
+      int64_t needed = llvm::divideCeil(shape.leanCtas, limits.sms);
+      int64_t mostRegisters =
+          llvm::alignTo(kMaxRegistersPerThread, kRegisterGranularityPerThread);
+      if (needed * shape.threads() * mostRegisters > limits.regsPerSm)
+        shape.residentCtasPerSm = needed;
     }
   }
   return shape;
@@ -633,9 +641,11 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   Value queryBlocks = a.ceilDiv(geometry.tiledRows(), s.blockM);
   int64_t heads = p.tiledHeads();
   Value batchHeads = a.mul(args.lengths.batch, heads);
-  LeanWork<IndexArith> work =
-      LeanWork<IndexArith>::create(a, geometry, s.blockM, s.blockN, queryBlocks,
-                                   batchHeads, a.constant(s.leanCtas));
+  LeanWork<IndexArith> work = LeanWork<IndexArith>::create(
+      a, geometry, s.blockM, s.blockN, queryBlocks, batchHeads,
+      a.constant(s.leanCtas),
+      /*oneQueryBlock=*/!ShapedType::isDynamic(p.queryLen) &&
+          s.queryBlocks() == 1);
   LeanTileOrder<IndexArith> &order = work.order;
   LeanAssignment<IndexArith> &lean = work.assignment;
   Value perHead = work.perHead;

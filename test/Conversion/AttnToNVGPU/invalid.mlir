@@ -177,6 +177,21 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 
 // -----
 
+// A Lean kernel whose causal mask hides keys (4 queries; one query sees
+// every key) needs kMaskedLeanRegisters more: D = 64 in 64 x 64 tiles is
+// then two CTAs per SM, not three.
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @lean_registers_of_a_masked_kernel(%q: tensor<?x8x4x64xbf16>, %k: tensor<?x8x?x64xbf16>, %o: tensor<?x8x4x64xbf16>) -> tensor<?x8x4x64xbf16> {
+    // expected-error @+1 {{#attn.lean with 396 CTAs cannot run on sm_90a: its persistent CTAs must all be resident, and 132 SMs x 2 CTA(s) per SM hold 264}}
+    %r = attn.attention ins(%q, %k, %k : tensor<?x8x4x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>)
+        outs(%o : tensor<?x8x4x64xbf16>)
+        {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, partition = #attn.lean<ctas = 396>} -> tensor<?x8x4x64xbf16>
+    return %r : tensor<?x8x4x64xbf16>
+  }
+}
+
+// -----
+
 func.func @frame(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %i: index) -> tensor<1x1x64x64xf16> {
   // expected-error @+1 {{attn-to-nvgpu does not support a frame (a part of a larger attention) yet}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)

@@ -126,3 +126,48 @@ func.func @run_time_lengths(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>,
 // CHECK: } attributes {loop_annotation = #[[KEEP]]}
 // CHECK: %[[TILES:.+]] = arith.muli %[[BH]], %[[QBLOCKS]] : index
 // CHECK: scf.for %{{.+}} = %{{.+}} to %[[TILES]] step %c8 {
+
+// -----
+
+// One query block a head (a causal step of 4 queries for 4 packed heads:
+// 16 rows in a block of 64): it sees the blocks every query block sees, so a
+// LeanTile's query block is a division and the walk carries only its next
+// LeanTile, as without a mask (no scan, no carried query block).
+func.func @one_query_block(%q: tensor<?x8x4x64xbf16>, %k: tensor<?x2x?x64xbf16>,
+                           %o: tensor<?x8x4x64xbf16>) -> tensor<?x8x4x64xbf16> {
+  %r = attn.attention ins(%q, %k, %k : tensor<?x8x4x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>)
+      outs(%o : tensor<?x8x4x64xbf16>)
+      {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>, partition = #attn.lean<ctas = 8>}
+      -> tensor<?x8x4x64xbf16>
+  return %r : tensor<?x8x4x64xbf16>
+}
+// CHECK-LABEL: gpu.func @one_query_block_attention0
+// CHECK: scf.while (%{{.+}} = %{{.+}}) : (index) -> index {
+// CHECK-NOT: scf.while ({{.+}}) : (index, index) -> (index, index, index)
+// CHECK: } attributes {loop_annotation = #[[KEEP]]}
+
+// -----
+
+// ptxas is held to the CTAs per SM that G needs (nvvm.minctasm) where that
+// many CTAs at 255 registers a thread would not fit the register file:
+// 396 CTAs of 128 threads on 132 SMs are 3 per SM (3 x 128 x 256 > 65536
+// registers). 264 are 2 per SM, resident at any register count: no bound.
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @three_per_sm(%q: tensor<?x8x1x64xbf16>, %k: tensor<?x8x?x64xbf16>, %o: tensor<?x8x1x64xbf16>) -> tensor<?x8x1x64xbf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<?x8x1x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>)
+        outs(%o : tensor<?x8x1x64xbf16>)
+        {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, partition = #attn.lean<ctas = 396>} -> tensor<?x8x1x64xbf16>
+    return %r : tensor<?x8x1x64xbf16>
+  }
+  func.func @two_per_sm(%q: tensor<?x8x1x64xbf16>, %k: tensor<?x8x?x64xbf16>, %o: tensor<?x8x1x64xbf16>) -> tensor<?x8x1x64xbf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<?x8x1x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>)
+        outs(%o : tensor<?x8x1x64xbf16>)
+        {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, partition = #attn.lean<ctas = 264>} -> tensor<?x8x1x64xbf16>
+    return %r : tensor<?x8x1x64xbf16>
+  }
+}
+// CHECK-LABEL: gpu.func @three_per_sm_attention0
+// CHECK-SAME: nvvm.minctasm = 3
+// CHECK-LABEL: gpu.func @two_per_sm_attention0
+// CHECK-NOT: nvvm.minctasm
+// CHECK: gpu.return

@@ -7,9 +7,14 @@
 // tiles attn-select-schedule gives them (64 x 64, two stages, for the
 // run-time decode). That kernel spilled 40 bytes on sm_90a while LLVM's
 // loop-invariant code motion hoisted per-lane addresses above the walk over
-// LeanTiles (ptxas 13.0; docs/performance.md, Lean kernels). Each kernel
-// holds ptxas to the CTAs per SM its G needs (ceil(G / 132 SMs):
-// .minnctapersm), so that every CTA is resident. A run-time GQA decode at
+// LeanTiles (ptxas 13.0; docs/performance.md, Lean kernels). A kernel whose
+// G needs more CTAs per SM (ceil(G / 132 SMs)) than fit the register file
+// at 255 registers a thread holds ptxas to them (.minnctapersm), so that
+// every CTA is resident: the D = 64 decode at 396 CTAs (3 per SM, 168
+// registers) and no other here. The causal speculative decode at D = 64
+// (4 queries, packed heads) spilled 8-16 bytes held to 3 per SM, which the
+// register estimate gave it before it counted kMaskedLeanRegisters for a
+// Lean kernel whose mask hides keys; it now runs 264 CTAs. A run-time GQA decode at
 // D = 224 (rows of 28 chunks of 16 bytes, which 128 threads do not divide)
 // spilled 36-48 bytes while the tile copies spread chunks evenly over the
 // threads (TileCopyLayout.h; docs/performance.md, tile copies).
@@ -24,19 +29,21 @@
 // RUN: FileCheck %s --check-prefix=MANIFEST --input-file=%t/lean/manifest.json
 // RUN: attn-launch --validate %t/lean | FileCheck %s --check-prefix=VALID
 // RUN: FileCheck %s --check-prefix=RESIDENT --input-file=%t/lean/kernels.ptx
-// RESIDENT: .entry decode_attention0
-// RESIDENT: .minnctapersm 1
-// RESIDENT: .entry decode_run_time_attention0
-// RESIDENT: .minnctapersm 2
+// RESIDENT-NOT: .minnctapersm
+// RESIDENT: .entry decode_d64_attention0(
+// RESIDENT: .minnctapersm 3
+// RESIDENT-NOT: .minnctapersm
 
-// COMPILE: 5 kernel(s) for sm_90a
-// COMPILE80: 5 kernel(s) for sm_80
+// COMPILE: 7 kernel(s) for sm_90a
+// COMPILE80: 7 kernel(s) for sm_80
 // CHECK-DAG: Compiling entry function 'decode_attention0'
 // CHECK-DAG: Compiling entry function 'prefill_attention0'
 // CHECK-DAG: Compiling entry function 'decode_run_time_attention0'
 // CHECK-DAG: Compiling entry function 'prefill_run_time_attention0'
 // CHECK-DAG: Compiling entry function 'decode_d224_attention0'
-// VALID: 5 kernel(s), manifest valid
+// CHECK-DAG: Compiling entry function 'decode_d64_attention0'
+// CHECK-DAG: Compiling entry function 'speculative_d64_attention0'
+// VALID: 7 kernel(s), manifest valid
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
 
@@ -80,5 +87,17 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
         outs(%o : tensor<?x32x1x224xbf16>)
         {causal, partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 1, packed_heads = 4>} -> tensor<?x32x1x224xbf16>
     return %r : tensor<?x32x1x224xbf16>
+  }
+  func.func @decode_d64(%q: tensor<?x32x1x64xbf16>, %k: tensor<?x8x?x64xbf16>, %o: tensor<?x32x1x64xbf16>) -> tensor<?x32x1x64xbf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<?x32x1x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>)
+        outs(%o : tensor<?x32x1x64xbf16>)
+        {causal, partition = #attn.lean<ctas = 396>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>} -> tensor<?x32x1x64xbf16>
+    return %r : tensor<?x32x1x64xbf16>
+  }
+  func.func @speculative_d64(%q: tensor<?x32x4x64xbf16>, %k: tensor<?x8x?x64xbf16>, %o: tensor<?x32x4x64xbf16>) -> tensor<?x32x4x64xbf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<?x32x4x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>)
+        outs(%o : tensor<?x32x4x64xbf16>)
+        {causal, partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>} -> tensor<?x32x4x64xbf16>
+    return %r : tensor<?x32x4x64xbf16>
   }
 }
