@@ -87,7 +87,8 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
            << target.getChip() << " is older";
   if (op.hasFrame())
     return op.emitError("attn-to-nvgpu does not support a frame (a part of a "
-                        "larger attention) yet");
+                        "larger attention, which attn-distribute makes) yet: "
+                        "run the rank's program on the CPU (attn-to-cpu)");
   std::optional<AttentionProblem> problem =
       AttentionProblem::fromOp(op, /*dynamicLengths=*/true);
   if (!problem)
@@ -104,7 +105,13 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   if (getElementTypeOrSelf(op.getInitOut().getType()) != element)
     return op.emitError("attn-to-nvgpu needs O in the element type of Q");
   if (op.getMask())
-    return op.emitError("attn-to-nvgpu does not support the mask operand yet");
+    return op.emitError(
+        "attn-to-nvgpu does not support the mask operand yet: a mask that "
+        "is a function of the positions can be a score region (attn.yield "
+        "of the score, or -inf to hide the key, from b, h, i and k; a "
+        "tensor.extract from a constant for one known at compile time), "
+        "with a block mask for the blocks it hides; or run the attention "
+        "on the CPU (attn-to-cpu)");
   DenseElementsAttr blockMask;
   if (op.getBlockMask() && !problem->hasStaticLengths())
     return op.emitError("attn-to-nvgpu takes a block mask with static "
@@ -122,7 +129,9 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   if (partition && !isa<LeanAttr, SplitKVAttr>(partition))
     return op.emitError("attn-to-nvgpu lowers FlashAttention-2's grid, "
                         "#attn.split_kv and #attn.lean; not yet ")
-           << partition;
+           << partition
+           << ": attn-distribute turns it into each rank's program, which "
+              "runs on the CPU (attn-to-cpu)";
   // FlashAttention's rule: rows of whole 16-byte chunks; shared memory pads
   // them to 64 elements.
   for (int64_t dim : {problem->headDim, problem->valueDim})

@@ -10,7 +10,7 @@ func.func @f32(%q: tensor<1x1x64x64xf32>, %o: tensor<1x1x64x64xf32>) -> tensor<1
 // -----
 
 func.func @mask(%q: tensor<1x1x64x64xf16>, %m: tensor<1x1x64x64xi1>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu does not support the mask operand yet}}
+  // expected-error @+1 {{attn-to-nvgpu does not support the mask operand yet: a mask that is a function of the positions can be a score region (attn.yield of the score, or -inf to hide the key, from b, h, i and k; a tensor.extract from a constant for one known at compile time), with a block mask for the blocks it hides; or run the attention on the CPU (attn-to-cpu)}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
       mask(%m : tensor<1x1x64x64xi1>) outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
   return %r : tensor<1x1x64x64xf16>
@@ -69,7 +69,7 @@ func.func @region_with_argument(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64x
 // -----
 
 func.func @attention2d(%q: tensor<1x1x1x64xf16>, %k: tensor<1x1x512x64xf16>, %o: tensor<1x1x1x64xf16>) -> tensor<1x1x1x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu lowers FlashAttention-2's grid, #attn.split_kv and #attn.lean; not yet #attn.attention2d<q_parts = 2, kv_parts = 2>}}
+  // expected-error @+1 {{attn-to-nvgpu lowers FlashAttention-2's grid, #attn.split_kv and #attn.lean; not yet #attn.attention2d<q_parts = 2, kv_parts = 2>: attn-distribute turns it into each rank's program, which runs on the CPU (attn-to-cpu)}}
   %r = attn.attention ins(%q, %k, %k : tensor<1x1x1x64xf16>, tensor<1x1x512x64xf16>, tensor<1x1x512x64xf16>)
       outs(%o : tensor<1x1x1x64xf16>) {partition = #attn.attention2d<q_parts = 2, kv_parts = 2>} -> tensor<1x1x1x64xf16>
   return %r : tensor<1x1x1x64xf16>
@@ -193,7 +193,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // -----
 
 func.func @frame(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %i: index) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu does not support a frame (a part of a larger attention) yet}}
+  // expected-error @+1 {{attn-to-nvgpu does not support a frame (a part of a larger attention, which attn-distribute makes) yet: run the rank's program on the CPU (attn-to-cpu)}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
       frame(%i, %i of %i, %i) outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
   return %r : tensor<1x1x64x64xf16>
