@@ -585,10 +585,7 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
           tensor::ExtractOp::create(b, lengths, ValueRange{batch}));
       seqK = MaskGeometry<IndexArith>::sequenceKeys(arith, length, keyCapacity);
     }
-    Value row0 = arith.mul(queryBlock, blockM);
-    Value rows = arith::MinUIOp::create(
-        b, index(blockM),
-        arith::SubIOp::create(b, geometry().tiledRows(), row0));
+    auto [row0, rows] = geometry().queryBlockRows(queryBlock, blockM);
     OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
     SmallVector<OpFoldResult> prefix;
     if (slot)

@@ -8,7 +8,7 @@
 // CHECK-DAG: %[[SCALE:.+]] = arith.constant 0.180336878 : f32
 // CHECK: scf.forall (%[[B:.+]], %[[H:.+]], %[[MB:.+]]) in (2, 8, 2) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<2x8x100x32xf16>)
 // CHECK:   %[[ROW0:.+]] = arith.muli %[[MB]], %{{.+}} : index
-// CHECK:   %[[ROWS:.+]] = arith.minui %{{.+}}, %{{.+}} : index
+// CHECK:   %[[ROWS:.+]] = arith.minsi %{{.+}}, %{{.+}} : index
 // GQA: the query head reads its key/value head in place.
 // The query block's rows of O are written in place.
 // CHECK:   %[[OSLICE:.+]] = tensor.extract_slice %[[OUT]][%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %[[ROWS]], 32] [1, 1, 1, 1] : tensor<2x8x100x32xf16> to tensor<?x32xf16>
@@ -61,7 +61,7 @@ func.func @structure(%q: tensor<2x8x100x64xf16>, %k: tensor<2x2x300x64xf16>, %v:
 // CHECK-LABEL: func.func @causal_block_skipping
 // CHECK: scf.forall (%{{.+}}, %[[MB:.+]]) in (4, 16)
 // CHECK:   %[[ROW0:.+]] = arith.muli %[[MB]], %c64 : index
-// CHECK:   %[[ROWS:.+]] = arith.minui
+// CHECK:   %[[ROWS:.+]] = arith.minsi
 // CHECK:   %[[END:.+]] = arith.addi %[[ROW0]], %[[ROWS]] : index
 // CHECK:   %[[KEYEND:.+]] = arith.minsi %[[END]], %c1000 : index
 // CHECK:   %[[CLAMPED:.+]] = arith.maxsi %[[KEYEND]], %c0 : index
