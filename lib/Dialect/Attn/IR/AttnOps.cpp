@@ -469,14 +469,13 @@ static std::optional<int64_t> leanPiecesPerTile(PartialAttentionOp op,
   MaskGeometry<IntegerArith> geometry{
       a,     q[2], kvLen, op.getCausal(), op.getWindowSizes(), std::nullopt,
       packed};
+  auto work = LeanWork<IntegerArith>::create(a, geometry, blockM, blockN,
+                                             queryBlocks, heads, ctas);
   SmallVector<int64_t> blocks;
-  int64_t perHead = 0;
-  for (int64_t m = 0; m < queryBlocks; ++m) {
-    auto [begin, end] = geometry.queryBlockKvRange(m, blockM, blockN);
-    blocks.push_back(end - begin);
-    perHead += end - begin;
-  }
-  auto lean = LeanAssignment<IntegerArith>::create(a, ctas, heads * perHead);
+  for (int64_t m = 0; m < queryBlocks; ++m)
+    blocks.push_back(work.order.blocksOf(m));
+  LeanAssignment<IntegerArith> &lean = work.assignment;
+  // The output tiles in Lean's order, each from its first LeanTile.
   int64_t most = 1, first = 0;
   for (int64_t bh = 0; bh < heads; ++bh)
     for (int64_t count : blocks) {
