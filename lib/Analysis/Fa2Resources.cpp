@@ -71,7 +71,7 @@ int64_t mlir::attn::leanCtasPerSm(const AttentionProblem &problem,
   Fa2Resources resources =
       fa2Resources(tiling, problem.headDim, problem.valueDim, elementBytes,
                    modifiesScores, /*kernelSplitsKv=*/true);
-  if (problem.causalHidesKeys() || problem.window)
+  if (problem.masksByPosition())
     resources.registersPerThread += kMaskedLeanRegisters;
   return fa2CtasPerSm(resources, limits);
 }

@@ -73,6 +73,9 @@ struct AttentionProblem {
   /// whose diagonal is the last key (bottom-right alignment), as in a decode
   /// step. Lowerings that would otherwise pay for a causal mask ask this.
   bool causalHidesKeys() const { return causal && queryLen != 1; }
+  /// Whether a mask cuts the rows' key ranges by position: causalHidesKeys
+  /// or a sliding window.
+  bool masksByPosition() const { return causalHidesKeys() || window; }
 
   /// Query heads that share one key/value head.
   int64_t groupSize() const { return queryHeads / kvHeads; }

@@ -217,14 +217,12 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
                << ": its persistent CTAs must all be resident, and "
                << limits.sms << " SMs x " << perSm << " CTA(s) per SM hold "
                << perSm * limits.sms;
-      // ptxas needs holding only where that many CTAs of 255 registers a
-      // thread would not fit the register file; elsewhere the bound is no
-      // promise, and ptxas spilled with one it did not need
-      // (docs/gpu-kernel.md).
+      // ptxas needs holding only where that many CTAs leave a thread fewer
+      // registers than it may have; elsewhere the bound is no promise, and
+      // ptxas spilled with one it did not need (docs/gpu-kernel.md).
       int64_t needed = llvm::divideCeil(shape.leanCtas, limits.sms);
-      int64_t mostRegisters =
-          llvm::alignTo(kMaxRegistersPerThread, kRegisterGranularityPerThread);
-      if (needed * shape.threads() * mostRegisters > limits.regsPerSm)
+      if (allowedRegistersPerThread(needed * shape.threads(), limits) <
+          limits.regsPerThread)
         shape.residentCtasPerSm = needed;
     }
   }

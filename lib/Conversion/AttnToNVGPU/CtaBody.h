@@ -64,7 +64,7 @@ struct KernelShape {
   /// The CTAs of a persistent kernel each SM of the target must hold at once
   /// (ceil(leanCtas / SMs)), which ptxas is held to (.minnctapersm); 0 when
   /// there is no target to count with or when that many CTAs fit the
-  /// register file at the most registers a thread can have.
+  /// register file with every thread at the most registers it may have.
   int64_t residentCtasPerSm = 0;
   /// Split-KV's pieces of each output tile's key/value blocks; 1 for
   /// FlashAttention-2's grid.
@@ -97,7 +97,7 @@ struct KernelShape {
   /// keys past Sk in the last block, which a run-time Sk or a sequence's key
   /// length may have).
   bool needsElementMask() const {
-    return problem.causalHidesKeys() || problem.window || keyLengths ||
+    return problem.masksByPosition() || keyLengths ||
            ShapedType::isDynamic(problem.kvLen) || problem.kvLen % blockN != 0;
   }
 };
