@@ -29,7 +29,7 @@ int64_t mlir::attn::fa2SharedMemoryBytes(const Fa2Tiling &tiling,
 }
 
 int64_t mlir::attn::fa2RegistersPerThread(const Fa2Tiling &tiling,
-                                          int64_t valueDim, bool modifiesScores,
+                                          int64_t valueDim, ScoreWork work,
                                           bool kernelSplitsKv) {
   int64_t threads = 32 * tiling.warps;
   // Dv in whole multiples of 16 (calibration, Fa2Defaults.h).
@@ -44,8 +44,9 @@ int64_t mlir::attn::fa2RegistersPerThread(const Fa2Tiling &tiling,
       llvm::divideCeil(tiling.blockM * tiling.blockN, threads);
   return llvm::divideCeil(accumulators, threads) +
          llvm::divideCeil(probabilities, threads) + 64 + 8 * rowTiles +
-         (modifiesScores ? kScoreModificationRegisters : 0) +
-         (modifiesScores && kernelSplitsKv ? scoresPerThread : 0);
+         (work.modifies ? kScoreModificationRegisters : 0) +
+         (work.modifies && kernelSplitsKv ? scoresPerThread : 0) +
+         (work.readsMask ? scoresPerThread : 0);
 }
 
 llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
@@ -81,11 +82,9 @@ llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2SplitKvCandidates(int64_t headDim) {
   return {};
 }
 
-std::optional<Fa2Tiling>
-mlir::attn::defaultFa2Tiling(int64_t headDim, int64_t valueDim,
-                             int64_t elementBytes,
-                             std::optional<int64_t> sharedMemoryPerBlock,
-                             bool modifiesScores, bool splitKv) {
+std::optional<Fa2Tiling> mlir::attn::defaultFa2Tiling(
+    int64_t headDim, int64_t valueDim, int64_t elementBytes,
+    std::optional<int64_t> sharedMemoryPerBlock, ScoreWork work, bool splitKv) {
   int64_t widest = std::max(headDim, valueDim);
   if (widest < 1)
     return std::nullopt;
@@ -95,9 +94,8 @@ mlir::attn::defaultFa2Tiling(int64_t headDim, int64_t valueDim,
         fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes) >
             *sharedMemoryPerBlock)
       continue;
-    if (modifiesScores &&
-        fa2RegistersPerThread(tiling, valueDim, modifiesScores, splitKv) >
-            kMaxRegistersPerThread)
+    if (work.any() && fa2RegistersPerThread(tiling, valueDim, work, splitKv) >
+                          kMaxRegistersPerThread)
       continue;
     return tiling;
   }

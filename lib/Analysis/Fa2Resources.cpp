@@ -25,6 +25,11 @@ Fa2Tiling mlir::attn::fa2TilingOf(Fa2TilesAttr tiles) {
           tiles.getStages(), tiles.getPackedHeads()};
 }
 
+ScoreWork mlir::attn::scoreWorkOf(AttentionOp op) {
+  return {static_cast<bool>(op.getSoftcap()) || op.hasScoreModifier(),
+          static_cast<bool>(op.getMask())};
+}
+
 Fa2TilesAttr mlir::attn::fa2TilesAttrOf(MLIRContext *context,
                                         const Fa2Tiling &tiling) {
   return Fa2TilesAttr::get(context, tiling.blockM, tiling.blockN, tiling.warps,
@@ -33,12 +38,10 @@ Fa2TilesAttr mlir::attn::fa2TilesAttrOf(MLIRContext *context,
 
 Fa2Resources mlir::attn::fa2Resources(const Fa2Tiling &tiling, int64_t headDim,
                                       int64_t valueDim, int64_t elementBytes,
-                                      bool modifiesScores,
-                                      bool kernelSplitsKv) {
+                                      ScoreWork work, bool kernelSplitsKv) {
   return {32 * tiling.warps,
           fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes),
-          fa2RegistersPerThread(tiling, valueDim, modifiesScores,
-                                kernelSplitsKv)};
+          fa2RegistersPerThread(tiling, valueDim, work, kernelSplitsKv)};
 }
 
 int64_t mlir::attn::allowedRegistersPerThread(int64_t threads,
@@ -66,11 +69,10 @@ int64_t mlir::attn::fa2CtasPerSm(const Fa2Resources &resources,
 
 int64_t mlir::attn::leanCtasPerSm(const AttentionProblem &problem,
                                   const Fa2Tiling &tiling, int64_t elementBytes,
-                                  bool modifiesScores,
-                                  const GpuLimits &limits) {
+                                  ScoreWork work, const GpuLimits &limits) {
   Fa2Resources resources =
       fa2Resources(tiling, problem.headDim, problem.valueDim, elementBytes,
-                   modifiesScores, /*kernelSplitsKv=*/true);
+                   work, /*kernelSplitsKv=*/true);
   if (problem.masksByPosition())
     resources.registersPerThread += kMaskedLeanRegisters;
   return fa2CtasPerSm(resources, limits);
@@ -99,7 +101,7 @@ std::optional<Fa2Tiling>
 mlir::attn::selectFa2Tiling(int64_t headDim, int64_t valueDim,
                             int64_t elementBytes, const GpuLimits &limits,
                             std::optional<Fa2Misfit> *lastMisfit,
-                            bool modifiesScores, bool splitKv) {
+                            ScoreWork work, bool splitKv) {
   if (lastMisfit)
     *lastMisfit = std::nullopt;
   int64_t widest = std::max(headDim, valueDim);
@@ -109,8 +111,7 @@ mlir::attn::selectFa2Tiling(int64_t headDim, int64_t valueDim,
       Fa2Tiling tiling = candidate;
       tiling.stages = stages;
       std::optional<Fa2Misfit> misfit = findFa2Misfit(
-          fa2Resources(tiling, headDim, valueDim, elementBytes, modifiesScores,
-                       splitKv),
+          fa2Resources(tiling, headDim, valueDim, elementBytes, work, splitKv),
           limits);
       if (!misfit)
         return tiling;
@@ -173,10 +174,11 @@ int64_t mlir::attn::leanCtaCount(int64_t leanTiles, int64_t residentCtas,
   return std::max<int64_t>(ctas, 1);
 }
 
-std::optional<KvPartitionChoice> mlir::attn::chooseKvPartition(
-    MLIRContext *context, const AttentionProblem &problem,
-    const Fa2Tiling &tiling, const GpuLimits &limits, int64_t elementBytes,
-    bool modifiesScores, bool lean) {
+std::optional<KvPartitionChoice>
+mlir::attn::chooseKvPartition(MLIRContext *context,
+                              const AttentionProblem &problem,
+                              const Fa2Tiling &tiling, const GpuLimits &limits,
+                              int64_t elementBytes, ScoreWork work, bool lean) {
   if (ShapedType::isDynamic(problem.queryLen))
     return std::nullopt;
   int64_t waveSlots = 2 * limits.sms;
@@ -200,7 +202,7 @@ std::optional<KvPartitionChoice> mlir::attn::chooseKvPartition(
   // merge partials: split-KV's tiles.
   std::optional<Fa2Tiling> splitTiling =
       selectFa2Tiling(problem.headDim, problem.valueDim, elementBytes, limits,
-                      nullptr, modifiesScores, /*splitKv=*/true);
+                      nullptr, work, /*splitKv=*/true);
   if (!splitTiling)
     return std::nullopt;
   splitTiling->packedHeads = tiling.packedHeads;
@@ -210,9 +212,8 @@ std::optional<KvPartitionChoice> mlir::attn::chooseKvPartition(
       return std::nullopt;
     return KvPartitionChoice{*splitTiling, SplitKVAttr::get(context, splits)};
   }
-  int64_t residentCtas =
-      limits.sms * leanCtasPerSm(problem, *splitTiling, elementBytes,
-                                 modifiesScores, limits);
+  int64_t residentCtas = limits.sms * leanCtasPerSm(problem, *splitTiling,
+                                                    elementBytes, work, limits);
   int64_t ctas = residentCtas;
   if (problem.hasStaticLengths()) {
     SmallVector<int64_t> counts =

@@ -8,6 +8,7 @@
 #include "attn/Analysis/TileSizes.h"
 
 #include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/Fa2Resources.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -43,7 +44,7 @@ std::optional<TileSizes> mlir::attn::resolveTileSizes(AttentionOp op,
     int64_t bytes = q.getElementType().getIntOrFloatBitWidth() / 8;
     std::optional<Fa2Tiling> tiling =
         defaultFa2Tiling(q.getDimSize(3), v.getDimSize(3), bytes, std::nullopt,
-                         op.modifiesScores(), op.splitsKeyValues());
+                         scoreWorkOf(op), op.splitsKeyValues());
     if (!tiling)
       return std::nullopt;
     // Default tiles nest in the block mask's blocks.

@@ -193,7 +193,7 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     // The tiles the kernel would take without packing.
     std::optional<Fa2Tiling> tiling = defaultFa2Tiling(
         spec.headDim, spec.valueDim, inputType->getIntOrFloatBitWidth() / 8,
-        std::nullopt, op.modifiesScores(), op.splitsKeyValues());
+        std::nullopt, scoreWorkOf(op), op.splitsKeyValues());
     if (!tiling)
       return error(llvm::formatv("packed heads need tiles, and there is no "
                                  "default tiling for D = {0}, Dv = {1}",

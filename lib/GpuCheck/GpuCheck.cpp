@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -38,8 +39,13 @@ struct ReferenceProblem {
   int32_t naive;
   /// 0 without a softcap.
   float softcap;
+  /// The mask operand's strides of batch and head (0 where it broadcasts);
+  /// its rows are Sk apart.
+  int64_t maskBatchStride, maskHeadStride;
+  /// -1 without a mask operand, else its attnrtDType.
+  int32_t maskType;
 };
-static_assert(sizeof(ReferenceProblem) == 64, "layout of Problem");
+static_assert(sizeof(ReferenceProblem) == 88, "layout of Problem");
 
 Status driverError(const CudaDriver &d, CUresult result,
                    const std::string &what) {
@@ -147,19 +153,24 @@ Status copyOut(attnrtContext context, CUdeviceptr data, size_t bytes,
   return Status();
 }
 
-/// The tensors of one launch: Q, K, V, O and, if the kernel has it, LSE.
+/// The most parameters an attention kernel has: Q, K, V, O, LSE, mask,
+/// key_lengths.
+constexpr int32_t kMaxParams = 7;
+
+/// The tensors of one launch: Q, K, V, O and, if the kernel has them, LSE,
+/// the mask and the key lengths.
 struct TensorSet {
-  attnrt::DeviceBuffer buffers[6];
-  attnrtTensor tensors[6];
+  attnrt::DeviceBuffer buffers[kMaxParams];
+  attnrtTensor tensors[kMaxParams];
 };
 
-/// The kernel's parameters: Q, K, V, O (0 to 3), then LSE and key_lengths
-/// when it has them.
+/// The kernel's parameters: Q, K, V, O (0 to 3), then LSE, the mask and
+/// key_lengths when it has them.
 struct Layout {
-  attnrtParamInfo params[6];
+  attnrtParamInfo params[kMaxParams];
   int32_t count = 0;
-  /// Indices of LSE and key_lengths, or -1.
-  int32_t lse = -1, keyLengths = -1;
+  /// Indices of LSE, the mask and key_lengths, or -1.
+  int32_t lse = -1, mask = -1, keyLengths = -1;
   /// Whether parameter `index` is an output (O, LSE).
   bool isOutput(int32_t index) const { return index == 3 || index == lse; }
   size_t elements(int32_t index) const {
@@ -180,16 +191,16 @@ struct Layout {
 };
 
 /// Reads the kernel's parameters: Q, K, V, O of rank 4, then optionally LSE
-/// of rank 3 and key_lengths of rank 1; dynamic sizes (batch, Sq, Sk) come
-/// from `lengths`.
+/// of rank 3, the mask of rank 4 and key_lengths of rank 1; dynamic sizes
+/// (batch, Sq, Sk) come from `lengths`.
 Status readLayout(attnrtKernel kernel,
                   const std::optional<CheckOptions::Lengths> &lengths,
                   Layout &layout) {
   layout.count = attnrtKernelParamCount(kernel);
   std::string name = attnrtKernelName(kernel);
   const char *expected =
-      ": expected parameters Q, K, V, O[, LSE][, key_lengths]";
-  if (layout.count < 4 || layout.count > 6)
+      ": expected parameters Q, K, V, O[, LSE][, mask][, key_lengths]";
+  if (layout.count < 4 || layout.count > kMaxParams)
     return Status::failure(ATTNRT_ERROR_INVALID_BUNDLE,
                            "kernel " + name + expected);
   for (int32_t i = 0; i < layout.count; ++i) {
@@ -198,10 +209,13 @@ Status readLayout(attnrtKernel kernel,
     static const char *tensors[] = {"Q", "K", "V", "O"};
     std::string paramName = param.name;
     int32_t rank = 4;
-    if (i >= 4 && paramName == "LSE" && layout.lse < 0 &&
+    if (i >= 4 && paramName == "LSE" && layout.lse < 0 && layout.mask < 0 &&
         layout.keyLengths < 0) {
       layout.lse = i;
       rank = 3;
+    } else if (i >= 4 && paramName == "mask" && layout.mask < 0 &&
+               layout.keyLengths < 0 && param.dtype != ATTNRT_I32) {
+      layout.mask = i;
     } else if (i >= 4 && paramName == "key_lengths" && layout.keyLengths < 0 &&
                param.dtype == ATTNRT_I32) {
       layout.keyLengths = i;
@@ -225,11 +239,14 @@ Status readLayout(attnrtKernel kernel,
                                "kernel " + name +
                                    " takes its lengths at run time: give "
                                    "them (attn-launch --lengths=B,Sq,Sk)");
-      // Dimension 0 is the batch, 2 the sequence: Sk for K and V.
+      // Dimension 0 is the batch, 2 the sequence (Sk for K and V), and the
+      // mask's 3 its keys.
       if (d == 0)
         param.sizes[d] = lengths->batch;
       else if (d == 2)
         param.sizes[d] = i == 1 || i == 2 ? lengths->kvLen : lengths->queryLen;
+      else if (d == 3 && i == layout.mask)
+        param.sizes[d] = lengths->kvLen;
       else
         return Status::failure(ATTNRT_ERROR_UNSUPPORTED,
                                "kernel " + name + ": parameter " + param.name +
@@ -265,8 +282,8 @@ std::vector<int32_t> keyLengthsOf(const HostInputs &host, int64_t batch,
   return sampleKeyLengths(batch, keys, rng);
 }
 
-/// Q, K and V from `host` or seeded random values, the key lengths (when the
-/// kernel has them) from `host`, and NaN in the outputs.
+/// Q, K and V from `host` or seeded random values, the mask and the key
+/// lengths (when the kernel has them) from `host`, and NaN in the outputs.
 Status fillInputs(const CudaDriver &d, attnrtContext context,
                   const Layout &layout, const HostInputs &host, uint64_t seed,
                   TensorSet &set) {
@@ -279,6 +296,10 @@ Status fillInputs(const CudaDriver &d, attnrtContext context,
       CHECK_STATUS(fillNormal(d, layout.params[i].dtype, set.buffers[i].data(),
                               layout.elements(i), seed + i));
   }
+  if (layout.mask >= 0)
+    CHECK_STATUS(
+        Status::of(attnrtCopyToDevice(context, set.buffers[layout.mask].data(),
+                                      host.mask, layout.bytes(layout.mask))));
   if (layout.keyLengths >= 0)
     CHECK_STATUS(Status::of(
         attnrtCopyToDevice(context, set.buffers[layout.keyLengths].data(),
@@ -357,14 +378,27 @@ Status runReference(const CudaDriver &d, attnrtContext context,
                               report.attention.windowLeft,
                               report.attention.windowRight,
                               naive ? 1 : 0,
-                              static_cast<float>(report.attention.softcap)};
+                              static_cast<float>(report.attention.softcap),
+                              0,
+                              0,
+                              -1};
+  if (layout.mask >= 0) {
+    // Contiguous [B or 1, Hq or 1, Sq, Sk]: size-1 dimensions broadcast.
+    const attnrtParamInfo &mask = layout.params[layout.mask];
+    int64_t plane = report.seqQ * report.seqK;
+    problem.maskHeadStride = mask.sizes[1] == 1 ? 0 : plane;
+    problem.maskBatchStride = mask.sizes[0] == 1 ? 0 : mask.sizes[1] * plane;
+    problem.maskType = static_cast<int32_t>(mask.dtype);
+  }
   CUdeviceptr q = set.buffers[0].data(), k = set.buffers[1].data(),
               v = set.buffers[2].data(), o = outBuffer.data(),
               l = lseBuffer.data(),
               lengths = layout.keyLengths >= 0
                             ? set.buffers[layout.keyLengths].data()
-                            : CUdeviceptr(0);
-  void *params[] = {&q, &k, &v, &o, &l, &lengths, &problem};
+                            : CUdeviceptr(0),
+              mask = layout.mask >= 0 ? set.buffers[layout.mask].data()
+                                      : CUdeviceptr(0);
+  void *params[] = {&q, &k, &v, &o, &l, &lengths, &mask, &problem};
   CHECK_CU(d.cuLaunchKernel(function, static_cast<unsigned>(rows), 1, 1, 128,
                             1, 1, static_cast<unsigned>(shared), nullptr,
                             params, nullptr),
@@ -407,7 +441,7 @@ OutputCheck compare(const std::string &name, const std::vector<float> &out,
 Status bench(const CudaDriver &d, attnrtContext context,
              const attnrtDeviceInfo &device, attnrtKernel kernel,
              const Layout &layout, const CheckOptions &options,
-             TensorSet &first, KernelReport &report) {
+             TensorSet &first, const void *mask, KernelReport &report) {
   // Enough input sets that the ones in flight never fit in L2 together,
   // within a quarter of the device's memory.
   size_t setBytes = layout.totalBytes();
@@ -417,8 +451,10 @@ Status bench(const CudaDriver &d, attnrtContext context,
   int sets = static_cast<int>(
       std::max<size_t>(1, std::min<size_t>({wanted, affordable, 64})));
   std::vector<std::unique_ptr<TensorSet>> extra;
-  // Other inputs, the same key lengths: every launch does the same work.
+  // Other inputs, the same mask and key lengths: every launch does the same
+  // work.
   HostInputs others;
+  others.mask = mask;
   others.keyLengths = report.keyLengths.data();
   for (int s = 1; s < sets; ++s) {
     auto set = std::make_unique<TensorSet>();
@@ -477,6 +513,39 @@ std::vector<int32_t> attn::gpucheck::sampleKeyLengths(int64_t batch,
   return lengths;
 }
 
+std::vector<uint8_t> attn::gpucheck::sampleMask(attnrtDType dtype,
+                                                const int64_t sizes[4],
+                                                std::mt19937_64 &rng) {
+  int64_t planes = sizes[0] * sizes[1], rows = sizes[2], keys = sizes[3];
+  size_t bytes = attnrtDTypeSize(dtype);
+  std::vector<uint8_t> mask(static_cast<size_t>(planes * rows * keys) * bytes);
+  std::uniform_int_distribution<int> eighth(0, 7);
+  std::normal_distribution<float> normal;
+  auto store = [&](size_t index, float value) {
+    uint8_t *at = mask.data() + index * bytes;
+    if (dtype == ATTNRT_F32) {
+      std::memcpy(at, &value, 4);
+    } else {
+      uint16_t bits = mlir::attn::floatToHalfBits(
+          value, dtype == ATTNRT_F16 ? mlir::attn::HalfFormat::F16
+                                     : mlir::attn::HalfFormat::BF16);
+      std::memcpy(at, &bits, 2);
+    }
+  };
+  for (int64_t plane = 0; plane < planes; ++plane)
+    for (int64_t row = 0; row < rows; ++row)
+      for (int64_t key = 0; key < keys; ++key) {
+        size_t index = static_cast<size_t>((plane * rows + row) * keys + key);
+        bool hidden = row == 1 || eighth(rng) < (dtype == ATTNRT_I1 ? 2 : 1);
+        if (dtype == ATTNRT_I1)
+          mask[index] = hidden ? 0 : 1;
+        else
+          store(index,
+                hidden ? -std::numeric_limits<float>::infinity() : normal(rng));
+      }
+  return mask;
+}
+
 bool KernelReport::passed() const {
   return std::all_of(checks.begin(), checks.end(),
                      [](const OutputCheck &check) { return check.passed; });
@@ -524,12 +593,20 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   CHECK_STATUS(
       Status::of(attnrtKernelGetResources(kernel, &report.resources)));
 
-  // The key lengths of every launch: the caller's or the default ones.
+  // The mask and key lengths of every launch: the caller's or the default
+  // ones.
   HostInputs withLengths = inputs;
   if (layout.keyLengths >= 0) {
     report.keyLengths =
         keyLengthsOf(inputs, report.batch, report.seqK, options.seed + 3);
     withLengths.keyLengths = report.keyLengths.data();
+  }
+  std::vector<uint8_t> sampledMask;
+  if (layout.mask >= 0 && !inputs.mask) {
+    std::mt19937_64 rng(options.seed + 4);
+    const attnrtParamInfo &mask = layout.params[layout.mask];
+    sampledMask = sampleMask(mask.dtype, mask.sizes, rng);
+    withLengths.mask = sampledMask.data();
   }
   TensorSet set;
   CHECK_STATUS(allocateSet(context, layout, set));
@@ -596,7 +673,7 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   }
   if (options.bench)
     CHECK_STATUS(bench(d, context, device, kernel, layout, options, set,
-                       report));
+                       withLengths.mask, report));
   return Status();
 }
 

@@ -20,12 +20,13 @@
 //    yardstick of the tolerance, as on the CPU backend.
 //
 // Scores are scale * q.k, then softcap * tanh(s / softcap) when the kernel
-// has a softcap. Masks follow attn.attention: key k of query row i (diagonal
-// i + Sk - Sq) is visible unless causal and k > diagonal, or a window
-// (left, right) leaves it out; with per-sequence key lengths (non-null
-// keyLengths), Sk is sequence b's keyLengths[b] (clamped to [0, Sk]) and
-// keys from there on are hidden. A row without visible keys gives O = 0 and
-// LSE = -inf.
+// has a softcap, plus the element of an additive mask operand. Masks follow
+// attn.attention: key k of query row i (diagonal i + Sk - Sq) is visible
+// unless causal and k > diagonal, or a window (left, right) leaves it out,
+// or a boolean mask operand's element is 0; with per-sequence key lengths
+// (non-null keyLengths), Sk is sequence b's keyLengths[b] (clamped to
+// [0, Sk]) and keys from there on are hidden. A row without visible keys
+// gives O = 0 and LSE = -inf.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,7 +84,28 @@ struct Problem {
   int32_t naive;
   /// softcap * tanh(s / softcap) on the scaled score; 0 without.
   float softcap;
+  /// The mask operand's batch and head strides (0 where it broadcasts); its
+  /// rows are seqK apart.
+  int64_t maskBatchStride, maskHeadStride;
+  /// -1 without a mask operand, else its attnrtDType: 0 f16, 1 bf16, 2 f32
+  /// (added to the score), 4 i1 (one byte, 0 hides the score).
+  int32_t maskType;
 };
+
+/// Element `index` of the mask operand: 0 or 1 for a boolean mask, the
+/// value added to the score for an additive one.
+__device__ float maskElement(const void *mask, int32_t type, int64_t index) {
+  switch (type) {
+  case 0:
+    return toFloat(static_cast<const __half *>(mask)[index]);
+  case 1:
+    return toFloat(static_cast<const __nv_bfloat16 *>(mask)[index]);
+  case 2:
+    return static_cast<const float *>(mask)[index];
+  default:
+    return static_cast<const uint8_t *>(mask)[index] != 0 ? 1.0f : 0.0f;
+  }
+}
 
 template <typename T>
 __device__ float maybeRound(float x, bool naive) {
@@ -93,7 +115,7 @@ __device__ float maybeRound(float x, bool naive) {
 template <typename T>
 __device__ void reference(const T *query, const T *key, const T *value,
                           float *out, float *lse, const int32_t *keyLengths,
-                          Problem p) {
+                          const void *mask, Problem p) {
   extern __shared__ float shared[];
   float *q = shared;                // headDim
   float *scores = q + p.headDim;    // seqK
@@ -111,6 +133,9 @@ __device__ void reference(const T *query, const T *key, const T *value,
   const int keyEnd = keyLengths ? min(max(keyLengths[b], 0), p.seqK) : p.seqK;
   const int64_t diagonal = int64_t(i) + keyEnd - p.seqQ;
   const bool naive = p.naive != 0;
+  const int64_t maskRow = int64_t(b) * p.maskBatchStride +
+                          int64_t(h) * p.maskHeadStride + int64_t(i) * p.seqK;
+  const bool booleanMask = p.maskType == 4;
 
   for (int d = threadIdx.x; d < p.headDim; d += blockDim.x)
     q[d] = toFloat(query[row * p.headDim + d]);
@@ -118,9 +143,11 @@ __device__ void reference(const T *query, const T *key, const T *value,
 
   float localMax = -INFINITY;
   for (int k = threadIdx.x; k < p.seqK; k += blockDim.x) {
-    bool visible = k < keyEnd && !(p.causal && k > diagonal) &&
-                   !(p.hasWindow && (k < diagonal - p.windowLeft ||
-                                     k > diagonal + p.windowRight));
+    bool visible =
+        k < keyEnd && !(p.causal && k > diagonal) &&
+        !(p.hasWindow &&
+          (k < diagonal - p.windowLeft || k > diagonal + p.windowRight)) &&
+        !(booleanMask && maskElement(mask, p.maskType, maskRow + k) == 0.0f);
     float score = -INFINITY;
     if (visible) {
       float dot = 0.0f;
@@ -129,6 +156,9 @@ __device__ void reference(const T *query, const T *key, const T *value,
       score = maybeRound<T>(p.scale * dot, naive);
       if (p.softcap > 0.0f)
         score = maybeRound<T>(p.softcap * tanhf(score / p.softcap), naive);
+      if (p.maskType >= 0 && !booleanMask)
+        score = maybeRound<T>(
+            score + maskElement(mask, p.maskType, maskRow + k), naive);
       localMax = fmaxf(localMax, score);
     }
     scores[k] = score;
@@ -191,8 +221,8 @@ __device__ void reference(const T *query, const T *key, const T *value,
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(128) attn_reference_##suffix(   \
       const T *query, const T *key, const T *value, float *out, float *lse,    \
-      const int32_t *keyLengths, Problem problem) {                            \
-    reference(query, key, value, out, lse, keyLengths, problem);               \
+      const int32_t *keyLengths, const void *mask, Problem problem) {          \
+    reference(query, key, value, out, lse, keyLengths, mask, problem);         \
   }
 
 ATTN_REFERENCE_KERNELS(f16, __half)

@@ -27,8 +27,9 @@ namespace {
 /// the scalar parameters of run-time sizes and strides; 4 workspaces sized
 /// per CTA of the grid and zeroed once (bytes_per_cta, kernel_resets); 5
 /// grid formulas that multiply a size first (times: GQA packing's p Sq); 6
-/// the i32 key_lengths parameter.
-constexpr int kManifestVersion = 6;
+/// the i32 key_lengths parameter; 7 the mask parameter (i1, f16, bf16 or
+/// f32, alignment its element's bytes).
+constexpr int kManifestVersion = 7;
 
 std::string typeName(Type type) {
   std::string text;
@@ -45,9 +46,9 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
     return launch.getAs<DenseI64ArrayAttr>(key).asArrayRef();
   };
   // The kernel's tensor parameters, in order: Q, K, V, O and, if present,
-  // LSE and key_lengths, as the kernel views them; then the workspaces the
-  // runtime owns, then the scalars. Q, K, V and O move in 16-byte vectors;
-  // LSE and key_lengths in 4-byte scalars.
+  // LSE, mask and key_lengths, as the kernel views them; then the workspaces
+  // the runtime owns, then the scalars. Q, K, V and O move in 16-byte
+  // vectors; the others element by element.
   SmallVector<StringRef> names = llvm::map_to_vector(
       launch.getAs<ArrayAttr>("param_names").getAsRange<StringAttr>(),
       [](StringAttr name) { return name.getValue(); });
@@ -79,7 +80,9 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
         {"type", typeName(memref.getElementType())},
         {"shape", extents(memref.getShape())},
         {"strides", extents(strides)},
-        {"alignment", index < 4 ? 16 : 4},
+        {"alignment",
+         index < 4 ? 16
+                   : std::max<int64_t>(1, memref.getElementTypeBitWidth() / 8)},
     });
   }
   auto tiles = launch.getAs<Fa2TilesAttr>("tiles");

@@ -101,7 +101,7 @@ private:
 
 bool parseDType(const std::string &name, attnrtDType &dtype) {
   for (attnrtDType candidate :
-       {ATTNRT_F16, ATTNRT_BF16, ATTNRT_F32, ATTNRT_I32}) {
+       {ATTNRT_F16, ATTNRT_BF16, ATTNRT_F32, ATTNRT_I32, ATTNRT_I1}) {
     if (name == attnrtDTypeName(candidate)) {
       dtype = candidate;
       return true;
@@ -416,9 +416,9 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &manifest,
   if (format != "attn-kernel-bundle")
     return reader.fail("format", "\"" + format +
                                      "\" is not \"attn-kernel-bundle\"");
-  if (version < 2 || version > 6)
+  if (version < 2 || version > 7)
     return reader.fail("version",
-                       "this runtime reads versions 2 to 6, not " +
+                       "this runtime reads versions 2 to 7, not " +
                            std::to_string(version) +
                            " (recompile the bundle with attn-compile)");
   manifest.ptx = reader.string(root, "(root)", "ptx");

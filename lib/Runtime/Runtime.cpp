@@ -128,8 +128,10 @@ bool overlaps(const attnrtTensor &tensor) {
 
 /// Checks that the attention's tensors agree where the manifest leaves
 /// sizes to run time: Q [B, Hq, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk,
-/// Dv], O [B, Hq, Sq, Dv], LSE [B, Hq, Sq] (the rules naming LSE apply when
-/// the kernel writes it). Static sizes were checked against the manifest.
+/// Dv], O [B, Hq, Sq, Dv], LSE [B, Hq, Sq], mask [B or 1, Hq or 1, Sq, Sk]
+/// (the rules naming LSE or the mask apply when the kernel has it; a mask
+/// dimension the manifest fixes to 1 broadcasts). Static sizes were checked
+/// against the manifest.
 attnrtStatus checkAttentionShapes(const KernelSpec &spec,
                                   const attnrtTensor *args) {
   struct Rule {
@@ -137,6 +139,8 @@ attnrtStatus checkAttentionShapes(const KernelSpec &spec,
     int aDim;
     const char *b;
     int bDim;
+    /// Whether `b` broadcasts where the manifest fixes its size to 1.
+    bool broadcasts = false;
   };
   static const Rule rules[] = {{"batch size", "Q", 0, "K", 0},
                                {"batch size", "Q", 0, "V", 0},
@@ -150,7 +154,11 @@ attnrtStatus checkAttentionShapes(const KernelSpec &spec,
                                {"batch size", "Q", 0, "LSE", 0},
                                {"query heads", "Q", 1, "LSE", 1},
                                {"query length", "Q", 2, "LSE", 2},
-                               {"batch size", "Q", 0, "key_lengths", 0}};
+                               {"batch size", "Q", 0, "key_lengths", 0},
+                               {"batch size", "Q", 0, "mask", 0, true},
+                               {"query heads", "Q", 1, "mask", 1, true},
+                               {"query length", "Q", 2, "mask", 2},
+                               {"key length", "K", 2, "mask", 3}};
   // An attention kernel: Q, K, V and O of rank 4, LSE (if any) of rank 3.
   for (const char *name : {"Q", "K", "V", "O", "LSE"}) {
     int32_t index = spec.paramIndex(name);
@@ -160,7 +168,7 @@ attnrtStatus checkAttentionShapes(const KernelSpec &spec,
   }
   for (const Rule &rule : rules) {
     int32_t a = spec.paramIndex(rule.a), b = spec.paramIndex(rule.b);
-    if (b < 0)
+    if (b < 0 || (rule.broadcasts && spec.params[b].sizes[rule.bDim] == 1))
       continue;
     int64_t aSize = args[a].sizes[rule.aDim], bSize = args[b].sizes[rule.bDim];
     if (aSize != bSize)
@@ -493,12 +501,21 @@ const char *attnrtDTypeName(attnrtDType dtype) {
   case ATTNRT_F32: return "f32";
   case ATTNRT_I32:
     return "i32";
+  case ATTNRT_I1:
+    return "i1";
   }
   return "?";
 }
 
 size_t attnrtDTypeSize(attnrtDType dtype) {
-  return dtype == ATTNRT_F32 || dtype == ATTNRT_I32 ? 4 : 2;
+  switch (enumValue(dtype)) {
+  case ATTNRT_F32:
+  case ATTNRT_I32:
+    return 4;
+  case ATTNRT_I1:
+    return 1;
+  }
+  return 2;
 }
 
 attnrtStatus attnrtContextCreate(int32_t device, attnrtContext *context) {

@@ -58,7 +58,7 @@ FailureOr<Fa2TilesAttr> resolveTiles(AttentionOp op, int64_t blockM,
   if (!q.isDynamicDim(3) && !v.isDynamicDim(3))
     fallback = defaultFa2Tiling(q.getDimSize(3), v.getDimSize(3),
                                 q.getElementTypeBitWidth() / 8, std::nullopt,
-                                op.modifiesScores(), op.splitsKeyValues());
+                                scoreWorkOf(op), op.splitsKeyValues());
   if (pinned) {
     warps = pinned.getWarps();
     stages = pinned.getStages();

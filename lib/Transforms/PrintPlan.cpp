@@ -149,13 +149,13 @@ struct AttnPrintPlanPass
     } else {
       // What attn-select-schedule will pin: the first of FlashAttention-2's
       // tilings whose CTA fits the target's shared memory and registers.
-      tiling =
-          target ? selectFa2Tiling(problem->headDim, problem->valueDim,
-                                   elementBytes, gpuLimits(target), nullptr,
-                                   op.modifiesScores(), op.splitsKeyValues())
-                 : defaultFa2Tiling(problem->headDim, problem->valueDim,
-                                    elementBytes, std::nullopt,
-                                    op.modifiesScores(), op.splitsKeyValues());
+      tiling = target
+                   ? selectFa2Tiling(problem->headDim, problem->valueDim,
+                                     elementBytes, gpuLimits(target), nullptr,
+                                     scoreWorkOf(op), op.splitsKeyValues())
+                   : defaultFa2Tiling(problem->headDim, problem->valueDim,
+                                      elementBytes, std::nullopt,
+                                      scoreWorkOf(op), op.splitsKeyValues());
       origin = describeDefaultTiling(op);
       if (target)
         origin += " on " + target.getChip().str();
@@ -211,7 +211,7 @@ struct AttnPrintPlanPass
       if (target && tiling && !op.getTilesAttr())
         split = chooseKvPartition(op.getContext(), *problem, *tiling,
                                   gpuLimits(target), elementBytes,
-                                  op.modifiesScores(), /*lean=*/false);
+                                  scoreWorkOf(op), /*lean=*/false);
       if (split)
         remark << "; attn-to-ptx splits it (FlashAttention-2's rule, "
                   "split-KV by default): "

@@ -105,7 +105,7 @@ struct AttnSelectSchedulePass
       tiling = fa2TilingOf(tiles);
       if (std::optional<Fa2Misfit> misfit = findFa2Misfit(
               fa2Resources(tiling, headDim, valueDim, elementBytes,
-                           op.modifiesScores(), splitKernel),
+                           scoreWorkOf(op), splitKernel),
               limits))
         return op.emitError()
                << "pinned tiles " << tiles << " " << describe(*misfit, target);
@@ -115,7 +115,7 @@ struct AttnSelectSchedulePass
       // split-KV's tiles.
       std::optional<Fa2Tiling> selected =
           selectFa2Tiling(headDim, valueDim, elementBytes, limits, &lastMisfit,
-                          op.modifiesScores(), splitKernel);
+                          scoreWorkOf(op), splitKernel);
       if (!selected) {
         if (!lastMisfit)
           return op.emitError()
@@ -174,7 +174,7 @@ struct AttnSelectSchedulePass
       return;
     std::optional<KvPartitionChoice> choice = chooseKvPartition(
         op.getContext(), *problem, tiling, limits, elementBytes,
-        op.modifiesScores(), lean && !op.hasKeyLengths());
+        scoreWorkOf(op), lean && !op.hasKeyLengths());
     if (!choice)
       return;
     op.setTilesAttr(fa2TilesAttrOf(op.getContext(), choice->tiling));

@@ -253,9 +253,12 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     return %r : tensor<1x32x1x128xbf16>
   }
 
-  // A mask operand's rows are one head's rows: no packing.
+  // A mask operand's rows are one head's rows: no packing. Its elements, one
+  // per score, take registers: the first tiling that leaves room for them
+  // (128 x 64, 128 x 128 with 8 warps and 128 x 32 would need 368, 296 and
+  // 288).
   // CHECK-LABEL: func.func @decode_gqa_masked_sm90
-  // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // NOSPLIT: {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
   func.func @decode_gqa_masked_sm90(%q: tensor<1x32x1x128xbf16>, %kv: tensor<1x8x8192x128xbf16>, %m: tensor<1x1x1x8192xi1>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x32x1x128xbf16>, tensor<1x8x8192x128xbf16>, tensor<1x8x8192x128xbf16>)
         mask(%m : tensor<1x1x1x8192xi1>) outs(%o : tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16>

@@ -91,17 +91,38 @@ TEST(Fa2Defaults, RegistersPerThreadCountTheAccumulators) {
 // 64 x 64 at D = 192, not 64 x 64 at D = 160 nor 64 x 32 at D = 256).
 TEST(Fa2Defaults, SplitKernelsThatModifyScoresCountTheirScores) {
   auto splitRegion = [](Fa2Tiling tiling, int64_t d) {
-    return fa2RegistersPerThread(tiling, d, /*modifiesScores=*/true,
+    return fa2RegistersPerThread(tiling, d, ScoreWork{/*modifies=*/true},
                                  /*kernelSplitsKv=*/true);
   };
-  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{64, 128, 4, 2}, 40, true), 204);
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{64, 128, 4, 2}, 40, {true}), 204);
   EXPECT_EQ(splitRegion(Fa2Tiling{64, 128, 4, 2}, 40), 268);
   EXPECT_EQ(splitRegion(Fa2Tiling{64, 64, 4, 1}, 160), 244);
   EXPECT_EQ(splitRegion(Fa2Tiling{64, 64, 4, 1}, 192), 260);
   EXPECT_EQ(splitRegion(Fa2Tiling{64, 32, 4, 1}, 256), 252);
   // Without a score modification the split kernel costs nothing more.
-  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{64, 128, 4, 2}, 40, false, true),
-            192);
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{64, 128, 4, 2}, 40, {}, true), 192);
+}
+
+// A kernel that reads a mask operand holds one element per score of its S
+// tile (ptxas 13.0 spilled 128 x 128 with 8 warps at D = 64 and 80, estimated
+// 200 and 208 without the term, and 64 x 64 at D = 256; not 128 x 64 with 8
+// warps at D = 192, 216 + 32).
+TEST(Fa2Defaults, MaskOperandsCountTheirScores) {
+  ScoreWork mask{/*modifies=*/false, /*readsMask=*/true};
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 128, 8, 2}, 64, mask), 264);
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 128, 8, 2}, 80, mask), 272);
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{64, 64, 4, 1}, 256, mask), 280);
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 64, 8, 1}, 192, mask), 248);
+  // With a softcap too, both terms.
+  EXPECT_EQ(fa2RegistersPerThread(Fa2Tiling{128, 64, 8, 1}, 192,
+                                  ScoreWork{true, true}),
+            248 + kScoreModificationRegisters);
+  // The defaults leave room for them: 64 x 64 tiles at D = 128 instead of
+  // 128 x 64 (368 with the term), 64 x 32 at D = 256.
+  EXPECT_EQ(defaultFa2Tiling(128, 128, 2, std::nullopt, mask),
+            (Fa2Tiling{64, 64, 4, 2}));
+  EXPECT_EQ(defaultFa2Tiling(256, 256, 2, std::nullopt, mask),
+            (Fa2Tiling{64, 32, 4, 1}));
 }
 
 TEST(Fa2Defaults, CandidatesAreTheTable) {

@@ -152,21 +152,21 @@ TEST(Fa2Resources, ScoreModificationCostsRegisters) {
   // estimated), D = 256 falls past 128 x 64 and 64 x 64 (260) to 64 x 32
   // (236), the tilings ptxas compiles without spills
   // (ptxas-score-mods.mlir).
-  EXPECT_EQ(fa2RegistersPerThread({128, 64, 4, 2}, 64, true),
+  EXPECT_EQ(fa2RegistersPerThread({128, 64, 4, 2}, 64, {true}),
             fa2RegistersPerThread({128, 64, 4, 2}, 64) +
                 kScoreModificationRegisters);
   for (const GpuLimits &limits : {a100, h100}) {
     auto select = [&](int64_t d) {
-      return selectFa2Tiling(d, d, 2, limits, nullptr, true);
+      return selectFa2Tiling(d, d, 2, limits, nullptr, {true});
     };
     EXPECT_EQ(select(64), (Fa2Tiling{128, 64, 4, 2}));
     EXPECT_EQ(select(128), (Fa2Tiling{128, 128, 8, 2}));
     EXPECT_EQ(select(256), (Fa2Tiling{64, 32, 4, 1}));
   }
   // Without a target the default keeps within 255 registers too.
-  EXPECT_EQ(defaultFa2Tiling(64, 64, 2, std::nullopt, true),
+  EXPECT_EQ(defaultFa2Tiling(64, 64, 2, std::nullopt, {true}),
             (Fa2Tiling{128, 64, 4, 2}));
-  EXPECT_EQ(defaultFa2Tiling(256, 256, 2, std::nullopt, true),
+  EXPECT_EQ(defaultFa2Tiling(256, 256, 2, std::nullopt, {true}),
             (Fa2Tiling{64, 32, 4, 1}));
 }
 
@@ -246,14 +246,14 @@ TEST(Fa2Resources, LeanCtasCountAMaskThatHidesKeys) {
   p.kvLen = 4096;
   p.headDim = p.valueDim = 64;
   Fa2Tiling tiles{64, 64, 4, 2};
-  EXPECT_EQ(leanCtasPerSm(p, tiles, 2, false, h100), 3);
+  EXPECT_EQ(leanCtasPerSm(p, tiles, 2, {}, h100), 3);
   p.causal = true;
-  EXPECT_EQ(leanCtasPerSm(p, tiles, 2, false, h100), 2);
+  EXPECT_EQ(leanCtasPerSm(p, tiles, 2, {}, h100), 2);
   p.queryLen = 1;
-  EXPECT_EQ(leanCtasPerSm(p, tiles, 2, false, h100), 3);
+  EXPECT_EQ(leanCtasPerSm(p, tiles, 2, {}, h100), 3);
   p.causal = false;
   p.window = std::make_pair(int64_t(256), int64_t(0));
-  EXPECT_EQ(leanCtasPerSm(p, tiles, 2, false, h100), 2);
+  EXPECT_EQ(leanCtasPerSm(p, tiles, 2, {}, h100), 2);
 }
 
 TEST(Fa2Resources, LeanCtaCount) {

@@ -281,10 +281,12 @@ TEST_F(RuntimeTest, StatusAndDTypeNames) {
   EXPECT_STREQ(attnrtDTypeName(ATTNRT_BF16), "bf16");
   EXPECT_STREQ(attnrtDTypeName(ATTNRT_F32), "f32");
   EXPECT_STREQ(attnrtDTypeName(ATTNRT_I32), "i32");
+  EXPECT_STREQ(attnrtDTypeName(ATTNRT_I1), "i1");
   EXPECT_EQ(attnrtDTypeSize(ATTNRT_F16), 2u);
   EXPECT_EQ(attnrtDTypeSize(ATTNRT_BF16), 2u);
   EXPECT_EQ(attnrtDTypeSize(ATTNRT_F32), 4u);
   EXPECT_EQ(attnrtDTypeSize(ATTNRT_I32), 4u);
+  EXPECT_EQ(attnrtDTypeSize(ATTNRT_I1), 1u);
 }
 
 TEST_F(RuntimeTest, KeyLengthsAreAnInt32Parameter) {
@@ -316,6 +318,88 @@ TEST_F(RuntimeTest, KeyLengthsAreAnInt32Parameter) {
   args.tensors[2].dtype = ATTNRT_I32;
   EXPECT_EQ(attnrtLaunch(fwd, args.tensors.data(), 3, kStreamA), ATTNRT_SUCCESS)
       << attnrtLastErrorMessage();
+}
+
+TEST_F(RuntimeTest, MaskOperandsAgreeWithTheAttentionOrBroadcast) {
+  // An attention kernel with a boolean mask operand (i1, a byte each) for
+  // run-time lengths whose head dimension broadcasts: its batch, Sq and Sk
+  // must be the attention's, its heads the manifest's 1.
+  const char *manifest = R"({
+    "format": "attn-kernel-bundle", "version": 7, "ptx": "kernels.ptx",
+    "kernels": [{
+      "name": "attn_masked", "target": "sm_80",
+      "params": [
+        {"name": "Q", "type": "bf16", "shape": [null, 2, null, 64],
+         "strides": [null, null, 64, 1], "alignment": 16},
+        {"name": "K", "type": "bf16", "shape": [null, 2, null, 64],
+         "strides": [null, null, 64, 1], "alignment": 16},
+        {"name": "V", "type": "bf16", "shape": [null, 2, null, 64],
+         "strides": [null, null, 64, 1], "alignment": 16},
+        {"name": "O", "type": "bf16", "shape": [null, 2, null, 64],
+         "strides": [null, null, 64, 1], "alignment": 16},
+        {"name": "mask", "type": "i1", "shape": [null, 1, null, null],
+         "strides": [null, null, null, 1], "alignment": 1}
+      ],
+      "grid": [{"param": "Q", "dim": 2, "ceil_div": 64},
+               {"param": "Q", "dim": 0}, 2],
+      "block": [128, 1, 1], "dynamic_shared_memory": 49152,
+      "attention": {"scale": 0.125, "causal": false}
+    }]
+  })";
+  const char *ptx = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry attn_masked(.param .u64 q, .param .u64 k, .param .u64 v,
+                            .param .u64 o, .param .u64 mask)
+{
+	ret;
+}
+)";
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle;
+  ASSERT_EQ(
+      attnrtBundleLoadFromMemory(context.get(), manifest, ptx, bundle.out()),
+      ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  attnrtKernel kernel = findKernel(bundle.get(), "attn_masked");
+  attnrtParamInfo param;
+  ASSERT_EQ(attnrtKernelGetParam(kernel, 4, &param), ATTNRT_SUCCESS);
+  EXPECT_STREQ(param.name, "mask");
+  EXPECT_EQ(param.dtype, ATTNRT_I1);
+  EXPECT_EQ(param.alignment, 1);
+
+  attnrt::DeviceBuffer buffers[5];
+  int64_t sizes[5][4] = {
+      {2, 2, 5, 64}, {2, 2, 7, 64}, {2, 2, 7, 64}, {2, 2, 5, 64}, {2, 1, 5, 7}};
+  std::vector<attnrtTensor> tensors;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(buffers[i].allocate(context.get(), 2 * 2 * 7 * 64 * 2).ok());
+    tensors.push_back(attnrt::contiguousTensor(
+        buffers[i].data(), i == 4 ? ATTNRT_I1 : ATTNRT_BF16,
+        {sizes[i][0], sizes[i][1], sizes[i][2], sizes[i][3]}));
+  }
+  // Byte-aligned: a view that starts at an odd element of a mask is fine.
+  tensors[4].data += 1;
+  EXPECT_EQ(attnrtLaunch(kernel, tensors.data(), 5, kStreamA), ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+
+  auto launchWithMask = [&](std::initializer_list<int64_t> maskSizes) {
+    tensors[4] =
+        attnrt::contiguousTensor(buffers[4].data(), ATTNRT_I1, maskSizes);
+    return attnrtLaunch(kernel, tensors.data(), 5, kStreamA);
+  };
+  EXPECT_EQ(launchWithMask({2, 1, 5, 6}), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("the key length of K (7) and mask (6) differ"));
+  EXPECT_EQ(launchWithMask({2, 1, 4, 7}), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(
+      lastErrorContains("the query length of Q (5) and mask (4) differ"));
+  // The batch dimension is the attention's (the manifest leaves it open);
+  // the head dimension is the manifest's 1.
+  EXPECT_EQ(launchWithMask({1, 1, 5, 7}), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("the batch size of Q (2) and mask (1) differ"));
+  EXPECT_EQ(launchWithMask({2, 2, 5, 7}), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains(
+      "parameter mask: shape [2, 2, 5, 7] does not match the manifest's"));
 }
 
 TEST_F(RuntimeTest, ContiguousTensorIsRowMajor) {
@@ -595,8 +679,8 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
     const char *to;
     const char *message;
   } cases[] = {
-      {"\"version\": 5", "\"version\": 7",
-       "manifest: version: this runtime reads versions 2 to 6, not 7"},
+      {"\"version\": 5", "\"version\": 8",
+       "manifest: version: this runtime reads versions 2 to 7, not 8"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 0}",
        "manifest: kernels[1].grid[0].times: must be at least 1"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 4097}",

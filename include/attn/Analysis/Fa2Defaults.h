@@ -47,6 +47,17 @@ int64_t fa2SharedRowElements(int64_t dim);
 int64_t fa2SharedMemoryBytes(const Fa2Tiling &tiling, int64_t headDim,
                              int64_t valueDim, int64_t elementBytes);
 
+/// What a kernel does to each score besides FlashAttention-2's scale and
+/// masks by position, which costs registers (fa2RegistersPerThread).
+struct ScoreWork {
+  /// A softcap or an inlined score region: scores formed in natural units.
+  bool modifies = false;
+  /// A mask operand: an element read from global memory for every score.
+  bool readsMask = false;
+
+  bool any() const { return modifies || readsMask; }
+};
+
 /// The 32-bit registers a thread of the FlashAttention-2 kernel needs with
 /// `tiling`: its share of the f32 accumulators of O (block_m x Dv) and of S
 /// (block_m x block_n) and of P (block_m x block_n, two 16-bit values a
@@ -64,10 +75,15 @@ int64_t fa2SharedMemoryBytes(const Fa2Tiling &tiling, int64_t headDim,
 /// one more per score of its S tile (kernelSplitsKv; its loop starts at a
 /// run-time block): calibrated on ptxas 13.0 (sm_90a, causal with ALiBi), 64 x
 /// 128 spilled at D = 40 (204 without the term), 64 x 64 did not at D = 160
-/// (212) and did at D = 192 (228), 64 x 32 did not at D = 256 (236).
+/// (212) and did at D = 192 (228), 64 x 32 did not at D = 256 (236). A
+/// kernel that reads a mask operand needs one more per score of its S tile
+/// (the elements in flight): calibrated on ptxas 13.0 (sm_90a with i1, bf16
+/// and f32 masks, sm_80 with i1; causal, run-time lengths) over D in {32,
+/// 64, 80, 96, 128, 160, 192, 256} and six tilings each: every tiling that
+/// spilled was estimated above 255 with the term, and every choice of
+/// defaultFa2Tiling with it was spill-free (docs/performance.md).
 int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim,
-                              bool modifiesScores = false,
-                              bool kernelSplitsKv = false);
+                              ScoreWork work = {}, bool kernelSplitsKv = false);
 
 /// What modifying the scores in natural units (softcap, an inlined score
 /// region with the row and key of every element) costs a thread: calibrated
@@ -109,13 +125,13 @@ llvm::ArrayRef<Fa2Tiling> fa2SplitKvCandidates(int64_t headDim);
 /// FlashAttention-2's tiling for `headDim`, the largest of its table
 /// (fa2SplitKvCandidates' for a kernel that splits the keys and values:
 /// split-KV of several splits, Lean) that fits `sharedMemoryPerBlock` bytes
-/// when that is given and, for a kernel that modifies scores,
+/// when that is given and, for a kernel with score work (ScoreWork::any),
 /// kMaxRegistersPerThread. std::nullopt when the head dimension is beyond
 /// the table (> 256) or nothing fits.
 std::optional<Fa2Tiling>
 defaultFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
                  std::optional<int64_t> sharedMemoryPerBlock,
-                 bool modifiesScores = false, bool splitKv = false);
+                 ScoreWork work = {}, bool splitKv = false);
 
 } // namespace mlir::attn
 

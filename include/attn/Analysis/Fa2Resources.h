@@ -60,6 +60,10 @@ struct GpuLimits {
 /// The limits `target` states.
 GpuLimits gpuLimits(TargetAttr target);
 
+/// What the kernels of `op` do to each score besides FlashAttention-2's:
+/// its softcap or score region, its mask operand.
+ScoreWork scoreWorkOf(AttentionOp op);
+
 /// The tiling an `#attn.fa2` states, and the attribute of a tiling.
 Fa2Tiling fa2TilingOf(Fa2TilesAttr tiles);
 Fa2TilesAttr fa2TilesAttrOf(MLIRContext *context, const Fa2Tiling &tiling);
@@ -74,12 +78,11 @@ struct Fa2Resources {
   int64_t registersPerThread;
 };
 
-/// `modifiesScores`: the kernel applies a softcap or a score region.
+/// `work`: what the kernel does to each score besides FlashAttention-2's.
 /// `kernelSplitsKv`: a split-KV kernel (fa2RegistersPerThread).
 Fa2Resources fa2Resources(const Fa2Tiling &tiling, int64_t headDim,
                           int64_t valueDim, int64_t elementBytes,
-                          bool modifiesScores = false,
-                          bool kernelSplitsKv = false);
+                          ScoreWork work = {}, bool kernelSplitsKv = false);
 
 /// The registers a thread may have when a CTA of `threads` threads is to fit
 /// `limits`: regs_per_thread, and no more than the SM's register file shared
@@ -99,7 +102,7 @@ int64_t fa2CtasPerSm(const Fa2Resources &resources, const GpuLimits &limits);
 /// attn-select-schedule counts G with and attn-to-nvgpu checks a pinned G
 /// against.
 int64_t leanCtasPerSm(const AttentionProblem &problem, const Fa2Tiling &tiling,
-                      int64_t elementBytes, bool modifiesScores,
+                      int64_t elementBytes, ScoreWork work,
                       const GpuLimits &limits);
 
 /// The limit a CTA exceeds first, with what it needs and what is allowed.
@@ -133,7 +136,7 @@ std::optional<Fa2Tiling>
 selectFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
                 const GpuLimits &limits,
                 std::optional<Fa2Misfit> *lastMisfit = nullptr,
-                bool modifiesScores = false, bool splitKv = false);
+                ScoreWork work = {}, bool splitKv = false);
 
 /// FlashAttention-2's number of key/value splits (flash-decoding),
 /// `num_splits_heuristic` of its flash_api.cpp, in exact integer arithmetic:
@@ -184,7 +187,7 @@ struct KvPartitionChoice {
 std::optional<KvPartitionChoice>
 chooseKvPartition(MLIRContext *context, const AttentionProblem &problem,
                   const Fa2Tiling &tiling, const GpuLimits &limits,
-                  int64_t elementBytes, bool modifiesScores, bool lean);
+                  int64_t elementBytes, ScoreWork work, bool lean);
 
 } // namespace mlir::attn
 

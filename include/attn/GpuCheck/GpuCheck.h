@@ -55,6 +55,10 @@ struct HostInputs {
   const void *query = nullptr;
   const void *key = nullptr;
   const void *value = nullptr;
+  /// The mask operand, for a kernel with one: its elements in the kernel's
+  /// mask type (i1 one byte each), row-major [B or 1, Hq or 1, Sq, Sk];
+  /// null: seeded sampleMask.
+  const void *mask = nullptr;
   /// One per sequence, for a kernel with key lengths; null: seeded
   /// sampleKeyLengths.
   const int32_t *keyLengths = nullptr;
@@ -66,6 +70,15 @@ struct HostInputs {
 /// attn-run.
 std::vector<int32_t> sampleKeyLengths(int64_t batch, int64_t keys,
                                       std::mt19937_64 &rng);
+
+/// A mask operand of `dtype` (ATTNRT_I1, or a float type for an additive
+/// mask) and `sizes` [B or 1, Hq or 1, Sq, Sk], as the bytes a kernel reads:
+/// of each (batch, head) plane, query row 1 (when Sq > 1) hides every key;
+/// elsewhere a boolean mask keeps 3 of 4 scores, an additive one adds a
+/// standard-normal value or, to one score in 8, -inf. The default of the GPU
+/// check.
+std::vector<uint8_t> sampleMask(attnrtDType dtype, const int64_t sizes[4],
+                                std::mt19937_64 &rng);
 
 struct OutputCheck {
   std::string name;

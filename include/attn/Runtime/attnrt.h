@@ -61,7 +61,10 @@ typedef enum attnrtDType {
   ATTNRT_BF16 = 1,
   ATTNRT_F32 = 2,
   /* Per-sequence key lengths (a kernel's key_lengths parameter). */
-  ATTNRT_I32 = 3
+  ATTNRT_I32 = 3,
+  /* A boolean mask (a kernel's mask parameter of MLIR type i1): one byte
+     per element, 0 hides the score, 1 keeps it (torch.bool, numpy's bool). */
+  ATTNRT_I1 = 4
 } attnrtDType;
 
 /* "f16", "bf16", "f32", "i32". */

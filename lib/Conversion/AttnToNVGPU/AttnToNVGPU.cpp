@@ -104,14 +104,6 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
               "attention, or run it on the CPU (attn-to-cpu)";
   if (getElementTypeOrSelf(op.getInitOut().getType()) != element)
     return op.emitError("attn-to-nvgpu needs O in the element type of Q");
-  if (op.getMask())
-    return op.emitError(
-        "attn-to-nvgpu does not support the mask operand yet: a mask that "
-        "is a function of the positions can be a score region (attn.yield "
-        "of the score, or -inf to hide the key, from b, h, i and k; a "
-        "tensor.extract from a constant for one known at compile time), "
-        "with a block mask for the blocks it hides; or run the attention "
-        "on the CPU (attn-to-cpu)");
   DenseElementsAttr blockMask;
   if (op.getBlockMask() && !problem->hasStaticLengths())
     return op.emitError("attn-to-nvgpu takes a block mask with static "
@@ -149,8 +141,8 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
       op.getTilesAttr()
           ? fa2TilingOf(op.getTilesAttr())
           : defaultFa2Tiling(problem->headDim, problem->valueDim,
-                             /*elementBytes=*/2, std::nullopt,
-                             op.modifiesScores(), op.splitsKeyValues());
+                             /*elementBytes=*/2, std::nullopt, scoreWorkOf(op),
+                             op.splitsKeyValues());
   if (!tiling)
     return op.emitError("no FlashAttention-2 tiling for this head dimension");
   shape.blockM = tiling->blockM;
@@ -189,6 +181,8 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     shape.blockMaskRows = maskRows;
     shape.blockMaskKeys = maskKeys;
   }
+  if (Value mask = op.getMask())
+    shape.maskElement = getElementTypeOrSelf(mask);
   shape.withLse = static_cast<bool>(op.getInitLse());
   shape.keyLengths = op.hasKeyLengths();
   if (auto split = dyn_cast_or_null<SplitKVAttr>(partition)) {
@@ -210,7 +204,7 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
       GpuLimits limits = gpuLimits(target);
       int64_t perSm =
           leanCtasPerSm(*problem, shape.tiling(), /*elementBytes=*/2,
-                        op.modifiesScores(), limits);
+                        scoreWorkOf(op), limits);
       if (shape.leanCtas > perSm * limits.sms)
         return op.emitError("#attn.lean with ")
                << shape.leanCtas << " CTAs cannot run on " << target.getChip()
@@ -232,8 +226,9 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
 /// What the kernel reads and writes, as its entry block sees them.
 struct KernelArguments {
   /// Q, K, V, O and, when returned, LSE: memrefs of the operands' shapes;
-  /// then the key lengths, when the attention has them.
-  Value q, k, v, o, lse, keyLengths;
+  /// then the mask operand and the key lengths, when the attention has
+  /// them.
+  Value q, k, v, o, lse, mask, keyLengths;
   /// The workspaces the runtime owns, after them.
   SmallVector<Value> workspaces;
   KernelLengths lengths;
@@ -296,12 +291,13 @@ MemRefType kernelView(Value operand) {
     return MemRefType::get(type.getShape(), type.getElementType());
   int64_t rank = type.getRank();
   SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
-  // Rows contiguous: dimensions 2 and up (a dynamic Sq is never multiplied:
-  // it is LSE's last dimension or Q's and O's dimension 2).
+  // Rows contiguous: dimensions 2 and up, each stride the product of the
+  // sizes after it (dynamic from a dynamic size on: a mask's Sk).
   for (int64_t dim = rank - 1, stride = 1; dim >= 2; --dim) {
     strides[dim] = stride;
-    if (dim > 2)
-      stride *= type.getDimSize(dim);
+    stride = ShapedType::isDynamic(stride) || type.isDynamicDim(dim)
+                 ? ShapedType::kDynamic
+                 : stride * type.getDimSize(dim);
   }
   return MemRefType::get(
       type.getShape(), type.getElementType(),
@@ -396,6 +392,8 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b, const KernelShape &shape,
   args.o = bound[3];
   if (shape.withLse)
     args.lse = bound[4];
+  if (shape.maskElement)
+    args.mask = bound[shape.withLse ? 5 : 4];
   if (shape.keyLengths)
     args.keyLengths = bound.back();
   Value ctas;
@@ -473,8 +471,8 @@ struct OutputTile {
   /// The CTA body over key/value blocks [begin, end) of the tile.
   SmallVector<Value> run(CtaBody &body, const KernelArguments &args,
                          Value begin, Value end) const {
-    return body.runKvRange(args.k, args.v, qGroup, batch, head, kvHead, row0,
-                           rows, begin, end);
+    return body.runKvRange(args.k, args.v, args.mask, qGroup, batch, head,
+                           kvHead, row0, rows, begin, end);
   }
 };
 
@@ -632,7 +630,8 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
 void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                      const KernelArguments &args) {
   const AttentionProblem &p = s.problem;
-  Value q = args.q, k = args.k, v = args.v, o = args.o, lse = args.lse;
+  Value q = args.q, k = args.k, v = args.v, o = args.o, lse = args.lse,
+        mask = args.mask;
   Value partialO = args.workspaces[0], partialLse = args.workspaces[1],
         flags = args.workspaces[2];
 
@@ -699,7 +698,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         Value blockBegin = a.add(tileBegin, a.sub(g, tileFirst));
         Value blockEnd = a.add(tileBegin, a.sub(pieceEnd, tileFirst));
         SmallVector<Value> state =
-            body.runKvRange(k, v, qGroup, batch, head, kvHead, row0, rows,
+            body.runKvRange(k, v, mask, qGroup, batch, head, kvHead, row0, rows,
                             blockBegin, blockEnd);
 
         Value isHost =
@@ -851,6 +850,10 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       if (shape->withLse) {
         views.push_back(kernelView(op.getInitLse()));
         names.push_back(kb.getStringAttr("LSE"));
+      }
+      if (shape->maskElement) {
+        views.push_back(kernelView(op.getMask()));
+        names.push_back(kb.getStringAttr("mask"));
       }
       if (shape->keyLengths) {
         views.push_back(kernelView(op.getKeyLengths()));

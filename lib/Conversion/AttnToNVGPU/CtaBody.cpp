@@ -404,10 +404,29 @@ Value CtaBody::modifyScore(Value x, Value batch, Value head, Value row,
   return lookup(cast<attn::YieldOp>(region.getTerminator()).getValue());
 }
 
-SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
-                                       Value batch, Value head, Value kvHead,
-                                       Value row0, Value rows, Value blockBegin,
-                                       Value blockEnd) {
+Value CtaBody::maskOperandElement(Value mask, Value batch, Value head,
+                                  Value row, Value key, bool clampKey) {
+  auto type = cast<MemRefType>(mask.getType());
+  // The last row and key of the tensor, where reads past Sq and Sk are
+  // clamped to (their scores are never stored, or hidden).
+  auto last = [&](int64_t dim) {
+    return atEntry({-3 - dim, mask.getAsOpaquePointer()}, [&] {
+      return arith::SubIOp::create(b, b.createOrFold<memref::DimOp>(mask, dim),
+                                   index(1));
+    });
+  };
+  Value maskRow = arith::MinUIOp::create(b, row, last(2));
+  Value maskKey = clampKey ? arith::MinUIOp::create(b, key, last(3)) : key;
+  return memref::LoadOp::create(
+      b, mask,
+      ValueRange{type.getDimSize(0) == 1 ? index(0) : batch,
+                 type.getDimSize(1) == 1 ? index(0) : head, maskRow, maskKey});
+}
+
+SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value mask,
+                                       Value qGroup, Value batch, Value head,
+                                       Value kvHead, Value row0, Value rows,
+                                       Value blockBegin, Value blockEnd) {
   const AttentionProblem &p = s.problem;
   MaskGeometry<IndexArith> geometry = this->geometry();
   Type fragC = VectorType::get({2, 2}, f32);
@@ -464,8 +483,9 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
         // uniform branch per block; its copies were issued all the same, to
         // keep the pipeline's order).
         scf::IfOp skipEmpty;
+        Value status;
         if (s.blockMask) {
-          Value status = memref::LoadOp::create(
+          status = memref::LoadOp::create(
               b, constantTable(s.blockMask),
               ValueRange{
                   maskBatch, maskHead, maskRow,
@@ -498,11 +518,14 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
         }
 
         // Scaled scores in base 2, [mt][nt][i][j] flattened; with `masked`,
-        // keys a row cannot see are -inf. A modified score is formed in
-        // natural units (scale, softcap, score region) and then taken to
-        // base 2.
-        Value scale = f32Const(s.modifiesScores() ? s.scale : s.scaleLog2);
-        auto scaledScores = [&](bool masked) {
+        // keys a row cannot see are -inf; with `maskOperand`, the mask
+        // operand applies. A modified score, and one the mask operand adds
+        // to, is formed in natural units (scale, softcap, score region, the
+        // additive mask) and then taken to base 2.
+        bool additiveMask = mask && !s.maskElement.isInteger(1);
+        bool natural = s.modifiesScores() || additiveMask;
+        Value scale = f32Const(natural ? s.scale : s.scaleLog2);
+        auto scaledScores = [&](bool masked, bool maskOperand) {
           SmallVector<Value> values;
           for (int64_t mt = 0; mt < mTiles; ++mt) {
             Value tileRow = add(row0, add(warpRow, index(mt * 16)));
@@ -514,6 +537,9 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
             if (s.scoreRegion)
               for (Value row : rowOf)
                 queryOf.push_back(queryRowOf(head, row));
+            // The mask operand's rows are one head's (no GQA packing).
+            assert((!maskOperand || p.packedHeads == 1) &&
+                   "a mask operand's rows are not packed");
             for (int64_t nt = 0; nt < nTiles; ++nt)
               for (int64_t i = 0; i < 2; ++i)
                 for (int64_t j = 0; j < 2; ++j) {
@@ -527,9 +553,21 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
                     auto [queryHead, queryRow] =
                         s.scoreRegion ? queryOf[i]
                                       : std::make_pair(head, rowOf[i]);
-                    x = mulF(modifyScore(x, batch, queryHead, queryRow, key),
-                             f32Const(M_LOG2E));
+                    x = modifyScore(x, batch, queryHead, queryRow, key);
                   }
+                  if (maskOperand) {
+                    Value element =
+                        maskOperandElement(mask, batch, head, rowOf[i], key,
+                                           /*clampKey=*/masked);
+                    if (additiveMask)
+                      x = addF(x, element.getType() == f32
+                                      ? element
+                                      : arith::ExtFOp::create(b, f32, element));
+                    else
+                      x = arith::SelectOp::create(b, element, x, minusInf);
+                  }
+                  if (natural)
+                    x = mulF(x, f32Const(M_LOG2E));
                   if (masked) {
                     Value hidden = geometry.isHidden(rowOf[i], key);
                     x = arith::SelectOp::create(b, hidden, minusInf, x);
@@ -539,26 +577,46 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value qGroup,
           }
           return values;
         };
-        SmallVector<Value> flat;
-        if (!s.needsElementMask()) {
-          flat = scaledScores(/*masked=*/false);
-        } else {
+        // `cond ? onTrue() : onFalse()` for the block's scores: one uniform
+        // branch per block.
+        auto branch = [&](Value cond, function_ref<SmallVector<Value>()> onTrue,
+                          function_ref<SmallVector<Value>()> onFalse) {
+          SmallVector<Type> types(mTiles * nTiles * 4, f32);
+          auto ifOp = scf::IfOp::create(b, types, cond,
+                                        /*withElseRegion=*/true);
+          for (bool side : {true, false}) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(side ? ifOp.thenBlock()
+                                            : ifOp.elseBlock());
+            scf::YieldOp::create(b, side ? onTrue() : onFalse());
+          }
+          return SmallVector<Value>(ifOp.getResults());
+        };
+        auto blockScores = [&](bool maskOperand) {
+          if (!s.needsElementMask())
+            return scaledScores(/*masked=*/false, maskOperand);
           // Only blocks that straddle a mask boundary pay for the mask: the
           // block is whole for every row when its last key is visible from
           // the first row, its first key from the last row, and it ends
-          // within Sk. One uniform branch per block.
+          // within Sk.
           Value straddles = geometry.needsElementMask(
               row0, rows, key0, add(key0, index(s.blockN)));
-          SmallVector<Type> types(mTiles * nTiles * 4, f32);
-          auto ifOp = scf::IfOp::create(b, types, straddles,
-                                        /*withElseRegion=*/true);
-          for (bool masked : {true, false}) {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(masked ? ifOp.thenBlock()
-                                              : ifOp.elseBlock());
-            scf::YieldOp::create(b, scaledScores(masked));
-          }
-          llvm::append_range(flat, ifOp.getResults());
+          return branch(
+              straddles, [&] { return scaledScores(true, maskOperand); },
+              [&] { return scaledScores(false, maskOperand); });
+        };
+        // A full block of the block mask does not read the mask operand.
+        SmallVector<Value> flat;
+        if (mask && s.blockMask) {
+          Value full = arith::CmpIOp::create(
+              b, arith::CmpIPredicate::eq, status,
+              arith::ConstantIntOp::create(b, b.getI8Type(),
+                                           BlockMaskValue::kFull));
+          flat = branch(
+              full, [&] { return blockScores(false); },
+              [&] { return blockScores(true); });
+        } else {
+          flat = blockScores(static_cast<bool>(mask));
         }
 
         SmallVector<Value> mNext, lNext;

@@ -55,6 +55,9 @@ struct KernelShape {
   /// which the tiles nest in: empty blocks are skipped.
   DenseElementsAttr blockMask;
   int64_t blockMaskRows = 0, blockMaskKeys = 0;
+  /// The mask operand's element type: i1 (a boolean mask) or a float (an
+  /// additive one); null without a mask operand.
+  Type maskElement;
   bool withLse;
   /// Per-sequence key lengths (key_lengths): each CTA's Sk is its
   /// sequence's.
@@ -144,13 +147,16 @@ public:
   /// The FlashAttention-2 loop over key/value blocks [blockBegin, blockEnd)
   /// of (batch, kvHead) for the `rows` tiled rows of the query block at row0
   /// of tiled head `head` (loaded by loadQueryBlock as `qGroup`), with the
-  /// score modification of the shape and MaskGeometry's element masks on
-  /// the blocks that straddle a mask boundary. Returns the final state: the
+  /// score modification of the shape, the mask operand `mask` (a memref
+  /// [B or 1, Hq or 1, Sq, Sk], or null) outside the block mask's full
+  /// blocks, and MaskGeometry's element masks on the blocks that straddle a
+  /// mask boundary. Returns the final state: the
   /// O accumulators [mTiles][Dv / 8], then m and l per m tile (l a per-lane
   /// partial sum). No copy is in flight afterwards.
-  SmallVector<Value> runKvRange(Value k, Value v, Value qGroup, Value batch,
-                                Value head, Value kvHead, Value row0,
-                                Value rows, Value blockBegin, Value blockEnd);
+  SmallVector<Value> runKvRange(Value k, Value v, Value mask, Value qGroup,
+                                Value batch, Value head, Value kvHead,
+                                Value row0, Value rows, Value blockBegin,
+                                Value blockEnd);
 
   /// O = acc / l into the tiled rows row0... of tiled head `head` of
   /// O[batch] (rows below p Sq) in the element type, and LSE = (m + log2 l) ln
@@ -206,6 +212,13 @@ private:
   /// The score `x` (natural units) after the softcap and the score region,
   /// at query `row` and `key` of query head `head` in batch `batch`.
   Value modifyScore(Value x, Value batch, Value head, Value row, Value key);
+  /// The element of the mask operand `mask` at query `row` and `key` of
+  /// query head `head` in batch `batch`, read from global memory (size-1
+  /// batch and head dimensions broadcast). A row past the tensor's reads its
+  /// last one, and so does a key with `clampKey`, which a block that ends
+  /// past Sk needs (its element mask hides those keys).
+  Value maskOperandElement(Value mask, Value batch, Value head, Value row,
+                           Value key, bool clampKey);
   /// A constant tensor as a constant memref.global of the kernel's module,
   /// read at the kernel's entry.
   Value constantTable(DenseElementsAttr values);

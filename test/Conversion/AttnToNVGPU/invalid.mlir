@@ -9,15 +9,6 @@ func.func @f32(%q: tensor<1x1x64x64xf32>, %o: tensor<1x1x64x64xf32>) -> tensor<1
 
 // -----
 
-func.func @mask(%q: tensor<1x1x64x64xf16>, %m: tensor<1x1x64x64xi1>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu does not support the mask operand yet: a mask that is a function of the positions can be a score region (attn.yield of the score, or -inf to hide the key, from b, h, i and k; a tensor.extract from a constant for one known at compile time), with a block mask for the blocks it hides; or run the attention on the CPU (attn-to-cpu)}}
-  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
-      mask(%m : tensor<1x1x64x64xi1>) outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
-  return %r : tensor<1x1x64x64xf16>
-}
-
-// -----
-
 func.func @block_mask(%q: tensor<1x1x64x64xf16>, %m: tensor<1x1x1x1xi8>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
   // expected-error @+1 {{attn-to-nvgpu takes a constant block mask (one attn-derive-block-mask proves, or an arith.constant); a block mask computed at run time is not supported yet (attn-to-cpu runs it)}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)

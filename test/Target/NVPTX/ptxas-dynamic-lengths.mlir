@@ -71,7 +71,7 @@
 // MANIFEST-NEXT: {
 // MANIFEST-NEXT: "param": "Q",
 // MANIFEST-NEXT: "stride": 1
-// MANIFEST: "version": 6
+// MANIFEST: "version": 7
 
 // VALID: 5 kernel(s), manifest valid
 

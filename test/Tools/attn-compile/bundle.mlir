@@ -59,7 +59,7 @@
 // CHECK-NEXT:  "stages": 2,
 // CHECK-NEXT:  "warps": 4
 // CHECK: "ptx": "kernels.ptx",
-// CHECK: "version": 6
+// CHECK: "version": 7
 
 // PTX: .target sm_90a
 // PTX: .visible .entry prefill_attention0(
@@ -69,7 +69,7 @@
 // RUN: attn-compile %s -o %t.sm80 --function=prefill --chip=sm_80 | FileCheck %s --check-prefix=SM80
 // SM80: 1 kernel(s) for sm_80
 // RUN: not attn-compile %s -o %t.all 2>&1 | FileCheck %s --check-prefix=REJECTED
-// REJECTED: error: attn-to-nvgpu does not support the mask operand yet
+// REJECTED: error: attn-to-nvgpu supports f16 and bf16 operands, got 'f32'
 // RUN: not attn-compile %s -o %t.x --function=missing 2>&1 | FileCheck %s --check-prefix=MISSING
 // A softcap and a score region are in the manifest, for the GPU check.
 // RUN: rm -rf %t.capped && attn-compile %s -o %t.capped --function=capped
@@ -78,6 +78,28 @@
 // CAPPED-DAG: "score_region": true
 // CAPPED-DAG: "softcap": 30
 // MISSING: attn-compile: error: no function @missing in
+// A mask operand is a parameter after LSE: its type (i1: a byte per
+// element), its shape with the broadcast batch and the run-time lengths, and
+// an alignment of its element's bytes.
+// RUN: rm -rf %t.masked && attn-compile %s -o %t.masked --function=masked
+// RUN: FileCheck %s --check-prefix=MASKED --input-file=%t.masked/manifest.json
+// MASKED: "name": "LSE",
+// MASKED: "alignment": 1,
+// MASKED-NEXT: "name": "mask",
+// MASKED-NEXT: "shape": [
+// MASKED-NEXT:   1,
+// MASKED-NEXT:   4,
+// MASKED-NEXT:   null,
+// MASKED-NEXT:   null
+// MASKED-NEXT: ],
+// MASKED-NEXT: "strides": [
+// MASKED-NEXT:   null,
+// MASKED-NEXT:   null,
+// MASKED-NEXT:   null,
+// MASKED-NEXT:   1
+// MASKED-NEXT: ],
+// MASKED-NEXT: "type": "i1"
+// MASKED: "scalars": [
 // RUN: not attn-compile %S/../attn-run/Inputs/no-attention.mlir -o %t.none 2>&1 | FileCheck %s --check-prefix=NONE
 // NONE: error: no attn.attention to compile
 // Chips the kernels cannot run on, or that are not chips, are refused up
@@ -108,9 +130,15 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     }
     return %r : tensor<1x1x64x64xf16>
   }
-  func.func @masked(%q: tensor<1x1x64x64xf16>, %m: tensor<1x1x64x64xi1>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-    %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
-        mask(%m : tensor<1x1x64x64xi1>) outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
-    return %r : tensor<1x1x64x64xf16>
+  func.func @masked(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %m: tensor<1x4x?x?xi1>,
+                    %o: tensor<?x4x?x64xf16>, %l: tensor<?x4x?xf32>) -> (tensor<?x4x?x64xf16>, tensor<?x4x?xf32>) {
+    %r:2 = attn.attention ins(%q, %k, %k : tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>)
+        mask(%m : tensor<1x4x?x?xi1>) outs(%o, %l : tensor<?x4x?x64xf16>, tensor<?x4x?xf32>) -> tensor<?x4x?x64xf16>, tensor<?x4x?xf32>
+    return %r#0, %r#1 : tensor<?x4x?x64xf16>, tensor<?x4x?xf32>
+  }
+  func.func @f32_operands(%q: tensor<1x1x64x64xf32>, %o: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
+    %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>)
+        outs(%o : tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32>
+    return %r : tensor<1x1x64x64xf32>
   }
 }

@@ -86,12 +86,6 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
     /// Whether the op carries a score-modification region.
     bool hasScoreModifier() { return !getScore().empty(); }
 
-    /// Whether scores pass through a softcap or the score region, which
-    /// kernels compute per score element.
-    bool modifiesScores() {
-      return static_cast<bool>(getSoftcap()) || hasScoreModifier();
-    }
-
     /// Whether a kernel of the op starts its key/value loop at a block
     /// chosen at run time and merges partials: a split-KV partition of
     /// several splits, or Lean attention. Such kernels take split-KV's tiles
