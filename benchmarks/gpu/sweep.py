@@ -15,10 +15,14 @@ attn.attention (a function named like its file) and the module's
     through Lean attention and split-KV; ALiBi and a document mask (a constant
     id table, block-sparse) as score regions (run, not checked: the GPU
     reference cannot evaluate a region); FlashAttention's test matrix of
-    head dimensions (32 to 224) and length pairs, and D != Dv;
+    head dimensions (32 to 224) and length pairs, and D != Dv; mask
+    operands (boolean and additive, broadcast batch or heads; through
+    FlashAttention-2's grid, split-KV and Lean attention), which attn-launch
+    fills with a seeded mask that also hides whole rows;
   * run-time lengths (r_*): kernels compiled with the batch, Sq and Sk
     dynamic, which gpu-check.sh runs at each of RUN_TIME_LENGTHS: FlashAttention-2's
-    grid, split-KV and Lean attention (GQA-packed decode, causal prefill);
+    grid, split-KV and Lean attention (GQA-packed decode, causal prefill),
+    and a boolean mask operand;
   * benchmark (b_*): bf16, B*S = 16k tokens, H*D = 2048, D in {64, 128},
     S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not;
   * decode (d_*): one query row, bf16, D = 128, Hq/Hkv in {32/8, 32/32},
@@ -82,11 +86,12 @@ def documents(length, count):
 
 
 def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target, region="",
-           dv=None, key_lengths=False):
+           dv=None, key_lengths=False, mask=None):
     """`d` is the head dimension of Q and K; `dv`, that of V and O, is `d`
     unless given. With `key_lengths`, the attention takes per-sequence key
     lengths (attn-launch fills them: the first sequence full, the second
-    empty, the others random)."""
+    empty, the others random). `mask` = (element type, batch, heads) gives
+    it a mask operand [batch, heads, Sq, Sk] (1 broadcasts)."""
     dv = dv or d
     q = f"tensor<{b}x{hq}x{sq}x{d}x{dtype}>"
     k = f"tensor<{b}x{hkv}x{sk}x{d}x{dtype}>"
@@ -97,10 +102,16 @@ def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target, region="",
     attrs = f" {{{flags}}}" if flags else ""
     lengths_arg = f", %lengths: {lengths}" if key_lengths else ""
     lengths_operand = f" key_lengths(%lengths : {lengths})" if key_lengths else ""
+    mask_arg = mask_operand = ""
+    if mask:
+        element, mask_b, mask_h = mask
+        mask_type = f"tensor<{mask_b}x{mask_h}x{sq}x{sk}x{element}>"
+        mask_arg = f", %m: {mask_type}"
+        mask_operand = f" mask(%m : {mask_type})"
     return (
         f"module attributes {{attn.target = {target}}} {{\n"
-        f"func.func @{name}(%q: {q}, %k: {k}, %v: {v}{lengths_arg}, %o: {o}, %l: {lse}) -> ({o}, {lse}) {{\n"
-        f"  %r:2 = attn.attention ins(%q, %k, %v : {q}, {k}, {v}){lengths_operand} outs(%o, %l : {o}, {lse}){attrs} -> {o}, {lse}{region}\n"
+        f"func.func @{name}(%q: {q}, %k: {k}, %v: {v}{mask_arg}{lengths_arg}, %o: {o}, %l: {lse}) -> ({o}, {lse}) {{\n"
+        f"  %r:2 = attn.attention ins(%q, %k, %v : {q}, {k}, {v}){mask_operand}{lengths_operand} outs(%o, %l : {o}, {lse}){attrs} -> {o}, {lse}{region}\n"
         f"  return %r#0, %r#1 : {o}, {lse}\n"
         f"}}\n}}\n"
     )
@@ -182,6 +193,12 @@ def correctness():
     # filled caches; a causal speculative step on FlashAttention-2's grid.
     yield "c_lengths_decode", "bf16", 8, 32, 8, 1, 4096, 128, f"{PACKED_4}>, partition = #attn.split_kv<splits = 16>", "", {"key_lengths": True}
     yield "c_lengths_spec", "f16", 4, 8, 2, 4, 1000, 64, f"causal, {TILES_64}", "", {"key_lengths": True}
+    # Mask operands, checked against the GPU reference with the mask
+    # attn-launch samples (rows it hides entirely give O = 0, LSE = -inf).
+    yield "c_mask_boolean", "bf16", 2, 4, 2, 1000, 1000, 128, "causal", "", {"mask": ("i1", 2, 1)}
+    yield "c_mask_additive", "f16", 1, 8, 8, 300, 777, 64, "softcap = 30.0 : f32", "", {"mask": ("f32", 1, 8)}
+    yield "c_mask_split", "bf16", 4, 32, 8, 1, 4096, 128, "partition = #attn.split_kv<splits = 8>", "", {"mask": ("i1", 4, 1)}
+    yield "c_mask_lean", "bf16", 1, 32, 8, 4, 2000, 128, "causal, partition = #attn.lean<ctas = 132>", "", {"mask": ("f16", 1, 32)}
 
 
 def run_time():
@@ -192,6 +209,7 @@ def run_time():
     yield "r_split_decode", "bf16", "?", 32, 8, "?", "?", 128, f"causal, {PACKED_4}>, partition = #attn.split_kv<splits = 8>"
     yield "r_lean_decode", "bf16", "?", 32, 8, "?", "?", 128, f"causal, {packed_32}>, partition = #attn.lean<ctas = 264>"
     yield "r_lean_prefill", "f16", "?", 4, 4, "?", "?", 64, "causal, partition = #attn.lean<ctas = 132>"
+    yield "r_mask", "bf16", "?", 8, 2, "?", "?", 64, "causal", "", {"mask": ("i1", "?", 1)}
 
 
 def benchmark():

@@ -81,6 +81,8 @@ llvm::Error GpuRunner::run(AttentionOp op, AttentionOperands &operands,
   if (given[2])
     inputs.value = operands.value().buffer.bytes.data();
   // Always attn-run's: the reference on either side needs the same ones.
+  if (Operand *mask = operands.mask())
+    inputs.mask = mask->buffer.bytes.data();
   if (Operand *lengths = operands.keyLengths())
     inputs.keyLengths =
         reinterpret_cast<const int32_t *>(lengths->buffer.bytes.data());

@@ -62,7 +62,8 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     FlashAttention-2's grid.
 
     Kernel parameters are bare pointers, in operand order: Q, K, V, O, then
-    LSE when the op has one; a Lean kernel then takes its workspaces
+    LSE, the mask operand and the key lengths when the op has them; a Lean
+    kernel then takes its workspaces
     (partial O `[G, block_m, Dv]` and LSE `[G, block_m]` in f32, flags
     `[G]` in i32, zeroed before every launch), a split-KV kernel its own,
     with a slot per CTA of the grid (pointers bound with as many slots as
@@ -79,7 +80,12 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     split-KV, `per_cta` marking a slot per CTA and `kernel_resets` a
     buffer the kernel leaves zero) for the bundle writer.
 
-    Not supported yet (each is a diagnostic naming it): the mask operand, a
+    A mask operand is a parameter after LSE (i1: a byte per element, or
+    the float of an additive mask), read by each thread for its own scores
+    after the softcap and the score region, except in a block mask's full
+    blocks (docs/gpu-kernel.md).
+
+    Not supported yet (each is a diagnostic naming it): a
     block mask computed at run time, the ATTENTION2D partition, f32
     operands, split-KV with more splits than key/value blocks (static Sk)
     or more than 65535 CTAs in z, head dimensions that are not multiples of 8 up
