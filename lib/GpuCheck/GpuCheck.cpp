@@ -595,22 +595,22 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
 
   // The mask and key lengths of every launch: the caller's or the default
   // ones.
-  HostInputs withLengths = inputs;
+  HostInputs launchInputs = inputs;
   if (layout.keyLengths >= 0) {
     report.keyLengths =
         keyLengthsOf(inputs, report.batch, report.seqK, options.seed + 3);
-    withLengths.keyLengths = report.keyLengths.data();
+    launchInputs.keyLengths = report.keyLengths.data();
   }
   std::vector<uint8_t> sampledMask;
   if (layout.mask >= 0 && !inputs.mask) {
     std::mt19937_64 rng(options.seed + 4);
     const attnrtParamInfo &mask = layout.params[layout.mask];
     sampledMask = sampleMask(mask.dtype, mask.sizes, rng);
-    withLengths.mask = sampledMask.data();
+    launchInputs.mask = sampledMask.data();
   }
   TensorSet set;
   CHECK_STATUS(allocateSet(context, layout, set));
-  CHECK_STATUS(fillInputs(d, context, layout, withLengths, options.seed, set));
+  CHECK_STATUS(fillInputs(d, context, layout, launchInputs, options.seed, set));
   CHECK_STATUS(Status::of(
       attnrtKernelGetGrid(kernel, set.tensors, layout.count, report.grid)));
   CHECK_STATUS(
@@ -673,7 +673,7 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   }
   if (options.bench)
     CHECK_STATUS(bench(d, context, device, kernel, layout, options, set,
-                       withLengths.mask, report));
+                       launchInputs.mask, report));
   return Status();
 }
 

@@ -419,8 +419,8 @@ Value CtaBody::maskOperandElement(Value mask, Value batch, Value head,
   Value maskKey = clampKey ? arith::MinUIOp::create(b, key, last(3)) : key;
   return memref::LoadOp::create(
       b, mask,
-      ValueRange{type.getDimSize(0) == 1 ? index(0) : batch,
-                 type.getDimSize(1) == 1 ? index(0) : head, maskRow, maskKey});
+      ValueRange{broadcastIndex(type.getDimSize(0), batch),
+                 broadcastIndex(type.getDimSize(1), head), maskRow, maskKey});
 }
 
 SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value mask,
@@ -444,8 +444,8 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value mask,
   Value maskBatch, maskHead, maskRow;
   if (s.blockMask) {
     ArrayRef<int64_t> shape = s.blockMask.getType().getShape();
-    maskBatch = shape[0] == 1 ? index(0) : batch;
-    maskHead = shape[1] == 1 ? index(0) : head;
+    maskBatch = broadcastIndex(shape[0], batch);
+    maskHead = broadcastIndex(shape[1], head);
     maskRow = arith::DivUIOp::create(b, row0, index(s.blockMaskRows));
   }
 

@@ -194,6 +194,11 @@ private:
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, value);
   }
+  /// `value` as the index of a mask's (block mask's or mask operand's)
+  /// dimension of `size`: 0 where the dimension broadcasts (size 1).
+  Value broadcastIndex(int64_t size, Value value) {
+    return size == 1 ? index(0) : value;
+  }
   Value f32Const(double value) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(value));
   }
