@@ -94,8 +94,8 @@ std::optional<Fa2Tiling> mlir::attn::defaultFa2Tiling(
         fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes) >
             *sharedMemoryPerBlock)
       continue;
-    if (work.any() && fa2RegistersPerThread(tiling, valueDim, work, splitKv) >
-                          kMaxRegistersPerThread)
+    if (fa2RegistersPerThread(tiling, valueDim, work, splitKv) >
+        kMaxRegistersPerThread)
       continue;
     return tiling;
   }

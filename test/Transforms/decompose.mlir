@@ -164,10 +164,11 @@ func.func @split_kv_partial(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x1x4096x64xbf
 // -----
 
 // Tile sizes: the pass options win, else the op's tiles, else FlashAttention-2's
-// default for the head dimension (D=128: 128 x 64).
+// default for the head dimension (D=128: 128 x 128, the first that fits the
+// registers of a thread).
 // DEFAULT-LABEL: func.func @default_tiles
 // DEFAULT: scf.forall (%{{.+}}, %{{.+}}) in (2, 2)
-// DEFAULT: scf.for %{{.+}} = %c0 to %c4
+// DEFAULT: scf.for %{{.+}} = %c0 to %c2
 // DEFAULT-LABEL: func.func @pinned_tiles
 // DEFAULT: scf.forall (%{{.+}}, %{{.+}}) in (2, 16)
 // DEFAULT: scf.for %{{.+}} = %c0 to %c8

@@ -6,8 +6,8 @@
 // CHECK: attn.attention
 // REMARK: remark: attention B=1 Hq=8 Hkv=8 (MHA) Sq=1024 Sk=1024 D=64 Dv=64 f16 causal
 // REMARK-NEXT: work: 1.07 GFLOP nominal; an untiled lowering would hold 32.0 MiB of f32 scores
-// REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 4, stages = 2> (FlashAttention-2's default for D=64), 80.0 KiB shared memory per CTA
-// REMARK-NEXT: per (batch, head): 8 query blocks, 36 of 64 key blocks visited (56.2%), 8 with an element mask
+// REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2> (FlashAttention-2's default for D=64), 48.0 KiB shared memory per CTA
+// REMARK-NEXT: per (batch, head): 8 query blocks, 72 of 128 key blocks visited (56.2%), 16 with an element mask
 // REMARK-NEXT: partition: none
 func.func @causal_square(%q: tensor<1x8x1024x64xf16>, %o: tensor<1x8x1024x64xf16>) -> tensor<1x8x1024x64xf16> {
   // expected-remark @+1 {{attention B=1 Hq=8}}

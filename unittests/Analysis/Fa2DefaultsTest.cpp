@@ -14,19 +14,22 @@ using namespace mlir::attn;
 namespace {
 
 TEST(Fa2Defaults, TableByHeadDimension) {
+  // The first of the row that fits 255 registers a thread: FlashAttention-2's
+  // 128 x 128 (D <= 64) and 128 x 64 (D <= 128) with 4 warps need more (336
+  // and 304 estimated; ptxas 13.0 spilled both, causal, sm_80 and sm_90a).
   EXPECT_EQ(defaultFa2Tiling(32, 32, 2, std::nullopt),
-            (Fa2Tiling{128, 128, 4, 2}));
+            (Fa2Tiling{128, 64, 4, 2}));
   EXPECT_EQ(defaultFa2Tiling(64, 64, 2, std::nullopt),
-            (Fa2Tiling{128, 128, 4, 2}));
+            (Fa2Tiling{128, 64, 4, 2}));
   EXPECT_EQ(defaultFa2Tiling(80, 80, 2, std::nullopt),
-            (Fa2Tiling{128, 64, 4, 2}));
+            (Fa2Tiling{128, 128, 8, 2}));
   EXPECT_EQ(defaultFa2Tiling(128, 128, 2, std::nullopt),
-            (Fa2Tiling{128, 64, 4, 2}));
+            (Fa2Tiling{128, 128, 8, 2}));
   EXPECT_EQ(defaultFa2Tiling(256, 256, 2, std::nullopt),
             (Fa2Tiling{128, 64, 8, 1}));
   // The wider of D and Dv picks the row.
   EXPECT_EQ(defaultFa2Tiling(64, 128, 2, std::nullopt),
-            (Fa2Tiling{128, 64, 4, 2}));
+            (Fa2Tiling{128, 128, 8, 2}));
   EXPECT_EQ(defaultFa2Tiling(512, 512, 2, std::nullopt), std::nullopt);
 }
 

@@ -125,8 +125,10 @@ llvm::ArrayRef<Fa2Tiling> fa2SplitKvCandidates(int64_t headDim);
 /// FlashAttention-2's tiling for `headDim`, the largest of its table
 /// (fa2SplitKvCandidates' for a kernel that splits the keys and values:
 /// split-KV of several splits, Lean) that fits `sharedMemoryPerBlock` bytes
-/// when that is given and, for a kernel with score work (ScoreWork::any),
-/// kMaxRegistersPerThread. std::nullopt when the head dimension is beyond
+/// when that is given and kMaxRegistersPerThread (fa2RegistersPerThread
+/// with `work`), as attn-select-schedule's choice for a target does: without
+/// the register test, D = 128 took 128 x 64 tiles with 4 warps, which ptxas
+/// 13.0 spilled (124 bytes on sm_90a, causal). std::nullopt when the head dimension is beyond
 /// the table (> 256) or nothing fits.
 std::optional<Fa2Tiling>
 defaultFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,

@@ -84,15 +84,16 @@ func.func @prefill(%q: tensor<1x8x300x64xbf16>, %k: tensor<1x2x300x64xbf16>,
 // CHECK:   vector.store %[[CHUNK]], %[[O]][%[[B]], %[[H]], %{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<1x8x300x64xbf16>, vector<8xbf16>
 // CHECK: gpu.return
 
-// Default tiles for D = 128 (128 x 64, 4 warps) with two shared-memory
-// stages (96 KiB): the first K and V tiles are in flight before the loop;
+// Default tiles for D = 128 (128 x 128, 8 warps: 128 x 64 with 4 warps needs
+// more registers than a thread has) with two shared-memory stages (160 KiB):
+// the first K and V tiles are in flight before the loop;
 // each iteration issues the next block into the other stage and waits for
 // all but that group; nothing is in flight when the kernel ends. f16 uses
 // nvgpu.mma.sync directly.
 // RUN: attn-opt %s --attn-to-nvgpu --split-input-file 2>&1 | FileCheck %s --check-prefix=F16
 // F16-LABEL: gpu.func @decode_attention0
-// F16-SAME: dynamic_shared_memory = 98304 : i64
-// F16-SAME: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+// F16-SAME: dynamic_shared_memory = 163840 : i64
+// F16-SAME: tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>
 // F16: nvgpu.device_async_wait %{{.+}} {numGroups = 1 : i32}
 // F16: scf.for
 // F16:   arith.remui %{{.+}}, %c2{{.*}} : index

@@ -17,7 +17,7 @@
 // RUN: not attn-run --heads=6 --kv-heads=2 --seq-q=1 --packed-heads=2 2>&1 | FileCheck %s --check-prefix=NOT-DIVIDING
 // RUN: not attn-run --heads=4 --kv-heads=1 --seq-q=1 --packed-heads=4 --mask=bool 2>&1 | FileCheck %s --check-prefix=MASK
 
-// DECODE: per (batch, 4 packed heads) 1 query blocks, 3 of 3 key blocks visited
+// DECODE: per (batch, 4 packed heads) 1 query blocks, 5 of 5 key blocks visited
 // WRAP: per (batch, 4 packed heads) 1 query blocks, 10 of 10 key blocks visited, 1 with an element mask
 // LEAN: per (batch, 8 packed heads) 2 query blocks, 26 of 26 key blocks visited, 2 with an element mask; Lean over 7 CTAs: 52 LeanTiles
 // Rows 0-22 of each head see no key; the tile of rows 32-47 (head 0's rows
