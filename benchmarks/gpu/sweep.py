@@ -18,11 +18,14 @@ attn.attention (a function named like its file) and the module's
     head dimensions (32 to 224) and length pairs, and D != Dv; mask
     operands (boolean and additive, broadcast batch or heads; through
     FlashAttention-2's grid, split-KV and Lean attention), which attn-launch
-    fills with a seeded mask that also hides whole rows;
+    fills with a seeded mask that also hides whole rows; block masks passed
+    as the kernel's block_mask parameter (with a mask operand, softcap, D =
+    96, split-KV and Lean), which attn-launch fills with empty, partial and
+    full blocks, the first query block of each head empty;
   * run-time lengths (r_*): kernels compiled with the batch, Sq and Sk
     dynamic, which gpu-check.sh runs at each of RUN_TIME_LENGTHS: FlashAttention-2's
     grid, split-KV and Lean attention (GQA-packed decode, causal prefill),
-    and a boolean mask operand;
+    a boolean mask operand and a block mask with per-sequence key lengths;
   * benchmark (b_*): bf16, B*S = 16k tokens, H*D = 2048, D in {64, 128},
     S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not;
   * decode (d_*): one query row, bf16, D = 128, Hq/Hkv in {32/8, 32/32},
@@ -86,12 +89,14 @@ def documents(length, count):
 
 
 def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target, region="",
-           dv=None, key_lengths=False, mask=None):
+           dv=None, key_lengths=False, mask=None, block_mask=None):
     """`d` is the head dimension of Q and K; `dv`, that of V and O, is `d`
     unless given. With `key_lengths`, the attention takes per-sequence key
     lengths (attn-launch fills them: the first sequence full, the second
     empty, the others random). `mask` = (element type, batch, heads) gives
-    it a mask operand [batch, heads, Sq, Sk] (1 broadcasts)."""
+    it a mask operand [batch, heads, Sq, Sk] (1 broadcasts); `block_mask` =
+    (batch, heads, Bq, Bk) a block mask argument [batch, heads, ceil(Sq /
+    Bq), ceil(Sk / Bk)] of Bq x Bk blocks."""
     dv = dv or d
     q = f"tensor<{b}x{hq}x{sq}x{d}x{dtype}>"
     k = f"tensor<{b}x{hkv}x{sk}x{d}x{dtype}>"
@@ -108,6 +113,12 @@ def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target, region="",
         mask_type = f"tensor<{mask_b}x{mask_h}x{sq}x{sk}x{element}>"
         mask_arg = f", %m: {mask_type}"
         mask_operand = f" mask(%m : {mask_type})"
+    if block_mask:
+        blocks_b, blocks_h, rows, keys = block_mask
+        count = lambda n, side: "?" if n == "?" else -(-n // side)
+        blocks_type = f"tensor<{blocks_b}x{blocks_h}x{count(sq, rows)}x{count(sk, keys)}xi8>"
+        mask_arg += f", %bm: {blocks_type}"
+        mask_operand += f" block_mask(%bm : {blocks_type} blocks [{rows}, {keys}])"
     return (
         f"module attributes {{attn.target = {target}}} {{\n"
         f"func.func @{name}(%q: {q}, %k: {k}, %v: {v}{mask_arg}{lengths_arg}, %o: {o}, %l: {lse}) -> ({o}, {lse}) {{\n"
@@ -199,6 +210,14 @@ def correctness():
     yield "c_mask_additive", "f16", 1, 8, 8, 300, 777, 64, "softcap = 30.0 : f32", "", {"mask": ("f32", 1, 8)}
     yield "c_mask_split", "bf16", 4, 32, 8, 1, 4096, 128, "partition = #attn.split_kv<splits = 8>", "", {"mask": ("i1", 4, 1)}
     yield "c_mask_lean", "bf16", 1, 32, 8, 4, 2000, 128, "causal, partition = #attn.lean<ctas = 132>", "", {"mask": ("f16", 1, 32)}
+    # Block masks given at run time (the kernel's block_mask parameter),
+    # checked against the GPU reference with the block mask attn-launch
+    # samples: empty blocks skipped, full blocks without the mask operand; a
+    # causal softcapped D = 96 one; split-KV and Lean decode steps.
+    yield "c_blocks_mask", "bf16", 2, 4, 2, 1000, 1000, 128, "causal", "", {"mask": ("i1", 2, 1), "block_mask": (2, 1, 128, 128)}
+    yield "c_blocks_d96", "bf16", 2, 8, 2, 1000, 1000, 96, "causal, softcap = 30.0 : f32", "", {"block_mask": (1, 8, 128, 128)}
+    yield "c_blocks_split", "bf16", 4, 32, 8, 1, 4096, 128, "partition = #attn.split_kv<splits = 8>", "", {"block_mask": (4, 1, 64, 256)}
+    yield "c_blocks_lean", "bf16", 1, 32, 8, 4, 2000, 128, "causal, partition = #attn.lean<ctas = 132>", "", {"block_mask": (1, 32, 64, 256)}
 
 
 def run_time():
@@ -210,6 +229,7 @@ def run_time():
     yield "r_lean_decode", "bf16", "?", 32, 8, "?", "?", 128, f"causal, {packed_32}>, partition = #attn.lean<ctas = 264>"
     yield "r_lean_prefill", "f16", "?", 4, 4, "?", "?", 64, "causal, partition = #attn.lean<ctas = 132>"
     yield "r_mask", "bf16", "?", 8, 2, "?", "?", 64, "causal", "", {"mask": ("i1", "?", 1)}
+    yield "r_blocks", "f16", "?", 8, 2, "?", "?", 64, "causal", "", {"block_mask": ("?", 1, 128, 128), "key_lengths": True}
 
 
 def benchmark():

@@ -44,8 +44,13 @@ struct ReferenceProblem {
   int64_t maskBatchStride, maskHeadStride;
   /// -1 without a mask operand, else its attnrtDType.
   int32_t maskType;
+  /// The block mask's strides of batch and head (0 where it broadcasts);
+  /// its rows are ceil(Sk / blockMaskKeys) apart.
+  int64_t blockMaskBatchStride, blockMaskHeadStride;
+  /// Its blocks; 0 without a block mask parameter.
+  int32_t blockMaskRows, blockMaskKeys;
 };
-static_assert(sizeof(ReferenceProblem) == 88, "layout of Problem");
+static_assert(sizeof(ReferenceProblem) == 112, "layout of Problem");
 
 Status driverError(const CudaDriver &d, CUresult result,
                    const std::string &what) {
@@ -154,23 +159,23 @@ Status copyOut(attnrtContext context, CUdeviceptr data, size_t bytes,
 }
 
 /// The most parameters an attention kernel has: Q, K, V, O, LSE, mask,
-/// key_lengths.
-constexpr int32_t kMaxParams = 7;
+/// block_mask, key_lengths.
+constexpr int32_t kMaxParams = 8;
 
 /// The tensors of one launch: Q, K, V, O and, if the kernel has them, LSE,
-/// the mask and the key lengths.
+/// the mask, the block mask and the key lengths.
 struct TensorSet {
   attnrt::DeviceBuffer buffers[kMaxParams];
   attnrtTensor tensors[kMaxParams];
 };
 
-/// The kernel's parameters: Q, K, V, O (0 to 3), then LSE, the mask and
-/// key_lengths when it has them.
+/// The kernel's parameters: Q, K, V, O (0 to 3), then LSE, the mask, the
+/// block mask and key_lengths when it has them.
 struct Layout {
   attnrtParamInfo params[kMaxParams];
   int32_t count = 0;
-  /// Indices of LSE, the mask and key_lengths, or -1.
-  int32_t lse = -1, mask = -1, keyLengths = -1;
+  /// Indices of LSE, the mask, the block mask and key_lengths, or -1.
+  int32_t lse = -1, mask = -1, blockMask = -1, keyLengths = -1;
   /// Whether parameter `index` is an output (O, LSE).
   bool isOutput(int32_t index) const { return index == 3 || index == lse; }
   size_t elements(int32_t index) const {
@@ -191,15 +196,18 @@ struct Layout {
 };
 
 /// Reads the kernel's parameters: Q, K, V, O of rank 4, then optionally LSE
-/// of rank 3, the mask of rank 4 and key_lengths of rank 1; dynamic sizes
-/// (batch, Sq, Sk) come from `lengths`.
+/// of rank 3, the mask and the block mask of rank 4 and key_lengths of rank
+/// 1; dynamic sizes (batch, Sq, Sk, and the block mask's blocks of them)
+/// come from `lengths`.
 Status readLayout(attnrtKernel kernel,
                   const std::optional<CheckOptions::Lengths> &lengths,
                   Layout &layout) {
   layout.count = attnrtKernelParamCount(kernel);
   std::string name = attnrtKernelName(kernel);
-  const char *expected =
-      ": expected parameters Q, K, V, O[, LSE][, mask][, key_lengths]";
+  const char *expected = ": expected parameters Q, K, V, O[, LSE][, mask][, "
+                         "block_mask][, key_lengths]";
+  attnrtAttentionInfo attention;
+  CHECK_STATUS(Status::of(attnrtKernelGetAttention(kernel, &attention)));
   if (layout.count < 4 || layout.count > kMaxParams)
     return Status::failure(ATTNRT_ERROR_INVALID_BUNDLE,
                            "kernel " + name + expected);
@@ -210,12 +218,16 @@ Status readLayout(attnrtKernel kernel,
     std::string paramName = param.name;
     int32_t rank = 4;
     if (i >= 4 && paramName == "LSE" && layout.lse < 0 && layout.mask < 0 &&
-        layout.keyLengths < 0) {
+        layout.blockMask < 0 && layout.keyLengths < 0) {
       layout.lse = i;
       rank = 3;
     } else if (i >= 4 && paramName == "mask" && layout.mask < 0 &&
-               layout.keyLengths < 0 && param.dtype != ATTNRT_I32) {
+               layout.blockMask < 0 && layout.keyLengths < 0 &&
+               param.dtype != ATTNRT_I32 && param.dtype != ATTNRT_I8) {
       layout.mask = i;
+    } else if (i >= 4 && paramName == "block_mask" && layout.blockMask < 0 &&
+               layout.keyLengths < 0 && param.dtype == ATTNRT_I8) {
+      layout.blockMask = i;
     } else if (i >= 4 && paramName == "key_lengths" && layout.keyLengths < 0 &&
                param.dtype == ATTNRT_I32) {
       layout.keyLengths = i;
@@ -240,9 +252,16 @@ Status readLayout(attnrtKernel kernel,
                                    " takes its lengths at run time: give "
                                    "them (attn-launch --lengths=B,Sq,Sk)");
       // Dimension 0 is the batch, 2 the sequence (Sk for K and V), and the
-      // mask's 3 its keys.
+      // mask's 3 its keys; the block mask's 2 and 3 count blocks of them.
+      auto blocks = [](int64_t length, int64_t side) {
+        return (length + side - 1) / side;
+      };
       if (d == 0)
         param.sizes[d] = lengths->batch;
+      else if (d == 2 && i == layout.blockMask)
+        param.sizes[d] = blocks(lengths->queryLen, attention.blockMaskRows);
+      else if (d == 3 && i == layout.blockMask)
+        param.sizes[d] = blocks(lengths->kvLen, attention.blockMaskKeys);
       else if (d == 2)
         param.sizes[d] = i == 1 || i == 2 ? lengths->kvLen : lengths->queryLen;
       else if (d == 3 && i == layout.mask)
@@ -282,8 +301,9 @@ std::vector<int32_t> keyLengthsOf(const HostInputs &host, int64_t batch,
   return sampleKeyLengths(batch, keys, rng);
 }
 
-/// Q, K and V from `host` or seeded random values, the mask and the key
-/// lengths (when the kernel has them) from `host`, and NaN in the outputs.
+/// Q, K and V from `host` or seeded random values, the mask, the block mask
+/// and the key lengths (when the kernel has them) from `host`, and NaN in
+/// the outputs.
 Status fillInputs(const CudaDriver &d, attnrtContext context,
                   const Layout &layout, const HostInputs &host, uint64_t seed,
                   TensorSet &set) {
@@ -296,14 +316,14 @@ Status fillInputs(const CudaDriver &d, attnrtContext context,
       CHECK_STATUS(fillNormal(d, layout.params[i].dtype, set.buffers[i].data(),
                               layout.elements(i), seed + i));
   }
-  if (layout.mask >= 0)
-    CHECK_STATUS(
-        Status::of(attnrtCopyToDevice(context, set.buffers[layout.mask].data(),
-                                      host.mask, layout.bytes(layout.mask))));
-  if (layout.keyLengths >= 0)
-    CHECK_STATUS(Status::of(
-        attnrtCopyToDevice(context, set.buffers[layout.keyLengths].data(),
-                           host.keyLengths, layout.bytes(layout.keyLengths))));
+  std::pair<int32_t, const void *> hostOnly[] = {
+      {layout.mask, host.mask},
+      {layout.blockMask, host.blockMask},
+      {layout.keyLengths, host.keyLengths}};
+  for (auto [index, data] : hostOnly)
+    if (index >= 0)
+      CHECK_STATUS(Status::of(attnrtCopyToDevice(
+          context, set.buffers[index].data(), data, layout.bytes(index))));
   for (int32_t i = 3; i < layout.count; ++i)
     if (layout.isOutput(i))
       CHECK_STATUS(poison(d, layout.params[i].dtype, set.buffers[i].data(),
@@ -381,7 +401,11 @@ Status runReference(const CudaDriver &d, attnrtContext context,
                               static_cast<float>(report.attention.softcap),
                               0,
                               0,
-                              -1};
+                              -1,
+                              0,
+                              0,
+                              0,
+                              0};
   if (layout.mask >= 0) {
     // Contiguous [B or 1, Hq or 1, Sq, Sk]: size-1 dimensions broadcast.
     const attnrtParamInfo &mask = layout.params[layout.mask];
@@ -390,6 +414,18 @@ Status runReference(const CudaDriver &d, attnrtContext context,
     problem.maskBatchStride = mask.sizes[0] == 1 ? 0 : mask.sizes[1] * plane;
     problem.maskType = static_cast<int32_t>(mask.dtype);
   }
+  if (layout.blockMask >= 0) {
+    // Contiguous [B or 1, Hq or 1, Nq, Nk], likewise.
+    const attnrtParamInfo &blocks = layout.params[layout.blockMask];
+    int64_t plane = blocks.sizes[2] * blocks.sizes[3];
+    problem.blockMaskHeadStride = blocks.sizes[1] == 1 ? 0 : plane;
+    problem.blockMaskBatchStride =
+        blocks.sizes[0] == 1 ? 0 : blocks.sizes[1] * plane;
+    problem.blockMaskRows =
+        static_cast<int32_t>(report.attention.blockMaskRows);
+    problem.blockMaskKeys =
+        static_cast<int32_t>(report.attention.blockMaskKeys);
+  }
   CUdeviceptr q = set.buffers[0].data(), k = set.buffers[1].data(),
               v = set.buffers[2].data(), o = outBuffer.data(),
               l = lseBuffer.data(),
@@ -397,8 +433,11 @@ Status runReference(const CudaDriver &d, attnrtContext context,
                             ? set.buffers[layout.keyLengths].data()
                             : CUdeviceptr(0),
               mask = layout.mask >= 0 ? set.buffers[layout.mask].data()
-                                      : CUdeviceptr(0);
-  void *params[] = {&q, &k, &v, &o, &l, &lengths, &mask, &problem};
+                                      : CUdeviceptr(0),
+              blockMask = layout.blockMask >= 0
+                              ? set.buffers[layout.blockMask].data()
+                              : CUdeviceptr(0);
+  void *params[] = {&q, &k, &v, &o, &l, &lengths, &mask, &blockMask, &problem};
   CHECK_CU(d.cuLaunchKernel(function, static_cast<unsigned>(rows), 1, 1, 128,
                             1, 1, static_cast<unsigned>(shared), nullptr,
                             params, nullptr),
@@ -441,7 +480,8 @@ OutputCheck compare(const std::string &name, const std::vector<float> &out,
 Status bench(const CudaDriver &d, attnrtContext context,
              const attnrtDeviceInfo &device, attnrtKernel kernel,
              const Layout &layout, const CheckOptions &options,
-             TensorSet &first, const void *mask, KernelReport &report) {
+             TensorSet &first, const HostInputs &launchInputs,
+             KernelReport &report) {
   // Enough input sets that the ones in flight never fit in L2 together,
   // within a quarter of the device's memory.
   size_t setBytes = layout.totalBytes();
@@ -451,11 +491,10 @@ Status bench(const CudaDriver &d, attnrtContext context,
   int sets = static_cast<int>(
       std::max<size_t>(1, std::min<size_t>({wanted, affordable, 64})));
   std::vector<std::unique_ptr<TensorSet>> extra;
-  // Other inputs, the same mask and key lengths: every launch does the same
-  // work.
-  HostInputs others;
-  others.mask = mask;
-  others.keyLengths = report.keyLengths.data();
+  // Other inputs, the same masks and key lengths: every launch does the
+  // same work.
+  HostInputs others = launchInputs;
+  others.query = others.key = others.value = nullptr;
   for (int s = 1; s < sets; ++s) {
     auto set = std::make_unique<TensorSet>();
     CHECK_STATUS(allocateSet(context, layout, *set));
@@ -546,6 +585,20 @@ std::vector<uint8_t> attn::gpucheck::sampleMask(attnrtDType dtype,
   return mask;
 }
 
+std::vector<uint8_t> attn::gpucheck::sampleBlockMask(const int64_t sizes[4],
+                                                     std::mt19937_64 &rng) {
+  // 0 empty, 1 partial, 2 full (BlockMaskValue).
+  std::discrete_distribution<int> kind({1, 2, 1});
+  int64_t rows = sizes[2], columns = sizes[3];
+  std::vector<uint8_t> blocks(
+      static_cast<size_t>(sizes[0] * sizes[1] * rows * columns));
+  for (int64_t index = 0, e = blocks.size(); index < e; ++index) {
+    bool firstRow = rows > 1 && (index / columns) % rows == 0;
+    blocks[index] = firstRow ? 0 : static_cast<uint8_t>(kind(rng));
+  }
+  return blocks;
+}
+
 bool KernelReport::passed() const {
   return std::all_of(checks.begin(), checks.end(),
                      [](const OutputCheck &check) { return check.passed; });
@@ -601,12 +654,18 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
         keyLengthsOf(inputs, report.batch, report.seqK, options.seed + 3);
     launchInputs.keyLengths = report.keyLengths.data();
   }
-  std::vector<uint8_t> sampledMask;
+  std::vector<uint8_t> sampledMask, sampledBlockMask;
   if (layout.mask >= 0 && !inputs.mask) {
     std::mt19937_64 rng(options.seed + 4);
     const attnrtParamInfo &mask = layout.params[layout.mask];
     sampledMask = sampleMask(mask.dtype, mask.sizes, rng);
     launchInputs.mask = sampledMask.data();
+  }
+  if (layout.blockMask >= 0 && !inputs.blockMask) {
+    std::mt19937_64 rng(options.seed + 5);
+    sampledBlockMask =
+        sampleBlockMask(layout.params[layout.blockMask].sizes, rng);
+    launchInputs.blockMask = sampledBlockMask.data();
   }
   TensorSet set;
   CHECK_STATUS(allocateSet(context, layout, set));
@@ -643,8 +702,8 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   report.checks.push_back(
       compareRepeat(report.out, again, report.lse, againLse));
 
-  // A score region is IR the GPU reference cannot evaluate, and a block
-  // mask's values are in the module only.
+  // A score region is IR the GPU reference cannot evaluate, and a constant
+  // block mask's values are in the module only.
   if (options.check &&
       (report.attention.scoreRegion || report.attention.blockMask))
     report.unchecked =
@@ -673,7 +732,7 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   }
   if (options.bench)
     CHECK_STATUS(bench(d, context, device, kernel, layout, options, set,
-                       launchInputs.mask, report));
+                       launchInputs, report));
   return Status();
 }
 
@@ -694,8 +753,11 @@ void attn::gpucheck::printReport(const KernelReport &r, std::FILE *stream) {
     std::fprintf(stream, " softcap=%.6g", r.attention.softcap);
   if (r.attention.scoreRegion)
     std::fprintf(stream, " score-region");
-  if (r.attention.blockMask)
-    std::fprintf(stream, " block-mask");
+  if (r.attention.blockMaskRows)
+    std::fprintf(stream, " block-mask=%lldx%lld%s",
+                 (long long)r.attention.blockMaskRows,
+                 (long long)r.attention.blockMaskKeys,
+                 r.attention.blockMask ? " (constant)" : "");
   if (!r.keyLengths.empty()) {
     std::fprintf(stream, " key-lengths=");
     for (size_t b = 0; b < r.keyLengths.size(); ++b)

@@ -23,7 +23,9 @@
 // has a softcap, plus the element of an additive mask operand. Masks follow
 // attn.attention: key k of query row i (diagonal i + Sk - Sq) is visible
 // unless causal and k > diagonal, or a window (left, right) leaves it out,
-// or a boolean mask operand's element is 0; with per-sequence key lengths
+// or a boolean mask operand's element is 0, or the block mask's block is
+// empty (0); in a full block (2) the mask operand does not apply. With
+// per-sequence key lengths
 // (non-null keyLengths), Sk is sequence b's keyLengths[b] (clamped to
 // [0, Sk]) and keys from there on are hidden. A row without visible keys
 // gives O = 0 and LSE = -inf.
@@ -90,6 +92,12 @@ struct Problem {
   /// -1 without a mask operand, else its attnrtDType: 0 f16, 1 bf16, 2 f32
   /// (added to the score), 4 i1 (one byte, 0 hides the score).
   int32_t maskType;
+  /// The block mask's batch and head strides (0 where it broadcasts); its
+  /// rows are ceil(seqK / blockMaskKeys) apart.
+  int64_t blockMaskBatchStride, blockMaskHeadStride;
+  /// Its blocks: blockMaskRows query rows by blockMaskKeys keys; 0 without a
+  /// block mask.
+  int32_t blockMaskRows, blockMaskKeys;
 };
 
 /// Element `index` of the mask operand: 0 or 1 for a boolean mask, the
@@ -115,7 +123,8 @@ __device__ float maybeRound(float x, bool naive) {
 template <typename T>
 __device__ void reference(const T *query, const T *key, const T *value,
                           float *out, float *lse, const int32_t *keyLengths,
-                          const void *mask, Problem p) {
+                          const void *mask, const uint8_t *blockMask,
+                          Problem p) {
   extern __shared__ float shared[];
   float *q = shared;                // headDim
   float *scores = q + p.headDim;    // seqK
@@ -136,6 +145,14 @@ __device__ void reference(const T *query, const T *key, const T *value,
   const int64_t maskRow = int64_t(b) * p.maskBatchStride +
                           int64_t(h) * p.maskHeadStride + int64_t(i) * p.seqK;
   const bool booleanMask = p.maskType == 4;
+  // This row's row of the block mask: 0 empty, 2 full, else partial.
+  const uint8_t *blockRow =
+      p.blockMaskRows
+          ? blockMask + int64_t(b) * p.blockMaskBatchStride +
+                int64_t(h) * p.blockMaskHeadStride +
+                int64_t(i / p.blockMaskRows) *
+                    ((p.seqK + p.blockMaskKeys - 1) / p.blockMaskKeys)
+          : nullptr;
 
   for (int d = threadIdx.x; d < p.headDim; d += blockDim.x)
     q[d] = toFloat(query[row * p.headDim + d]);
@@ -143,11 +160,13 @@ __device__ void reference(const T *query, const T *key, const T *value,
 
   float localMax = -INFINITY;
   for (int k = threadIdx.x; k < p.seqK; k += blockDim.x) {
-    bool visible =
-        k < keyEnd && !(p.causal && k > diagonal) &&
-        !(p.hasWindow &&
-          (k < diagonal - p.windowLeft || k > diagonal + p.windowRight)) &&
-        !(booleanMask && maskElement(mask, p.maskType, maskRow + k) == 0.0f);
+    const uint8_t block = blockRow ? blockRow[k / p.blockMaskKeys] : 1;
+    const bool masks = p.maskType >= 0 && block != 2;
+    bool visible = k < keyEnd && block != 0 && !(p.causal && k > diagonal) &&
+                   !(p.hasWindow && (k < diagonal - p.windowLeft ||
+                                     k > diagonal + p.windowRight)) &&
+                   !(masks && booleanMask &&
+                     maskElement(mask, p.maskType, maskRow + k) == 0.0f);
     float score = -INFINITY;
     if (visible) {
       float dot = 0.0f;
@@ -156,7 +175,7 @@ __device__ void reference(const T *query, const T *key, const T *value,
       score = maybeRound<T>(p.scale * dot, naive);
       if (p.softcap > 0.0f)
         score = maybeRound<T>(p.softcap * tanhf(score / p.softcap), naive);
-      if (p.maskType >= 0 && !booleanMask)
+      if (masks && !booleanMask)
         score = maybeRound<T>(
             score + maskElement(mask, p.maskType, maskRow + k), naive);
       localMax = fmaxf(localMax, score);
@@ -221,8 +240,10 @@ __device__ void reference(const T *query, const T *key, const T *value,
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(128) attn_reference_##suffix(   \
       const T *query, const T *key, const T *value, float *out, float *lse,    \
-      const int32_t *keyLengths, const void *mask, Problem problem) {          \
-    reference(query, key, value, out, lse, keyLengths, mask, problem);         \
+      const int32_t *keyLengths, const void *mask, const uint8_t *blockMask,   \
+      Problem problem) {                                                       \
+    reference(query, key, value, out, lse, keyLengths, mask, blockMask,        \
+              problem);                                                        \
   }
 
 ATTN_REFERENCE_KERNELS(f16, __half)

@@ -28,8 +28,9 @@ namespace {
 /// per CTA of the grid and zeroed once (bytes_per_cta, kernel_resets); 5
 /// grid formulas that multiply a size first (times: GQA packing's p Sq); 6
 /// the i32 key_lengths parameter; 7 the mask parameter (i1, f16, bf16 or
-/// f32, alignment its element's bytes).
-constexpr int kManifestVersion = 7;
+/// f32, alignment its element's bytes); 8 the i8 block_mask parameter and
+/// the attention's block_mask_blocks.
+constexpr int kManifestVersion = 8;
 
 std::string typeName(Type type) {
   std::string text;
@@ -46,9 +47,9 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
     return launch.getAs<DenseI64ArrayAttr>(key).asArrayRef();
   };
   // The kernel's tensor parameters, in order: Q, K, V, O and, if present,
-  // LSE, mask and key_lengths, as the kernel views them; then the workspaces
-  // the runtime owns, then the scalars. Q, K, V and O move in 16-byte
-  // vectors; the others element by element.
+  // LSE, mask, block_mask and key_lengths, as the kernel views them; then the
+  // workspaces the runtime owns, then the scalars. Q, K, V and O move in
+  // 16-byte vectors; the others element by element.
   SmallVector<StringRef> names = llvm::map_to_vector(
       launch.getAs<ArrayAttr>("param_names").getAsRange<StringAttr>(),
       [](StringAttr name) { return name.getValue(); });
@@ -140,6 +141,8 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
     semantics["score_region"] = true;
   if (attention.get("block_mask"))
     semantics["block_mask"] = true;
+  if (auto blocks = attention.getAs<DenseI64ArrayAttr>("block_mask_blocks"))
+    semantics["block_mask_blocks"] = llvm::json::Array{blocks[0], blocks[1]};
   llvm::json::Object kernel{
       {"name", func.getName()},
       {"target", target},

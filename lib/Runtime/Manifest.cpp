@@ -100,8 +100,8 @@ private:
 };
 
 bool parseDType(const std::string &name, attnrtDType &dtype) {
-  for (attnrtDType candidate :
-       {ATTNRT_F16, ATTNRT_BF16, ATTNRT_F32, ATTNRT_I32, ATTNRT_I1}) {
+  for (attnrtDType candidate : {ATTNRT_F16, ATTNRT_BF16, ATTNRT_F32, ATTNRT_I32,
+                                ATTNRT_I1, ATTNRT_I8}) {
     if (name == attnrtDTypeName(candidate)) {
       dtype = candidate;
       return true;
@@ -369,6 +369,21 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
   if (const Value *blocks =
           reader.member(*attention, where, "block_mask", Kind::Bool, true))
     kernel.attention.blockMask = blocks->get<bool>();
+  if (const Value *blocks = reader.member(
+          *attention, where, "block_mask_blocks", Kind::Array, true)) {
+    int64_t sides[2];
+    if (!readExtents(reader, *blocks, where + ".block_mask_blocks", 1, 2,
+                     sides))
+      return false;
+    if (sides[0] < 1 || sides[1] < 1)
+      return reader.fail(where + ".block_mask_blocks",
+                         "must be two positive integers");
+    kernel.attention.blockMaskRows = sides[0];
+    kernel.attention.blockMaskKeys = sides[1];
+  }
+  if (kernel.paramIndex("block_mask") >= 0 && !kernel.attention.blockMaskRows)
+    return reader.fail(where, "has no block_mask_blocks, which the "
+                              "block_mask parameter needs");
   return !reader.failed();
 }
 
@@ -416,9 +431,9 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &manifest,
   if (format != "attn-kernel-bundle")
     return reader.fail("format", "\"" + format +
                                      "\" is not \"attn-kernel-bundle\"");
-  if (version < 2 || version > 7)
+  if (version < 2 || version > 8)
     return reader.fail("version",
-                       "this runtime reads versions 2 to 7, not " +
+                       "this runtime reads versions 2 to 8, not " +
                            std::to_string(version) +
                            " (recompile the bundle with attn-compile)");
   manifest.ptx = reader.string(root, "(root)", "ptx");

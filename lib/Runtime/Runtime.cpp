@@ -128,10 +128,11 @@ bool overlaps(const attnrtTensor &tensor) {
 
 /// Checks that the attention's tensors agree where the manifest leaves
 /// sizes to run time: Q [B, Hq, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk,
-/// Dv], O [B, Hq, Sq, Dv], LSE [B, Hq, Sq], mask [B or 1, Hq or 1, Sq, Sk]
-/// (the rules naming LSE or the mask apply when the kernel has it; a mask
-/// dimension the manifest fixes to 1 broadcasts). Static sizes were checked
-/// against the manifest.
+/// Dv], O [B, Hq, Sq, Dv], LSE [B, Hq, Sq], mask [B or 1, Hq or 1, Sq, Sk],
+/// block_mask [B or 1, Hq or 1, ceil(Sq / Bq), ceil(Sk / Bk)] (the rules
+/// naming LSE or a mask apply when the kernel has it; a mask dimension the
+/// manifest fixes to 1 broadcasts). Static sizes were checked against the
+/// manifest.
 attnrtStatus checkAttentionShapes(const KernelSpec &spec,
                                   const attnrtTensor *args) {
   struct Rule {
@@ -141,24 +142,32 @@ attnrtStatus checkAttentionShapes(const KernelSpec &spec,
     int bDim;
     /// Whether `b` broadcasts where the manifest fixes its size to 1.
     bool broadcasts = false;
+    /// Whether `b` counts the block mask's blocks of `a`'s size: its query
+    /// blocks (ceil(Sq / Bq)) or key blocks (ceil(Sk / Bk)).
+    enum Count { kSame, kQueryBlocks, kKeyBlocks } count = kSame;
   };
-  static const Rule rules[] = {{"batch size", "Q", 0, "K", 0},
-                               {"batch size", "Q", 0, "V", 0},
-                               {"batch size", "Q", 0, "O", 0},
-                               {"query heads", "Q", 1, "O", 1},
-                               {"key/value heads", "K", 1, "V", 1},
-                               {"query length", "Q", 2, "O", 2},
-                               {"key length", "K", 2, "V", 2},
-                               {"head dimension", "Q", 3, "K", 3},
-                               {"value dimension", "V", 3, "O", 3},
-                               {"batch size", "Q", 0, "LSE", 0},
-                               {"query heads", "Q", 1, "LSE", 1},
-                               {"query length", "Q", 2, "LSE", 2},
-                               {"batch size", "Q", 0, "key_lengths", 0},
-                               {"batch size", "Q", 0, "mask", 0, true},
-                               {"query heads", "Q", 1, "mask", 1, true},
-                               {"query length", "Q", 2, "mask", 2},
-                               {"key length", "K", 2, "mask", 3}};
+  static const Rule rules[] = {
+      {"batch size", "Q", 0, "K", 0},
+      {"batch size", "Q", 0, "V", 0},
+      {"batch size", "Q", 0, "O", 0},
+      {"query heads", "Q", 1, "O", 1},
+      {"key/value heads", "K", 1, "V", 1},
+      {"query length", "Q", 2, "O", 2},
+      {"key length", "K", 2, "V", 2},
+      {"head dimension", "Q", 3, "K", 3},
+      {"value dimension", "V", 3, "O", 3},
+      {"batch size", "Q", 0, "LSE", 0},
+      {"query heads", "Q", 1, "LSE", 1},
+      {"query length", "Q", 2, "LSE", 2},
+      {"batch size", "Q", 0, "key_lengths", 0},
+      {"batch size", "Q", 0, "mask", 0, true},
+      {"query heads", "Q", 1, "mask", 1, true},
+      {"query length", "Q", 2, "mask", 2},
+      {"key length", "K", 2, "mask", 3},
+      {"batch size", "Q", 0, "block_mask", 0, true},
+      {"query heads", "Q", 1, "block_mask", 1, true},
+      {"query length", "Q", 2, "block_mask", 2, false, Rule::kQueryBlocks},
+      {"key length", "K", 2, "block_mask", 3, false, Rule::kKeyBlocks}};
   // An attention kernel: Q, K, V and O of rank 4, LSE (if any) of rank 3.
   for (const char *name : {"Q", "K", "V", "O", "LSE"}) {
     int32_t index = spec.paramIndex(name);
@@ -171,6 +180,21 @@ attnrtStatus checkAttentionShapes(const KernelSpec &spec,
     if (b < 0 || (rule.broadcasts && spec.params[b].sizes[rule.bDim] == 1))
       continue;
     int64_t aSize = args[a].sizes[rule.aDim], bSize = args[b].sizes[rule.bDim];
+    if (rule.count != Rule::kSame) {
+      int64_t side = rule.count == Rule::kQueryBlocks
+                         ? spec.attention.blockMaskRows
+                         : spec.attention.blockMaskKeys;
+      int64_t blocks = (aSize + side - 1) / side;
+      if (blocks != bSize)
+        return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                    "kernel " + spec.name + ": " + rule.b + " has " +
+                        std::to_string(bSize) + " blocks along the " +
+                        rule.what + " of " + rule.a + " (" +
+                        std::to_string(aSize) + "), which blocks of " +
+                        std::to_string(side) + " cut into " +
+                        std::to_string(blocks));
+      continue;
+    }
     if (aSize != bSize)
       return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
                   "kernel " + spec.name + ": the " + rule.what + " of " +
@@ -503,6 +527,8 @@ const char *attnrtDTypeName(attnrtDType dtype) {
     return "i32";
   case ATTNRT_I1:
     return "i1";
+  case ATTNRT_I8:
+    return "i8";
   }
   return "?";
 }
@@ -513,6 +539,7 @@ size_t attnrtDTypeSize(attnrtDType dtype) {
   case ATTNRT_I32:
     return 4;
   case ATTNRT_I1:
+  case ATTNRT_I8:
     return 1;
   }
   return 2;

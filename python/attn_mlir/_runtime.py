@@ -16,7 +16,7 @@ from ._errors import GpuError
 
 _MAX_RANK = 4
 # attnrtDType.
-DTYPES = {"f16": 0, "bf16": 1, "f32": 2, "i32": 3, "i1": 4}
+DTYPES = {"f16": 0, "bf16": 1, "f32": 2, "i32": 3, "i1": 4, "i8": 5}
 
 
 class Tensor(ctypes.Structure):

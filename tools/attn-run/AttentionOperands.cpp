@@ -197,22 +197,6 @@ std::vector<double> maskValues(ArrayRef<int64_t> shape, bool boolean,
   return values;
 }
 
-/// A block mask of every kind: about a quarter of the blocks empty, a
-/// quarter full, the rest partial, and the first query block of every batch
-/// and head empty throughout when there is more than one, so that rows
-/// seeing nothing run too.
-std::vector<double> blockMaskValues(ArrayRef<int64_t> shape,
-                                    std::mt19937_64 &rng) {
-  std::discrete_distribution<int> kind({1, 2, 1});
-  int64_t rows = shape[2], columns = shape[3];
-  std::vector<double> values(shape[0] * shape[1] * rows * columns);
-  for (int64_t index = 0, e = values.size(); index < e; ++index) {
-    bool firstRow = rows > 1 && (index / columns) % rows == 0;
-    values[index] = firstRow ? BlockMaskValue::kEmpty : kind(rng);
-  }
-  return values;
-}
-
 } // namespace
 
 std::vector<double> Operand::decode() const {
@@ -294,9 +278,11 @@ llvm::Expected<AttentionOperands> AttentionOperands::create(AttentionOp op,
     } else if (entry.name == "mask")
       entry.assign(maskValues(type.getShape(), *format == ElementFormat::I1,
                               rng));
-    else if (entry.name == "block mask")
-      entry.assign(blockMaskValues(type.getShape(), rng));
-    else if (entry.name == "key lengths") {
+    else if (entry.name == "block mask") {
+      std::vector<uint8_t> blocks =
+          ::attn::gpucheck::sampleBlockMask(type.getShape().data(), rng);
+      entry.assign(std::vector<double>(blocks.begin(), blocks.end()));
+    } else if (entry.name == "key lengths") {
       std::vector<int32_t> lengths = ::attn::gpucheck::sampleKeyLengths(
           type.getDimSize(0), op.getKey().getType().getDimSize(2), rng);
       entry.assign(std::vector<double>(lengths.begin(), lengths.end()));

@@ -83,6 +83,8 @@ llvm::Error GpuRunner::run(AttentionOp op, AttentionOperands &operands,
   // Always attn-run's: the reference on either side needs the same ones.
   if (Operand *mask = operands.mask())
     inputs.mask = mask->buffer.bytes.data();
+  if (Operand *blocks = operands.blockMask())
+    inputs.blockMask = blocks->buffer.bytes.data();
   if (Operand *lengths = operands.keyLengths())
     inputs.keyLengths =
         reinterpret_cast<const int32_t *>(lengths->buffer.bytes.data());

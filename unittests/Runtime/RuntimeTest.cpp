@@ -325,7 +325,7 @@ TEST_F(RuntimeTest, MaskOperandsAgreeWithTheAttentionOrBroadcast) {
   // run-time lengths whose head dimension broadcasts: its batch, Sq and Sk
   // must be the attention's, its heads the manifest's 1.
   const char *manifest = R"({
-    "format": "attn-kernel-bundle", "version": 7, "ptx": "kernels.ptx",
+    "format": "attn-kernel-bundle", "version": 8, "ptx": "kernels.ptx",
     "kernels": [{
       "name": "attn_masked", "target": "sm_80",
       "params": [
@@ -400,6 +400,98 @@ TEST_F(RuntimeTest, MaskOperandsAgreeWithTheAttentionOrBroadcast) {
   EXPECT_EQ(launchWithMask({2, 2, 5, 7}), ATTNRT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(lastErrorContains(
       "parameter mask: shape [2, 2, 5, 7] does not match the manifest's"));
+}
+
+TEST_F(RuntimeTest, BlockMaskParametersCountTheAttentionsBlocks) {
+  // A kernel with a block_mask parameter (i8) of 64 x 32 blocks for run-time
+  // lengths, batch broadcast: its dimensions 2 and 3 must be ceil(Sq / 64)
+  // and ceil(Sk / 32).
+  std::string manifest = R"({
+    "format": "attn-kernel-bundle", "version": 8, "ptx": "kernels.ptx",
+    "kernels": [{
+      "name": "attn_sparse", "target": "sm_80",
+      "params": [
+        {"name": "Q", "type": "bf16", "shape": [null, 2, null, 64],
+         "strides": [null, null, 64, 1], "alignment": 16},
+        {"name": "K", "type": "bf16", "shape": [null, 2, null, 64],
+         "strides": [null, null, 64, 1], "alignment": 16},
+        {"name": "V", "type": "bf16", "shape": [null, 2, null, 64],
+         "strides": [null, null, 64, 1], "alignment": 16},
+        {"name": "O", "type": "bf16", "shape": [null, 2, null, 64],
+         "strides": [null, null, 64, 1], "alignment": 16},
+        {"name": "block_mask", "type": "i8", "shape": [1, 2, null, null],
+         "strides": [null, null, null, 1], "alignment": 1}
+      ],
+      "grid": [{"param": "Q", "dim": 2, "ceil_div": 64},
+               {"param": "Q", "dim": 0}, 2],
+      "block": [128, 1, 1], "dynamic_shared_memory": 49152,
+      "attention": {"scale": 0.125, "causal": false,
+                    "block_mask_blocks": [64, 32]}
+    }]
+  })";
+  const char *ptx = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry attn_sparse(.param .u64 q, .param .u64 k, .param .u64 v,
+                            .param .u64 o, .param .u64 blocks)
+{
+	ret;
+}
+)";
+  attnrt::Context context = createContext();
+  // The parameter needs the blocks it counts.
+  std::string blind = replaced(
+      manifest, ",\n                    \"block_mask_blocks\": [64, 32]", "");
+  ASSERT_NE(blind, manifest);
+  attnrt::Bundle bundle;
+  EXPECT_EQ(attnrtBundleLoadFromMemory(context.get(), blind.c_str(), ptx,
+                                       bundle.out()),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains("manifest: kernels[0].attention: has no "
+                                "block_mask_blocks, which the block_mask "
+                                "parameter needs"));
+  ASSERT_EQ(attnrtBundleLoadFromMemory(context.get(), manifest.c_str(), ptx,
+                                       bundle.out()),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  attnrtKernel kernel = findKernel(bundle.get(), "attn_sparse");
+  attnrtAttentionInfo attention;
+  ASSERT_EQ(attnrtKernelGetAttention(kernel, &attention), ATTNRT_SUCCESS);
+  EXPECT_EQ(attention.blockMaskRows, 64);
+  EXPECT_EQ(attention.blockMaskKeys, 32);
+  EXPECT_EQ(attention.blockMask, 0);
+  attnrtParamInfo param;
+  ASSERT_EQ(attnrtKernelGetParam(kernel, 4, &param), ATTNRT_SUCCESS);
+  EXPECT_EQ(param.dtype, ATTNRT_I8);
+  EXPECT_STREQ(attnrtDTypeName(ATTNRT_I8), "i8");
+  EXPECT_EQ(attnrtDTypeSize(ATTNRT_I8), 1u);
+
+  // Sq = 100 and Sk = 70: 2 query blocks of 64 and 3 key blocks of 32.
+  attnrt::DeviceBuffer buffers[5];
+  int64_t sizes[5][4] = {
+      {3, 2, 100, 64}, {3, 2, 70, 64}, {3, 2, 70, 64}, {3, 2, 100, 64}};
+  std::vector<attnrtTensor> tensors;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(buffers[i].allocate(context.get(), 3 * 2 * 100 * 64 * 2).ok());
+    tensors.push_back(attnrt::contiguousTensor(
+        buffers[i].data(), ATTNRT_BF16,
+        {sizes[i][0], sizes[i][1], sizes[i][2], sizes[i][3]}));
+  }
+  auto launchWithBlocks = [&](std::initializer_list<int64_t> blockSizes) {
+    tensors[4] =
+        attnrt::contiguousTensor(buffers[4].data(), ATTNRT_I8, blockSizes);
+    return attnrtLaunch(kernel, tensors.data(), 5, kStreamA);
+  };
+  EXPECT_EQ(launchWithBlocks({1, 2, 2, 3}), ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  EXPECT_EQ(launchWithBlocks({1, 2, 2, 2}), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains(
+      "block_mask has 2 blocks along the key length of K (70), which blocks "
+      "of 32 cut into 3"));
+  EXPECT_EQ(launchWithBlocks({1, 2, 1, 3}), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains(
+      "block_mask has 1 blocks along the query length of Q (100), which "
+      "blocks of 64 cut into 2"));
 }
 
 TEST_F(RuntimeTest, ContiguousTensorIsRowMajor) {
@@ -679,8 +771,8 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
     const char *to;
     const char *message;
   } cases[] = {
-      {"\"version\": 5", "\"version\": 8",
-       "manifest: version: this runtime reads versions 2 to 7, not 8"},
+      {"\"version\": 5", "\"version\": 9",
+       "manifest: version: this runtime reads versions 2 to 8, not 9"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 0}",
        "manifest: kernels[1].grid[0].times: must be at least 1"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 4097}",

@@ -83,13 +83,16 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     A mask operand is a parameter after LSE (i1: a byte per element, or
     the float of an additive mask), read by each thread for its own scores
     after the softcap and the score region, except in a block mask's full
-    blocks (docs/gpu-kernel.md).
+    blocks (docs/gpu-kernel.md). A constant block mask is a table in the
+    kernel; any other is the i8 `block_mask` parameter after the mask
+    (its counts of blocks run-time sizes with run-time lengths), and the
+    launch attribute's `attention` names its blocks (`block_mask_blocks`).
 
-    Not supported yet (each is a diagnostic naming it): a
-    block mask computed at run time, the ATTENTION2D partition, f32
-    operands, split-KV with more splits than key/value blocks (static Sk)
-    or more than 65535 CTAs in z, head dimensions that are not multiples of 8 up
-    to 256, a block mask with dynamic lengths.
+    Not supported yet (each is a diagnostic naming it): the ATTENTION2D
+    partition, f32 operands, split-KV with more splits than key/value
+    blocks (static Sk) or more than 65535 CTAs in z, head dimensions that
+    are not multiples of 8 up to 256, a constant block mask with dynamic
+    lengths (pass it as an argument).
 
     The tiles come from the op's `tiles` attribute, else FlashAttention-2's
     default for the head dimension (split-KV's for split-KV and Lean

@@ -59,6 +59,10 @@ struct HostInputs {
   /// mask type (i1 one byte each), row-major [B or 1, Hq or 1, Sq, Sk];
   /// null: seeded sampleMask.
   const void *mask = nullptr;
+  /// The block mask, for a kernel with a block_mask parameter: one byte per
+  /// block, row-major [B or 1, Hq or 1, Nq, Nk]; null: seeded
+  /// sampleBlockMask.
+  const uint8_t *blockMask = nullptr;
   /// One per sequence, for a kernel with key lengths; null: seeded
   /// sampleKeyLengths.
   const int32_t *keyLengths = nullptr;
@@ -79,6 +83,14 @@ std::vector<int32_t> sampleKeyLengths(int64_t batch, int64_t keys,
 /// check.
 std::vector<uint8_t> sampleMask(attnrtDType dtype, const int64_t sizes[4],
                                 std::mt19937_64 &rng);
+
+/// A block mask of every kind with `sizes` [B or 1, Hq or 1, Nq, Nk]: about
+/// a quarter of the blocks empty, a quarter full, the rest partial, and the
+/// first query block of every batch and head empty throughout when there is
+/// more than one, so that rows seeing nothing run too. The default of the
+/// GPU check and of attn-run.
+std::vector<uint8_t> sampleBlockMask(const int64_t sizes[4],
+                                     std::mt19937_64 &rng);
 
 struct OutputCheck {
   std::string name;

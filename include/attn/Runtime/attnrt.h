@@ -64,10 +64,13 @@ typedef enum attnrtDType {
   ATTNRT_I32 = 3,
   /* A boolean mask (a kernel's mask parameter of MLIR type i1): one byte
      per element, 0 hides the score, 1 keeps it (torch.bool, numpy's bool). */
-  ATTNRT_I1 = 4
+  ATTNRT_I1 = 4,
+  /* A block mask (a kernel's block_mask parameter): one byte per block,
+     0 empty, 2 full, any other value partial (torch.int8, numpy's int8). */
+  ATTNRT_I8 = 5
 } attnrtDType;
 
-/* "f16", "bf16", "f32", "i32". */
+/* "f16", "bf16", "f32", "i32", "i1", "i8". */
 const char *attnrtDTypeName(attnrtDType dtype);
 size_t attnrtDTypeSize(attnrtDType dtype);
 
@@ -171,6 +174,11 @@ typedef struct attnrtAttentionInfo {
   /* Nonzero when the kernel skips the empty blocks of a constant block
      mask (whose values only a checker that has the module knows). */
   int32_t blockMask;
+  /* The block mask's blocks, Bq query rows by Bk keys, when the kernel has
+     one (constant, or its block_mask parameter [B or 1, Hq or 1,
+     ceil(Sq / Bq), ceil(Sk / Bk)]); 0 without. */
+  int64_t blockMaskRows;
+  int64_t blockMaskKeys;
 } attnrtAttentionInfo;
 
 /* What the driver reports for the loaded kernel. */

@@ -104,17 +104,17 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
               "attention, or run it on the CPU (attn-to-cpu)";
   if (getElementTypeOrSelf(op.getInitOut().getType()) != element)
     return op.emitError("attn-to-nvgpu needs O in the element type of Q");
-  DenseElementsAttr blockMask;
-  if (op.getBlockMask() && !problem->hasStaticLengths())
-    return op.emitError("attn-to-nvgpu takes a block mask with static "
-                        "lengths only: a constant block mask covers the "
-                        "blocks of one Sq and Sk");
+  // A constant block mask is a table in the kernel; any other is the
+  // kernel's block_mask parameter.
+  DenseElementsAttr blockMaskValues;
   if (op.getBlockMask() &&
-      !matchPattern(op.getBlockMask(), m_Constant(&blockMask)))
-    return op.emitError("attn-to-nvgpu takes a constant block mask (one "
-                        "attn-derive-block-mask proves, or an arith.constant); "
-                        "a block mask computed at run time is not supported "
-                        "yet (attn-to-cpu runs it)");
+      matchPattern(op.getBlockMask(), m_Constant(&blockMaskValues)) &&
+      !problem->hasStaticLengths())
+    return op.emitError("attn-to-nvgpu: a constant block mask covers the "
+                        "blocks of one Sq and Sk, and this attention's "
+                        "lengths are known at run time only: pass the block "
+                        "mask as an argument (the kernel's block_mask "
+                        "parameter)");
   if (op.hasScoreModifier() && failed(checkScoreRegion(op)))
     return failure();
   Attribute partition = op.getPartitionAttr();
@@ -170,16 +170,16 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     shape.softcap = softcap->convertToFloat();
   if (op.hasScoreModifier())
     shape.scoreRegion = &op.getScore();
-  if (blockMask) {
+  if (op.getBlockMask()) {
     auto [maskRows, maskKeys] = *op.getBlockMaskBlock();
     if (maskRows % shape.blockM || maskKeys % shape.blockN)
       return op.emitError("attn-to-nvgpu: the tiles ")
              << shape.blockM << "x" << shape.blockN
              << " do not nest in the block mask's " << maskRows << "x"
              << maskKeys << " blocks";
-    shape.blockMask = blockMask;
     shape.blockMaskRows = maskRows;
     shape.blockMaskKeys = maskKeys;
+    shape.blockMaskValues = blockMaskValues;
   }
   if (Value mask = op.getMask())
     shape.maskElement = getElementTypeOrSelf(mask);
@@ -225,10 +225,12 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
 
 /// What the kernel reads and writes, as its entry block sees them.
 struct KernelArguments {
-  /// Q, K, V, O and, when returned, LSE: memrefs of the operands' shapes;
-  /// then the mask operand and the key lengths, when the attention has
-  /// them.
-  Value q, k, v, o, lse, mask, keyLengths;
+  /// Q, O and, when returned, LSE: memrefs of the operands' shapes; the key
+  /// lengths when the attention has them.
+  Value q, o, lse, keyLengths;
+  /// K, V, and the mask operand and block mask parameter when the kernel
+  /// has them.
+  KeyValueOperands kv;
   /// The workspaces the runtime owns, after them.
   SmallVector<Value> workspaces;
   KernelLengths lengths;
@@ -385,17 +387,22 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b, const KernelShape &shape,
     bound.push_back(memref::ReinterpretCastOp::create(
         b, view, param, b.getIndexAttr(0), sizes, strides));
   }
+  // The order of the views (AttnToNVGPUPass): Q, K, V, O, then those the
+  // kernel has of LSE, the mask, the block mask and the key lengths.
   KernelArguments args;
   args.q = bound[0];
-  args.k = bound[1];
-  args.v = bound[2];
+  args.kv.k = bound[1];
+  args.kv.v = bound[2];
   args.o = bound[3];
+  unsigned next = 4;
   if (shape.withLse)
-    args.lse = bound[4];
+    args.lse = bound[next++];
   if (shape.maskElement)
-    args.mask = bound[shape.withLse ? 5 : 4];
+    args.kv.mask = bound[next++];
+  if (shape.blockMaskParameter())
+    args.kv.blockMask = bound[next++];
   if (shape.keyLengths)
-    args.keyLengths = bound.back();
+    args.keyLengths = bound[next++];
   Value ctas;
   for (auto [i, workspace] : llvm::enumerate(workspaces)) {
     Value param = entry.getArgument(views.size() + i);
@@ -419,7 +426,7 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b, const KernelShape &shape,
   }
   args.lengths = {b.createOrFold<memref::DimOp>(args.q, 0),
                   b.createOrFold<memref::DimOp>(args.q, 2),
-                  b.createOrFold<memref::DimOp>(args.k, 2)};
+                  b.createOrFold<memref::DimOp>(args.kv.k, 2)};
   return args;
 }
 
@@ -471,8 +478,8 @@ struct OutputTile {
   /// The CTA body over key/value blocks [begin, end) of the tile.
   SmallVector<Value> run(CtaBody &body, const KernelArguments &args,
                          Value begin, Value end) const {
-    return body.runKvRange(args.k, args.v, args.mask, qGroup, batch, head,
-                           kvHead, row0, rows, begin, end);
+    return body.runKvRange(args.kv, qGroup, batch, head, kvHead, row0, rows,
+                           begin, end);
   }
 };
 
@@ -630,8 +637,8 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
 void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                      const KernelArguments &args) {
   const AttentionProblem &p = s.problem;
-  Value q = args.q, k = args.k, v = args.v, o = args.o, lse = args.lse,
-        mask = args.mask;
+  Value q = args.q, o = args.o, lse = args.lse;
+  const KeyValueOperands &kv = args.kv;
   Value partialO = args.workspaces[0], partialLse = args.workspaces[1],
         flags = args.workspaces[2];
 
@@ -697,9 +704,8 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         Value qGroup = body.loadQueryBlock(q, batch, head, row0);
         Value blockBegin = a.add(tileBegin, a.sub(g, tileFirst));
         Value blockEnd = a.add(tileBegin, a.sub(pieceEnd, tileFirst));
-        SmallVector<Value> state =
-            body.runKvRange(k, v, mask, qGroup, batch, head, kvHead, row0, rows,
-                            blockBegin, blockEnd);
+        SmallVector<Value> state = body.runKvRange(
+            kv, qGroup, batch, head, kvHead, row0, rows, blockBegin, blockEnd);
 
         Value isHost =
             arith::CmpIOp::create(b, arith::CmpIPredicate::eq, g, tileFirst);
@@ -809,12 +815,19 @@ DictionaryAttr describeAttention(Builder &b, AttentionOp op) {
   if (std::optional<APFloat> softcap = op.getSoftcap())
     entries.push_back(b.getNamedAttr(
         "softcap", b.getF32FloatAttr(softcap->convertToFloat())));
-  // Arbitrary IR, and blocks the GPU reference does not know: checkers that
-  // cannot evaluate them must say so.
+  // Arbitrary IR, and a constant block mask's values, which the GPU
+  // reference does not know: checkers that cannot evaluate them must say so.
   if (op.hasScoreModifier())
     entries.push_back(b.getNamedAttr("score_region", b.getUnitAttr()));
-  if (op.getBlockMask())
+  if (op.getBlockMask() && matchPattern(op.getBlockMask(), m_Constant()))
     entries.push_back(b.getNamedAttr("block_mask", b.getUnitAttr()));
+  // The block mask's blocks, for whoever checks or fills the block_mask
+  // parameter ([B or 1, Hq or 1, ceil(Sq / Bq), ceil(Sk / Bk)]).
+  if (std::optional<std::pair<int64_t, int64_t>> blocks =
+          op.getBlockMaskBlock())
+    entries.push_back(b.getNamedAttr(
+        "block_mask_blocks",
+        b.getDenseI64ArrayAttr({blocks->first, blocks->second})));
   return b.getDictionaryAttr(entries);
 }
 
@@ -854,6 +867,10 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       if (shape->maskElement) {
         views.push_back(kernelView(op.getMask()));
         names.push_back(kb.getStringAttr("mask"));
+      }
+      if (shape->blockMaskParameter()) {
+        views.push_back(kernelView(op.getBlockMask()));
+        names.push_back(kb.getStringAttr("block_mask"));
       }
       if (shape->keyLengths) {
         views.push_back(kernelView(op.getKeyLengths()));

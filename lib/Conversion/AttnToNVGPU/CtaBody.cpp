@@ -423,11 +423,12 @@ Value CtaBody::maskOperandElement(Value mask, Value batch, Value head,
                  broadcastIndex(type.getDimSize(1), head), maskRow, maskKey});
 }
 
-SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value mask,
-                                       Value qGroup, Value batch, Value head,
-                                       Value kvHead, Value row0, Value rows,
-                                       Value blockBegin, Value blockEnd) {
+SmallVector<Value> CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
+                                       Value batch, Value head, Value kvHead,
+                                       Value row0, Value rows, Value blockBegin,
+                                       Value blockEnd) {
   const AttentionProblem &p = s.problem;
+  Value k = kv.k, v = kv.v, mask = kv.mask;
   MaskGeometry<IndexArith> geometry = this->geometry();
   Type fragC = VectorType::get({2, 2}, f32);
   Type pair = VectorType::get({2}, f32);
@@ -441,11 +442,13 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value mask,
 
   // The block mask's indices of this query block (size-1 batch and head
   // dimensions broadcast).
-  Value maskBatch, maskHead, maskRow;
-  if (s.blockMask) {
-    ArrayRef<int64_t> shape = s.blockMask.getType().getShape();
-    maskBatch = broadcastIndex(shape[0], batch);
-    maskHead = broadcastIndex(shape[1], head);
+  Value blockMask, maskBatch, maskHead, maskRow;
+  if (s.hasBlockMask()) {
+    blockMask =
+        s.blockMaskValues ? constantTable(s.blockMaskValues) : kv.blockMask;
+    auto type = cast<MemRefType>(blockMask.getType());
+    maskBatch = broadcastIndex(type.getDimSize(0), batch);
+    maskHead = broadcastIndex(type.getDimSize(1), head);
     maskRow = arith::DivUIOp::create(b, row0, index(s.blockMaskRows));
   }
 
@@ -484,9 +487,9 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value mask,
         // keep the pipeline's order).
         scf::IfOp skipEmpty;
         Value status;
-        if (s.blockMask) {
+        if (blockMask) {
           status = memref::LoadOp::create(
-              b, constantTable(s.blockMask),
+              b, blockMask,
               ValueRange{
                   maskBatch, maskHead, maskRow,
                   arith::DivUIOp::create(b, key0, index(s.blockMaskKeys))});
@@ -607,7 +610,7 @@ SmallVector<Value> CtaBody::runKvRange(Value k, Value v, Value mask,
         };
         // A full block of the block mask does not read the mask operand.
         SmallVector<Value> flat;
-        if (mask && s.blockMask) {
+        if (mask && blockMask) {
           Value full = arith::CmpIOp::create(
               b, arith::CmpIPredicate::eq, status,
               arith::ConstantIntOp::create(b, b.getI8Type(),

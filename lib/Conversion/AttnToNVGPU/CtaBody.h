@@ -51,10 +51,14 @@ struct KernelShape {
   float scale = 1.0f;
   std::optional<float> softcap;
   Region *scoreRegion = nullptr;
-  /// A constant block mask ([B or 1, Hq or 1, Nq, Nk] i8) and its blocks,
-  /// which the tiles nest in: empty blocks are skipped.
-  DenseElementsAttr blockMask;
+  /// The block mask's blocks (Bq rows, Bk keys), which the tiles nest in;
+  /// 0 without a block mask. Empty blocks are skipped, full ones read no
+  /// mask operand.
   int64_t blockMaskRows = 0, blockMaskKeys = 0;
+  /// A constant block mask's values ([B or 1, Hq or 1, Nq, Nk] i8, a table
+  /// in the kernel's module); null when the kernel takes its block mask as
+  /// the block_mask parameter (run-time values and lengths).
+  DenseElementsAttr blockMaskValues;
   /// The mask operand's element type: i1 (a boolean mask) or a float (an
   /// additive one); null without a mask operand.
   Type maskElement;
@@ -74,6 +78,9 @@ struct KernelShape {
   int64_t splits = 1;
 
   bool modifiesScores() const { return softcap || scoreRegion; }
+  bool hasBlockMask() const { return blockMaskRows != 0; }
+  /// Whether the block mask is the kernel's block_mask parameter.
+  bool blockMaskParameter() const { return hasBlockMask() && !blockMaskValues; }
   int64_t threads() const { return kWarpSize * warps; }
   /// m16 tiles each warp owns.
   int64_t mTiles() const { return blockM / (16 * warps); }
@@ -112,6 +119,14 @@ struct KernelLengths {
   Value batch, queryLen, kvLen;
 };
 
+/// The tensors the CTA body reads key/value block by block, as memrefs: K
+/// and V, and when the attention has them the mask operand ([B or 1, Hq or
+/// 1, Sq, Sk]) and the block mask parameter ([B or 1, Hq or 1, Nq, Nk] i8;
+/// null for a constant block mask, which the body reads from its table).
+struct KeyValueOperands {
+  Value k, v, mask, blockMask;
+};
+
 /// Whether the CTA body can inline `op` of a score region: a scalar arith
 /// operation, one of the math operations it lowers to the hardware's
 /// approximations (tanh, exp, exp2, log, log2, absf, sqrt), a constant
@@ -146,14 +161,14 @@ public:
 
   /// The FlashAttention-2 loop over key/value blocks [blockBegin, blockEnd)
   /// of (batch, kvHead) for the `rows` tiled rows of the query block at row0
-  /// of tiled head `head` (loaded by loadQueryBlock as `qGroup`), with the
-  /// score modification of the shape, the mask operand `mask` (a memref
-  /// [B or 1, Hq or 1, Sq, Sk], or null) outside the block mask's full
-  /// blocks, and MaskGeometry's element masks on the blocks that straddle a
-  /// mask boundary. Returns the final state: the
-  /// O accumulators [mTiles][Dv / 8], then m and l per m tile (l a per-lane
-  /// partial sum). No copy is in flight afterwards.
-  SmallVector<Value> runKvRange(Value k, Value v, Value mask, Value qGroup,
+  /// of tiled head `head` (loaded by loadQueryBlock as `qGroup`), reading
+  /// `kv`: with the score modification of the shape, the block mask's empty
+  /// blocks skipped, the mask operand applied outside its full blocks, and
+  /// MaskGeometry's element masks on the blocks that straddle a mask
+  /// boundary. Returns the final state: the O accumulators [mTiles][Dv / 8],
+  /// then m and l per m tile (l a per-lane partial sum). No copy is in
+  /// flight afterwards.
+  SmallVector<Value> runKvRange(const KeyValueOperands &kv, Value qGroup,
                                 Value batch, Value head, Value kvHead,
                                 Value row0, Value rows, Value blockBegin,
                                 Value blockEnd);

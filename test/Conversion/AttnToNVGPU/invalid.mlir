@@ -9,11 +9,12 @@ func.func @f32(%q: tensor<1x1x64x64xf32>, %o: tensor<1x1x64x64xf32>) -> tensor<1
 
 // -----
 
-func.func @block_mask(%q: tensor<1x1x64x64xf16>, %m: tensor<1x1x1x1xi8>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu takes a constant block mask (one attn-derive-block-mask proves, or an arith.constant); a block mask computed at run time is not supported yet (attn-to-cpu runs it)}}
-  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
-      block_mask(%m : tensor<1x1x1x1xi8> blocks [64, 64]) outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
-  return %r : tensor<1x1x64x64xf16>
+func.func @constant_block_mask_dynamic_lengths(%q: tensor<?x1x?x64xf16>, %o: tensor<?x1x?x64xf16>) -> tensor<?x1x?x64xf16> {
+  %m = arith.constant dense<1> : tensor<1x1x1x1xi8>
+  // expected-error @+1 {{attn-to-nvgpu: a constant block mask covers the blocks of one Sq and Sk, and this attention's lengths are known at run time only: pass the block mask as an argument (the kernel's block_mask parameter)}}
+  %r = attn.attention ins(%q, %q, %q : tensor<?x1x?x64xf16>, tensor<?x1x?x64xf16>, tensor<?x1x?x64xf16>)
+      block_mask(%m : tensor<1x1x1x1xi8> blocks [64, 64]) outs(%o : tensor<?x1x?x64xf16>) -> tensor<?x1x?x64xf16>
+  return %r : tensor<?x1x?x64xf16>
 }
 
 // -----

@@ -71,7 +71,7 @@
 // MANIFEST-NEXT: {
 // MANIFEST-NEXT: "param": "Q",
 // MANIFEST-NEXT: "stride": 1
-// MANIFEST: "version": 7
+// MANIFEST: "version": 8
 
 // VALID: 5 kernel(s), manifest valid
 

@@ -43,7 +43,7 @@
 // MANIFEST-NEXT: 8
 // MANIFEST: "name": "decode_packed_attention0"
 // MANIFEST: "packed_heads": 4
-// MANIFEST: "version": 7
+// MANIFEST: "version": 8
 
 // VALID: 5 kernel(s), manifest valid
 

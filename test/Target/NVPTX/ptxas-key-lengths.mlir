@@ -23,7 +23,7 @@
 // MANIFEST-NEXT: null
 // MANIFEST-NEXT: ],
 // MANIFEST: "type": "i32"
-// MANIFEST: "version": 7
+// MANIFEST: "version": 8
 // VALID: 2 kernel(s), manifest valid
 
 func.func @decode_cache(%q: tensor<?x32x1x128xbf16>, %k: tensor<?x8x?x128xbf16>,

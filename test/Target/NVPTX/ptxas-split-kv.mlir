@@ -62,7 +62,7 @@
 // MANIFEST: "tiles": {
 // MANIFEST-NEXT: "block_m": 64,
 // MANIFEST-NEXT: "block_n": 64,
-// MANIFEST: "version": 7
+// MANIFEST: "version": 8
 
 // VALID: 6 kernel(s), manifest valid
 

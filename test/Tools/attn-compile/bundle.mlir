@@ -59,7 +59,7 @@
 // CHECK-NEXT:  "stages": 2,
 // CHECK-NEXT:  "warps": 4
 // CHECK: "ptx": "kernels.ptx",
-// CHECK: "version": 7
+// CHECK: "version": 8
 
 // PTX: .target sm_90a
 // PTX: .visible .entry prefill_attention0(
@@ -100,6 +100,25 @@
 // MASKED-NEXT: ],
 // MASKED-NEXT: "type": "i1"
 // MASKED: "scalars": [
+// A block mask that is an argument is the i8 block_mask parameter, before
+// the key lengths; the attention names its blocks, which libattnrt checks
+// its sizes against (ceil(Sq / Bq), ceil(Sk / Bk)); attn-launch reads the
+// bundle.
+// RUN: rm -rf %t.sparse && attn-compile %s -o %t.sparse --function=sparse
+// RUN: FileCheck %s --check-prefix=SPARSE --input-file=%t.sparse/manifest.json
+// RUN: attn-launch %t.sparse --validate | FileCheck %s --check-prefix=SPARSE-VALID
+// SPARSE: "block_mask_blocks": [
+// SPARSE-NEXT:   128,
+// SPARSE-NEXT:   256
+// SPARSE: "name": "block_mask",
+// SPARSE-NEXT: "shape": [
+// SPARSE-NEXT:   1,
+// SPARSE-NEXT:   4,
+// SPARSE-NEXT:   null,
+// SPARSE-NEXT:   null
+// SPARSE: "type": "i8"
+// SPARSE: "name": "key_lengths",
+// SPARSE-VALID: valid
 // RUN: not attn-compile %S/../attn-run/Inputs/no-attention.mlir -o %t.none 2>&1 | FileCheck %s --check-prefix=NONE
 // NONE: error: no attn.attention to compile
 // Chips the kernels cannot run on, or that are not chips, are refused up
@@ -135,6 +154,13 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     %r:2 = attn.attention ins(%q, %k, %k : tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>)
         mask(%m : tensor<1x4x?x?xi1>) outs(%o, %l : tensor<?x4x?x64xf16>, tensor<?x4x?xf32>) -> tensor<?x4x?x64xf16>, tensor<?x4x?xf32>
     return %r#0, %r#1 : tensor<?x4x?x64xf16>, tensor<?x4x?xf32>
+  }
+  func.func @sparse(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %bm: tensor<1x4x?x?xi8>, %lengths: tensor<?xi32>,
+                    %o: tensor<?x4x?x64xf16>) -> tensor<?x4x?x64xf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>)
+        block_mask(%bm : tensor<1x4x?x?xi8> blocks [128, 256]) key_lengths(%lengths : tensor<?xi32>)
+        outs(%o : tensor<?x4x?x64xf16>) {causal} -> tensor<?x4x?x64xf16>
+    return %r : tensor<?x4x?x64xf16>
   }
   func.func @f32_operands(%q: tensor<1x1x64x64xf32>, %o: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
     %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>)

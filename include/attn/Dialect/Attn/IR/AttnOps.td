@@ -172,7 +172,8 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention"> {
     head dimensions broadcast. The element for (b, h, query block x, key
     block y) says what that block of scores is:
     - `0`, empty: every score of the block is hidden. Lowerings skip the
-      block: its keys are neither loaded nor multiplied.
+      block: none of its scores is computed (the GPU kernel still copies
+      its K and V tiles, to keep its pipeline's order; docs/gpu-kernel.md).
     - `2`, full: the `mask` operand is not applied in the block (as if it
       kept every score and added 0); lowerings do not read it there.
     - `1` (and any other value), partial: nothing changes.
