@@ -320,46 +320,50 @@ TEST_F(RuntimeTest, KeyLengthsAreAnInt32Parameter) {
       << attnrtLastErrorMessage();
 }
 
+/// A bundle of one kernel `name` for run-time lengths: Q, K, V and O of
+/// [?, 2, ?, 64] bf16, then the parameter `fifth` (a JSON object), with
+/// `attention` extra members of its attention (each with a leading comma);
+/// its manifest, and PTX whose entry takes five pointers.
+struct FiveParamBundle {
+  std::string manifest, ptx;
+  FiveParamBundle(const std::string &name, const std::string &fifth,
+                  const std::string &attention) {
+    const char *tensor = R"({"name": "%s", "type": "bf16",
+         "shape": [null, 2, null, 64], "strides": [null, null, 64, 1],
+         "alignment": 16},)";
+    manifest = R"({"format": "attn-kernel-bundle", "version": 8,
+      "ptx": "kernels.ptx", "kernels": [{"name": ")" +
+               name + R"(", "target": "sm_80", "params": [)";
+    for (const char *param : {"Q", "K", "V", "O"})
+      manifest += replaced(tensor, "%s", param);
+    manifest += fifth + R"(],
+      "grid": [{"param": "Q", "dim": 2, "ceil_div": 64},
+               {"param": "Q", "dim": 0}, 2],
+      "block": [128, 1, 1], "dynamic_shared_memory": 49152,
+      "attention": {"scale": 0.125, "causal": false)" +
+                attention + "}}]}";
+    ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry " +
+          name +
+          "(.param .u64 q, .param .u64 k, .param .u64 v, .param .u64 o, "
+          ".param .u64 fifth)\n{\n\tret;\n}\n";
+  }
+};
+
 TEST_F(RuntimeTest, MaskOperandsAgreeWithTheAttentionOrBroadcast) {
   // An attention kernel with a boolean mask operand (i1, a byte each) for
   // run-time lengths whose head dimension broadcasts: its batch, Sq and Sk
   // must be the attention's, its heads the manifest's 1.
-  const char *manifest = R"({
-    "format": "attn-kernel-bundle", "version": 8, "ptx": "kernels.ptx",
-    "kernels": [{
-      "name": "attn_masked", "target": "sm_80",
-      "params": [
-        {"name": "Q", "type": "bf16", "shape": [null, 2, null, 64],
-         "strides": [null, null, 64, 1], "alignment": 16},
-        {"name": "K", "type": "bf16", "shape": [null, 2, null, 64],
-         "strides": [null, null, 64, 1], "alignment": 16},
-        {"name": "V", "type": "bf16", "shape": [null, 2, null, 64],
-         "strides": [null, null, 64, 1], "alignment": 16},
-        {"name": "O", "type": "bf16", "shape": [null, 2, null, 64],
-         "strides": [null, null, 64, 1], "alignment": 16},
-        {"name": "mask", "type": "i1", "shape": [null, 1, null, null],
-         "strides": [null, null, null, 1], "alignment": 1}
-      ],
-      "grid": [{"param": "Q", "dim": 2, "ceil_div": 64},
-               {"param": "Q", "dim": 0}, 2],
-      "block": [128, 1, 1], "dynamic_shared_memory": 49152,
-      "attention": {"scale": 0.125, "causal": false}
-    }]
-  })";
-  const char *ptx = R"(.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry attn_masked(.param .u64 q, .param .u64 k, .param .u64 v,
-                            .param .u64 o, .param .u64 mask)
-{
-	ret;
-}
-)";
+  FiveParamBundle bundleText(
+      "attn_masked",
+      R"({"name": "mask", "type": "i1", "shape": [null, 1, null, null],
+          "strides": [null, null, null, 1], "alignment": 1})",
+      "");
   attnrt::Context context = createContext();
   attnrt::Bundle bundle;
-  ASSERT_EQ(
-      attnrtBundleLoadFromMemory(context.get(), manifest, ptx, bundle.out()),
-      ATTNRT_SUCCESS)
+  ASSERT_EQ(attnrtBundleLoadFromMemory(context.get(),
+                                       bundleText.manifest.c_str(),
+                                       bundleText.ptx.c_str(), bundle.out()),
+            ATTNRT_SUCCESS)
       << attnrtLastErrorMessage();
   attnrtKernel kernel = findKernel(bundle.get(), "attn_masked");
   attnrtParamInfo param;
@@ -406,52 +410,23 @@ TEST_F(RuntimeTest, BlockMaskParametersCountTheAttentionsBlocks) {
   // A kernel with a block_mask parameter (i8) of 64 x 32 blocks for run-time
   // lengths, batch broadcast: its dimensions 2 and 3 must be ceil(Sq / 64)
   // and ceil(Sk / 32).
-  std::string manifest = R"({
-    "format": "attn-kernel-bundle", "version": 8, "ptx": "kernels.ptx",
-    "kernels": [{
-      "name": "attn_sparse", "target": "sm_80",
-      "params": [
-        {"name": "Q", "type": "bf16", "shape": [null, 2, null, 64],
-         "strides": [null, null, 64, 1], "alignment": 16},
-        {"name": "K", "type": "bf16", "shape": [null, 2, null, 64],
-         "strides": [null, null, 64, 1], "alignment": 16},
-        {"name": "V", "type": "bf16", "shape": [null, 2, null, 64],
-         "strides": [null, null, 64, 1], "alignment": 16},
-        {"name": "O", "type": "bf16", "shape": [null, 2, null, 64],
-         "strides": [null, null, 64, 1], "alignment": 16},
-        {"name": "block_mask", "type": "i8", "shape": [1, 2, null, null],
-         "strides": [null, null, null, 1], "alignment": 1}
-      ],
-      "grid": [{"param": "Q", "dim": 2, "ceil_div": 64},
-               {"param": "Q", "dim": 0}, 2],
-      "block": [128, 1, 1], "dynamic_shared_memory": 49152,
-      "attention": {"scale": 0.125, "causal": false,
-                    "block_mask_blocks": [64, 32]}
-    }]
-  })";
-  const char *ptx = R"(.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry attn_sparse(.param .u64 q, .param .u64 k, .param .u64 v,
-                            .param .u64 o, .param .u64 blocks)
-{
-	ret;
-}
-)";
-  attnrt::Context context = createContext();
+  const char *blocks = R"({"name": "block_mask", "type": "i8",
+      "shape": [1, 2, null, null], "strides": [null, null, null, 1],
+      "alignment": 1})";
+  FiveParamBundle sparse("attn_sparse", blocks,
+                         R"(, "block_mask_blocks": [64, 32])");
   // The parameter needs the blocks it counts.
-  std::string blind = replaced(
-      manifest, ",\n                    \"block_mask_blocks\": [64, 32]", "");
-  ASSERT_NE(blind, manifest);
+  FiveParamBundle blind("attn_sparse", blocks, "");
+  attnrt::Context context = createContext();
   attnrt::Bundle bundle;
-  EXPECT_EQ(attnrtBundleLoadFromMemory(context.get(), blind.c_str(), ptx,
-                                       bundle.out()),
+  EXPECT_EQ(attnrtBundleLoadFromMemory(context.get(), blind.manifest.c_str(),
+                                       blind.ptx.c_str(), bundle.out()),
             ATTNRT_ERROR_INVALID_BUNDLE);
   EXPECT_TRUE(lastErrorContains("manifest: kernels[0].attention: has no "
                                 "block_mask_blocks, which the block_mask "
                                 "parameter needs"));
-  ASSERT_EQ(attnrtBundleLoadFromMemory(context.get(), manifest.c_str(), ptx,
-                                       bundle.out()),
+  ASSERT_EQ(attnrtBundleLoadFromMemory(context.get(), sparse.manifest.c_str(),
+                                       sparse.ptx.c_str(), bundle.out()),
             ATTNRT_SUCCESS)
       << attnrtLastErrorMessage();
   attnrtKernel kernel = findKernel(bundle.get(), "attn_sparse");
