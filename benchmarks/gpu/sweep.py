@@ -216,6 +216,8 @@ def correctness():
     # causal softcapped D = 96 one; split-KV and Lean decode steps.
     yield "c_blocks_mask", "bf16", 2, 4, 2, 1000, 1000, 128, "causal", "", {"mask": ("i1", 2, 1), "block_mask": (2, 1, 128, 128)}
     yield "c_blocks_d96", "bf16", 2, 8, 2, 1000, 1000, 96, "causal, softcap = 30.0 : f32", "", {"block_mask": (1, 8, 128, 128)}
+    # The same with ALiBi as a score region: run, not checked (above).
+    yield "c_blocks_d96_alibi", "bf16", 2, 8, 2, 1000, 1000, 96, "causal, softcap = 30.0 : f32", ALIBI, {"block_mask": (1, 8, 128, 128)}
     yield "c_blocks_split", "bf16", 4, 32, 8, 1, 4096, 128, "partition = #attn.split_kv<splits = 8>", "", {"block_mask": (4, 1, 64, 256)}
     yield "c_blocks_lean", "bf16", 1, 32, 8, 4, 2000, 128, "causal, partition = #attn.lean<ctas = 132>", "", {"block_mask": (1, 32, 64, 256)}
 

@@ -6,8 +6,8 @@
 // RUN: rm -rf %t
 // RUN: env ATTN_BUILD_DIR=%attn_obj_root bash %attn_src_root/scripts/gpu-check.sh dry-run %t --no-build | FileCheck %s
 // CHECK: 7 bundles for {'chip': 'sm_90', 'sms': 132, 'smem_per_block': 232448} in
-// CHECK: prepared 200 bundles in
-// CHECK: attn-launch --validate: 200 bundles valid
+// CHECK: prepared 201 bundles in
+// CHECK: attn-launch --validate: 201 bundles valid
 // CHECK: run-time lengths: 6 bundles, each at --lengths=1,1,1000 --lengths=4,1,4097 --lengths=2,300,300 --lengths=1,1000,300
 // CHECK: attn-launch without a driver: attn-launch: error: cannot open the CUDA driver
 // CHECK: 7 python bundles load without the compiler
