@@ -19,6 +19,7 @@
 #include <memory>
 #include <numeric>
 #include <random>
+#include <tuple>
 
 using namespace attn::gpucheck;
 using namespace attn::runtime;
@@ -406,21 +407,22 @@ Status runReference(const CudaDriver &d, attnrtContext context,
                               0,
                               0,
                               0};
+  // A mask and a block mask are contiguous [B or 1, Hq or 1, rows, columns]:
+  // their batch and head strides, 0 where the dimension broadcasts.
+  auto broadcastStrides = [](const attnrtParamInfo &param) {
+    int64_t plane = param.sizes[2] * param.sizes[3];
+    return std::make_pair(param.sizes[0] == 1 ? 0 : param.sizes[1] * plane,
+                          param.sizes[1] == 1 ? 0 : plane);
+  };
   if (layout.mask >= 0) {
-    // Contiguous [B or 1, Hq or 1, Sq, Sk]: size-1 dimensions broadcast.
     const attnrtParamInfo &mask = layout.params[layout.mask];
-    int64_t plane = report.seqQ * report.seqK;
-    problem.maskHeadStride = mask.sizes[1] == 1 ? 0 : plane;
-    problem.maskBatchStride = mask.sizes[0] == 1 ? 0 : mask.sizes[1] * plane;
+    std::tie(problem.maskBatchStride, problem.maskHeadStride) =
+        broadcastStrides(mask);
     problem.maskType = static_cast<int32_t>(mask.dtype);
   }
   if (layout.blockMask >= 0) {
-    // Contiguous [B or 1, Hq or 1, Nq, Nk], likewise.
-    const attnrtParamInfo &blocks = layout.params[layout.blockMask];
-    int64_t plane = blocks.sizes[2] * blocks.sizes[3];
-    problem.blockMaskHeadStride = blocks.sizes[1] == 1 ? 0 : plane;
-    problem.blockMaskBatchStride =
-        blocks.sizes[0] == 1 ? 0 : blocks.sizes[1] * plane;
+    std::tie(problem.blockMaskBatchStride, problem.blockMaskHeadStride) =
+        broadcastStrides(layout.params[layout.blockMask]);
     problem.blockMaskRows =
         static_cast<int32_t>(report.attention.blockMaskRows);
     problem.blockMaskKeys =

@@ -349,6 +349,39 @@ struct FiveParamBundle {
   }
 };
 
+/// The tensors of a FiveParamBundle kernel's launch: Q [B, 2, Sq, 64], K
+/// and V [B, 2, Sk, 64], O [B, 2, Sq, 64] in bf16, then the fifth, each in a
+/// buffer as large as Q, K, V or O.
+struct FiveParamLaunch {
+  attnrt::DeviceBuffer buffers[5];
+  std::vector<attnrtTensor> tensors;
+  attnrtDType fifthType;
+
+  FiveParamLaunch(attnrtContext context, int64_t batch, int64_t sq, int64_t sk,
+                  attnrtDType fifthType,
+                  std::initializer_list<int64_t> fifthSizes)
+      : fifthType(fifthType) {
+    int64_t lengths[4] = {sq, sk, sk, sq};
+    size_t bytes = batch * 2 * std::max(sq, sk) * 64 * 2;
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_TRUE(buffers[i].allocate(context, bytes).ok());
+      tensors.push_back(
+          i < 4 ? attnrt::contiguousTensor(buffers[i].data(), ATTNRT_BF16,
+                                           {batch, 2, lengths[i], 64})
+                : attnrt::contiguousTensor(buffers[i].data(), fifthType,
+                                           fifthSizes));
+    }
+  }
+
+  /// Launches `kernel` with the fifth tensor of `fifthSizes`.
+  attnrtStatus launch(attnrtKernel kernel,
+                      std::initializer_list<int64_t> fifthSizes) {
+    tensors[4] =
+        attnrt::contiguousTensor(buffers[4].data(), fifthType, fifthSizes);
+    return attnrtLaunch(kernel, tensors.data(), 5, kStreamA);
+  }
+};
+
 TEST_F(RuntimeTest, MaskOperandsAgreeWithTheAttentionOrBroadcast) {
   // An attention kernel with a boolean mask operand (i1, a byte each) for
   // run-time lengths whose head dimension broadcasts: its batch, Sq and Sk
@@ -372,36 +405,24 @@ TEST_F(RuntimeTest, MaskOperandsAgreeWithTheAttentionOrBroadcast) {
   EXPECT_EQ(param.dtype, ATTNRT_I1);
   EXPECT_EQ(param.alignment, 1);
 
-  attnrt::DeviceBuffer buffers[5];
-  int64_t sizes[5][4] = {
-      {2, 2, 5, 64}, {2, 2, 7, 64}, {2, 2, 7, 64}, {2, 2, 5, 64}, {2, 1, 5, 7}};
-  std::vector<attnrtTensor> tensors;
-  for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(buffers[i].allocate(context.get(), 2 * 2 * 7 * 64 * 2).ok());
-    tensors.push_back(attnrt::contiguousTensor(
-        buffers[i].data(), i == 4 ? ATTNRT_I1 : ATTNRT_BF16,
-        {sizes[i][0], sizes[i][1], sizes[i][2], sizes[i][3]}));
-  }
+  // Sq = 5, Sk = 7.
+  FiveParamLaunch launch(context.get(), 2, 5, 7, ATTNRT_I1, {2, 1, 5, 7});
   // Byte-aligned: a view that starts at an odd element of a mask is fine.
-  tensors[4].data += 1;
-  EXPECT_EQ(attnrtLaunch(kernel, tensors.data(), 5, kStreamA), ATTNRT_SUCCESS)
+  launch.tensors[4].data += 1;
+  EXPECT_EQ(attnrtLaunch(kernel, launch.tensors.data(), 5, kStreamA),
+            ATTNRT_SUCCESS)
       << attnrtLastErrorMessage();
 
-  auto launchWithMask = [&](std::initializer_list<int64_t> maskSizes) {
-    tensors[4] =
-        attnrt::contiguousTensor(buffers[4].data(), ATTNRT_I1, maskSizes);
-    return attnrtLaunch(kernel, tensors.data(), 5, kStreamA);
-  };
-  EXPECT_EQ(launchWithMask({2, 1, 5, 6}), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(launch.launch(kernel, {2, 1, 5, 6}), ATTNRT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(lastErrorContains("the key length of K (7) and mask (6) differ"));
-  EXPECT_EQ(launchWithMask({2, 1, 4, 7}), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(launch.launch(kernel, {2, 1, 4, 7}), ATTNRT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(
       lastErrorContains("the query length of Q (5) and mask (4) differ"));
   // The batch dimension is the attention's (the manifest leaves it open);
   // the head dimension is the manifest's 1.
-  EXPECT_EQ(launchWithMask({1, 1, 5, 7}), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(launch.launch(kernel, {1, 1, 5, 7}), ATTNRT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(lastErrorContains("the batch size of Q (2) and mask (1) differ"));
-  EXPECT_EQ(launchWithMask({2, 2, 5, 7}), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(launch.launch(kernel, {2, 2, 5, 7}), ATTNRT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(lastErrorContains(
       "parameter mask: shape [2, 2, 5, 7] does not match the manifest's"));
 }
@@ -442,28 +463,14 @@ TEST_F(RuntimeTest, BlockMaskParametersCountTheAttentionsBlocks) {
   EXPECT_EQ(attnrtDTypeSize(ATTNRT_I8), 1u);
 
   // Sq = 100 and Sk = 70: 2 query blocks of 64 and 3 key blocks of 32.
-  attnrt::DeviceBuffer buffers[5];
-  int64_t sizes[5][4] = {
-      {3, 2, 100, 64}, {3, 2, 70, 64}, {3, 2, 70, 64}, {3, 2, 100, 64}};
-  std::vector<attnrtTensor> tensors;
-  for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(buffers[i].allocate(context.get(), 3 * 2 * 100 * 64 * 2).ok());
-    tensors.push_back(attnrt::contiguousTensor(
-        buffers[i].data(), ATTNRT_BF16,
-        {sizes[i][0], sizes[i][1], sizes[i][2], sizes[i][3]}));
-  }
-  auto launchWithBlocks = [&](std::initializer_list<int64_t> blockSizes) {
-    tensors[4] =
-        attnrt::contiguousTensor(buffers[4].data(), ATTNRT_I8, blockSizes);
-    return attnrtLaunch(kernel, tensors.data(), 5, kStreamA);
-  };
-  EXPECT_EQ(launchWithBlocks({1, 2, 2, 3}), ATTNRT_SUCCESS)
+  FiveParamLaunch launch(context.get(), 3, 100, 70, ATTNRT_I8, {1, 2, 2, 3});
+  EXPECT_EQ(launch.launch(kernel, {1, 2, 2, 3}), ATTNRT_SUCCESS)
       << attnrtLastErrorMessage();
-  EXPECT_EQ(launchWithBlocks({1, 2, 2, 2}), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(launch.launch(kernel, {1, 2, 2, 2}), ATTNRT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(lastErrorContains(
       "block_mask has 2 blocks along the key length of K (70), which blocks "
       "of 32 cut into 3"));
-  EXPECT_EQ(launchWithBlocks({1, 2, 1, 3}), ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(launch.launch(kernel, {1, 2, 1, 3}), ATTNRT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(lastErrorContains(
       "block_mask has 1 blocks along the query length of Q (100), which "
       "blocks of 64 cut into 2"));
