@@ -2,9 +2,13 @@
 # The one-call GPU check (docs/runtime.md, "The GPU check").
 #
 #   scripts/gpu-check.sh prepare DIR [--no-build]
-#       Here, where LLVM/MLIR are: builds attn-compile, attn-launch,
+#       Here, where LLVM/MLIR are: builds attn-compile, attn-run, attn-launch,
 #       attnrt-launch-overhead and the Python package, writes the sweep's
-#       modules (benchmarks/gpu/sweep.py) and compiles each to a bundle,
+#       modules (benchmarks/gpu/sweep.py) and compiles each to a bundle;
+#       gives each c_* bundle whose kernel the GPU reference cannot check
+#       (a score region, a constant block mask) a reference case in its
+#       reference/ (attn-run --write-reference: the inputs and the float64
+#       reference's outputs);
 #       compiles python/tests/gpu_check.py's cases with attn_mlir, and puts
 #       in DIR everything the GPU machine needs: bin/ (attn-launch,
 #       attnrt-launch-overhead), lib/libattnrt.so*, bundles/*, modules/*,
@@ -14,7 +18,8 @@
 #       On the GPU machine (CUDA driver, compute-sanitizer, PyTorch and
 #       Triton; no LLVM/MLIR), in one run:
 #         1. correctness: every c_* bundle through attn-launch (checked
-#            against the GPU reference), and every r_* bundle (compiled for
+#            against the GPU reference, or against its reference case),
+#            and every r_* bundle (compiled for
 #            run-time lengths) at each (B, Sq, Sk) of sweep.py's
 #            RUN_TIME_LENGTHS, one bundle for all; and attn_mlir.attention
 #            on torch CUDA tensors (python/tests/gpu_check.py run);
@@ -33,7 +38,8 @@
 #       Exits non-zero if a step failed; OUT/summary.txt says which.
 #   scripts/gpu-check.sh dry-run DIR [--no-build]
 #       Here, without a GPU: prepare, then every step of run that needs none
-#       (each bundle read and checked by attn-launch --validate; attn-launch
+#       (each bundle and reference case read and checked by attn-launch
+#       --validate; attn-launch
 #       fails cleanly without a driver; the package in DIR loads its bundles
 #       without the compiler; the benchmark script compiles).
 set -euo pipefail
@@ -56,7 +62,7 @@ python=/usr/bin/python3
 prepare() {
   local dir="$1" build_tools="$2"
   if [ "$build_tools" = yes ]; then
-    "$root/scripts/build.sh" attn-compile attn-launch attnrt-launch-overhead _attn_mlir >/dev/null
+    "$root/scripts/build.sh" attn-compile attn-run attn-launch attnrt-launch-overhead _attn_mlir >/dev/null
   fi
   rm -rf "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib" "$dir/python" "$dir/python-bundles"
   mkdir -p "$dir/modules" "$dir/bundles" "$dir/bin" "$dir/lib" "$dir/python/attn_mlir"
@@ -68,11 +74,21 @@ prepare() {
   xargs -P 2 -I{} sh -c 'case "$2" in *_picked_*|c_split_decode) split= ;; *) split=--split-kv=false ;; esac
     "$0" "$1/modules/$2.mlir" -o "$1/bundles/$2" $split >/dev/null' \
     "$build/bin/attn-compile" "$dir" {} <"$dir/modules/list.txt"
+  # Reference cases for the kernels the GPU reference cannot check (their
+  # manifests say score_region or block_mask): attn-run checks the CPU
+  # kernel and writes the case, its report in modules/NAME.reference.txt.
+  { grep -lE '"(score_region|block_mask)": *true' "$dir"/bundles/c_*/manifest.json || true; } |
+    xargs -n 1 dirname | xargs -P 2 -I{} sh -c 'name="$(basename "$2")"
+      "$0" "$1/modules/$name.mlir" --write-reference="$2/reference" \
+        >"$1/modules/$name.reference.txt" 2>&1 ||
+        { cat "$1/modules/$name.reference.txt" >&2; exit 1; }' \
+    "$build/bin/attn-run" "$dir" {}
   cp "$build/bin/attn-launch" "$build/bin/attnrt-launch-overhead" "$dir/bin/"
   cp -P "$build"/lib/libattnrt.so* "$dir/lib/"
   PYTHONPATH="$build/python" "$python" "$root/python/tests/gpu_check.py" prepare "$dir/python-bundles"
   cp "$build"/python/attn_mlir/*.py "$dir/python/attn_mlir/"
-  echo "prepared $(wc -l <"$dir/modules/list.txt") bundles in $dir"
+  echo "prepared $(wc -l <"$dir/modules/list.txt") bundles in $dir," \
+    "$(ls -d "$dir"/bundles/*/reference 2>/dev/null | wc -l) with a reference case"
 }
 
 # attn-launch's --lengths options for the r_* bundles: sweep.py's
@@ -86,7 +102,8 @@ print(" ".join("--lengths=%d,%d,%d" % t for t in sweep.RUN_TIME_LENGTHS))' \
 dry_run() {
   local dir="$1"
   "$dir/bin/attn-launch" --validate "$dir"/bundles/*/ >/dev/null
-  echo "attn-launch --validate: $(ls -d "$dir"/bundles/*/ | wc -l) bundles valid"
+  echo "attn-launch --validate: $(ls -d "$dir"/bundles/*/ | wc -l) bundles valid," \
+    "$(ls -d "$dir"/bundles/*/reference 2>/dev/null | wc -l) reference cases valid"
   echo "run-time lengths: $(ls -d "$dir"/bundles/r_*/ | wc -l) bundles, each at $(run_time_lengths)"
   # Without a driver (or with this machine's), attn-launch must end in one
   # clear message and exit 1, never crash.

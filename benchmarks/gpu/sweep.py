@@ -13,8 +13,10 @@ attn.attention (a function named like its file) and the module's
     empty pieces, Sq = 4, Sq > Sk); GQA packing (decode, a speculative
     step, split-KV, Lean, ALiBi); softcap with D in {64, 128, 256} and
     through Lean attention and split-KV; ALiBi and a document mask (a constant
-    id table, block-sparse) as score regions (run, not checked: the GPU
-    reference cannot evaluate a region); FlashAttention's test matrix of
+    id table, block-sparse) as score regions (checked against reference
+    cases: gpu-check.sh has attn-run write each one's inputs and float64
+    reference outputs, since the GPU reference cannot evaluate a region);
+    FlashAttention's test matrix of
     head dimensions (32 to 224) and length pairs, and D != Dv; mask
     operands (boolean and additive, broadcast batch or heads; through
     FlashAttention-2's grid, split-KV and Lean attention), which attn-launch
@@ -177,9 +179,9 @@ def correctness():
     yield "c_softcap_d256", "bf16", 1, 4, 4, 1000, 1000, 256, "causal, softcap = 50.0 : f32"
     yield "c_softcap_lean", "bf16", 1, 32, 8, 1, 8000, 128, "softcap = 30.0 : f32, partition = #attn.lean<ctas = 132>"
     yield "c_softcap_split", "bf16", 1, 32, 8, 1, 8000, 128, "softcap = 30.0 : f32, partition = #attn.split_kv<splits = 8>"
-    # A score region: run, repeated bit for bit and sanitized; the GPU
-    # reference cannot evaluate it (attn-run --device=gpu checks it against
-    # the CPU reference where MLIR is installed).
+    # A score region: the GPU reference cannot evaluate it, so attn-launch
+    # checks it against the reference case gpu-check.sh writes with attn-run
+    # (run, repeated bit for bit and sanitized too).
     yield "c_region_alibi", "f16", 1, 4, 4, 1000, 1000, 128, "causal, softcap = 30.0 : f32", ALIBI
     yield "c_region_documents", "bf16", 1, 4, 4, 1000, 1000, 64, "causal", documents(1000, 4)
     yield "c_region_alibi_packed", "f16", 2, 8, 2, 4, 1000, 64, "causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>", ALIBI
@@ -216,7 +218,8 @@ def correctness():
     # causal softcapped D = 96 one; split-KV and Lean decode steps.
     yield "c_blocks_mask", "bf16", 2, 4, 2, 1000, 1000, 128, "causal", "", {"mask": ("i1", 2, 1), "block_mask": (2, 1, 128, 128)}
     yield "c_blocks_d96", "bf16", 2, 8, 2, 1000, 1000, 96, "causal, softcap = 30.0 : f32", "", {"block_mask": (1, 8, 128, 128)}
-    # The same with ALiBi as a score region: run, not checked (above).
+    # The same with ALiBi as a score region (checked against a reference
+    # case, above).
     yield "c_blocks_d96_alibi", "bf16", 2, 8, 2, 1000, 1000, 96, "causal, softcap = 30.0 : f32", ALIBI, {"block_mask": (1, 8, 128, 128)}
     yield "c_blocks_split", "bf16", 4, 32, 8, 1, 4096, 128, "partition = #attn.split_kv<splits = 8>", "", {"block_mask": (4, 1, 64, 256)}
     yield "c_blocks_lean", "bf16", 1, 32, 8, 4, 2000, 128, "causal, partition = #attn.lean<ctas = 132>", "", {"block_mask": (1, 32, 64, 256)}

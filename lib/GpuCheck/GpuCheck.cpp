@@ -10,6 +10,7 @@
 #include "attn/Reference/ErrorMetrics.h"
 #include "attn/Runtime/CudaDriver.h"
 #include "attn/Support/HalfFloat.h"
+#include "attn/Support/Npy.h"
 
 #include <algorithm>
 #include <cmath>
@@ -449,34 +450,114 @@ Status runReference(const CudaDriver &d, attnrtContext context,
   return Status();
 }
 
+/// OUT against EXACT within TOLERANCE (its origin for the report).
 OutputCheck compare(const std::string &name, const std::vector<float> &out,
-                    const std::vector<float> &exact,
-                    const std::vector<float> *naive, attnrtDType dtype,
-                    const std::optional<double> &tolerance) {
+                    const std::vector<float> &exact, double tolerance,
+                    std::string toleranceOrigin) {
   namespace ref = mlir::attn::reference;
-  std::vector<double> exactValues(exact.begin(), exact.end());
   OutputCheck check;
   check.name = name;
-  ref::ErrorStats stats = ref::computeErrorStats(out, exactValues);
+  ref::ErrorStats stats = ref::computeErrorStats(
+      out, std::vector<double>(exact.begin(), exact.end()));
   check.maxAbs = stats.maxAbs;
   check.relL2 = stats.relL2;
   check.nanCount = stats.nanCount;
-  char origin[96];
-  if (tolerance) {
-    check.tolerance = *tolerance;
-    check.toleranceOrigin = "--tolerance";
-  } else if (naive) {
-    double naiveError = ref::computeErrorStats(*naive, exactValues).relL2;
-    check.tolerance = ref::toleranceFromNaive(naiveError);
-    std::snprintf(origin, sizeof(origin), "2x naive %s: %.2e",
-                  attnrtDTypeName(dtype), naiveError);
-    check.toleranceOrigin = origin;
-  } else {
-    check.tolerance = ref::kF32Tolerance;
-    check.toleranceOrigin = "f32";
-  }
-  check.passed = ref::withinTolerance(stats, check.tolerance);
+  check.tolerance = tolerance;
+  check.toleranceOrigin = std::move(toleranceOrigin);
+  check.passed = ref::withinTolerance(stats, tolerance);
   return check;
+}
+
+/// OUT against the GPU reference's EXACT output: within --tolerance, else
+/// twice the error of the NAIVE 16-bit attention where there is one, else
+/// the f32 tolerance.
+OutputCheck compareWithGpuReference(const std::string &name,
+                                    const std::vector<float> &out,
+                                    const std::vector<float> &exact,
+                                    const std::vector<float> *naive,
+                                    attnrtDType dtype,
+                                    const std::optional<double> &tolerance) {
+  namespace ref = mlir::attn::reference;
+  if (tolerance)
+    return compare(name, out, exact, *tolerance, "--tolerance");
+  if (!naive)
+    return compare(name, out, exact, ref::kF32Tolerance, "f32");
+  double naiveError =
+      ref::computeErrorStats(*naive,
+                             std::vector<double>(exact.begin(), exact.end()))
+          .relL2;
+  char origin[96];
+  std::snprintf(origin, sizeof(origin), "2x naive %s: %.2e",
+                attnrtDTypeName(dtype), naiveError);
+  return compare(name, out, exact, ref::toleranceFromNaive(naiveError), origin);
+}
+
+/// OUT against a reference case's output, within --tolerance or the case's.
+OutputCheck compareWithCase(const std::string &name,
+                            const std::vector<float> &out,
+                            const ReferenceOutput &expected,
+                            const std::optional<double> &tolerance) {
+  if (tolerance)
+    return compare(name, out, mlir::attn::npyToFloats(expected.values),
+                   *tolerance, "--tolerance; reference case");
+  return compare(name, out, mlir::attn::npyToFloats(expected.values),
+                 expected.tolerance,
+                 "reference case, " + expected.toleranceOrigin);
+}
+
+/// Checks that REFERENCE holds KERNEL's parameters (LAYOUT, its dynamic
+/// sizes resolved from the case): Q, K, V, the mask, the block mask and the
+/// key lengths in the parameter's type and shape, O and LSE in its shape.
+Status matchReferenceCase(const std::string &kernel, const Layout &layout,
+                          const ReferenceCase &reference) {
+  auto mismatch = [&](const std::string &what) {
+    return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
+                           "the reference case of kernel " + reference.kernel +
+                               " does not fit kernel " + kernel + ": " + what);
+  };
+  if (reference.kernel != kernel)
+    return mismatch("it checks another kernel");
+  const mlir::attn::NpyArray *arrays[kMaxParams] = {
+      &reference.query, &reference.key, &reference.value,
+      &reference.out.values};
+  std::pair<int32_t, const mlir::attn::NpyArray *> optional[] = {
+      {layout.lse, reference.lse ? &reference.lse->values : nullptr},
+      {layout.mask, reference.mask ? &*reference.mask : nullptr},
+      {layout.blockMask, reference.blockMask ? &*reference.blockMask : nullptr},
+      {layout.keyLengths,
+       reference.keyLengths ? &*reference.keyLengths : nullptr}};
+  const char *optionalNames[] = {"an LSE", "a mask", "a block mask",
+                                 "key lengths"};
+  for (size_t i = 0; i < std::size(optional); ++i) {
+    auto [index, array] = optional[i];
+    if ((index >= 0) != (array != nullptr))
+      return mismatch(std::string(index >= 0 ? "the kernel has "
+                                             : "the case "
+                                               "has ") +
+                      optionalNames[i] + ", the " +
+                      (index >= 0 ? "case" : "kernel") + " has none");
+    if (index >= 0)
+      arrays[index] = array;
+  }
+  for (int32_t i = 0; i < layout.count; ++i) {
+    const attnrtParamInfo &param = layout.params[i];
+    const mlir::attn::NpyArray &array = *arrays[i];
+    std::vector<int64_t> sizes(param.sizes, param.sizes + param.rank);
+    if (array.shape != sizes)
+      return mismatch(std::string(param.name) + " has shape " +
+                      shapeText(array.shape) + ", the kernel's is " +
+                      shapeText(sizes));
+    // The outputs are the reference's f32 values, whatever the kernel
+    // writes.
+    if (layout.isOutput(i))
+      continue;
+    std::optional<attnrtDType> type = attnrtTypeOf(array.elementType);
+    if (type != param.dtype)
+      return mismatch(std::string(param.name) + " holds " +
+                      (type ? attnrtDTypeName(*type) : "f64") +
+                      ", the kernel takes " + attnrtDTypeName(param.dtype));
+  }
+  return Status();
 }
 
 Status bench(const CudaDriver &d, attnrtContext context,
@@ -614,10 +695,13 @@ double KernelReport::flops() const {
   return attention.causal ? flops / 2 : flops;
 }
 
-Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
-                                 const CheckOptions &options,
-                                 const HostInputs &inputs,
-                                 KernelReport &report) {
+namespace {
+
+/// runKernel, checked against REFERENCE's outputs when it is given (whose
+/// inputs INPUTS are), else against the GPU reference.
+Status runAndCheck(attnrtContext context, attnrtKernel kernel,
+                   const CheckOptions &options, const HostInputs &inputs,
+                   const ReferenceCase *reference, KernelReport &report) {
   if (options.iterations < 1 || options.warmup < 0)
     return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
                            "iterations must be positive, warm-up not negative");
@@ -633,6 +717,8 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
   Layout layout;
   CHECK_STATUS(readLayout(kernel, options.lengths, layout));
   report.kernel = attnrtKernelName(kernel);
+  if (reference)
+    CHECK_STATUS(matchReferenceCase(report.kernel, layout, *reference));
   report.target = attnrtKernelTarget(kernel);
   report.dtype = layout.params[0].dtype;
   const int64_t *q = layout.params[0].sizes, *v = layout.params[2].sizes;
@@ -705,16 +791,23 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
       compareRepeat(report.out, again, report.lse, againLse));
 
   // A score region is IR the GPU reference cannot evaluate, and a constant
-  // block mask's values are in the module only.
-  if (options.check &&
-      (report.attention.scoreRegion || report.attention.blockMask))
+  // block mask's values are in the module only: such a kernel is checked
+  // against a reference case.
+  if (options.check && reference) {
+    report.checks.push_back(
+        compareWithCase("O", report.out, reference->out, options.tolerance));
+    if (hasLse)
+      report.checks.push_back(compareWithCase(
+          "LSE", report.lse, *reference->lse, options.tolerance));
+  } else if (options.check &&
+             (report.attention.scoreRegion || report.attention.blockMask)) {
     report.unchecked =
         std::string("the kernel ") +
         (report.attention.scoreRegion ? "inlines a score region, which"
                                       : "has a block mask, whose values") +
-        " the GPU reference cannot know; attn-run --device=gpu "
-        "checks it against the CPU reference";
-  else if (options.check) {
+        " the GPU reference cannot know; check it against a reference case "
+        "(attn-run --write-reference) or with attn-run --device=gpu";
+  } else if (options.check) {
     std::vector<float> exactOut, exactLse, naiveOut, naiveLse;
     CHECK_STATUS(runReference(d, context, device, layout, set, report, false,
                               exactOut, exactLse));
@@ -724,18 +817,55 @@ Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
     if (useNaive)
       CHECK_STATUS(runReference(d, context, device, layout, set, report, true,
                                 naiveOut, naiveLse));
-    report.checks.push_back(compare("O", report.out, exactOut,
-                                    useNaive ? &naiveOut : nullptr,
-                                    report.dtype, options.tolerance));
+    report.checks.push_back(compareWithGpuReference(
+        "O", report.out, exactOut, useNaive ? &naiveOut : nullptr, report.dtype,
+        options.tolerance));
     if (hasLse)
-      report.checks.push_back(compare("LSE", report.lse, exactLse,
-                                      useNaive ? &naiveLse : nullptr,
-                                      report.dtype, options.tolerance));
+      report.checks.push_back(compareWithGpuReference(
+          "LSE", report.lse, exactLse, useNaive ? &naiveLse : nullptr,
+          report.dtype, options.tolerance));
   }
   if (options.bench)
     CHECK_STATUS(bench(d, context, device, kernel, layout, options, set,
                        launchInputs, report));
   return Status();
+}
+
+} // namespace
+
+Status attn::gpucheck::runKernel(attnrtContext context, attnrtKernel kernel,
+                                 const CheckOptions &options,
+                                 const HostInputs &inputs,
+                                 KernelReport &report) {
+  return runAndCheck(context, kernel, options, inputs, nullptr, report);
+}
+
+Status attn::gpucheck::runReferenceCase(attnrtContext context,
+                                        attnrtKernel kernel,
+                                        const CheckOptions &options,
+                                        const ReferenceCase &reference,
+                                        KernelReport &report) {
+  if (options.lengths)
+    return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
+                           "the reference case of kernel " + reference.kernel +
+                               " fixes the lengths: give no --lengths");
+  // A kernel compiled for run-time lengths runs at the case's.
+  CheckOptions caseOptions = options;
+  const std::vector<int64_t> &q = reference.query.shape,
+                             &k = reference.key.shape;
+  caseOptions.lengths = CheckOptions::Lengths{q[0], q[2], k[2]};
+  HostInputs inputs;
+  inputs.query = reference.query.data.data();
+  inputs.key = reference.key.data.data();
+  inputs.value = reference.value.data.data();
+  if (reference.mask)
+    inputs.mask = reference.mask->data.data();
+  if (reference.blockMask)
+    inputs.blockMask = reference.blockMask->data.data();
+  if (reference.keyLengths)
+    inputs.keyLengths =
+        reinterpret_cast<const int32_t *>(reference.keyLengths->data.data());
+  return runAndCheck(context, kernel, caseOptions, inputs, &reference, report);
 }
 
 void attn::gpucheck::printReport(const KernelReport &r, std::FILE *stream) {
@@ -813,30 +943,27 @@ void attn::gpucheck::printCsvHeader(std::FILE *stream) {
 void attn::gpucheck::printCsvRow(const KernelReport &r,
                                  const attnrtDeviceInfo &device,
                                  std::FILE *stream) {
-  auto relL2 = [&](const char *name) -> std::string {
+  // A field of the check `name` ("O", "LSE"), or "" without one.
+  auto field = [&](const char *name, double OutputCheck::*member) {
     for (const OutputCheck &c : r.checks)
       if (c.name == name) {
         char text[32];
-        std::snprintf(text, sizeof(text), "%.3e", c.relL2);
-        return text;
+        std::snprintf(text, sizeof(text), "%.3e", c.*member);
+        return std::string(text);
       }
-    return "";
+    return std::string();
   };
-  std::string tolerance;
-  if (!r.checks.empty()) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.3e", r.checks.front().tolerance);
-    tolerance = text;
-  }
-  std::fprintf(stream, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d,%d,%s,%s,%s,%s,",
-               device.name, r.kernel.c_str(), r.target.c_str(),
-               attnrtDTypeName(r.dtype), (long long)r.batch, (long long)r.heads,
-               (long long)r.kvHeads, (long long)r.seqQ, (long long)r.seqK,
-               (long long)r.headDim, r.attention.causal,
-               r.resources.registersPerThread,
-               r.resources.ctasPerMultiprocessor, relL2("O").c_str(),
-               tolerance.c_str(), relL2("LSE").c_str(),
-               r.checks.empty() ? "" : (r.passed() ? "yes" : "no"));
+  std::fprintf(
+      stream, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d,%d,%s,%s,%s,%s,",
+      device.name, r.kernel.c_str(), r.target.c_str(), attnrtDTypeName(r.dtype),
+      (long long)r.batch, (long long)r.heads, (long long)r.kvHeads,
+      (long long)r.seqQ, (long long)r.seqK, (long long)r.headDim,
+      r.attention.causal, r.resources.registersPerThread,
+      r.resources.ctasPerMultiprocessor,
+      field("O", &OutputCheck::relL2).c_str(),
+      field("O", &OutputCheck::tolerance).c_str(),
+      field("LSE", &OutputCheck::relL2).c_str(),
+      r.checks.empty() ? "" : (r.passed() ? "yes" : "no"));
   if (r.timing)
     std::fprintf(stream, "%.4f,%.1f,%.3f\n", r.timing->medianMs,
                  r.timing->tflops, r.timing->fractionOfPeak);

@@ -19,20 +19,14 @@
 #include "attn/Support/HalfFloat.h"
 #include "attn/Support/SizeLimits.h"
 
-#include "llvm/ADT/bit.h"
-#include "llvm/Support/Endian.h"
-#include "llvm/Support/ErrorHandling.h"
-#include "llvm/Support/MathExtras.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/raw_ostream.h"
-
 #include <cassert>
+#include <cstring>
+#include <string_view>
 
 using namespace mlir::attn;
-using llvm::StringRef;
 
 namespace {
-constexpr StringRef kMagic("\x93NUMPY", 6);
+constexpr std::string_view kMagic("\x93NUMPY", 6);
 /// The longest header read: NumPy writes at most a few hundred bytes, and
 /// reads at most 10,000 by default.
 constexpr size_t kMaxHeaderBytes = size_t(1) << 20;
@@ -43,8 +37,29 @@ constexpr size_t kPrefixV2 = 12;
 // NumPy aligns the data to 64 bytes; readers must not rely on it.
 constexpr size_t kDataAlignment = 64;
 
+/// The `bytes`-byte little-endian integer at `p`.
+uint64_t readLittleEndian(const uint8_t *p, int bytes) {
+  uint64_t value = 0;
+  for (int i = bytes - 1; i >= 0; --i)
+    value = value << 8 | p[i];
+  return value;
+}
+
+/// Stores the low `bytes` bytes of `value` at `p`, little-endian.
+void writeLittleEndian(uint8_t *p, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    p[i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+template <typename To, typename From> To bitCast(From from) {
+  static_assert(sizeof(To) == sizeof(From), "sizes differ");
+  To to;
+  std::memcpy(&to, &from, sizeof(To));
+  return to;
+}
+
 /// How an element type is named in messages.
-StringRef typeName(NpyElementType type) {
+std::string typeName(NpyElementType type) {
   switch (type) {
   case NpyElementType::F16:
     return "f16";
@@ -61,10 +76,11 @@ StringRef typeName(NpyElementType type) {
   case NpyElementType::I32:
     return "int32";
   }
-  llvm_unreachable("unknown NpyElementType");
+  assert(false && "unknown NpyElementType");
+  return "";
 }
 
-StringRef descrOf(NpyElementType type) {
+std::string descrOf(NpyElementType type) {
   switch (type) {
   case NpyElementType::F16:
     return "<f2";
@@ -81,10 +97,11 @@ StringRef descrOf(NpyElementType type) {
   case NpyElementType::I32:
     return "<i4";
   }
-  llvm_unreachable("unknown NpyElementType");
+  assert(false && "unknown NpyElementType");
+  return "";
 }
 
-std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+std::string shapeString(const std::vector<int64_t> &shape) {
   std::string text = "(";
   for (int64_t dim : shape)
     text += std::to_string(dim) + ", ";
@@ -104,25 +121,23 @@ struct NpyHeader {
 };
 
 /// A recursive-descent parser for the dict literal NumPy writes (it is
-/// Python's repr, so only the few forms below can appear).
+/// Python's repr, so only the few forms below can appear). Each step returns
+/// an error message, empty on success, without the file name.
 class HeaderParser {
 public:
-  explicit HeaderParser(StringRef text) : rest(text) {}
+  explicit HeaderParser(std::string_view text) : rest(text) {}
 
-  /// Parses the whole header; the error says what was wrong, without the
-  /// file name.
-  llvm::Expected<NpyHeader> parse() {
-    NpyHeader header;
+  NpyError parse(NpyHeader &header) {
     bool seenDescr = false, seenFortran = false, seenShape = false;
     if (!consume("{"))
       return fail("expected '{'");
     while (!consume("}")) {
       std::string key;
-      if (llvm::Error err = parseString(key))
-        return std::move(err);
+      if (NpyError err = parseString(key); !err.empty())
+        return err;
       if (!consume(":"))
         return fail("expected ':' after '" + key + "'");
-      llvm::Error err = llvm::Error::success();
+      NpyError err;
       if (key == "descr") {
         seenDescr = true;
         if (peek('['))
@@ -137,178 +152,190 @@ public:
       } else {
         return fail("unexpected key '" + key + "'");
       }
-      if (err)
-        return std::move(err);
+      if (!err.empty())
+        return err;
       if (!consume(",") && !peek('}'))
         return fail("expected ',' or '}' after the value of '" + key + "'");
     }
-    if (!rest.ltrim(" \t\r\n").empty())
+    skipSpace();
+    if (!rest.empty())
       return fail("unexpected text after '}'");
     if (!seenDescr || !seenFortran || !seenShape)
       return fail("the keys 'descr', 'fortran_order' and 'shape' are not all "
                   "there");
-    return header;
+    return {};
   }
 
 private:
-  llvm::Error fail(const llvm::Twine &message) {
-    return llvm::createStringError("malformed header: " + message);
+  static NpyError fail(const std::string &message) {
+    return "malformed header: " + message;
   }
 
-  void skipSpace() { rest = rest.ltrim(" \t\r\n"); }
+  void skipSpace() {
+    size_t start = rest.find_first_not_of(" \t\r\n");
+    rest.remove_prefix(start == std::string_view::npos ? rest.size() : start);
+  }
 
   bool peek(char c) {
     skipSpace();
-    return rest.starts_with(StringRef(&c, 1));
+    return !rest.empty() && rest.front() == c;
   }
 
-  bool consume(StringRef token) {
+  bool consume(std::string_view token) {
     skipSpace();
-    return rest.consume_front(token);
+    if (rest.substr(0, token.size()) != token)
+      return false;
+    rest.remove_prefix(token.size());
+    return true;
   }
 
-  llvm::Error parseString(std::string &result) {
+  NpyError parseString(std::string &result) {
     skipSpace();
     if (rest.empty() || (rest.front() != '\'' && rest.front() != '"'))
       return fail("expected a quoted string");
-    char quote = rest.front();
-    size_t end = rest.find(quote, 1);
-    if (end == StringRef::npos)
+    size_t end = rest.find(rest.front(), 1);
+    if (end == std::string_view::npos)
       return fail("unterminated string");
-    result = rest.slice(1, end).str();
-    rest = rest.drop_front(end + 1);
-    return llvm::Error::success();
+    result = std::string(rest.substr(1, end - 1));
+    rest.remove_prefix(end + 1);
+    return {};
   }
 
-  llvm::Error parseBool(bool &result) {
+  NpyError parseBool(bool &result) {
     if (consume("True"))
       result = true;
     else if (consume("False"))
       result = false;
     else
       return fail("'fortran_order' is neither True nor False");
-    return llvm::Error::success();
+    return {};
   }
 
-  llvm::Error parseShape(std::vector<int64_t> &shape) {
+  NpyError parseShape(std::vector<int64_t> &shape) {
     if (!consume("("))
       return fail("expected '(' to start the shape");
     while (!consume(")")) {
       skipSpace();
-      unsigned long long dim;
-      if (rest.consumeInteger(10, dim) || dim > INT64_MAX)
+      // Decimal digits only (no sign, no spaces), at most INT64_MAX.
+      size_t digits = 0;
+      uint64_t dim = 0;
+      bool overflow = false;
+      for (; digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9';
+           ++digits) {
+        overflow |= dim > (uint64_t(INT64_MAX) - (rest[digits] - '0')) / 10;
+        dim = dim * 10 + (rest[digits] - '0');
+      }
+      if (digits == 0 || overflow)
         return fail("expected a non-negative dimension in the shape");
+      rest.remove_prefix(digits);
       shape.push_back(static_cast<int64_t>(dim));
       if (!consume(",") && !peek(')'))
         return fail("expected ',' or ')' in the shape");
     }
-    return llvm::Error::success();
+    return {};
   }
 
-  StringRef rest;
+  std::string_view rest;
+};
+
+/// How a file's element type is checked: against the caller's expectation,
+/// and whether two opaque bytes are bf16 without one.
+struct TypeRule {
+  std::optional<NpyElementType> expected;
+  bool opaqueIsBF16 = false;
 };
 
 /// The element type a descr stands for.
-llvm::Expected<NpyElementType>
-elementTypeOf(StringRef descr, std::optional<NpyElementType> expected) {
-  if (descr == "<f2")
-    return NpyElementType::F16;
-  if (descr == "<f4")
-    return NpyElementType::F32;
-  if (descr == "<f8")
-    return NpyElementType::F64;
-  if (descr == "|b1")
-    return NpyElementType::Bool;
-  if (descr == "|i1")
-    return NpyElementType::I8;
-  if (descr == "<i4")
-    return NpyElementType::I32;
+NpyError elementTypeOf(const std::string &descr, TypeRule rule,
+                       NpyElementType &type) {
+  static const std::pair<const char *, NpyElementType> kDescrs[] = {
+      {"<f2", NpyElementType::F16}, {"<f4", NpyElementType::F32},
+      {"<f8", NpyElementType::F64}, {"|b1", NpyElementType::Bool},
+      {"|i1", NpyElementType::I8},  {"<i4", NpyElementType::I32}};
+  for (auto [name, candidate] : kDescrs)
+    if (descr == name) {
+      type = candidate;
+      return {};
+    }
   // Two opaque bytes: bf16 as ml_dtypes saves it, but only the caller can
   // tell.
   if (descr == "<V2" || descr == "|V2") {
-    if (expected == NpyElementType::BF16)
-      return NpyElementType::BF16;
-    return llvm::createStringError(
-        "dtype '" + descr + "' is read as bf16 only when bf16 is expected");
+    if (rule.expected == NpyElementType::BF16 ||
+        (!rule.expected && rule.opaqueIsBF16)) {
+      type = NpyElementType::BF16;
+      return {};
+    }
+    return "dtype '" + descr + "' is read as bf16 only when bf16 is expected";
   }
-  return llvm::createStringError(
-      "unsupported dtype '" + descr +
-      "' (supported: '<f2', '<f4', '<f8', '|b1', '|i1', and bf16 as '<V2')");
+  return "unsupported dtype '" + descr +
+         "' (supported: '<f2', '<f4', '<f8', '|b1', '|i1', '<i4', and bf16 "
+         "as '<V2')";
 }
 
-/// Prefixes every message of `err` with the file name.
-llvm::Error inFile(StringRef path, llvm::Error err) {
-  return llvm::createStringError(path + ": " + llvm::toString(std::move(err)));
-}
-
-llvm::Expected<NpyArray> parseNpy(StringRef bytes,
-                                  std::optional<NpyElementType> expected) {
-  if (!bytes.starts_with(kMagic))
-    return llvm::createStringError("not a .npy file (bad magic)");
+NpyError parseNpy(std::string_view bytes, TypeRule rule, NpyArray &array) {
+  if (bytes.substr(0, kMagic.size()) != kMagic)
+    return "not a .npy file (bad magic)";
   if (bytes.size() < kPrefixV1)
-    return llvm::createStringError("the header is cut short");
-  unsigned major = static_cast<uint8_t>(bytes[6]);
-  unsigned minor = static_cast<uint8_t>(bytes[7]);
+    return "the header is cut short";
+  const auto *raw = reinterpret_cast<const uint8_t *>(bytes.data());
+  unsigned major = raw[6], minor = raw[7];
   size_t prefix, headerLength;
   if (major == 1 && minor == 0) {
     prefix = kPrefixV1;
-    headerLength = llvm::support::endian::read16le(bytes.data() + 8);
+    headerLength = readLittleEndian(raw + 8, 2);
   } else if ((major == 2 || major == 3) && minor == 0) {
     // 3.0 differs from 2.0 only in allowing UTF-8 in the header, which no
     // supported header needs.
     if (bytes.size() < kPrefixV2)
-      return llvm::createStringError("the header is cut short");
+      return "the header is cut short";
     prefix = kPrefixV2;
-    headerLength = llvm::support::endian::read32le(bytes.data() + 8);
+    headerLength = readLittleEndian(raw + 8, 4);
   } else {
-    return llvm::createStringError("unsupported .npy version " +
-                                   llvm::Twine(major) + "." +
-                                   llvm::Twine(minor));
+    return "unsupported .npy version " + std::to_string(major) + "." +
+           std::to_string(minor);
   }
   if (headerLength > kMaxHeaderBytes)
-    return llvm::createStringError(
-        "the header claims " + llvm::Twine(headerLength) +
-        " bytes; a .npy header has at most " + llvm::Twine(kMaxHeaderBytes));
+    return "the header claims " + std::to_string(headerLength) +
+           " bytes; a .npy header has at most " +
+           std::to_string(kMaxHeaderBytes);
   if (bytes.size() - prefix < headerLength)
-    return llvm::createStringError("the header is cut short");
+    return "the header is cut short";
 
-  llvm::Expected<NpyHeader> header =
-      HeaderParser(bytes.substr(prefix, headerLength)).parse();
-  if (!header)
-    return header.takeError();
-  llvm::Expected<NpyElementType> type = elementTypeOf(header->descr, expected);
-  if (!type)
-    return type.takeError();
-  if (expected && *type != *expected)
-    return llvm::createStringError("holds " + typeName(*type) + " but " +
-                                   typeName(*expected) + " was expected");
-  if (header->fortranOrder)
-    return llvm::createStringError("Fortran-order arrays are not supported");
+  NpyHeader header;
+  if (NpyError err =
+          HeaderParser(bytes.substr(prefix, headerLength)).parse(header);
+      !err.empty())
+    return err;
+  NpyElementType type = NpyElementType::F32;
+  if (NpyError err = elementTypeOf(header.descr, rule, type); !err.empty())
+    return err;
+  if (rule.expected && type != *rule.expected)
+    return "holds " + typeName(type) + " but " + typeName(*rule.expected) +
+           " was expected";
+  if (header.fortranOrder)
+    return "Fortran-order arrays are not supported";
 
-  NpyArray array;
-  array.elementType = *type;
-  array.shape = std::move(header->shape);
+  array.elementType = type;
+  array.shape = std::move(header.shape);
   std::optional<int64_t> checkedBytes =
       checkedTensorBytes(array.shape, npyElementBytes(array.elementType));
   if (!checkedBytes)
-    return llvm::createStringError(
-        "shape " + shapeString(array.shape) + " of " +
-        typeName(array.elementType) +
-        " holds more than 2^48 bytes (256 TiB), more than any machine "
-        "addresses");
-  int64_t dataBytes = *checkedBytes;
-  StringRef data = bytes.drop_front(prefix + headerLength);
-  if (data.size() != static_cast<uint64_t>(dataBytes))
-    return llvm::createStringError(
-        llvm::Twine(data.size() < static_cast<uint64_t>(dataBytes)
-                        ? "the data is cut short"
-                        : "there are bytes after the data") +
-        ": shape " + shapeString(array.shape) + " of " +
-        typeName(array.elementType) + " takes " + llvm::Twine(dataBytes) +
-        " bytes, the file has " + llvm::Twine(data.size()) +
-        " after the header");
-  array.data.assign(data.bytes_begin(), data.bytes_end());
-  return array;
+    return "shape " + shapeString(array.shape) + " of " +
+           typeName(array.elementType) +
+           " holds more than 2^48 bytes (256 TiB), more than any machine "
+           "addresses";
+  uint64_t dataBytes = static_cast<uint64_t>(*checkedBytes);
+  std::string_view data = bytes.substr(prefix + headerLength);
+  if (data.size() != dataBytes)
+    return std::string(data.size() < dataBytes ? "the data is cut short"
+                                               : "there are bytes after the "
+                                                 "data") +
+           ": shape " + shapeString(array.shape) + " of " +
+           typeName(array.elementType) + " takes " + std::to_string(dataBytes) +
+           " bytes, the file has " + std::to_string(data.size()) +
+           " after the header";
+  array.data.assign(data.begin(), data.end());
+  return {};
 }
 
 /// A header ready to write, and the major version its length needs.
@@ -320,7 +347,7 @@ struct WrappedHeader {
 /// The header NumPy writes for `array`.
 WrappedHeader headerFor(const NpyArray &array) {
   std::string header =
-      "{'descr': '" + descrOf(array.elementType).str() +
+      "{'descr': '" + descrOf(array.elementType) +
       "', 'fortran_order': False, 'shape': " + shapeString(array.shape) + ", }";
   // NumPy leaves room for the first dimension to grow to 21 digits, so that
   // appending rows can rewrite the header in place; writing the same bytes
@@ -364,8 +391,12 @@ std::vector<Result> convertElements(const NpyArray &array) {
          "data does not match the shape");
   std::vector<Result> values(count);
   // One loop per type, so that the type is not tested per element.
-  using namespace llvm::support::endian;
-  auto read16 = [](const uint8_t *p) { return read16le(p); };
+  auto read16 = [](const uint8_t *p) {
+    return static_cast<uint16_t>(readLittleEndian(p, 2));
+  };
+  auto read32 = [](const uint8_t *p) {
+    return static_cast<uint32_t>(readLittleEndian(p, 4));
+  };
   switch (array.elementType) {
   case NpyElementType::F16:
     convertEach(array, 2, read16, f16BitsToFloat, values);
@@ -375,14 +406,14 @@ std::vector<Result> convertElements(const NpyArray &array) {
     break;
   case NpyElementType::F32:
     convertEach(
-        array, 4, [](const uint8_t *p) { return read32le(p); },
-        [](uint32_t bits) { return llvm::bit_cast<float>(bits); }, values);
+        array, 4, read32, [](uint32_t bits) { return bitCast<float>(bits); },
+        values);
     break;
   case NpyElementType::F64:
     convertEach(
-        array, 8, [](const uint8_t *p) { return read64le(p); },
+        array, 8, [](const uint8_t *p) { return readLittleEndian(p, 8); },
         [](uint64_t bits) {
-          return static_cast<Result>(llvm::bit_cast<double>(bits));
+          return static_cast<Result>(bitCast<double>(bits));
         },
         values);
     break;
@@ -401,7 +432,7 @@ std::vector<Result> convertElements(const NpyArray &array) {
     break;
   case NpyElementType::I32:
     convertEach(
-        array, 4, [](const uint8_t *p) { return read32le(p); },
+        array, 4, read32,
         [](uint32_t bits) {
           return static_cast<Result>(static_cast<int32_t>(bits));
         },
@@ -411,7 +442,7 @@ std::vector<Result> convertElements(const NpyArray &array) {
   return values;
 }
 
-int64_t elementCount(llvm::ArrayRef<int64_t> shape) {
+int64_t elementCount(const std::vector<int64_t> &shape) {
   int64_t count = 1;
   for (int64_t dim : shape)
     count *= dim;
@@ -433,64 +464,60 @@ int64_t mlir::attn::npyElementBytes(NpyElementType type) {
   case NpyElementType::F64:
     return 8;
   }
-  llvm_unreachable("unknown NpyElementType");
+  assert(false && "unknown NpyElementType");
+  return 1;
 }
 
 int64_t NpyArray::numElements() const { return elementCount(shape); }
 
-llvm::Expected<NpyArray>
-mlir::attn::readNpy(StringRef path, std::optional<NpyElementType> expected) {
+namespace {
+NpyError readNpyFile(const std::string &path, TypeRule rule, NpyArray &array) {
   // A .npy file is its header (at most kMaxHeaderBytes) and at most one
   // tensor's bytes; /dev/zero or a FIFO would be read until memory runs out.
-  std::string error = files::checkInput(
-      path.str(), static_cast<uint64_t>(kMaxTensorBytes) + kMaxHeaderBytes);
-  if (!error.empty())
-    return llvm::createStringError(error);
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return llvm::createStringError(
-        path + ": cannot read: " + buffer.getError().message());
-  llvm::Expected<NpyArray> array = parseNpy((*buffer)->getBuffer(), expected);
-  if (!array)
-    return inFile(path, array.takeError());
-  return array;
+  std::string bytes;
+  if (files::Error error = files::readFile(
+          path, static_cast<uint64_t>(kMaxTensorBytes) + kMaxHeaderBytes,
+          bytes);
+      !error.empty())
+    return error;
+  if (NpyError error = parseNpy(bytes, rule, array); !error.empty())
+    return path + ": " + error;
+  return {};
+}
+} // namespace
+
+NpyError mlir::attn::readNpy(const std::string &path, NpyArray &array,
+                             std::optional<NpyElementType> expected) {
+  return readNpyFile(path, {expected, false}, array);
 }
 
-llvm::Error mlir::attn::writeNpy(StringRef path, const NpyArray &array) {
+NpyError mlir::attn::readTensorNpy(const std::string &path, NpyArray &array) {
+  return readNpyFile(path, {std::nullopt, true}, array);
+}
+
+NpyError mlir::attn::writeNpy(const std::string &path, const NpyArray &array) {
   for (int64_t dim : array.shape)
     if (dim < 0)
-      return llvm::createStringError(path + ": cannot write shape " +
-                                     shapeString(array.shape));
+      return path + ": cannot write shape " + shapeString(array.shape);
   size_t dataBytes = array.numElements() * npyElementBytes(array.elementType);
   if (array.data.size() != dataBytes)
-    return llvm::createStringError(
-        path + ": cannot write " + llvm::Twine(array.data.size()) +
-        " bytes of data for shape " + shapeString(array.shape) + " of " +
-        typeName(array.elementType) + ", which takes " +
-        llvm::Twine(dataBytes));
+    return path + ": cannot write " + std::to_string(array.data.size()) +
+           " bytes of data for shape " + shapeString(array.shape) + " of " +
+           typeName(array.elementType) + ", which takes " +
+           std::to_string(dataBytes);
   WrappedHeader header = headerFor(array);
-  std::string prefix = kMagic.str();
+  std::string prefix(kMagic);
   prefix += static_cast<char>(header.major);
   prefix += '\0';
-  char length[4];
-  if (header.major == 1) {
-    llvm::support::endian::write16le(length, header.text.size());
-    prefix.append(length, 2);
-  } else {
-    llvm::support::endian::write32le(length, header.text.size());
-    prefix.append(length, 4);
-  }
+  int lengthBytes = header.major == 1 ? 2 : 4;
+  uint8_t length[4];
+  writeLittleEndian(length, header.text.size(), lengthBytes);
+  prefix.append(reinterpret_cast<const char *>(length), lengthBytes);
   prefix += header.text;
-  std::string error = files::writeFile(
-      path.str(),
-      {prefix,
-       std::string_view(reinterpret_cast<const char *>(array.data.data()),
-                        array.data.size())});
-  if (!error.empty())
-    return llvm::createStringError(error);
-  return llvm::Error::success();
+  return files::writeFile(
+      path, {prefix,
+             std::string_view(reinterpret_cast<const char *>(array.data.data()),
+                              array.data.size())});
 }
 
 std::vector<float> mlir::attn::npyToFloats(const NpyArray &array) {
@@ -502,13 +529,13 @@ std::vector<double> mlir::attn::npyToDoubles(const NpyArray &array) {
 }
 
 NpyArray mlir::attn::npyFromFloats(NpyElementType type,
-                                   llvm::ArrayRef<int64_t> shape,
-                                   llvm::ArrayRef<float> values) {
+                                   const std::vector<int64_t> &shape,
+                                   const std::vector<float> &values) {
   assert(static_cast<int64_t>(values.size()) == elementCount(shape) &&
          "values do not match the shape");
   NpyArray array;
   array.elementType = type;
-  array.shape.assign(shape.begin(), shape.end());
+  array.shape = shape;
   int64_t elementBytes = npyElementBytes(type);
   array.data.resize(values.size() * elementBytes);
   uint8_t *data = array.data.data();
@@ -517,21 +544,25 @@ NpyArray mlir::attn::npyFromFloats(NpyElementType type,
     for (size_t i = 0, e = values.size(); i < e; ++i)
       store(data + i * elementBytes, values[i]);
   };
-  using namespace llvm::support::endian;
   switch (type) {
   case NpyElementType::F16:
-    storeEach([](uint8_t *p, float v) { write16le(p, floatToF16Bits(v)); });
+    storeEach([](uint8_t *p, float v) {
+      writeLittleEndian(p, floatToF16Bits(v), 2);
+    });
     break;
   case NpyElementType::BF16:
-    storeEach([](uint8_t *p, float v) { write16le(p, floatToBF16Bits(v)); });
+    storeEach([](uint8_t *p, float v) {
+      writeLittleEndian(p, floatToBF16Bits(v), 2);
+    });
     break;
   case NpyElementType::F32:
-    storeEach(
-        [](uint8_t *p, float v) { write32le(p, llvm::bit_cast<uint32_t>(v)); });
+    storeEach([](uint8_t *p, float v) {
+      writeLittleEndian(p, bitCast<uint32_t>(v), 4);
+    });
     break;
   case NpyElementType::F64:
     storeEach([](uint8_t *p, float v) {
-      write64le(p, llvm::bit_cast<uint64_t>(static_cast<double>(v)));
+      writeLittleEndian(p, bitCast<uint64_t>(static_cast<double>(v)), 8);
     });
     break;
   case NpyElementType::Bool:
@@ -544,23 +575,23 @@ NpyArray mlir::attn::npyFromFloats(NpyElementType type,
     break;
   case NpyElementType::I32:
     storeEach([](uint8_t *p, float v) {
-      write32le(p, static_cast<uint32_t>(static_cast<int32_t>(v)));
+      writeLittleEndian(p, static_cast<uint32_t>(static_cast<int32_t>(v)), 4);
     });
     break;
   }
   return array;
 }
 
-NpyArray mlir::attn::npyFromDoubles(llvm::ArrayRef<int64_t> shape,
-                                    llvm::ArrayRef<double> values) {
+NpyArray mlir::attn::npyFromDoubles(const std::vector<int64_t> &shape,
+                                    const std::vector<double> &values) {
   assert(static_cast<int64_t>(values.size()) == elementCount(shape) &&
          "values do not match the shape");
   NpyArray array;
   array.elementType = NpyElementType::F64;
-  array.shape.assign(shape.begin(), shape.end());
+  array.shape = shape;
   array.data.resize(values.size() * sizeof(double));
   for (size_t i = 0, e = values.size(); i < e; ++i)
-    llvm::support::endian::write64le(array.data.data() + 8 * i,
-                                     llvm::bit_cast<uint64_t>(values[i]));
+    writeLittleEndian(array.data.data() + 8 * i, bitCast<uint64_t>(values[i]),
+                      8);
   return array;
 }

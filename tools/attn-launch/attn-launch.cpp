@@ -32,13 +32,18 @@ const char *kUsage =
     "usage: attn-launch BUNDLE... [options]\n"
     "Runs each kernel of each bundle (a directory written by attn-compile)\n"
     "on seeded random inputs and checks O and LSE against an f32 attention\n"
-    "computed on the same GPU.\n"
+    "computed on the same GPU. A bundle with a reference case in its\n"
+    "directory reference/ (attn-run --write-reference) runs that case's\n"
+    "kernel on the case's inputs instead and checks it against the case's\n"
+    "outputs: the float64 reference, which evaluates score regions and\n"
+    "constant block masks too.\n"
     "  --kernel=NAME       only this kernel (repeatable)\n"
     "  --device=N          CUDA device (default 0)\n"
     "  --seed=N            seed of the inputs (default 1)\n"
     "  --no-check          do not compute the reference\n"
     "  --tolerance=X       relative L2 tolerance (default: 1e-5 for f32,\n"
-    "                      twice a naive 16-bit attention's error)\n"
+    "                      twice a naive 16-bit attention's error; a\n"
+    "                      reference case's own)\n"
     "  --bench             time the kernel: median of CUDA-event timings\n"
     "  --warmup=N          launches before timing (default 10)\n"
     "  --iterations=N      timed launches (default 100)\n"
@@ -47,8 +52,9 @@ const char *kUsage =
     "  --csv=FILE          append one row per kernel to FILE\n"
     "  --lengths=B,SQ,SK   the batch, Sq and Sk of kernels compiled for\n"
     "                      run-time lengths (repeatable: each kernel runs\n"
-    "                      once per triple)\n"
-    "  --validate          only read and check the bundles (no GPU needed)\n"
+    "                      once per triple; a reference case fixes its own)\n"
+    "  --validate          only read and check the bundles and their\n"
+    "                      reference cases (no GPU needed)\n"
     "  --probe             only open the device and describe it (exit 1 if\n"
     "                      there is none)\n";
 
@@ -159,12 +165,29 @@ int main(int argc, char **argv) {
   if (lengthRuns.empty())
     lengthRuns.push_back(std::nullopt);
 
+  // The reference case of each bundle that has one, read before any GPU
+  // time is spent.
+  std::vector<std::optional<ReferenceCase>> references(bundles.size());
+  for (size_t i = 0; i < bundles.size(); ++i) {
+    std::string dir = bundleReferenceCaseDir(bundles[i]);
+    if (!isReferenceCase(dir))
+      continue;
+    if (std::string error = readReferenceCase(dir, references[i].emplace());
+        !error.empty())
+      return fail(error);
+  }
+
   if (validateOnly) {
-    for (const std::string &bundle : bundles) {
+    for (size_t i = 0; i < bundles.size(); ++i) {
       int32_t count = 0;
-      if (attnrtBundleValidate(bundle.c_str(), &count) != ATTNRT_SUCCESS)
+      if (attnrtBundleValidate(bundles[i].c_str(), &count) != ATTNRT_SUCCESS)
         return fail(attnrtLastErrorMessage());
-      std::printf("%s: %d kernel(s), manifest valid\n", bundle.c_str(), count);
+      std::printf("%s: %d kernel(s), manifest valid", bundles[i].c_str(),
+                  count);
+      if (references[i])
+        std::printf("; reference case of %s valid",
+                    references[i]->kernel.c_str());
+      std::printf("\n");
     }
     return 0;
   }
@@ -209,11 +232,18 @@ int main(int argc, char **argv) {
 
   int failures = 0;
   std::vector<std::string> unmatched = kernels;
-  for (const std::string &path : bundles) {
+  for (size_t b = 0; b < bundles.size(); ++b) {
+    const std::string &path = bundles[b];
+    const std::optional<ReferenceCase> &reference = references[b];
     attnrt::Bundle bundle;
     if (attnrtBundleLoad(context.get(), path.c_str(), bundle.out()) !=
         ATTNRT_SUCCESS)
       return fail(attnrtLastErrorMessage());
+    attnrtKernel caseKernel = nullptr;
+    if (reference &&
+        attnrtBundleFindKernel(bundle.get(), reference->kernel.c_str(),
+                               &caseKernel) != ATTNRT_SUCCESS)
+      return fail(path + ": reference/: " + attnrtLastErrorMessage());
     for (int32_t k = 0; k < attnrtBundleKernelCount(bundle.get()); ++k) {
       attnrtKernel kernel;
       attnrtBundleGetKernel(bundle.get(), k, &kernel);
@@ -227,11 +257,15 @@ int main(int argc, char **argv) {
         for (auto it = unmatched.begin(); it != unmatched.end();)
           it = *it == name ? unmatched.erase(it) : it + 1;
       }
+      bool checksCase = kernel == caseKernel;
       for (const std::optional<CheckOptions::Lengths> &lengths : lengthRuns) {
         options.lengths = lengths;
         KernelReport report;
         attnrt::Status status =
-            runKernel(context.get(), kernel, options, HostInputs(), report);
+            checksCase ? runReferenceCase(context.get(), kernel, options,
+                                          *reference, report)
+                       : runKernel(context.get(), kernel, options, HostInputs(),
+                                   report);
         if (!status.ok())
           return fail(path + ": " + name + ": " + status.message);
         std::printf("%s: ", path.c_str());

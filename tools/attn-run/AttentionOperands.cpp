@@ -294,25 +294,31 @@ llvm::Expected<AttentionOperands> AttentionOperands::create(AttentionOp op,
 }
 
 llvm::Error AttentionOperands::load(Operand &operand, llvm::StringRef path) {
-  llvm::Expected<NpyArray> array = readNpy(path, npyTypeOf(operand.format));
-  if (!array)
-    return array.takeError();
-  if (array->shape != operand.buffer.shape)
+  NpyArray array;
+  if (NpyError error = readNpy(path.str(), array, npyTypeOf(operand.format));
+      !error.empty())
+    return llvm::createStringError(error);
+  if (array.shape != operand.buffer.shape)
     return llvm::createStringError(
         llvm::formatv("{0}: shape {1} does not match {2}'s {3}", path,
-                      shapeString(array->shape), operand.name,
+                      shapeString(array.shape), operand.name,
                       shapeString(operand.buffer.shape))
             .str());
-  operand.assign(npyToDoubles(*array));
+  operand.assign(npyToDoubles(array));
   return llvm::Error::success();
 }
 
 llvm::Error AttentionOperands::save(const Operand &operand,
                                     llvm::StringRef path) const {
-  std::vector<double> values = operand.decode();
-  std::vector<float> floats(values.begin(), values.end());
-  return writeNpy(path, npyFromFloats(npyTypeOf(operand.format),
-                                      operand.buffer.shape, floats));
+  if (NpyError error = writeNpy(path.str(), operand.toNpy()); !error.empty())
+    return llvm::createStringError(error);
+  return llvm::Error::success();
+}
+
+NpyArray Operand::toNpy() const {
+  std::vector<double> elements = decode();
+  return npyFromFloats(npyTypeOf(format), buffer.shape,
+                       std::vector<float>(elements.begin(), elements.end()));
 }
 
 void AttentionOperands::poisonOutputs() {

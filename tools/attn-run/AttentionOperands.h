@@ -16,6 +16,7 @@
 #define ATTN_RUN_ATTENTIONOPERANDS_H
 
 #include "attn/Execution/CpuExecutable.h"
+#include "attn/Support/Npy.h"
 
 #include "llvm/Support/Error.h"
 
@@ -43,6 +44,8 @@ struct Operand {
   std::vector<double> decode() const;
   /// Stores `newValues` (rounded to `format`) in `buffer` and `values`.
   void assign(std::vector<double> newValues);
+  /// The elements as a .npy array of `format`.
+  NpyArray toNpy() const;
 };
 
 /// The operands of `op` in its operand order: Q, K, V, [mask], [block mask],

@@ -23,7 +23,7 @@ static bool isHalf(ElementFormat format) {
   return format == ElementFormat::F16 || format == ElementFormat::BF16;
 }
 
-llvm::Expected<std::vector<OutputCheck>>
+llvm::Expected<ReferenceVerdict>
 mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
                                   const CheckOptions &options) {
   assert((!op.hasScoreModifier() || options.scoreModifier) &&
@@ -93,7 +93,8 @@ mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
     naive = std::move(*result);
   }
 
-  std::vector<OutputCheck> checks;
+  ReferenceVerdict verdict;
+  std::vector<OutputCheck> &checks = verdict.checks;
   auto check = [&](const Operand &output, const std::vector<double> &ref,
                    const std::vector<double> *naiveValues) {
     OutputCheck &result = checks.emplace_back();
@@ -118,18 +119,23 @@ mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
   check(operands.out(), exact->out, naive ? &naive->out : nullptr);
   if (Operand *lse = operands.lse())
     check(*lse, exact->lse, naive ? &naive->lse : nullptr);
-  return checks;
+  verdict.exact = std::move(*exact);
+  return verdict;
 }
 
 llvm::Expected<bool> mlir::attn::checkAndReport(AttentionOp op,
                                                 AttentionOperands &operands,
                                                 const CheckOptions &options) {
-  llvm::Expected<std::vector<OutputCheck>> checks =
+  llvm::Expected<ReferenceVerdict> verdict =
       checkAgainstReference(op, operands, options);
-  if (!checks)
-    return checks.takeError();
+  if (!verdict)
+    return verdict.takeError();
+  return reportChecks(verdict->checks);
+}
+
+bool mlir::attn::reportChecks(const std::vector<OutputCheck> &checks) {
   bool passed = true;
-  for (const OutputCheck &check : *checks) {
+  for (const OutputCheck &check : checks) {
     llvm::outs() << llvm::formatv(
         "  check {0,-3}: max abs {1:e2}, rel {2:e2} (tolerance {3:e2}, {4})",
         check.name, check.stats.maxAbs, check.stats.relL2, check.tolerance,

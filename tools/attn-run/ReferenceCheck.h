@@ -45,14 +45,24 @@ struct OutputCheck {
   bool passed = false;
 };
 
+/// The verdict on every output, and the reference's outputs it was made
+/// against.
+struct ReferenceVerdict {
+  std::vector<OutputCheck> checks;
+  reference::AttentionResult exact;
+};
+
 /// Checks the outputs in `operands` (after a run of `op` on its inputs).
 /// Fails only when the reference rejects the problem.
-llvm::Expected<std::vector<OutputCheck>>
+llvm::Expected<ReferenceVerdict>
 checkAgainstReference(AttentionOp op, AttentionOperands &operands,
                       const CheckOptions &options);
 
-/// checkAgainstReference, with one line per output on stdout ("  check O  :
-/// max abs .., rel .. (tolerance .., origin) PASS"); whether all passed.
+/// One line per check on stdout ("  check O  : max abs .., rel ..
+/// (tolerance .., origin) PASS"); whether all passed.
+bool reportChecks(const std::vector<OutputCheck> &checks);
+
+/// checkAgainstReference, then reportChecks.
 llvm::Expected<bool> checkAndReport(AttentionOp op, AttentionOperands &operands,
                                     const CheckOptions &options);
 

@@ -26,6 +26,7 @@
 #include "attn/Analysis/IntegerArith.h"
 #include "attn/Analysis/TileSizes.h"
 #include "attn/Analysis/WorkAssignment.h"
+#include "attn/Conversion/AttnToNVGPU/KernelName.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Execution/AttentionSpec.h"
 #include "attn/Execution/CpuExecutable.h"
@@ -179,6 +180,13 @@ cl::opt<std::string> lseNpy("lse-npy", cl::desc("Write LSE to this .npy file"),
                             cl::cat(runCategory));
 cl::opt<bool> noCheck("no-check", cl::desc("Do not compare with the reference"),
                       cl::cat(runCategory));
+cl::opt<std::string> writeReference(
+    "write-reference",
+    cl::desc("Write the module's attention's inputs and the float64 "
+             "reference's outputs as a reference case into this directory: "
+             "attn-launch checks the attn-compile bundle of the same module "
+             "against it, on a GPU machine without LLVM (docs/runtime.md)"),
+    cl::value_desc("dir"), cl::cat(runCategory));
 // Text, so that an empty or malformed value is an error rather than 0.
 cl::opt<std::string> tolerance(
     "tolerance",
@@ -262,22 +270,13 @@ int fail(const llvm::Twine &message) {
 /// Reads the shape and element type of the .npy input at `path`, which
 /// must be [B, H, S, D].
 llvm::Expected<NpyArray> readInputHeader(StringRef path, StringRef operand) {
-  llvm::Expected<NpyArray> array = readNpy(path);
-  if (!array) {
-    // bf16 has no NumPy dtype: its files hold 2-byte void elements, which
-    // are read as bf16 only when asked for.
-    llvm::Expected<NpyArray> bf16 = readNpy(path, NpyElementType::BF16);
-    if (!bf16) {
-      llvm::consumeError(bf16.takeError());
-      return array.takeError();
-    }
-    llvm::consumeError(array.takeError());
-    array = std::move(bf16);
-  }
-  if (array->shape.size() != 4)
+  NpyArray array;
+  if (NpyError error = readTensorNpy(path.str(), array); !error.empty())
+    return llvm::createStringError(error);
+  if (array.shape.size() != 4)
     return llvm::createStringError(
         llvm::formatv("{0}: {1} must have 4 dimensions [B, H, S, D], got {2}",
-                      path, operand, array->shape.size())
+                      path, operand, array.shape.size())
             .str());
   return array;
 }
@@ -586,6 +585,10 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
       return llvm::createStringError(
           label + ": distributed attentions run on the CPU ranks of an MPI "
                   "job; drop --device");
+    if (!writeReference.empty())
+      return llvm::createStringError(
+          label + ": a reference case checks one GPU kernel, and distributed "
+                  "attentions compile to none; drop --write-reference");
     AttnToCPUOptions pipelineOptions;
     pipelineOptions.blockM = blockM;
     pipelineOptions.blockN = blockN;
@@ -637,6 +640,43 @@ llvm::Expected<bool> runOnGpu(GpuRunner &gpu, AttentionOp op,
   return checkAndReport(op, operands, checkOptions);
 }
 
+/// Writes --write-reference's case: the inputs `op` ran on, the reference's
+/// outputs and the tolerances of `verdict`.
+llvm::Error writeReferenceCase(AttentionOp op, AttentionOperands &operands,
+                               const ReferenceVerdict &verdict) {
+  gpucheck::ReferenceCase reference;
+  reference.kernel = getAttentionKernelName(op);
+  reference.query = operands.query().toNpy();
+  reference.key = operands.key().toNpy();
+  reference.value = operands.value().toNpy();
+  if (Operand *mask = operands.mask())
+    reference.mask = mask->toNpy();
+  if (Operand *blocks = operands.blockMask())
+    reference.blockMask = blocks->toNpy();
+  if (Operand *lengths = operands.keyLengths())
+    reference.keyLengths = lengths->toNpy();
+  auto output = [](const Operand &operand, const std::vector<double> &exact,
+                   const OutputCheck &check) {
+    gpucheck::ReferenceOutput result;
+    result.values =
+        npyFromFloats(NpyElementType::F32, operand.buffer.shape,
+                      std::vector<float>(exact.begin(), exact.end()));
+    result.tolerance = check.tolerance;
+    result.toleranceOrigin = check.toleranceOrigin;
+    return result;
+  };
+  reference.out = output(operands.out(), verdict.exact.out, verdict.checks[0]);
+  if (Operand *lse = operands.lse())
+    reference.lse = output(*lse, verdict.exact.lse, verdict.checks[1]);
+  if (std::string error =
+          gpucheck::writeReferenceCase(writeReference, reference);
+      !error.empty())
+    return llvm::createStringError(error);
+  llvm::outs() << "  reference case: " << writeReference << " (kernel "
+               << reference.kernel << ")\n";
+  return llvm::Error::success();
+}
+
 llvm::Expected<bool> runOnCpu(AttentionOp op, const AttentionProblem &problem,
                               AttentionOperands &operands,
                               const CheckOptions &checkOptions) {
@@ -674,7 +714,18 @@ llvm::Expected<bool> runOnCpu(AttentionOp op, const AttentionProblem &problem,
     llvm::outs() << "  check: skipped (--no-check)\n";
     return true;
   }
-  return checkAndReport(op, operands, checkOptions);
+  if (writeReference.empty())
+    return checkAndReport(op, operands, checkOptions);
+  // The case is written whatever the CPU's verdict: it holds the
+  // reference's outputs, not the CPU kernel's.
+  llvm::Expected<ReferenceVerdict> verdict =
+      checkAgainstReference(op, operands, checkOptions);
+  if (!verdict)
+    return verdict.takeError();
+  bool passed = reportChecks(verdict->checks);
+  if (llvm::Error err = writeReferenceCase(op, operands, *verdict))
+    return std::move(err);
+  return passed;
 }
 
 } // namespace
@@ -703,6 +754,20 @@ int main(int argc, char **argv) {
       return fail("--tolerance must be a non-negative number, got '" +
                   tolerance + "'");
     checkOptions.tolerance = value;
+  }
+  if (writeReference.getNumOccurrences()) {
+    if (writeReference.empty())
+      return fail("--write-reference needs a directory");
+    if (inputFilename.empty())
+      return fail("--write-reference writes the case of a module's attention "
+                  "(attn-compile the same module for the GPU): give the "
+                  "module");
+    if (noCheck)
+      return fail("--write-reference writes the reference's outputs: drop "
+                  "--no-check");
+    if (device != DeviceKind::Cpu)
+      return fail("--write-reference computes the reference on the CPU: drop "
+                  "--device");
   }
   if (repeat < 1 || repeat > kMaxRepeat)
     return fail(llvm::formatv("--repeat must be from 1 to {0}, got {1}",
@@ -744,13 +809,15 @@ int main(int argc, char **argv) {
   });
   if (attentions.empty())
     return fail("no attn.attention in " + inputFilename);
-  bool perOperandFiles =
-      !qNpy.empty() || !kNpy.empty() || !vNpy.empty() || !maskNpy.empty() ||
-      !blockMaskNpy.empty() || !keyLengthsNpy.empty() ||
-      keyLengths.getNumOccurrences() || !oNpy.empty() || !lseNpy.empty();
+  bool perOperandFiles = !qNpy.empty() || !kNpy.empty() || !vNpy.empty() ||
+                         !maskNpy.empty() || !blockMaskNpy.empty() ||
+                         !keyLengthsNpy.empty() ||
+                         keyLengths.getNumOccurrences() || !oNpy.empty() ||
+                         !lseNpy.empty() || !writeReference.empty();
   if (perOperandFiles && attentions.size() > 1)
-    return fail(llvm::formatv("the .npy options name the operands of one "
-                              "attention, but the module has {0}",
+    return fail(llvm::formatv("the .npy options and --write-reference name "
+                              "the operands of one attention, but the module "
+                              "has {0}",
                               attentions.size())
                     .str());
 

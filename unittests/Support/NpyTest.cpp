@@ -23,6 +23,22 @@ using namespace mlir::attn;
 
 namespace {
 
+/// What readNpy gives: the array, or the error.
+struct ReadResult {
+  NpyArray array;
+  std::string error;
+  explicit operator bool() const { return error.empty(); }
+  const NpyArray *operator->() const { return &array; }
+  const NpyArray &operator*() const { return array; }
+};
+
+ReadResult readArray(const std::string &path,
+                     std::optional<NpyElementType> expected = std::nullopt) {
+  ReadResult result;
+  result.error = readNpy(path, result.array, expected);
+  return result;
+}
+
 class NpyTest : public testing::Test {
 protected:
   void SetUp() override {
@@ -57,31 +73,31 @@ protected:
   std::optional<NpyArray> roundTrip(llvm::StringRef name, const NpyArray &array,
                                     llvm::StringRef descr) {
     std::string path = pathOf(name);
-    if (llvm::Error error = writeNpy(path, array)) {
-      ADD_FAILURE() << llvm::toString(std::move(error));
+    if (NpyError error = writeNpy(path, array); !error.empty()) {
+      ADD_FAILURE() << error;
       return std::nullopt;
     }
     EXPECT_NE(readBytes(path).find(("'descr': '" + descr + "'").str()),
               std::string::npos);
-    llvm::Expected<NpyArray> read = readNpy(path);
+    ReadResult read = readArray(path);
     if (!read) {
-      ADD_FAILURE() << llvm::toString(read.takeError());
+      ADD_FAILURE() << read.error;
       return std::nullopt;
     }
     EXPECT_EQ(read->elementType, array.elementType);
-    return std::move(*read);
+    return read.array;
   }
 
   /// The message of reading `bytes` from a file, which must fail.
   std::string readError(llvm::StringRef bytes,
                         std::optional<NpyElementType> expected = {}) {
     std::string path = writeBytes("bad.npy", bytes);
-    llvm::Expected<NpyArray> array = readNpy(path, expected);
+    ReadResult array = readArray(path, expected);
     if (array) {
       ADD_FAILURE() << "reading succeeded";
       return "";
     }
-    std::string message = llvm::toString(array.takeError());
+    std::string message = array.error;
     EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
     return message;
   }
@@ -123,8 +139,9 @@ TEST_F(NpyTest, WritesWhatNumPyWrites) {
                       std::string(58, ' ') + "\n" +
                       f32Bytes({0, 1, 2, 3, 4, 5});
   std::string path = pathOf("a.npy");
-  ASSERT_FALSE(llvm::errorToBool(writeNpy(
-      path, npyFromFloats(NpyElementType::F32, {2, 3}, {0, 1, 2, 3, 4, 5}))));
+  ASSERT_EQ(writeNpy(path, npyFromFloats(NpyElementType::F32, {2, 3},
+                                         {0, 1, 2, 3, 4, 5})),
+            "");
   EXPECT_EQ(readBytes(path), numpy);
 }
 
@@ -135,9 +152,9 @@ TEST_F(NpyTest, RoundTripsEveryType) {
     NpyArray written = npyFromFloats(type, {3, 2}, values);
     EXPECT_EQ(written.data.size(), 6 * npyElementBytes(type));
     std::string path = pathOf("round-trip.npy");
-    ASSERT_FALSE(llvm::errorToBool(writeNpy(path, written)));
-    llvm::Expected<NpyArray> read = readNpy(path, type);
-    ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+    ASSERT_EQ(writeNpy(path, written), "");
+    ReadResult read = readArray(path, type);
+    ASSERT_TRUE(bool(read)) << read.error;
     EXPECT_EQ(read->elementType, type);
     EXPECT_EQ(read->shape, (std::vector<int64_t>{3, 2}));
     EXPECT_EQ(read->data, written.data);
@@ -189,59 +206,59 @@ TEST_F(NpyTest, Int32IsFourLittleEndianBytesEach) {
 TEST_F(NpyTest, DoublesRoundTripExactly) {
   std::vector<double> values = {1.0 / 3.0, -1e300, 0.1};
   std::string path = pathOf("f64.npy");
-  ASSERT_FALSE(llvm::errorToBool(writeNpy(path, npyFromDoubles({3}, values))));
-  llvm::Expected<NpyArray> read = readNpy(path);
-  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  ASSERT_EQ(writeNpy(path, npyFromDoubles({3}, values)), "");
+  ReadResult read = readArray(path);
+  ASSERT_TRUE(bool(read)) << read.error;
   EXPECT_EQ(read->elementType, NpyElementType::F64);
   EXPECT_EQ(npyToDoubles(*read), values);
   EXPECT_EQ(npyToFloats(*read)[0], 1.0f / 3.0f);
 }
 
 TEST_F(NpyTest, ReadsNumPyHeaders) {
-  llvm::Expected<NpyArray> matrix = readNpy(writeBytes(
+  ReadResult matrix = readArray(writeBytes(
       "matrix.npy", npyBytes(1, kDict23, f32Bytes({0, 1, 2, 3, 4, 5}))));
-  ASSERT_TRUE(bool(matrix)) << llvm::toString(matrix.takeError());
+  ASSERT_TRUE(bool(matrix)) << matrix.error;
   EXPECT_EQ(matrix->shape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(npyToFloats(*matrix), (std::vector<float>{0, 1, 2, 3, 4, 5}));
 
   // np.save(np.float64(1.5)): a scalar has shape ().
   std::string scalarBytes = std::string("\0\0\0\0\0\0\xf8\x3f", 8);
-  llvm::Expected<NpyArray> scalar = readNpy(writeBytes(
+  ReadResult scalar = readArray(writeBytes(
       "scalar.npy",
       npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
                scalarBytes)));
-  ASSERT_TRUE(bool(scalar)) << llvm::toString(scalar.takeError());
+  ASSERT_TRUE(bool(scalar)) << scalar.error;
   EXPECT_TRUE(scalar->shape.empty());
   EXPECT_EQ(scalar->numElements(), 1);
   EXPECT_EQ(npyToDoubles(*scalar), (std::vector<double>{1.5}));
 
   // np.arange(5, dtype=np.float16).
   std::string halfBytes = std::string("\0\0\0\x3c\0\x40\0\x42\0\x44", 10);
-  llvm::Expected<NpyArray> vector = readNpy(writeBytes(
+  ReadResult vector = readArray(writeBytes(
       "vector.npy",
       npyBytes(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (5,), }",
                halfBytes)));
-  ASSERT_TRUE(bool(vector)) << llvm::toString(vector.takeError());
+  ASSERT_TRUE(bool(vector)) << vector.error;
   EXPECT_EQ(vector->shape, (std::vector<int64_t>{5}));
   EXPECT_EQ(npyToFloats(*vector), (std::vector<float>{0, 1, 2, 3, 4}));
 
   // Versions 2.0 and 3.0 have a 4-byte header length.
   for (int major : {2, 3}) {
-    llvm::Expected<NpyArray> wide = readNpy(writeBytes(
+    ReadResult wide = readArray(writeBytes(
         "wide.npy",
         npyBytes(major,
                  "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
                  f32Bytes({1, 1}))));
-    ASSERT_TRUE(bool(wide)) << llvm::toString(wide.takeError());
+    ASSERT_TRUE(bool(wide)) << wide.error;
     EXPECT_EQ(npyToFloats(*wide), (std::vector<float>{1, 1}));
   }
 
   // Other key orders, double quotes, no trailing comma, an empty array.
-  llvm::Expected<NpyArray> loose = readNpy(writeBytes(
+  ReadResult loose = readArray(writeBytes(
       "loose.npy",
       npyBytes(1, "{\"shape\": (0, 4),\"fortran_order\":False,'descr':'<f4'}",
                "")));
-  ASSERT_TRUE(bool(loose)) << llvm::toString(loose.takeError());
+  ASSERT_TRUE(bool(loose)) << loose.error;
   EXPECT_EQ(loose->shape, (std::vector<int64_t>{0, 4}));
   EXPECT_EQ(loose->numElements(), 0);
 }
@@ -250,12 +267,12 @@ TEST_F(NpyTest, WritesVersion2WhenTheHeaderIsLong) {
   NpyArray array = npyFromFloats(NpyElementType::F32,
                                  std::vector<int64_t>(30000, 1), {2.5f});
   std::string path = pathOf("long.npy");
-  ASSERT_FALSE(llvm::errorToBool(writeNpy(path, array)));
+  ASSERT_EQ(writeNpy(path, array), "");
   std::string bytes = readBytes(path);
   EXPECT_EQ(bytes[6], 2);
   EXPECT_EQ(bytes.size() % 64, 4u);
-  llvm::Expected<NpyArray> read = readNpy(path);
-  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  ReadResult read = readArray(path);
+  ASSERT_TRUE(bool(read)) << read.error;
   EXPECT_EQ(read->shape.size(), 30000u);
   EXPECT_EQ(npyToFloats(*read), (std::vector<float>{2.5f}));
 }
@@ -263,28 +280,28 @@ TEST_F(NpyTest, WritesVersion2WhenTheHeaderIsLong) {
 TEST_F(NpyTest, BFloat16IsTwoOpaqueBytes) {
   NpyArray array = npyFromFloats(NpyElementType::BF16, {2}, {1.0f, -2.0f});
   std::string path = pathOf("bf16.npy");
-  ASSERT_FALSE(llvm::errorToBool(writeNpy(path, array)));
+  ASSERT_EQ(writeNpy(path, array), "");
   EXPECT_NE(readBytes(path).find("'descr': '<V2'"), std::string::npos);
 
-  llvm::Expected<NpyArray> unexpected = readNpy(path);
+  ReadResult unexpected = readArray(path);
   ASSERT_FALSE(bool(unexpected));
-  EXPECT_NE(llvm::toString(unexpected.takeError())
-                .find("'<V2' is read as bf16 only when bf16 is expected"),
-            std::string::npos);
+  EXPECT_NE(
+      unexpected.error.find("'<V2' is read as bf16 only when bf16 is expected"),
+      std::string::npos);
 
-  llvm::Expected<NpyArray> read = readNpy(path, NpyElementType::BF16);
-  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  ReadResult read = readArray(path, NpyElementType::BF16);
+  ASSERT_TRUE(bool(read)) << read.error;
   EXPECT_EQ(npyToFloats(*read), (std::vector<float>{1.0f, -2.0f}));
 
   // A plain NumPy void of two bytes says '|V2'.
-  llvm::Expected<NpyArray> plainVoid =
-      readNpy(writeBytes("void.npy",
-                         npyBytes(1,
-                                  "{'descr': '|V2', 'fortran_order': False, "
-                                  "'shape': (1,), }",
-                                  std::string("\x80\x3f", 2))),
-              NpyElementType::BF16);
-  ASSERT_TRUE(bool(plainVoid)) << llvm::toString(plainVoid.takeError());
+  ReadResult plainVoid =
+      readArray(writeBytes("void.npy",
+                           npyBytes(1,
+                                    "{'descr': '|V2', 'fortran_order': False, "
+                                    "'shape': (1,), }",
+                                    std::string("\x80\x3f", 2))),
+                NpyElementType::BF16);
+  ASSERT_TRUE(bool(plainVoid)) << plainVoid.error;
   EXPECT_EQ(npyToFloats(*plainVoid), (std::vector<float>{1.0f}));
 }
 
@@ -295,9 +312,9 @@ TEST_F(NpyTest, ReportsEveryProblem) {
   std::string data6 = f32Bytes({0, 1, 2, 3, 4, 5});
 
   std::string missing = pathOf("missing.npy");
-  llvm::Expected<NpyArray> absent = readNpy(missing);
+  ReadResult absent = readArray(missing);
   ASSERT_FALSE(bool(absent));
-  std::string absentMessage = llvm::toString(absent.takeError());
+  std::string absentMessage = absent.error;
   EXPECT_TRUE(contains(absentMessage, "cannot read " + missing +
                                           ": No such file or directory"))
       << absentMessage;
@@ -372,18 +389,14 @@ TEST_F(NpyTest, RefusesToWriteInconsistentArrays) {
   array.shape = {2, 2};
   array.data.resize(12);
   std::string path = pathOf("inconsistent.npy");
-  llvm::Error err = writeNpy(path, array);
-  ASSERT_TRUE(bool(err));
-  EXPECT_EQ(llvm::toString(std::move(err)),
+  EXPECT_EQ(writeNpy(path, array),
             path + ": cannot write 12 bytes of data for shape (2, 2) of f32, "
                    "which takes 16");
 
   std::string unwritable = pathOf("no-such-dir/x.npy");
-  llvm::Error writeErr =
-      writeNpy(unwritable, npyFromFloats(NpyElementType::F32, {1}, {1.0f}));
-  ASSERT_TRUE(bool(writeErr));
-  EXPECT_EQ(llvm::toString(std::move(writeErr)),
-            "cannot write " + unwritable + ": No such file or directory");
+  EXPECT_EQ(
+      writeNpy(unwritable, npyFromFloats(NpyElementType::F32, {1}, {1.0f})),
+      "cannot write " + unwritable + ": No such file or directory");
 }
 
 } // namespace

@@ -18,6 +18,7 @@
 #ifndef ATTN_GPUCHECK_GPUCHECK_H
 #define ATTN_GPUCHECK_GPUCHECK_H
 
+#include "attn/GpuCheck/ReferenceCase.h"
 #include "attn/Runtime/attnrt.hpp"
 
 #include <cstdint>
@@ -139,11 +140,23 @@ struct KernelReport {
 };
 
 /// Runs KERNEL of a bundle loaded in CONTEXT as OPTIONS say. A kernel that
-/// inlines a score region is run, repeated and timed but not compared with
-/// the GPU reference (KernelReport::unchecked says so).
+/// inlines a score region or a constant block mask is run, repeated and
+/// timed but not compared with the GPU reference (KernelReport::unchecked
+/// says so): runReferenceCase checks it.
 attnrt::Status runKernel(attnrtContext context, attnrtKernel kernel,
                          const CheckOptions &options, const HostInputs &inputs,
                          KernelReport &report);
+
+/// Runs KERNEL as runKernel does, on the inputs of REFERENCE, and checks O
+/// and LSE against the case's outputs (the CPU's float64 reference) with
+/// the case's tolerances, or OPTIONS.tolerance: the check of any kernel,
+/// score region and constant block mask included. The case must name KERNEL
+/// and hold its parameters in type and shape; a kernel compiled for
+/// run-time lengths runs at the case's (OPTIONS.lengths must be unset).
+attnrt::Status runReferenceCase(attnrtContext context, attnrtKernel kernel,
+                                const CheckOptions &options,
+                                const ReferenceCase &reference,
+                                KernelReport &report);
 
 /// Human-readable lines: problem, resources, checks, timing.
 void printReport(const KernelReport &report, std::FILE *stream);

@@ -7,7 +7,9 @@
 //
 // The subset of the .npy format (versions 1.0, 2.0 and 3.0) that attention
 // inputs and outputs need: little-endian f16, bf16, f32 and f64 arrays in C
-// order. Every problem with a file is an llvm::Error naming the file.
+// order. Every problem with a file is an error message naming the file.
+// Plain C++ without LLVM (as Files.h): attn-launch reads the reference cases
+// attn-run writes where LLVM is not installed.
 //
 // NumPy has no bfloat16; ml_dtypes saves it with the opaque descr '<V2', so a
 // '<V2' file is read as bf16 only when the caller asks for bf16, and bf16 is
@@ -18,12 +20,9 @@
 #ifndef ATTN_SUPPORT_NPY_H
 #define ATTN_SUPPORT_NPY_H
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
-
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace mlir::attn {
@@ -56,16 +55,23 @@ struct NpyArray {
   int64_t numElements() const;
 };
 
-/// Reads the .npy file at `path`. With `expected`, the file must hold that
-/// element type; without it, a '<V2' file is rejected since it is not known
-/// to be bf16.
-llvm::Expected<NpyArray>
-readNpy(llvm::StringRef path,
-        std::optional<NpyElementType> expected = std::nullopt);
+/// An error message naming the file and the reason; empty on success.
+using NpyError = std::string;
+
+/// Reads the .npy file at `path` into `array`. With `expected`, the file must
+/// hold that element type; without it, a '<V2' file is rejected since it is
+/// not known to be bf16.
+NpyError readNpy(const std::string &path, NpyArray &array,
+                 std::optional<NpyElementType> expected = std::nullopt);
+
+/// Reads the .npy file at `path` into `array`, whatever its element type,
+/// taking '<V2' as bf16: for an attention tensor, whose only two-byte opaque
+/// type is bf16.
+NpyError readTensorNpy(const std::string &path, NpyArray &array);
 
 /// Writes `array` to `path` as a version 1.0 .npy file (2.0 if the header
-/// needs it), replacing any file there.
-llvm::Error writeNpy(llvm::StringRef path, const NpyArray &array);
+/// needs it), replacing any file there (files::writeFile).
+NpyError writeNpy(const std::string &path, const NpyArray &array);
 
 /// The elements of `array` as floats; f64 elements are rounded to nearest.
 std::vector<float> npyToFloats(const NpyArray &array);
@@ -75,13 +81,13 @@ std::vector<double> npyToDoubles(const NpyArray &array);
 
 /// An array of `type` and `shape` holding `values` rounded to nearest even.
 /// `values` must have as many elements as `shape` describes.
-NpyArray npyFromFloats(NpyElementType type, llvm::ArrayRef<int64_t> shape,
-                       llvm::ArrayRef<float> values);
+NpyArray npyFromFloats(NpyElementType type, const std::vector<int64_t> &shape,
+                       const std::vector<float> &values);
 
 /// An f64 array of `shape` holding `values`, which must have as many elements
 /// as `shape` describes.
-NpyArray npyFromDoubles(llvm::ArrayRef<int64_t> shape,
-                        llvm::ArrayRef<double> values);
+NpyArray npyFromDoubles(const std::vector<int64_t> &shape,
+                        const std::vector<double> &values);
 
 } // namespace mlir::attn
 

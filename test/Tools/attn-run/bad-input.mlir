@@ -38,7 +38,7 @@
 // RUN: not attn-run %S/../attn-opt/Inputs/truncated.mlir 2>&1 | FileCheck %s --check-prefix=TRUNCATED
 // TRUNCATED: truncated.mlir:{{[0-9]+}}:{{[0-9]+}}: error:
 // RUN: not attn-run %s --q-npy=%t.npy 2>&1 | FileCheck %s --check-prefix=WHICH
-// WHICH: attn-run: error: the .npy options name the operands of one attention, but the module has 3
+// WHICH: attn-run: error: the .npy options and --write-reference name the operands of one attention, but the module has 3
 // RUN: not attn-run --lse %S/Inputs/no-attention.mlir 2>&1 | FileCheck %s --check-prefix=BOTH-LSE
 // BOTH-LSE: attn-run: error: --lse describes the attention
 // RUN: not attn-run %S/Inputs/no-attention.mlir 2>&1 | FileCheck %s --check-prefix=NONE
