@@ -14,34 +14,42 @@
 #       attnrt-launch-overhead), lib/libattnrt.so*, bundles/*, modules/*,
 #       python/attn_mlir (the package without its compiler) and
 #       python-bundles/*.
-#   scripts/gpu-check.sh run DIR OUT
+#   scripts/gpu-check.sh run DIR OUT [STEP...]
 #       On the GPU machine (CUDA driver, compute-sanitizer, PyTorch and
-#       Triton; no LLVM/MLIR), in one run:
-#         1. correctness: every c_* bundle through attn-launch (checked
-#            against the GPU reference, or against its reference case),
-#            and every r_* bundle (compiled for
-#            run-time lengths) at each (B, Sq, Sk) of sweep.py's
-#            RUN_TIME_LENGTHS, one bundle for all; and attn_mlir.attention
-#            on torch CUDA tensors (python/tests/gpu_check.py run);
-#         2. compute-sanitizer memcheck, racecheck and synccheck on three
-#            small ones, a Lean kernel with contributors among them (each
-#            tool run limited to 5 minutes: a persistent kernel whose CTAs
-#            the tool serialises would wait forever);
-#         3. the benchmark sweep: every b_* bundle through attn-launch
-#            --bench and the same configurations through PyTorch SDPA's
-#            FLASH_ATTENTION and CUDNN_ATTENTION backends;
-#         4. benchmark.md and benchmark.csv (TFLOP/s, ours/theirs) in OUT;
-#            then the decode sweep (d_* bundles: Lean and FlashAttention-2's
-#            grid) against SDPA flash, cuDNN and FlexDecoding
-#            (benchmarks/gpu/compare_decode.py): decode.md, decode.csv;
-#         5. the host cost of attnrtLaunch over a bare cuLaunchKernel.
-#       Exits non-zero if a step failed; OUT/summary.txt says which.
+#       Triton; no LLVM/MLIR), the steps named (default: all, in order):
+#         correctness  every c_* bundle through attn-launch (checked against
+#                      the GPU reference, or against its reference case),
+#                      every r_* bundle (compiled for run-time lengths) at
+#                      each (B, Sq, Sk) of sweep.py's RUN_TIME_LENGTHS, one
+#                      bundle for all; and attn_mlir.attention on torch CUDA
+#                      tensors (python/tests/gpu_check.py run);
+#         sanitizers   compute-sanitizer memcheck, racecheck and synccheck
+#                      on small ones, a Lean kernel with contributors among
+#                      them (each tool run limited to 5 minutes: a
+#                      persistent kernel whose CTAs the tool serialises
+#                      would wait forever);
+#         benchmark    every b_* bundle through attn-launch --bench and the
+#                      same configurations through PyTorch SDPA's
+#                      FLASH_ATTENTION and CUDNN_ATTENTION backends
+#                      (benchmarks/gpu/compare_sdpa.py): benchmark.md, .csv;
+#         decode       the d_* bundles (Lean, FlashAttention-2's grid, the
+#                      picked schedule) against SDPA flash, cuDNN and
+#                      FlexDecoding (compare_decode.py): decode.md, .csv;
+#         variants     the v_* bundles (ALiBi, softcap, window, documents,
+#                      causal; D in {64, 80, 96, 128}) against
+#                      FlexAttention and SDPA (compare_flex.py):
+#                      variants.md, .csv;
+#         overhead     the host cost of attnrtLaunch over a bare
+#                      cuLaunchKernel.
+#       Exits non-zero if a step failed; OUT/summary.txt says which. The
+#       steps can go in separate calls (each call of the device tool has a
+#       time limit).
 #   scripts/gpu-check.sh dry-run DIR [--no-build]
 #       Here, without a GPU: prepare, then every step of run that needs none
 #       (each bundle and reference case read and checked by attn-launch
-#       --validate; attn-launch
-#       fails cleanly without a driver; the package in DIR loads its bundles
-#       without the compiler; the benchmark script compiles).
+#       --validate; attn-launch fails cleanly without a driver; the package
+#       in DIR loads its bundles without the compiler; the benchmark scripts
+#       compile).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_BUILD_DIR:-$root/build}"
@@ -119,60 +127,79 @@ dry_run() {
   PYTHONPATH="$dir/python" "$python" -c 'import sys, attn_mlir
 print(attn_mlir.load_bundles(sys.argv[1]), "python bundles load without the compiler")' "$dir/python-bundles"
   python3 -m py_compile "$root/benchmarks/gpu/compare_sdpa.py" \
-    "$root/benchmarks/gpu/compare_decode.py"
-  echo "compare_sdpa.py and compare_decode.py compile"
+    "$root/benchmarks/gpu/compare_decode.py" "$root/benchmarks/gpu/compare_flex.py"
+  echo "compare_sdpa.py, compare_decode.py and compare_flex.py compile"
   echo "dry run passed; on the GPU machine: scripts/gpu-check.sh run $dir OUT"
 }
 
+# The steps of run, in order; `run DIR OUT STEP...` runs some of them.
+steps=(correctness sanitizers benchmark decode variants overhead)
+
 run() {
   local dir="$1" out="$2"
+  shift 2
+  local chosen=("$@")
+  [ ${#chosen[@]} -gt 0 ] || chosen=("${steps[@]}")
+  for step in "${chosen[@]}"; do
+    case " ${steps[*]} " in
+      *" $step "*) ;;
+      *) echo "gpu-check.sh: no step '$step' (steps: ${steps[*]})" >&2; return 2 ;;
+    esac
+  done
+  wanted() { case " ${chosen[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
   mkdir -p "$out"
   local launch="$dir/bin/attn-launch" failed=() summary="$out/summary.txt"
   : >"$summary"
   note() { echo "$*" | tee -a "$summary"; }
 
-  echo "== 1. correctness =="
-  if "$launch" "$dir"/bundles/c_*/ --csv="$out/correctness.csv" 2>&1 | tee "$out/correctness.txt"; then
-    note "correctness: PASS ($(grep -c ': PASS' "$out/correctness.txt") outputs)"
-  else
-    note "correctness: FAIL"; failed+=(correctness)
-  fi
-  local lengths
-  lengths="$(run_time_lengths)"
-  # shellcheck disable=SC2086 # one option per triple
-  if "$launch" "$dir"/bundles/r_*/ $lengths --csv="$out/run-time-lengths.csv" 2>&1 | tee "$out/run-time-lengths.txt"; then
-    note "run-time lengths: PASS ($(grep -c ': PASS' "$out/run-time-lengths.txt") outputs)"
-  else
-    note "run-time lengths: FAIL"; failed+=(run-time-lengths)
-  fi
-  if PYTHONPATH="$dir/python" python3 "$root/python/tests/gpu_check.py" run "$dir/python-bundles" 2>&1 | tee "$out/python.txt"; then
-    note "python: PASS ($(grep -c ': PASS' "$out/python.txt") cases)"
-  else
-    note "python: FAIL"; failed+=(python)
-  fi
-
-  echo "== 2. compute-sanitizer =="
-  local sanitizer
-  sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
-  for tool in memcheck racecheck synccheck; do
-    if [ ! -x "$sanitizer" ]; then
-      note "$tool: FAIL (compute-sanitizer not found)"; failed+=("$tool"); continue
-    fi
-    local bundles=()
-    for name in "${sanitized[@]}"; do bundles+=("$dir/bundles/$name"); done
-    if timeout 300 "$sanitizer" --tool "$tool" --error-exitcode 3 "$launch" "${bundles[@]}" \
-        >"$out/sanitizer-$tool.txt" 2>&1; then
-      note "$tool: PASS ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY' "$out/sanitizer-$tool.txt" | tail -1))"
+  if wanted correctness; then
+    echo "== 1. correctness =="
+    if "$launch" "$dir"/bundles/c_*/ --csv="$out/correctness.csv" 2>&1 | tee "$out/correctness.txt"; then
+      note "correctness: PASS ($(grep -c ': PASS' "$out/correctness.txt") outputs)"
     else
-      note "$tool: FAIL (see sanitizer-$tool.txt)"; failed+=("$tool")
-      tail -20 "$out/sanitizer-$tool.txt"
+      note "correctness: FAIL"; failed+=(correctness)
     fi
-  done
+    local lengths
+    lengths="$(run_time_lengths)"
+    # shellcheck disable=SC2086 # one option per triple
+    if "$launch" "$dir"/bundles/r_*/ $lengths --csv="$out/run-time-lengths.csv" 2>&1 | tee "$out/run-time-lengths.txt"; then
+      note "run-time lengths: PASS ($(grep -c ': PASS' "$out/run-time-lengths.txt") outputs)"
+    else
+      note "run-time lengths: FAIL"; failed+=(run-time-lengths)
+    fi
+    if PYTHONPATH="$dir/python" python3 "$root/python/tests/gpu_check.py" run "$dir/python-bundles" 2>&1 | tee "$out/python.txt"; then
+      note "python: PASS ($(grep -c ': PASS' "$out/python.txt") cases)"
+    else
+      note "python: FAIL"; failed+=(python)
+    fi
+  fi
 
-  # 3-4: the prefill sweep (benchmark.*) and 4b: the decode sweep (decode.*),
-  # each with PyTorch's kernels in the same run.
-  for bench in compare_sdpa:benchmark compare_decode:decode; do
+  if wanted sanitizers; then
+    echo "== 2. compute-sanitizer =="
+    local sanitizer
+    sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+    for tool in memcheck racecheck synccheck; do
+      if [ ! -x "$sanitizer" ]; then
+        note "$tool: FAIL (compute-sanitizer not found)"; failed+=("$tool"); continue
+      fi
+      local bundles=()
+      for name in "${sanitized[@]}"; do bundles+=("$dir/bundles/$name"); done
+      if timeout 300 "$sanitizer" --tool "$tool" --error-exitcode 3 "$launch" "${bundles[@]}" \
+          >"$out/sanitizer-$tool.txt" 2>&1; then
+        note "$tool: PASS ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY' "$out/sanitizer-$tool.txt" | tail -1))"
+      else
+        note "$tool: FAIL (see sanitizer-$tool.txt)"; failed+=("$tool")
+        tail -20 "$out/sanitizer-$tool.txt"
+      fi
+    done
+  fi
+
+  # 3-4: the prefill sweep (benchmark.*), the decode sweep (decode.*) and
+  # the variants against FlexAttention (variants.*), each with PyTorch's
+  # kernels in the same run.
+  for bench in compare_sdpa:benchmark compare_decode:decode compare_flex:variants; do
     local script="${bench%%:*}.py" stem="${bench#*:}"
+    wanted "$stem" || continue
     echo "== $stem: $script, ours and PyTorch's in the same run =="
     if python3 "$root/benchmarks/gpu/$script" --attn-launch "$launch" \
         --bundles "$dir/bundles" --out "$out" 2>&1 | tee "$out/$stem.txt"; then
@@ -182,18 +209,20 @@ run() {
     fi
   done
 
-  echo "== 5. launch overhead =="
-  if "$dir/bin/attnrt-launch-overhead" "$dir/bundles/${sanitized[1]}" 2>&1 | tee "$out/launch-overhead.txt"; then
-    note "launch overhead: $(grep overhead: "$out/launch-overhead.txt" | sed 's/ *overhead: *//')"
-  else
-    note "launch overhead: FAIL"; failed+=(launch-overhead)
+  if wanted overhead; then
+    echo "== 5. launch overhead =="
+    if "$dir/bin/attnrt-launch-overhead" "$dir/bundles/${sanitized[1]}" 2>&1 | tee "$out/launch-overhead.txt"; then
+      note "launch overhead: $(grep overhead: "$out/launch-overhead.txt" | sed 's/ *overhead: *//')"
+    else
+      note "launch overhead: FAIL"; failed+=(launch-overhead)
+    fi
   fi
 
   if [ ${#failed[@]} -gt 0 ]; then
     note "FAILED: ${failed[*]}"
     return 1
   fi
-  note "all steps passed"
+  note "all steps passed: ${chosen[*]}"
 }
 
 [ $# -ge 1 ] || usage
@@ -207,8 +236,8 @@ case "$command" in
     if [ "$command" = dry-run ]; then dry_run "$dir"; fi
     ;;
   run)
-    [ $# -eq 2 ] || usage
-    run "$1" "$2"
+    [ $# -ge 2 ] || usage
+    run "$@"
     ;;
   *) usage ;;
 esac

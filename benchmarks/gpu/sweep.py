@@ -37,9 +37,14 @@ attn.attention (a function named like its file) and the module's
     pinned) and the schedule attn-compile picks by default (d_picked_*: GQA
     packing for 32/8, split-KV where FlashAttention-2's rule splits, else its
     grid). gpu-check.sh compiles every other module with --split-kv=false,
-    so that each runs the schedule it names.
+    so that each runs the schedule it names;
+  * score modification and masks (v_*, compared with FlexAttention by
+    benchmarks/gpu/compare_flex.py): ALiBi (a score region), softcap 30, a
+    sliding window of 1024, a document mask of 8 documents (a score region
+    over a constant id table) and causal, bf16, D in {64, 80, 96, 128}, S
+    in {1k, 4k, 16k}, B*S = 16k tokens, H = 2048 // D.
 
-Usage: sweep.py DIR [--set correctness|run-time|benchmark|decode|all] [--target ATTR]
+Usage: sweep.py DIR [--set correctness|run-time|benchmark|decode|variants|all] [--target ATTR]
 """
 import argparse
 import os
@@ -220,7 +225,7 @@ def correctness():
     yield "c_blocks_d96", "bf16", 2, 8, 2, 1000, 1000, 96, "causal, softcap = 30.0 : f32", "", {"block_mask": (1, 8, 128, 128)}
     # The same with ALiBi as a score region (checked against a reference
     # case, above).
-    yield "c_blocks_d96_alibi", "bf16", 2, 8, 2, 1000, 1000, 96, "causal, softcap = 30.0 : f32", ALIBI, {"block_mask": (1, 8, 128, 128)}
+    yield "c_blocks_d96_alibi", "bf16", 1, 8, 2, 1000, 1000, 96, "causal, softcap = 30.0 : f32", ALIBI, {"block_mask": (1, 8, 128, 128)}
     yield "c_blocks_split", "bf16", 4, 32, 8, 1, 4096, 128, "partition = #attn.split_kv<splits = 8>", "", {"block_mask": (4, 1, 64, 256)}
     yield "c_blocks_lean", "bf16", 1, 32, 8, 4, 2000, 128, "causal, partition = #attn.lean<ctas = 132>", "", {"block_mask": (1, 32, 64, 256)}
 
@@ -243,6 +248,35 @@ def benchmark():
             for s in (512, 1024, 2048, 4096, 8192, 16384):
                 name = f"b_d{d}_s{s}" + ("_causal" if causal else "")
                 yield name, "bf16", 16384 // s, 2048 // d, 2048 // d, s, s, d, "causal" if causal else ""
+
+
+# The variants compared with FlexAttention: name -> (flags, score region) of
+# the attention for length S.
+VARIANT_WINDOW = 1024
+VARIANT_DOCUMENTS = 8
+VARIANTS = {
+    "alibi": lambda s: ("", ALIBI),
+    "softcap": lambda s: ("softcap = 30.0 : f32", ""),
+    "window": lambda s: (f"window = array<i64: {VARIANT_WINDOW}, 0>", ""),
+    "documents": lambda s: ("", documents(s, VARIANT_DOCUMENTS)),
+    "causal": lambda s: ("causal", ""),
+}
+VARIANT_HEAD_DIMS = (64, 80, 96, 128)
+VARIANT_LENGTHS = (1024, 4096, 16384)
+
+
+def variant_configs():
+    """(variant, D, S, B, H) of the variant benchmark."""
+    for variant in VARIANTS:
+        for d in VARIANT_HEAD_DIMS:
+            for s in VARIANT_LENGTHS:
+                yield variant, d, s, 16384 // s, 2048 // d
+
+
+def variants():
+    for variant, d, s, b, h in variant_configs():
+        flags, region = VARIANTS[variant](s)
+        yield f"v_{variant}_d{d}_s{s}", "bf16", b, h, h, s, s, d, flags, region
 
 
 DECODE_HEADS = ((32, 8), (32, 32))
@@ -272,7 +306,7 @@ def decode():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir")
-    parser.add_argument("--set", choices=("correctness", "run-time", "benchmark", "decode", "all"),
+    parser.add_argument("--set", choices=("correctness", "run-time", "benchmark", "decode", "variants", "all"),
                         default="all")
     parser.add_argument("--target", default=H100, help="the modules' #attn.target")
     args = parser.parse_args()
@@ -286,6 +320,8 @@ def main():
         configs += list(benchmark())
     if args.set in ("decode", "all"):
         configs += list(decode())
+    if args.set in ("variants", "all"):
+        configs += list(variants())
     for config in configs:
         with open(os.path.join(args.dir, config[0] + ".mlir"), "w") as f:
             name, dtype, b, hq, hkv, sq, sk, d, flags, *extra = config
