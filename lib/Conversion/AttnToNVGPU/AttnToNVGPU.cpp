@@ -84,7 +84,8 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
       target && target.getComputeCapability() < kMinComputeCapability)
     return op.emitError("attn-to-nvgpu generates sm_80 code (mma.sync "
                         "m16n8k16, cp.async); the target ")
-           << target.getChip() << " is older";
+           << target.getChip()
+           << " is older: run the attention on the CPU (attn-to-cpu)";
   if (op.hasFrame())
     return op.emitError("attn-to-nvgpu does not support a frame (a part of a "
                         "larger attention, which attn-distribute makes) yet: "
@@ -102,8 +103,12 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
            << ": the tensor cores multiply 16-bit inputs; convert Q, K and V "
               "(arith.truncf) to bf16 (f32's range) or f16 before the "
               "attention, or run it on the CPU (attn-to-cpu)";
-  if (getElementTypeOrSelf(op.getInitOut().getType()) != element)
-    return op.emitError("attn-to-nvgpu needs O in the element type of Q");
+  if (Type out = getElementTypeOrSelf(op.getInitOut().getType());
+      out != element)
+    return op.emitError("attn-to-nvgpu needs O in the element type of Q (")
+           << element << "), got " << out
+           << ": give O Q's element type and convert the result after the "
+              "attention (arith.extf), or run it on the CPU (attn-to-cpu)";
   // A constant block mask is a table in the kernel; any other is the
   // kernel's block_mask parameter.
   DenseElementsAttr blockMaskValues;
@@ -144,14 +149,18 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
                              /*elementBytes=*/2, std::nullopt, scoreWorkOf(op),
                              op.splitsKeyValues());
   if (!tiling)
-    return op.emitError("no FlashAttention-2 tiling for this head dimension");
+    return op.emitError("attn-to-nvgpu: no FlashAttention-2 tiling fits D = ")
+           << problem->headDim << ", Dv = " << problem->valueDim
+           << " in the registers: pin one with the op's tiles attribute "
+              "(#attn.fa2<block_m = ..., block_n = ..., warps = ..., stages = "
+              "...>)";
   shape.blockM = tiling->blockM;
   shape.blockN = tiling->blockN;
   shape.warps = tiling->warps;
   shape.stages = tiling->stages;
-  if (shape.blockM % (16 * shape.warps) != 0 || shape.blockN % 16 != 0)
-    return op.emitError("attn-to-nvgpu needs block_m a multiple of 16 * warps "
-                        "and block_n a multiple of 16");
+  assert(shape.blockM % (16 * shape.warps) == 0 && shape.blockN % 16 == 0 &&
+         "#attn.fa2's verifier and the default tilings keep block_m a "
+         "multiple of 16 * warps and block_n one of 16");
   // Two stages at most, and one when two do not fit the target's shared
   // memory per block (without a target: sm_80's).
   int64_t sharedLimit = kSm80SharedBytesPerBlock;
@@ -163,7 +172,9 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
   if (shape.sharedBytes() > sharedLimit)
     return op.emitError("attn-to-nvgpu: the tiles need ")
            << shape.sharedBytes() << " bytes of shared memory per block; the "
-           << "target allows " << sharedLimit;
+           << "target allows " << sharedLimit
+           << ": pin smaller tiles (block_m or block_n of the op's tiles "
+              "attribute)";
   shape.scale = op.getEffectiveScale();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   if (std::optional<APFloat> softcap = op.getSoftcap())
@@ -176,7 +187,9 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
       return op.emitError("attn-to-nvgpu: the tiles ")
              << shape.blockM << "x" << shape.blockN
              << " do not nest in the block mask's " << maskRows << "x"
-             << maskKeys << " blocks";
+             << maskKeys
+             << " blocks: pin tiles whose block_m divides the blocks' rows "
+                "and block_n their keys (the op's tiles attribute)";
     shape.blockMaskRows = maskRows;
     shape.blockMaskKeys = maskKeys;
     shape.blockMaskValues = blockMaskValues;
@@ -192,7 +205,10 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
     if (split.getSplits() > kMaxGridZ / problem->tiledHeads())
       return op.emitError("attn-to-nvgpu: ")
              << problem->tiledHeads() << " query heads x " << split.getSplits()
-             << " splits exceed the grid's " << kMaxGridZ << " CTAs in z";
+             << " splits exceed the grid's " << kMaxGridZ
+             << " CTAs in z: use at most "
+             << std::max<int64_t>(1, kMaxGridZ / problem->tiledHeads())
+             << " splits";
     shape.splits = split.getSplits();
   }
   if (auto lean = dyn_cast_or_null<LeanAttr>(partition)) {
@@ -210,7 +226,9 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
                << shape.leanCtas << " CTAs cannot run on " << target.getChip()
                << ": its persistent CTAs must all be resident, and "
                << limits.sms << " SMs x " << perSm << " CTA(s) per SM hold "
-               << perSm * limits.sms;
+               << perSm * limits.sms
+               << ": use at most that many (#attn.lean<ctas = "
+               << perSm * limits.sms << ">)";
       // ptxas needs holding only where that many CTAs leave a thread fewer
       // registers than it may have; elsewhere the bound is no promise, and
       // ptxas spilled with one it did not need (docs/gpu-kernel.md).

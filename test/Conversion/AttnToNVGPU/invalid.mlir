@@ -83,7 +83,7 @@ func.func @too_many_splits(%q: tensor<1x1x1x64xf16>, %k: tensor<1x1x512x64xf16>,
 
 // Split-KV's grid has Hq x splits CTAs in z.
 func.func @split_grid(%q: tensor<1x4096x1x64xf16>, %k: tensor<1x4096x?x64xf16>, %o: tensor<1x4096x1x64xf16>) -> tensor<1x4096x1x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu: 4096 query heads x 16 splits exceed the grid's 65535 CTAs in z}}
+  // expected-error @+1 {{attn-to-nvgpu: 4096 query heads x 16 splits exceed the grid's 65535 CTAs in z: use at most 15 splits}}
   %r = attn.attention ins(%q, %k, %k : tensor<1x4096x1x64xf16>, tensor<1x4096x?x64xf16>, tensor<1x4096x?x64xf16>)
       outs(%o : tensor<1x4096x1x64xf16>) {partition = #attn.split_kv<splits = 16>} -> tensor<1x4096x1x64xf16>
   return %r : tensor<1x4096x1x64xf16>
@@ -130,7 +130,7 @@ func.func @dynamic_head_dim(%q: tensor<1x1x16x?xf16>, %o: tensor<1x1x16x?xf16>) 
 // -----
 
 func.func @out_type(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
-  // expected-error @+1 {{attn-to-nvgpu needs O in the element type of Q}}
+  // expected-error @+1 {{attn-to-nvgpu needs O in the element type of Q ('f16'), got 'f32': give O Q's element type and convert the result after the attention (arith.extf), or run it on the CPU (attn-to-cpu)}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
       outs(%o : tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32>
   return %r : tensor<1x1x64x64xf32>
@@ -142,7 +142,7 @@ func.func @out_type(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf32>) -> ten
 // with 8 warps, 160 KiB of shared memory, is one CTA per SM on sm_90a.
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @lean_too_many_ctas(%q: tensor<1x8x1x128xbf16>, %k: tensor<1x8x4096x128xbf16>, %o: tensor<1x8x1x128xbf16>) -> tensor<1x8x1x128xbf16> {
-    // expected-error @+1 {{#attn.lean with 133 CTAs cannot run on sm_90a: its persistent CTAs must all be resident, and 132 SMs x 1 CTA(s) per SM hold 132}}
+    // expected-error @+1 {{#attn.lean with 133 CTAs cannot run on sm_90a: its persistent CTAs must all be resident, and 132 SMs x 1 CTA(s) per SM hold 132: use at most that many (#attn.lean<ctas = 132>)}}
     %r = attn.attention ins(%q, %k, %k : tensor<1x8x1x128xbf16>, tensor<1x8x4096x128xbf16>, tensor<1x8x4096x128xbf16>)
         outs(%o : tensor<1x8x1x128xbf16>)
         {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>, partition = #attn.lean<ctas = 133>} -> tensor<1x8x1x128xbf16>
@@ -159,7 +159,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // of a FlashAttention-2 grid kernel of these tiles.
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @lean_registers_of_a_split_kernel(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x4096x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
-    // expected-error @+1 {{#attn.lean with 300 CTAs cannot run on sm_90a: its persistent CTAs must all be resident, and 132 SMs x 2 CTA(s) per SM hold 264}}
+    // expected-error @+1 {{#attn.lean with 300 CTAs cannot run on sm_90a: its persistent CTAs must all be resident, and 132 SMs x 2 CTA(s) per SM hold 264: use at most that many (#attn.lean<ctas = 264>)}}
     %r = attn.attention ins(%q, %k, %k : tensor<1x8x1x64xf16>, tensor<1x8x4096x64xf16>, tensor<1x8x4096x64xf16>)
         outs(%o : tensor<1x8x1x64xf16>)
         {softcap = 30.0 : f32, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, partition = #attn.lean<ctas = 300>} -> tensor<1x8x1x64xf16>
@@ -196,7 +196,7 @@ func.func @frame(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %i: index
 module attributes {attn.target = #attn.target<chip = "sm_75", sms = 40,
     smem_per_block = 65536, smem_per_sm = 65536, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @turing(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-    // expected-error @+1 {{attn-to-nvgpu generates sm_80 code (mma.sync m16n8k16, cp.async); the target sm_75 is older}}
+    // expected-error @+1 {{attn-to-nvgpu generates sm_80 code (mma.sync m16n8k16, cp.async); the target sm_75 is older: run the attention on the CPU (attn-to-cpu)}}
     %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
         outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
     return %r : tensor<1x1x64x64xf16>
@@ -207,9 +207,20 @@ module attributes {attn.target = #attn.target<chip = "sm_75", sms = 40,
 
 func.func @block_mask_straddled(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
   %blocks = arith.constant dense<1> : tensor<1x1x2x2xi8>
-  // expected-error @+1 {{attn-to-nvgpu: the tiles 64x64 do not nest in the block mask's 32x32 blocks}}
+  // expected-error @+1 {{attn-to-nvgpu: the tiles 64x64 do not nest in the block mask's 32x32 blocks: pin tiles whose block_m divides the blocks' rows and block_n their keys (the op's tiles attribute)}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
       block_mask(%blocks : tensor<1x1x2x2xi8> blocks [32, 32]) outs(%o : tensor<1x1x64x64xf16>)
       {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>} -> tensor<1x1x64x64xf16>
   return %r : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+// Pinned tiles that do not fit the shared memory of a block (without a
+// target: sm_80's 163 KiB), even with one stage.
+func.func @shared_memory(%q: tensor<1x1x256x256xf16>, %o: tensor<1x1x256x256xf16>) -> tensor<1x1x256x256xf16> {
+  // expected-error @+1 {{attn-to-nvgpu: the tiles need 196608 bytes of shared memory per block; the target allows 166912: pin smaller tiles (block_m or block_n of the op's tiles attribute)}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x256x256xf16>, tensor<1x1x256x256xf16>, tensor<1x1x256x256xf16>)
+      outs(%o : tensor<1x1x256x256xf16>) {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 1>} -> tensor<1x1x256x256xf16>
+  return %r : tensor<1x1x256x256xf16>
 }
