@@ -23,10 +23,8 @@ Usage: python3 benchmarks/gpu/compare_decode.py --attn-launch BIN --bundles DIR
 Writes decode.md and decode.csv to DIR (default: .).
 """
 import argparse
-import csv
 import json
 import os
-import subprocess
 import sys
 
 import torch
@@ -35,7 +33,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.flex_attention import flex_attention
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_sdpa import copy_bandwidth, median_ms, write_results  # noqa: E402
+from compare_sdpa import attn_launch_bench, copy_bandwidth, median_ms, write_results  # noqa: E402
 from sweep import decode_configs  # noqa: E402
 
 D = 128
@@ -70,11 +68,9 @@ def bench_pytorch(name, hq, hkv, b, sk):
 
 
 def bench_ours(attn_launch, bundles, out, name):
-    csv_path = os.path.join(out, "attn_launch_decode.csv")
-    subprocess.run([attn_launch, os.path.join(bundles, name), "--bench", "--no-check",
-                    f"--csv={csv_path}"], check=True, stdout=sys.stderr)
-    with open(csv_path) as f:
-        return float(list(csv.DictReader(f))[-1]["median_ms"])
+    row = attn_launch_bench(attn_launch, os.path.join(bundles, name),
+                            os.path.join(out, "attn_launch_decode.csv"))
+    return float(row["median_ms"])
 
 
 def picked_schedule(bundles, name, hq):

@@ -28,9 +28,7 @@ Usage: python3 benchmarks/gpu/compare_flex.py --attn-launch BIN --bundles DIR
 Writes variants.md and variants.csv to DIR (default: .).
 """
 import argparse
-import csv
 import os
-import subprocess
 import sys
 
 import torch
@@ -39,7 +37,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_sdpa import median_ms, write_results  # noqa: E402
+from compare_sdpa import attn_launch_bench, median_ms, write_results  # noqa: E402
 from sweep import (VARIANT_DOCUMENTS, VARIANT_WINDOW, VARIANTS,  # noqa: E402
                    variant_configs)
 
@@ -165,11 +163,9 @@ def bench_pytorch(run, b, h, s, d, sets=4):
 
 
 def bench_ours(attn_launch, bundles, out, name):
-    csv_path = os.path.join(out, "attn_launch_variants.csv")
-    subprocess.run([attn_launch, os.path.join(bundles, name), "--bench", "--no-check",
-                    f"--csv={csv_path}"], check=True, stdout=sys.stderr)
-    with open(csv_path) as f:
-        return float(list(csv.DictReader(f))[-1]["median_ms"])
+    row = attn_launch_bench(attn_launch, os.path.join(bundles, name),
+                            os.path.join(out, "attn_launch_variants.csv"))
+    return float(row["median_ms"])
 
 
 def main():

@@ -96,16 +96,20 @@ def bench(backend, s, d, causal, sets=4):
     return b, h, ms, flops / ms / 1e9
 
 
+def attn_launch_bench(attn_launch, bundle, csv_path, *options):
+    """The row attn-launch --bench appends to CSV_PATH for BUNDLE (a dict
+    of the CSV's columns); its report goes to stderr."""
+    subprocess.run([attn_launch, bundle, "--bench", "--no-check", f"--csv={csv_path}", *options],
+                   check=True, stdout=sys.stderr)
+    with open(csv_path) as f:
+        return list(csv.DictReader(f))[-1]
+
+
 def ours(attn_launch, bundles, out, s, d, causal, peak):
     """TFLOP/s and ms of our kernel for one configuration, from attn-launch."""
     name = f"b_d{d}_s{s}" + ("_causal" if causal else "")
-    csv_path = os.path.join(out, "attn_launch_bench.csv")
-    subprocess.run(
-        [attn_launch, os.path.join(bundles, name), "--bench", "--no-check",
-         f"--peak-tflops={peak:.1f}", f"--csv={csv_path}"],
-        check=True, stdout=sys.stderr)
-    with open(csv_path) as f:
-        row = list(csv.DictReader(f))[-1]
+    row = attn_launch_bench(attn_launch, os.path.join(bundles, name),
+                            os.path.join(out, "attn_launch_bench.csv"), f"--peak-tflops={peak:.1f}")
     return float(row["median_ms"]), float(row["tflops"])
 
 
