@@ -46,8 +46,8 @@
 #       time limit).
 #   scripts/gpu-check.sh dry-run DIR [--no-build]
 #       Here, without a GPU: prepare, then every step of run that needs none
-#       (each bundle and reference case read and checked by attn-launch
-#       --validate; attn-launch fails cleanly without a driver; the package
+#       (each bundle read and checked and each reference case read by
+#       attn-launch --validate; attn-launch fails cleanly without a driver; the package
 #       in DIR loads its bundles without the compiler; the benchmark scripts
 #       compile).
 set -euo pipefail
@@ -86,7 +86,7 @@ prepare() {
   # manifests say score_region or block_mask): attn-run checks the CPU
   # kernel and writes the case, its report in modules/NAME.reference.txt.
   { grep -lE '"(score_region|block_mask)": *true' "$dir"/bundles/c_*/manifest.json || true; } |
-    xargs -n 1 dirname | xargs -P 2 -I{} sh -c 'name="$(basename "$2")"
+    xargs -r -n 1 dirname | xargs -r -P 2 -I{} sh -c 'name="$(basename "$2")"
       "$0" "$1/modules/$name.mlir" --write-reference="$2/reference" \
         >"$1/modules/$name.reference.txt" 2>&1 ||
         { cat "$1/modules/$name.reference.txt" >&2; exit 1; }' \
@@ -111,7 +111,7 @@ dry_run() {
   local dir="$1"
   "$dir/bin/attn-launch" --validate "$dir"/bundles/*/ >/dev/null
   echo "attn-launch --validate: $(ls -d "$dir"/bundles/*/ | wc -l) bundles valid," \
-    "$(ls -d "$dir"/bundles/*/reference 2>/dev/null | wc -l) reference cases valid"
+    "$(ls -d "$dir"/bundles/*/reference 2>/dev/null | wc -l) reference cases read"
   echo "run-time lengths: $(ls -d "$dir"/bundles/r_*/ | wc -l) bundles, each at $(run_time_lengths)"
   # Without a driver (or with this machine's), attn-launch must end in one
   # clear message and exit 1, never crash.
@@ -149,7 +149,8 @@ run() {
   wanted() { case " ${chosen[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
   mkdir -p "$out"
   local launch="$dir/bin/attn-launch" failed=() summary="$out/summary.txt"
-  : >"$summary"
+  # Appended to: the steps may go in several calls with one OUT.
+  echo "== $(date -u '+%Y-%m-%d %H:%M UTC'): run ${chosen[*]}" >>"$summary"
   note() { echo "$*" | tee -a "$summary"; }
 
   if wanted correctness; then

@@ -849,10 +849,15 @@ Status attn::gpucheck::runReferenceCase(attnrtContext context,
     return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
                            "the reference case of kernel " + reference.kernel +
                                " fixes the lengths: give no --lengths");
-  // A kernel compiled for run-time lengths runs at the case's.
-  CheckOptions caseOptions = options;
   const std::vector<int64_t> &q = reference.query.shape,
                              &k = reference.key.shape;
+  if (q.size() != 4 || k.size() != 4)
+    return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
+                           "the reference case of kernel " + reference.kernel +
+                               ": Q and K must be [B, H, S, D] (read it with "
+                               "readReferenceCase)");
+  // A kernel compiled for run-time lengths runs at the case's.
+  CheckOptions caseOptions = options;
   caseOptions.lengths = CheckOptions::Lengths{q[0], q[2], k[2]};
   HostInputs inputs;
   inputs.query = reference.query.data.data();

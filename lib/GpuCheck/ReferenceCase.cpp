@@ -53,13 +53,6 @@ bool exists(const std::string &path) {
   return ::stat(path.c_str(), &status) == 0;
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
 nlohmann::json describeOutput(const ReferenceOutput &output) {
   return {{"tolerance", output.tolerance},
           {"tolerance_origin", output.toleranceOrigin}};

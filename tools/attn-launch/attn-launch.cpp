@@ -52,8 +52,9 @@ const char *kUsage =
     "  --csv=FILE          append one row per kernel to FILE\n"
     "  --lengths=B,SQ,SK   the batch, Sq and Sk of kernels compiled for\n"
     "                      run-time lengths (repeatable: each kernel runs\n"
-    "                      once per triple; a reference case fixes its own)\n"
-    "  --validate          only read and check the bundles and their\n"
+    "                      once per triple; a reference case's kernel runs\n"
+    "                      once, at the case's)\n"
+    "  --validate          only read and check the bundles and read their\n"
     "                      reference cases (no GPU needed)\n"
     "  --probe             only open the device and describe it (exit 1 if\n"
     "                      there is none)\n";
@@ -185,7 +186,8 @@ int main(int argc, char **argv) {
       std::printf("%s: %d kernel(s), manifest valid", bundles[i].c_str(),
                   count);
       if (references[i])
-        std::printf("; reference case of %s valid",
+        std::printf("; reference case of %s read (matched to the kernel "
+                    "when it runs)",
                     references[i]->kernel.c_str());
       std::printf("\n");
     }
@@ -258,7 +260,11 @@ int main(int argc, char **argv) {
           it = *it == name ? unmatched.erase(it) : it + 1;
       }
       bool checksCase = kernel == caseKernel;
-      for (const std::optional<CheckOptions::Lengths> &lengths : lengthRuns) {
+      // A reference case fixes its lengths: its kernel runs once.
+      std::vector<std::optional<CheckOptions::Lengths>> runs = lengthRuns;
+      if (checksCase)
+        runs = {std::nullopt};
+      for (const std::optional<CheckOptions::Lengths> &lengths : runs) {
         options.lengths = lengths;
         KernelReport report;
         attnrt::Status status =
@@ -266,6 +272,15 @@ int main(int argc, char **argv) {
                                           *reference, report)
                        : runKernel(context.get(), kernel, options, HostInputs(),
                                    report);
+        // A case that does not fit its kernel fails that kernel's check;
+        // the other bundles are still checked.
+        if (!status.ok() && checksCase &&
+            status.code == ATTNRT_ERROR_INVALID_ARGUMENT) {
+          std::fprintf(stderr, "attn-launch: error: %s: %s: %s\n", path.c_str(),
+                       name.c_str(), status.message.c_str());
+          ++failures;
+          continue;
+        }
         if (!status.ok())
           return fail(path + ": " + name + ": " + status.message);
         std::printf("%s: ", path.c_str());

@@ -14,7 +14,7 @@
 // WRITTEN: reference case: {{.*}}bundle/reference (kernel alibi_blocks_attention0)
 // WRITTEN: PASS
 // RUN: attn-launch --validate %t/bundle | FileCheck %s --check-prefix=VALID
-// VALID: 1 kernel(s), manifest valid; reference case of alibi_blocks_attention0 valid
+// VALID: 1 kernel(s), manifest valid; reference case of alibi_blocks_attention0 read (matched to the kernel when it runs)
 // The case names the kernel attn-compile wrote for the same attention.
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/bundle/manifest.json
 // MANIFEST: "name": "alibi_blocks_attention0"
