@@ -31,6 +31,27 @@
 // FILES: kernel alibi_blocks_attention0, O tolerance 2x naive bf16
 // FILES: the CPU kernel's O is within the O tolerance of o.npy
 
+// attn-launch on the fake CUDA driver of the runtime's tests (device memory
+// is host memory, kernels run nothing): the case's kernel runs once at the
+// case's lengths whatever --lengths says, and is compared with the case's
+// outputs, which the NaN it leaves in O and LSE fails. A case that does not
+// fit its kernel (a block mask of one query block instead of two) fails that
+// kernel's check, and the other bundles are still checked.
+// RUN: attn-compile %s -o %t/sm80 --chip=sm_80 > /dev/null
+// RUN: attn-run %s --write-reference=%t/sm80/reference > /dev/null
+// RUN: not env ATTNRT_LIBCUDA=%attn_obj_root/lib/libAttnFakeCudaDriver.so attn-launch %t/sm80 --lengths=1,1,1 2>&1 | FileCheck %s --check-prefix=FAKE
+// FAKE: problem  bf16 B=2 Hq=4 Hkv=2 Sq=200 Sk=130 D=64
+// FAKE: repeat {{.*}}: PASS
+// FAKE: O {{.*}}(reference case, 2x naive bf16: {{.*}}), 102400 elements NaN or mismatched infinities: FAIL
+// FAKE: LSE {{.*}}(reference case, 2x naive bf16: {{.*}}), 1600 elements NaN or mismatched infinities: FAIL
+// FAKE: attn-launch: error: 1 kernel(s) FAILED the check
+// RUN: cp -r %t/sm80 %t/misfit
+// RUN: %python -c "import numpy, sys; numpy.save(sys.argv[1], numpy.ones((2, 1, 1, 3), numpy.int8))" %t/misfit/reference/block_mask.npy
+// RUN: not env ATTNRT_LIBCUDA=%attn_obj_root/lib/libAttnFakeCudaDriver.so attn-launch %t/misfit %t/sm80 2>&1 | FileCheck %s --check-prefix=MISFIT
+// MISFIT: attn-launch: error: {{.*}}misfit: alibi_blocks_attention0: the reference case of kernel alibi_blocks_attention0 does not fit kernel alibi_blocks_attention0: block_mask has shape [2, 1, 1, 3], the kernel's is [2, 1, 2, 3]
+// MISFIT: sm80: kernel alibi_blocks_attention0 (sm_80)
+// MISFIT: attn-launch: error: 2 kernel(s) FAILED the check
+
 // Bad cases end in one message: one that names no kernel, a missing input,
 // and the options attn-run refuses with --write-reference.
 // RUN: cp -r %t/bundle %t/nameless
