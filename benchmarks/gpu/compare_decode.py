@@ -22,7 +22,6 @@ Usage: python3 benchmarks/gpu/compare_decode.py --attn-launch BIN --bundles DIR
                                                 [--out DIR] [--quick]
 Writes decode.md and decode.csv to DIR (default: .).
 """
-import argparse
 import json
 import os
 import sys
@@ -33,7 +32,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.flex_attention import flex_attention
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_sdpa import attn_launch_bench, copy_bandwidth, median_ms, write_results  # noqa: E402
+from compare_sdpa import bundle_ms, comparison_arguments, copy_bandwidth, median_ms, write_results  # noqa: E402
 from sweep import decode_configs  # noqa: E402
 
 D = 128
@@ -67,12 +66,6 @@ def bench_pytorch(name, hq, hkv, b, sk):
         return None
 
 
-def bench_ours(attn_launch, bundles, out, name):
-    row = attn_launch_bench(attn_launch, os.path.join(bundles, name),
-                            os.path.join(out, "attn_launch_decode.csv"))
-    return float(row["median_ms"])
-
-
 def picked_schedule(bundles, name, hq):
     """The schedule of bundle NAME: split-KV with S splits makes the grid's z
     Hq x S (a constant), FlashAttention-2's grid has z = Hq."""
@@ -82,13 +75,7 @@ def picked_schedule(bundles, name, hq):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--attn-launch", required=True, help="attn-launch binary")
-    parser.add_argument("--bundles", required=True, help="directory of the d_* bundles")
-    parser.add_argument("--out", default=".")
-    parser.add_argument("--quick", action="store_true", help="B = 1 and 16k keys only")
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
+    args = comparison_arguments(__doc__, "d_*", "B = 1 and 16k keys only")
 
     props = torch.cuda.get_device_properties(0)
     bandwidth = copy_bandwidth()
@@ -107,9 +94,9 @@ def main():
             continue
         suffix = f"h{hq}_{hkv}_b{b}_s{sk}"
         row = {"Hq": hq, "Hkv": hkv, "B": b, "Sk": sk,
-               "lean": bench_ours(args.attn_launch, args.bundles, args.out, f"d_lean_{suffix}"),
-               "fa2_grid": bench_ours(args.attn_launch, args.bundles, args.out, f"d_fa2_{suffix}"),
-               "picked": bench_ours(args.attn_launch, args.bundles, args.out, f"d_picked_{suffix}"),
+               "lean": bundle_ms(args, f"d_lean_{suffix}", "attn_launch_decode.csv"),
+               "fa2_grid": bundle_ms(args, f"d_fa2_{suffix}", "attn_launch_decode.csv"),
+               "picked": bundle_ms(args, f"d_picked_{suffix}", "attn_launch_decode.csv"),
                "schedule": picked_schedule(args.bundles, f"d_picked_{suffix}", hq)}
         for name in kinds:
             row[name] = bench_pytorch(name, hq, hkv, b, sk)

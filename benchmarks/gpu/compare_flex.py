@@ -29,7 +29,6 @@ Usage: python3 benchmarks/gpu/compare_flex.py --attn-launch BIN --bundles DIR
                                               [--out DIR] [--quick]
 Writes variants.md and variants.csv to DIR (default: .).
 """
-import argparse
 import os
 import sys
 
@@ -39,7 +38,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_sdpa import attn_launch_bench, median_ms, write_results  # noqa: E402
+from compare_sdpa import bundle_ms, comparison_arguments, median_ms, write_results  # noqa: E402
 from sweep import (VARIANT_DOCUMENTS, VARIANT_WINDOW, VARIANTS,  # noqa: E402
                    variant_configs)
 
@@ -177,20 +176,8 @@ def bench_pytorch(run, b, h, s, d, sets=4):
         return None
 
 
-def bench_ours(attn_launch, bundles, out, name):
-    row = attn_launch_bench(attn_launch, os.path.join(bundles, name),
-                            os.path.join(out, "attn_launch_variants.csv"))
-    return float(row["median_ms"])
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--attn-launch", required=True, help="attn-launch binary")
-    parser.add_argument("--bundles", required=True, help="directory of the v_* bundles")
-    parser.add_argument("--out", default=".")
-    parser.add_argument("--quick", action="store_true", help="S = 4k, D in {64, 128} only")
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
+    args = comparison_arguments(__doc__, "v_*", "S = 4k, D in {64, 128} only")
 
     props = torch.cuda.get_device_properties(0)
     print(f"device: {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}",
@@ -208,8 +195,7 @@ def main():
             continue
         flops = 4 * b * h * d * visible_pairs(variant, s)
         row = {"variant": variant, "D": d, "S": s, "B": b, "H": h,
-               "ours_ms": bench_ours(args.attn_launch, args.bundles, args.out,
-                                     f"v_{variant}_d{d}_s{s}")}
+               "ours_ms": bundle_ms(args, f"v_{variant}_d{d}_s{s}", "attn_launch_variants.csv")}
         arguments = flex_arguments(variant, s)
         row["flex_ms"] = bench_pytorch(lambda q, k, v: flex(q, k, v, **arguments), b, h, s, d)
         sdpa = sdpa_arguments(variant, s, h)

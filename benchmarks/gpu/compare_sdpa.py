@@ -105,6 +105,28 @@ def attn_launch_bench(attn_launch, bundle, csv_path, *options):
         return list(csv.DictReader(f))[-1]
 
 
+def bundle_ms(args, name, csv_name):
+    """The median ms of bundle NAME of --bundles, from attn-launch --bench
+    (its rows appended to CSV_NAME in --out)."""
+    row = attn_launch_bench(args.attn_launch, os.path.join(args.bundles, name),
+                            os.path.join(args.out, csv_name))
+    return float(row["median_ms"])
+
+
+def comparison_arguments(doc, bundles, quick):
+    """The arguments of a comparison script that needs our bundles
+    (compare_decode.py, compare_flex.py): --attn-launch, --bundles (the
+    BUNDLES set), --out (created) and --quick (QUICK says what it keeps)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--attn-launch", required=True, help="attn-launch binary")
+    parser.add_argument("--bundles", required=True, help=f"directory of the {bundles} bundles")
+    parser.add_argument("--out", default=".")
+    parser.add_argument("--quick", action="store_true", help=quick)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    return args
+
+
 def ours(attn_launch, bundles, out, s, d, causal, peak):
     """TFLOP/s and ms of our kernel for one configuration, from attn-launch."""
     name = f"b_d{d}_s{s}" + ("_causal" if causal else "")

@@ -497,11 +497,10 @@ OutputCheck compareWithCase(const std::string &name,
                             const std::vector<float> &out,
                             const ReferenceOutput &expected,
                             const std::optional<double> &tolerance) {
+  std::vector<float> exact = mlir::attn::npyToFloats(expected.values);
   if (tolerance)
-    return compare(name, out, mlir::attn::npyToFloats(expected.values),
-                   *tolerance, "--tolerance; reference case");
-  return compare(name, out, mlir::attn::npyToFloats(expected.values),
-                 expected.tolerance,
+    return compare(name, out, exact, *tolerance, "--tolerance; reference case");
+  return compare(name, out, exact, expected.tolerance,
                  "reference case, " + expected.toleranceOrigin);
 }
 

@@ -316,9 +316,10 @@ llvm::Error AttentionOperands::save(const Operand &operand,
 }
 
 NpyArray Operand::toNpy() const {
-  std::vector<double> elements = decode();
-  return npyFromFloats(npyTypeOf(format), buffer.shape,
-                       std::vector<float>(elements.begin(), elements.end()));
+  // The buffer holds the elements as .npy does: little-endian, i1 a byte.
+  assert(buffer.elementBytes == npyElementBytes(npyTypeOf(format)) &&
+         "an element takes as many bytes in the buffer as in .npy");
+  return NpyArray{npyTypeOf(format), buffer.shape, buffer.bytes};
 }
 
 void AttentionOperands::poisonOutputs() {
