@@ -21,6 +21,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 namespace py = pybind11;
 
@@ -34,17 +35,19 @@ namespace {
   throw std::runtime_error(message);
 }
 
-using Window = std::optional<std::pair<int64_t, int64_t>>;
+using Pair = std::optional<std::pair<int64_t, int64_t>>;
 
 /// An attention as the package describes it (shapes of Q and K, Dv, the
-/// element type's name and the options), in the C API's terms.
+/// element type's name, the options, and the masks' element type, leading
+/// sizes and blocks), in the C API's terms.
 class Spec {
 public:
   Spec(const std::vector<int64_t> &query, const std::vector<int64_t> &key,
-       int64_t valueDim, std::string dtype, bool causal, Window window,
+       int64_t valueDim, std::string dtype, bool causal, Pair window,
        std::optional<float> scale, std::optional<float> softcap, bool withLse,
-       bool keyLengths)
-      : dtype(std::move(dtype)) {
+       bool keyLengths, std::optional<std::string> maskDtype, Pair maskShape,
+       Pair blockSize, Pair blockMaskShape)
+      : dtype(std::move(dtype)), maskDtype(std::move(maskDtype)) {
     if (query.size() != 4 || key.size() != 4)
       throw std::invalid_argument("Q and K must be [B, H, S, D]");
     spec.batch = query[0];
@@ -66,12 +69,23 @@ public:
     spec.softcap = softcap.value_or(0);
     spec.with_lse = withLse;
     spec.key_lengths = keyLengths;
+    if (this->maskDtype.has_value() != maskShape.has_value() ||
+        blockSize.has_value() != blockMaskShape.has_value())
+      throw std::invalid_argument("a mask needs its dtype and shape, a block "
+                                  "mask its block size and shape");
+    if (maskShape)
+      std::tie(spec.mask_batch, spec.mask_heads) = *maskShape;
+    if (blockSize) {
+      std::tie(spec.block_rows, spec.block_keys) = *blockSize;
+      std::tie(spec.block_mask_batch, spec.block_mask_heads) = *blockMaskShape;
+    }
   }
 
   /// The C spec, pointing into this object.
   const AttnAttentionSpec *get() {
     spec.dtype = dtype.c_str();
     spec.out_dtype = dtype.c_str();
+    spec.mask_dtype = maskDtype ? maskDtype->c_str() : nullptr;
     return &spec;
   }
   bool withLse() const { return spec.with_lse; }
@@ -81,6 +95,7 @@ public:
 
 private:
   std::string dtype;
+  std::optional<std::string> maskDtype;
   AttnAttentionSpec spec{};
 };
 
@@ -98,10 +113,12 @@ public:
   CpuAttention(const CpuAttention &) = delete;
   CpuAttention &operator=(const CpuAttention &) = delete;
 
-  /// O (and LSE) of contiguous arrays of the compiled shapes and type, and
-  /// of key lengths ([B] int32) when it was compiled with them (the C API
-  /// refuses a mismatch).
+  /// O (and LSE) of contiguous arrays of the compiled shapes and types, with
+  /// the mask, the block mask (int8) and key lengths ([B] int32) when it was
+  /// compiled with them (the C API refuses a mismatch).
   py::object run(py::array q, py::array k, py::array v,
+                 std::optional<py::array> mask,
+                 std::optional<py::array_t<int8_t>> blockMask,
                  std::optional<py::array_t<int32_t>> lengths) {
     py::array out(q.dtype(), outShape);
     py::array_t<float> lse(
@@ -110,10 +127,11 @@ public:
     bool ok;
     {
       py::gil_scoped_release release;
-      ok = attnCpuAttentionRun(handle, q.data(), k.data(), v.data(),
-                               lengths ? lengths->data() : nullptr,
-                               out.mutable_data(),
-                               withLse ? lse.mutable_data() : nullptr, &error);
+      ok = attnCpuAttentionRun(
+          handle, q.data(), k.data(), v.data(), mask ? mask->data() : nullptr,
+          blockMask ? blockMask->data() : nullptr,
+          lengths ? lengths->data() : nullptr, out.mutable_data(),
+          withLse ? lse.mutable_data() : nullptr, &error);
     }
     if (!ok)
       raise(error);
@@ -169,14 +187,17 @@ PYBIND11_MODULE(_attn_mlir, m) {
   m.doc() = "attn-mlir's C API for Python (use the attn_mlir package)";
   py::class_<Spec>(m, "Spec").def(
       py::init<std::vector<int64_t>, std::vector<int64_t>, int64_t, std::string,
-               bool, Window, std::optional<float>, std::optional<float>, bool,
-               bool>(),
+               bool, Pair, std::optional<float>, std::optional<float>, bool,
+               bool, std::optional<std::string>, Pair, Pair, Pair>(),
       py::arg("query_shape"), py::arg("key_shape"), py::arg("value_dim"),
       py::arg("dtype"), py::arg("causal"), py::arg("window"), py::arg("scale"),
-      py::arg("softcap"), py::arg("with_lse"), py::arg("key_lengths"));
+      py::arg("softcap"), py::arg("with_lse"), py::arg("key_lengths"),
+      py::arg("mask_dtype"), py::arg("mask_shape"), py::arg("block_size"),
+      py::arg("block_mask_shape"));
   py::class_<CpuAttention>(m, "CpuAttention")
       .def(py::init<Spec>(), py::arg("spec"))
       .def("run", &CpuAttention::run, py::arg("q"), py::arg("k"), py::arg("v"),
+           py::arg("mask") = py::none(), py::arg("block_mask") = py::none(),
            py::arg("key_lengths") = py::none());
   m.def("compile_gpu", &compileGpu, py::arg("spec"), py::arg("chip"),
         py::arg("sms"), py::arg("smem_per_block"),

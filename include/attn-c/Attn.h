@@ -47,6 +47,18 @@ typedef struct {
      sequence b attends to its first key_lengths[b] keys (clamped to
      [0, Sk]), its causal and window masks aligned to that length. */
   bool key_lengths;
+  /* The mask operand, when mask_dtype is not null: "i1" a boolean mask (one
+     byte per element, 1 keeps the score and 0 hides it), "f16", "bf16" or "f32"
+     added to the score; shape [mask_batch, mask_heads, Sq, Sk], mask_batch B or
+     1 and mask_heads Hq or 1 (1 broadcasts). */
+  const char *mask_dtype;
+  int64_t mask_batch, mask_heads;
+  /* A block mask, when block_rows > 0: queries cut into blocks of block_rows
+     and keys into blocks of block_keys; int8 [block_mask_batch (B or 1),
+     block_mask_heads (Hq or 1), ceil(Sq / block_rows), ceil(Sk /
+     block_keys)], 0 an empty block (skipped), 2 a full one (the mask
+     operand not applied), any other value a partial one. */
+  int64_t block_rows, block_keys, block_mask_batch, block_mask_heads;
 } AttnAttentionSpec;
 
 typedef struct AttnCpuAttention *AttnCpuAttentionRef;
@@ -57,13 +69,14 @@ AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *spec,
                                             char **error);
 
 /* Runs it on contiguous row-major buffers of the spec's shapes and element
-   types (f16 and bf16 as their 16-bit patterns); key_lengths ([B]) is given
-   exactly when the spec has key_lengths; lse is f32 and may be null when the
-   spec has no LSE. Returns false and sets *error on failure. */
+   types (f16 and bf16 as their 16-bit patterns); mask, block_mask and
+   key_lengths ([B]) are given exactly when the spec has them; lse is f32 and
+   may be null when the spec has no LSE. Returns false and sets *error on
+   failure. */
 bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
-                         const void *k, const void *v,
-                         const int32_t *key_lengths, void *o, float *lse,
-                         char **error);
+                         const void *k, const void *v, const void *mask,
+                         const int8_t *block_mask, const int32_t *key_lengths,
+                         void *o, float *lse, char **error);
 
 void attnCpuAttentionDestroy(AttnCpuAttentionRef attention);
 
@@ -80,12 +93,13 @@ typedef struct {
   int64_t smem_per_block;
 } AttnGpuTarget;
 
-/* Compiles `spec` for `target` (attn-to-ptx) into a kernel bundle of one
-   kernel: its manifest (JSON) and PTX text, which attnrtBundleLoadFromMemory
-   takes. The kernel's tensor parameters are Q, K, V, O, with with_lse LSE,
-   and with key_lengths key_lengths, contiguous. Returns false and sets *error
-   on failure; on success the caller frees *manifest and *ptx with
-   attnStringFree. */
+/* Compiles `spec` for `target` (attn-to-ptx) into a kernel bundle of the
+   one attention (a kernel, or split-KV's split and combine kernels): its
+   manifest (JSON) and PTX text, which attnrtBundleLoadFromMemory takes. The
+   tensor parameters are Q, K, V, O, with with_lse LSE, with a mask mask,
+   with a block mask block_mask and with key_lengths key_lengths, contiguous.
+   Returns false and sets *error on failure; on success the caller frees
+   *manifest and *ptx with attnStringFree. */
 bool attnGpuAttentionCompile(const AttnAttentionSpec *spec,
                              const AttnGpuTarget *target, char **manifest,
                              char **ptx, char **error);

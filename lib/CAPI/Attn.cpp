@@ -32,6 +32,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -85,8 +86,26 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
+/// Whether a mask operand `name` of leading sizes (batch, heads) has a slice
+/// per sequence and per query head (sizes B and Hq) or broadcasts (size 1).
+llvm::Error readLeadingSizes(const AttnAttentionSpec &in, const char *name,
+                             int64_t batch, int64_t heads, bool &perSequence,
+                             bool &perHead) {
+  for (auto [size, full, dim, symbol, per] :
+       {std::tuple(batch, in.batch, "batch", "B", &perSequence),
+        std::tuple(heads, in.heads, "heads", "Hq", &perHead)}) {
+    if (size != full && size != 1)
+      return llvm::createStringError(
+          llvm::formatv("{0}_{1} must be {2} ({3}) or 1, got {4}", name, dim,
+                        symbol, full, size)
+              .str());
+    *per = size == full;
+  }
+  return llvm::Error::success();
+}
+
 /// The attention the C spec describes.
-AttentionSpec toAttentionSpec(const AttnAttentionSpec &in) {
+llvm::Expected<AttentionSpec> toAttentionSpec(const AttnAttentionSpec &in) {
   AttentionSpec spec;
   spec.batch = in.batch;
   spec.heads = in.heads;
@@ -106,6 +125,23 @@ AttentionSpec toAttentionSpec(const AttnAttentionSpec &in) {
     spec.softcap = in.softcap;
   spec.withLse = in.with_lse;
   spec.keyLengths = in.key_lengths;
+  if (in.mask_dtype) {
+    std::string type = in.mask_dtype;
+    spec.mask = type == "i1" ? MaskKind::Boolean : MaskKind::Additive;
+    if (spec.mask == MaskKind::Additive)
+      spec.additiveMaskType = type;
+    if (llvm::Error err =
+            readLeadingSizes(in, "mask", in.mask_batch, in.mask_heads,
+                             spec.maskPerSequence, spec.maskPerHead))
+      return std::move(err);
+  }
+  if (in.block_rows > 0) {
+    spec.blockMask = {in.block_rows, in.block_keys};
+    if (llvm::Error err = readLeadingSizes(
+            in, "block_mask", in.block_mask_batch, in.block_mask_heads,
+            spec.blockMaskPerSequence, spec.blockMaskPerHead))
+      return std::move(err);
+  }
   return spec;
 }
 
@@ -140,7 +176,12 @@ AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *in,
   }
   auto attention = std::make_unique<AttnCpuAttention>();
   attention->context = makeContext();
-  attention->spec = toAttentionSpec(*in);
+  llvm::Expected<AttentionSpec> spec = toAttentionSpec(*in);
+  if (!spec) {
+    setError(error, llvm::toString(spec.takeError()));
+    return nullptr;
+  }
+  attention->spec = std::move(*spec);
   attention->module =
       ModuleOp::create(UnknownLoc::get(attention->context.get()));
   llvm::Expected<AttentionOp> op =
@@ -160,18 +201,24 @@ AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *in,
 }
 
 bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
-                         const void *k, const void *v,
-                         const int32_t *keyLengths, void *o, float *lse,
-                         char **error) {
-  if (!attention || !q || !k || !v || !o || (attention->spec.withLse && !lse) ||
-      attention->spec.keyLengths != (keyLengths != nullptr)) {
-    setError(error, "a buffer is missing (LSE is required when the spec "
-                    "has with_lse, key lengths exactly when it has "
-                    "key_lengths)");
+                         const void *k, const void *v, const void *mask,
+                         const int8_t *blockMask, const int32_t *keyLengths,
+                         void *o, float *lse, char **error) {
+  if (!attention || !q || !k || !v || !o) {
+    setError(error, "a buffer is missing (Q, K, V and O are required)");
     return false;
   }
   const AttentionSpec &spec = attention->spec;
-  // The entry's arguments in order: Q, K, V, [key lengths], O, [LSE].
+  if ((spec.withLse && !lse) || (spec.mask != MaskKind::None) != !!mask ||
+      spec.blockMask.has_value() != !!blockMask ||
+      spec.keyLengths != !!keyLengths) {
+    setError(error, "a buffer is missing or extra (LSE is required when the "
+                    "spec has with_lse; the mask, block mask and key lengths "
+                    "are given exactly when it has them)");
+    return false;
+  }
+  // The entry's arguments in order: Q, K, V, [mask], [block mask], [key
+  // lengths], O, [LSE].
   std::vector<HostBuffer> buffers;
   for (RankedTensorType type : attention->executable->getArgumentTypes()) {
     HostBuffer buffer;
@@ -182,6 +229,10 @@ bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
     buffers.push_back(std::move(buffer));
   }
   SmallVector<const void *> inputs{q, k, v};
+  if (mask)
+    inputs.push_back(mask);
+  if (blockMask)
+    inputs.push_back(blockMask);
   if (keyLengths)
     inputs.push_back(keyLengths);
   for (auto [i, input] : llvm::enumerate(inputs))
@@ -231,8 +282,12 @@ bool attnGpuAttentionCompile(const AttnAttentionSpec *in,
       TargetAttr::get(ctx, target->chip, target->sms, target->smem_per_block,
                       target->smem_per_block + kReservedSharedBytesPerCta,
                       kRegistersPerSm, kMaxRegistersPerThread));
-  llvm::Expected<AttentionOp> op =
-      buildVerifiedAttention(*module, toAttentionSpec(*in));
+  llvm::Expected<AttentionSpec> spec = toAttentionSpec(*in);
+  if (!spec) {
+    setError(error, llvm::toString(spec.takeError()));
+    return false;
+  }
+  llvm::Expected<AttentionOp> op = buildVerifiedAttention(*module, *spec);
   if (!op) {
     setError(error, llvm::toString(op.takeError()));
     return false;

@@ -131,17 +131,29 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
       tensor({spec.batch, spec.heads, spec.seqQ, spec.headDim}, *inputType),
       tensor({spec.batch, spec.kvHeads, spec.seqK, spec.headDim}, *inputType),
       tensor({spec.batch, spec.kvHeads, spec.seqK, spec.valueDim}, *inputType)};
-  if (spec.mask != MaskKind::None)
-    argTypes.push_back(tensor({spec.batch, 1, spec.seqQ, spec.seqK},
-                              spec.mask == MaskKind::Boolean ? b.getI1Type()
-                                                             : f32));
+  if (spec.mask != MaskKind::None) {
+    Type maskType = b.getI1Type();
+    if (spec.mask == MaskKind::Additive) {
+      FailureOr<Type> additive =
+          parseElementType(context, spec.additiveMaskType);
+      if (failed(additive))
+        return error("unsupported additive mask type '" +
+                     spec.additiveMaskType + "' (expected f16, bf16 or f32)");
+      maskType = *additive;
+    }
+    argTypes.push_back(
+        tensor({spec.maskPerSequence ? spec.batch : 1,
+                spec.maskPerHead ? spec.heads : 1, spec.seqQ, spec.seqK},
+               maskType));
+  }
   if (spec.blockMask) {
     auto [rows, keys] = *spec.blockMask;
     if (rows < 1 || keys < 1)
       return error(llvm::formatv(
           "block mask blocks must be positive, got {0} x {1}", rows, keys));
     argTypes.push_back(
-        tensor({spec.batch, spec.heads,
+        tensor({spec.blockMaskPerSequence ? spec.batch : 1,
+                spec.blockMaskPerHead ? spec.heads : 1,
                 static_cast<int64_t>(llvm::divideCeil(spec.seqQ, rows)),
                 static_cast<int64_t>(llvm::divideCeil(spec.seqK, keys))},
                b.getI8Type()));

@@ -119,9 +119,10 @@ def _view(tensor, dtype):
                                       list(tensor.stride()))
 
 
-def attention(spec, q, k, v, key_lengths=None):
+def attention(spec, q, k, v, key_lengths=None, mask=None, block_mask=None):
     """O (and LSE) of `spec` on CUDA tensors q, k, v (and int32 key
-    lengths) of one device."""
+    lengths, the mask of spec.mask_full_shape(), the int8 block mask) of one
+    device."""
     import torch
     if k.device != q.device or v.device != q.device:
         raise ValueError(f"Q, K and V must be on one device, got {q.device}, {k.device}, {v.device}")
@@ -137,7 +138,13 @@ def attention(spec, q, k, v, key_lengths=None):
     if spec.with_lse:
         lse = torch.empty(spec.lse_shape(), dtype=torch.float32, device=q.device)
         args["LSE"] = _view(lse, "f32")[1]
-    if key_lengths is not None:
-        key_lengths, args["key_lengths"] = _view(key_lengths, "i32")
+    # The views must outlive the launch: they may be copies.
+    views = []
+    for name, tensor, dtype in (("key_lengths", key_lengths, "i32"),
+                                ("mask", mask, spec.mask_dtype),
+                                ("block_mask", block_mask, "i8")):
+        if tensor is not None:
+            tensor, args[name] = _view(tensor, dtype)
+            views.append(tensor)
     kernel.launch(args, torch.cuda.current_stream(q.device).cuda_stream)
     return (o, lse) if spec.with_lse else o

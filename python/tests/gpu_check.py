@@ -39,6 +39,15 @@ CASES = {
     "decode_key_lengths": (4, 32, 8, 1, 8192, 128, 128, "bfloat16",
                            dict(enable_gqa=True, return_lse=True,
                                 key_lengths=[8192, 1000, 0, 9000])),
+    # Masks as (shape, dtype), made at random on the GPU: a bool one per
+    # sequence under a block mask (empty, full and partial blocks, random),
+    # and a bfloat16 bias shared by every sequence and head.
+    "bool_mask_blocks": (2, 8, 2, 500, 1000, 96, 96, "bfloat16",
+                         dict(enable_gqa=True, return_lse=True,
+                              attn_mask=((2, 1, 500, 1000), "bool"),
+                              block_mask=(2, 8, 4, 8), block_size=(128, 128))),
+    "additive_mask": (1, 4, 4, 256, 700, 64, 64, "float16",
+                      dict(causal=True, attn_mask=((256, 700), "bfloat16"))),
 }
 
 
@@ -51,10 +60,12 @@ def prepare(directory):
 
 
 def reference(torch, q, k, v, dtype, causal=False, window=None, softcap=None,
-              scale=None, enable_gqa=False, return_lse=False, key_lengths=None):
+              scale=None, enable_gqa=False, return_lse=False, key_lengths=None,
+              attn_mask=None, block_mask=None, block_size=None):
     """O and LSE in DTYPE's arithmetic (float64, or the naive 16-bit one);
     with key lengths, each sequence over its first keys (an empty one: O = 0,
-    LSE = -inf)."""
+    LSE = -inf); a bool mask keeps scores, another is added; a block mask's
+    0 hides its block and its 2 drops the mask there."""
     scale = scale or 1 / math.sqrt(q.shape[3])
     if key_lengths is not None:
         parts = [reference(torch, q[b:b + 1], k[b:b + 1, :, :n], v[b:b + 1, :, :n], dtype,
@@ -78,9 +89,20 @@ def reference(torch, q, k, v, dtype, causal=False, window=None, softcap=None,
         visible &= keys <= rows
     if window:
         visible &= (keys >= rows - window[0]) & (keys <= rows + window[1])
+    full = torch.zeros_like(visible)
+    if block_mask is not None:
+        blocks = block_mask.repeat_interleave(block_size[0], 2).repeat_interleave(block_size[1], 3)
+        blocks = blocks[:, :, :sq, :sk]
+        visible, full = visible & (blocks != 0), blocks == 2
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        visible = visible & (attn_mask | full)
+    elif attn_mask is not None:
+        s = s + attn_mask.to(s.dtype).masked_fill(full, 0)
     s = s.masked_fill(~visible, float("-inf"))
     # The softmax in f32 for the 16-bit formats, as PyTorch's own kernels.
-    p = torch.softmax(s if dtype == torch.float64 else s.float(), -1).to(dtype)
+    p = torch.softmax(s if dtype == torch.float64 else s.float(), -1)
+    # A row that sees no key: O = 0 (the softmax gives NaN).
+    p = p.masked_fill(~visible.any(-1, keepdim=True), 0).to(dtype)
     return (p @ v).double(), torch.logsumexp(s.double(), -1)
 
 
@@ -116,12 +138,20 @@ def run(directory):
         call = dict(options)
         if "key_lengths" in call:
             call["key_lengths"] = torch.tensor(call["key_lengths"], device="cuda")
+        if "attn_mask" in call:
+            shape, mask_type = call["attn_mask"]
+            call["attn_mask"] = (torch.rand(*shape, generator=generator, device="cuda") < 0.8
+                                 if mask_type == "bool" else normal(*shape).to(getattr(torch, mask_type)))
+        if "block_mask" in call:
+            call["block_mask"] = torch.randint(0, 3, call["block_mask"], generator=generator,
+                                               device="cuda", dtype=torch.int8)
         with torch.cuda.stream(stream):
             out = attn_mlir.attention(q, k, v, **call)
         stream.synchronize()
         o, lse = out if options.get("return_lse") else (out, None)
-        ref_o, ref_lse = reference(torch, q, k, v, torch.float64, **options)
-        naive_o, naive_lse = reference(torch, q, k, v, dt, **options)
+        masks = {name: call[name] for name in ("attn_mask", "block_mask") if name in call}
+        ref_o, ref_lse = reference(torch, q, k, v, torch.float64, **dict(options, **masks))
+        naive_o, naive_lse = reference(torch, q, k, v, dt, **dict(options, **masks))
         bound = 2 * max(relative_error(naive_o, ref_o), 5e-6)
         errors = [("O", relative_error(o, ref_o), bound)]
         if lse is not None:

@@ -6,11 +6,15 @@ import pytest
 import attn_mlir
 
 
-def reference(q, k, v, causal=False, scale=None, window=None, softcap=None, key_lengths=None):
+def reference(q, k, v, causal=False, scale=None, window=None, softcap=None, key_lengths=None,
+              mask=None, block_mask=None, block_size=None):
     """float64 attention with attn.attention's semantics (causal and window
-    bottom-right aligned, to each sequence's key length when given); returns
-    O and the natural log-sum-exp."""
+    bottom-right aligned, to each sequence's key length when given; a bool
+    mask keeps scores, a float one is added; a block mask's 0 hides its
+    block, its 2 drops the mask there); returns O and the natural
+    log-sum-exp."""
     if key_lengths is not None:
+        assert mask is None and block_mask is None, "not sliced per sequence here"
         parts = [reference(q[b:b + 1], k[b:b + 1, :, :max(0, min(int(n), k.shape[2]))],
                            v[b:b + 1, :, :max(0, min(int(n), k.shape[2]))],
                            causal, scale or 1 / np.sqrt(q.shape[3]), window, softcap)
@@ -28,11 +32,23 @@ def reference(q, k, v, causal=False, scale=None, window=None, softcap=None, key_
         s = softcap * np.tanh(s / softcap)
     rows = np.arange(sq)[:, None] + sk - sq
     keys = np.arange(sk)[None, :]
-    visible = np.ones((sq, sk), bool)
+    visible = np.ones(s.shape, bool)
     if causal:
         visible &= keys <= rows
     if window:
         visible &= (keys >= rows - window[0]) & (keys <= rows + window[1])
+    blocks = np.ones(s.shape)  # partial everywhere without a block mask
+    if block_mask is not None:
+        rows_per_block, keys_per_block = block_size
+        blocks = np.asarray(block_mask).reshape((1,) * (4 - np.ndim(block_mask)) + np.shape(block_mask))
+        blocks = np.repeat(np.repeat(blocks, rows_per_block, 2), keys_per_block, 3)[:, :, :sq, :sk]
+        visible &= blocks != 0
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype == bool:
+            visible &= mask | (blocks == 2)
+        else:
+            s = s + np.where(blocks == 2, 0, mask.astype(np.float64))
     s = np.where(visible, s, -np.inf)
     m = s.max(axis=-1, keepdims=True)
     m = np.where(np.isinf(m), 0, m)
@@ -203,3 +219,114 @@ def test_key_lengths_bad_input_raises():
     tq = torch.from_numpy(q)
     with pytest.raises(ValueError, match="torch tensor of integers"):
         attn_mlir.attention(tq, tq, tq, key_lengths=[1, 2])
+
+
+def assert_matches(o, lse, ref_o, ref_lse, tolerance=1e-5):
+    assert rel_l2(o, ref_o) < tolerance
+    finite = np.isfinite(ref_lse)
+    assert np.array_equal(np.isfinite(lse), finite)
+    assert rel_l2(lse[finite], ref_lse[finite]) < 1e-5
+
+
+def mask_of(kind, shape, seed=1):
+    """A bool mask keeping about 70% of the scores, or an additive one."""
+    rng = np.random.default_rng(seed)
+    if kind == "bool":
+        return rng.random(shape) < 0.7
+    return (rng.standard_normal(shape) * 2).astype(kind)
+
+
+@pytest.mark.parametrize("kind,shape,options", [
+    ("bool", (2, 1, 24, 40), {}),
+    ("bool", (2, 4, 24, 40), {"causal": True}),
+    ("float32", (24, 40), {"softcap": 3.0}),
+    ("float16", (1, 4, 24, 40), {"window": (9, 3)}),
+    ("bool", (2, 1, 1, 40), {}),  # a key padding mask, broadcast over rows
+    ("float64", (2, 1, 24, 1), {}),  # taken as float32; one bias per row
+])
+def test_attn_mask(kind, shape, options):
+    """SDPA's attn_mask: bool keeps scores, floats are added; broadcast over
+    batch, heads, rows or keys."""
+    q, k, v = inputs(2, 4, 2, 24, 40, 16, 8)
+    mask = mask_of(kind, shape)
+    o, lse = attn_mlir.attention(q, k, v, mask, enable_gqa=True, return_lse=True, **options)
+    ref_o, ref_lse = reference(q, k, v, mask=np.broadcast_to(mask, (2, 4, 24, 40)), **options)
+    assert_matches(o, lse, ref_o, ref_lse)
+
+
+def test_attn_mask_hiding_a_whole_row():
+    """A row that sees no key gives O = 0 and LSE = -inf (SDPA: NaN)."""
+    q, k, v = inputs(1, 2, 2, 8, 16, 16, 16)
+    mask = np.ones((1, 1, 8, 16), bool)
+    mask[0, 0, 3] = False
+    o, lse = attn_mlir.attention(q, k, v, mask, return_lse=True)
+    assert np.all(o[:, :, 3] == 0) and np.all(np.isneginf(lse[:, :, 3]))
+    assert_matches(o, lse, *reference(q, k, v, mask=mask))
+
+
+@pytest.mark.parametrize("blocks", [
+    [[1, 0, 2], [2, 1, 0]],  # [Nq, Nk], broadcast over batch and heads
+    [[[[0, 1, 2], [2, 2, 1]]], [[[1, 1, 0], [0, 0, 0]]]],  # [B, 1, Nq, Nk]: a sequence with empty rows
+])
+def test_block_mask(blocks):
+    """Empty blocks hide their scores, full ones drop the mask, partial ones
+    change nothing (FlexAttention's BlockMask)."""
+    q, k, v = inputs(2, 4, 2, 24, 40, 16, 8)
+    mask = mask_of("bool", (2, 1, 24, 40))
+    o, lse = attn_mlir.attention(q, k, v, mask, enable_gqa=True, return_lse=True,
+                                 block_mask=np.array(blocks), block_size=(16, 16))
+    ref_o, ref_lse = reference(q, k, v, mask=mask, block_mask=np.array(blocks), block_size=(16, 16))
+    assert_matches(o, lse, ref_o, ref_lse)
+    # Out-of-range values are partial blocks, not wrapped into empty or full ones.
+    wide = np.array(blocks) * 0 + 258
+    o = attn_mlir.attention(q, k, v, mask, enable_gqa=True, block_mask=wide, block_size=(16, 16))
+    assert rel_l2(o, reference(q, k, v, mask=mask)[0]) < 1e-5
+
+
+def test_masks_on_torch_cpu_tensors():
+    """bfloat16 Q, K, V with a bfloat16 additive mask, and a bool one with a
+    bool block mask, as torch tensors."""
+    torch = pytest.importorskip("torch")
+    q, k, v = inputs(1, 4, 2, 17, 29, 16, 16)
+    tq, tk, tv = (torch.from_numpy(x).bfloat16() for x in (q, k, v))
+    rounded = [x.float().numpy() for x in (tq, tk, tv)]
+    bias = torch.from_numpy(mask_of("float32", (17, 29))).bfloat16()
+    o = attn_mlir.attention(tq, tk, tv, bias, enable_gqa=True)
+    assert o.dtype == torch.bfloat16
+    assert rel_l2(o.float().numpy(), reference(*rounded, mask=bias.float().numpy())[0]) < 2e-2
+    keep = torch.from_numpy(mask_of("bool", (1, 1, 17, 29)))
+    blocks = torch.tensor([[True, False], [True, True]])
+    o = attn_mlir.attention(tq, tk, tv, keep, enable_gqa=True, block_mask=blocks, block_size=(16, 16))
+    ref_o, _ = reference(*rounded, mask=keep.numpy(), block_mask=blocks.numpy(), block_size=(16, 16))
+    assert rel_l2(o.float().numpy(), ref_o) < 2e-2
+
+
+def test_masks_bad_input_raises():
+    q, k, v = inputs(2, 4, 2, 8, 20, 8, 8)
+    with pytest.raises(ValueError, match=r"attn_mask of shape \(3, 1, 8, 20\) must be broadcastable "
+                                         r"to \[B, Hq, Sq, Sk\] = \[2, 4, 8, 20\]"):
+        attn_mlir.attention(q, k, v, np.ones((3, 1, 8, 20), bool), enable_gqa=True)
+    with pytest.raises(ValueError, match="must be broadcastable"):
+        attn_mlir.attention(q, k, v, np.ones((20,), bool), enable_gqa=True)
+    with pytest.raises(ValueError, match="attn_mask is int64: attn_mlir takes a bool mask"):
+        attn_mlir.attention(q, k, v, np.ones((8, 20), np.int64), enable_gqa=True)
+    with pytest.raises(ValueError, match="needs both block_mask and block_size"):
+        attn_mlir.attention(q, k, v, enable_gqa=True, block_mask=np.ones((1, 2), np.int8))
+    with pytest.raises(ValueError, match=r"block_mask of shape \(2, 2\) must be \[B or 1, Hq or 1, "
+                                         r"ceil\(Sq / 8\), ceil\(Sk / 16\)\] = \[2 or 1, 4 or 1, 1, 2\]"):
+        attn_mlir.attention(q, k, v, enable_gqa=True, block_mask=np.ones((2, 2), np.int8),
+                            block_size=(8, 16))
+    with pytest.raises(ValueError, match="block_size must be two positive sizes"):
+        attn_mlir.attention(q, k, v, enable_gqa=True, block_mask=np.ones((1, 1), np.int8),
+                            block_size=(0, 16))
+    with pytest.raises(ValueError, match="block_mask must hold integers or booleans"):
+        attn_mlir.attention(q, k, v, enable_gqa=True, block_mask=np.ones((1, 2)), block_size=(8, 16))
+    torch = pytest.importorskip("torch")
+    tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
+    with pytest.raises(ValueError, match="attn_mask must be a torch tensor of bool or floating point"):
+        attn_mlir.attention(tq, tk, tv, np.ones((8, 20), bool), enable_gqa=True)
+    with pytest.raises(ValueError, match="attn_mask must be a torch tensor of bool or floating point"):
+        attn_mlir.attention(tq, tk, tv, torch.ones(8, 20, dtype=torch.int32), enable_gqa=True)
+    with pytest.raises(ValueError, match="block_mask must be a torch tensor of integers or booleans"):
+        attn_mlir.attention(tq, tk, tv, enable_gqa=True, block_mask=torch.ones(1, 2),
+                            block_size=(8, 16))

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 import attn_mlir
+from attn_mlir._spec import Spec, make_spec
 
 H100 = dict(chip="sm_90", sms=132, smem_per_block=232448)
 
@@ -35,6 +36,32 @@ def test_precompile_with_key_lengths():
     params = kernel["params"]
     assert [p["name"] for p in params] == ["Q", "K", "V", "O", "key_lengths"]
     assert params[-1]["type"] == "i32" and params[-1]["shape"] == [4]
+
+
+def test_precompile_with_masks():
+    """The mask and the block mask are parameters of their types and
+    shapes (size-1 dimensions broadcast), and a saved bundle's description
+    of them reads back as the same attention."""
+    manifest = json.loads(attn_mlir.precompile(
+        (2, 8, 100, 64), (2, 2, 300, 64), (2, 2, 300, 64), "float16", enable_gqa=True,
+        attn_mask=((2, 1, 100, 300), "bool"), block_mask=(2, 3), block_size=(64, 128), **H100))
+    params = {p["name"]: p for p in manifest["kernels"][0]["params"]}
+    assert (params["mask"]["type"], params["mask"]["shape"]) == ("i1", [2, 1, 100, 300])
+    assert (params["block_mask"]["type"], params["block_mask"]["shape"]) == ("i8", [1, 1, 2, 3])
+    manifest = json.loads(attn_mlir.precompile(
+        (2, 8, 100, 64), (2, 8, 300, 64), (2, 8, 300, 64), "bfloat16",
+        attn_mask=((100, 300), "float32"), **H100))
+    params = {p["name"]: p for p in manifest["kernels"][0]["params"]}
+    assert (params["mask"]["type"], params["mask"]["shape"]) == ("f32", [1, 1, 100, 300])
+    spec = make_spec((2, 8, 100, 64), (2, 2, 300, 64), (2, 2, 300, 64), "float16", causal=False,
+                     scale=None, window=None, softcap=None, enable_gqa=True, return_lse=False,
+                     attn_mask=((8, 100, 300), "float16"), block_mask=(2, 1, 2, 3),
+                     block_size=(64, 128))
+    assert Spec.from_json(json.loads(json.dumps(spec._asdict()))) == spec
+    # A bundle saved before masks existed has no mask fields.
+    fields = {name: value for name, value in spec._asdict().items()
+              if not name.startswith(("mask", "block"))}
+    assert Spec.from_json(fields).mask_dtype is None
 
 
 def test_precompile_errors():

@@ -37,11 +37,19 @@ struct AttentionSpec {
   std::optional<std::pair<int64_t, int64_t>> window;
   std::optional<float> scale;
   std::optional<float> softcap;
-  /// The mask operand, [B, 1, Sq, Sk] (broadcast over heads).
+  /// The mask operand, [B or 1, Hq or 1, Sq, Sk]: i1 when boolean, of
+  /// `additiveMaskType` (f16, bf16 or f32) when additive.
   MaskKind mask = MaskKind::None;
-  /// A block mask of blocks of (rows, keys), [B, Hq, ceil(Sq / rows),
-  /// ceil(Sk / keys)] i8.
+  std::string additiveMaskType = "f32";
+  /// Whether the mask has a slice per sequence (B) and per query head (Hq),
+  /// or one that broadcasts (1).
+  bool maskPerSequence = true;
+  bool maskPerHead = false;
+  /// A block mask of blocks of (rows, keys), [B or 1, Hq or 1,
+  /// ceil(Sq / rows), ceil(Sk / keys)] i8.
   std::optional<std::pair<int64_t, int64_t>> blockMask;
+  bool blockMaskPerSequence = true;
+  bool blockMaskPerHead = true;
   /// A key_lengths operand [B] i32: each sequence attends to its own first
   /// keys (the values are run-time data).
   bool keyLengths = false;
