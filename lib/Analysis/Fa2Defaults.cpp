@@ -82,14 +82,62 @@ llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2SplitKvCandidates(int64_t headDim) {
   return {};
 }
 
-std::optional<Fa2Tiling> mlir::attn::defaultFa2Tiling(
-    int64_t headDim, int64_t valueDim, int64_t elementBytes,
-    std::optional<int64_t> sharedMemoryPerBlock, ScoreWork work, bool splitKv) {
+std::optional<int64_t> mlir::attn::fa2NestedSide(int64_t side, int64_t limit) {
+  for (int64_t size = std::min(side, limit) / 16 * 16; size > 0; size -= 16)
+    if (side % size == 0)
+      return size;
+  return std::nullopt;
+}
+
+llvm::SmallVector<Fa2Tiling>
+mlir::attn::fa2Tilings(int64_t headDim, bool splitKv, MaskBlocks blocks) {
+  llvm::ArrayRef<Fa2Tiling> table =
+      splitKv ? fa2SplitKvCandidates(headDim) : fa2Candidates(headDim);
+  if (!blocks)
+    return llvm::SmallVector<Fa2Tiling>(table);
+  llvm::SmallVector<Fa2Tiling> nested;
+  // `from` cut down to rows x keys, unless a warp would own more rows than
+  // in `from` (beyond what the register model was calibrated on: 48 x 16
+  // with one warp spilled on sm_80 with a mask, estimated at 244).
+  auto add = [&](const Fa2Tiling &from, int64_t rows, int64_t keys) {
+    Fa2Tiling tiling = from;
+    tiling.blockM = rows;
+    tiling.blockN = keys;
+    while (tiling.blockM % (16 * tiling.warps))
+      tiling.warps /= 2;
+    if (tiling.blockM * from.warps <= from.blockM * tiling.warps &&
+        !llvm::is_contained(nested, tiling))
+      nested.push_back(tiling);
+  };
+  // The table's tilings cut down to the blocks, then smaller nested sides of
+  // each (blocks of 48 rows: 16 rows a tile, one warp), largest first.
+  for (const Fa2Tiling &tiling : table) {
+    std::optional<int64_t> rows = fa2NestedSide(blocks->first, tiling.blockM);
+    std::optional<int64_t> keys = fa2NestedSide(blocks->second, tiling.blockN);
+    if (!rows || !keys)
+      return {};
+    add(tiling, *rows, *keys);
+  }
+  for (const Fa2Tiling &tiling : table)
+    for (std::optional<int64_t> rows =
+             fa2NestedSide(blocks->first, tiling.blockM);
+         rows; rows = fa2NestedSide(blocks->first, *rows - 16))
+      for (std::optional<int64_t> keys =
+               fa2NestedSide(blocks->second, tiling.blockN);
+           keys; keys = fa2NestedSide(blocks->second, *keys - 16))
+        add(tiling, *rows, *keys);
+  return nested;
+}
+
+std::optional<Fa2Tiling>
+mlir::attn::defaultFa2Tiling(int64_t headDim, int64_t valueDim,
+                             int64_t elementBytes,
+                             std::optional<int64_t> sharedMemoryPerBlock,
+                             ScoreWork work, bool splitKv, MaskBlocks blocks) {
   int64_t widest = std::max(headDim, valueDim);
   if (widest < 1)
     return std::nullopt;
-  for (const Fa2Tiling &tiling :
-       splitKv ? fa2SplitKvCandidates(widest) : fa2Candidates(widest)) {
+  for (const Fa2Tiling &tiling : fa2Tilings(widest, splitKv, blocks)) {
     if (sharedMemoryPerBlock &&
         fa2SharedMemoryBytes(tiling, headDim, valueDim, elementBytes) >
             *sharedMemoryPerBlock)

@@ -101,12 +101,11 @@ std::optional<Fa2Tiling>
 mlir::attn::selectFa2Tiling(int64_t headDim, int64_t valueDim,
                             int64_t elementBytes, const GpuLimits &limits,
                             std::optional<Fa2Misfit> *lastMisfit,
-                            ScoreWork work, bool splitKv) {
+                            ScoreWork work, bool splitKv, MaskBlocks blocks) {
   if (lastMisfit)
     *lastMisfit = std::nullopt;
   int64_t widest = std::max(headDim, valueDim);
-  for (const Fa2Tiling &candidate :
-       splitKv ? fa2SplitKvCandidates(widest) : fa2Candidates(widest)) {
+  for (const Fa2Tiling &candidate : fa2Tilings(widest, splitKv, blocks)) {
     for (int64_t stages : {candidate.stages, int64_t(1)}) {
       Fa2Tiling tiling = candidate;
       tiling.stages = stages;
@@ -174,11 +173,10 @@ int64_t mlir::attn::leanCtaCount(int64_t leanTiles, int64_t residentCtas,
   return std::max<int64_t>(ctas, 1);
 }
 
-std::optional<KvPartitionChoice>
-mlir::attn::chooseKvPartition(MLIRContext *context,
-                              const AttentionProblem &problem,
-                              const Fa2Tiling &tiling, const GpuLimits &limits,
-                              int64_t elementBytes, ScoreWork work, bool lean) {
+std::optional<KvPartitionChoice> mlir::attn::chooseKvPartition(
+    MLIRContext *context, const AttentionProblem &problem,
+    const Fa2Tiling &tiling, const GpuLimits &limits, int64_t elementBytes,
+    ScoreWork work, bool lean, MaskBlocks blocks) {
   if (ShapedType::isDynamic(problem.queryLen))
     return std::nullopt;
   int64_t waveSlots = 2 * limits.sms;
@@ -202,7 +200,7 @@ mlir::attn::chooseKvPartition(MLIRContext *context,
   // merge partials: split-KV's tiles.
   std::optional<Fa2Tiling> splitTiling =
       selectFa2Tiling(problem.headDim, problem.valueDim, elementBytes, limits,
-                      nullptr, work, /*splitKv=*/true);
+                      nullptr, work, /*splitKv=*/true, blocks);
   if (!splitTiling)
     return std::nullopt;
   splitTiling->packedHeads = tiling.packedHeads;

@@ -17,13 +17,11 @@ using namespace mlir;
 using namespace mlir::attn;
 
 /// The tile side for a block mask's `side` and FlashAttention-2's `limit`:
-/// the largest divisor of `side` not above `limit` that is a multiple of 16
-/// (a side #attn.fa2 tiles, and so split-KV, Lean and the GPU, can take),
-/// else the largest divisor.
+/// fa2NestedSide (a side #attn.fa2 tiles, and so split-KV, Lean and the GPU,
+/// can take), else the largest divisor of `side` not above `limit`.
 static int64_t nestedTileSide(int64_t side, int64_t limit) {
-  for (int64_t size = std::min(side, limit) / 16 * 16; size > 0; size -= 16)
-    if (side % size == 0)
-      return size;
+  if (std::optional<int64_t> size = fa2NestedSide(side, limit))
+    return *size;
   for (int64_t size = std::min(side, limit); size > 1; --size)
     if (side % size == 0)
       return size;

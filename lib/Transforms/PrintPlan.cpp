@@ -149,13 +149,15 @@ struct AttnPrintPlanPass
     } else {
       // What attn-select-schedule will pin: the first of FlashAttention-2's
       // tilings whose CTA fits the target's shared memory and registers.
-      tiling = target
-                   ? selectFa2Tiling(problem->headDim, problem->valueDim,
-                                     elementBytes, gpuLimits(target), nullptr,
-                                     scoreWorkOf(op), op.splitsKeyValues())
-                   : defaultFa2Tiling(problem->headDim, problem->valueDim,
-                                      elementBytes, std::nullopt,
-                                      scoreWorkOf(op), op.splitsKeyValues());
+      tiling =
+          target
+              ? selectFa2Tiling(problem->headDim, problem->valueDim,
+                                elementBytes, gpuLimits(target), nullptr,
+                                scoreWorkOf(op), op.splitsKeyValues(),
+                                op.getBlockMaskBlock())
+              : defaultFa2Tiling(problem->headDim, problem->valueDim,
+                                 elementBytes, std::nullopt, scoreWorkOf(op),
+                                 op.splitsKeyValues(), op.getBlockMaskBlock());
       origin = describeDefaultTiling(op);
       if (target)
         origin += " on " + target.getChip().str();
@@ -209,9 +211,9 @@ struct AttnPrintPlanPass
       // What attn-to-ptx compiles by default for unpinned tiles.
       std::optional<KvPartitionChoice> split;
       if (target && tiling && !op.getTilesAttr())
-        split = chooseKvPartition(op.getContext(), *problem, *tiling,
-                                  gpuLimits(target), elementBytes,
-                                  scoreWorkOf(op), /*lean=*/false);
+        split = chooseKvPartition(
+            op.getContext(), *problem, *tiling, gpuLimits(target), elementBytes,
+            scoreWorkOf(op), /*lean=*/false, op.getBlockMaskBlock());
       if (split)
         remark << "; attn-to-ptx splits it (FlashAttention-2's rule, "
                   "split-KV by default): "

@@ -115,8 +115,16 @@ struct AttnSelectSchedulePass
       // split-KV's tiles.
       std::optional<Fa2Tiling> selected =
           selectFa2Tiling(headDim, valueDim, elementBytes, limits, &lastMisfit,
-                          scoreWorkOf(op), splitKernel);
+                          scoreWorkOf(op), splitKernel, op.getBlockMaskBlock());
       if (!selected) {
+        MaskBlocks blocks = op.getBlockMaskBlock();
+        if (!lastMisfit && blocks &&
+            std::max(headDim, valueDim) <= kFa2MaxHeadDim)
+          return op.emitError()
+                 << "no FlashAttention-2 tiling nests in the block mask's "
+                 << blocks->first << "x" << blocks->second
+                 << " blocks: the sides of tiles are multiples of 16, so a "
+                    "block's must be too (or run on the CPU, attn-to-cpu)";
         if (!lastMisfit)
           return op.emitError()
                  << "no FlashAttention-2 tiling for a head dimension of "
@@ -174,7 +182,7 @@ struct AttnSelectSchedulePass
       return;
     std::optional<KvPartitionChoice> choice = chooseKvPartition(
         op.getContext(), *problem, tiling, limits, elementBytes,
-        scoreWorkOf(op), lean && !op.hasKeyLengths());
+        scoreWorkOf(op), lean && !op.hasKeyLengths(), op.getBlockMaskBlock());
     if (!choice)
       return;
     op.setTilesAttr(fa2TilesAttrOf(op.getContext(), choice->tiling));

@@ -48,6 +48,9 @@ CASES = {
                               block_mask=(2, 8, 4, 8), block_size=(128, 128))),
     "additive_mask": (1, 4, 4, 256, 700, 64, 64, "float16",
                       dict(causal=True, attn_mask=((256, 700), "bfloat16"))),
+    # Blocks smaller than the table's tiles: 16 x 48 tiles of one warp.
+    "small_blocks": (2, 4, 4, 300, 500, 64, 64, "float16",
+                     dict(causal=True, block_mask=(1, 4, 7, 11), block_size=(48, 48))),
 }
 
 

@@ -376,3 +376,32 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_pe
     return %r : tensor<1x2x4096x256xbf16>
   }
 }
+
+// -----
+
+// Tiles nest in a block mask's blocks (each tile reads one element of it):
+// 32 x 48 blocks cut D = 64's 128 x 128 with 4 warps down to 32 x 48 with 2
+// (16 rows a warp, as many as the table's 128 x 128 with 8 warps had at
+// most); a decode's split-KV tiles nest too.
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  // CHECK-LABEL: func.func @block_mask_sm90
+  // CHECK-NOT: partition
+  // CHECK: tiles = #attn.fa2<block_m = 32, block_n = 48, warps = 2, stages = 2>
+  func.func @block_mask_sm90(%q: tensor<4x16x1024x64xbf16>, %bm: tensor<4x16x32x22xi8>, %o: tensor<4x16x1024x64xbf16>) -> tensor<4x16x1024x64xbf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<4x16x1024x64xbf16>, tensor<4x16x1024x64xbf16>, tensor<4x16x1024x64xbf16>)
+        block_mask(%bm : tensor<4x16x32x22xi8> blocks [32, 48])
+        outs(%o : tensor<4x16x1024x64xbf16>) -> tensor<4x16x1024x64xbf16>
+    return %r : tensor<4x16x1024x64xbf16>
+  }
+  // CHECK-LABEL: func.func @block_mask_decode_sm90
+  // SPLIT: partition = #attn.split_kv<splits = {{[0-9]+}}>, tiles = #attn.fa2<block_m = 16, block_n = 32, warps = 1, stages = 2>
+  // PLAN: tiles: #attn.fa2<block_m = 16, block_n = 32, warps = 1, stages = 2> (FlashAttention-2's default for D=128 on sm_90a)
+  // PLAN: attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = {{[0-9]+}}> over #attn.fa2<block_m = 16, block_n = 32, warps = 1, stages = 2>
+  func.func @block_mask_decode_sm90(%q: tensor<1x8x1x128xbf16>, %k: tensor<1x8x8192x128xbf16>, %bm: tensor<1x8x1x256xi8>, %o: tensor<1x8x1x128xbf16>) -> tensor<1x8x1x128xbf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<1x8x1x128xbf16>, tensor<1x8x8192x128xbf16>, tensor<1x8x8192x128xbf16>)
+        block_mask(%bm : tensor<1x8x1x256xi8> blocks [16, 32])
+        outs(%o : tensor<1x8x1x128xbf16>) -> tensor<1x8x1x128xbf16>
+    return %r : tensor<1x8x1x128xbf16>
+  }
+}

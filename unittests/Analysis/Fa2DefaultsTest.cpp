@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 
 using namespace mlir::attn;
+using llvm::SmallVector;
 
 namespace {
 
@@ -148,3 +149,45 @@ TEST(Fa2Defaults, SplitKvCandidatesHave64RowBlocks) {
   EXPECT_TRUE(fa2SplitKvCandidates(257).empty());
 }
 
+TEST(Fa2Defaults, NestedSideIsTheLargestMultipleOf16ThatDivides) {
+  EXPECT_EQ(fa2NestedSide(128, 64), 64);
+  EXPECT_EQ(fa2NestedSide(48, 128), 48);
+  EXPECT_EQ(fa2NestedSide(80, 64), 16);
+  EXPECT_EQ(fa2NestedSide(96, 64), 48);
+  EXPECT_EQ(fa2NestedSide(16, 8), std::nullopt);
+  EXPECT_EQ(fa2NestedSide(100, 128), std::nullopt);
+}
+
+// Tiles nest in a block mask's blocks: the table cut down to them, warps
+// halved until each owns whole m16 row tiles, never more rows a warp than
+// the table's tiling had; none when a side is not a multiple of 16.
+TEST(Fa2Defaults, TilingsNestInBlockMaskBlocks) {
+  EXPECT_EQ(fa2Tilings(64, false, std::nullopt),
+            SmallVector<Fa2Tiling>(fa2Candidates(64)));
+  SmallVector<Fa2Tiling> blocks32 = fa2Tilings(64, false, {{32, 32}});
+  EXPECT_EQ(blocks32.front(), (Fa2Tiling{32, 32, 2, 2}));
+  SmallVector<Fa2Tiling> blocks256 = fa2Tilings(128, false, {{256, 256}});
+  EXPECT_EQ(
+      SmallVector<Fa2Tiling>(blocks256.begin(),
+                             blocks256.begin() + fa2Candidates(128).size()),
+      SmallVector<Fa2Tiling>(fa2Candidates(128)));
+  // 48 rows: one warp would own 48 rows (the table's own at most 32), so
+  // 16-row tiles; keys cut to 16 from 64 (80 = 5 x 16).
+  EXPECT_EQ(fa2Tilings(128, false, {{48, 80}}).front(),
+            (Fa2Tiling{16, 16, 1, 2}));
+  EXPECT_EQ(fa2Tilings(64, false, {{48, 80}}).front(),
+            (Fa2Tiling{16, 80, 1, 2}));
+  for (auto [d, splitKv] :
+       {std::pair(64, false), std::pair(128, true), std::pair(256, false)})
+    for (const Fa2Tiling &tiling : fa2Tilings(d, splitKv, {{96, 64}})) {
+      EXPECT_EQ(96 % tiling.blockM, 0);
+      EXPECT_EQ(64 % tiling.blockN, 0);
+      EXPECT_EQ(tiling.blockM % (16 * tiling.warps), 0);
+      EXPECT_EQ(llvm::count(fa2Tilings(d, splitKv, {{96, 64}}), tiling), 1);
+    }
+  EXPECT_TRUE(fa2Tilings(64, false, {{100, 64}}).empty());
+  EXPECT_TRUE(fa2Tilings(64, false, {{64, 8}}).empty());
+  // The defaults take them: 32 x 32 blocks give 32 x 32 tiles of 2 warps.
+  EXPECT_EQ(defaultFa2Tiling(64, 64, 2, std::nullopt, {}, false, {{32, 32}}),
+            (Fa2Tiling{32, 32, 2, 2}));
+}

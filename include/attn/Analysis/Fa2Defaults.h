@@ -14,9 +14,11 @@
 #define ATTN_ANALYSIS_FA2DEFAULTS_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 namespace mlir::attn {
 
@@ -122,18 +124,39 @@ llvm::ArrayRef<Fa2Tiling> fa2Candidates(int64_t headDim);
 /// 64 x 64 in a causal D = 256 one.
 llvm::ArrayRef<Fa2Tiling> fa2SplitKvCandidates(int64_t headDim);
 
+/// The rows and keys of a block mask's blocks (attn.attention's
+/// block_mask), in which a tiling's tiles must nest; std::nullopt without a
+/// block mask.
+using MaskBlocks = std::optional<std::pair<int64_t, int64_t>>;
+
+/// The largest multiple of 16 (the unit of #attn.fa2's sides) that divides
+/// `side` and is at most `limit`; std::nullopt when there is none (`side` is
+/// not a multiple of 16).
+std::optional<int64_t> fa2NestedSide(int64_t side, int64_t limit);
+
+/// fa2Candidates(headDim) (fa2SplitKvCandidates for a kernel that splits
+/// the keys and values), preferred first, each nested in `blocks` when
+/// given: block_m and block_n lowered to fa2NestedSide of the blocks' rows
+/// and keys, and warps halved until each owns a multiple of 16 rows, without
+/// repeats. Empty when a block's side is not a multiple of 16 (no #attn.fa2
+/// tiling nests in it).
+llvm::SmallVector<Fa2Tiling> fa2Tilings(int64_t headDim, bool splitKv,
+                                        MaskBlocks blocks);
+
 /// FlashAttention-2's tiling for `headDim`, the largest of its table
 /// (fa2SplitKvCandidates' for a kernel that splits the keys and values:
-/// split-KV of several splits, Lean) that fits `sharedMemoryPerBlock` bytes
+/// split-KV of several splits, Lean; nested in `blocks`: fa2Tilings) that
+/// fits `sharedMemoryPerBlock` bytes
 /// when that is given and kMaxRegistersPerThread (fa2RegistersPerThread
 /// with `work`), as attn-select-schedule's choice for a target does: without
 /// the register test, D = 128 took 128 x 64 tiles with 4 warps, which ptxas
-/// 13.0 spilled (124 bytes on sm_90a, causal). std::nullopt when the head dimension is beyond
-/// the table (> 256) or nothing fits.
+/// 13.0 spilled (124 bytes on sm_90a, causal). std::nullopt when the head
+/// dimension is beyond the table (> 256) or nothing fits.
 std::optional<Fa2Tiling>
 defaultFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
                  std::optional<int64_t> sharedMemoryPerBlock,
-                 ScoreWork work = {}, bool splitKv = false);
+                 ScoreWork work = {}, bool splitKv = false,
+                 MaskBlocks blocks = std::nullopt);
 
 } // namespace mlir::attn
 

@@ -127,16 +127,17 @@ std::optional<Fa2Misfit> findFa2Misfit(const Fa2Resources &resources,
                                        const GpuLimits &limits);
 
 /// The tiling schedule selection attaches: the first of
-/// fa2Candidates(max(headDim, valueDim)) (fa2SplitKvCandidates for a
-/// split-KV kernel), each tried with its own stages and
-/// then with one, that fits `limits`. std::nullopt when none does (or the head
-/// dimension is beyond the table); `lastMisfit` then says why the last (the
-/// smallest) candidate did not fit, when there was one.
+/// fa2Tilings(max(headDim, valueDim), splitKv, blocks) (FlashAttention-2's
+/// table, nested in the block mask's blocks), each tried with its own stages
+/// and then with one, that fits `limits`. std::nullopt when none does (or the
+/// head dimension is beyond the table); `lastMisfit` then says why the last
+/// (the smallest) candidate did not fit, when there was one.
 std::optional<Fa2Tiling>
 selectFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
                 const GpuLimits &limits,
                 std::optional<Fa2Misfit> *lastMisfit = nullptr,
-                ScoreWork work = {}, bool splitKv = false);
+                ScoreWork work = {}, bool splitKv = false,
+                MaskBlocks blocks = std::nullopt);
 
 /// FlashAttention-2's number of key/value splits (flash-decoding),
 /// `num_splits_heuristic` of its flash_api.cpp, in exact integer arithmetic:
@@ -174,7 +175,8 @@ struct KvPartitionChoice {
 /// FlashAttention-2 tiles `tiling` it chose: nothing when
 /// FlashAttention-2's rule keeps one split over the CTAs `tiling` gives
 /// (fa2SplitKvSplits, 2 x SMs slots); else split-KV over split-KV's tiles
-/// (selectFa2Tiling with splitKv, same packing), its splits counted over
+/// (selectFa2Tiling with splitKv, nested in the block mask's `blocks`, same
+/// packing), its splits counted over
 /// them, or with `lean` Lean attention over leanCtaCount's CTAs with
 /// `tiling`. The one rule the pass and the plan report share.
 ///
@@ -187,7 +189,8 @@ struct KvPartitionChoice {
 std::optional<KvPartitionChoice>
 chooseKvPartition(MLIRContext *context, const AttentionProblem &problem,
                   const Fa2Tiling &tiling, const GpuLimits &limits,
-                  int64_t elementBytes, ScoreWork work, bool lean);
+                  int64_t elementBytes, ScoreWork work, bool lean,
+                  MaskBlocks blocks);
 
 } // namespace mlir::attn
 

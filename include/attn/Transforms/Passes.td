@@ -165,6 +165,17 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     with 8 warps for D = 256 (one stage, the table's: with two, ptxas spilled
     on sm_90a).
 
+    With a block mask of `Bq` x `Bk` blocks, each tiling is first cut down
+    to nest in them (each tile reads one element of the block mask):
+    block_m and block_n become the largest multiples of 16 at most their
+    own that divide `Bq` and `Bk`, warps are halved until each owns whole
+    16-row slices, and a cut that leaves a warp more rows than the table's
+    tiling gave it (outside the register model's calibration) is skipped;
+    then smaller nested sides follow (`fa2Tilings`). 32 x 32 blocks at
+    D = 64 give 32 x 32 with 2 warps, 48 x 80 blocks 16 x 80 with 1. Blocks
+    whose sides are not multiples of 16 are an error (no `#attn.fa2` tiling
+    nests in them; the CPU's decomposition takes them).
+
     GQA packing (`packed_heads` = Hq / Hkv, FlashAttention-3's rule): when
     the real rows fill less than 90% of what they fill packed, that is
     Sq / (ceil(Sq / block_m) block_m) < 0.9 x g Sq / (ceil(g Sq / block_m)

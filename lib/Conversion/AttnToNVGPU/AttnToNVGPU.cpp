@@ -147,7 +147,7 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
           ? fa2TilingOf(op.getTilesAttr())
           : defaultFa2Tiling(problem->headDim, problem->valueDim,
                              /*elementBytes=*/2, std::nullopt, scoreWorkOf(op),
-                             op.splitsKeyValues());
+                             op.splitsKeyValues(), op.getBlockMaskBlock());
   if (!tiling)
     return op.emitError("attn-to-nvgpu: no FlashAttention-2 tiling fits D = ")
            << problem->headDim << ", Dv = " << problem->valueDim

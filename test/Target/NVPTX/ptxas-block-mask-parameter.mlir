@@ -4,7 +4,9 @@
 // prefill with a boolean mask operand too, run-time lengths with per-head
 // blocks and key lengths, and split-KV and Lean decode steps over a GQA
 // cache, each with the tiles attn-select-schedule chooses inside the
-// blocks.
+// blocks; and blocks smaller than the table's tiles: 32 x 32 (32 x 32 tiles,
+// 2 warps) at D = 128 and 48 x 80 (16 x 80, 1 warp) at D = 64, causal with a
+// boolean mask.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm90a --chip=sm_90a | FileCheck %s --check-prefix=COMPILE
@@ -17,13 +19,15 @@
 // RUN: FileCheck %s --check-prefix=NOSPILL --input-file=%t/sm80.log
 // RUN: FileCheck %s --check-prefix=NOSPILL --input-file=%t/sm90a.log
 
-// COMPILE: 4 kernel(s)
+// COMPILE: 6 kernel(s)
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
 // CHECK-DAG: Compiling entry function 'alibi_d96_attention0'
 // CHECK-DAG: Compiling entry function 'run_time_attention0'
 // CHECK-DAG: Compiling entry function 'decode_split_attention0'
 // CHECK-DAG: Compiling entry function 'decode_lean_attention0'
+// CHECK-DAG: Compiling entry function 'blocks_32x32_attention0'
+// CHECK-DAG: Compiling entry function 'blocks_48x80_attention0'
 
 // The attention names the blocks and not `block_mask` (which says that a
 // constant's values are in the module); the parameter is i8.
@@ -64,5 +68,13 @@ module {
   func.func @decode_lean(%q: tensor<1x32x1x128xbf16>, %k: tensor<1x8x4096x128xbf16>, %v: tensor<1x8x4096x128xbf16>, %bm: tensor<1x32x1x16xi8>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
     %r = attn.attention ins(%q, %k, %v : tensor<1x32x1x128xbf16>, tensor<1x8x4096x128xbf16>, tensor<1x8x4096x128xbf16>) block_mask(%bm : tensor<1x32x1x16xi8> blocks [64, 256]) outs(%o : tensor<1x32x1x128xbf16>) {partition = #attn.lean<ctas = 108>} -> tensor<1x32x1x128xbf16>
     return %r : tensor<1x32x1x128xbf16>
+  }
+  func.func @blocks_32x32(%q: tensor<2x8x1000x128xbf16>, %m: tensor<2x1x1000x1000xi1>, %bm: tensor<2x8x32x32xi8>, %o: tensor<2x8x1000x128xbf16>) -> tensor<2x8x1000x128xbf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<2x8x1000x128xbf16>, tensor<2x8x1000x128xbf16>, tensor<2x8x1000x128xbf16>) mask(%m : tensor<2x1x1000x1000xi1>) block_mask(%bm : tensor<2x8x32x32xi8> blocks [32, 32]) outs(%o : tensor<2x8x1000x128xbf16>) {causal} -> tensor<2x8x1000x128xbf16>
+    return %r : tensor<2x8x1000x128xbf16>
+  }
+  func.func @blocks_48x80(%q: tensor<2x8x1000x64xbf16>, %m: tensor<2x1x1000x1000xi1>, %bm: tensor<1x1x21x13xi8>, %o: tensor<2x8x1000x64xbf16>) -> tensor<2x8x1000x64xbf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<2x8x1000x64xbf16>, tensor<2x8x1000x64xbf16>, tensor<2x8x1000x64xbf16>) mask(%m : tensor<2x1x1000x1000xi1>) block_mask(%bm : tensor<1x1x21x13xi8> blocks [48, 80]) outs(%o : tensor<2x8x1000x64xbf16>) {causal} -> tensor<2x8x1000x64xbf16>
+    return %r : tensor<2x8x1000x64xbf16>
   }
 }
