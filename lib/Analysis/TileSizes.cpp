@@ -45,7 +45,10 @@ std::optional<TileSizes> mlir::attn::resolveTileSizes(AttentionOp op,
                          scoreWorkOf(op), op.splitsKeyValues());
     if (!tiling)
       return std::nullopt;
-    // Default tiles nest in the block mask's blocks.
+    // Default tiles nest in the block mask's blocks, by the CPU's rule, which
+    // takes any side (fa2Tilings, the GPU's, needs multiples of 16 and keeps
+    // warps to the table's rows each: 48 x 80 blocks at D = 128 give 48 x 16
+    // tiles here, 16 x 16 there).
     std::optional<std::pair<int64_t, int64_t>> maskBlock =
         op.getBlockMaskBlock();
     if (!blockM)
@@ -56,6 +59,18 @@ std::optional<TileSizes> mlir::attn::resolveTileSizes(AttentionOp op,
                          : tiling->blockN;
   }
   return TileSizes{blockM, blockN};
+}
+
+std::optional<std::string>
+mlir::attn::describeUnnestableBlocks(AttentionOp op) {
+  std::optional<std::pair<int64_t, int64_t>> blocks = op.getBlockMaskBlock();
+  if (!blocks || (blocks->first % 16 == 0 && blocks->second % 16 == 0))
+    return std::nullopt;
+  return llvm::formatv("no FlashAttention-2 tiling nests in the block mask's "
+                       "{0}x{1} blocks: the sides of tiles are multiples of "
+                       "16, so a block's must be too (the CPU takes any)",
+                       blocks->first, blocks->second)
+      .str();
 }
 
 std::string mlir::attn::describeDefaultTiling(AttentionOp op) {

@@ -127,6 +127,10 @@ llvm::Expected<AttentionSpec> toAttentionSpec(const AttnAttentionSpec &in) {
   spec.keyLengths = in.key_lengths;
   if (in.mask_dtype) {
     std::string type = in.mask_dtype;
+    if (!llvm::is_contained({"i1", "f16", "bf16", "f32"}, type))
+      return llvm::createStringError("mask_dtype must be i1, f16, bf16 or "
+                                     "f32, got '" +
+                                     type + "'");
     spec.mask = type == "i1" ? MaskKind::Boolean : MaskKind::Additive;
     if (spec.mask == MaskKind::Additive)
       spec.additiveMaskType = type;

@@ -166,7 +166,10 @@ struct AttnPrintPlanPass
         problem->packedHeads = tiling->packedHeads;
       }
     }
-    if (!tiling) {
+    std::optional<std::string> unnestable = describeUnnestableBlocks(op);
+    if (!tiling && unnestable) {
+      remark << "\n  tiles: " << *unnestable;
+    } else if (!tiling) {
       remark << "\n  tiles: none of FlashAttention-2's tilings fits";
       if (target)
         remark << " the shared memory and registers of " << target.getChip();

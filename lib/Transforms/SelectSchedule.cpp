@@ -18,6 +18,7 @@
 #include "attn/Analysis/DistributionCost.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
+#include "attn/Analysis/TileSizes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/Passes.h"
 
@@ -117,14 +118,9 @@ struct AttnSelectSchedulePass
           selectFa2Tiling(headDim, valueDim, elementBytes, limits, &lastMisfit,
                           scoreWorkOf(op), splitKernel, op.getBlockMaskBlock());
       if (!selected) {
-        MaskBlocks blocks = op.getBlockMaskBlock();
-        if (!lastMisfit && blocks &&
-            std::max(headDim, valueDim) <= kFa2MaxHeadDim)
-          return op.emitError()
-                 << "no FlashAttention-2 tiling nests in the block mask's "
-                 << blocks->first << "x" << blocks->second
-                 << " blocks: the sides of tiles are multiples of 16, so a "
-                    "block's must be too (or run on the CPU, attn-to-cpu)";
+        if (std::optional<std::string> unnestable =
+                describeUnnestableBlocks(op))
+          return op.emitError() << *unnestable;
         if (!lastMisfit)
           return op.emitError()
                  << "no FlashAttention-2 tiling for a head dimension of "

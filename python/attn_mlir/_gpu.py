@@ -138,7 +138,8 @@ def attention(spec, q, k, v, key_lengths=None, mask=None, block_mask=None):
     if spec.with_lse:
         lse = torch.empty(spec.lse_shape(), dtype=torch.float32, device=q.device)
         args["LSE"] = _view(lse, "f32")[1]
-    # The views must outlive the launch: they may be copies.
+    # Held until the launch is enqueued (a view may be a copy, made on the
+    # launch's stream, so the caching allocator keeps it until the kernel).
     views = []
     for name, tensor, dtype in (("key_lengths", key_lengths, "i32"),
                                 ("mask", mask, spec.mask_dtype),

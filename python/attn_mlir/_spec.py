@@ -8,8 +8,9 @@ from ._errors import CompilerError
 # Element type names of the compiler (attn.attention's f32, f16, bf16), by
 # the names NumPy and PyTorch give them.
 DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
-# A mask's: boolean (i1, a byte per element) or added to the score.
-MASK_DTYPE_NAMES = {"bool": "i1", **DTYPE_NAMES}
+# A mask's: boolean (i1, a byte per element) or added to the score
+# (float64 taken as float32, as attention() converts it).
+MASK_DTYPE_NAMES = {"bool": "i1", "float64": "f32", **DTYPE_NAMES}
 
 
 class Spec(NamedTuple):

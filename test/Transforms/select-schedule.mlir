@@ -381,13 +381,14 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_pe
 
 // Tiles nest in a block mask's blocks (each tile reads one element of it):
 // 32 x 48 blocks cut D = 64's 128 x 128 with 4 warps down to 32 x 48 with 2
-// (16 rows a warp, as many as the table's 128 x 128 with 8 warps had at
-// most); a decode's split-KV tiles nest too.
+// (16 rows a warp, no more than the 32 of 128 x 128 with 4); a decode's
+// split-KV tiles nest too.
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   // CHECK-LABEL: func.func @block_mask_sm90
   // CHECK-NOT: partition
   // CHECK: tiles = #attn.fa2<block_m = 32, block_n = 48, warps = 2, stages = 2>
+  // PLAN: tiles: #attn.fa2<block_m = 32, block_n = 48, warps = 2, stages = 2> (FlashAttention-2's default for D=64 on sm_90a)
   func.func @block_mask_sm90(%q: tensor<4x16x1024x64xbf16>, %bm: tensor<4x16x32x22xi8>, %o: tensor<4x16x1024x64xbf16>) -> tensor<4x16x1024x64xbf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<4x16x1024x64xbf16>, tensor<4x16x1024x64xbf16>, tensor<4x16x1024x64xbf16>)
         block_mask(%bm : tensor<4x16x32x22xi8> blocks [32, 48])

@@ -137,9 +137,11 @@ std::optional<int64_t> fa2NestedSide(int64_t side, int64_t limit);
 /// fa2Candidates(headDim) (fa2SplitKvCandidates for a kernel that splits
 /// the keys and values), preferred first, each nested in `blocks` when
 /// given: block_m and block_n lowered to fa2NestedSide of the blocks' rows
-/// and keys, and warps halved until each owns a multiple of 16 rows, without
+/// and keys, warps halved until each owns a multiple of 16 rows, skipped
+/// where a warp would own more rows than in the table's tiling; then, in the
+/// table's order, each one's smaller nested sides, largest first; without
 /// repeats. Empty when a block's side is not a multiple of 16 (no #attn.fa2
-/// tiling nests in it).
+/// tiling nests in it) or the head dimension is above kFa2MaxHeadDim.
 llvm::SmallVector<Fa2Tiling> fa2Tilings(int64_t headDim, bool splitKv,
                                         MaskBlocks blocks);
 

@@ -130,8 +130,9 @@ std::optional<Fa2Misfit> findFa2Misfit(const Fa2Resources &resources,
 /// fa2Tilings(max(headDim, valueDim), splitKv, blocks) (FlashAttention-2's
 /// table, nested in the block mask's blocks), each tried with its own stages
 /// and then with one, that fits `limits`. std::nullopt when none does (or the
-/// head dimension is beyond the table); `lastMisfit` then says why the last
-/// (the smallest) candidate did not fit, when there was one.
+/// head dimension is beyond the table, or nothing nests in the blocks);
+/// `lastMisfit` then says why the last candidate tried did not fit, when
+/// there was one.
 std::optional<Fa2Tiling>
 selectFa2Tiling(int64_t headDim, int64_t valueDim, int64_t elementBytes,
                 const GpuLimits &limits,

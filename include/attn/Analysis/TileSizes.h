@@ -40,6 +40,12 @@ std::optional<TileSizes> resolveTileSizes(AttentionOp op, int64_t blockM,
 /// for an op that splits keys and values.
 std::string describeDefaultTiling(AttentionOp op);
 
+/// Why no #attn.fa2 tiling (and so no GPU kernel, split-KV or Lean) nests in
+/// `op`'s block mask: its blocks' sides are not multiples of 16; std::nullopt
+/// when they are or there is no block mask. The message the GPU path's
+/// passes and the plan report give.
+std::optional<std::string> describeUnnestableBlocks(AttentionOp op);
+
 /// resolveTileSizes, with an error on `op` that says how to pin tiles when
 /// none apply, and one when the tiles do not nest in the block mask's
 /// blocks.

@@ -23,6 +23,7 @@
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
 #include "attn/Analysis/MaskGeometry.h"
+#include "attn/Analysis/TileSizes.h"
 #include "attn/Analysis/WorkAssignment.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/IndexArith.h"
@@ -148,12 +149,15 @@ FailureOr<KernelShape> analyse(AttentionOp op) {
           : defaultFa2Tiling(problem->headDim, problem->valueDim,
                              /*elementBytes=*/2, std::nullopt, scoreWorkOf(op),
                              op.splitsKeyValues(), op.getBlockMaskBlock());
-  if (!tiling)
+  if (!tiling) {
+    if (std::optional<std::string> unnestable = describeUnnestableBlocks(op))
+      return op.emitError("attn-to-nvgpu: ") << *unnestable;
     return op.emitError("attn-to-nvgpu: no FlashAttention-2 tiling fits D = ")
            << problem->headDim << ", Dv = " << problem->valueDim
            << " in the registers: pin one with the op's tiles attribute "
               "(#attn.fa2<block_m = ..., block_n = ..., warps = ..., stages = "
               "...>)";
+  }
   shape.blockM = tiling->blockM;
   shape.blockN = tiling->blockN;
   shape.warps = tiling->warps;

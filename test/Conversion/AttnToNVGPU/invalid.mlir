@@ -216,6 +216,18 @@ func.func @block_mask_straddled(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64x
 
 // -----
 
+// Without pinned tiles, the default ones nest in the blocks, which they
+// cannot when a side is not a multiple of 16.
+func.func @block_mask_unnestable(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+  %blocks = arith.constant dense<1> : tensor<1x1x2x2xi8>
+  // expected-error @+1 {{attn-to-nvgpu: no FlashAttention-2 tiling nests in the block mask's 40x40 blocks: the sides of tiles are multiples of 16, so a block's must be too (the CPU takes any)}}
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+      block_mask(%blocks : tensor<1x1x2x2xi8> blocks [40, 40]) outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>
+  return %r : tensor<1x1x64x64xf16>
+}
+
+// -----
+
 // Pinned tiles that do not fit the shared memory of a block (without a
 // target: sm_80's 163 KiB), even with one stage.
 func.func @shared_memory(%q: tensor<1x1x256x256xf16>, %o: tensor<1x1x256x256xf16>) -> tensor<1x1x256x256xf16> {

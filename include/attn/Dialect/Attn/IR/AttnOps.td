@@ -182,7 +182,8 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention"> {
     the tiles' `block_m` and `Bk` of their `block_n` (schedule selection
     picks such tiles; a pinned tiling that does not is an error), so each
     tile reads one element; split-KV, Lean and the GPU take `#attn.fa2`
-    tiles, whose sides are multiples of 16, so their blocks must be too. Both sizes are
+    tiles, whose sides are multiples of 16, so their blocks must be
+    too. Both sizes are
     from 1 to 2^31 - 1. A framed attention cannot carry one.
 
     Optional `key_lengths(%lengths : tensor<B x i32>)`: per-sequence key
