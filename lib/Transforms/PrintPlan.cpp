@@ -166,15 +166,16 @@ struct AttnPrintPlanPass
         problem->packedHeads = tiling->packedHeads;
       }
     }
-    std::optional<std::string> unnestable = describeUnnestableBlocks(op);
-    if (!tiling && unnestable) {
-      remark << "\n  tiles: " << *unnestable;
-    } else if (!tiling) {
-      remark << "\n  tiles: none of FlashAttention-2's tilings fits";
-      if (target)
-        remark << " the shared memory and registers of " << target.getChip();
+    if (!tiling) {
+      if (std::optional<std::string> unnestable = describeUnnestableBlocks(op))
+        remark << "\n  tiles: " << *unnestable;
+      else if (target)
+        remark << "\n  tiles: none of FlashAttention-2's tilings fits the "
+                  "shared memory and registers of "
+               << target.getChip();
       else
-        remark << " a head dimension above 256";
+        remark << "\n  tiles: none of FlashAttention-2's tilings fits a head "
+                  "dimension above 256";
     } else {
       int64_t sharedBytes = fa2SharedMemoryBytes(
           *tiling, problem->headDim, problem->valueDim, elementBytes);

@@ -21,7 +21,7 @@ import numpy as _np
 
 from . import _gpu
 from ._errors import CompilerError, GpuError
-from ._spec import compiler as _compiler, make_spec as _make_spec
+from ._spec import compiler as _compiler, make_spec as _make_spec, padded_shape as _padded_shape
 
 __all__ = ["attention", "run_pipeline", "precompile", "save_bundles",
            "load_bundles", "CompilerError", "GpuError"]
@@ -90,16 +90,11 @@ def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
         raise ValueError("NumPy has no bfloat16: pass torch tensors")
     _check_one_dtype(q, k, v)
     if mask is not None:
-        mask = _np.broadcast_to(mask.reshape(_padded(mask.shape)), spec.mask_full_shape())
+        mask = _np.broadcast_to(mask.reshape(_padded_shape(mask.shape)), spec.mask_full_shape())
     if blocks is not None:
         blocks = _np.clip(blocks.reshape(spec.block_mask_full_shape()).astype(_np.int64),
                           -128, 127).astype(_np.int8)
     return _cpu_run(spec, q, k, v, lengths, mask, blocks)
-
-
-def _padded(shape):
-    """A mask's shape with its left-out leading dimensions (size 1)."""
-    return (1,) * (4 - len(shape)) + tuple(shape)
 
 
 def _int32_lengths(lengths, seq_k):
@@ -169,7 +164,7 @@ def _torch_attention(query, key, value, operands, options):
         # Clamped to [0, Sk] as the kernels do, so that no value wraps.
         lengths = lengths.to(torch.int64).clamp(0, spec.key_shape[2]).to(torch.int32)
     if mask is not None:
-        mask = mask.reshape(_padded(mask.shape)).expand(spec.mask_full_shape())
+        mask = mask.reshape(_padded_shape(mask.shape)).expand(spec.mask_full_shape())
     if blocks is not None:
         blocks = blocks.reshape(spec.block_mask_full_shape()).to(torch.int64).clamp(-128, 127).to(torch.int8)
     if query.device.type == "cuda":

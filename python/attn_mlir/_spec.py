@@ -72,12 +72,17 @@ def _block_counts(seq_q, seq_k, block_size):
     return (-(-seq_q // rows), -(-seq_k // keys))
 
 
+def padded_shape(shape):
+    """A mask's shape with its left-out leading dimensions (size 1)."""
+    return (1,) * (4 - len(shape)) + tuple(int(x) for x in shape)
+
+
 def _leading_sizes(name, shape, batch, heads, trailing, description):
     """The (batch, heads) sizes of a mask operand of `shape`: 2 to 4
     dimensions, left-out leading ones 1; its batch B or 1, heads Hq or 1 and
     last two sizes in `trailing`'s two tuples of allowed sizes."""
     shape = tuple(int(x) for x in shape)
-    padded = (1,) * (4 - len(shape)) + shape
+    padded = padded_shape(shape)
     fits = (2 <= len(shape) <= 4 and padded[0] in (batch, 1) and padded[1] in (heads, 1)
             and all(size in allowed for size, allowed in zip(padded[2:], trailing)))
     if not fits:
