@@ -30,11 +30,28 @@ bool resolve(void *library, const char *symbol, Fn &entry,
   return entry != nullptr;
 }
 
+/// ATTNRT_LIBCUDA=emulator names the PTX emulator's driver, libattnemu.so,
+/// installed beside this library.
+std::string emulatorPath() {
+  Dl_info info;
+  std::string directory = ".";
+  if (dladdr(reinterpret_cast<void *>(&attn::runtime::openCudaDriver), &info) &&
+      info.dli_fname) {
+    std::string self = info.dli_fname;
+    size_t slash = self.rfind('/');
+    if (slash != std::string::npos)
+      directory = self.substr(0, slash);
+  }
+  return directory + "/libattnemu.so";
+}
+
 OpenedDriver open() {
   OpenedDriver opened;
-  const char *path = std::getenv("ATTNRT_LIBCUDA");
-  if (!path || !*path)
-    path = "libcuda.so.1";
+  const char *chosen = std::getenv("ATTNRT_LIBCUDA");
+  std::string name = chosen && *chosen ? chosen : "libcuda.so.1";
+  if (name == "emulator")
+    name = emulatorPath();
+  const char *path = name.c_str();
   void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char *reason = dlerror();

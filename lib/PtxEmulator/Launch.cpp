@@ -1,0 +1,577 @@
+//===- Launch.cpp - CTAs, warps, memory and checks of one launch ----------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// CTAs are started in linear order while fewer than the resident limit run;
+// every resident CTA's warps take turns in slices of instructions, so a
+// persistent grid's CTAs run together and a CTA that spins on a flag lets
+// the others reach it. A round in which no warp could run, or many rounds
+// in which nothing changed memory, passed a barrier or exited, is a
+// deadlock, reported with where each warp waits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Launch.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+using namespace attn::ptxemu;
+
+namespace {
+constexpr unsigned kSliceInstructions = 512;
+/// Rounds without progress before a deadlock is declared.
+constexpr unsigned kIdleRounds = 200;
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Device
+//===----------------------------------------------------------------------===//
+
+Device::~Device() {
+  for (auto &[pointer, bytes] : allocations)
+    std::free(reinterpret_cast<void *>(pointer));
+}
+
+void *Device::allocate(size_t bytes) {
+  if (allocatedBytes + bytes > chipInfo.memoryBytes)
+    return nullptr;
+  // 256-byte aligned, as cuMemAlloc's are.
+  size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
+  void *pointer = std::aligned_alloc(256, rounded);
+  if (!pointer)
+    return nullptr;
+  allocations[reinterpret_cast<uint64_t>(pointer)] = bytes;
+  allocatedBytes += bytes;
+  return pointer;
+}
+
+bool Device::release(void *pointer) {
+  auto it = allocations.find(reinterpret_cast<uint64_t>(pointer));
+  if (it == allocations.end())
+    return false;
+  allocatedBytes -= it->second;
+  allocations.erase(it);
+  std::free(pointer);
+  return true;
+}
+
+std::pair<uint64_t, size_t> Device::allocationOf(uint64_t address) const {
+  auto next = allocations.upper_bound(address);
+  if (next == allocations.begin())
+    return {0, 0};
+  auto it = std::prev(next);
+  if (address >= it->first + std::max<size_t>(it->second, 1))
+    return {0, 0};
+  return *it;
+}
+
+bool Device::contains(uint64_t pointer, size_t bytes) const {
+  auto [start, size] = allocationOf(pointer);
+  return size > 0 && pointer + bytes <= start + size;
+}
+
+int Device::occupancy(int blockThreads, int registers,
+                      size_t sharedBytes) const {
+  if (blockThreads <= 0)
+    return 0;
+  int warps = (blockThreads + 31) / 32;
+  // Registers are allocated per warp in units of 256.
+  int registersPerWarp = (std::max(registers, 1) * 32 + 255) / 256 * 256;
+  int byRegisters = chipInfo.registersPerSm / (registersPerWarp * warps);
+  int byThreads = chipInfo.maxThreadsPerSm / (warps * 32);
+  // The hardware reserves 1 KiB of shared memory per CTA.
+  size_t perCta = sharedBytes + 1024;
+  int byShared = static_cast<int>(chipInfo.sharedBytesPerSm / perCta);
+  return std::max(0, std::min(std::min(byRegisters, byThreads),
+                              std::min(byShared, chipInfo.maxCtasPerSm)));
+}
+
+LaunchResult Device::launch(const Kernel &kernel, const LaunchShape &shape,
+                            const std::vector<uint8_t> &params) {
+  Launch launch(*this, kernel, shape, params);
+  return launch.run();
+}
+
+//===----------------------------------------------------------------------===//
+// Launch
+//===----------------------------------------------------------------------===//
+
+Launch::Launch(Device &device, const Kernel &kernel, const LaunchShape &shape,
+               const std::vector<uint8_t> &params)
+    : device(device), kernel(kernel), shape(shape), params(params) {
+  sharedBytes = kernel.dynamicSharedOffset + shape.dynamicSharedBytes;
+}
+
+std::unique_ptr<Cta> Launch::startCta(uint32_t linear) {
+  auto cta = std::make_unique<Cta>();
+  cta->linear = linear;
+  cta->id[0] = linear % shape.grid[0];
+  cta->id[1] = (linear / shape.grid[0]) % shape.grid[1];
+  cta->id[2] = linear / (shape.grid[0] * shape.grid[1]);
+  cta->threads = shape.block[0] * shape.block[1] * shape.block[2];
+  cta->shared.assign(sharedBytes, 0);
+  cta->shadow.assign(sharedBytes, SharedShadow());
+  uint32_t warps = (cta->threads + 31) / 32;
+  for (uint32_t i = 0; i < warps; ++i) {
+    auto warp = std::make_unique<Warp>();
+    warp->cta = cta.get();
+    warp->index = i;
+    uint32_t lanes = std::min<uint32_t>(32, cta->threads - 32 * i);
+    warp->liveMask = lanes == 32 ? ~0u : (1u << lanes) - 1;
+    warp->registers.assign(static_cast<size_t>(kernel.registerCount()) * 32,
+                           0);
+    warp->local.assign(static_cast<size_t>(kernel.localBytes) * 32, 0);
+    cta->warps.push_back(std::move(warp));
+  }
+  cta->liveWarps = warps;
+  return cta;
+}
+
+std::string Launch::describeWarp(const Warp &warp) const {
+  std::string text = "CTA (" + std::to_string(warp.cta->id[0]) + "," +
+                     std::to_string(warp.cta->id[1]) + "," +
+                     std::to_string(warp.cta->id[2]) + ") warp " +
+                     std::to_string(warp.index);
+  uint32_t pc = UINT32_MAX;
+  for (uint32_t m = warp.liveMask; m; m &= m - 1)
+    pc = std::min(pc, warp.pc[__builtin_ctz(m)]);
+  if (warp.atBarrier)
+    text += " waits at barrier " + std::to_string(warp.barrier);
+  if (pc < kernel.code.size()) {
+    // The barrier's pc was advanced past it.
+    const Instruction &in =
+        kernel.code[warp.atBarrier && pc > 0 ? pc - 1 : pc];
+    text += " at line " + std::to_string(in.line) + " (" + in.text + ")";
+  }
+  return text;
+}
+
+bool Launch::fault(const Warp &warp, unsigned lane, const Instruction *in,
+                   const std::string &what) {
+  if (failed)
+    return false;
+  failed = true;
+  uint32_t thread = warp.index * 32 + lane;
+  error = "kernel " + kernel.name + ": " + what + "; CTA (" +
+          std::to_string(warp.cta->id[0]) + "," +
+          std::to_string(warp.cta->id[1]) + "," +
+          std::to_string(warp.cta->id[2]) + ") thread " +
+          std::to_string(thread);
+  if (in)
+    error += ", line " + std::to_string(in->line) + ": " + in->text;
+  return false;
+}
+
+uint64_t Launch::specialRegister(const Warp &warp, unsigned lane,
+                                 SpecialRegister special) const {
+  uint32_t thread = warp.index * 32 + lane;
+  const Cta &cta = *warp.cta;
+  switch (special) {
+  case SpecialRegister::TidX: return thread % shape.block[0];
+  case SpecialRegister::TidY: return (thread / shape.block[0]) % shape.block[1];
+  case SpecialRegister::TidZ: return thread / (shape.block[0] * shape.block[1]);
+  case SpecialRegister::NtidX: return shape.block[0];
+  case SpecialRegister::NtidY: return shape.block[1];
+  case SpecialRegister::NtidZ: return shape.block[2];
+  case SpecialRegister::CtaidX: return cta.id[0];
+  case SpecialRegister::CtaidY: return cta.id[1];
+  case SpecialRegister::CtaidZ: return cta.id[2];
+  case SpecialRegister::NctaidX: return shape.grid[0];
+  case SpecialRegister::NctaidY: return shape.grid[1];
+  case SpecialRegister::NctaidZ: return shape.grid[2];
+  case SpecialRegister::LaneId: return lane;
+  case SpecialRegister::WarpId: return warp.index;
+  case SpecialRegister::NwarpId: return 64;
+  case SpecialRegister::SmId:
+    return cta.linear % static_cast<uint32_t>(device.chip().multiprocessors);
+  case SpecialRegister::NsmId: return device.chip().multiprocessors;
+  case SpecialRegister::Clock:
+  case SpecialRegister::Clock64:
+  case SpecialRegister::GlobalTimer:
+    return profile.threadInstructions;
+  case SpecialRegister::DynamicSmemSize: return shape.dynamicSharedBytes;
+  case SpecialRegister::TotalSmemSize: return sharedBytes;
+  case SpecialRegister::LanemaskEq: return 1u << lane;
+  case SpecialRegister::LanemaskLt: return (1u << lane) - 1;
+  case SpecialRegister::LanemaskLe: return (2ull << lane) - 1;
+  case SpecialRegister::LanemaskGt: return ~((2ull << lane) - 1) & 0xffffffffu;
+  case SpecialRegister::LanemaskGe: return ~((1ull << lane) - 1) & 0xffffffffu;
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+uint8_t *Launch::globalPointer(Warp &warp, unsigned lane, uint64_t address,
+                               unsigned bytes, bool write,
+                               const Instruction &in) {
+  (void)write;
+  if (!device.contains(address, bytes)) {
+    auto [start, size] = device.allocationOf(address);
+    std::string where;
+    if (size)
+      where = " (offset " + std::to_string(address - start) +
+              " of an allocation of " + std::to_string(size) + " bytes)";
+    else
+      where = " (in no allocation)";
+    fault(warp, lane, &in,
+          "out-of-bounds global access of " + std::to_string(bytes) +
+              " bytes at 0x" + [&] {
+                char hex[32];
+                std::snprintf(hex, sizeof hex, "%llx",
+                              static_cast<unsigned long long>(address));
+                return std::string(hex);
+              }() + where);
+    return nullptr;
+  }
+  if (address % bytes != 0 && bytes <= 16) {
+    fault(warp, lane, &in,
+          "misaligned global access of " + std::to_string(bytes) +
+              " bytes at offset " +
+              std::to_string(address - device.allocationOf(address).first));
+    return nullptr;
+  }
+  return reinterpret_cast<uint8_t *>(address);
+}
+
+bool Launch::sharedOffset(Warp &warp, unsigned lane, Space space,
+                          uint64_t address, unsigned bytes, uint32_t &offset,
+                          const Instruction &in) {
+  uint64_t at = address;
+  if (space == Space::Generic)
+    at -= kSharedWindow;
+  if (at + bytes > sharedBytes || at >= kWindowSize)
+    return fault(warp, lane, &in,
+                 "out-of-bounds shared access of " + std::to_string(bytes) +
+                     " bytes at offset " + std::to_string(int64_t(at)) +
+                     " (the CTA has " + std::to_string(sharedBytes) + ")");
+  if (at % bytes != 0)
+    return fault(warp, lane, &in,
+                 "misaligned shared access of " + std::to_string(bytes) +
+                     " bytes at offset " + std::to_string(at));
+  offset = static_cast<uint32_t>(at);
+  return true;
+}
+
+void Launch::checkSharedRead(Warp &warp, unsigned lane, uint32_t offset,
+                             unsigned bytes, const Instruction &in) {
+  Cta &cta = *warp.cta;
+  for (unsigned i = 0; i < bytes; ++i) {
+    SharedShadow &s = cta.shadow[offset + i];
+    if (s.pendingCopy) {
+      fault(warp, lane, &in,
+            "reads shared offset " + std::to_string(offset + i) +
+                " that a cp.async writes before waiting for it "
+                "(cp.async.wait_group)");
+      return;
+    }
+    if (s.writeEpoch == 0) {
+      fault(warp, lane, &in,
+            "reads shared offset " + std::to_string(offset + i) +
+                ", which nothing wrote");
+      return;
+    }
+    if (s.writeEpoch == cta.epoch && s.writer != warp.index) {
+      fault(warp, lane, &in,
+            "shared-memory race: reads offset " + std::to_string(offset + i) +
+                " written by warp " + std::to_string(s.writer) +
+                " with no barrier between");
+      return;
+    }
+    if (s.readEpoch != cta.epoch) {
+      s.readEpoch = cta.epoch;
+      s.reader = static_cast<uint16_t>(warp.index);
+      s.manyReaders = false;
+    } else if (s.reader != warp.index) {
+      s.manyReaders = true;
+    }
+  }
+}
+
+void Launch::markSharedWrite(Warp &warp, unsigned lane, uint32_t offset,
+                             unsigned bytes, const Instruction &in) {
+  Cta &cta = *warp.cta;
+  progressed();
+  for (unsigned i = 0; i < bytes; ++i) {
+    SharedShadow &s = cta.shadow[offset + i];
+    if (s.pendingCopy) {
+      fault(warp, lane, &in,
+            "writes shared offset " + std::to_string(offset + i) +
+                " that a cp.async has not finished writing");
+      return;
+    }
+    if (s.writeEpoch == cta.epoch && s.writer != warp.index) {
+      fault(warp, lane, &in,
+            "shared-memory race: writes offset " + std::to_string(offset + i) +
+                " also written by warp " + std::to_string(s.writer) +
+                " with no barrier between");
+      return;
+    }
+    if (s.readEpoch == cta.epoch && (s.reader != warp.index || s.manyReaders)) {
+      fault(warp, lane, &in,
+            "shared-memory race: writes offset " + std::to_string(offset + i) +
+                " read by warp " + std::to_string(s.reader) +
+                " with no barrier between");
+      return;
+    }
+    s.writeEpoch = cta.epoch;
+    s.writer = static_cast<uint16_t>(warp.index);
+  }
+}
+
+bool Launch::load(Warp &warp, unsigned lane, Space space, uint64_t address,
+                  unsigned bytes, void *out, const Instruction &in) {
+  if (space == Space::Param) {
+    if (address + bytes > params.size())
+      return fault(warp, lane, &in,
+                   "reads past the kernel's " + std::to_string(params.size()) +
+                       " bytes of parameters");
+    std::memcpy(out, params.data() + address, bytes);
+    return true;
+  }
+  if (space == Space::Generic && address - kSharedWindow < kWindowSize)
+    space = Space::Shared;
+  else if (space == Space::Generic && address - kLocalWindow < kWindowSize) {
+    space = Space::Local;
+    address -= kLocalWindow;
+  }
+  if (space == Space::Shared) {
+    uint32_t offset;
+    uint64_t at = in.space == Space::Generic || address >= kSharedWindow
+                      ? address - kSharedWindow
+                      : address;
+    if (!sharedOffset(warp, lane, Space::Shared, at, bytes, offset, in))
+      return false;
+    checkSharedRead(warp, lane, offset, bytes, in);
+    std::memcpy(out, warp.cta->shared.data() + offset, bytes);
+    return !failed;
+  }
+  if (space == Space::Local) {
+    if (address + bytes > kernel.localBytes)
+      return fault(warp, lane, &in, "out-of-bounds local access");
+    std::memcpy(out, warp.local.data() + lane * kernel.localBytes + address,
+                bytes);
+    return true;
+  }
+  if (space == Space::Const || (space == Space::Generic && !device.contains(address, bytes))) {
+    // Module variables live in host memory the module owns.
+    std::memcpy(out, reinterpret_cast<const void *>(address), bytes);
+    return true;
+  }
+  uint8_t *pointer = globalPointer(warp, lane, address, bytes, false, in);
+  if (!pointer)
+    return false;
+  std::memcpy(out, pointer, bytes);
+  return true;
+}
+
+bool Launch::store(Warp &warp, unsigned lane, Space space, uint64_t address,
+                   unsigned bytes, const void *value, const Instruction &in) {
+  if (space == Space::Generic && address - kSharedWindow < kWindowSize)
+    space = Space::Shared;
+  else if (space == Space::Generic && address - kLocalWindow < kWindowSize) {
+    space = Space::Local;
+    address -= kLocalWindow;
+  }
+  if (space == Space::Shared) {
+    uint32_t offset;
+    uint64_t at = address >= kSharedWindow ? address - kSharedWindow : address;
+    if (!sharedOffset(warp, lane, Space::Shared, at, bytes, offset, in))
+      return false;
+    markSharedWrite(warp, lane, offset, bytes, in);
+    std::memcpy(warp.cta->shared.data() + offset, value, bytes);
+    return !failed;
+  }
+  if (space == Space::Local) {
+    if (address + bytes > kernel.localBytes)
+      return fault(warp, lane, &in, "out-of-bounds local access");
+    std::memcpy(warp.local.data() + lane * kernel.localBytes + address, value,
+                bytes);
+    return true;
+  }
+  if (space != Space::Global && space != Space::Generic)
+    return fault(warp, lane, &in, "a store to read-only memory");
+  uint8_t *pointer = globalPointer(warp, lane, address, bytes, true, in);
+  if (!pointer)
+    return false;
+  if (std::memcmp(pointer, value, bytes) != 0)
+    progressed();
+  std::memcpy(pointer, value, bytes);
+  return true;
+}
+
+bool Launch::completeCopies(Warp &warp, size_t keep) {
+  Cta &cta = *warp.cta;
+  while (warp.groups.size() > keep) {
+    for (const PendingCopy &copy : warp.groups.front()) {
+      uint8_t bytes[16] = {};
+      if (copy.sourceBytes)
+        std::memcpy(bytes, reinterpret_cast<const void *>(copy.source),
+                    copy.sourceBytes);
+      std::memcpy(cta.shared.data() + copy.sharedOffset, bytes, copy.bytes);
+      for (unsigned i = 0; i < copy.bytes; ++i) {
+        SharedShadow &s = cta.shadow[copy.sharedOffset + i];
+        s.pendingCopy = false;
+        s.writeEpoch = cta.epoch;
+        s.writer = static_cast<uint16_t>(warp.index);
+      }
+    }
+    warp.groups.pop_front();
+    progressed();
+  }
+  return true;
+}
+
+void Launch::arriveAtBarrier(Warp &warp, uint32_t id, uint32_t threads,
+                             bool wait) {
+  Cta &cta = *warp.cta;
+  Barrier &barrier = cta.barriers[id];
+  uint32_t expected = threads ? threads : (cta.threads + 31) / 32 * 32;
+  if (barrier.arrivedThreads == 0)
+    barrier.expectedThreads = expected;
+  else if (barrier.expectedThreads != expected) {
+    fault(warp, 0, nullptr,
+          "barrier " + std::to_string(id) + " used with thread counts " +
+              std::to_string(barrier.expectedThreads) + " and " +
+              std::to_string(expected) + " at once");
+    return;
+  }
+  barrier.arrivedThreads += 32;
+  if (wait) {
+    warp.atBarrier = true;
+    warp.barrier = id;
+    barrier.waiting.push_back(&warp);
+  }
+  if (barrier.arrivedThreads < barrier.expectedThreads)
+    return;
+  // Release: every waiting warp goes on; bar.red's result is written to
+  // the destination of the bar.red each of them executed.
+  for (Warp *waiter : barrier.waiting) {
+    waiter->atBarrier = false;
+    uint32_t pc = UINT32_MAX;
+    for (uint32_t m = waiter->liveMask; m; m &= m - 1)
+      pc = std::min(pc, waiter->pc[__builtin_ctz(m)]);
+    const Instruction &in = kernel.code[pc - 1];
+    if (in.op == Opcode::BarRed) {
+      uint64_t result = in.boolOp == BoolOp::Popc  ? barrier.popc
+                        : in.boolOp == BoolOp::And ? barrier.andValue
+                                                   : barrier.orValue;
+      for (uint32_t m = waiter->liveMask; m; m &= m - 1)
+        waiter->registers[static_cast<size_t>(in.operands[0].reg) * 32 +
+                          __builtin_ctz(m)] = result;
+    }
+  }
+  barrier = Barrier();
+  ++cta.epoch;
+  progressed();
+}
+
+LaunchResult Launch::run() {
+  LaunchResult result;
+  uint64_t total =
+      uint64_t(shape.grid[0]) * shape.grid[1] * shape.grid[2];
+  uint32_t threads = shape.block[0] * shape.block[1] * shape.block[2];
+  auto refuse = [&](const std::string &why) {
+    result.ok = false;
+    result.error = "kernel " + kernel.name + ": " + why;
+    return result;
+  };
+  if (total == 0 || threads == 0)
+    return refuse("an empty grid or block");
+  if (threads > 1024)
+    return refuse("more than 1024 threads per block");
+  if (params.size() < kernel.parameterBytes)
+    return refuse("the launch passes " + std::to_string(params.size()) +
+                  " bytes of parameters, the kernel takes " +
+                  std::to_string(kernel.parameterBytes));
+  uint32_t resident = std::max<uint32_t>(1, shape.residentCtas);
+  std::vector<std::unique_ptr<Cta>> active;
+  uint64_t next = 0;
+  unsigned idle = 0;
+  while (!failed && (next < total || !active.empty())) {
+    while (next < total && active.size() < resident)
+      active.push_back(startCta(static_cast<uint32_t>(next++)));
+    progress = false;
+    bool ranAny = false;
+    for (auto &cta : active) {
+      for (auto &warp : cta->warps) {
+        if (warp->done() || warp->atBarrier)
+          continue;
+        ranAny = true;
+        for (unsigned i = 0; i < kSliceInstructions && !warp->done() &&
+                             !warp->atBarrier;
+             ++i)
+          if (!step(*warp))
+            break;
+        if (failed)
+          break;
+      }
+      if (failed)
+        break;
+    }
+    if (failed)
+      break;
+    size_t before = active.size();
+    active.erase(std::remove_if(active.begin(), active.end(),
+                                [](const std::unique_ptr<Cta> &cta) {
+                                  return cta->liveWarps == 0;
+                                }),
+                 active.end());
+    if (active.size() != before)
+      progress = true;
+    idle = progress ? 0 : idle + 1;
+    if (!ranAny || idle > kIdleRounds) {
+      std::string where;
+      for (auto &cta : active)
+        for (auto &warp : cta->warps)
+          if (!warp->done()) {
+            where += "\n  " + describeWarp(*warp);
+            if (where.size() > 2000) {
+              where += "\n  ...";
+              break;
+            }
+          }
+      failed = true;
+      error = "kernel " + kernel.name + ": deadlock: " +
+              (ranAny ? "the resident CTAs keep running without changing "
+                        "memory or passing a barrier (spinning on a flag "
+                        "nothing will set?)"
+                      : "every resident warp waits at a barrier that cannot "
+                        "complete") +
+              where;
+    }
+  }
+  result.ok = !failed;
+  result.error = error;
+  result.profile = profile;
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Profile
+//===----------------------------------------------------------------------===//
+
+const char *Profile::className(Class c) {
+  static const char *names[] = {"mma",     "ldmatrix", "exp2",
+                                "float",   "integer",  "memory",
+                                "control", "sync",     "convert"};
+  return names[c];
+}
+
+void Profile::add(const Profile &other) {
+  for (int i = 0; i < kClasses; ++i)
+    warpInstructions[i] += other.warpInstructions[i];
+  threadInstructions += other.threadInstructions;
+  sharedRequests += other.sharedRequests;
+  sharedWavefronts += other.sharedWavefronts;
+  sharedIdealWavefronts += other.sharedIdealWavefronts;
+  globalRequests += other.globalRequests;
+  globalSectors += other.globalSectors;
+}

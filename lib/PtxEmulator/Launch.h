@@ -1,0 +1,81 @@
+//===- Launch.h - One kernel launch on the emulated device ------*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// Launch.cpp schedules CTAs and warps and owns memory accesses and their
+// checks; Execute.cpp gives each instruction its meaning.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_PTXEMULATOR_LAUNCH_H
+#define ATTN_LIB_PTXEMULATOR_LAUNCH_H
+
+#include "Machine.h"
+
+namespace attn::ptxemu {
+
+class Launch {
+public:
+  Launch(Device &device, const Kernel &kernel, const LaunchShape &shape,
+         const std::vector<uint8_t> &params);
+  LaunchResult run();
+
+  // Used by Execute.cpp.
+
+  /// Executes one instruction for the lanes of WARP that share the lowest
+  /// program counter. False on a fault (already recorded).
+  bool step(Warp &warp);
+
+  /// Memory accesses of LANE; false on a fault. SPACE Generic resolves the
+  /// windows.
+  bool load(Warp &warp, unsigned lane, Space space, uint64_t address,
+            unsigned bytes, void *out, const Instruction &in);
+  bool store(Warp &warp, unsigned lane, Space space, uint64_t address,
+             unsigned bytes, const void *value, const Instruction &in);
+  /// A host pointer to global memory [ADDRESS, +BYTES) after the bounds
+  /// and alignment checks (atomics).
+  uint8_t *globalPointer(Warp &warp, unsigned lane, uint64_t address,
+                         unsigned bytes, bool write, const Instruction &in);
+  /// Shared offset of a .shared or generic address, after the checks.
+  bool sharedOffset(Warp &warp, unsigned lane, Space space, uint64_t address,
+                    unsigned bytes, uint32_t &offset, const Instruction &in);
+  void checkSharedRead(Warp &warp, unsigned lane, uint32_t offset,
+                       unsigned bytes, const Instruction &in);
+  void markSharedWrite(Warp &warp, unsigned lane, uint32_t offset,
+                       unsigned bytes, const Instruction &in);
+
+  /// Completes WARP's cp.async groups but the newest KEEP.
+  bool completeCopies(Warp &warp, size_t keep);
+
+  /// Records the first fault.
+  bool fault(const Warp &warp, unsigned lane, const Instruction *in,
+             const std::string &what);
+  /// Something that ends a spin happened (a store, a barrier release...).
+  void progressed() { progress = true; }
+  uint64_t specialRegister(const Warp &warp, unsigned lane,
+                           SpecialRegister special) const;
+  void arriveAtBarrier(Warp &warp, uint32_t id, uint32_t threads,
+                       bool wait);
+
+  Device &device;
+  const Kernel &kernel;
+  const LaunchShape &shape;
+  const std::vector<uint8_t> &params;
+  Profile profile;
+  uint32_t sharedBytes = 0; // per CTA: static, aligned, plus dynamic
+  bool failed = false;
+  std::string error;
+
+private:
+  std::unique_ptr<Cta> startCta(uint32_t linear);
+  std::string describeWarp(const Warp &warp) const;
+  bool progress = false;
+  uint64_t clock = 0;
+};
+
+} // namespace attn::ptxemu
+
+#endif // ATTN_LIB_PTXEMULATOR_LAUNCH_H
