@@ -44,16 +44,22 @@ attn.attention (a function named like its file) and the module's
     over a constant id table) and causal, bf16, D in {64, 80, 96, 128}, S
     in {1k, 4k, 16k}, B*S = 16k tokens, H = 2048 // D.
 
-Usage: sweep.py DIR [--set correctness|run-time|benchmark|decode|variants|all] [--target ATTR]
+With --emulated, the same configurations at the sizes the PTX emulator runs
+in the test suite (scripts/emulator-check.sh): see emulated().
+
+Usage: sweep.py DIR [--set correctness|run-time|benchmark|decode|variants|all] [--target ATTR] [--emulated]
 """
 import argparse
 import os
+import re
 
 TILES_64 = "tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>"
 # (B, Sq, Sk) at which every r_* kernel runs: a decode step, one over a cache
 # whose last block has one key, a causal square prefill, causal Sq > Sk
 # (output tiles without keys).
 RUN_TIME_LENGTHS = ((1, 1, 1000), (4, 1, 4097), (2, 300, 300), (1, 1000, 300))
+# The same cases at the sizes the PTX emulator runs in the test suite.
+EMULATED_RUN_TIME_LENGTHS = ((1, 1, 200), (2, 1, 257), (1, 100, 100), (1, 200, 70))
 # Split-KV's tiles for D = 128 with 4 query heads per tile (GQA packing).
 PACKED_4 = "tiles = #attn.fa2<block_m = 64, block_n = 128, warps = 4, stages = 2, packed_heads = 4"
 
@@ -303,12 +309,60 @@ def decode():
         yield f"d_picked_{suffix}", "bf16", b, hq, hkv, 1, sk, 128, ""
 
 
+def emulated_length(n, base=128):
+    """A length the PTX emulator runs in seconds that keeps what made N
+    awkward: lengths past 2 BASE become BASE plus N's remainder modulo 128
+    (1000 -> 232, 777 -> 137), so tails stay tails. Decode steps keep more
+    keys (BASE 512: 4096 -> 512, 8000 -> 576), for their splits and Lean
+    tiles."""
+    if n == "?" or n <= 2 * base:
+        return n
+    return base + n % 128
+
+
+def emulated(config):
+    """CONFIG at the test suite's sizes (the PTX emulator): one or two
+    sequences, at most two key/value heads (the query heads per key/value
+    head kept, so GQA packing is unchanged), shorter lengths; a mask's or
+    block mask's leading sizes follow."""
+    name, dtype, b, hq, hkv, sq, sk, d, flags, *extra = config
+    options = dict(extra[1]) if len(extra) > 1 else {}
+    keep_batch = 3 if options.get("key_lengths") else 1
+    small_b = b if b == "?" else min(b, keep_batch)
+    small_hkv = min(hkv, 2)
+    small_hq = small_hkv * (hq // hkv)
+    follow = lambda n, full, small: small if n == full else n
+    if "mask" in options:
+        element, mb, mh = options["mask"]
+        options["mask"] = (element, follow(mb, b, small_b), follow(mh, hq, small_hq))
+    if "block_mask" in options:
+        bb, bh, rows, keys = options["block_mask"]
+        options["block_mask"] = (follow(bb, b, small_b), follow(bh, hq, small_hq), rows, keys)
+    region = extra[0] if extra else ""
+    if region and "tensor<" in region:
+        # A document table is as long as the sequence.
+        region = documents(emulated_length(sq), 4)
+    decode = sq != "?" and sq <= 8
+    small_sq = emulated_length(sq)
+    small_sk = emulated_length(sk, 512 if decode else 128)
+    # Split-KV needs a block of keys (up to 128) per split.
+    splits = re.search(r"splits = (\d+)", flags)
+    if splits and small_sk != "?":
+        small_sk = max(small_sk, int(splits.group(1)) * 128 + sk % 128)
+        if sq == sk:
+            small_sq = small_sk
+    return (name, dtype, small_b, small_hq, small_hkv, small_sq, small_sk, d,
+            flags, region, options)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir")
     parser.add_argument("--set", choices=("correctness", "run-time", "benchmark", "decode", "variants", "all"),
                         default="all")
     parser.add_argument("--target", default=H100, help="the modules' #attn.target")
+    parser.add_argument("--emulated", action="store_true",
+                        help="the test suite's sizes, for the PTX emulator (emulated())")
     args = parser.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     configs = []
@@ -322,6 +376,8 @@ def main():
         configs += list(decode())
     if args.set in ("variants", "all"):
         configs += list(variants())
+    if args.emulated:
+        configs = [emulated(config) for config in configs]
     for config in configs:
         with open(os.path.join(args.dir, config[0] + ".mlir"), "w") as f:
             name, dtype, b, hq, hkv, sq, sk, d, flags, *extra = config

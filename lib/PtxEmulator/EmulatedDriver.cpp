@@ -355,6 +355,8 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
                         ? cu::kErrorInvalidPtx
                         : cu::kErrorJitCompilerNotFound,
                     log);
+  for (const auto &variable : loaded->module->globals)
+    state().device.addVariable(variable->bytes.data(), variable->bytes.size());
   for (const auto &kernel : loaded->module->kernels) {
     auto function = std::make_unique<CUfunc_st>();
     function->kernel = kernel.get();
@@ -370,6 +372,8 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
 CUresult cuModuleUnload(CUmodule module) {
   if (!module)
     return cuerr::kInvalidHandle;
+  for (const auto &variable : module->module->globals)
+    state().device.removeVariable(variable->bytes.data());
   delete module;
   return cu::kSuccess;
 }

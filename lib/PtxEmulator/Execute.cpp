@@ -170,23 +170,65 @@ double maxNaN(double a, double b, bool propagate, bool isMax) {
   return isMax ? std::max(a, b) : std::min(a, b);
 }
 
+bool isWarpCollective(Opcode op) {
+  switch (op) {
+  case Opcode::BarSync:
+  case Opcode::BarArrive:
+  case Opcode::BarRed:
+  case Opcode::BarWarpSync:
+  case Opcode::Mma:
+  case Opcode::Ldmatrix:
+  case Opcode::Shfl:
+  case Opcode::Vote:
+    return true;
+  default:
+    return false;
+  }
+}
+
 } // namespace
 
 bool Launch::step(Warp &w) {
   uint32_t live = w.liveMask;
-  uint32_t pc = UINT32_MAX;
-  for (uint32_t m = live; m; m &= m - 1)
-    pc = std::min(pc, w.pc[__builtin_ctz(m)]);
-  uint32_t group = 0;
-  for (uint32_t m = live; m; m &= m - 1) {
+  uint32_t candidates = live & ~w.parked;
+  if (candidates == 0) {
+    // Every lane waits at a collective: they must all wait at the same one.
+    candidates = live;
+    w.parked = 0;
+    uint32_t first = w.pc[__builtin_ctz(live)];
+    for (uint32_t m = live; m; m &= m - 1) {
+      unsigned lane = __builtin_ctz(m);
+      if (w.pc[lane] != first)
+        return fault(w, lane, &kernel.code[std::min(w.pc[lane], first)],
+                     "lanes of one warp wait at different collectives (lines " +
+                         std::to_string(kernel.code[first].line) + " and " +
+                         std::to_string(kernel.code[w.pc[lane]].line) +
+                         "): divergent warp-synchronous code");
+    }
+  }
+  uint32_t pc = UINT32_MAX, group = 0;
+  for (uint32_t m = candidates; m; m &= m - 1) {
     unsigned lane = __builtin_ctz(m);
-    if (w.pc[lane] == pc)
+    uint32_t lanePc = w.pc[lane];
+    if (lanePc < pc) {
+      pc = lanePc;
+      group = 1u << lane;
+    } else if (lanePc == pc) {
       group |= 1u << lane;
+    }
   }
   if (pc >= kernel.code.size())
     return fault(w, __builtin_ctz(group), nullptr,
                  "ran past the last instruction of the kernel");
   const Instruction &in = kernel.code[pc];
+  // A collective that the whole warp executes together (.aligned barriers,
+  // mma, ldmatrix, shfl, vote) waits for the lanes still on another path:
+  // they run first, as the hardware reconverges a warp before such an
+  // instruction.
+  if (group != live && isWarpCollective(in.op)) {
+    w.parked |= group;
+    return true;
+  }
   uint64_t *regs = w.registers.data();
   auto reg = [&](int32_t slot, unsigned lane) -> uint64_t & {
     return regs[static_cast<size_t>(slot) * 32 + lane];

@@ -60,14 +60,52 @@ bool Device::release(void *pointer) {
   return true;
 }
 
+void Device::addVariable(const void *pointer, size_t bytes) {
+  variables[reinterpret_cast<uint64_t>(pointer)] = bytes;
+}
+
+void Device::removeVariable(const void *pointer) {
+  variables.erase(reinterpret_cast<uint64_t>(pointer));
+}
+
 std::pair<uint64_t, size_t> Device::allocationOf(uint64_t address) const {
-  auto next = allocations.upper_bound(address);
-  if (next == allocations.begin())
-    return {0, 0};
-  auto it = std::prev(next);
-  if (address >= it->first + std::max<size_t>(it->second, 1))
-    return {0, 0};
-  return *it;
+  for (const std::map<uint64_t, size_t> *ranges : {&allocations, &variables}) {
+    auto next = ranges->upper_bound(address);
+    if (next == ranges->begin())
+      continue;
+    auto it = std::prev(next);
+    if (address < it->first + std::max<size_t>(it->second, 1))
+      return *it;
+  }
+  return {0, 0};
+}
+
+std::string Device::describeAddress(uint64_t address) const {
+  uint64_t nearest = 0;
+  size_t nearestBytes = 0;
+  bool isVariable = false;
+  for (const std::map<uint64_t, size_t> *ranges : {&allocations, &variables}) {
+    auto next = ranges->upper_bound(address);
+    if (next == ranges->begin())
+      continue;
+    auto it = std::prev(next);
+    if (it->first >= nearest) {
+      nearest = it->first;
+      nearestBytes = it->second;
+      isVariable = ranges == &variables;
+    }
+  }
+  if (!nearest)
+    return "in no allocation";
+  std::string what = std::string(isVariable ? "a module variable" : "an allocation") +
+                     " of " + std::to_string(nearestBytes) + " bytes";
+  uint64_t offset = address - nearest;
+  if (offset < nearestBytes)
+    return "offset " + std::to_string(offset) + " of " + what;
+  if (offset - nearestBytes < (1u << 20))
+    return std::to_string(offset - nearestBytes) + " bytes past the end of " +
+           what;
+  return "in no allocation";
 }
 
 bool Device::contains(uint64_t pointer, size_t bytes) const {
@@ -214,13 +252,7 @@ uint8_t *Launch::globalPointer(Warp &warp, unsigned lane, uint64_t address,
                                const Instruction &in) {
   (void)write;
   if (!device.contains(address, bytes)) {
-    auto [start, size] = device.allocationOf(address);
-    std::string where;
-    if (size)
-      where = " (offset " + std::to_string(address - start) +
-              " of an allocation of " + std::to_string(size) + " bytes)";
-    else
-      where = " (in no allocation)";
+    std::string where = " (" + device.describeAddress(address) + ")";
     fault(warp, lane, &in,
           "out-of-bounds global access of " + std::to_string(bytes) +
               " bytes at 0x" + [&] {
@@ -358,11 +390,6 @@ bool Launch::load(Warp &warp, unsigned lane, Space space, uint64_t address,
       return fault(warp, lane, &in, "out-of-bounds local access");
     std::memcpy(out, warp.local.data() + lane * kernel.localBytes + address,
                 bytes);
-    return true;
-  }
-  if (space == Space::Const || (space == Space::Generic && !device.contains(address, bytes))) {
-    // Module variables live in host memory the module owns.
-    std::memcpy(out, reinterpret_cast<const void *>(address), bytes);
     return true;
   }
   uint8_t *pointer = globalPointer(warp, lane, address, bytes, false, in);

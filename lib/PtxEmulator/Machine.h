@@ -52,6 +52,8 @@ struct Warp {
   uint32_t index = 0;      // within the CTA
   uint32_t liveMask = 0;   // lanes that exist and have not exited
   uint32_t pc[32] = {};
+  /// Lanes waiting at a warp collective for the others to reach it.
+  uint32_t parked = 0;
   std::vector<uint64_t> registers; // [slot * 32 + lane]
   std::vector<uint8_t> local;      // [lane * localBytes + offset]
   bool atBarrier = false;

@@ -88,10 +88,18 @@ public:
   void *allocate(size_t bytes);
   /// False when POINTER is not the start of a live allocation.
   bool release(void *pointer);
+  /// Memory the device does not own but kernels may address (a module's
+  /// .global and .const variables), checked as allocations are.
+  void addVariable(const void *pointer, size_t bytes);
+  void removeVariable(const void *pointer);
   /// Whether [POINTER, POINTER + BYTES) lies inside one live allocation.
   bool contains(uint64_t pointer, size_t bytes) const;
   /// The live allocation holding ADDRESS, as (start, bytes); (0, 0) if none.
   std::pair<uint64_t, size_t> allocationOf(uint64_t address) const;
+  /// Where ADDRESS lies: "offset N of an allocation of M bytes", "N bytes
+  /// past the end of an allocation of M bytes" (the nearest below), or "in
+  /// no allocation".
+  std::string describeAddress(uint64_t address) const;
 
   /// Runs KERNEL over SHAPE with its parameter buffer PARAMS (the bytes of
   /// every .param at its offset).
@@ -105,6 +113,7 @@ public:
 private:
   Chip chipInfo;
   std::map<uint64_t, size_t> allocations;
+  std::map<uint64_t, size_t> variables;
   size_t allocatedBytes = 0;
 };
 
