@@ -374,9 +374,15 @@ Value CtaBody::modifyScore(Value x, Value batch, Value head, Value row,
     if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
       DenseElementsAttr values;
       matchPattern(extract.getTensor(), m_Constant(&values));
+      // Rows past Sq (never stored) and keys past Sk (hidden) reach the
+      // region too: their reads are clamped to the table's last element, so
+      // that every read is in bounds (an immediate operand: no register).
       SmallVector<Value> indices;
-      for (Value index : extract.getIndices())
-        indices.push_back(lookup(index));
+      for (auto [dim, position] : llvm::enumerate(extract.getIndices()))
+        indices.push_back(arith::MinUIOp::create(
+            b, lookup(position),
+            index(std::max<int64_t>(values.getType().getDimSize(dim) - 1,
+                                    0))));
       mapping.map(op.getResult(0),
                   memref::LoadOp::create(b, constantTable(values), indices));
       continue;
@@ -744,11 +750,13 @@ void CtaBody::storeOutput(ValueRange state, Value o, Value lse, Value batch,
   Type pair = VectorType::get({2}, f32);
   int64_t mTiles = s.mTiles(), oTiles = p.valueDim / 8;
   // O goes through the warp's own rows of the Q tile (which only this warp
-  // reads), so that global memory gets whole 16-byte chunks. Rows of a
-  // different width (Dv != D padded) overlap other warps' Q rows: every
-  // warp must be done with Q first.
-  if (oTile != qTile)
-    gpu::BarrierOp::create(b);
+  // reads), so that global memory gets whole 16-byte chunks. Those rows
+  // were copied there by other warps' cp.async (the copy's rows are not
+  // the warps' rows), and a KV loop without iterations (a query block that
+  // sees no key) passes no barrier after them: every copy of Q must have
+  // landed, and with rows of a different width (Dv != D padded) every warp
+  // be done reading Q, before any warp writes.
+  gpu::BarrierOp::create(b);
   for (int64_t mt = 0; mt < mTiles; ++mt) {
     for (int64_t i = 0; i < 2; ++i) {
       Value rowInTile = fragmentRow(mt, i);
