@@ -187,7 +187,11 @@ void appendProfile(const Kernel &kernel, const LaunchShape &shape,
   for (int c = 0; c < Profile::kClasses; ++c)
     out << (c ? ", " : "") << "\"" << Profile::className(Profile::Class(c))
         << "\": " << profile.warpInstructions[c];
-  out << "}}\n";
+  out << "}, \"shared_requests\": " << profile.sharedRequests
+      << ", \"shared_wavefronts\": " << profile.sharedWavefronts
+      << ", \"shared_ideal_wavefronts\": " << profile.sharedIdealWavefronts
+      << ", \"global_requests\": " << profile.globalRequests
+      << ", \"global_sectors\": " << profile.globalSectors << "}\n";
 }
 
 } // namespace

@@ -984,6 +984,8 @@ bool Launch::step(Warp &w) {
 
   case Opcode::Membar:
   case Opcode::Fence:
+    if (exec)
+      order.fence(w.cta->linear);
     advance();
     return true;
 
@@ -1013,7 +1015,8 @@ bool Launch::step(Warp &w) {
         markSharedWrite(w, lane, offset, bytes, in);
         memory = w.cta->shared.data() + offset;
       } else {
-        memory = globalPointer(w, lane, at, bytes, true, in);
+        memory = globalPointer(w, lane, at, bytes,
+                               GlobalAccess::Synchronising, in);
       }
       if (!memory || failed) {
         ok = false;
@@ -1075,11 +1078,13 @@ bool Launch::step(Warp &w) {
     const Operand &data = isLoad ? ops[0] : ops[1];
     unsigned n = in.vector, total = n * bytes;
     bool ok = true;
+    uint64_t addresses[32];
     forExec([&](unsigned lane) {
       if (!ok)
         return;
       uint64_t at = (address.reg >= 0 ? reg(address.reg, lane) : 0) +
                     address.value;
+      addresses[lane] = at;
       uint8_t buffer[32];
       if (isLoad) {
         if (!load(w, lane, in.space, at, total, buffer, in)) {
@@ -1112,6 +1117,8 @@ bool Launch::step(Warp &w) {
     });
     if (!ok || failed)
       return false;
+    if (in.space != Space::Param && in.space != Space::Local)
+      countRequest(in.space, addresses, exec, total);
     advance();
     return true;
   }
@@ -1265,15 +1272,20 @@ bool Launch::step(Warp &w) {
     unsigned matrices = in.vector;
     // Row r of matrix m comes from the address of lane 8 m + r.
     uint16_t rows[4][8][8];
+    uint64_t addresses[32];
     for (unsigned m = 0; m < matrices; ++m)
       for (unsigned r = 0; r < 8; ++r) {
         unsigned lane = 8 * m + r;
         const Operand &address = ops[1];
         uint64_t at = (address.reg >= 0 ? reg(address.reg, lane) : 0) +
                       address.value;
+        addresses[lane] = at;
         if (!load(w, lane, in.space, at, 16, rows[m][r], in))
           return false;
       }
+    // One 8-row matrix is one phase of eight 16-byte rows.
+    countRequest(in.space, addresses,
+                 matrices == 4 ? ~0u : (1u << (8 * matrices)) - 1, 16);
     for (unsigned lane = 0; lane < 32; ++lane)
       for (unsigned m = 0; m < matrices; ++m) {
         unsigned row = lane / 4, col = 2 * (lane % 4);
@@ -1316,7 +1328,7 @@ bool Launch::step(Warp &w) {
       }
       if (sourceBytes > 0 &&
           !globalPointer(w, lane, src, static_cast<unsigned>(sourceBytes),
-                         false, in)) {
+                         GlobalAccess::Read, in)) {
         ok = false;
         return;
       }

@@ -247,10 +247,15 @@ uint64_t Launch::specialRegister(const Warp &warp, unsigned lane,
 // Memory
 //===----------------------------------------------------------------------===//
 
+Launch::GlobalAccess Launch::accessOf(const Instruction &in, bool isStore) {
+  if (in.flags & (mod::Volatile | mod::Relaxed | mod::Acquire | mod::Release))
+    return GlobalAccess::Synchronising;
+  return isStore ? GlobalAccess::Write : GlobalAccess::Read;
+}
+
 uint8_t *Launch::globalPointer(Warp &warp, unsigned lane, uint64_t address,
-                               unsigned bytes, bool write,
+                               unsigned bytes, GlobalAccess access,
                                const Instruction &in) {
-  (void)write;
   if (!device.contains(address, bytes)) {
     std::string where = " (" + device.describeAddress(address) + ")";
     fault(warp, lane, &in,
@@ -269,6 +274,22 @@ uint8_t *Launch::globalPointer(Warp &warp, unsigned lane, uint64_t address,
               " bytes at offset " +
               std::to_string(address - device.allocationOf(address).first));
     return nullptr;
+  }
+  uint32_t cta = warp.cta->linear;
+  std::string why;
+  switch (access) {
+  case GlobalAccess::Read:
+    if (!order.read(cta, address, bytes, why)) {
+      fault(warp, lane, &in, why);
+      return nullptr;
+    }
+    break;
+  case GlobalAccess::Write:
+    order.write(cta, address, bytes, in.line);
+    break;
+  case GlobalAccess::Synchronising:
+    order.synchronise(cta, address);
+    break;
   }
   return reinterpret_cast<uint8_t *>(address);
 }
@@ -313,13 +334,14 @@ void Launch::checkSharedRead(Warp &warp, unsigned lane, uint32_t offset,
     if (s.writeEpoch == cta.epoch && s.writer != warp.index) {
       fault(warp, lane, &in,
             "shared-memory race: reads offset " + std::to_string(offset + i) +
-                " written by warp " + std::to_string(s.writer) +
-                " with no barrier between");
+                " written by warp " + std::to_string(s.writer) + " (line " +
+                std::to_string(s.writerLine) + ") with no barrier between");
       return;
     }
     if (s.readEpoch != cta.epoch) {
       s.readEpoch = cta.epoch;
       s.reader = static_cast<uint16_t>(warp.index);
+      s.readerLine = in.line;
       s.manyReaders = false;
     } else if (s.reader != warp.index) {
       s.manyReaders = true;
@@ -343,18 +365,20 @@ void Launch::markSharedWrite(Warp &warp, unsigned lane, uint32_t offset,
       fault(warp, lane, &in,
             "shared-memory race: writes offset " + std::to_string(offset + i) +
                 " also written by warp " + std::to_string(s.writer) +
-                " with no barrier between");
+                " (line " + std::to_string(s.writerLine) +
+                ") with no barrier between");
       return;
     }
     if (s.readEpoch == cta.epoch && (s.reader != warp.index || s.manyReaders)) {
       fault(warp, lane, &in,
             "shared-memory race: writes offset " + std::to_string(offset + i) +
-                " read by warp " + std::to_string(s.reader) +
-                " with no barrier between");
+                " read by warp " + std::to_string(s.reader) + " (line " +
+                std::to_string(s.readerLine) + ") with no barrier between");
       return;
     }
     s.writeEpoch = cta.epoch;
     s.writer = static_cast<uint16_t>(warp.index);
+    s.writerLine = in.line;
   }
 }
 
@@ -392,7 +416,8 @@ bool Launch::load(Warp &warp, unsigned lane, Space space, uint64_t address,
                 bytes);
     return true;
   }
-  uint8_t *pointer = globalPointer(warp, lane, address, bytes, false, in);
+  uint8_t *pointer =
+      globalPointer(warp, lane, address, bytes, accessOf(in, false), in);
   if (!pointer)
     return false;
   std::memcpy(out, pointer, bytes);
@@ -425,13 +450,69 @@ bool Launch::store(Warp &warp, unsigned lane, Space space, uint64_t address,
   }
   if (space != Space::Global && space != Space::Generic)
     return fault(warp, lane, &in, "a store to read-only memory");
-  uint8_t *pointer = globalPointer(warp, lane, address, bytes, true, in);
+  uint8_t *pointer =
+      globalPointer(warp, lane, address, bytes, accessOf(in, true), in);
   if (!pointer)
     return false;
   if (std::memcmp(pointer, value, bytes) != 0)
     progressed();
   std::memcpy(pointer, value, bytes);
   return true;
+}
+
+void Launch::countRequest(Space space, const uint64_t *addresses,
+                          uint32_t lanes, unsigned bytes) {
+  if (!lanes)
+    return;
+  bool shared = space == Space::Shared;
+  if (space == Space::Generic) {
+    uint64_t first = addresses[__builtin_ctz(lanes)];
+    shared = first - kSharedWindow < kWindowSize;
+  }
+  if (!shared) {
+    // Distinct 32-byte sectors the warp's accesses touch.
+    uint64_t sectors[128];
+    unsigned count = 0;
+    for (uint32_t m = lanes; m; m &= m - 1) {
+      uint64_t at = addresses[__builtin_ctz(m)];
+      for (uint64_t s = at / 32; s <= (at + bytes - 1) / 32 && count < 128; ++s)
+        if (std::find(sectors, sectors + count, s) == sectors + count)
+          sectors[count++] = s;
+    }
+    ++profile.globalRequests;
+    profile.globalSectors += count;
+    return;
+  }
+  // Shared memory serves a request in phases of 128 bytes (32 lanes of 4
+  // bytes, 16 of 8, 8 of 16); in a phase, the lanes whose distinct 4-byte
+  // words fall in the same of 32 banks take one wavefront each.
+  unsigned lanesPerPhase = bytes <= 4 ? 32 : 128 / bytes;
+  for (unsigned phase = 0; phase < 32; phase += lanesPerPhase) {
+    uint32_t phaseLanes =
+        lanes & (lanesPerPhase == 32 ? ~0u
+                                     : ((1u << lanesPerPhase) - 1) << phase);
+    if (!phaseLanes)
+      continue;
+    uint64_t words[32][32];
+    unsigned perBank[32] = {};
+    unsigned wavefronts = 1;
+    for (uint32_t m = phaseLanes; m; m &= m - 1) {
+      uint64_t at = addresses[__builtin_ctz(m)];
+      at = at >= kSharedWindow ? at - kSharedWindow : at;
+      for (uint64_t word = at / 4; word <= (at + bytes - 1) / 4; ++word) {
+        unsigned bank = word % 32;
+        if (std::find(words[bank], words[bank] + perBank[bank], word) !=
+                words[bank] + perBank[bank] ||
+            perBank[bank] == 32)
+          continue;
+        words[bank][perBank[bank]++] = word;
+        wavefronts = std::max(wavefronts, perBank[bank]);
+      }
+    }
+    ++profile.sharedIdealWavefronts;
+    profile.sharedWavefronts += wavefronts;
+  }
+  ++profile.sharedRequests;
 }
 
 bool Launch::completeCopies(Warp &warp, size_t keep) {
@@ -448,6 +529,7 @@ bool Launch::completeCopies(Warp &warp, size_t keep) {
         s.pendingCopy = false;
         s.writeEpoch = cta.epoch;
         s.writer = static_cast<uint16_t>(warp.index);
+        s.writerLine = kernel.code[copy.instruction].line;
       }
     }
     warp.groups.pop_front();

@@ -13,6 +13,7 @@
 #ifndef ATTN_LIB_PTXEMULATOR_LAUNCH_H
 #define ATTN_LIB_PTXEMULATOR_LAUNCH_H
 
+#include "GlobalOrder.h"
 #include "Machine.h"
 
 namespace attn::ptxemu {
@@ -35,10 +36,16 @@ public:
             unsigned bytes, void *out, const Instruction &in);
   bool store(Warp &warp, unsigned lane, Space space, uint64_t address,
              unsigned bytes, const void *value, const Instruction &in);
-  /// A host pointer to global memory [ADDRESS, +BYTES) after the bounds
-  /// and alignment checks (atomics).
+  /// How an access of global memory takes part in ordering between CTAs.
+  enum class GlobalAccess { Read, Write, Synchronising };
+  /// A host pointer to global memory [ADDRESS, +BYTES) after the bounds,
+  /// alignment and ordering checks.
   uint8_t *globalPointer(Warp &warp, unsigned lane, uint64_t address,
-                         unsigned bytes, bool write, const Instruction &in);
+                         unsigned bytes, GlobalAccess access,
+                         const Instruction &in);
+  /// How ld/st IN orders: volatile, relaxed, acquire and release accesses
+  /// synchronise; others read or write.
+  static GlobalAccess accessOf(const Instruction &in, bool isStore);
   /// Shared offset of a .shared or generic address, after the checks.
   bool sharedOffset(Warp &warp, unsigned lane, Space space, uint64_t address,
                     unsigned bytes, uint32_t &offset, const Instruction &in);
@@ -46,6 +53,11 @@ public:
                        unsigned bytes, const Instruction &in);
   void markSharedWrite(Warp &warp, unsigned lane, uint32_t offset,
                        unsigned bytes, const Instruction &in);
+
+  /// Counts one warp request of BYTES per lane at ADDRESSES (the lanes of
+  /// LANES): shared wavefronts with bank conflicts, or global sectors.
+  void countRequest(Space space, const uint64_t *addresses, uint32_t lanes,
+                    unsigned bytes);
 
   /// Completes WARP's cp.async groups but the newest KEEP.
   bool completeCopies(Warp &warp, size_t keep);
@@ -65,6 +77,7 @@ public:
   const LaunchShape &shape;
   const std::vector<uint8_t> &params;
   Profile profile;
+  GlobalOrder order;
   uint32_t sharedBytes = 0; // per CTA: static, aligned, plus dynamic
   bool failed = false;
   std::string error;

@@ -34,6 +34,7 @@ struct SharedShadow {
   uint32_t writeEpoch = 0; // 0: never written
   uint32_t readEpoch = 0;
   uint16_t writer = 0, reader = 0; // warp indices
+  uint32_t writerLine = 0, readerLine = 0; // PTX lines, for messages
   bool manyReaders = false;
   bool pendingCopy = false; // a cp.async owns it until its wait
 };

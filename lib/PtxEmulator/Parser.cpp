@@ -790,6 +790,7 @@ bool Parser::parseInstruction(Kernel &kernel) {
         tokens[i].text != "}" && instruction.text.back() != '[' &&
         instruction.text.back() != '{' && instruction.text.back() != '@' &&
         instruction.text.back() != '!' && instruction.text.back() != '+' &&
+        instruction.text.back() != '-' &&
         tokens[i].text != "+" && tokens[i].text != "|")
       instruction.text += ' ';
     instruction.text += tokens[i].text;

@@ -15,6 +15,8 @@
 #include "attn/GpuCheck/GpuCheck.h"
 #include "attn/Support/Files.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -57,7 +59,11 @@ const char *kUsage =
     "  --validate          only read and check the bundles and read their\n"
     "                      reference cases (no GPU needed)\n"
     "  --probe             only open the device and describe it (exit 1 if\n"
-    "                      there is none)\n";
+    "                      there is none)\n"
+    "  --profile           on the PTX emulator (ATTNRT_LIBCUDA=emulator):\n"
+    "                      print each kernel's dynamic instruction counts\n"
+    "                      by class, shared-memory wavefronts against the\n"
+    "                      conflict-free count, global sectors per request\n";
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "attn-launch: error: %s\n", message.c_str());
@@ -78,6 +84,58 @@ bool parseInteger(const std::string &text, long long min, long long &value) {
   return !text.empty() && *end == '\0' && errno == 0 && value >= min;
 }
 
+/// The first launch of KERNEL in the emulator's profile file (JSON lines,
+/// ATTN_EMULATOR_PROFILE), as a report line; the file is emptied for the
+/// next kernel.
+std::string takeProfile(const std::string &path, const std::string &kernel) {
+  std::string text;
+  if (!mlir::attn::files::readFile(path, 1 << 26, text).empty())
+    return "none (the profile file cannot be read)";
+  if (FILE *truncate = std::fopen(path.c_str(), "w"))
+    std::fclose(truncate);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos)
+      end = text.size();
+    nlohmann::json line =
+        nlohmann::json::parse(text.substr(start, end - start), nullptr, false);
+    start = end + 1;
+    if (line.is_discarded() || line.value("kernel", "") != kernel)
+      continue;
+    auto number = [&](const char *key) {
+      return line.value(key, uint64_t(0));
+    };
+    std::string report =
+        std::to_string(number("thread_instructions")) +
+        " thread instructions; warp instructions:";
+    for (auto &[name, count] : line["warp_instructions"].items())
+      report += " " + name + " " + std::to_string(count.get<uint64_t>());
+    char shared[160], global[120];
+    uint64_t requests = number("shared_requests"),
+             globalRequests = number("global_requests");
+    std::snprintf(shared, sizeof shared,
+                  "; shared: %llu requests, %llu wavefronts (%.2fx the "
+                  "conflict-free %llu)",
+                  (unsigned long long)requests,
+                  (unsigned long long)number("shared_wavefronts"),
+                  number("shared_ideal_wavefronts")
+                      ? double(number("shared_wavefronts")) /
+                            number("shared_ideal_wavefronts")
+                      : 0.0,
+                  (unsigned long long)number("shared_ideal_wavefronts"));
+    std::snprintf(global, sizeof global,
+                  "; global: %llu requests, %.2f sectors each",
+                  (unsigned long long)globalRequests,
+                  globalRequests ? double(number("global_sectors")) /
+                                       globalRequests
+                                 : 0.0);
+    return report + shared + global;
+  }
+  return "none (only the PTX emulator, ATTNRT_LIBCUDA=emulator, profiles "
+         "kernels)";
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -86,7 +144,7 @@ int main(int argc, char **argv) {
   std::vector<std::optional<CheckOptions::Lengths>> lengthRuns;
   long long device = 0;
   std::string csvPath;
-  bool validateOnly = false, probe = false;
+  bool validateOnly = false, probe = false, profile = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char *option, std::string &out) {
@@ -110,6 +168,8 @@ int main(int argc, char **argv) {
       validateOnly = true;
     } else if (arg == "--probe") {
       probe = true;
+    } else if (arg == "--profile") {
+      profile = true;
     } else if (value("--kernel", text)) {
       kernels.push_back(text);
     } else if (value("--csv", text)) {
@@ -234,6 +294,25 @@ int main(int argc, char **argv) {
 
   int failures = 0;
   std::vector<std::string> unmatched = kernels;
+  // The emulated driver appends each launch's profile to the file named by
+  // ATTN_EMULATOR_PROFILE, read at every launch.
+  std::string profilePath;
+  if (profile) {
+    char temporary[] = "/tmp/attn-launch-profile-XXXXXX";
+    int descriptor = mkstemp(temporary);
+    if (descriptor < 0)
+      return fail("--profile: cannot create a temporary file");
+    close(descriptor);
+    profilePath = temporary;
+    setenv("ATTN_EMULATOR_PROFILE", temporary, 1);
+  }
+  struct RemoveProfile {
+    const std::string &path;
+    ~RemoveProfile() {
+      if (!path.empty())
+        std::remove(path.c_str());
+    }
+  } removeProfile{profilePath};
   for (size_t b = 0; b < bundles.size(); ++b) {
     const std::string &path = bundles[b];
     const std::optional<ReferenceCase> &reference = references[b];
@@ -285,6 +364,9 @@ int main(int argc, char **argv) {
           return fail(path + ": " + name + ": " + status.message);
         std::printf("%s: ", path.c_str());
         printReport(report, stdout);
+        if (profile)
+          std::printf("  profile  %s\n",
+                      takeProfile(profilePath, name).c_str());
         std::fflush(stdout);
         if (csv)
           printCsvRow(report, info, csv);

@@ -895,4 +895,116 @@ TEST(PtxEmulatorFault, UnimplementedFormFailsToLoad) {
   }
 }
 
+
+//===----------------------------------------------------------------------===//
+// The profile and the ordering of global memory between CTAs
+//===----------------------------------------------------------------------===//
+
+/// One warp: each lane stores a word to shared memory at lane * STRIDE
+/// bytes and to global memory at lane * STRIDE bytes.
+LaunchResult stridedStores(unsigned stride) {
+  std::string body = "  .shared .align 16 .b8 buffer[4096];\n"
+                     "  .reg .b32 %r<4>;\n"
+                     "  .reg .b64 %rd<4>;\n"
+                     "  ld.param.u64 %rd1, [out];\n"
+                     "  cvta.to.global.u64 %rd1, %rd1;\n"
+                     "  mov.u32 %r1, %tid.x;\n"
+                     "  mul.lo.u32 %r2, %r1, " +
+                     std::to_string(stride) +
+                     ";\n"
+                     "  st.shared.u32 [%r2], %r1;\n"
+                     "  cvt.u64.u32 %rd2, %r2;\n"
+                     "  add.s64 %rd3, %rd1, %rd2;\n"
+                     "  st.global.u32 [%rd3], %r1;\n"
+                     "  ret;\n";
+  Device device;
+  uint32_t *out = allocateArray<uint32_t>(device, 1024);
+  auto module = parse(kernelPtx(".param .u64 out", body));
+  EXPECT_TRUE(module);
+  return launch(device, *module, {addressOf(out)}, 32);
+}
+
+// Shared memory has 32 banks of 4 bytes: 32 lanes storing consecutive words
+// take one wavefront, a stride of 128 bytes puts them all in bank 0 (32
+// wavefronts), a stride of 8 bytes two lanes per bank (2). Global memory
+// is read in 32-byte sectors: consecutive words fill 4, a 32-byte stride
+// touches 32.
+TEST(PtxEmulatorProfile, BankConflictsAndSectors) {
+  struct Case {
+    unsigned stride, wavefronts, sectors;
+  } cases[] = {{4, 1, 4}, {8, 2, 8}, {128, 32, 32}, {32, 8, 32}};
+  for (const Case &c : cases) {
+    LaunchResult result = stridedStores(c.stride);
+    ASSERT_TRUE(result.ok) << result.error;
+    EXPECT_EQ(result.profile.sharedRequests, 1u) << "stride " << c.stride;
+    EXPECT_EQ(result.profile.sharedIdealWavefronts, 1u) << "stride " << c.stride;
+    EXPECT_EQ(result.profile.sharedWavefronts, c.wavefronts)
+        << "stride " << c.stride;
+    EXPECT_EQ(result.profile.globalRequests, 1u) << "stride " << c.stride;
+    EXPECT_EQ(result.profile.globalSectors, c.sectors) << "stride " << c.stride;
+  }
+}
+
+/// Two CTAs of one thread: CTA 1 writes data then raises a flag; CTA 0
+/// spins on the flag (an atomic), then reads the data. WRITERFENCE puts
+/// membar.gl between CTA 1's data and its flag.
+std::string flagHandoffPtx(bool writerFence) {
+  std::string body = "  .reg .pred %p<3>;\n"
+                     "  .reg .b32 %r<4>;\n"
+                     "  .reg .b64 %rd<4>;\n"
+                     "  ld.param.u64 %rd1, [data];\n"
+                     "  cvta.to.global.u64 %rd1, %rd1;\n"
+                     "  ld.param.u64 %rd2, [flag];\n"
+                     "  cvta.to.global.u64 %rd2, %rd2;\n"
+                     "  mov.u32 %r1, %ctaid.x;\n"
+                     "  setp.eq.u32 %p1, %r1, 0;\n"
+                     "  @%p1 bra READER;\n"
+                     "  mov.u32 %r2, 42;\n"
+                     "  st.global.u32 [%rd1], %r2;\n";
+  if (writerFence)
+    body += "  membar.gl;\n";
+  body += "  atom.global.add.u32 %r3, [%rd2], 1;\n"
+          "  ret;\n"
+          "READER:\n"
+          "SPIN:\n"
+          "  atom.global.or.b32 %r3, [%rd2], 0;\n"
+          "  setp.eq.u32 %p2, %r3, 0;\n"
+          "  @%p2 bra SPIN;\n"
+          "  ld.global.u32 %r2, [%rd1];\n"
+          "  st.global.u32 [%rd1+4], %r2;\n"
+          "  ret;\n";
+  return kernelPtx(".param .u64 data, .param .u64 flag", body);
+}
+
+// The PTX memory model orders CTA 1's data before CTA 0's read only through
+// a fence before the flag's atomic (and the reader's atomic read of the flag
+// after it): without the fence the read is flagged, though the value is
+// there in the emulator's sequentially consistent memory.
+TEST(PtxEmulatorFault, UnorderedReadOfAnotherCtasWrite) {
+  for (bool writerFence : {true, false}) {
+    Device device;
+    uint32_t *data = allocateArray<uint32_t>(device, 2);
+    uint32_t *flag = allocateArray<uint32_t>(device, 1);
+    auto module = parse(flagHandoffPtx(writerFence));
+    ASSERT_TRUE(module);
+    const Kernel *kernel = module->findKernel("k");
+    LaunchShape shape;
+    shape.grid = {2, 1, 1};
+    shape.block = {1, 1, 1};
+    shape.residentCtas = 2;
+    LaunchResult result = device.launch(
+        *kernel, shape,
+        packParameters(*kernel, {addressOf(data), addressOf(flag)}));
+    if (writerFence) {
+      EXPECT_TRUE(result.ok) << result.error;
+      EXPECT_EQ(data[1], 42u);
+    } else {
+      EXPECT_FALSE(result.ok);
+      EXPECT_NE(result.error.find("reads global memory that CTA 1 wrote"),
+                std::string::npos)
+          << result.error;
+    }
+  }
+}
+
 } // namespace

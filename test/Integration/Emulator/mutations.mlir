@@ -1,0 +1,83 @@
+// Real kernels' PTX, edited the way a generator bug would leave it, run on the
+// PTX emulator: each edit is caught (a wrong result, a race, a read before a
+// wait, an unordered read of another CTA's write) with where it happened;
+// the kernels as compiled pass (docs/emulator.md).
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: attn-compile %s --function=prefill -o %t/prefill --split-kv=false
+// RUN: attn-compile %s --function=lean -o %t/lean
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/prefill %t/lean | FileCheck %s --check-prefix=INTACT
+// INTACT: kernel prefill_attention0
+// INTACT: O {{.*}}: PASS
+// INTACT: kernel lean_attention0
+// INTACT: O {{.*}}: PASS
+//
+// The barrier after the loop's cp.async.wait_group: warps read K tiles other
+// warps' copies have not landed in.
+// RUN: cp -r %t/prefill %t/no-barrier
+// RUN: awk '/cp.async.wait_group[ \t]+1;/ { w = 1; print; next } w && !done && /bar.sync/ { done = 1; w = 0; next } { w = 0; print }' %t/prefill/kernels.ptx > %t/no-barrier/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-barrier 2>&1 | FileCheck %s --check-prefix=NO-BARRIER
+// NO-BARRIER: PTX emulator: kernel prefill_attention0: reads shared offset {{[0-9]+}} that a cp.async writes before waiting for it (cp.async.wait_group); CTA ({{[0-9]+}},{{[0-9]+}},{{[0-9]+}}) thread {{[0-9]+}}, line {{[0-9]+}}: ldmatrix
+//
+// The barrier at the top of the loop: the next tiles' copies overwrite tiles
+// other warps still read.
+// RUN: cp -r %t/prefill %t/no-top-barrier
+// RUN: awk 'prev ~ /^\$L__BB[0-9_]+:$/ && $0 ~ /bar.sync/ && !done { done = 1; prev = $0; next } { print; prev = $0 }' %t/prefill/kernels.ptx > %t/no-top-barrier/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-top-barrier 2>&1 | FileCheck %s --check-prefix=NO-TOP-BARRIER
+// NO-TOP-BARRIER: PTX emulator: kernel prefill_attention0: shared-memory race: {{.*}} with no barrier between; CTA {{.*}} line {{[0-9]+}}: cp.async
+//
+// One ldmatrix of V without .trans: V enters the second product transposed.
+// RUN: cp -r %t/prefill %t/no-trans
+// RUN: sed '0,/x2.trans.shared/s//x2.shared/' %t/prefill/kernels.ptx > %t/no-trans/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-trans 2>&1 | FileCheck %s --check-prefix=WRONG
+// WRONG: O {{.*}}: FAIL
+//
+// The loop waits for the wrong cp.async group (all but the newest 2).
+// RUN: cp -r %t/prefill %t/wrong-group
+// RUN: awk '/cp.async.wait_group[ \t]+1;/ && ++n == 2 { sub(/1;/, "2;") } { print }' %t/prefill/kernels.ptx > %t/wrong-group/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/wrong-group 2>&1 | FileCheck %s --check-prefix=WRONG-GROUP
+// WRONG-GROUP: PTX emulator: kernel prefill_attention0: reads shared offset {{[0-9]+}} that a cp.async writes before waiting for it
+//
+// The causal comparison shifted by one (lt -> le) where a score is set to
+// -inf: the diagonal key of some rows is hidden.
+// RUN: cp -r %t/prefill %t/mask-off-by-one
+// RUN: awk '{ line[NR] = $0 } $0 ~ /selp.f32.*0fFF800000/ && line[NR-1] ~ /setp.lt.s64/ && !done { sub(/setp.lt.s64/, "setp.le.s64", line[NR-1]); done = 1 } END { for (i = 1; i <= NR; ++i) print line[i] }' %t/prefill/kernels.ptx > %t/mask-off-by-one/kernels.ptx
+// RUN: not diff -q %t/prefill/kernels.ptx %t/mask-off-by-one/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/mask-off-by-one 2>&1 | FileCheck %s --check-prefix=WRONG
+//
+// A Lean host that does not wait for its contributors' flags (the spin
+// loop's branch back removed): it reads partials no synchronisation orders.
+// RUN: cp -r %t/lean %t/no-spin
+// RUN: awk '/atom.global.or.b32/ { a = 1 } a && /setp.eq.b32/ { print; getline; if ($0 ~ /bra/) { a = 0; next } } { print }' %t/lean/kernels.ptx > %t/no-spin/kernels.ptx
+// RUN: not diff -q %t/lean/kernels.ptx %t/no-spin/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-spin 2>&1 | FileCheck %s --check-prefix=UNORDERED
+// UNORDERED: PTX emulator: kernel lean_attention0: reads global memory that CTA {{[0-9]+}} wrote (line {{[0-9]+}}) with no fence and atomic ordering that write before this read
+//
+// A contributor that raises its flag without the fence before it.
+// RUN: cp -r %t/lean %t/no-fence
+// RUN: awk '/membar.gl/ { held = $0; next } held != "" { if ($0 !~ /atom.global.add/) print held; held = "" } { print }' %t/lean/kernels.ptx > %t/no-fence/kernels.ptx
+// RUN: not diff -q %t/lean/kernels.ptx %t/no-fence/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-fence 2>&1 | FileCheck %s --check-prefix=UNORDERED
+
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+func.func @prefill(%q: tensor<1x2x100x64xbf16>, %k: tensor<1x2x130x64xbf16>,
+                   %v: tensor<1x2x130x64xbf16>) -> tensor<1x2x100x64xbf16> {
+  %o0 = tensor.empty() : tensor<1x2x100x64xbf16>
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x100x64xbf16>,
+      tensor<1x2x130x64xbf16>, tensor<1x2x130x64xbf16>)
+      outs(%o0 : tensor<1x2x100x64xbf16>)
+      {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
+      -> tensor<1x2x100x64xbf16>
+  return %o : tensor<1x2x100x64xbf16>
+}
+func.func @lean(%q: tensor<1x2x1x64xbf16>, %k: tensor<1x2x616x64xbf16>,
+                %v: tensor<1x2x616x64xbf16>, %o: tensor<1x2x1x64xbf16>,
+                %l: tensor<1x2x1xf32>) -> (tensor<1x2x1x64xbf16>, tensor<1x2x1xf32>) {
+  %r:2 = attn.attention ins(%q, %k, %v : tensor<1x2x1x64xbf16>,
+      tensor<1x2x616x64xbf16>, tensor<1x2x616x64xbf16>)
+      outs(%o, %l : tensor<1x2x1x64xbf16>, tensor<1x2x1xf32>)
+      {partition = #attn.lean<ctas = 64>} -> tensor<1x2x1x64xbf16>, tensor<1x2x1xf32>
+  return %r#0, %r#1 : tensor<1x2x1x64xbf16>, tensor<1x2x1xf32>
+}
+}
