@@ -22,8 +22,9 @@ attn.attention (a function named like its file) and the module's
     FlashAttention-2's grid, split-KV and Lean attention), which attn-launch
     fills with a seeded mask that also hides whole rows; block masks passed
     as the kernel's block_mask parameter (with a mask operand, softcap, D =
-    96, split-KV and Lean), which attn-launch fills with empty, partial and
-    full blocks, the first query block of each head empty;
+    96, split-KV and Lean, and blocks smaller than the tiles: 1- and 2-warp
+    tilings), which attn-launch fills with empty, partial and full blocks,
+    the first query block of each head empty;
   * run-time lengths (r_*): kernels compiled with the batch, Sq and Sk
     dynamic, which gpu-check.sh runs at each of RUN_TIME_LENGTHS: FlashAttention-2's
     grid, split-KV and Lean attention (GQA-packed decode, causal prefill),
@@ -234,6 +235,11 @@ def correctness():
     yield "c_blocks_d96_alibi", "bf16", 1, 8, 2, 1000, 1000, 96, "causal, softcap = 30.0 : f32", ALIBI, {"block_mask": (1, 8, 128, 128)}
     yield "c_blocks_split", "bf16", 4, 32, 8, 1, 4096, 128, "partition = #attn.split_kv<splits = 8>", "", {"block_mask": (4, 1, 64, 256)}
     yield "c_blocks_lean", "bf16", 1, 32, 8, 4, 2000, 128, "causal, partition = #attn.lean<ctas = 132>", "", {"block_mask": (1, 32, 64, 256)}
+    # Blocks smaller than FlashAttention-2's tiles take tiles nested in
+    # them: 48 x 48 blocks 16 x 48 tiles of one warp, 32 x 32 blocks 32 x 32
+    # tiles of two.
+    yield "c_blocks_one_warp", "f16", 2, 4, 4, 300, 500, 64, "causal", "", {"block_mask": (1, 4, 48, 48)}
+    yield "c_blocks_two_warps", "bf16", 1, 4, 2, 300, 300, 128, "", "", {"block_mask": (1, 4, 32, 32)}
 
 
 def run_time():

@@ -1307,6 +1307,8 @@ bool Launch::step(Warp &w) {
   case Opcode::CpAsync: {
     bool ok = true;
     unsigned size = static_cast<unsigned>(ops[2].value);
+    uint64_t sources[32];
+    uint32_t reading = 0;
     forExec([&](unsigned lane) {
       if (!ok)
         return;
@@ -1332,6 +1334,10 @@ bool Launch::step(Warp &w) {
         ok = false;
         return;
       }
+      if (sourceBytes > 0) {
+        sources[lane] = src;
+        reading |= 1u << lane;
+      }
       if (src % size != 0) {
         ok = fault(w, lane, &in, "cp.async source address is not aligned to " +
                                      std::to_string(size) + " bytes");
@@ -1345,6 +1351,7 @@ bool Launch::step(Warp &w) {
     });
     if (!ok || failed)
       return false;
+    countRequest(Space::Global, sources, reading, size);
     advance();
     return true;
   }
