@@ -36,16 +36,6 @@
 using namespace attn::runtime;
 using namespace attn::ptxemu;
 
-namespace cuerr {
-constexpr CUresult kInvalidValue = 1;
-constexpr CUresult kNotInitialized = 3;
-constexpr CUresult kInvalidContext = 201;
-constexpr CUresult kInvalidHandle = 400;
-constexpr CUresult kNotFound = 500;
-constexpr CUresult kIllegalAddress = 700;
-constexpr CUresult kLaunchOutOfResources = 701;
-constexpr CUresult kLaunchFailed = 719;
-} // namespace cuerr
 
 struct attn::runtime::CUctx_st {
   int references = 0;
@@ -87,10 +77,10 @@ thread_local CUctx_st *currentContext = nullptr;
 
 CUresult requireContext() {
   if (!state().initialized)
-    return cuerr::kNotInitialized;
+    return cu::kErrorNotInitialized;
   return currentContext && currentContext->references > 0
              ? cu::kSuccess
-             : cuerr::kInvalidContext;
+             : cu::kErrorInvalidContext;
 }
 
 CUresult failWith(CUresult code, const std::string &message) {
@@ -200,31 +190,14 @@ extern "C" {
 
 CUresult cuInit(unsigned flags) {
   if (flags != 0)
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   state().initialized = true;
   return cu::kSuccess;
 }
 
 CUresult cuGetErrorName(CUresult error, const char **name) {
-  static const std::map<CUresult, const char *> names = {
-      {0, "CUDA_SUCCESS"},
-      {1, "CUDA_ERROR_INVALID_VALUE"},
-      {2, "CUDA_ERROR_OUT_OF_MEMORY"},
-      {3, "CUDA_ERROR_NOT_INITIALIZED"},
-      {101, "CUDA_ERROR_INVALID_DEVICE"},
-      {200, "CUDA_ERROR_INVALID_IMAGE"},
-      {201, "CUDA_ERROR_INVALID_CONTEXT"},
-      {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
-      {218, "CUDA_ERROR_INVALID_PTX"},
-      {221, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND"},
-      {400, "CUDA_ERROR_INVALID_HANDLE"},
-      {500, "CUDA_ERROR_NOT_FOUND"},
-      {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
-      {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"},
-      {719, "CUDA_ERROR_LAUNCH_FAILED"}};
-  auto it = names.find(error);
-  *name = it == names.end() ? nullptr : it->second;
-  return it == names.end() ? cuerr::kInvalidValue : cu::kSuccess;
+  *name = cu::errorName(error);
+  return *name ? cu::kSuccess : cu::kErrorInvalidValue;
 }
 
 CUresult cuGetErrorString(CUresult error, const char **text) {
@@ -234,37 +207,37 @@ CUresult cuGetErrorString(CUresult error, const char **text) {
   }
   const char *name = nullptr;
   if (cuGetErrorName(error, &name) != cu::kSuccess)
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   *text = "PTX emulator";
   return cu::kSuccess;
 }
 
 CUresult cuDeviceGetCount(int *count) {
   if (!state().initialized)
-    return cuerr::kNotInitialized;
+    return cu::kErrorNotInitialized;
   *count = 1;
   return cu::kSuccess;
 }
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   if (!state().initialized)
-    return cuerr::kNotInitialized;
+    return cu::kErrorNotInitialized;
   if (ordinal != 0)
-    return 101;
+    return cu::kErrorInvalidDevice;
   *device = 0;
   return cu::kSuccess;
 }
 
 CUresult cuDeviceGetName(char *name, int length, CUdevice device) {
   if (device != 0 || length <= 0)
-    return 101;
+    return cu::kErrorInvalidDevice;
   std::snprintf(name, length, "%s", state().device.chip().name.c_str());
   return cu::kSuccess;
 }
 
 CUresult cuDeviceGetAttribute(int *value, int attribute, CUdevice device) {
   if (device != 0)
-    return 101;
+    return cu::kErrorInvalidDevice;
   const Chip &chip = state().device.chip();
   switch (attribute) {
   case 1: *value = 1024; break;                               // max threads/block
@@ -283,23 +256,23 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, CUdevice device) {
     break;
   case 106: *value = chip.maxCtasPerSm; break;
   default:
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   }
   return cu::kSuccess;
 }
 
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice device) {
   if (device != 0)
-    return 101;
+    return cu::kErrorInvalidDevice;
   *bytes = state().device.chip().memoryBytes;
   return cu::kSuccess;
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
   if (!state().initialized)
-    return cuerr::kNotInitialized;
+    return cu::kErrorNotInitialized;
   if (device != 0)
-    return 101;
+    return cu::kErrorInvalidDevice;
   ++state().context.references;
   *context = &state().context;
   return cu::kSuccess;
@@ -307,21 +280,21 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
   if (device != 0 || state().context.references == 0)
-    return 101;
+    return cu::kErrorInvalidDevice;
   --state().context.references;
   return cu::kSuccess;
 }
 
 CUresult cuCtxGetCurrent(CUcontext *context) {
   if (!state().initialized)
-    return cuerr::kNotInitialized;
+    return cu::kErrorNotInitialized;
   *context = currentContext;
   return cu::kSuccess;
 }
 
 CUresult cuCtxSetCurrent(CUcontext context) {
   if (!state().initialized)
-    return cuerr::kNotInitialized;
+    return cu::kErrorNotInitialized;
   currentContext = context;
   return cu::kSuccess;
 }
@@ -375,7 +348,7 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
 
 CUresult cuModuleUnload(CUmodule module) {
   if (!module)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   for (const auto &variable : module->module->globals)
     state().device.removeVariable(variable->bytes.data());
   delete module;
@@ -385,17 +358,17 @@ CUresult cuModuleUnload(CUmodule module) {
 CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
                              const char *name) {
   if (!module)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   auto it = module->functions.find(name);
   if (it == module->functions.end())
-    return cuerr::kNotFound;
+    return cu::kErrorNotFound;
   *function = it->second.get();
   return cu::kSuccess;
 }
 
 CUresult cuFuncGetAttribute(int *value, int attribute, CUfunction function) {
   if (!function)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   const Kernel &kernel = *function->kernel;
   switch (attribute) {
   case cu::kFuncMaxThreadsPerBlock: {
@@ -424,19 +397,19 @@ CUresult cuFuncGetAttribute(int *value, int attribute, CUfunction function) {
     *value = function->maxDynamicSharedBytes;
     return cu::kSuccess;
   default:
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   }
 }
 
 CUresult cuFuncSetAttribute(CUfunction function, int attribute, int value) {
   if (!function)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   if (attribute != cu::kFuncMaxDynamicSharedSizeBytes)
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   if (value < 0 ||
       value + function->kernel->staticSharedBytes >
           static_cast<uint32_t>(state().device.chip().sharedBytesPerBlockOptin))
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   function->maxDynamicSharedBytes = value;
   return cu::kSuccess;
 }
@@ -446,7 +419,7 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks,
                                                      int blockSize,
                                                      size_t dynamicShared) {
   if (!function)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   *blocks = state().device.occupancy(
       blockSize, function->registers,
       function->kernel->dynamicSharedOffset + dynamicShared);
@@ -461,12 +434,12 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
   if (CUresult result = requireContext())
     return result;
   if (!function)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   if (extra)
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   const Kernel &kernel = *function->kernel;
   if (static_cast<int>(sharedBytes) > function->maxDynamicSharedBytes)
-    return failWith(cuerr::kInvalidValue,
+    return failWith(cu::kErrorInvalidValue,
                     "dynamic shared memory beyond the kernel's limit");
   unsigned threads = blockX * blockY * blockZ;
   int maxThreads = 0;
@@ -474,11 +447,11 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
   if (threads == 0 || gridX * gridY * gridZ == 0 ||
       threads > static_cast<unsigned>(maxThreads))
     return failWith(threads > static_cast<unsigned>(maxThreads)
-                        ? cuerr::kLaunchOutOfResources
-                        : cuerr::kInvalidValue,
+                        ? cu::kErrorLaunchOutOfResources
+                        : cu::kErrorInvalidValue,
                     "launch shape");
   if (kernel.parameterBytes > 0 && !params)
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   std::vector<uint8_t> buffer(kernel.parameterBytes, 0);
   for (size_t i = 0; i < kernel.parameters.size(); ++i) {
     const Parameter &p = kernel.parameters[i];
@@ -492,7 +465,7 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
       static_cast<int>(threads), function->registers,
       kernel.dynamicSharedOffset + sharedBytes);
   if (perSm == 0)
-    return failWith(cuerr::kLaunchOutOfResources,
+    return failWith(cu::kErrorLaunchOutOfResources,
                     "the block does not fit one SM");
   shape.residentCtas =
       static_cast<uint32_t>(perSm * state().device.chip().multiprocessors);
@@ -502,7 +475,7 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
     std::fprintf(stderr, "========= PTX emulator: %s\n", result.error.c_str());
     bool address = result.error.find("out-of-bounds") != std::string::npos ||
                    result.error.find("misaligned") != std::string::npos;
-    return failWith(address ? cuerr::kIllegalAddress : cuerr::kLaunchFailed,
+    return failWith(address ? cu::kErrorIllegalAddress : cu::kErrorLaunchFailed,
                     result.error);
   }
   return cu::kSuccess;
@@ -512,7 +485,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
   if (CUresult result = requireContext())
     return result;
   if (bytes == 0)
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   void *allocated = state().device.allocate(bytes);
   if (!allocated)
     return cu::kErrorOutOfMemory;
@@ -525,14 +498,14 @@ CUresult cuMemFree_v2(CUdeviceptr pointer) {
     return result;
   return state().device.release(reinterpret_cast<void *>(pointer))
              ? cu::kSuccess
-             : cuerr::kInvalidValue;
+             : cu::kErrorInvalidValue;
 }
 
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
   if (CUresult result = requireContext())
     return result;
   if (!state().device.contains(dst, bytes))
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
   return cu::kSuccess;
 }
@@ -541,7 +514,7 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
   if (CUresult result = requireContext())
     return result;
   if (!state().device.contains(src, bytes))
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
   return cu::kSuccess;
 }
@@ -552,7 +525,7 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
     return result;
   if (!state().device.contains(dst, bytes) ||
       !state().device.contains(src, bytes))
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   std::memmove(reinterpret_cast<void *>(dst),
                reinterpret_cast<const void *>(src), bytes);
   return cu::kSuccess;
@@ -563,7 +536,7 @@ static CUresult fill(CUdeviceptr dst, unsigned value, size_t count,
   if (CUresult result = requireContext())
     return result;
   if (!state().device.contains(dst, count * elementBytes))
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   auto *out = reinterpret_cast<unsigned char *>(dst);
   for (size_t i = 0; i < count; ++i)
     std::memcpy(out + i * elementBytes, &value, elementBytes);
@@ -588,7 +561,7 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t count,
 CUresult cuStreamSynchronize(CUstream) { return requireContext(); }
 
 CUresult cuStreamWaitEvent(CUstream, CUevent event, unsigned) {
-  return event ? requireContext() : cuerr::kInvalidHandle;
+  return event ? requireContext() : cu::kErrorInvalidHandle;
 }
 
 CUresult cuEventCreate(CUevent *event, unsigned) {
@@ -600,26 +573,26 @@ CUresult cuEventCreate(CUevent *event, unsigned) {
 
 CUresult cuEventDestroy_v2(CUevent event) {
   if (!event)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   delete event;
   return cu::kSuccess;
 }
 
 CUresult cuEventRecord(CUevent event, CUstream) {
   if (!event)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   event->recorded = true;
   event->time = std::chrono::steady_clock::now();
   return cu::kSuccess;
 }
 
 CUresult cuEventSynchronize(CUevent event) {
-  return event ? cu::kSuccess : cuerr::kInvalidHandle;
+  return event ? cu::kSuccess : cu::kErrorInvalidHandle;
 }
 
 CUresult cuEventElapsedTime(float *milliseconds, CUevent start, CUevent end) {
   if (!start || !end || !start->recorded || !end->recorded)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   *milliseconds = std::chrono::duration<float, std::milli>(end->time -
                                                            start->time)
                       .count();
@@ -627,3 +600,39 @@ CUresult cuEventElapsedTime(float *milliseconds, CUevent start, CUevent end) {
 }
 
 } // extern "C"
+
+ATTN_CHECK_DRIVER_ENTRY(cuInit, cuInit);
+ATTN_CHECK_DRIVER_ENTRY(cuGetErrorName, cuGetErrorName);
+ATTN_CHECK_DRIVER_ENTRY(cuGetErrorString, cuGetErrorString);
+ATTN_CHECK_DRIVER_ENTRY(cuDeviceGetCount, cuDeviceGetCount);
+ATTN_CHECK_DRIVER_ENTRY(cuDeviceGet, cuDeviceGet);
+ATTN_CHECK_DRIVER_ENTRY(cuDeviceGetName, cuDeviceGetName);
+ATTN_CHECK_DRIVER_ENTRY(cuDeviceGetAttribute, cuDeviceGetAttribute);
+ATTN_CHECK_DRIVER_ENTRY(cuDeviceTotalMem, cuDeviceTotalMem_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain);
+ATTN_CHECK_DRIVER_ENTRY(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuCtxGetCurrent, cuCtxGetCurrent);
+ATTN_CHECK_DRIVER_ENTRY(cuCtxSetCurrent, cuCtxSetCurrent);
+ATTN_CHECK_DRIVER_ENTRY(cuModuleLoadDataEx, cuModuleLoadDataEx);
+ATTN_CHECK_DRIVER_ENTRY(cuModuleUnload, cuModuleUnload);
+ATTN_CHECK_DRIVER_ENTRY(cuModuleGetFunction, cuModuleGetFunction);
+ATTN_CHECK_DRIVER_ENTRY(cuFuncGetAttribute, cuFuncGetAttribute);
+ATTN_CHECK_DRIVER_ENTRY(cuFuncSetAttribute, cuFuncSetAttribute);
+ATTN_CHECK_DRIVER_ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                        cuOccupancyMaxActiveBlocksPerMultiprocessor);
+ATTN_CHECK_DRIVER_ENTRY(cuLaunchKernel, cuLaunchKernel);
+ATTN_CHECK_DRIVER_ENTRY(cuMemAlloc, cuMemAlloc_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuMemFree, cuMemFree_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuMemcpyHtoD, cuMemcpyHtoD_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuMemcpyDtoH, cuMemcpyDtoH_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuMemsetD8Async, cuMemsetD8Async);
+ATTN_CHECK_DRIVER_ENTRY(cuMemsetD16Async, cuMemsetD16Async);
+ATTN_CHECK_DRIVER_ENTRY(cuMemsetD32Async, cuMemsetD32Async);
+ATTN_CHECK_DRIVER_ENTRY(cuStreamSynchronize, cuStreamSynchronize);
+ATTN_CHECK_DRIVER_ENTRY(cuStreamWaitEvent, cuStreamWaitEvent);
+ATTN_CHECK_DRIVER_ENTRY(cuEventCreate, cuEventCreate);
+ATTN_CHECK_DRIVER_ENTRY(cuEventDestroy, cuEventDestroy_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuEventRecord, cuEventRecord);
+ATTN_CHECK_DRIVER_ENTRY(cuEventSynchronize, cuEventSynchronize);
+ATTN_CHECK_DRIVER_ENTRY(cuEventElapsedTime, cuEventElapsedTime);

@@ -999,15 +999,11 @@ bool Launch::step(Warp &w) {
       const Operand &address = ops[addressOperand];
       uint64_t at = (address.reg >= 0 ? reg(address.reg, lane) : 0) +
                     address.value;
-      Space space = in.space;
-      if (space == Space::Generic && at - kSharedWindow < kWindowSize) {
-        space = Space::Shared;
-        at -= kSharedWindow;
-      }
+      Space space = resolve(in.space, at);
       uint8_t *memory = nullptr;
       if (space == Space::Shared) {
         uint32_t offset;
-        if (!sharedOffset(w, lane, Space::Shared, at, bytes, offset, in)) {
+        if (!sharedOffset(w, lane, at, bytes, offset, in)) {
           ok = false;
           return;
         }
@@ -1324,7 +1320,7 @@ bool Launch::step(Warp &w) {
         return;
       }
       uint32_t offset;
-      if (!sharedOffset(w, lane, Space::Shared, dst, size, offset, in)) {
+      if (!sharedOffset(w, lane, dst, size, offset, in)) {
         ok = false;
         return;
       }

@@ -294,12 +294,9 @@ uint8_t *Launch::globalPointer(Warp &warp, unsigned lane, uint64_t address,
   return reinterpret_cast<uint8_t *>(address);
 }
 
-bool Launch::sharedOffset(Warp &warp, unsigned lane, Space space,
-                          uint64_t address, unsigned bytes, uint32_t &offset,
+bool Launch::sharedOffset(Warp &warp, unsigned lane, uint64_t at,
+                          unsigned bytes, uint32_t &offset,
                           const Instruction &in) {
-  uint64_t at = address;
-  if (space == Space::Generic)
-    at -= kSharedWindow;
   if (at + bytes > sharedBytes || at >= kWindowSize)
     return fault(warp, lane, &in,
                  "out-of-bounds shared access of " + std::to_string(bytes) +
@@ -382,81 +379,87 @@ void Launch::markSharedWrite(Warp &warp, unsigned lane, uint32_t offset,
   }
 }
 
+Space Launch::resolve(Space space, uint64_t &address) {
+  if (space != Space::Generic)
+    return space;
+  if (address - kSharedWindow < kWindowSize) {
+    address -= kSharedWindow;
+    return Space::Shared;
+  }
+  if (address - kLocalWindow < kWindowSize) {
+    address -= kLocalWindow;
+    return Space::Local;
+  }
+  return Space::Global;
+}
+
+uint8_t *Launch::localPointer(Warp &warp, unsigned lane, uint64_t offset,
+                              unsigned bytes, const Instruction &in) {
+  if (offset + bytes > kernel.localBytes) {
+    fault(warp, lane, &in, "out-of-bounds local access");
+    return nullptr;
+  }
+  return warp.local.data() + lane * kernel.localBytes + offset;
+}
+
 bool Launch::load(Warp &warp, unsigned lane, Space space, uint64_t address,
                   unsigned bytes, void *out, const Instruction &in) {
-  if (space == Space::Param) {
+  const uint8_t *source = nullptr;
+  switch (resolve(space, address)) {
+  case Space::Param:
     if (address + bytes > params.size())
       return fault(warp, lane, &in,
                    "reads past the kernel's " + std::to_string(params.size()) +
                        " bytes of parameters");
-    std::memcpy(out, params.data() + address, bytes);
-    return true;
-  }
-  if (space == Space::Generic && address - kSharedWindow < kWindowSize)
-    space = Space::Shared;
-  else if (space == Space::Generic && address - kLocalWindow < kWindowSize) {
-    space = Space::Local;
-    address -= kLocalWindow;
-  }
-  if (space == Space::Shared) {
+    source = params.data() + address;
+    break;
+  case Space::Shared: {
     uint32_t offset;
-    uint64_t at = in.space == Space::Generic || address >= kSharedWindow
-                      ? address - kSharedWindow
-                      : address;
-    if (!sharedOffset(warp, lane, Space::Shared, at, bytes, offset, in))
+    if (!sharedOffset(warp, lane, address, bytes, offset, in))
       return false;
     checkSharedRead(warp, lane, offset, bytes, in);
-    std::memcpy(out, warp.cta->shared.data() + offset, bytes);
-    return !failed;
+    source = warp.cta->shared.data() + offset;
+    break;
   }
-  if (space == Space::Local) {
-    if (address + bytes > kernel.localBytes)
-      return fault(warp, lane, &in, "out-of-bounds local access");
-    std::memcpy(out, warp.local.data() + lane * kernel.localBytes + address,
-                bytes);
-    return true;
+  case Space::Local:
+    source = localPointer(warp, lane, address, bytes, in);
+    break;
+  default:
+    source = globalPointer(warp, lane, address, bytes, accessOf(in, false), in);
+    break;
   }
-  uint8_t *pointer =
-      globalPointer(warp, lane, address, bytes, accessOf(in, false), in);
-  if (!pointer)
+  if (!source || failed)
     return false;
-  std::memcpy(out, pointer, bytes);
+  std::memcpy(out, source, bytes);
   return true;
 }
 
 bool Launch::store(Warp &warp, unsigned lane, Space space, uint64_t address,
                    unsigned bytes, const void *value, const Instruction &in) {
-  if (space == Space::Generic && address - kSharedWindow < kWindowSize)
-    space = Space::Shared;
-  else if (space == Space::Generic && address - kLocalWindow < kWindowSize) {
-    space = Space::Local;
-    address -= kLocalWindow;
-  }
-  if (space == Space::Shared) {
+  uint8_t *target = nullptr;
+  switch (resolve(space, address)) {
+  case Space::Shared: {
     uint32_t offset;
-    uint64_t at = address >= kSharedWindow ? address - kSharedWindow : address;
-    if (!sharedOffset(warp, lane, Space::Shared, at, bytes, offset, in))
+    if (!sharedOffset(warp, lane, address, bytes, offset, in))
       return false;
     markSharedWrite(warp, lane, offset, bytes, in);
-    std::memcpy(warp.cta->shared.data() + offset, value, bytes);
-    return !failed;
+    target = warp.cta->shared.data() + offset;
+    break;
   }
-  if (space == Space::Local) {
-    if (address + bytes > kernel.localBytes)
-      return fault(warp, lane, &in, "out-of-bounds local access");
-    std::memcpy(warp.local.data() + lane * kernel.localBytes + address, value,
-                bytes);
-    return true;
-  }
-  if (space != Space::Global && space != Space::Generic)
+  case Space::Local:
+    target = localPointer(warp, lane, address, bytes, in);
+    break;
+  case Space::Global:
+    target = globalPointer(warp, lane, address, bytes, accessOf(in, true), in);
+    if (target && std::memcmp(target, value, bytes) != 0)
+      progressed();
+    break;
+  default:
     return fault(warp, lane, &in, "a store to read-only memory");
-  uint8_t *pointer =
-      globalPointer(warp, lane, address, bytes, accessOf(in, true), in);
-  if (!pointer)
+  }
+  if (!target || failed)
     return false;
-  if (std::memcmp(pointer, value, bytes) != 0)
-    progressed();
-  std::memcpy(pointer, value, bytes);
+  std::memcpy(target, value, bytes);
   return true;
 }
 

@@ -30,6 +30,9 @@ public:
   /// program counter. False on a fault (already recorded).
   bool step(Warp &warp);
 
+  /// A generic address's state space, ADDRESS becoming the offset in it
+  /// (the shared and local windows; global otherwise). Other spaces stay.
+  static Space resolve(Space space, uint64_t &address);
   /// Memory accesses of LANE; false on a fault. SPACE Generic resolves the
   /// windows.
   bool load(Warp &warp, unsigned lane, Space space, uint64_t address,
@@ -46,9 +49,13 @@ public:
   /// How ld/st IN orders: volatile, relaxed, acquire and release accesses
   /// synchronise; others read or write.
   static GlobalAccess accessOf(const Instruction &in, bool isStore);
-  /// Shared offset of a .shared or generic address, after the checks.
-  bool sharedOffset(Warp &warp, unsigned lane, Space space, uint64_t address,
-                    unsigned bytes, uint32_t &offset, const Instruction &in);
+  /// LANE's local memory at OFFSET, after the bounds check.
+  uint8_t *localPointer(Warp &warp, unsigned lane, uint64_t offset,
+                        unsigned bytes, const Instruction &in);
+  /// The shared offset AT as an index into the CTA's shared memory, after
+  /// the bounds and alignment checks.
+  bool sharedOffset(Warp &warp, unsigned lane, uint64_t at, unsigned bytes,
+                    uint32_t &offset, const Instruction &in);
   void checkSharedRead(Warp &warp, unsigned lane, uint32_t offset,
                        unsigned bytes, const Instruction &in);
   void markSharedWrite(Warp &warp, unsigned lane, uint32_t offset,

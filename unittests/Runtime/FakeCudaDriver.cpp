@@ -29,13 +29,6 @@
 using namespace attn::runtime;
 using namespace attn::fakecuda;
 
-namespace cuerr {
-constexpr CUresult kInvalidValue = 1;
-constexpr CUresult kNotInitialized = 3;
-constexpr CUresult kInvalidContext = 201;
-constexpr CUresult kInvalidHandle = 400;
-constexpr CUresult kNotFound = 500;
-} // namespace cuerr
 
 // The driver's opaque handles, declared in CudaDriver.h's namespace.
 struct attn::runtime::CUctx_st {
@@ -90,7 +83,7 @@ thread_local CUctx_st *currentContext = nullptr;
 CUresult requireContext() {
   return currentContext && currentContext->references > 0
              ? cu::kSuccess
-             : cuerr::kInvalidContext;
+             : cu::kErrorInvalidContext;
 }
 
 bool validDevice(CUdevice device) {
@@ -114,7 +107,7 @@ CUresult fillMemory(CUdeviceptr dst, unsigned value, size_t count,
     return result;
   size_t bytes = count * elementBytes;
   if (!inAllocation(dst, bytes))
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   auto *bytesOut = reinterpret_cast<unsigned char *>(dst);
   for (size_t i = 0; i < count; ++i)
     std::memcpy(bytesOut + i * elementBytes, &value, elementBytes);
@@ -171,31 +164,15 @@ extern "C" {
 
 CUresult cuInit(unsigned flags) {
   if (flags != 0)
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   CUresult result = state().config.initResult;
   state().initialized = result == cu::kSuccess;
   return result;
 }
 
 CUresult cuGetErrorName(CUresult error, const char **name) {
-  static const std::map<CUresult, const char *> names = {
-      {0, "CUDA_SUCCESS"},
-      {1, "CUDA_ERROR_INVALID_VALUE"},
-      {2, "CUDA_ERROR_OUT_OF_MEMORY"},
-      {3, "CUDA_ERROR_NOT_INITIALIZED"},
-      {100, "CUDA_ERROR_NO_DEVICE"},
-      {101, "CUDA_ERROR_INVALID_DEVICE"},
-      {200, "CUDA_ERROR_INVALID_IMAGE"},
-      {201, "CUDA_ERROR_INVALID_CONTEXT"},
-      {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
-      {218, "CUDA_ERROR_INVALID_PTX"},
-      {221, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND"},
-      {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
-      {400, "CUDA_ERROR_INVALID_HANDLE"},
-      {500, "CUDA_ERROR_NOT_FOUND"}};
-  auto it = names.find(error);
-  *name = it == names.end() ? nullptr : it->second;
-  return it == names.end() ? cuerr::kInvalidValue : cu::kSuccess;
+  *name = cu::errorName(error);
+  return *name ? cu::kSuccess : cu::kErrorInvalidValue;
 }
 
 CUresult cuGetErrorString(CUresult error, const char **text) {
@@ -216,12 +193,12 @@ CUresult cuGetErrorString(CUresult error, const char **text) {
       {500, "named symbol not found"}};
   auto it = texts.find(error);
   *text = it == texts.end() ? nullptr : it->second;
-  return it == texts.end() ? cuerr::kInvalidValue : cu::kSuccess;
+  return it == texts.end() ? cu::kErrorInvalidValue : cu::kSuccess;
 }
 
 CUresult cuDeviceGetCount(int *count) {
   if (!state().initialized)
-    return cuerr::kNotInitialized;
+    return cu::kErrorNotInitialized;
   *count = state().config.deviceCount;
   return cu::kSuccess;
 }
@@ -261,7 +238,7 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, CUdevice device) {
     *value = c.sharedMemoryPerBlockOptin;
     break;
   default:
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   }
   return cu::kSuccess;
 }
@@ -286,7 +263,7 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
     return cu::kErrorInvalidDevice;
   CUctx_st &context = state().contexts[device];
   if (context.references == 0)
-    return cuerr::kInvalidContext;
+    return cu::kErrorInvalidContext;
   --context.references;
   return cu::kSuccess;
 }
@@ -329,7 +306,7 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
 
 CUresult cuModuleUnload(CUmodule module) {
   if (!module)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   delete module;
   --state().modules;
   return cu::kSuccess;
@@ -338,13 +315,13 @@ CUresult cuModuleUnload(CUmodule module) {
 CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
                              const char *name) {
   if (!module)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   std::unique_ptr<CUfunc_st> &slot = module->functions[name];
   if (!slot) {
     int paramCount = entryParamCount(module->ptx, name);
     if (paramCount < 0) {
       module->functions.erase(name);
-      return cuerr::kNotFound;
+      return cu::kErrorNotFound;
     }
     slot = std::make_unique<CUfunc_st>();
     slot->name = name;
@@ -356,7 +333,7 @@ CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
 
 CUresult cuFuncGetAttribute(int *value, int attribute, CUfunction function) {
   if (!function)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   const Config &c = state().config;
   switch (attribute) {
   case cu::kFuncMaxThreadsPerBlock:
@@ -377,18 +354,18 @@ CUresult cuFuncGetAttribute(int *value, int attribute, CUfunction function) {
                  : kDefaultSharedBytes - c.staticSharedBytes;
     break;
   default:
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   }
   return cu::kSuccess;
 }
 
 CUresult cuFuncSetAttribute(CUfunction function, int attribute, int value) {
   if (!function)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   const Config &c = state().config;
   if (attribute != cu::kFuncMaxDynamicSharedSizeBytes || value < 0 ||
       value + c.staticSharedBytes > c.sharedMemoryPerBlockOptin)
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   function->maxDynamicSharedBytes = value;
   return cu::kSuccess;
 }
@@ -398,9 +375,9 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks,
                                                      int blockSize,
                                                      size_t dynamicShared) {
   if (!function)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   if (blockSize < 1)
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   // The limits of an sm_80 multiprocessor: 32 CTAs, 2048 threads, 64 Ki
   // registers, and the opt-in shared memory plus the 1 KiB the driver
   // reserves per CTA.
@@ -421,7 +398,7 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
   if (CUresult result = requireContext())
     return result;
   if (!function)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   const Config &c = state().config;
   int maxDynamic = function->maxDynamicSharedBytes >= 0
                        ? function->maxDynamicSharedBytes
@@ -431,7 +408,7 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
       threads > static_cast<unsigned>(c.maxThreadsPerBlock) ||
       sharedBytes > static_cast<unsigned>(maxDynamic) || extra ||
       (function->paramCount && !params))
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   LaunchRecord launch{function->name,
                       {gridX, gridY, gridZ},
                       {blockX, blockY, blockZ},
@@ -450,7 +427,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
   if (CUresult result = requireContext())
     return result;
   if (!bytes)
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   State &s = state();
   if (bytes >
       s.config.memoryBytes - std::min(s.allocatedBytes, s.config.memoryBytes))
@@ -472,7 +449,7 @@ CUresult cuMemFree_v2(CUdeviceptr pointer) {
   State &s = state();
   auto it = s.allocations.find(pointer);
   if (it == s.allocations.end())
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   s.allocatedBytes -= it->second;
   s.allocations.erase(it);
   std::free(reinterpret_cast<void *>(pointer));
@@ -484,7 +461,7 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
   if (CUresult result = requireContext())
     return result;
   if (!inAllocation(dst, bytes))
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
   return cu::kSuccess;
 }
@@ -493,7 +470,7 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
   if (CUresult result = requireContext())
     return result;
   if (!inAllocation(src, bytes))
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
   return cu::kSuccess;
 }
@@ -503,7 +480,7 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
   if (CUresult result = requireContext())
     return result;
   if (!inAllocation(dst, bytes) || !inAllocation(src, bytes))
-    return cuerr::kInvalidValue;
+    return cu::kErrorInvalidValue;
   std::memmove(reinterpret_cast<void *>(dst),
                reinterpret_cast<const void *>(src), bytes);
   return cu::kSuccess;
@@ -530,7 +507,7 @@ CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
   if (CUresult result = requireContext())
     return result;
   if (!event)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   state().records.streamWaits.push_back({stream, event, state().sequence++});
   return cu::kSuccess;
 }
@@ -546,7 +523,7 @@ CUresult cuEventCreate(CUevent *event, unsigned flags) {
 
 CUresult cuEventDestroy_v2(CUevent event) {
   if (!event)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   delete event;
   --state().events;
   return cu::kSuccess;
@@ -554,7 +531,7 @@ CUresult cuEventDestroy_v2(CUevent event) {
 
 CUresult cuEventRecord(CUevent event, CUstream stream) {
   if (!event)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   event->recorded = true;
   event->milliseconds = state().clockMs;
   state().records.eventRecords.push_back({event, stream, state().sequence++});
@@ -563,14 +540,14 @@ CUresult cuEventRecord(CUevent event, CUstream stream) {
 
 CUresult cuEventSynchronize(CUevent event) {
   ++state().records.eventSynchronizations;
-  return event ? cu::kSuccess : cuerr::kInvalidHandle;
+  return event ? cu::kSuccess : cu::kErrorInvalidHandle;
 }
 
 CUresult cuEventElapsedTime(float *milliseconds, CUevent start, CUevent end) {
   // As the driver: both events recorded, neither without timing.
   if (!start || !end || !start->recorded || !end->recorded ||
       (start->flags | end->flags) & cu::kEventDisableTiming)
-    return cuerr::kInvalidHandle;
+    return cu::kErrorInvalidHandle;
   *milliseconds = static_cast<float>(end->milliseconds - start->milliseconds);
   return cu::kSuccess;
 }
@@ -579,43 +556,38 @@ CUresult cuEventElapsedTime(float *milliseconds, CUevent start, CUevent end) {
 
 // Each entry point has the type of the CudaDriver member that the runtime
 // calls it through.
-#define CHECK_SIGNATURE(member, symbol)                                        \
-  static_assert(                                                               \
-      std::is_same_v<decltype(CudaDriver::member), decltype(&symbol)>,         \
-      #symbol " does not match CudaDriver::" #member)
-CHECK_SIGNATURE(cuInit, cuInit);
-CHECK_SIGNATURE(cuGetErrorName, cuGetErrorName);
-CHECK_SIGNATURE(cuGetErrorString, cuGetErrorString);
-CHECK_SIGNATURE(cuDeviceGetCount, cuDeviceGetCount);
-CHECK_SIGNATURE(cuDeviceGet, cuDeviceGet);
-CHECK_SIGNATURE(cuDeviceGetName, cuDeviceGetName);
-CHECK_SIGNATURE(cuDeviceGetAttribute, cuDeviceGetAttribute);
-CHECK_SIGNATURE(cuDeviceTotalMem, cuDeviceTotalMem_v2);
-CHECK_SIGNATURE(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain);
-CHECK_SIGNATURE(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2);
-CHECK_SIGNATURE(cuCtxGetCurrent, cuCtxGetCurrent);
-CHECK_SIGNATURE(cuCtxSetCurrent, cuCtxSetCurrent);
-CHECK_SIGNATURE(cuModuleLoadDataEx, cuModuleLoadDataEx);
-CHECK_SIGNATURE(cuModuleUnload, cuModuleUnload);
-CHECK_SIGNATURE(cuModuleGetFunction, cuModuleGetFunction);
-CHECK_SIGNATURE(cuFuncGetAttribute, cuFuncGetAttribute);
-CHECK_SIGNATURE(cuFuncSetAttribute, cuFuncSetAttribute);
-CHECK_SIGNATURE(cuOccupancyMaxActiveBlocksPerMultiprocessor,
+ATTN_CHECK_DRIVER_ENTRY(cuInit, cuInit);
+ATTN_CHECK_DRIVER_ENTRY(cuGetErrorName, cuGetErrorName);
+ATTN_CHECK_DRIVER_ENTRY(cuGetErrorString, cuGetErrorString);
+ATTN_CHECK_DRIVER_ENTRY(cuDeviceGetCount, cuDeviceGetCount);
+ATTN_CHECK_DRIVER_ENTRY(cuDeviceGet, cuDeviceGet);
+ATTN_CHECK_DRIVER_ENTRY(cuDeviceGetName, cuDeviceGetName);
+ATTN_CHECK_DRIVER_ENTRY(cuDeviceGetAttribute, cuDeviceGetAttribute);
+ATTN_CHECK_DRIVER_ENTRY(cuDeviceTotalMem, cuDeviceTotalMem_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain);
+ATTN_CHECK_DRIVER_ENTRY(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuCtxGetCurrent, cuCtxGetCurrent);
+ATTN_CHECK_DRIVER_ENTRY(cuCtxSetCurrent, cuCtxSetCurrent);
+ATTN_CHECK_DRIVER_ENTRY(cuModuleLoadDataEx, cuModuleLoadDataEx);
+ATTN_CHECK_DRIVER_ENTRY(cuModuleUnload, cuModuleUnload);
+ATTN_CHECK_DRIVER_ENTRY(cuModuleGetFunction, cuModuleGetFunction);
+ATTN_CHECK_DRIVER_ENTRY(cuFuncGetAttribute, cuFuncGetAttribute);
+ATTN_CHECK_DRIVER_ENTRY(cuFuncSetAttribute, cuFuncSetAttribute);
+ATTN_CHECK_DRIVER_ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor,
                 cuOccupancyMaxActiveBlocksPerMultiprocessor);
-CHECK_SIGNATURE(cuLaunchKernel, cuLaunchKernel);
-CHECK_SIGNATURE(cuMemAlloc, cuMemAlloc_v2);
-CHECK_SIGNATURE(cuMemFree, cuMemFree_v2);
-CHECK_SIGNATURE(cuMemcpyHtoD, cuMemcpyHtoD_v2);
-CHECK_SIGNATURE(cuMemcpyDtoH, cuMemcpyDtoH_v2);
-CHECK_SIGNATURE(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2);
-CHECK_SIGNATURE(cuMemsetD8Async, cuMemsetD8Async);
-CHECK_SIGNATURE(cuMemsetD16Async, cuMemsetD16Async);
-CHECK_SIGNATURE(cuMemsetD32Async, cuMemsetD32Async);
-CHECK_SIGNATURE(cuStreamSynchronize, cuStreamSynchronize);
-CHECK_SIGNATURE(cuStreamWaitEvent, cuStreamWaitEvent);
-CHECK_SIGNATURE(cuEventCreate, cuEventCreate);
-CHECK_SIGNATURE(cuEventDestroy, cuEventDestroy_v2);
-CHECK_SIGNATURE(cuEventRecord, cuEventRecord);
-CHECK_SIGNATURE(cuEventSynchronize, cuEventSynchronize);
-CHECK_SIGNATURE(cuEventElapsedTime, cuEventElapsedTime);
-#undef CHECK_SIGNATURE
+ATTN_CHECK_DRIVER_ENTRY(cuLaunchKernel, cuLaunchKernel);
+ATTN_CHECK_DRIVER_ENTRY(cuMemAlloc, cuMemAlloc_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuMemFree, cuMemFree_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuMemcpyHtoD, cuMemcpyHtoD_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuMemcpyDtoH, cuMemcpyDtoH_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuMemsetD8Async, cuMemsetD8Async);
+ATTN_CHECK_DRIVER_ENTRY(cuMemsetD16Async, cuMemsetD16Async);
+ATTN_CHECK_DRIVER_ENTRY(cuMemsetD32Async, cuMemsetD32Async);
+ATTN_CHECK_DRIVER_ENTRY(cuStreamSynchronize, cuStreamSynchronize);
+ATTN_CHECK_DRIVER_ENTRY(cuStreamWaitEvent, cuStreamWaitEvent);
+ATTN_CHECK_DRIVER_ENTRY(cuEventCreate, cuEventCreate);
+ATTN_CHECK_DRIVER_ENTRY(cuEventDestroy, cuEventDestroy_v2);
+ATTN_CHECK_DRIVER_ENTRY(cuEventRecord, cuEventRecord);
+ATTN_CHECK_DRIVER_ENTRY(cuEventSynchronize, cuEventSynchronize);
+ATTN_CHECK_DRIVER_ENTRY(cuEventElapsedTime, cuEventElapsedTime);

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <string>
+#include <type_traits>
 
 namespace attn::runtime {
 
@@ -31,14 +32,47 @@ using CUevent = struct CUevent_st *;
 
 namespace cu {
 constexpr CUresult kSuccess = 0;
+constexpr CUresult kErrorInvalidValue = 1;
 constexpr CUresult kErrorOutOfMemory = 2;
+constexpr CUresult kErrorNotInitialized = 3;
 constexpr CUresult kErrorNoDevice = 100;
 constexpr CUresult kErrorInvalidDevice = 101;
 constexpr CUresult kErrorInvalidImage = 200;
+constexpr CUresult kErrorInvalidContext = 201;
 constexpr CUresult kErrorNoBinaryForGpu = 209;
 constexpr CUresult kErrorInvalidPtx = 218;
 constexpr CUresult kErrorJitCompilerNotFound = 221;
 constexpr CUresult kErrorUnsupportedPtxVersion = 222;
+constexpr CUresult kErrorInvalidHandle = 400;
+constexpr CUresult kErrorNotFound = 500;
+constexpr CUresult kErrorIllegalAddress = 700;
+constexpr CUresult kErrorLaunchOutOfResources = 701;
+constexpr CUresult kErrorLaunchFailed = 719;
+
+/// cuGetErrorName's text of the codes above; null for others. For the
+/// drivers without a GPU (the tests' fake, the PTX emulator's).
+inline const char *errorName(CUresult error) {
+  switch (error) {
+  case kSuccess: return "CUDA_SUCCESS";
+  case kErrorInvalidValue: return "CUDA_ERROR_INVALID_VALUE";
+  case kErrorOutOfMemory: return "CUDA_ERROR_OUT_OF_MEMORY";
+  case kErrorNotInitialized: return "CUDA_ERROR_NOT_INITIALIZED";
+  case kErrorNoDevice: return "CUDA_ERROR_NO_DEVICE";
+  case kErrorInvalidDevice: return "CUDA_ERROR_INVALID_DEVICE";
+  case kErrorInvalidImage: return "CUDA_ERROR_INVALID_IMAGE";
+  case kErrorInvalidContext: return "CUDA_ERROR_INVALID_CONTEXT";
+  case kErrorNoBinaryForGpu: return "CUDA_ERROR_NO_BINARY_FOR_GPU";
+  case kErrorInvalidPtx: return "CUDA_ERROR_INVALID_PTX";
+  case kErrorJitCompilerNotFound: return "CUDA_ERROR_JIT_COMPILER_NOT_FOUND";
+  case kErrorUnsupportedPtxVersion: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+  case kErrorInvalidHandle: return "CUDA_ERROR_INVALID_HANDLE";
+  case kErrorNotFound: return "CUDA_ERROR_NOT_FOUND";
+  case kErrorIllegalAddress: return "CUDA_ERROR_ILLEGAL_ADDRESS";
+  case kErrorLaunchOutOfResources: return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+  case kErrorLaunchFailed: return "CUDA_ERROR_LAUNCH_FAILED";
+  default: return nullptr;
+  }
+}
 
 // CUdevice_attribute
 constexpr int kDeviceMultiprocessorCount = 16;
@@ -117,6 +151,14 @@ struct CudaDriver {
   CUresult (*cuEventElapsedTime)(float *milliseconds, CUevent start,
                                  CUevent end);
 };
+
+/// In a library that implements the driver's entry points (a driver without
+/// a GPU): checks that the entry point SYMBOL has the type of the CudaDriver
+/// member the runtime calls it through.
+#define ATTN_CHECK_DRIVER_ENTRY(member, symbol)                                \
+  static_assert(std::is_same_v<decltype(::attn::runtime::CudaDriver::member),  \
+                               decltype(&symbol)>,                             \
+                #symbol " does not match CudaDriver::" #member)
 
 /// The driver, opened and initialised (cuInit) once per process from the
 /// file named by ATTNRT_LIBCUDA, else libcuda.so.1. Null when that fails:
