@@ -60,6 +60,7 @@ const char *kUsage =
     "                      reference cases (no GPU needed)\n"
     "  --probe             only open the device and describe it (exit 1 if\n"
     "                      there is none)\n"
+    "  --emulator          run on the PTX emulator (as ATTNRT_LIBCUDA=emulator)\n"
     "  --profile           on the PTX emulator (ATTNRT_LIBCUDA=emulator):\n"
     "                      print each kernel's dynamic instruction counts\n"
     "                      by class, shared-memory wavefronts against the\n"
@@ -170,6 +171,9 @@ int main(int argc, char **argv) {
       probe = true;
     } else if (arg == "--profile") {
       profile = true;
+    } else if (arg == "--emulator") {
+      // libattnrt opens the driver ATTNRT_LIBCUDA names on first use.
+      setenv("ATTNRT_LIBCUDA", "emulator", 1);
     } else if (value("--kernel", text)) {
       kernels.push_back(text);
     } else if (value("--csv", text)) {

@@ -40,6 +40,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -50,6 +51,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 using namespace mlir;
@@ -202,12 +204,15 @@ cl::opt<unsigned> repeat("repeat",
                                   "launches after a warm-up)"),
                          cl::init(1), cl::cat(runCategory));
 
-enum class DeviceKind { Cpu, Gpu, Auto };
+enum class DeviceKind { Cpu, Gpu, Emulator, Auto };
 cl::opt<DeviceKind> device(
     "device", cl::desc("Where to run"), cl::init(DeviceKind::Cpu),
     cl::values(clEnumValN(DeviceKind::Cpu, "cpu", "the CPU (attn-to-cpu)"),
                clEnumValN(DeviceKind::Gpu, "gpu",
                           "a GPU (attn-to-ptx and libattnrt)"),
+               clEnumValN(DeviceKind::Emulator, "emulator",
+                          "the PTX emulator, as a GPU (libattnrt over "
+                          "ATTNRT_LIBCUDA=emulator; docs/emulator.md)"),
                clEnumValN(DeviceKind::Auto, "auto",
                           "the GPU if there is one, else the CPU")),
     cl::cat(runCategory));
@@ -741,6 +746,8 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // --device=gpu serialises its gpu.module to PTX through LLVM IR.
+  registerAllToLLVMIRTranslations(registry);
   registry.insert<AttnDialect>();
   MLIRContext context(registry);
   context.loadDialect<AttnDialect, func::FuncDialect>();
@@ -823,6 +830,9 @@ int main(int argc, char **argv) {
 
   std::unique_ptr<GpuRunner> gpu;
   if (device != DeviceKind::Cpu) {
+    // libattnrt opens the driver ATTNRT_LIBCUDA names on first use.
+    if (device == DeviceKind::Emulator)
+      setenv("ATTNRT_LIBCUDA", "emulator", 1);
     attnrt::Status status;
     gpu = GpuRunner::open(gpuOrdinal, status);
     bool noGpu = status.code == ATTNRT_ERROR_NO_DRIVER ||

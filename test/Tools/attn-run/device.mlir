@@ -10,6 +10,14 @@
 // AUTO: schedule: tiles
 // AUTO: check O  : {{.*}} PASS
 // AUTO: PASS
+// --device=emulator compiles the attention for the GPU in-process and runs
+// it on the PTX emulator (docs/emulator.md), checked against the GPU
+// reference as on a GPU.
+// RUN: attn-run %s --device=emulator | FileCheck %s --check-prefix=EMULATOR
+// EMULATOR: device: NVIDIA H100 (PTX emulator)
+// EMULATOR: compile {{.*}} (attn-to-ptx), kernel prefill_attention0 (sm_90)
+// EMULATOR: O {{.*}}: PASS
+// EMULATOR: PASS
 // RUN: not attn-run %s --device=tpu 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: Cannot find option named 'tpu'!
 
