@@ -12,7 +12,10 @@
 #       --write-reference), and runs every bundle through attn-launch on the
 #       emulator (ATTNRT_LIBCUDA=emulator): checked against the GPU
 #       reference kernels (themselves emulated) or the reference case, the
-#       r_* bundles at each of sweep.py's EMULATED_RUN_TIME_LENGTHS.
+#       r_* bundles at each of sweep.py's EMULATED_RUN_TIME_LENGTHS; and
+#       the Python package's GPU cases (python/tests/gpu_check.py
+#       prepare-emulated: compiled by attn_mlir.precompile at the same
+#       sizes) through attn-launch too.
 #       Two bundles at a time; DIR/summary.txt lists the failures. Exits 1
 #       if any bundle failed.
 set -euo pipefail
@@ -27,6 +30,11 @@ mkdir -p "$dir/modules" "$dir/bundles" "$dir/logs"
   python3 "$root/benchmarks/gpu/sweep.py" "$dir/modules" --set correctness --emulated
   python3 "$root/benchmarks/gpu/sweep.py" "$dir/modules" --set run-time --emulated
 } >"$dir/list.txt"
+# The Python package's cases, compiled by the package (Debian's
+# interpreter: the one its compiler module is built for).
+PYTHONPATH="$build/python" /usr/bin/python3 "$root/python/tests/gpu_check.py" \
+  prepare-emulated "$dir/bundles/python" >"$dir/logs/python-prepare.txt"
+ls "$dir/bundles/python" | sed 's|^|python/|' >>"$dir/list.txt"
 lengths="$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sweep
 print(" ".join("--lengths=%d,%d,%d" % t for t in sweep.EMULATED_RUN_TIME_LENGTHS))' \
   "$root/benchmarks/gpu")"
@@ -36,12 +44,14 @@ print(" ".join("--lengths=%d,%d,%d" % t for t in sweep.EMULATED_RUN_TIME_LENGTHS
 check_one() {
   local name="$1" split=--split-kv=false
   case "$name" in c_split_decode) split= ;; esac
-  local log="$dir/logs/$name.txt"
-  if ! "$bin/attn-compile" "$dir/modules/$name.mlir" -o "$dir/bundles/$name" $split >"$log" 2>&1; then
+  local log="$dir/logs/${name//\//-}.txt"
+  # python/* bundles are compiled already.
+  if [ "${name#python/}" = "$name" ] &&
+     ! "$bin/attn-compile" "$dir/modules/$name.mlir" -o "$dir/bundles/$name" $split >"$log" 2>&1; then
     echo "$name: FAIL (attn-compile)"; return 0
   fi
-  if grep -qE '"(score_region|block_mask)": *true' "$dir/bundles/$name/manifest.json" &&
-     [ "${name#r_}" = "$name" ]; then
+  if [ "${name#c_}" != "$name" ] &&
+     grep -qE '"(score_region|block_mask)": *true' "$dir/bundles/$name/manifest.json"; then
     if ! "$bin/attn-run" "$dir/modules/$name.mlir" --write-reference="$dir/bundles/$name/reference" >>"$log" 2>&1; then
       echo "$name: FAIL (attn-run --write-reference)"; return 0
     fi

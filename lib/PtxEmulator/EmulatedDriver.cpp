@@ -469,6 +469,8 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
                     "the block does not fit one SM");
   shape.residentCtas =
       static_cast<uint32_t>(perSm * state().device.chip().multiprocessors);
+  const char *profilePath = std::getenv("ATTN_EMULATOR_PROFILE");
+  state().device.setProfileTraffic(profilePath && *profilePath);
   LaunchResult result = state().device.launch(kernel, shape, buffer);
   appendProfile(kernel, shape, result.profile);
   if (!result.ok) {

@@ -190,6 +190,8 @@ bool isWarpCollective(Opcode op) {
 
 bool Launch::step(Warp &w) {
   uint32_t live = w.liveMask;
+  if (!w.diverged && !w.parked)
+    return execute(w, w.pc[__builtin_ctz(live)], live);
   uint32_t candidates = live & ~w.parked;
   if (candidates == 0) {
     // Every lane waits at a collective: they must all wait at the same one.
@@ -217,6 +219,13 @@ bool Launch::step(Warp &w) {
       group |= 1u << lane;
     }
   }
+  // Every live lane at one program counter again: the fast path.
+  w.diverged = group != live;
+  return execute(w, pc, group);
+}
+
+bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
+  uint32_t live = w.liveMask;
   if (pc >= kernel.code.size())
     return fault(w, __builtin_ctz(group), nullptr,
                  "ran past the last instruction of the kernel");
@@ -914,6 +923,8 @@ bool Launch::step(Warp &w) {
     if ((in.flags & mod::Uni) && exec != group && exec != 0)
       return fault(w, __builtin_ctz(group), &in,
                    "bra.uni taken by some lanes of the warp and not others");
+    if (exec != group && exec != 0)
+      w.diverged = true;
     uint32_t target = static_cast<uint32_t>(ops[0].value);
     for (uint32_t m = group; m; m &= m - 1) {
       unsigned lane = __builtin_ctz(m);
@@ -1113,7 +1124,7 @@ bool Launch::step(Warp &w) {
     });
     if (!ok || failed)
       return false;
-    if (in.space != Space::Param && in.space != Space::Local)
+    if (profileTraffic && in.space != Space::Param && in.space != Space::Local)
       countRequest(in.space, addresses, exec, total);
     advance();
     return true;
@@ -1280,8 +1291,9 @@ bool Launch::step(Warp &w) {
           return false;
       }
     // One 8-row matrix is one phase of eight 16-byte rows.
-    countRequest(in.space, addresses,
-                 matrices == 4 ? ~0u : (1u << (8 * matrices)) - 1, 16);
+    if (profileTraffic)
+      countRequest(in.space, addresses,
+                   matrices == 4 ? ~0u : (1u << (8 * matrices)) - 1, 16);
     for (unsigned lane = 0; lane < 32; ++lane)
       for (unsigned m = 0; m < matrices; ++m) {
         unsigned row = lane / 4, col = 2 * (lane % 4);
@@ -1347,7 +1359,8 @@ bool Launch::step(Warp &w) {
     });
     if (!ok || failed)
       return false;
-    countRequest(Space::Global, sources, reading, size);
+    if (profileTraffic)
+      countRequest(Space::Global, sources, reading, size);
     advance();
     return true;
   }

@@ -141,7 +141,8 @@ LaunchResult Device::launch(const Kernel &kernel, const LaunchShape &shape,
 
 Launch::Launch(Device &device, const Kernel &kernel, const LaunchShape &shape,
                const std::vector<uint8_t> &params)
-    : device(device), kernel(kernel), shape(shape), params(params) {
+    : device(device), kernel(kernel), shape(shape), params(params),
+      profileTraffic(device.profilesTraffic()) {
   sharedBytes = kernel.dynamicSharedOffset + shape.dynamicSharedBytes;
 }
 

@@ -29,6 +29,8 @@ public:
   /// Executes one instruction for the lanes of WARP that share the lowest
   /// program counter. False on a fault (already recorded).
   bool step(Warp &warp);
+  /// Executes the instruction at PC for the lanes GROUP of WARP.
+  bool execute(Warp &warp, uint32_t pc, uint32_t group);
 
   /// A generic address's state space, ADDRESS becoming the offset in it
   /// (the shared and local windows; global otherwise). Other spaces stay.
@@ -84,6 +86,8 @@ public:
   const LaunchShape &shape;
   const std::vector<uint8_t> &params;
   Profile profile;
+  /// Whether memory requests are profiled (bank conflicts, sectors).
+  bool profileTraffic = false;
   GlobalOrder order;
   uint32_t sharedBytes = 0; // per CTA: static, aligned, plus dynamic
   bool failed = false;

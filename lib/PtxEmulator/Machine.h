@@ -55,6 +55,9 @@ struct Warp {
   uint32_t pc[32] = {};
   /// Lanes waiting at a warp collective for the others to reach it.
   uint32_t parked = 0;
+  /// Whether the live lanes may be at different program counters (a
+  /// branch split them); until then all are at pc[first live lane].
+  bool diverged = false;
   std::vector<uint64_t> registers; // [slot * 32 + lane]
   std::vector<uint8_t> local;      // [lane * localBytes + offset]
   bool atBarrier = false;

@@ -12,30 +12,6 @@
 
 using namespace attn::ptxemu;
 
-float attn::ptxemu::bitsToFloat(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, 4);
-  return value;
-}
-
-uint32_t attn::ptxemu::floatToBits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  return bits;
-}
-
-double attn::ptxemu::bitsToDouble(uint64_t bits) {
-  double value;
-  std::memcpy(&value, &bits, 8);
-  return value;
-}
-
-uint64_t attn::ptxemu::doubleToBits(double value) {
-  uint64_t bits;
-  std::memcpy(&bits, &value, 8);
-  return bits;
-}
-
 uint16_t attn::ptxemu::floatToHalf(float value) {
   uint32_t bits = floatToBits(value);
   uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);

@@ -17,13 +17,30 @@
 #define ATTN_LIB_PTXEMULATOR_NUMERICS_H
 
 #include <cstdint>
+#include <cstring>
 
 namespace attn::ptxemu {
 
-float bitsToFloat(uint32_t bits);
-uint32_t floatToBits(float value);
-double bitsToDouble(uint64_t bits);
-uint64_t doubleToBits(double value);
+inline float bitsToFloat(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, 4);
+  return value;
+}
+inline uint32_t floatToBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  return bits;
+}
+inline double bitsToDouble(uint64_t bits) {
+  double value;
+  std::memcpy(&value, &bits, 8);
+  return value;
+}
+inline uint64_t doubleToBits(double value) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, 8);
+  return bits;
+}
 
 /// f32 -> f16 / bf16 bits, rounding to nearest even; NaN becomes 0x7FFF.
 uint16_t floatToHalf(float value);

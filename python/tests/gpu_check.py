@@ -7,6 +7,12 @@ check (scripts/gpu-check.sh).
     gpu_check.py run DIR       # on the GPU machine, without the compiler:
                                # loads DIR and runs every case on torch CUDA
                                # tensors
+    gpu_check.py prepare-emulated DIR
+                               # the same cases' bundles at the PTX
+                               # emulator's sizes, which
+                               # scripts/emulator-check.sh runs with
+                               # attn-launch (masks and key lengths sampled
+                               # there)
 
 Each case is checked against PyTorch in float64 on the GPU with the CPU
 backend's rule (docs/attn-run.md): the relative L2 error of O (and of the
@@ -15,6 +21,7 @@ log-sum-exp) at most twice that of a naive attention computed in the same
 at least 1e-5.
 """
 import math
+import os
 import sys
 
 import attn_mlir
@@ -54,8 +61,35 @@ CASES = {
 }
 
 
-def prepare(directory):
-    for b, hq, hkv, sq, sk, d, dv, dtype, options in CASES.values():
+def emulated(case):
+    """CASE at the PTX emulator's sizes (benchmarks/gpu/sweep.py's rule:
+    one or two sequences, at most two key/value heads with the GQA ratio
+    kept, shorter lengths), its masks' shapes following."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                    "benchmarks", "gpu"))
+    import sweep
+    b, hq, hkv, sq, sk, d, dv, dtype, options = case
+    small_b = b if "key_lengths" in options else min(b, 2)
+    small_hkv = min(hkv, 2)
+    small_hq = small_hkv * (hq // hkv)
+    small_sq = sweep.emulated_length(sq)
+    small_sk = sweep.emulated_length(sk, 512 if sq <= 8 else 128)
+    options = dict(options)
+    follow = lambda n, full, small: small if n == full else n
+    if "attn_mask" in options:
+        shape, mask_type = options["attn_mask"]
+        lead = [follow(shape[0], b, small_b), follow(shape[1], hq, small_hq)] if len(shape) == 4 else []
+        options["attn_mask"] = (tuple(lead + [small_sq, small_sk]), mask_type)
+    if "block_mask" in options:
+        rows, keys = options["block_size"]
+        blocks = options["block_mask"]
+        options["block_mask"] = (follow(blocks[0], b, small_b), follow(blocks[1], hq, small_hq),
+                                 -(-small_sq // rows), -(-small_sk // keys))
+    return small_b, small_hq, small_hkv, small_sq, small_sk, d, dv, dtype, options
+
+
+def prepare(directory, cases=None):
+    for b, hq, hkv, sq, sk, d, dv, dtype, options in (cases or CASES.values()):
         options = dict(options, key_lengths="key_lengths" in options)
         attn_mlir.precompile((b, hq, sq, d), (b, hkv, sk, d), (b, hkv, sk, dv),
                              dtype, **TARGET, **options)
@@ -169,10 +203,12 @@ def run(directory):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("prepare", "run"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("prepare", "prepare-emulated", "run"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     if sys.argv[1] == "prepare":
         prepare(sys.argv[2])
+    elif sys.argv[1] == "prepare-emulated":
+        prepare(sys.argv[2], [emulated(case) for case in CASES.values()])
     else:
         sys.exit(run(sys.argv[2]))

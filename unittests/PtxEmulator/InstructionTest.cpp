@@ -918,6 +918,7 @@ LaunchResult stridedStores(unsigned stride) {
                      "  st.global.u32 [%rd3], %r1;\n"
                      "  ret;\n";
   Device device;
+  device.setProfileTraffic(true);
   uint32_t *out = allocateArray<uint32_t>(device, 1024);
   auto module = parse(kernelPtx(".param .u64 out", body));
   EXPECT_TRUE(module);

@@ -101,6 +101,12 @@ public:
   /// no allocation".
   std::string describeAddress(uint64_t address) const;
 
+  /// Whether launches profile memory requests (shared wavefronts, global
+  /// sectors): off by default, it costs time. Instruction counts are
+  /// always kept.
+  void setProfileTraffic(bool on) { profileTraffic = on; }
+  bool profilesTraffic() const { return profileTraffic; }
+
   /// Runs KERNEL over SHAPE with its parameter buffer PARAMS (the bytes of
   /// every .param at its offset).
   LaunchResult launch(const Kernel &kernel, const LaunchShape &shape,
@@ -115,6 +121,7 @@ private:
   std::map<uint64_t, size_t> allocations;
   std::map<uint64_t, size_t> variables;
   size_t allocatedBytes = 0;
+  bool profileTraffic = false;
 };
 
 } // namespace attn::ptxemu
