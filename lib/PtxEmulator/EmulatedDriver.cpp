@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -143,6 +144,54 @@ bool allocateRegisters(const std::string &ptx, const std::string &target,
     if (at != std::string::npos && !current.empty())
       registers[current] = std::atoi(line.c_str() + at + 5);
   }
+  return true;
+}
+
+/// Where ptxas's register counts are kept between processes: one file per
+/// ptxas, architecture and module text (named by a hash of the three,
+/// holding the text's length to tell collisions), in ATTN_EMULATOR_CACHE or
+/// /tmp.
+std::string registerCachePath(const std::string &ptx, const std::string &target) {
+  uint64_t hash = 14695981039346656037ull; // FNV-1a
+  for (char c : ptxasPath() + '\n' + target + '\n' + ptx)
+    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  const char *directory = std::getenv("ATTN_EMULATOR_CACHE");
+  std::string root = directory && *directory
+                         ? directory
+                         : "/tmp/attn-emulator-" + std::to_string(getuid());
+  char name[32];
+  std::snprintf(name, sizeof name, "/%016llx", (unsigned long long)hash);
+  return root + name;
+}
+
+/// The registers ptxas allocates for every kernel of PTX, from the cache
+/// or ptxas (whose answer is then cached).
+bool kernelRegisters(const std::string &ptx, const std::string &target,
+                     std::map<std::string, int> &registers, std::string &log) {
+  std::string path = registerCachePath(ptx, target);
+  if (std::ifstream in(path); in) {
+    size_t length = 0;
+    std::string name;
+    int count = 0;
+    if (in >> length && length == ptx.size()) {
+      while (in >> name >> count)
+        registers[name] = count;
+      return true;
+    }
+  }
+  if (!allocateRegisters(ptx, target, registers, log))
+    return false;
+  std::string directory = path.substr(0, path.rfind('/'));
+  mkdir(directory.c_str(), 0700);
+  // Written aside and renamed, so that a concurrent reader sees all or none.
+  std::string temporary = path + "." + std::to_string(getpid());
+  {
+    std::ofstream out(temporary);
+    out << ptx.size() << "\n";
+    for (const auto &[name, count] : registers)
+      out << name << " " << count << "\n";
+  }
+  std::rename(temporary.c_str(), path.c_str());
   return true;
 }
 
@@ -327,7 +376,7 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
                      (archSpecific ? "a" : "");
   std::map<std::string, int> registers;
   std::string log;
-  if (!allocateRegisters(ptx, arch, registers, log))
+  if (!kernelRegisters(ptx, arch, registers, log))
     return logError(log.find("failed:") != std::string::npos
                         ? cu::kErrorInvalidPtx
                         : cu::kErrorJitCompilerNotFound,
