@@ -224,19 +224,16 @@ bool isValueVector(const Operand &o, size_t n) {
 class Decoder {
 public:
   Decoder(const std::string &opcodeWord, Instruction &instruction)
-      : word(opcodeWord), in(instruction), ops(instruction.operands) {}
+      : original(opcodeWord), word(opcodeWord), in(instruction),
+        ops(instruction.operands) {}
 
   bool decode(std::string &error);
 
 private:
   bool unsupported(std::string &error, const std::string &why = "") {
-    error = "the emulator does not implement '" + form() + "'" +
+    error = "the emulator does not implement '" + original + "'" +
             (why.empty() ? "" : ": " + why);
     return false;
-  }
-  std::string form() const {
-    std::string text = original;
-    return text;
   }
   /// One type, and nothing else left.
   bool oneType(std::string &error, std::initializer_list<Type> allowed) {
@@ -261,12 +258,11 @@ private:
   bool decodeMemory(std::string &error);
   bool decodeCvt(std::string &error);
 
+  /// The whole opcode word, for messages.
+  const std::string original;
   Word word;
   Instruction &in;
   std::vector<Operand> &ops;
-
-public:
-  std::string original;
 };
 
 const std::initializer_list<Type> kIntegers = {
@@ -892,7 +888,6 @@ bool attn::ptxemu::decodeInstruction(const std::string &opcodeWord,
                                      Instruction &instruction,
                                      std::string &error) {
   Decoder decoder(opcodeWord, instruction);
-  decoder.original = opcodeWord;
   return decoder.decode(error);
 }
 

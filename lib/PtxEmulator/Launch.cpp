@@ -677,14 +677,3 @@ const char *Profile::className(Class c) {
                                 "control", "sync",     "convert"};
   return names[c];
 }
-
-void Profile::add(const Profile &other) {
-  for (int i = 0; i < kClasses; ++i)
-    warpInstructions[i] += other.warpInstructions[i];
-  threadInstructions += other.threadInstructions;
-  sharedRequests += other.sharedRequests;
-  sharedWavefronts += other.sharedWavefronts;
-  sharedIdealWavefronts += other.sharedIdealWavefronts;
-  globalRequests += other.globalRequests;
-  globalSectors += other.globalSectors;
-}

@@ -97,7 +97,6 @@ private:
   std::unique_ptr<Cta> startCta(uint32_t linear);
   std::string describeWarp(const Warp &warp) const;
   bool progress = false;
-  uint64_t clock = 0;
 };
 
 } // namespace attn::ptxemu

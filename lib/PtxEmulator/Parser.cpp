@@ -761,7 +761,6 @@ bool Parser::parseInstruction(Kernel &kernel) {
   if (peek().kind != Token::Kind::Word)
     return fail("expected an instruction, found '" + peek().text + "'");
   std::string opcodeWord = next().text;
-  size_t fixupsBefore = fixups.size();
   while (!isPunct(";")) {
     if (peek().kind == Token::Kind::End)
       return fail("unterminated instruction " + opcodeWord);
@@ -795,7 +794,6 @@ bool Parser::parseInstruction(Kernel &kernel) {
       instruction.text += ' ';
     instruction.text += tokens[i].text;
   }
-  (void)fixupsBefore;
   std::string error;
   if (!decodeInstruction(opcodeWord, instruction, error))
     return fail(error + " (" + instruction.text + ")");

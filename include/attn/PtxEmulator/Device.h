@@ -58,7 +58,6 @@ struct Profile {
   uint64_t globalRequests = 0, globalSectors = 0;
 
   static const char *className(Class c);
-  void add(const Profile &other);
 };
 
 struct LaunchShape {
