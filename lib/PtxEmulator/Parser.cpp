@@ -164,6 +164,18 @@ private:
     ++position;
     return true;
   }
+  static bool isDebugDirective(const std::string &word) {
+    return word == ".file" || word == ".loc" || word == ".pragma";
+  }
+  /// Skips a debug directive: the rest of its line, up to a ';'.
+  void skipLine() {
+    uint32_t line = peek().line;
+    while (peek().kind != Token::Kind::End && peek().line == line &&
+           !isPunct(";"))
+      ++position;
+    if (isPunct(";"))
+      ++position;
+  }
   void skipStatement() {
     while (peek().kind != Token::Kind::End && !isPunct(";"))
       ++position;
@@ -268,14 +280,8 @@ bool Parser::parseModuleStatement() {
       return fail("only .address_size 64 is supported, not " + size.text);
     return true;
   }
-  if (word == ".file" || word == ".loc" || word == ".pragma") {
-    // Debug information: skip to the end of the line's statement.
-    uint32_t line = token.line;
-    while (peek().kind != Token::Kind::End && peek().line == line &&
-           !isPunct(";"))
-      ++position;
-    if (isPunct(";"))
-      ++position;
+  if (isDebugDirective(word)) {
+    skipLine();
     return true;
   }
   if (word == ".section") {
@@ -576,14 +582,8 @@ bool Parser::parseBody(Kernel &kernel) {
         next();
         if (!parseVariable(space, false, &kernel))
           return false;
-      } else if (token.text == ".pragma" || token.text == ".loc" ||
-                 token.text == ".file") {
-        uint32_t line = token.line;
-        while (peek().kind != Token::Kind::End && peek().line == line &&
-               !isPunct(";"))
-          ++position;
-        if (isPunct(";"))
-          ++position;
+      } else if (isDebugDirective(token.text)) {
+        skipLine();
       } else {
         return fail("unsupported directive '" + token.text + "' in " +
                     kernel.name);
