@@ -48,7 +48,8 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::init("sm_80")};
   PassOptions::Option<std::string> features{
       *this, "features",
-      llvm::cl::desc("PTX features, e.g. +ptx80 (default: the chip's)"),
+      llvm::cl::desc("PTX versions, e.g. +ptx80: the newest counts, at "
+                     "least the chip's minimum (default: that minimum)"),
       llvm::cl::init("")};
   PassOptions::Option<bool> lean{
       *this, "lean",
@@ -65,8 +66,11 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
 
   /// Why the options cannot be used, or an empty string: `chip` must name
   /// an NVPTX architecture the kernels run on (sm_80 or newer: they use
-  /// mma.sync m16n8k16 and cp.async, which older chips fail to select), and
-  /// `features` must be PTX versions (+ptx80,+ptx83).
+  /// mma.sync m16n8k16 and cp.async, which older chips fail to select) that
+  /// LLVM's NVPTX back end knows, and `features` must be PTX versions LLVM
+  /// knows (+ptx80,+ptx83), the newest of them at least the chip's minimum
+  /// (sm_80: 7.0, sm_90a: 8.0, sm_100a: 8.6). Every path to LLVM checks
+  /// this first: LLVM aborts, or ignores what it does not know.
   std::string validate() const;
 };
 

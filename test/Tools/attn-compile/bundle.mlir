@@ -130,6 +130,19 @@
 // RUN: not attn-compile %s -o %t.80a --function=prefill --chip=sm_80a 2>&1 | FileCheck %s --check-prefix=NOT-A-CHIP
 // RUN: not attn-compile %s -o %t.gfx --function=prefill --chip=gfx90a 2>&1 | FileCheck %s --check-prefix=NOT-A-CHIP
 // NOT-A-CHIP: attn-compile: error: chip must name an NVPTX architecture such as sm_80 or sm_90a, got "{{sm_80a|gfx90a}}"
+// Chips LLVM's NVPTX back end does not know, named or in the module's
+// #attn.target, aborted in instruction selection ("Cannot select"); newer
+// chips it knows compile.
+// RUN: not attn-compile %s -o %t.999 --function=prefill --chip=sm_999 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not attn-compile %s -o %t.1000 --function=prefill --chip=sm_1000 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: sed 's/chip = "sm_90a"/chip = "sm_999"/' %s > %t.target999.mlir
+// RUN: not attn-compile %t.target999.mlir -o %t.t999 --function=prefill 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: attn-compile: error: chip sm_{{999|1000}} is not an NVPTX architecture that LLVM 22 knows; the kernels can be compiled for sm_80, {{.*}}, sm_90a, sm_100, sm_100a,
+// RUN: rm -rf %t.100a && attn-compile %s -o %t.100a --function=prefill --chip=sm_100a | FileCheck %s --check-prefix=SM100A
+// RUN: FileCheck %s --input-file=%t.100a/kernels.ptx --check-prefix=PTX100A
+// SM100A: 1 kernel(s) for sm_100a
+// PTX100A: .version 8.6
+// PTX100A: .target sm_100a
 
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
