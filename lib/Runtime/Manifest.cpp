@@ -292,6 +292,26 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
   if (!reader.integerMember(entry, path, "dynamic_shared_memory", 1,
                             kernel.dynamicSharedBytes))
     return false;
+  // The schedule: what the kernel's block, shared memory, grid and
+  // workspaces follow from (checked against them with the PTX,
+  // BundleCheck.h). packed_heads is version 5's.
+  const Value *tiles = reader.member(entry, path, "tiles", Kind::Object);
+  if (!tiles)
+    return false;
+  std::string tilesPath = path + ".tiles";
+  if (!reader.integerMember(*tiles, tilesPath, "block_m", 1,
+                            kernel.tiles.blockM) ||
+      !reader.integerMember(*tiles, tilesPath, "block_n", 1,
+                            kernel.tiles.blockN) ||
+      !reader.integerMember(*tiles, tilesPath, "warps", 1,
+                            kernel.tiles.warps) ||
+      !reader.integerMember(*tiles, tilesPath, "stages", 1,
+                            kernel.tiles.stages))
+    return false;
+  if (tiles->contains("packed_heads") &&
+      !reader.integerMember(*tiles, tilesPath, "packed_heads", 1,
+                            kernel.tiles.packedHeads))
+    return false;
   if (const Value *persistent =
           reader.member(entry, path, "persistent", Kind::Bool, true))
     kernel.persistent = persistent->get<bool>();

@@ -63,6 +63,18 @@ struct WorkspaceSpec {
   bool kernelResets = false;
 };
 
+/// The kernel's schedule (the manifest's "tiles", which attn-compile writes
+/// for every kernel): a CTA of `warps` warps computes `blockM` query rows
+/// against key blocks of `blockN`, staging K and V in `stages` buffers;
+/// `packedHeads` query heads share a tile (GQA packing).
+struct TileSpec {
+  int64_t blockM = 0;
+  int64_t blockN = 0;
+  int64_t warps = 0;
+  int64_t stages = 0;
+  int64_t packedHeads = 1;
+};
+
 struct KernelSpec {
   std::string name;
   std::string target;
@@ -75,6 +87,7 @@ struct KernelSpec {
   /// All CTAs must be resident at once (Lean attention's persistent CTAs
   /// wait for each other): the runtime checks occupancy before a launch.
   bool persistent = false;
+  TileSpec tiles;
   attnrtAttentionInfo attention = {};
 
   /// The index of the parameter named `name`, or -1.

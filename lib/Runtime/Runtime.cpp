@@ -9,10 +9,10 @@
 #include "attn/Runtime/attnrt.h"
 #include "attn/Support/Files.h"
 
+#include "BundleCheck.h"
 #include "Manifest.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -288,40 +288,6 @@ attnrtStatus evaluateGrid(const KernelSpec &spec, const attnrtTensor *args,
 constexpr uint64_t kMaxManifestBytes = uint64_t(64) << 20;
 constexpr uint64_t kMaxPtxBytes = uint64_t(1) << 30;
 
-/// Whether `ptx` has `directive` at the start of a token, followed by one of
-/// the characters `next` (by anything when `next` is empty).
-bool hasDirective(const std::string &ptx, const std::string &directive,
-                  const char *next = "") {
-  for (size_t at = ptx.find(directive); at != std::string::npos;
-       at = ptx.find(directive, at + 1)) {
-    size_t end = at + directive.size();
-    bool starts =
-        at == 0 || std::isspace(static_cast<unsigned char>(ptx[at - 1]));
-    bool ends = !*next || (end < ptx.size() && ptx[end] != '\0' &&
-                           std::strchr(next, ptx[end]));
-    if (starts && ends)
-      return true;
-  }
-  return false;
-}
-
-/// Checks that `ptx` is PTX text that defines every kernel of the manifest,
-/// so that a bundle with an empty, foreign or stale PTX file fails when it
-/// is read (and in --validate), not at the first launch on a GPU.
-attnrtStatus checkPtx(const std::string &ptxPath, const std::string &ptx,
-                      const Manifest &manifest) {
-  if (!hasDirective(ptx, ".version ") || !hasDirective(ptx, ".target "))
-    return fail(ATTNRT_ERROR_INVALID_BUNDLE,
-                ptxPath + " is not PTX (no .version and .target directives)");
-  for (const KernelSpec &kernel : manifest.kernels)
-    if (!hasDirective(ptx, ".entry " + kernel.name, "( \t\r\n"))
-      return fail(ATTNRT_ERROR_INVALID_BUNDLE,
-                  ptxPath + " defines no kernel " + kernel.name +
-                      " (the manifest's kernel); was it written with this "
-                      "manifest by attn-compile?");
-  return ATTNRT_SUCCESS;
-}
-
 /// Reads DIRECTORY's manifest and PTX.
 attnrtStatus readBundle(const std::string &dir, Manifest &manifest,
                         std::string &ptx) {
@@ -343,7 +309,22 @@ attnrtStatus readBundle(const std::string &dir, Manifest &manifest,
           mlir::attn::files::readFile(ptxPath, kMaxPtxBytes, ptx);
       !readError.empty())
     return fail(ATTNRT_ERROR_INVALID_BUNDLE, readError);
-  return checkPtx(ptxPath, ptx, manifest);
+  if (!checkBundle(manifest, ptx, manifestPath, ptxPath, error))
+    return fail(ATTNRT_ERROR_INVALID_BUNDLE, error);
+  return ATTNRT_SUCCESS;
+}
+
+/// Reads and checks a manifest and PTX given in memory (error messages name
+/// them "manifest" and "the bundle's PTX").
+attnrtStatus readBundleFromMemory(const char *manifestJson, const char *ptxText,
+                                  Manifest &manifest, std::string &ptx) {
+  std::string error;
+  if (!parseManifest(manifestJson, manifest, error))
+    return fail(ATTNRT_ERROR_INVALID_BUNDLE, error);
+  ptx = ptxText;
+  if (!checkBundle(manifest, ptx, "manifest", "the bundle's PTX", error))
+    return fail(ATTNRT_ERROR_INVALID_BUNDLE, error);
+  return ATTNRT_SUCCESS;
 }
 
 attnrtStatus loadKernels(attnrtContext_ *context, Manifest &manifest,
@@ -697,12 +678,29 @@ attnrtStatus attnrtBundleLoadFromMemory(attnrtContext context,
                 "attnrtBundleLoadFromMemory: null argument");
   *bundle = nullptr;
   Manifest manifest;
-  std::string error;
-  if (!parseManifest(manifestJson, manifest, error))
-    return fail(ATTNRT_ERROR_INVALID_BUNDLE, error);
+  std::string ptxText;
+  if (attnrtStatus status =
+          readBundleFromMemory(manifestJson, ptx, manifest, ptxText))
+    return status;
   if (attnrtStatus status = makeCurrent(context))
     return status;
-  return loadKernels(context, manifest, ptx, bundle);
+  return loadKernels(context, manifest, ptxText, bundle);
+}
+
+attnrtStatus attnrtBundleValidateFromMemory(const char *manifestJson,
+                                            const char *ptx,
+                                            int32_t *kernelCount) {
+  if (!manifestJson || !ptx)
+    return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                "attnrtBundleValidateFromMemory: null argument");
+  Manifest manifest;
+  std::string ptxText;
+  if (attnrtStatus status =
+          readBundleFromMemory(manifestJson, ptx, manifest, ptxText))
+    return status;
+  if (kernelCount)
+    *kernelCount = static_cast<int32_t>(manifest.kernels.size());
+  return ATTNRT_SUCCESS;
 }
 
 attnrtStatus attnrtBundleValidate(const char *directory,

@@ -10,9 +10,10 @@
 // Manifest.h, exported by libattnrt.so), which attnrtBundleLoad and
 // attnrtBundleValidate call. A manifest it refuses must come with an error
 // message; one it accepts must hold what the launch path relies on without
-// checking again (lib/Runtime/Runtime.cpp): grid formulas that name an
-// existing parameter and dimension, ranks within ATTNRT_MAX_RANK, at most
-// 1024 threads, non-negative sizes.
+// checking again (lib/Runtime/Runtime.cpp, BundleCheck.cpp): grid formulas
+// that name an existing parameter and dimension, ranks within
+// ATTNRT_MAX_RANK, at most 1024 threads, non-negative sizes, tiles of at
+// least 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,6 +69,10 @@ void checkKernel(const KernelSpec &kernel) {
       fail("a workspace of fewer than one byte");
   if (targetComputeCapability(kernel.target) < 0)
     fail("a target that is not sm_XY");
+  const TileSpec &tiles = kernel.tiles;
+  if (tiles.blockM < 1 || tiles.blockN < 1 || tiles.warps < 1 ||
+      tiles.stages < 1 || tiles.packedHeads < 1)
+    fail("tiles below 1");
 }
 
 } // namespace

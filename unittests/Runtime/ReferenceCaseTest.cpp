@@ -51,6 +51,7 @@ constexpr const char *kManifest = R"({
     "grid": [{"param": "Q", "dim": 2, "ceil_div": 64},
              {"param": "Q", "dim": 0}, 2],
     "block": [128, 1, 1], "dynamic_shared_memory": 49152,
+    "tiles": {"block_m": 64, "block_n": 64, "warps": 4, "stages": 2},
     "attention": {"scale": 0.125, "causal": false, "score_region": true}}]
 })";
 

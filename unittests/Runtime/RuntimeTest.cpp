@@ -56,6 +56,7 @@ constexpr const char *kManifest = R"({
                   {"param": "LSE", "stride": 1}],
       "block": [128, 1, 1],
       "dynamic_shared_memory": 65536,
+      "tiles": {"block_m": 128, "block_n": 64, "warps": 4, "stages": 2},
       "attention": {"scale": 0.125, "causal": true, "window": [64, 0],
                     "softcap": 30.0, "score_region": true,
                     "block_mask": true}
@@ -72,6 +73,7 @@ constexpr const char *kManifest = R"({
       "grid": [{"param": "Q", "dim": 0, "ceil_div": 64}, 1, 1],
       "block": [64, 2, 1],
       "dynamic_shared_memory": 8192,
+      "tiles": {"block_m": 64, "block_n": 64, "warps": 4, "stages": 1},
       "workspaces": [
         {"name": "partials", "bytes": 4096},
         {"name": "semaphores", "bytes": 256, "zero_init": true}
@@ -340,6 +342,7 @@ struct FiveParamBundle {
       "grid": [{"param": "Q", "dim": 2, "ceil_div": 64},
                {"param": "Q", "dim": 0}, 2],
       "block": [128, 1, 1], "dynamic_shared_memory": 49152,
+      "tiles": {"block_m": 64, "block_n": 64, "warps": 4, "stages": 2},
       "attention": {"scale": 0.125, "causal": false)" +
                 attention + "}}]}";
     ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry " +
@@ -924,7 +927,395 @@ TEST_F(RuntimeTest, KernelMissingFromThePtx) {
   EXPECT_EQ(tryLoad(context.get(), kManifest, ptx),
             ATTNRT_ERROR_INVALID_BUNDLE);
   EXPECT_TRUE(lastErrorContains(
-      "the bundle's PTX has no kernel attn_fwd, which its manifest lists"));
+      "the bundle's PTX defines no kernel attn_fwd (the manifest's kernel); "
+      "was it written with this manifest by attn-compile?"));
+  // Refused before the driver saw it.
+  EXPECT_EQ(fake::records().moduleLoads, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// The bundle check: the manifest against its PTX
+//===----------------------------------------------------------------------===//
+
+// Two kernels as attn-compile writes them (tiles 64 x 64, 4 warps, 2
+// stages; D = 64): attn_split, split-KV over 4 splits of each of Q's 8 heads
+// (grid z 32) with K and V of run-time length (6 scalars), and attn_lean,
+// Lean attention over 8 persistent CTAs.
+constexpr const char *kAttentionManifest = R"({
+  "format": "attn-kernel-bundle", "version": 8, "ptx": "kernels.ptx",
+  "kernels": [
+    {"name": "attn_split", "target": "sm_80", "params": [
+      {"name": "Q", "type": "bf16", "shape": [1, 8, 1, 64], "strides": [512, 64, 64, 1], "alignment": 16},
+      {"name": "K", "type": "bf16", "shape": [1, 2, null, 64], "strides": [null, null, 64, 1], "alignment": 16},
+      {"name": "V", "type": "bf16", "shape": [1, 2, null, 64], "strides": [null, null, 64, 1], "alignment": 16},
+      {"name": "O", "type": "bf16", "shape": [1, 8, 1, 64], "strides": [512, 64, 64, 1], "alignment": 16},
+      {"name": "LSE", "type": "f32", "shape": [1, 8, 1], "strides": [8, 1, 1], "alignment": 4}],
+     "grid": [{"param": "Q", "dim": 2, "ceil_div": 64}, {"param": "Q", "dim": 0}, 32],
+     "block": [128, 1, 1], "dynamic_shared_memory": 40960,
+     "tiles": {"block_m": 64, "block_n": 64, "warps": 4, "stages": 2, "packed_heads": 1},
+     "attention": {"scale": 0.125, "causal": false},
+     "scalars": [{"param": "K", "size": 2}, {"param": "K", "stride": 0}, {"param": "K", "stride": 1},
+                 {"param": "V", "size": 2}, {"param": "V", "stride": 0}, {"param": "V", "stride": 1}],
+     "workspaces": [{"name": "partial_o", "bytes_per_cta": 16384, "zero_init": false},
+                    {"name": "partial_lse", "bytes_per_cta": 256, "zero_init": false},
+                    {"name": "counters", "bytes_per_cta": 4, "zero_init": true, "kernel_resets": true}]},
+    {"name": "attn_lean", "target": "sm_80", "params": [
+      {"name": "Q", "type": "bf16", "shape": [1, 8, 1, 64], "strides": [512, 64, 64, 1], "alignment": 16},
+      {"name": "K", "type": "bf16", "shape": [1, 2, 512, 64], "strides": [65536, 32768, 64, 1], "alignment": 16},
+      {"name": "V", "type": "bf16", "shape": [1, 2, 512, 64], "strides": [65536, 32768, 64, 1], "alignment": 16},
+      {"name": "O", "type": "bf16", "shape": [1, 8, 1, 64], "strides": [512, 64, 64, 1], "alignment": 16}],
+     "grid": [8, 1, 1], "block": [128, 1, 1], "dynamic_shared_memory": 40960,
+     "tiles": {"block_m": 64, "block_n": 64, "warps": 4, "stages": 2},
+     "attention": {"scale": 0.125, "causal": false}, "persistent": true,
+     "workspaces": [{"name": "partial_o", "bytes": 131072, "zero_init": false},
+                    {"name": "partial_lse", "bytes": 2048, "zero_init": false},
+                    {"name": "flags", "bytes": 32, "zero_init": true}]}
+  ]
+})";
+
+/// A PTX entry as LLVM's NVPTX back end writes attn-compile's: `pointers`
+/// .u64 .ptr parameters, then `scalars` .u64, .maxntid 128, and a body.
+std::string ptxEntry(const std::string &name, int pointers, int scalars) {
+  std::string text = "\n.visible .entry " + name + "(\n";
+  for (int i = 0; i < pointers + scalars; ++i)
+    text += std::string(i ? ",\n" : "") + "\t.param .u64 " +
+            (i < pointers ? ".ptr .align 1 " : "") + name + "_param_" +
+            std::to_string(i);
+  return text + "\n)\n.maxntid 128, 1, 1\n{\n\t.reg .b32 %r<4>;\n"
+                "\t// a comment's { does not open a block\n"
+                "\tmov.u32 %r1, %tid.x;\n\t{\n\t.reg .pred %p;\n\t}\n"
+                "\tret;\n}\n";
+}
+
+const std::string kAttentionPtx =
+    "//\n// Generated by LLVM NVPTX Back-End\n//\n\n.version 7.0\n"
+    ".target sm_80\n.address_size 64\n\n\t// .globl\tattn_split\n" +
+    ptxEntry("attn_split", 8, 6) + ptxEntry("attn_lean", 7, 0);
+
+/// The status of attnrtBundleValidateFromMemory on MANIFEST and PTX.
+attnrtStatus validate(const std::string &manifest,
+                      const std::string &ptx = kAttentionPtx) {
+  int32_t count = -1;
+  attnrtStatus status =
+      attnrtBundleValidateFromMemory(manifest.c_str(), ptx.c_str(), &count);
+  EXPECT_EQ(count, status == ATTNRT_SUCCESS ? 2 : -1);
+  return status;
+}
+
+TEST_F(RuntimeTest, ValidateFromMemoryNeedsNoDriver) {
+  // No context: the check runs without a driver or device.
+  EXPECT_EQ(validate(kAttentionManifest), ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  EXPECT_EQ(attnrtBundleValidateFromMemory(nullptr, kAttentionPtx.c_str(),
+                                           nullptr),
+            ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains("attnrtBundleValidateFromMemory: null argument"));
+  EXPECT_EQ(attnrtBundleValidateFromMemory(kAttentionManifest, nullptr, nullptr),
+            ATTNRT_ERROR_INVALID_ARGUMENT);
+  // The manifest's own checks come first.
+  EXPECT_EQ(validate(replaced(kAttentionManifest, "\"version\": 8",
+                              "\"version\": 9")),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains("manifest: version: this runtime reads"));
+  // Every kernel has its tiles (attn-compile has always written them).
+  EXPECT_EQ(validate(replaced(kAttentionManifest,
+                              "\"tiles\": {\"block_m\": 64, \"block_n\": 64, "
+                              "\"warps\": 4, \"stages\": 2},",
+                              "")),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains("manifest: kernels[1]: missing \"tiles\""));
+  EXPECT_EQ(validate(replaced(kAttentionManifest, "\"warps\": 4, \"stages\": 2}",
+                              "\"warps\": 0, \"stages\": 2}")),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(
+      lastErrorContains("manifest: kernels[1].tiles.warps: must be at least 1"));
+}
+
+TEST_F(RuntimeTest, ParametersMatchThePtxEntry) {
+  struct Case {
+    std::string manifest, ptx, message;
+  } cases[] = {
+      // The LSE parameter dropped from the manifest.
+      {replaced(kAttentionManifest,
+                R"(,
+      {"name": "LSE", "type": "f32", "shape": [1, 8, 1], "strides": [8, 1, 1], "alignment": 4}])",
+                "]"),
+       kAttentionPtx,
+       "manifest: kernel attn_split: the manifest gives it 13 parameters (4 "
+       "tensors, 3 workspaces, 6 scalars: 7 x ptr, 6 x u64), its entry in the "
+       "bundle's PTX (line 11) takes 14 (8 x ptr, 6 x u64); the runtime "
+       "passes each as 64 bits"},
+      // A workspace dropped.
+      {replaced(kAttentionManifest,
+                R"(,
+                    {"name": "flags", "bytes": 32, "zero_init": true})",
+                ""),
+       kAttentionPtx,
+       "kernel attn_lean: the manifest gives it 6 parameters (4 tensors, 2 "
+       "workspaces, 0 scalars: 6 x ptr), its entry in the bundle's PTX"},
+      // A scalar dropped.
+      {replaced(kAttentionManifest, R"(, {"param": "V", "stride": 1}])", "]"),
+       kAttentionPtx, "(8 x ptr, 6 x u64)"},
+      // A parameter of the PTX that is no 64-bit value, or a pointer where a
+      // scalar belongs.
+      {kAttentionManifest,
+       replaced(kAttentionPtx, ".param .u64 attn_split_param_13",
+                ".param .b32 attn_split_param_13"),
+       "takes 14 (8 x ptr, 5 x u64, 1 x b32)"},
+      {kAttentionManifest,
+       replaced(kAttentionPtx, ".param .u64 attn_split_param_8",
+                ".param .u64 .ptr attn_split_param_8"),
+       "takes 14 (9 x ptr, 5 x u64)"},
+      {kAttentionManifest,
+       replaced(kAttentionPtx, ".param .u64 .ptr .align 1 attn_lean_param_0",
+                ".param .align 8 .b8 attn_lean_param_0[8]"),
+       "takes 7 (1 x b8[], 6 x ptr)"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.message);
+    EXPECT_EQ(validate(c.manifest, c.ptx), ATTNRT_ERROR_INVALID_BUNDLE);
+    EXPECT_TRUE(lastErrorContains(c.message));
+  }
+  // A pointer declared a plain .u64 (no .ptr) is a pointer all the same.
+  EXPECT_EQ(validate(kAttentionManifest,
+                     replaced(kAttentionPtx, ".u64 .ptr .align 1", ".u64")),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+}
+
+TEST_F(RuntimeTest, BlockMatchesThePtxAndTheWarps) {
+  EXPECT_EQ(validate(replaced(kAttentionManifest,
+                              "\"grid\": [8, 1, 1], \"block\": [128, 1, 1]",
+                              "\"grid\": [8, 1, 1], \"block\": [32, 1, 1]")),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains(
+      "manifest: kernel attn_lean: block [32, 1, 1] is not the 128, 1, 1 "
+      "threads its entry in the bundle's PTX was compiled for (.maxntid)"));
+  // The PTX's .reqntid, and a block of the right count in other dimensions.
+  std::string reqntid =
+      replaced(kAttentionPtx, ".maxntid 128, 1, 1", ".reqntid 64, 2");
+  EXPECT_EQ(validate(kAttentionManifest, reqntid), ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains("kernel attn_split: block [128, 1, 1] is not "
+                                "the 64, 2, 1 threads its entry in the "
+                                "bundle's PTX was compiled for (.reqntid)"));
+  // Without a directive, the tiles' warps still count.
+  std::string bare = replaced(kAttentionPtx, ".maxntid 128, 1, 1\n", "");
+  EXPECT_EQ(validate(kAttentionManifest, bare), ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  EXPECT_EQ(validate(replaced(kAttentionManifest,
+                              "\"grid\": [8, 1, 1], \"block\": [128, 1, 1]",
+                              "\"grid\": [8, 1, 1], \"block\": [256, 1, 1]"),
+                     bare),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains("kernel attn_lean: block [256, 1, 1] has 256 "
+                                "threads, its tiles' 4 warps 128"));
+}
+
+TEST_F(RuntimeTest, SharedMemoryCoversTheTiles) {
+  // 64 Q rows and 2 stages of 64 K and V rows of 64 bf16: 40960 bytes.
+  EXPECT_EQ(validate(replaced(kAttentionManifest,
+                              "\"grid\": [8, 1, 1], \"block\": [128, 1, 1], "
+                              "\"dynamic_shared_memory\": 40960",
+                              "\"grid\": [8, 1, 1], \"block\": [128, 1, 1], "
+                              "\"dynamic_shared_memory\": 40959")),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains(
+      "manifest: kernel attn_lean: dynamic_shared_memory 40959 is less than "
+      "the 40960 bytes its tiles stage (a 64-row Q block and 2 x 64-row K and "
+      "V tiles, rows of D = 64 and Dv = 64 padded to 64 and 64, 2-byte "
+      "elements)"));
+  // More is fine; more than any GPU has is not.
+  EXPECT_EQ(validate(replaced(kAttentionManifest, "40960", "65536")),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  EXPECT_EQ(validate(replaced(kAttentionManifest, "40960", "232449")),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains(
+      "kernel attn_split: dynamic_shared_memory 232449 exceeds 232448 bytes "
+      "(227 KiB), the most any GPU gives a block"));
+  // Rows are padded to 64 elements: D = 72 stages rows of 128.
+  std::string wide = replaced(
+      replaced(replaced(kAttentionManifest, ", 64], \"strides\": [512, 64, 64, 1]",
+                        ", 72], \"strides\": [576, 72, 72, 1]"),
+               "[65536, 32768, 64, 1]", "[73728, 36864, 72, 1]"),
+      "2, 512, 64]", "2, 512, 72]");
+  EXPECT_EQ(validate(wide), ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains(
+      "kernel attn_split: dynamic_shared_memory 40960 is less than the 65536 "
+      "bytes its tiles stage (a 64-row Q block and 2 x 64-row K and V tiles, "
+      "rows of D = 72 and Dv = 64 padded to 128 and 64, 2-byte elements)"));
+}
+
+TEST_F(RuntimeTest, GridsAndWorkspacesFollowTheSchedule) {
+  struct Case {
+    const char *from, *to, *message;
+  } cases[] = {
+      // Split-KV: z is Hq / p x splits.
+      {"{\"param\": \"Q\", \"dim\": 0}, 32]", "{\"param\": \"Q\", \"dim\": 0}, 1]",
+       "kernel attn_split: grid z 1 is not its 8 tiled heads (Hq 8 / "
+       "packed_heads 1) times a split count; its grid must be "
+       "FlashAttention-2's (ceil(p Sq / block_m), B, Hq / p x splits) with "
+       "block_m 64 and p (packed_heads) 1"},
+      {"{\"param\": \"Q\", \"dim\": 0}, 32]",
+       "{\"param\": \"Q\", \"dim\": 0}, {\"param\": \"K\", \"dim\": 2}]",
+       "kernel attn_split: grid z K.size(2) is a run-time size; the kernel's "
+       "is its 8 tiled heads times its splits, a constant"},
+      {"{\"param\": \"Q\", \"dim\": 0}, 32]", "{\"param\": \"Q\", \"dim\": 0}, 8]",
+       "kernel attn_split: grid z 8 gives 8 tiled heads 1 split each, but the "
+       "kernel has workspaces"},
+      {"{\"param\": \"Q\", \"dim\": 2, \"ceil_div\": 64}",
+       "{\"param\": \"Q\", \"dim\": 2, \"ceil_div\": 128}",
+       "kernel attn_split: grid [ceil(Q.size(2) / 128), Q.size(0), 32] is not "
+       "FlashAttention-2's"},
+      {"\"packed_heads\": 1", "\"packed_heads\": 3",
+       "kernel attn_split: grid [ceil(Q.size(2) / 64), Q.size(0), 32] is not "
+       "FlashAttention-2's (ceil(p Sq / block_m), B, Hq / p x splits) with "
+       "block_m 64 and p (packed_heads) 3"},
+      {"\"bytes_per_cta\": 16384", "\"bytes_per_cta\": 8192",
+       "kernel attn_split: workspace partial_o has 8192 bytes per CTA, fewer "
+       "than the 16384 the kernel writes"},
+      {"{\"name\": \"counters\", \"bytes_per_cta\": 4, \"zero_init\": true, "
+       "\"kernel_resets\": true}",
+       "{\"name\": \"counters\", \"bytes_per_cta\": 4, \"zero_init\": false}",
+       "kernel attn_split: workspace counters is not zero_init"},
+      {"\"name\": \"partial_lse\", \"bytes_per_cta\"",
+       "\"name\": \"lse\", \"bytes_per_cta\"",
+       "kernel attn_split: a split-KV kernel's workspaces are partial_o, "
+       "partial_lse and counters (bytes_per_cta), not partial_o, lse, "
+       "counters"},
+      // Lean: [G, 1, 1] with workspaces for G CTAs.
+      {"\"grid\": [8, 1, 1]", "\"grid\": [16, 1, 1]",
+       "kernel attn_lean: a persistent grid of 16 CTAs, but its workspaces "
+       "are for 8 (flags: 32 bytes, 4 a CTA): a Lean kernel runs on the CTAs "
+       "it was compiled for"},
+      {"\"grid\": [8, 1, 1]", "\"grid\": [8, 2, 1]",
+       "kernel attn_lean: a persistent (Lean) kernel's grid is [G, 1, 1], a "
+       "fixed set of CTAs, not [8, 2, 1]"},
+      {"\"bytes\": 2048", "\"bytes\": 1024",
+       "kernel attn_lean: workspace partial_lse has 1024 bytes, fewer than "
+       "the 2048 the kernel writes"},
+      {", \"persistent\": true", "",
+       "kernel attn_lean: grid [8, 1, 1] is not FlashAttention-2's"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.message);
+    EXPECT_EQ(validate(replaced(kAttentionManifest, c.from, c.to)),
+              ATTNRT_ERROR_INVALID_BUNDLE);
+    EXPECT_TRUE(lastErrorContains(std::string("manifest: ") + c.message));
+  }
+  // Split-KV with GQA packing: z = Hq / p x splits, the formula Q's size 1
+  // where that is Hq (p = 4 heads a tile, 4 splits).
+  std::string packed = replaced(
+      replaced(replaced(kAttentionManifest, "\"packed_heads\": 1",
+                        "\"packed_heads\": 4"),
+               "{\"param\": \"Q\", \"dim\": 2, \"ceil_div\": 64}",
+               "{\"param\": \"Q\", \"dim\": 2, \"ceil_div\": 64, \"times\": 4}"),
+      "{\"param\": \"Q\", \"dim\": 0}, 32]",
+      "{\"param\": \"Q\", \"dim\": 0}, {\"param\": \"Q\", \"dim\": 1}]");
+  EXPECT_EQ(validate(packed), ATTNRT_SUCCESS) << attnrtLastErrorMessage();
+}
+
+TEST_F(RuntimeTest, TruncatedOrMalformedPtxIsRefused) {
+  const std::string &ptx = kAttentionPtx;
+  size_t leanBody = ptx.rfind("{\n\t.reg");
+  struct Case {
+    std::string ptx, message;
+  } cases[] = {
+      {ptx.substr(0, ptx.size() - 8),
+       "the bundle's PTX: ends inside the body of kernel attn_lean opened at "
+       "line 48: the file is truncated or not whole PTX"},
+      {ptx.substr(0, leanBody + 3),
+       "ends inside the body of kernel attn_lean"},
+      {ptx.substr(0, ptx.find("attn_lean_param_3")),
+       "ends inside the parameter list of kernel attn_lean"},
+      {ptx.substr(0, ptx.find("{\n", ptx.find(".entry attn_lean"))),
+       "ends inside the declaration of kernel attn_lean (line 38), before its "
+       "body"},
+      {ptx.substr(ptx.find(".target")),
+       "the bundle's PTX is not PTX (no .version and .target directives)"},
+      {replaced(ptx, ".target sm_80\n", ""),
+       "the bundle's PTX is not PTX (no .version and .target directives)"},
+      {ptx + "/* a comment that never ends\n}\n",
+       "ends inside a comment opened at line 57"},
+      {ptx + "}\n", "the bundle's PTX: line 57: a '}' that closes nothing"},
+      {replaced(ptx, "\tret;\n}\n\n.visible .entry attn_lean",
+                "\tret;\n\n.visible .entry attn_lean"),
+       "ends inside the body of kernel attn_split"},
+      {replaced(ptx, ".param .u64 .ptr .align 1 attn_lean_param_2,",
+                "attn_lean_param_2,"),
+       "the bundle's PTX: line 41: kernel attn_lean's parameter list has "
+       "\"attn_lean_param_2\" where a .param declaration belongs"},
+      {replaced(ptx, ".param .u64 .ptr .align 1 attn_lean_param_2,",
+                ".param .ptr attn_lean_param_2,"),
+       "kernel attn_lean's parameter 2 has no type"},
+      {replaced(ptx, "(\n\t.param .u64 .ptr .align 1 attn_lean_param_0",
+                "(\n\t.param .u64 .ptr .align 1"),
+       "kernel attn_lean's parameter 0 has no name"},
+      {replaced(ptx, ".maxntid 128, 1, 1\n{\n\t.reg .b32 %r<4>;\n"
+                     "\t// a comment's { does not open a block\n"
+                     "\tmov.u32 %r1, %tid.x;\n\t{\n\t.reg .pred %p;\n\t}\n"
+                     "\tret;\n}\n",
+                ".maxntid 0, 1, 1\n{\n\tret;\n}\n"),
+       "kernel attn_split's .maxntid is not 1 to 3 positive counts"},
+      // A declaration is no definition.
+      {replaced(ptx, ".visible .entry attn_lean(",
+                ".extern .entry attn_lean(.param .u64 x);\n.visible .entry "
+                "attn_lean2("),
+       "the bundle's PTX declares kernel attn_lean (the manifest's kernel) "
+       "without defining it"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.message);
+    EXPECT_EQ(validate(kAttentionManifest, c.ptx),
+              ATTNRT_ERROR_INVALID_BUNDLE);
+    EXPECT_TRUE(lastErrorContains(c.message));
+  }
+  // Comments, strings and pragmas do not count as braces or declarations;
+  // a declaration before the definition is fine.
+  std::string extras = replaced(
+      replaced(ptx, ".maxntid 128, 1, 1\n{\n\t.reg .b32 %r<4>;\n\t// a",
+               ".maxntid 128, 1, 1\n.pragma \"nounroll\";\n{\n\t.reg .b32 "
+               "%r<4>;\n\t/* } */ .pragma \"}\";\n\t// a"),
+      ".address_size 64\n",
+      ".address_size 64\n.extern .entry attn_lean(.param .u64 x);\n");
+  EXPECT_EQ(validate(kAttentionManifest, extras), ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+}
+
+TEST_F(RuntimeTest, EveryLoadPathRunsTheBundleCheck) {
+  std::string manifest = replaced(kAttentionManifest, "\"dynamic_shared_memory\": 40960",
+                                  "\"dynamic_shared_memory\": 1");
+  attnrt::Context context = createContext();
+  EXPECT_EQ(tryLoad(context.get(), manifest, kAttentionPtx),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_EQ(std::string(attnrtLastErrorMessage()),
+            "manifest: kernel attn_split: dynamic_shared_memory 1 is less than "
+            "the 40960 bytes its tiles stage (a 64-row Q block and 2 x 64-row "
+            "K and V tiles, rows of D = 64 and Dv = 64 padded to 64 and 64, "
+            "2-byte elements)");
+  TempDir dir;
+  dir.write("manifest.json", manifest);
+  dir.write("kernels.ptx", kAttentionPtx);
+  EXPECT_EQ(attnrtBundleValidate(dir.str().c_str(), nullptr),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains(dir.str() + "/manifest.json: kernel "
+                                            "attn_split: dynamic_shared_memory 1"));
+  attnrt::Bundle bundle;
+  EXPECT_EQ(attnrtBundleLoad(context.get(), dir.str().c_str(), bundle.out()),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains(dir.str() + "/manifest.json: kernel "
+                                            "attn_split: dynamic_shared_memory 1"));
+  dir.write("manifest.json", kAttentionManifest);
+  dir.write("kernels.ptx", kAttentionPtx.substr(0, kAttentionPtx.size() / 2));
+  EXPECT_EQ(attnrtBundleValidate(dir.str().c_str(), nullptr),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains(dir.str() + "/kernels.ptx: ends inside"));
+  // Nothing reached the driver; the good bundle loads.
+  EXPECT_EQ(fake::records().moduleLoads, 0);
+  dir.write("kernels.ptx", kAttentionPtx);
+  EXPECT_EQ(attnrtBundleLoad(context.get(), dir.str().c_str(), bundle.out()),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
 }
 
 //===----------------------------------------------------------------------===//

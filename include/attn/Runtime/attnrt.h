@@ -32,7 +32,8 @@ typedef enum attnrtStatus {
   /* A null handle or pointer, or a tensor whose dtype, rank, shape, strides
      or alignment do not match the kernel's manifest. */
   ATTNRT_ERROR_INVALID_ARGUMENT = 1,
-  /* A bundle that cannot be read, or a manifest that is not valid. */
+  /* A bundle that cannot be read, a manifest that is not valid, or PTX that
+     is truncated or disagrees with its manifest (attnrtBundleValidate). */
   ATTNRT_ERROR_INVALID_BUNDLE = 2,
   /* The driver library cannot be opened, lacks an entry point, or cuInit
      fails. */
@@ -123,21 +124,40 @@ attnrtStatus attnrtSynchronize(attnrtContext context, attnrtStream stream);
 
 /* ---- Bundles: kernels.ptx + manifest.json ------------------------------ */
 
-/* Reads DIRECTORY/manifest.json and the PTX it names, checks the manifest,
-   JIT-compiles the PTX for the context's device (the log goes into the
-   error message) and raises each kernel's dynamic shared memory limit to
-   what its manifest entry says. */
+/* Reads DIRECTORY/manifest.json and the PTX it names, checks them as
+   attnrtBundleValidate does, JIT-compiles the PTX for the context's device
+   (the log goes into the error message) and raises each kernel's dynamic
+   shared memory limit to what its manifest entry says. */
 attnrtStatus attnrtBundleLoad(attnrtContext context, const char *directory,
                               attnrtBundle *bundle);
-/* The same from a manifest and PTX text in memory. */
+/* The same from a manifest and PTX text in memory (checked as
+   attnrtBundleValidateFromMemory does). */
 attnrtStatus attnrtBundleLoadFromMemory(attnrtContext context,
                                         const char *manifestJson,
                                         const char *ptx,
                                         attnrtBundle *bundle);
-/* Reads and checks DIRECTORY's manifest and that its PTX file is there,
-   without a driver or device. */
+/* Reads and checks DIRECTORY's manifest and the PTX it names, without a
+   driver or device, as every load does: the manifest is valid; the PTX is
+   whole (.version and .target, every body closed: not truncated) and
+   defines every kernel of the manifest, with exactly the parameters the
+   manifest implies (a 64-bit pointer per tensor and per workspace, then a
+   64-bit integer per scalar); each kernel's block is the one its entry was
+   compiled for (.maxntid, .reqntid) and its tiles' warps; its dynamic shared
+   memory is at most 227 KiB and at least what its tiles stage; an attention
+   kernel's grid and workspaces are those of its schedule (FlashAttention-2's
+   grid, split-KV's splits and partials, Lean's persistent CTAs). A bundle
+   that fails is ATTNRT_ERROR_INVALID_BUNDLE, the message naming the kernel
+   and what differs (docs/runtime.md). On success *kernelCount (if not NULL)
+   is the number of kernels. */
 attnrtStatus attnrtBundleValidate(const char *directory,
                                   int32_t *kernelCount);
+/* The same checks of a manifest (JSON text) and PTX text in memory, both
+   NUL-terminated, without a driver or device; messages name them
+   "manifest" and "the bundle's PTX". For bindings that hold bundles in
+   memory (the Python package calls it through ctypes). */
+attnrtStatus attnrtBundleValidateFromMemory(const char *manifestJson,
+                                            const char *ptx,
+                                            int32_t *kernelCount);
 void attnrtBundleDestroy(attnrtBundle bundle);
 int32_t attnrtBundleKernelCount(attnrtBundle bundle);
 attnrtStatus attnrtBundleGetKernel(attnrtBundle bundle, int32_t index,
