@@ -37,6 +37,14 @@ namespace {
 
 using Pair = std::optional<std::pair<int64_t, int64_t>>;
 
+/// `text` for a C string argument `name`: a NUL inside would cut it short
+/// without a word.
+const std::string &checkNoNul(const std::string &text, const char *name) {
+  if (text.find('\0') != std::string::npos)
+    throw py::value_error(std::string(name) + " holds a NUL character");
+  return text;
+}
+
 /// An attention as the package describes it (shapes of Q and K, Dv, the
 /// element type's name, the options, and the masks' element type, leading
 /// sizes and blocks), in the C API's terms.
@@ -46,8 +54,10 @@ public:
        int64_t valueDim, std::string dtype, bool causal, Pair window,
        std::optional<float> scale, std::optional<float> softcap, bool withLse,
        bool keyLengths, std::optional<std::string> maskDtype, Pair maskShape,
-       Pair blockSize, Pair blockMaskShape)
-      : dtype(std::move(dtype)), maskDtype(std::move(maskDtype)) {
+       Pair blockSize, Pair blockMaskShape, bool runTimeLengths)
+      : dtype(checkNoNul(dtype, "dtype")), maskDtype(std::move(maskDtype)) {
+    if (this->maskDtype)
+      checkNoNul(*this->maskDtype, "mask_dtype");
     if (query.size() != 4 || key.size() != 4)
       throw std::invalid_argument("Q and K must be [B, H, S, D]");
     spec.batch = query[0];
@@ -69,6 +79,7 @@ public:
     spec.softcap = softcap.value_or(0);
     spec.with_lse = withLse;
     spec.key_lengths = keyLengths;
+    spec.run_time_lengths = runTimeLengths;
     if (this->maskDtype.has_value() != maskShape.has_value() ||
         blockSize.has_value() != blockMaskShape.has_value())
       throw std::invalid_argument("a mask needs its dtype and shape, a block "
@@ -89,9 +100,8 @@ public:
     return &spec;
   }
   bool withLse() const { return spec.with_lse; }
-  std::vector<py::ssize_t> outShape() const {
-    return {spec.batch, spec.heads, spec.seq_q, spec.value_dim};
-  }
+  int64_t heads() const { return spec.heads; }
+  int64_t valueDim() const { return spec.value_dim; }
 
 private:
   std::string dtype;
@@ -103,7 +113,8 @@ private:
 class CpuAttention {
 public:
   explicit CpuAttention(Spec spec)
-      : withLse(spec.withLse()), outShape(spec.outShape()) {
+      : withLse(spec.withLse()), heads(spec.heads()),
+        valueDim(spec.valueDim()) {
     char *error = nullptr;
     handle = attnCpuAttentionCompile(spec.get(), &error);
     if (!handle)
@@ -113,24 +124,28 @@ public:
   CpuAttention(const CpuAttention &) = delete;
   CpuAttention &operator=(const CpuAttention &) = delete;
 
-  /// O (and LSE) of contiguous arrays of the compiled shapes and types, with
-  /// the mask, the block mask (int8) and key lengths ([B] int32) when it was
-  /// compiled with them (the C API refuses a mismatch).
-  py::object run(py::array q, py::array k, py::array v,
-                 std::optional<py::array> mask,
+  /// O (and LSE) of contiguous arrays of the compiled types and the shapes
+  /// that `lengths` (B, Sq, Sk) give them, with the mask, the block mask
+  /// (int8) and key lengths ([B] int32) when it was compiled with them (the
+  /// C API refuses a mismatch; the package checks the shapes).
+  py::object run(std::tuple<int64_t, int64_t, int64_t> lengths, py::array q,
+                 py::array k, py::array v, std::optional<py::array> mask,
                  std::optional<py::array_t<int8_t>> blockMask,
-                 std::optional<py::array_t<int32_t>> lengths) {
-    py::array out(q.dtype(), outShape);
-    py::array_t<float> lse(
-        std::vector<int64_t>(outShape.begin(), outShape.end() - 1));
+                 std::optional<py::array_t<int32_t>> keyLengths) {
+    AttnAttentionLengths run;
+    std::tie(run.batch, run.seq_q, run.seq_k) = lengths;
+    py::array out(q.dtype(),
+                  std::vector<int64_t>{run.batch, heads, run.seq_q, valueDim});
+    py::array_t<float> lse(std::vector<int64_t>{run.batch, heads, run.seq_q});
     char *error = nullptr;
     bool ok;
     {
       py::gil_scoped_release release;
       ok = attnCpuAttentionRun(
-          handle, q.data(), k.data(), v.data(), mask ? mask->data() : nullptr,
+          handle, &run, q.data(), k.data(), v.data(),
+          mask ? mask->data() : nullptr,
           blockMask ? blockMask->data() : nullptr,
-          lengths ? lengths->data() : nullptr, out.mutable_data(),
+          keyLengths ? keyLengths->data() : nullptr, out.mutable_data(),
           withLse ? lse.mutable_data() : nullptr, &error);
     }
     if (!ok)
@@ -142,7 +157,7 @@ public:
 
 private:
   bool withLse;
-  std::vector<py::ssize_t> outShape;
+  int64_t heads, valueDim;
   AttnCpuAttentionRef handle = nullptr;
 };
 
@@ -151,7 +166,7 @@ std::pair<std::string, std::string> compileGpu(Spec spec,
                                                const std::string &chip,
                                                int64_t sms,
                                                int64_t smemPerBlock) {
-  AttnGpuTarget target{chip.c_str(), sms, smemPerBlock};
+  AttnGpuTarget target{checkNoNul(chip, "chip").c_str(), sms, smemPerBlock};
   char *manifest = nullptr, *ptx = nullptr, *error = nullptr;
   bool ok;
   {
@@ -169,6 +184,8 @@ std::pair<std::string, std::string> compileGpu(Spec spec,
 std::string runPipeline(const std::string &module,
                         const std::string &pipeline) {
   char *error = nullptr;
+  checkNoNul(module, "module");
+  checkNoNul(pipeline, "pipeline");
   char *result;
   {
     py::gil_scoped_release release;
@@ -188,15 +205,16 @@ PYBIND11_MODULE(_attn_mlir, m) {
   py::class_<Spec>(m, "Spec").def(
       py::init<std::vector<int64_t>, std::vector<int64_t>, int64_t, std::string,
                bool, Pair, std::optional<float>, std::optional<float>, bool,
-               bool, std::optional<std::string>, Pair, Pair, Pair>(),
+               bool, std::optional<std::string>, Pair, Pair, Pair, bool>(),
       py::arg("query_shape"), py::arg("key_shape"), py::arg("value_dim"),
       py::arg("dtype"), py::arg("causal"), py::arg("window"), py::arg("scale"),
       py::arg("softcap"), py::arg("with_lse"), py::arg("key_lengths"),
       py::arg("mask_dtype"), py::arg("mask_shape"), py::arg("block_size"),
-      py::arg("block_mask_shape"));
+      py::arg("block_mask_shape"), py::arg("run_time_lengths"));
   py::class_<CpuAttention>(m, "CpuAttention")
       .def(py::init<Spec>(), py::arg("spec"))
-      .def("run", &CpuAttention::run, py::arg("q"), py::arg("k"), py::arg("v"),
+      .def("run", &CpuAttention::run, py::arg("lengths"), py::arg("q"),
+           py::arg("k"), py::arg("v"),
            py::arg("mask") = py::none(), py::arg("block_mask") = py::none(),
            py::arg("key_lengths") = py::none());
   m.def("compile_gpu", &compileGpu, py::arg("spec"), py::arg("chip"),

@@ -10,7 +10,7 @@ packages=(
   libgtest-dev nlohmann-json3-dev
   mpich libmpich-dev
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
-  python3-matplotlib
+  python3-matplotlib python3-venv
 )
 
 missing=()

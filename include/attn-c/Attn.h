@@ -59,9 +59,28 @@ typedef struct {
      block_keys)], 0 an empty block (skipped), 2 a full one (the mask
      operand not applied), any other value a partial one. */
   int64_t block_rows, block_keys, block_mask_batch, block_mask_heads;
+  /* Batch, Sq and Sk given at each run (attnCpuAttentionRun's lengths): one
+     compiled attention serves every length. batch, seq_q and seq_k above
+     are then one example (mask_batch and block_mask_batch still say
+     whether a mask has a slice per sequence: B > 1, or broadcasts: 1).
+     CPU only. */
+  bool run_time_lengths;
 } AttnAttentionSpec;
 
+/* The lengths of one run of an attention compiled with run_time_lengths. */
+typedef struct {
+  int64_t batch, seq_q, seq_k;
+} AttnAttentionLengths;
+
 typedef struct AttnCpuAttention *AttnCpuAttentionRef;
+
+/* Checks `spec` alone, without compiling: every size positive (at most
+   2^62), dtype names known, heads a multiple of kv_heads, a mask's and a
+   block mask's leading sizes B or 1 and Hq or 1, positive blocks, and a
+   positive finite scale and softcap. Returns false and sets *error, which
+   names the field and its value, when it is not; the compile functions
+   check the same first. */
+bool attnAttentionSpecCheck(const AttnAttentionSpec *spec, char **error);
 
 /* Compiles `spec` for this CPU (attn-to-cpu, MLIR's JIT). Returns null and
    sets *error on failure. */
@@ -69,11 +88,14 @@ AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *spec,
                                             char **error);
 
 /* Runs it on contiguous row-major buffers of the spec's shapes and element
-   types (f16 and bf16 as their 16-bit patterns); mask, block_mask and
-   key_lengths ([B]) are given exactly when the spec has them; lse is f32 and
-   may be null when the spec has no LSE. Returns false and sets *error on
-   failure. */
-bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
+   types (f16 and bf16 as their 16-bit patterns), with B, Sq and Sk from
+   `lengths` (each at least 1) when it was compiled with run_time_lengths,
+   else from the spec (`lengths` null or equal to them); mask, block_mask
+   and key_lengths ([B]) are given exactly when the spec has them; lse is
+   f32 and may be null when the spec has no LSE. The buffers are trusted to
+   hold those shapes. Returns false and sets *error on failure. */
+bool attnCpuAttentionRun(AttnCpuAttentionRef attention,
+                         const AttnAttentionLengths *lengths, const void *q,
                          const void *k, const void *v, const void *mask,
                          const int8_t *block_mask, const int32_t *key_lengths,
                          void *o, float *lse, char **error);
@@ -93,7 +115,7 @@ typedef struct {
   int64_t smem_per_block;
 } AttnGpuTarget;
 
-/* Compiles `spec` for `target` (attn-to-ptx) into a kernel bundle of the
+/* Compiles `spec` (static lengths) for `target` (attn-to-ptx) into a kernel bundle of the
    one attention (a kernel, or split-KV's split and combine kernels): its
    manifest (JSON) and PTX text, which attnrtBundleLoadFromMemory takes. The
    tensor parameters are Q, K, V, O, with with_lse LSE, with a mask mask,
@@ -104,8 +126,9 @@ bool attnGpuAttentionCompile(const AttnAttentionSpec *spec,
                              const AttnGpuTarget *target, char **manifest,
                              char **ptx, char **error);
 
-/* Parses `module` (MLIR text with the attn dialect and every upstream one),
-   runs `pipeline` (a textual pass pipeline, e.g.
+/* Parses `module` (MLIR text with the attn dialect and every upstream one;
+   refused, as by the tools, when nested more than 1000 levels deep or
+   holding a number of more than 4096 digits), runs `pipeline` (a textual pass pipeline, e.g.
    "builtin.module(attn-select-schedule,attn-to-cpu)") and returns the
    result as text, or null with *error set. */
 char *attnRunPipeline(const char *module, const char *pipeline, char **error);

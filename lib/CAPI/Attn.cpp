@@ -14,6 +14,8 @@
 #include "attn/Execution/CpuExecutable.h"
 #include "attn/Pipelines/KernelBundle.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Support/SizeLimits.h"
+#include "attn/Support/SourceInput.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -28,6 +30,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -86,8 +89,14 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
+/// The largest size a spec may give: the verifier's 2^48-byte bound takes
+/// the rest, but products of sizes must not overflow before it.
+constexpr int64_t kMaxSpecSize = int64_t(1) << 62;
+
 /// Whether a mask operand `name` of leading sizes (batch, heads) has a slice
 /// per sequence and per query head (sizes B and Hq) or broadcasts (size 1).
+/// Size 1 broadcasts also when B or Hq is 1, so that the choice does not
+/// depend on the batch of a run-time-length attention's example.
 llvm::Error readLeadingSizes(const AttnAttentionSpec &in, const char *name,
                              int64_t batch, int64_t heads, bool &perSequence,
                              bool &perHead) {
@@ -99,13 +108,56 @@ llvm::Error readLeadingSizes(const AttnAttentionSpec &in, const char *name,
           llvm::formatv("{0}_{1} must be {2} ({3}) or 1, got {4}", name, dim,
                         symbol, full, size)
               .str());
-    *per = size == full;
+    *per = size != 1;
   }
+  return llvm::Error::success();
+}
+
+/// Why a C spec is not an attention's, field by field, or success.
+llvm::Error checkSpec(const AttnAttentionSpec &in) {
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(message.str());
+  };
+  std::vector<std::pair<const char *, int64_t>> sizes{
+      {"batch", in.batch},       {"heads", in.heads},
+      {"kv_heads", in.kv_heads}, {"seq_q", in.seq_q},
+      {"seq_k", in.seq_k},       {"head_dim", in.head_dim},
+      {"value_dim", in.value_dim}};
+  if (in.block_rows > 0)
+    sizes.insert(sizes.end(),
+                 {{"block_rows", in.block_rows}, {"block_keys", in.block_keys}});
+  for (auto [name, value] : sizes)
+    if (value < 1 || value > kMaxSpecSize)
+      return error(llvm::formatv("{0} must be from 1 to 2^62, got {1}", name,
+                                 value));
+  if (in.heads % in.kv_heads)
+    return error(llvm::formatv("heads ({0}) must be a multiple of kv_heads "
+                               "({1})",
+                               in.heads, in.kv_heads));
+  for (auto [name, type] : {std::pair("dtype", in.dtype),
+                            std::pair("out_dtype", in.out_dtype)})
+    if (type && !llvm::is_contained({"f32", "f16", "bf16"}, StringRef(type)))
+      return error(llvm::formatv("{0} must be f32, f16 or bf16, got '{1}'",
+                                 name, type));
+  if (!in.dtype)
+    return error("dtype must be f32, f16 or bf16, got none");
+  if (in.has_scale && (!std::isfinite(in.scale) || in.scale <= 0))
+    return error(llvm::formatv("scale must be positive and finite, got {0}",
+                               in.scale));
+  if (in.has_softcap && (!std::isfinite(in.softcap) || in.softcap <= 0))
+    return error(llvm::formatv("softcap must be positive and finite, got {0}",
+                               in.softcap));
+  if (in.has_window && (in.window_left < 0 || in.window_right < 0))
+    return error(llvm::formatv("window sides must not be negative, got ({0}, "
+                               "{1})",
+                               in.window_left, in.window_right));
   return llvm::Error::success();
 }
 
 /// The attention the C spec describes.
 llvm::Expected<AttentionSpec> toAttentionSpec(const AttnAttentionSpec &in) {
+  if (llvm::Error err = checkSpec(in))
+    return std::move(err);
   AttentionSpec spec;
   spec.batch = in.batch;
   spec.heads = in.heads;
@@ -114,6 +166,7 @@ llvm::Expected<AttentionSpec> toAttentionSpec(const AttnAttentionSpec &in) {
   spec.seqK = in.seq_k;
   spec.headDim = in.head_dim;
   spec.valueDim = in.value_dim;
+  spec.runTimeLengths = in.run_time_lengths;
   spec.inputType = in.dtype;
   spec.outType = in.out_dtype ? in.out_dtype : in.dtype;
   spec.causal = in.causal;
@@ -172,9 +225,21 @@ struct AttnCpuAttention {
 
 extern "C" {
 
+bool attnAttentionSpecCheck(const AttnAttentionSpec *in, char **error) {
+  if (!in) {
+    setError(error, "no attention spec given");
+    return false;
+  }
+  if (llvm::Error err = checkSpec(*in)) {
+    setError(error, llvm::toString(std::move(err)));
+    return false;
+  }
+  return true;
+}
+
 AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *in,
                                             char **error) {
-  if (!in || !in->dtype) {
+  if (!in) {
     setError(error, "no attention spec given");
     return nullptr;
   }
@@ -204,7 +269,8 @@ AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *in,
   return attention.release();
 }
 
-bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
+bool attnCpuAttentionRun(AttnCpuAttentionRef attention,
+                         const AttnAttentionLengths *lengths, const void *q,
                          const void *k, const void *v, const void *mask,
                          const int8_t *blockMask, const int32_t *keyLengths,
                          void *o, float *lse, char **error) {
@@ -221,38 +287,67 @@ bool attnCpuAttentionRun(AttnCpuAttentionRef attention, const void *q,
                     "are given exactly when it has them)");
     return false;
   }
-  // The entry's arguments in order: Q, K, V, [mask], [block mask], [key
-  // lengths], O, [LSE].
-  std::vector<HostBuffer> buffers;
-  for (RankedTensorType type : attention->executable->getArgumentTypes()) {
-    HostBuffer buffer;
-    buffer.shape.assign(type.getShape().begin(), type.getShape().end());
-    buffer.elementBytes =
-        std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-    buffer.bytes.resize(buffer.numElements() * buffer.elementBytes);
-    buffers.push_back(std::move(buffer));
+  AttentionLengths run{spec.batch, spec.seqQ, spec.seqK};
+  if (lengths) {
+    AttentionLengths given{lengths->batch, lengths->seq_q, lengths->seq_k};
+    for (auto [name, value] : {std::pair("batch", given.batch),
+                               std::pair("seq_q", given.seqQ),
+                               std::pair("seq_k", given.seqK)})
+      if (value < 1 || value > kMaxSpecSize) {
+        setError(error, llvm::formatv("the run's {0} must be from 1 to 2^62, "
+                                      "got {1}",
+                                      name, value));
+        return false;
+      }
+    if (!spec.runTimeLengths &&
+        std::tie(given.batch, given.seqQ, given.seqK) !=
+            std::tie(run.batch, run.seqQ, run.seqK)) {
+      setError(error, llvm::formatv("the attention was compiled for B = {0}, "
+                                    "Sq = {1}, Sk = {2} (no run_time_lengths), "
+                                    "not B = {3}, Sq = {4}, Sk = {5}",
+                                    run.batch, run.seqQ, run.seqK, given.batch,
+                                    given.seqQ, given.seqK));
+      return false;
+    }
+    run = given;
+  } else if (spec.runTimeLengths) {
+    setError(error, "the attention was compiled with run_time_lengths: give "
+                    "the run's lengths");
+    return false;
   }
-  SmallVector<const void *> inputs{q, k, v};
+  // The entry's arguments in order: Q, K, V, [mask], [block mask], [key
+  // lengths], O, [LSE], used in place.
+  SmallVector<void *> data{const_cast<void *>(q), const_cast<void *>(k),
+                           const_cast<void *>(v)};
   if (mask)
-    inputs.push_back(mask);
+    data.push_back(const_cast<void *>(mask));
   if (blockMask)
-    inputs.push_back(blockMask);
+    data.push_back(const_cast<int8_t *>(blockMask));
   if (keyLengths)
-    inputs.push_back(keyLengths);
-  for (auto [i, input] : llvm::enumerate(inputs))
-    std::memcpy(buffers[i].bytes.data(), input, buffers[i].bytes.size());
-  size_t out = inputs.size();
-  std::vector<HostBuffer *> pointers;
-  for (HostBuffer &buffer : buffers)
-    pointers.push_back(&buffer);
-  if (llvm::Error err = attention->executable->run(pointers)) {
+    data.push_back(const_cast<int32_t *>(keyLengths));
+  data.push_back(o);
+  if (spec.withLse)
+    data.push_back(lse);
+  std::vector<std::vector<int64_t>> shapes = operandShapes(spec, run);
+  std::vector<BufferView> views;
+  for (auto [shape, type, pointer] :
+       llvm::zip_equal(shapes, attention->executable->getArgumentTypes(),
+                       data)) {
+    int64_t elementBytes =
+        std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    if (!checkedTensorBytes(shape, elementBytes)) {
+      setError(error, llvm::formatv("an operand of shape [{0:$[, ]}] holds "
+                                    "more than 2^48 bytes",
+                                    llvm::make_range(shape.begin(),
+                                                     shape.end())));
+      return false;
+    }
+    views.push_back({shape, elementBytes, pointer});
+  }
+  if (llvm::Error err = attention->executable->run(views)) {
     setError(error, llvm::toString(std::move(err)));
     return false;
   }
-  std::memcpy(o, buffers[out].bytes.data(), buffers[out].bytes.size());
-  if (spec.withLse)
-    std::memcpy(lse, buffers[out + 1].bytes.data(),
-                buffers[out + 1].bytes.size());
   return true;
 }
 
@@ -271,6 +366,11 @@ bool attnGpuAttentionCompile(const AttnAttentionSpec *in,
   options.chip = target->chip;
   if (std::string invalid = options.validate(); !invalid.empty()) {
     setError(error, invalid);
+    return false;
+  }
+  if (in->run_time_lengths) {
+    setError(error, "run_time_lengths: kernel bundles of this API have static "
+                    "lengths");
     return false;
   }
   if (target->sms <= 0 || target->smem_per_block <= 0) {
@@ -314,6 +414,12 @@ char *attnRunPipeline(const char *moduleText, const char *pipeline,
     setError(error, "no module or pipeline given");
     return nullptr;
   }
+  for (auto [name, text] :
+       {std::pair("module", moduleText), std::pair("pipeline", pipeline)})
+    if (std::string problem = checkSourceText(text); !problem.empty()) {
+      setError(error, std::string("cannot parse the ") + name + ": " + problem);
+      return nullptr;
+    }
   std::unique_ptr<MLIRContext> context = makeContext();
   DiagnosticText diagnostics(context.get());
   OwningOpRef<ModuleOp> module =

@@ -68,6 +68,34 @@ static void buildAlibiRegion(OpBuilder &b, Location loc, AttentionOp op,
   YieldOp::create(b, loc, score);
 }
 
+std::vector<std::vector<int64_t>>
+mlir::attn::operandShapes(const AttentionSpec &spec, AttentionLengths lengths) {
+  auto [batch, seqQ, seqK] = lengths;
+  auto blocks = [](int64_t length, int64_t block) {
+    return ShapedType::isDynamic(length)
+               ? length
+               : static_cast<int64_t>(llvm::divideCeil(length, block));
+  };
+  std::vector<std::vector<int64_t>> shapes{
+      {batch, spec.heads, seqQ, spec.headDim},
+      {batch, spec.kvHeads, seqK, spec.headDim},
+      {batch, spec.kvHeads, seqK, spec.valueDim}};
+  if (spec.mask != MaskKind::None)
+    shapes.push_back({spec.maskPerSequence ? batch : 1,
+                      spec.maskPerHead ? spec.heads : 1, seqQ, seqK});
+  if (spec.blockMask)
+    shapes.push_back({spec.blockMaskPerSequence ? batch : 1,
+                      spec.blockMaskPerHead ? spec.heads : 1,
+                      blocks(seqQ, spec.blockMask->first),
+                      blocks(seqK, spec.blockMask->second)});
+  if (spec.keyLengths)
+    shapes.push_back({batch});
+  shapes.push_back({batch, spec.heads, seqQ, spec.valueDim});
+  if (spec.withLse)
+    shapes.push_back({batch, spec.heads, seqQ});
+  return shapes;
+}
+
 llvm::Expected<AttentionOp>
 mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
   MLIRContext *context = module.getContext();
@@ -123,47 +151,41 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
   Location loc = UnknownLoc::get(context);
   OpBuilder b(context);
   b.setInsertionPointToEnd(module.getBody());
-  auto tensor = [](ArrayRef<int64_t> shape, Type type) {
-    return RankedTensorType::get(shape, type);
-  };
+  if (spec.blockMask &&
+      (spec.blockMask->first < 1 || spec.blockMask->second < 1))
+    return error(llvm::formatv("block mask blocks must be positive, got {0} x "
+                               "{1}",
+                               spec.blockMask->first, spec.blockMask->second));
+  if (spec.runTimeLengths && spec.alibi)
+    return error("ALiBi's score region needs static lengths");
+  Type maskType = b.getI1Type();
+  if (spec.mask == MaskKind::Additive) {
+    FailureOr<Type> additive = parseElementType(context, spec.additiveMaskType);
+    if (failed(additive))
+      return error("unsupported additive mask type '" + spec.additiveMaskType +
+                   "' (expected f16, bf16 or f32)");
+    maskType = *additive;
+  }
+  // Element types in operandShapes' order.
   Type f32 = b.getF32Type();
-  SmallVector<Type> argTypes{
-      tensor({spec.batch, spec.heads, spec.seqQ, spec.headDim}, *inputType),
-      tensor({spec.batch, spec.kvHeads, spec.seqK, spec.headDim}, *inputType),
-      tensor({spec.batch, spec.kvHeads, spec.seqK, spec.valueDim}, *inputType)};
-  if (spec.mask != MaskKind::None) {
-    Type maskType = b.getI1Type();
-    if (spec.mask == MaskKind::Additive) {
-      FailureOr<Type> additive =
-          parseElementType(context, spec.additiveMaskType);
-      if (failed(additive))
-        return error("unsupported additive mask type '" +
-                     spec.additiveMaskType + "' (expected f16, bf16 or f32)");
-      maskType = *additive;
-    }
-    argTypes.push_back(
-        tensor({spec.maskPerSequence ? spec.batch : 1,
-                spec.maskPerHead ? spec.heads : 1, spec.seqQ, spec.seqK},
-               maskType));
-  }
-  if (spec.blockMask) {
-    auto [rows, keys] = *spec.blockMask;
-    if (rows < 1 || keys < 1)
-      return error(llvm::formatv(
-          "block mask blocks must be positive, got {0} x {1}", rows, keys));
-    argTypes.push_back(
-        tensor({spec.blockMaskPerSequence ? spec.batch : 1,
-                spec.blockMaskPerHead ? spec.heads : 1,
-                static_cast<int64_t>(llvm::divideCeil(spec.seqQ, rows)),
-                static_cast<int64_t>(llvm::divideCeil(spec.seqK, keys))},
-               b.getI8Type()));
-  }
+  SmallVector<Type> elementTypes{*inputType, *inputType, *inputType};
+  if (spec.mask != MaskKind::None)
+    elementTypes.push_back(maskType);
+  if (spec.blockMask)
+    elementTypes.push_back(b.getI8Type());
   if (spec.keyLengths)
-    argTypes.push_back(tensor({spec.batch}, b.getI32Type()));
-  argTypes.push_back(
-      tensor({spec.batch, spec.heads, spec.seqQ, spec.valueDim}, *outType));
+    elementTypes.push_back(b.getI32Type());
+  elementTypes.push_back(*outType);
   if (spec.withLse)
-    argTypes.push_back(tensor({spec.batch, spec.heads, spec.seqQ}, f32));
+    elementTypes.push_back(f32);
+  int64_t dynamic = ShapedType::kDynamic;
+  AttentionLengths lengths =
+      spec.runTimeLengths ? AttentionLengths{dynamic, dynamic, dynamic}
+                          : AttentionLengths{spec.batch, spec.seqQ, spec.seqK};
+  SmallVector<Type> argTypes;
+  for (auto [shape, type] :
+       llvm::zip_equal(operandShapes(spec, lengths), elementTypes))
+    argTypes.push_back(RankedTensorType::get(shape, type));
   unsigned numOutputs = spec.withLse ? 2 : 1;
   ArrayRef<Type> resultTypes = ArrayRef<Type>(argTypes).take_back(numOutputs);
 

@@ -163,7 +163,7 @@ struct MemRefDescriptor {
 /// Owns the descriptors of one call, whatever their ranks.
 class Descriptors {
 public:
-  void add(HostBuffer &buffer) {
+  void add(const BufferView &buffer) {
     switch (buffer.shape.size()) {
     case 1:
       pointers.push_back(
@@ -193,9 +193,9 @@ public:
 private:
   template <int Rank>
   static void *fill(std::unique_ptr<MemRefDescriptor<Rank>> descriptor,
-                    HostBuffer &buffer,
+                    const BufferView &buffer,
                     std::vector<std::unique_ptr<MemRefDescriptor<Rank>>> &owner) {
-    descriptor->allocated = descriptor->aligned = buffer.bytes.data();
+    descriptor->allocated = descriptor->aligned = buffer.data;
     descriptor->offset = 0;
     int64_t stride = 1;
     for (int d = Rank - 1; d >= 0; --d) {
@@ -219,8 +219,20 @@ static int64_t storageBytes(Type type) {
   return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
 }
 
+llvm::Error CpuExecutable::run(std::vector<HostBuffer *> buffers) {
+  std::vector<BufferView> views;
+  for (auto [index, buffer] : llvm::enumerate(buffers)) {
+    if (static_cast<int64_t>(buffer->bytes.size()) !=
+        buffer->numElements() * buffer->elementBytes)
+      return llvm::createStringError(
+          llvm::formatv("buffer #{0} does not hold its shape", index).str());
+    views.push_back({buffer->shape, buffer->elementBytes, buffer->bytes.data()});
+  }
+  return run(views);
+}
+
 ATTN_CALLS_JIT_CODE llvm::Error
-CpuExecutable::run(std::vector<HostBuffer *> buffers) {
+CpuExecutable::run(llvm::ArrayRef<BufferView> buffers) {
   if (buffers.size() != argumentTypes.size())
     return llvm::createStringError(
         llvm::formatv("expected {0} buffers, got {1}", argumentTypes.size(),
@@ -229,14 +241,19 @@ CpuExecutable::run(std::vector<HostBuffer *> buffers) {
   Descriptors descriptors;
   for (auto [index, pair] : llvm::enumerate(llvm::zip(buffers, argumentTypes))) {
     auto [buffer, type] = pair;
-    if (ArrayRef<int64_t>(buffer->shape) != type.getShape() ||
-        buffer->elementBytes != storageBytes(type.getElementType()) ||
-        static_cast<int64_t>(buffer->bytes.size()) !=
-            buffer->numElements() * buffer->elementBytes)
+    auto fits = [](int64_t size, int64_t typeSize) {
+      return ShapedType::isDynamic(typeSize) ? size >= 0 : size == typeSize;
+    };
+    if (buffer.shape.size() != type.getShape().size() ||
+        !llvm::all_of(llvm::zip_equal(buffer.shape, type.getShape()),
+                      [&](auto pair) {
+                        return fits(std::get<0>(pair), std::get<1>(pair));
+                      }) ||
+        buffer.elementBytes != storageBytes(type.getElementType()))
       return llvm::createStringError(
           llvm::formatv("buffer #{0} does not match the argument type", index)
               .str());
-    descriptors.add(*buffer);
+    descriptors.add(buffer);
   }
   SmallVector<void *> args = descriptors.packed();
   entry(args.data());

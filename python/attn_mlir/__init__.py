@@ -7,14 +7,21 @@
     text = attn_mlir.run_pipeline(module_text, "builtin.module(attn-to-cpu)")
 
 `attention` is shaped like PyTorch's scaled_dot_product_attention: Q is
-[B, Hq, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv]. NumPy arrays and torch
-CPU tensors run on the CPU; torch CUDA tensors run on their GPU through a
-kernel bundle and libattnrt. Each attention compiles once per shape, dtype,
-options (and GPU), cached in the process; save_bundles / load_bundles carry
-the GPU's bundles to a machine without the compiler. Compiler errors raise
-CompilerError with the diagnostics, GPU runtime errors GpuError.
+[B, Hq, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv] (or [B, S, D], one
+head). NumPy arrays and torch CPU tensors run on the CPU, compiled once per
+head counts, head dimensions, dtype and options (any batch and lengths);
+torch CUDA tensors run on their GPU through a kernel bundle and libattnrt,
+compiled once per shape. Compiled attentions are cached in the process (the
+CPU's least recently used beyond CACHE_SIZE are dropped; cache_info,
+clear_cache); save_bundles / load_bundles carry the GPU's bundles to a
+machine without the compiler. Bad arguments raise ValueError naming the
+argument, compiler errors CompilerError with the diagnostics, GPU runtime
+errors GpuError.
 """
 
+import collections
+import math
+import os
 import threading
 
 import numpy as _np
@@ -22,13 +29,38 @@ import numpy as _np
 from . import _gpu
 from ._errors import CompilerError, GpuError
 from ._spec import compiler as _compiler, make_spec as _make_spec, padded_shape as _padded_shape
+from ._spec import text as _text
 
 __all__ = ["attention", "run_pipeline", "precompile", "save_bundles",
-           "load_bundles", "CompilerError", "GpuError"]
+           "load_bundles", "cache_info", "clear_cache", "CACHE_SIZE",
+           "CompilerError", "GpuError"]
 
-# Spec -> the compiled CPU attention.
-_cache = {}
+# How many compiled CPU attentions are kept (each holds its machine code and
+# an MLIR context, a few MB).
+CACHE_SIZE = 64
+# Spec.without_lengths() -> the compiled CPU attention, least recently used
+# first.
+_cache = collections.OrderedDict()
 _lock = threading.Lock()
+_counts = {"hits": 0, "misses": 0}
+CacheInfo = collections.namedtuple("CacheInfo", "hits misses size max_size gpu_bundles")
+
+
+def cache_info():
+    """CPU compilations reused (hits) and made (misses), how many are kept
+    (size, at most max_size), and the GPU bundles held."""
+    with _lock:
+        return CacheInfo(_counts["hits"], _counts["misses"], len(_cache), CACHE_SIZE,
+                         _gpu.bundle_count())
+
+
+def clear_cache():
+    """Drops every compiled attention: the CPU's, and the GPU bundles
+    compiled or loaded in this process with their loaded kernels."""
+    with _lock:
+        _cache.clear()
+        _counts.update(hits=0, misses=0)
+    _gpu.clear()
 
 
 def _is_torch(x):
@@ -41,17 +73,27 @@ def _check_one_dtype(q, k, v):
             raise ValueError(f"{name} is {x.dtype}, Q is {q.dtype}: give Q, K and V one dtype")
 
 
+def _rank(x):
+    """The number of dimensions of an array, tensor or nested list."""
+    return len(x.shape) if hasattr(x, "shape") else _np.ndim(x)
+
+
 def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
               window=None, softcap=None, enable_gqa=False, return_lse=False,
               key_lengths=None, block_mask=None, block_size=None):
     """softmax(scale * Q K^T + mask) V, as torch.nn.functional.scaled_dot_product_attention.
 
+    query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv], or
+    all three [B, S, D] (one head; masks then [B, Sq, Sk] and block masks
+    [B, rows, keys], outputs without the head dimension). Sk may be 0 (an
+    empty cache: O = 0, LSE = -inf).
     attn_mask: broadcastable to [B, Hq, Sq, Sk], bool (True keeps the score)
     or float32, float16 or bfloat16 added to the score (of any of these
     dtypes, whatever Q's; NumPy float64 is taken as float32); causal:
     bottom-right aligned (the last query sees every key); scale: default
-    1/sqrt(D); window: (left, right) sliding window; softcap:
-    softcap * tanh(s / softcap); enable_gqa: allow Hq a multiple of Hkv;
+    1/sqrt(D); window: (left, right) sliding window, -1 an unbounded side
+    (FlashAttention's window_size); softcap: softcap * tanh(s / softcap), 0
+    or None none; enable_gqa: allow Hq a multiple of Hkv;
     return_lse: also return the natural log-sum-exp [B, Hq, Sq] (float32);
     key_lengths: [B] integers, sequence b attending to its first
     key_lengths[b] keys (clamped to [0, Sk]) with its causal and window masks
@@ -62,19 +104,27 @@ def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
     (attn_mask not applied there), any other value (and True) a partial one.
     A row that sees no key gives O = 0 and LSE = -inf (SDPA gives NaN).
 
-    NumPy float32 or float16 arrays, or torch float32, float16 or bfloat16
-    tensors (all three of one kind and dtype), give the same kind and dtype
-    back. Torch tensors on a CUDA device run there (contiguous, 16-byte
-    aligned tensors are read in place; others are copied on the device).
+    NumPy float32 or float16 arrays (either byte order; the result is in
+    the machine's), or torch float32, float16 or bfloat16 tensors (all
+    three of one kind and dtype), give the same kind and dtype back. Torch
+    tensors on a CUDA device run there (contiguous, 16-byte aligned tensors
+    are read in place; others are copied on the device).
     """
     options = dict(causal=causal, scale=scale, window=window, softcap=softcap,
                    enable_gqa=enable_gqa, return_lse=return_lse,
                    block_size=block_size)
     operands = dict(key_lengths=key_lengths, attn_mask=attn_mask, block_mask=block_mask)
+    ranks = [_rank(x) for x in (query, key, value)]
+    if ranks == [3, 3, 3]:
+        return _one_head(query, key, value, operands, options)
     if _is_torch(query):
         return _torch_attention(query, key, value, operands, options)
-    q, k, v = (_np.asarray(x) for x in (query, key, value))
-    lengths, mask, blocks = (None if x is None else _np.asarray(x)
+    for name, x in (("K", key), ("V", value)):
+        if _is_torch(x):
+            raise ValueError(f"Q is {type(query).__name__} and {name} a torch tensor: "
+                             "give three of one kind")
+    q, k, v = (_native(_np.asarray(x)) for x in (query, key, value))
+    lengths, mask, blocks = (None if x is None else _native(_np.asarray(x))
                              for x in (key_lengths, attn_mask, block_mask))
     if lengths is not None and lengths.dtype.kind not in "iu":
         raise ValueError(f"key_lengths must be integers, got {lengths.dtype}")
@@ -89,6 +139,10 @@ def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
     if spec.dtype == "bf16":
         raise ValueError("NumPy has no bfloat16: pass torch tensors")
     _check_one_dtype(q, k, v)
+    if spec.key_shape[2] == 0:
+        return _empty_keys(spec, lambda shape: _np.zeros(shape, q.dtype),
+                           lambda shape: _np.full(shape, -_np.inf, _np.float32))
+    _check_memory(spec, q.itemsize)
     if mask is not None:
         mask = _np.broadcast_to(mask.reshape(_padded_shape(mask.shape)), spec.mask_full_shape())
     if blocks is not None:
@@ -97,28 +151,99 @@ def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
     return _cpu_run(spec, q, k, v, lengths, mask, blocks)
 
 
+def _check_memory(spec, item_size):
+    """Refuses a CPU attention whose operands (made contiguous) and outputs
+    cannot fit in this machine's memory, before anything is allocated (as
+    attn-run does): ValueError rather than MemoryError midway."""
+    sizes = {"Q": (spec.query_shape, item_size), "K": (spec.key_shape, item_size),
+             "V": (spec.key_shape[:3] + (spec.value_dim,), item_size),
+             "O": (spec.out_shape(), item_size), "LSE": (spec.lse_shape(), 4)}
+    if spec.mask_dtype is not None:
+        sizes["attn_mask"] = (spec.mask_full_shape(), 1 if spec.mask_dtype == "i1" else 4)
+    total = sum(math.prod(shape) * size for shape, size in sizes.values())
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return
+    if total > memory:
+        shapes = ", ".join(f"{name} {list(shape)}" for name, (shape, _) in sizes.items())
+        raise ValueError(f"{shapes} need {total / 2**30:.1f} GiB; this machine has "
+                         f"{memory / 2**30:.1f} GiB")
+
+
+def _native(array):
+    """`array` in the machine's byte order (a big-endian array converted,
+    never read as little-endian)."""
+    return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
+
+
+def _one_head(query, key, value, operands, options):
+    """attention() on [B, S, D] inputs: one head ([B, 1, S, D]); masks of
+    [B, Sq, Sk] (block masks [B, rows, keys]) get their head dimension."""
+    def head(x, axis=1):
+        if _is_torch(x):
+            return x.unsqueeze(axis)
+        return _np.expand_dims(_np.asarray(x), axis)
+    def mask_head(x, name):
+        if x is None:
+            return None
+        rank = _rank(x)
+        if not 2 <= rank <= 3:
+            raise ValueError(f"{name} of a [B, S, D] attention must have 2 or 3 dimensions, "
+                             f"got {rank}")
+        return head(x, rank - 2)
+    operands = dict(operands, attn_mask=mask_head(operands["attn_mask"], "attn_mask"),
+                    block_mask=mask_head(operands["block_mask"], "block_mask"))
+    result = attention(head(query), head(key), head(value), operands["attn_mask"],
+                       key_lengths=operands["key_lengths"], block_mask=operands["block_mask"],
+                       **options)
+    if isinstance(result, tuple):
+        return tuple(x[:, 0] for x in result)
+    return result[:, 0]
+
+
+def _empty_keys(spec, zeros, minus_infinity):
+    """O = 0 (and LSE = -inf) of an attention over no keys."""
+    o = zeros(spec.out_shape())
+    return (o, minus_infinity(spec.lse_shape())) if spec.with_lse else o
+
+
 def _int32_lengths(lengths, seq_k):
     """Key lengths as the kernels' int32, clamped to [0, Sk] as the kernels
     do (so that no value wraps)."""
     return _np.ascontiguousarray(_np.clip(lengths, 0, seq_k).astype(_np.int32))
 
 
+def _compiled(spec):
+    """The CPU attention serving `spec`'s head counts, head dimensions,
+    dtype and options at any batch and lengths, compiled once."""
+    key = spec.without_lengths()
+    with _lock:
+        compiled = _cache.get(key)
+        if compiled is not None:
+            _cache.move_to_end(key)
+            _counts["hits"] += 1
+            return compiled
+    native = _compiler()
+    try:
+        compiled = native.CpuAttention(spec.native(run_time_lengths=True))
+    except RuntimeError as error:
+        raise CompilerError(str(error)) from None
+    with _lock:
+        _counts["misses"] += 1
+        _cache[key] = compiled
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return compiled
+
+
 def _cpu_run(spec, q, k, v, lengths=None, mask=None, blocks=None):
     """Runs `spec` on the CPU on NumPy arrays (bfloat16 as 16-bit patterns)."""
-    with _lock:
-        compiled = _cache.get(spec)
-    if compiled is None:
-        native = _compiler()
-        try:
-            compiled = native.CpuAttention(spec.native())
-        except RuntimeError as error:
-            raise CompilerError(str(error)) from None
-        with _lock:
-            _cache[spec] = compiled
+    compiled = _compiled(spec)
     q, k, v, mask, blocks = (None if x is None else _np.ascontiguousarray(x)
                              for x in (q, k, v, mask, blocks))
     try:
-        return compiled.run(q, k, v, mask, blocks,
+        return compiled.run(spec.lengths(), q, k, v, mask, blocks,
                             None if lengths is None else _int32_lengths(lengths, spec.key_shape[2]))
     except RuntimeError as error:
         raise CompilerError(str(error)) from None
@@ -126,10 +251,19 @@ def _cpu_run(spec, q, k, v, lengths=None, mask=None, blocks=None):
 
 def _torch_operands(query, operands):
     """Checks the optional tensors of a call on torch tensors: torch, on Q's
-    device, of the kinds each takes."""
+    device, of the kinds each takes; key lengths given as a list or an
+    array become a tensor on Q's device."""
     import torch
     def integral(x):
         return not (x.dtype.is_floating_point or x.dtype.is_complex)
+    lengths = operands["key_lengths"]
+    if lengths is not None and not _is_torch(lengths):
+        lengths = _np.asarray(lengths)
+        if lengths.dtype.kind not in "iu":
+            raise ValueError(f"key_lengths must be integers, got {lengths.dtype}")
+        # Clamped below 2^62 first, so that no unsigned value wraps.
+        operands = dict(operands, key_lengths=torch.as_tensor(
+            _np.minimum(_native(lengths), 2 ** 62).astype(_np.int64), device=query.device))
     accepts = {"key_lengths": ("integers", integral),
                "attn_mask": ("bool or floating point values",
                              lambda x: x.dtype == torch.bool or x.dtype.is_floating_point),
@@ -142,6 +276,7 @@ def _torch_operands(query, operands):
             raise ValueError(f"{name} must be a torch tensor of {kind} when Q is a torch tensor")
         if x.device != query.device:
             raise ValueError(f"{name} is on {x.device}, Q on {query.device}")
+    return operands
 
 
 def _torch_attention(query, key, value, operands, options):
@@ -150,7 +285,7 @@ def _torch_attention(query, key, value, operands, options):
         if not _is_torch(x):
             raise ValueError(f"Q is a torch tensor and {name} is {type(x).__name__}: give three of one kind")
     _check_one_dtype(query, key, value)
-    _torch_operands(query, operands)
+    operands = _torch_operands(query, operands)
     lengths, mask, blocks = (operands[name] for name in ("key_lengths", "attn_mask", "block_mask"))
     if mask is not None and mask.dtype == torch.float64:
         mask = mask.float()
@@ -160,6 +295,14 @@ def _torch_attention(query, key, value, operands, options):
                       attn_mask=None if mask is None else (
                           mask.shape, str(mask.dtype).replace("torch.", "")),
                       block_mask=None if blocks is None else blocks.shape, **options)
+    if query.device.type not in ("cpu", "cuda"):
+        raise ValueError(f"attn_mlir runs on the CPU and on CUDA devices, not {query.device}")
+    if spec.key_shape[2] == 0:
+        return _empty_keys(
+            spec, lambda shape: torch.zeros(shape, dtype=query.dtype, device=query.device),
+            lambda shape: torch.full(shape, -float("inf"), device=query.device))
+    if query.device.type == "cpu":
+        _check_memory(spec, query.element_size())
     if lengths is not None:
         # Clamped to [0, Sk] as the kernels do, so that no value wraps.
         lengths = lengths.to(torch.int64).clamp(0, spec.key_shape[2]).to(torch.int32)
@@ -169,8 +312,6 @@ def _torch_attention(query, key, value, operands, options):
         blocks = blocks.reshape(spec.block_mask_full_shape()).to(torch.int64).clamp(-128, 127).to(torch.int8)
     if query.device.type == "cuda":
         return _gpu.attention(spec, query, key, value, lengths, mask, blocks)
-    if query.device.type != "cpu":
-        raise ValueError(f"attn_mlir runs on the CPU and on CUDA devices, not {query.device}")
     # bfloat16 crosses as its 16-bit patterns.
     def host(x):
         if x is None:
@@ -203,10 +344,12 @@ def precompile(query_shape, key_shape, value_shape, dtype, *, chip, sms,
                       causal=causal, scale=scale, window=window,
                       softcap=softcap, enable_gqa=enable_gqa,
                       return_lse=return_lse,
-                      key_lengths=query_shape[:1] if key_lengths else None,
+                      key_lengths=bool(key_lengths),
                       attn_mask=attn_mask, block_mask=block_mask,
                       block_size=block_size)
-    return _gpu.compile_bundle(spec, _gpu.Target(chip, int(sms), int(smem_per_block)))[0]
+    if spec.key_shape[2] == 0:
+        raise ValueError("Sk = 0 needs no kernel: attention() returns O = 0 without one")
+    return _gpu.compile_bundle(spec, _gpu.Target.checked(chip, sms, smem_per_block))[0]
 
 
 def save_bundles(directory):
@@ -223,6 +366,7 @@ def load_bundles(directory):
 
 def run_pipeline(module, pipeline):
     """Run a textual pass pipeline (e.g. "builtin.module(attn-to-cpu)") on MLIR text."""
+    module, pipeline = _text("module", module), _text("pipeline", pipeline)
     try:
         return _compiler().run_pipeline(module, pipeline)
     except RuntimeError as error:

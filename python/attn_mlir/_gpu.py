@@ -5,13 +5,21 @@ device's current stream, without copies through the host."""
 
 import hashlib
 import json
+import math
 import os
+import stat
+import tempfile
 import threading
 from typing import NamedTuple
 
 from . import _runtime
 from ._errors import CompilerError
-from ._spec import Spec, compiler
+from ._spec import MAX_COUNT, Spec, _integer, compiler, text
+
+# The most bytes load_bundles reads of each file of a bundle: the tools'
+# bounds for a manifest and PTX (docs/reliability.md), and a spec's JSON.
+_FILE_LIMITS = {"attention.json": 1 << 20, "manifest.json": 64 << 20,
+                "kernels.ptx": 1 << 30}
 
 _lock = threading.Lock()
 # (Spec, Target) -> (manifest JSON, PTX).
@@ -25,6 +33,15 @@ class Target(NamedTuple):
     chip: str
     sms: int
     smem_per_block: int
+
+    @classmethod
+    def checked(cls, chip, sms, smem_per_block):
+        """A Target from a caller's values, or ValueError naming the one
+        that is wrong (the compiler checks the chip's name)."""
+        if not isinstance(chip, str):
+            raise ValueError(f"chip must be a str such as 'sm_90', got {chip!r}")
+        return cls(text("chip", chip), _integer("sms", sms, 1, MAX_COUNT),
+                   _integer("smem_per_block", smem_per_block, 1, MAX_COUNT))
 
 
 def target_of(device):
@@ -47,6 +64,18 @@ def compile_bundle(spec, target):
     return bundle
 
 
+def bundle_count():
+    with _lock:
+        return len(_bundles)
+
+
+def clear():
+    """Drops the bundles and loaded kernels of this process."""
+    with _lock:
+        _bundles.clear()
+        _kernels.clear()
+
+
 def _kernel(spec, device):
     target = target_of(device)
     key = (spec, target, device.index)
@@ -65,44 +94,198 @@ def _directory_name(spec, target):
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
+def _path(directory):
+    try:
+        path = os.fsdecode(os.fspath(directory))
+    except TypeError:
+        raise ValueError(f"directory must be a path, got {directory!r}") from None
+    if "\0" in path:
+        raise ValueError(f"directory {path!r} holds a NUL character")
+    return path
+
+
+def _write(path, text):
+    """Writes `text` to `path` whole or not at all: a temporary file next
+    to it, flushed to disk and renamed over it (so an existing FIFO or
+    device is replaced, never written into). OSError names the path."""
+    directory, name = os.path.split(path)
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
+    except OSError as error:
+        raise OSError(error.errno, f"cannot write {path}: {error.strerror}") from None
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        os.unlink(temporary)
+        raise OSError(error.errno, f"cannot write {path}: {error.strerror}") from None
+
+
+def _digest(manifest, ptx):
+    """SHA-256 of a bundle's manifest and PTX, kept in attention.json: a
+    manifest or PTX edited or copied in from another bundle is refused even
+    when its labels agree with each other."""
+    return hashlib.sha256(manifest.encode() + b"\0" + ptx.encode()).hexdigest()
+
+
 def save_bundles(directory):
     """Writes every bundle compiled in this process to DIRECTORY/<hash>/
     (manifest.json, kernels.ptx, attention.json); returns how many."""
+    directory = _path(directory)
     with _lock:
         bundles = dict(_bundles)
     for (spec, target), (manifest, ptx) in bundles.items():
         path = os.path.join(directory, _directory_name(spec, target))
-        os.makedirs(path, exist_ok=True)
-        with open(os.path.join(path, "manifest.json"), "w") as f:
-            f.write(manifest)
-        with open(os.path.join(path, "kernels.ptx"), "w") as f:
-            f.write(ptx)
-        with open(os.path.join(path, "attention.json"), "w") as f:
-            json.dump({"spec": spec._asdict(), "target": target._asdict()}, f,
-                      indent=1, sort_keys=True)
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError as error:
+            raise OSError(error.errno, f"cannot make {path}: {error.strerror}") from None
+        described = json.dumps({"spec": spec._asdict(), "target": target._asdict(),
+                                "digest": _digest(manifest, ptx)},
+                               indent=1, sort_keys=True)
+        for name, text in (("manifest.json", manifest), ("kernels.ptx", ptx),
+                           ("attention.json", described)):
+            _write(os.path.join(path, name), text)
     return len(bundles)
+
+
+def _kind(mode):
+    for test, kind in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO"),
+                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+                       (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return kind
+    return "special file"
+
+
+def _read(path):
+    """A bundle file's text: a regular file (never a FIFO or a device,
+    which would block or never end) within its size bound, UTF-8."""
+    limit = _FILE_LIMITS[os.path.basename(path)]
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        raise ValueError(f"cannot read {path}: {error.strerror}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ValueError(f"cannot read {path}: it is a {_kind(mode)}, not a regular file")
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path} holds more than {limit} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path} is not UTF-8 text: {error}") from None
+
+
+def _json(path, text):
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{path} nests too deeply") from None
+    except ValueError as error:
+        raise ValueError(f"{path} is not JSON: {error}") from None
+
+
+def _expected_params(spec):
+    """The kernel parameters (name -> (type, shape)) an attention of `spec`
+    takes, as attn-to-ptx writes them in the manifest."""
+    params = {"Q": (spec.dtype, spec.query_shape), "K": (spec.dtype, spec.key_shape),
+              "V": (spec.dtype, spec.key_shape[:3] + (spec.value_dim,)),
+              "O": (spec.dtype, spec.out_shape())}
+    if spec.with_lse:
+        params["LSE"] = ("f32", spec.lse_shape())
+    if spec.mask_dtype is not None:
+        params["mask"] = (spec.mask_dtype, spec.mask_full_shape())
+    if spec.block_size is not None:
+        params["block_mask"] = ("i8", spec.block_mask_full_shape())
+    if spec.key_lengths:
+        params["key_lengths"] = ("i32", spec.query_shape[:1])
+    return params
+
+
+def _close(a, b):
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=0)
+
+
+def _check_labels(path, spec, target, manifest):
+    """That the manifest's kernel is the attention attention.json says it
+    is (a mislabelled bundle would serve a call the wrong attention)."""
+    kernels = manifest.get("kernels") if isinstance(manifest, dict) else None
+    if not isinstance(kernels, list) or len(kernels) != 1 or not isinstance(kernels[0], dict):
+        raise ValueError(f"{path}: the manifest must hold one kernel")
+    kernel = kernels[0]
+    def mismatch(what, labelled, compiled):
+        raise ValueError(f"{path}: attention.json says {what} {labelled!r}, the manifest's "
+                         f"kernel {compiled!r}")
+    if kernel.get("target") != target.chip:
+        mismatch("chip", target.chip, kernel.get("target"))
+    params = kernel.get("params")
+    if not isinstance(params, list) or not all(isinstance(p, dict) for p in params):
+        raise ValueError(f"{path}: the manifest's kernel has no parameter list")
+    found = {p.get("name"): (p.get("type"), tuple(p.get("shape") or ())) for p in params}
+    expected = {name: (dtype, tuple(shape)) for name, (dtype, shape) in _expected_params(spec).items()}
+    if found != expected:
+        mismatch("parameters", expected, found)
+    semantics = kernel.get("attention")
+    if not isinstance(semantics, dict):
+        raise ValueError(f"{path}: the manifest's kernel does not say which attention it is")
+    scale = spec.scale if spec.scale is not None else 1 / math.sqrt(spec.query_shape[3])
+    compiled_scale = semantics.get("scale")
+    if not isinstance(compiled_scale, (int, float)) or not _close(scale, compiled_scale):
+        mismatch("scale", scale, compiled_scale)
+    if semantics.get("causal") is not spec.causal:
+        mismatch("causal", spec.causal, semantics.get("causal"))
+    window = semantics.get("window")
+    if (None if window is None else tuple(window)) != spec.window:
+        mismatch("window", spec.window, window)
+    softcap = semantics.get("softcap")
+    if (softcap is None) != (spec.softcap is None) or (
+            softcap is not None and not (isinstance(softcap, (int, float))
+                                         and _close(softcap, spec.softcap))):
+        mismatch("softcap", spec.softcap, softcap)
+    blocks = semantics.get("block_mask_blocks")
+    if (None if blocks is None else tuple(blocks)) != spec.block_size:
+        mismatch("block_size", spec.block_size, blocks)
 
 
 def load_bundles(directory):
     """Reads the bundles save_bundles wrote, so that the attentions they
-    were compiled for run without compiling; returns how many."""
+    were compiled for run without compiling; returns how many. Each must be
+    what it says: its files regular and within bounds, attention.json the
+    attention its manifest's kernel computes, and the manifest one libattnrt
+    accepts for its PTX."""
+    directory = _path(directory)
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError as error:
+        raise ValueError(f"cannot read {directory}: {error.strerror}") from None
     loaded = {}
-    for name in sorted(os.listdir(directory)):
+    for name in names:
         path = os.path.join(directory, name)
         described = os.path.join(path, "attention.json")
-        if not os.path.isfile(described):
+        if not os.path.isdir(path) or not os.path.lexists(described):
             continue
+        fields = _json(described, _read(described))
         try:
-            with open(described) as f:
-                fields = json.load(f)
             spec = Spec.from_json(fields["spec"])
-            target = Target(**fields["target"])
-            with open(os.path.join(path, "manifest.json")) as f:
-                manifest = f.read()
-            with open(os.path.join(path, "kernels.ptx")) as f:
-                ptx = f.read()
-        except (OSError, ValueError, KeyError, TypeError) as error:
+            target = Target.checked(**fields["target"])
+        except (ValueError, KeyError, TypeError) as error:
             raise ValueError(f"{path} is not a bundle save_bundles wrote: {error}") from None
+        manifest = _read(os.path.join(path, "manifest.json"))
+        ptx = _read(os.path.join(path, "kernels.ptx"))
+        if fields.get("digest") != _digest(manifest, ptx):
+            raise ValueError(f"{path}: manifest.json and kernels.ptx are not the files "
+                             "save_bundles wrote (their digest differs from attention.json's)")
+        # libattnrt's checks first: the labels are then compared with a
+        # well-formed manifest.
+        _runtime.validate_bundle(path, manifest, ptx)
+        _check_labels(path, spec, target, _json(os.path.join(path, "manifest.json"), manifest))
         loaded[(spec, target)] = (manifest, ptx)
     with _lock:
         _bundles.update(loaded)

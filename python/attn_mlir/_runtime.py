@@ -3,9 +3,10 @@
 CUDA driver, which it opens itself; so bundles compiled on one machine run on
 another that has no compiler.
 
-The library is the one next to the package (<root>/lib/libattnrt.so.0 for
-<root>/python/attn_mlir, in the build tree and in an installed prefix), or
-the file named by ATTN_MLIR_LIBATTNRT. Contexts (a device's primary context,
+The library is the one beside the package (<build>/lib/libattnrt.so.0 for
+<build>/python/attn_mlir in the build tree, <prefix>/lib/libattnrt.so.0 for
+<prefix>/lib/python3.X/site-packages/attn_mlir installed), or the file named
+by ATTN_MLIR_LIBATTNRT. Contexts (a device's primary context,
 the one PyTorch uses) live until the process ends."""
 
 import ctypes
@@ -61,9 +62,13 @@ def _load():
     global _library
     if _library is not None:
         return _library
-    path = os.environ.get("ATTN_MLIR_LIBATTNRT") or os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
-        "lib", "libattnrt.so.0")
+    here = os.path.dirname(os.path.abspath(__file__))
+    # <build>/lib from <build>/python/attn_mlir; <prefix>/lib from
+    # <prefix>/lib/python3.X/site-packages/attn_mlir (and dist-packages).
+    candidates = [os.path.join(here, os.pardir, os.pardir, "lib", "libattnrt.so.0"),
+                  os.path.join(here, os.pardir, os.pardir, os.pardir, "libattnrt.so.0")]
+    path = os.environ.get("ATTN_MLIR_LIBATTNRT") or next(
+        (c for c in candidates if os.path.exists(c)), candidates[0])
     try:
         lib = ctypes.CDLL(path)
     except OSError as error:
@@ -76,6 +81,8 @@ def _load():
         "attnrtContextGetDeviceInfo": (ctypes.c_int, [_handle, ctypes.POINTER(_DeviceInfo)]),
         "attnrtBundleLoadFromMemory": (ctypes.c_int, [_handle, ctypes.c_char_p, ctypes.c_char_p,
                                                       ctypes.POINTER(_handle)]),
+        "attnrtBundleValidateFromMemory": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p,
+                                                          ctypes.POINTER(ctypes.c_int32)]),
         "attnrtBundleDestroy": (None, [_handle]),
         "attnrtBundleKernelCount": (ctypes.c_int32, [_handle]),
         "attnrtBundleGetKernel": (ctypes.c_int, [_handle, ctypes.c_int32, ctypes.POINTER(_handle)]),
@@ -98,6 +105,20 @@ def _check(status):
         lib = _load()
         raise GpuError(f"{lib.attnrtStatusName(status).decode()}: "
                        f"{lib.attnrtLastErrorMessage().decode()}")
+
+
+def validate_bundle(path, manifest, ptx):
+    """libattnrt's checks of a bundle (the manifest against its PTX), without
+    a driver: ValueError naming `path` when it would not load."""
+    lib = _load()
+    count = ctypes.c_int32()
+    if "\0" in manifest or "\0" in ptx:
+        raise ValueError(f"{path}: a bundle file holds a NUL character")
+    status = lib.attnrtBundleValidateFromMemory(manifest.encode(), ptx.encode(),
+                                                ctypes.byref(count))
+    if status != 0:
+        raise ValueError(f"{path} is not a valid bundle: "
+                         f"{lib.attnrtLastErrorMessage().decode()}")
 
 
 class Device:

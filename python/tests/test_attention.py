@@ -137,7 +137,7 @@ def test_bad_input_raises():
     with pytest.raises(ValueError, match=r"V \(1, 2, 4, 8\) does not match K \(1, 2, 8, 8\)"):
         attn_mlir.attention(q, k, v[:, :, :4], enable_gqa=True)
     q3, k3, v3 = inputs(1, 2, 3, 8, 8, 8, 8)
-    with pytest.raises(attn_mlir.CompilerError, match="multiple of key/value heads"):
+    with pytest.raises(ValueError, match="Q has 2 heads, not a multiple of K's 3"):
         attn_mlir.attention(q3, k3, v3, enable_gqa=True)
 
 
@@ -217,8 +217,13 @@ def test_key_lengths_bad_input_raises():
         attn_mlir.attention(q, k, v, key_lengths=[1.5, 2.0])
     torch = pytest.importorskip("torch")
     tq = torch.from_numpy(q)
-    with pytest.raises(ValueError, match="torch tensor of integers"):
-        attn_mlir.attention(tq, tq, tq, key_lengths=[1, 2])
+    with pytest.raises(ValueError, match="key_lengths must be integers"):
+        attn_mlir.attention(tq, tq, tq, key_lengths=[1.5, 2.0])
+    with pytest.raises(ValueError, match="key_lengths must be a torch tensor of integers"):
+        attn_mlir.attention(tq, tq, tq, key_lengths=torch.tensor([1.5, 2.0]))
+    # A list (as FlashAttention users pass cache_seqlens) is a tensor on Q's device.
+    assert torch.equal(attn_mlir.attention(tq, tq, tq, key_lengths=[1, 2]),
+                       attn_mlir.attention(tq, tq, tq, key_lengths=torch.tensor([1, 2])))
 
 
 def assert_matches(o, lse, ref_o, ref_lse, tolerance=1e-5):

@@ -68,7 +68,7 @@ def test_precompile_errors():
     with pytest.raises(attn_mlir.CompilerError, match="sm_75 is too old"):
         attn_mlir.precompile((1, 2, 64, 64), (1, 2, 64, 64), (1, 2, 64, 64), "float16",
                              chip="sm_75", sms=40, smem_per_block=65536)
-    with pytest.raises(attn_mlir.CompilerError, match="positive SM count"):
+    with pytest.raises(ValueError, match="sms must be from 1 to 2147483647, got 0"):
         attn_mlir.precompile((1, 2, 64, 64), (1, 2, 64, 64), (1, 2, 64, 64), "float16",
                              chip="sm_80", sms=0, smem_per_block=65536)
 
@@ -157,3 +157,119 @@ def test_load_bundles_rejects_a_broken_folder(tmp_path):
     (tmp_path / "x" / "attention.json").write_text("{}")
     with pytest.raises(ValueError, match="not a bundle save_bundles wrote"):
         attn_mlir.load_bundles(str(tmp_path))
+
+
+@pytest.fixture
+def saved(tmp_path):
+    """A saved bundle's folder (the causal GQA attention of SAVE)."""
+    attn_mlir.clear_cache()
+    attn_mlir.precompile((2, 8, 100, 64), (2, 2, 300, 64), (2, 2, 300, 64), "float16",
+                         causal=True, enable_gqa=True, chip="sm_80", sms=108,
+                         smem_per_block=166912)
+    assert attn_mlir.save_bundles(tmp_path / "bundles") == 1
+    attn_mlir.clear_cache()
+    (folder,) = (tmp_path / "bundles").iterdir()
+    return folder
+
+
+def relabel(folder, **changes):
+    described = json.loads((folder / "attention.json").read_text())
+    described["spec"].update(changes)
+    (folder / "attention.json").write_text(json.dumps(described))
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(causal=False), r"attention.json says causal False, the manifest's kernel True"),
+    (dict(scale=0.5), r"attention.json says scale 0.5, the manifest's kernel 0.125"),
+    (dict(window=[4, 0]), r"attention.json says window \(4, 0\)"),
+    (dict(with_lse=True), r"attention.json says parameters"),
+    (dict(query_shape=[2, 8, 99, 64]), r"attention.json says parameters"),
+])
+def test_load_bundles_refuses_a_mislabelled_bundle(saved, changes, message):
+    """Once served to calls of another attention (exit 0, wrong numbers)."""
+    relabel(saved, **changes)
+    with pytest.raises(ValueError, match=message):
+        attn_mlir.load_bundles(saved.parent)
+    assert attn_mlir.cache_info().gpu_bundles == 0
+
+
+def test_load_bundles_reads_a_good_bundle(saved):
+    assert attn_mlir.load_bundles(saved.parent) == 1
+    assert attn_mlir.cache_info().gpu_bundles == 1
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "kernels.ptx", "attention.json"])
+@pytest.mark.parametrize("kind", ["FIFO", "/dev/zero", "/dev/urandom", "directory"])
+def test_load_bundles_reads_regular_files_only(saved, name, kind):
+    """Once a hang (a FIFO), a read past 60 s (/dev/urandom) or 16 GB read
+    before MemoryError (/dev/zero)."""
+    path = saved / name
+    path.unlink()
+    if kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to(kind)
+    expected = {"FIFO": "FIFO", "directory": "directory"}.get(kind, "character device")
+    with pytest.raises(ValueError, match=f"cannot read {path}: it is a {expected}, not a regular file"):
+        attn_mlir.load_bundles(saved.parent)
+
+
+def test_load_bundles_refuses_broken_files(saved):
+    (saved / "attention.json").write_text("[" * 100000 + "]" * 100000)
+    with pytest.raises(ValueError, match="attention.json nests too deeply"):
+        attn_mlir.load_bundles(saved.parent)
+    (saved / "attention.json").write_bytes(b"\xff\xfe")
+    with pytest.raises(ValueError, match="attention.json is not UTF-8 text"):
+        attn_mlir.load_bundles(saved.parent)
+
+
+def test_load_bundles_checks_the_manifest_against_its_ptx(saved, monkeypatch):
+    ptx = (saved / "kernels.ptx").read_text()
+    (saved / "kernels.ptx").write_text(ptx[:len(ptx) // 2])
+    with pytest.raises(ValueError, match="their digest differs from attention.json's"):
+        attn_mlir.load_bundles(saved.parent)
+    # libattnrt's check, behind the digest.
+    from attn_mlir import _gpu
+    monkeypatch.setattr(_gpu, "_digest", lambda manifest, ptx: "same")
+    described = json.loads((saved / "attention.json").read_text())
+    (saved / "attention.json").write_text(json.dumps(dict(described, digest="same")))
+    with pytest.raises(ValueError, match="is not a valid bundle: .*ends inside the body"):
+        attn_mlir.load_bundles(saved.parent)
+
+
+def test_load_bundles_refuses_consistently_relabelled_files(saved):
+    """attention.json and the manifest both edited to say non-causal, over
+    the causal kernel's PTX: the digest save_bundles kept differs."""
+    relabel(saved, causal=False)
+    manifest = json.loads((saved / "manifest.json").read_text())
+    manifest["kernels"][0]["attention"]["causal"] = False
+    (saved / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match="their digest differs"):
+        attn_mlir.load_bundles(saved.parent)
+
+
+def test_save_bundles_replaces_a_fifo(saved):
+    """Once blocked forever opening the FIFO for writing."""
+    (saved / "manifest.json").unlink()
+    os.mkfifo(saved / "manifest.json")
+    attn_mlir.precompile((2, 8, 100, 64), (2, 2, 300, 64), (2, 2, 300, 64), "float16",
+                         causal=True, enable_gqa=True, chip="sm_80", sms=108,
+                         smem_per_block=166912)
+    assert attn_mlir.save_bundles(saved.parent) == 1
+    assert (saved / "manifest.json").is_file()
+    assert attn_mlir.load_bundles(saved.parent) == 1
+
+
+def test_save_bundles_names_the_file_it_cannot_write(saved, monkeypatch):
+    """A full disk (ENOSPC) once gave a message naming no file."""
+    import errno
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    attn_mlir.precompile((1, 1, 16, 64), (1, 1, 16, 64), (1, 1, 16, 64), "float16",
+                         chip="sm_80", sms=108, smem_per_block=166912)
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match=r"cannot write .*/manifest.json: No space left on device"):
+        attn_mlir.save_bundles(saved.parent)
+    assert not [p for p in saved.parent.rglob(".*")], "a temporary file was left"

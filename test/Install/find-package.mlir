@@ -9,10 +9,17 @@
 // The installed tools start and work from the prefix, not the build tree.
 // RUN: %t/prefix/bin/attn-opt %s --attn-print-plan -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOOL
 // RUN: %mlir_opt %s --load-dialect-plugin=%t/prefix/lib/AttnPlugin.so --load-pass-plugin=%t/prefix/lib/AttnPlugin.so --pass-pipeline="builtin.module(attn-print-plan)" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOOL
-// RUN: env PYTHONPATH=%t/prefix/python %python -c "import attn_mlir, numpy as np; x = np.ones((1, 2, 8, 4), np.float32); print(attn_mlir.attention(x, x, x).sum())" | FileCheck %s --check-prefix=PYTHON
+// The Python package installs where the prefix's interpreter imports it
+// without PYTHONPATH: into a virtual environment, its site-packages.
+// RUN: %python -m venv --system-site-packages --without-pip %t/venv
+// RUN: cmake --install %attn_obj_root --prefix %t/venv > %t/venv-install.log
+// RUN: env -u PYTHONPATH %t/venv/bin/python -c "import attn_mlir, numpy as np; x = np.ones((1, 2, 8, 4), np.float32); print(attn_mlir.attention(x, x, x).sum(), attn_mlir.__file__)" | FileCheck %s --check-prefix=PYTHON
 // The installed package finds the installed libattnrt (its GPU runtime),
 // which says there is no driver here.
-// RUN: not env PYTHONPATH=%t/prefix/python ATTNRT_LIBCUDA=/no/such/libcuda.so %python -c "import attn_mlir._runtime as r; r.device(0)" 2>&1 | FileCheck %s --check-prefix=PYGPU
+// RUN: not env -u PYTHONPATH ATTNRT_LIBCUDA=/no/such/libcuda.so %t/venv/bin/python -c "import attn_mlir._runtime as r; r.device(0)" 2>&1 | FileCheck %s --check-prefix=PYGPU
+// Outside an environment, under the prefix, pip's layout (the install says
+// to put it on PYTHONPATH).
+// RUN: FileCheck %s --check-prefix=PREFIX < %t/install.log
 // RUN: %t/prefix/bin/attn-run --heads=2 --seq-q=1 --seq-k=300 --head-dim=64 --block-m=16 --block-n=64 --lean=3 | FileCheck %s --check-prefix=CPU
 // RUN: %mpirun -n 2 %t/prefix/bin/attn-run --ring=2 --seq-q=8 --head-dim=8 | FileCheck %s --check-prefix=MPI
 // RUN: %t/prefix/bin/attn-compile %attn_src_root/examples/gqa-layer.mlir -o %t/bundle | FileCheck %s --check-prefix=COMPILE
@@ -24,7 +31,8 @@
 // MPI: rank {{[01]}} of 2: PASS
 // COMPILE: 2 kernel(s) for sm_90a
 // LAUNCH: 2 kernel(s), manifest valid
-// PYTHON: 64.0
+// PYTHON: 64.0 {{.*}}/venv/lib/python3.{{[0-9]+}}/site-packages/attn_mlir/__init__.py
+// PREFIX: attn_mlir: {{.*}}/prefix/lib/python3.{{[0-9]+}}/site-packages is not on {{.*}}: add it to PYTHONPATH
 // PYGPU: attn_mlir._errors.GpuError: ATTNRT_ERROR_NO_DRIVER: {{.*}}cannot open the CUDA driver
 
 // CHECK-DAG: attention scale 1.250000e-01

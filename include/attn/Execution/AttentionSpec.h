@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace mlir::attn {
 
@@ -57,6 +58,9 @@ struct AttentionSpec {
   /// slope(h) = 2^(-8 (h + 1) / Hq).
   bool alibi = false;
   bool withLse = false;
+  /// Batch, Sq and Sk dynamic in the function's types (one compiled
+  /// attention serves every length; the sizes above are not used then).
+  bool runTimeLengths = false;
   /// GQA packing when > 1: the op gets FlashAttention-2's default tiles for
   /// its head dimension with this many packed_heads.
   int64_t packedHeads = 1;
@@ -71,6 +75,19 @@ struct AttentionSpec {
   /// Zig-zag shards (balanced causal work) for attention2d and ring.
   bool zigzag = false;
 };
+
+/// The lengths of one call: batch, Sq and Sk (ShapedType::kDynamic for
+/// run-time ones).
+struct AttentionLengths {
+  int64_t batch, seqQ, seqK;
+};
+
+/// The shapes of the function's operands in order: Q, K, V, [mask], [block
+/// mask], [key lengths], O, [LSE], for `lengths`. The one place that says
+/// how an attention's sizes shape its operands (buildAttention's types and a
+/// caller's buffers).
+std::vector<std::vector<int64_t>> operandShapes(const AttentionSpec &spec,
+                                                AttentionLengths lengths);
 
 /// The ALiBi slope of query head `head` out of `heads`.
 double alibiSlope(int64_t head, int64_t heads);

@@ -40,6 +40,14 @@ struct HostBuffer {
   int64_t numElements() const;
 };
 
+/// A caller's dense, row-major buffer for one operand, used in place.
+struct BufferView {
+  llvm::ArrayRef<int64_t> shape;
+  /// Bytes per element as the compiled code stores it (i1 takes one byte).
+  int64_t elementBytes = 4;
+  void *data = nullptr;
+};
+
 class CpuExecutable {
 public:
   ~CpuExecutable();
@@ -54,8 +62,13 @@ public:
 
   /// Runs the compiled attention. `buffers` follow the operand order of the
   /// op; O and LSE are written in place. Shapes and element sizes must match
-  /// the op's types.
+  /// the op's types (any size where a type's is dynamic: the caller keeps
+  /// the run-time sizes of all operands consistent).
   llvm::Error run(std::vector<HostBuffer *> buffers);
+
+  /// The same on buffers the caller owns, which must hold their shapes
+  /// (nothing is copied).
+  llvm::Error run(llvm::ArrayRef<BufferView> buffers);
 
   /// The types of the entry function's arguments, in order (shards for a
   /// distributed attention).

@@ -1,0 +1,210 @@
+//===- AttnCApiTest.cpp - The C API's checks and run-time lengths ---------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// What a C caller (and the Python package over it) gets from include/attn-c:
+// a spec refused field by field before anything is built, one compiled
+// attention of run-time lengths run at several batch sizes and lengths
+// against the float64 reference (lib/Reference, which shares no code with
+// the compiler), and the runs it refuses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn-c/Attn.h"
+
+#include "attn/Reference/ReferenceAttention.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+/// The message of a failed call, freed.
+std::string take(char *error) {
+  std::string message = error ? error : "";
+  attnStringFree(error);
+  return message;
+}
+
+AttnAttentionSpec gqaSpec() {
+  AttnAttentionSpec spec{};
+  spec.batch = 1;
+  spec.heads = 4;
+  spec.kv_heads = 2;
+  spec.seq_q = 1;
+  spec.seq_k = 1;
+  spec.head_dim = 16;
+  spec.value_dim = 8;
+  spec.dtype = "f32";
+  spec.causal = true;
+  spec.with_lse = true;
+  return spec;
+}
+
+TEST(AttnCApi, SpecCheckNamesTheField) {
+  struct Case {
+    void (*edit)(AttnAttentionSpec &);
+    const char *message;
+  };
+  const Case cases[] = {
+      {[](AttnAttentionSpec &s) { s.batch = 0; },
+       "batch must be from 1 to 2^62, got 0"},
+      {[](AttnAttentionSpec &s) { s.seq_k = INT64_MAX; },
+       "seq_k must be from 1 to 2^62, got 9223372036854775807"},
+      {[](AttnAttentionSpec &s) { s.kv_heads = 3; },
+       "heads (4) must be a multiple of kv_heads (3)"},
+      {[](AttnAttentionSpec &s) { s.dtype = "f64"; },
+       "dtype must be f32, f16 or bf16, got 'f64'"},
+      {[](AttnAttentionSpec &s) { s.dtype = nullptr; },
+       "dtype must be f32, f16 or bf16, got none"},
+      {[](AttnAttentionSpec &s) {
+         s.has_scale = true;
+         s.scale = NAN;
+       },
+       "scale must be positive and finite"},
+      {[](AttnAttentionSpec &s) {
+         s.has_softcap = true;
+         s.softcap = -1;
+       },
+       "softcap must be positive and finite, got -1"},
+      {[](AttnAttentionSpec &s) {
+         s.has_window = true;
+         s.window_left = -1;
+       },
+       "window sides must not be negative, got (-1, 0)"},
+      {[](AttnAttentionSpec &s) {
+         s.block_rows = 16;
+         s.block_keys = (int64_t(1) << 62) + 1;
+       },
+       "block_keys must be from 1 to 2^62"},
+  };
+  for (const Case &c : cases) {
+    AttnAttentionSpec spec = gqaSpec();
+    c.edit(spec);
+    char *error = nullptr;
+    EXPECT_FALSE(attnAttentionSpecCheck(&spec, &error));
+    EXPECT_NE(take(error).find(c.message), std::string::npos) << c.message;
+    // The compile functions refuse it the same way, before building.
+    error = nullptr;
+    EXPECT_EQ(attnCpuAttentionCompile(&spec, &error), nullptr);
+    EXPECT_NE(take(error).find(c.message), std::string::npos) << c.message;
+  }
+  AttnAttentionSpec good = gqaSpec();
+  EXPECT_TRUE(attnAttentionSpecCheck(&good, nullptr));
+}
+
+std::vector<float> randomValues(size_t count, std::mt19937 &rng) {
+  std::normal_distribution<float> normal;
+  std::vector<float> values(count);
+  for (float &v : values)
+    v = normal(rng);
+  return values;
+}
+
+/// One compilation of run-time lengths serves every (B, Sq, Sk), each run
+/// checked against the float64 reference.
+TEST(AttnCApi, RunTimeLengthsCompileOnce) {
+  AttnAttentionSpec spec = gqaSpec();
+  spec.run_time_lengths = true;
+  char *error = nullptr;
+  AttnCpuAttentionRef attention = attnCpuAttentionCompile(&spec, &error);
+  ASSERT_NE(attention, nullptr) << take(error);
+  std::mt19937 rng(7);
+  for (AttnAttentionLengths lengths :
+       {AttnAttentionLengths{1, 1, 1}, AttnAttentionLengths{2, 1, 37},
+        AttnAttentionLengths{3, 5, 64}, AttnAttentionLengths{1, 9, 4}}) {
+    mlir::attn::reference::AttentionShape shape{
+        lengths.batch, spec.heads,    spec.kv_heads,  lengths.seq_q,
+        lengths.seq_k, spec.head_dim, spec.value_dim};
+    std::vector<float> q = randomValues(
+        shape.batch * shape.queryHeads * shape.queryLen * shape.headDim, rng);
+    std::vector<float> k = randomValues(
+        shape.batch * shape.kvHeads * shape.keyLen * shape.headDim, rng);
+    std::vector<float> v = randomValues(
+        shape.batch * shape.kvHeads * shape.keyLen * shape.valueDim, rng);
+    std::vector<float> o(shape.batch * shape.queryHeads * shape.queryLen *
+                         shape.valueDim);
+    std::vector<float> lse(shape.batch * shape.queryHeads * shape.queryLen);
+    ASSERT_TRUE(attnCpuAttentionRun(attention, &lengths, q.data(), k.data(),
+                                    v.data(), nullptr, nullptr, nullptr,
+                                    o.data(), lse.data(), &error))
+        << take(error);
+    mlir::attn::reference::AttentionOptions options;
+    options.scale = 1 / std::sqrt(double(spec.head_dim));
+    options.causal = true;
+    auto wide = [](const std::vector<float> &x) {
+      return std::vector<double>(x.begin(), x.end());
+    };
+    auto expected = mlir::attn::reference::referenceAttention(
+        shape, wide(q), wide(k), wide(v), options);
+    ASSERT_TRUE(static_cast<bool>(expected));
+    for (size_t i = 0; i < o.size(); ++i)
+      ASSERT_NEAR(o[i], expected->out[i], 1e-5) << "O[" << i << "]";
+    for (size_t i = 0; i < lse.size(); ++i) {
+      if (std::isinf(expected->lse[i]))
+        ASSERT_TRUE(std::isinf(lse[i]) && lse[i] < 0) << "LSE[" << i << "]";
+      else
+        ASSERT_NEAR(lse[i], expected->lse[i], 1e-5) << "LSE[" << i << "]";
+    }
+  }
+  // Lengths are required, and positive.
+  float dummy[1];
+  EXPECT_FALSE(attnCpuAttentionRun(attention, nullptr, dummy, dummy, dummy,
+                                   nullptr, nullptr, nullptr, dummy, dummy,
+                                   &error));
+  EXPECT_NE(take(error).find("give the run's lengths"), std::string::npos);
+  AttnAttentionLengths empty{1, 1, 0};
+  EXPECT_FALSE(attnCpuAttentionRun(attention, &empty, dummy, dummy, dummy,
+                                   nullptr, nullptr, nullptr, dummy, dummy,
+                                   &error));
+  EXPECT_NE(take(error).find("the run's seq_k must be from 1 to 2^62, got 0"),
+            std::string::npos);
+  attnCpuAttentionDestroy(attention);
+}
+
+TEST(AttnCApi, StaticLengthsRefuseOthers) {
+  AttnAttentionSpec spec = gqaSpec();
+  spec.seq_k = 8;
+  char *error = nullptr;
+  AttnCpuAttentionRef attention = attnCpuAttentionCompile(&spec, &error);
+  ASSERT_NE(attention, nullptr) << take(error);
+  std::vector<float> buffer(4 * 8 * 16);
+  AttnAttentionLengths other{1, 1, 9};
+  EXPECT_FALSE(attnCpuAttentionRun(attention, &other, buffer.data(),
+                                   buffer.data(), buffer.data(), nullptr,
+                                   nullptr, nullptr, buffer.data(),
+                                   buffer.data(), &error));
+  EXPECT_NE(take(error).find("compiled for B = 1, Sq = 1, Sk = 8"),
+            std::string::npos);
+  AttnAttentionLengths same{1, 1, 8};
+  EXPECT_TRUE(attnCpuAttentionRun(attention, &same, buffer.data(),
+                                  buffer.data(), buffer.data(), nullptr,
+                                  nullptr, nullptr, buffer.data(),
+                                  buffer.data(), &error));
+  attnCpuAttentionDestroy(attention);
+}
+
+TEST(AttnCApi, RunPipelineAppliesTheSourceBounds) {
+  char *error = nullptr;
+  std::string nested = "module attributes {a = " + std::string(5000, '[') +
+                       std::string(5000, ']') + "} {}";
+  EXPECT_EQ(attnRunPipeline(nested.c_str(), "builtin.module(cse)", &error),
+            nullptr);
+  EXPECT_NE(take(error).find("nested more than 1000 levels"),
+            std::string::npos);
+  std::string digits =
+      "module attributes {a = " + std::string(5000, '9') + " : i64} {}";
+  EXPECT_EQ(attnRunPipeline(digits.c_str(), "builtin.module(cse)", &error),
+            nullptr);
+  EXPECT_NE(take(error).find("more than 4096 digits"), std::string::npos);
+}
+
+} // namespace
