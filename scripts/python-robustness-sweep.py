@@ -61,6 +61,8 @@ import textwrap
 import threading
 import time
 
+from json_mutations import mutations
+
 INT64_MAX = 2**63 - 1
 MEMORY_LIMIT = 8 << 30
 PYTHON = "/usr/bin/python3"
@@ -1196,24 +1198,14 @@ class Sweep:
         with open(os.path.join(self.good, self.hash, "manifest.json")) as f:
             manifest = json.load(f)
 
-        def mutations(value, path):
-            if isinstance(value, dict):
-                for key, child in value.items():
-                    yield path + [key], "delete"
-                    yield from mutations(child, path + [key])
-            elif isinstance(value, list):
-                for i, child in enumerate(value):
-                    yield from mutations(child, path + [i])
-            for replacement in [0, -1, 2**53 + 1, INT64_MAX, "x", None, []]:
-                yield path, replacement
-
         def original(path):
             value = manifest
             for key in path:
                 value = value[key]
             return value
 
-        cases = [(p, r) for p, r in mutations(manifest, []) if p and
+        replacements = [0, -1, 2**53 + 1, INT64_MAX, "x", None, []]
+        cases = [(p, r) for p, r in mutations(manifest, replacements) if p and
                  (r == "delete" or original(p) != r or type(original(p)) is not type(r))]
         random.Random(1).shuffle(cases)
         m = "os.path.join(b, 'manifest.json')"

@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 
+from json_mutations import edited, mutations
+
 INT64_MAX = 2**63 - 1
 NUMBERS = ["0", "-1", "-16", "3", "100000", str(2**31), str(2**32 + 1),
            str(2**53 + 1), str(2**62), str(INT64_MAX), str(2**63), "abc", "",
@@ -214,35 +216,13 @@ class Sweep:
         manifest = json.load(open(os.path.join(good, "manifest.json")))
         ptx = open(os.path.join(good, "kernels.ptx")).read()
 
-        def mutations(value, path):
-            if isinstance(value, dict):
-                for key, child in value.items():
-                    yield path + [key], "delete"
-                    yield from mutations(child, path + [key])
-            elif isinstance(value, list):
-                for i, child in enumerate(value):
-                    yield from mutations(child, path + [i])
-            for replacement in [0, -1, 2**53 + 1, 2**62, INT64_MAX, "x", None,
-                                [], {}]:
-                yield path, replacement
-
-        def edited(path, replacement):
-            copy = json.loads(json.dumps(manifest))
-            parent = copy
-            for key in path[:-1]:
-                parent = parent[key]
-            if replacement == "delete":
-                del parent[path[-1]]
-            else:
-                parent[path[-1]] = replacement
-            return copy
-
-        cases = [(p, r) for p, r in mutations(manifest, []) if p]
+        replacements = [0, -1, 2**53 + 1, 2**62, INT64_MAX, "x", None, [], {}]
+        cases = [(p, r) for p, r in mutations(manifest, replacements) if p]
         random.Random(1).shuffle(cases)
         for path, replacement in cases[:200]:
             directory = tempfile.mkdtemp(dir=self.work)
             with open(os.path.join(directory, "manifest.json"), "w") as f:
-                json.dump(edited(path, replacement), f)
+                json.dump(edited(manifest, path, replacement), f)
             with open(os.path.join(directory, "kernels.ptx"), "w") as f:
                 f.write(ptx)
             where = ".".join(str(p) for p in path)
