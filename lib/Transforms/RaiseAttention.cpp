@@ -102,6 +102,17 @@ std::optional<double> floatConstant(Value value) {
   return std::nullopt;
 }
 
+/// `value` read through same-type tensor.cast ops, which front ends leave
+/// between steps (torch-mlir's per-op lowering; canonicalize folds them).
+Value skipNoOpCasts(Value value) {
+  while (auto cast = value.getDefiningOp<tensor::CastOp>()) {
+    if (cast.getSource().getType() != cast.getType())
+      break;
+    value = cast.getSource();
+  }
+  return value;
+}
+
 /// Whether `op` is element-wise: every loop parallel, one output read
 /// through the identity map.
 bool isElementwise(linalg::LinalgOp op) {
@@ -181,6 +192,7 @@ ExprPtr readPayload(linalg::GenericOp generic, Value value,
 }
 
 ExprPtr readExpr(Value tensor, AffineMap map) {
+  tensor = skipNoOpCasts(tensor);
   if (std::optional<double> c = floatConstant(tensor)) {
     auto e = std::make_shared<Expr>();
     e->kind = Expr::Kind::Constant;
@@ -213,20 +225,28 @@ AffineMap rowMap(MLIRContext *context, unsigned loops) {
   return AffineMap::get(loops, 0, results, context);
 }
 
-/// Why the match failed, for the remark.
+/// Why the match failed, and the op of the step it stopped at, for the
+/// remark.
 struct Mismatch {
   std::string reason;
+  Operation *at = nullptr;
 };
 
-/// The input of a reduction of the last dimension with `combiner`
-/// ("arith.maximumf" or "arith.addf"), whose initial value passes `init`.
-FailureOr<Value> rowReductionInput(Value result, StringRef combiner,
-                                   function_ref<bool(double)> init,
-                                   Mismatch &why) {
-  auto fail = [&](const Twine &reason) -> FailureOr<Value> {
+/// What a reduction of the last dimension with `combiner`
+/// ("arith.maximumf" or "arith.addf"), whose initial value passes `init`,
+/// reduces: an expression over its loops, its input read through the
+/// identity, or an element-wise expression of its inputs computed in its
+/// body (linalg-fuse-elementwise-ops folds the producer of the reduced
+/// values into the reduction).
+FailureOr<ExprPtr> rowReductionInput(Value result, StringRef combiner,
+                                     function_ref<bool(double)> init,
+                                     Mismatch &why) {
+  auto fail = [&](const Twine &reason) -> FailureOr<ExprPtr> {
     why.reason = reason.str();
     return failure();
   };
+  result = skipNoOpCasts(result);
+  why.at = result.getDefiningOp();
   // A statistic given a trailing unit dimension after the reduction (TOSA's
   // kept axis) is the reduction's result.
   if (auto expand = result.getDefiningOp<tensor::ExpandShapeOp>()) {
@@ -237,44 +257,60 @@ FailureOr<Value> rowReductionInput(Value result, StringRef combiner,
                                     [](const ReassociationIndices &g) {
                                       return g.size() == 1;
                                     });
-    if (appendsUnit)
-      result = expand.getSrc();
+    if (appendsUnit) {
+      result = skipNoOpCasts(expand.getSrc());
+      why.at = result.getDefiningOp();
+    }
   }
   Operation *def = result.getDefiningOp();
-  Value input, initValue;
+  ExprPtr reduced;
+  Value initValue;
   Operation *combinerOp = nullptr;
   if (auto reduce = dyn_cast_or_null<linalg::ReduceOp>(def)) {
     auto inputType = cast<RankedTensorType>(reduce.getInputs()[0].getType());
     if (reduce.getInputs().size() != 1 ||
         reduce.getDimensions() != ArrayRef<int64_t>{inputType.getRank() - 1})
       return fail("a reduction is not over the last dimension");
-    input = reduce.getInputs()[0];
+    reduced = readExpr(reduce.getInputs()[0],
+                       AffineMap::getMultiDimIdentityMap(inputType.getRank(),
+                                                         reduce.getContext()));
     initValue = reduce.getInits()[0];
     combinerOp =
         reduce.getBody()->getTerminator()->getOperand(0).getDefiningOp();
   } else if (auto generic = dyn_cast_or_null<linalg::GenericOp>(def)) {
     unsigned loops = generic.getNumLoops();
-    if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+    // The statistic is one result; others must be unused (torch-mlir's max
+    // also computes an argmax nothing reads).
+    unsigned resultNumber = cast<OpResult>(result).getResultNumber();
+    bool othersUnused = llvm::all_of(generic->getResults(), [&](OpResult r) {
+      return r.getResultNumber() == resultNumber || r.use_empty();
+    });
+    if (generic.getNumDpsInputs() < 1 || !othersUnused ||
         generic.getNumReductionLoops() != 1 ||
         generic.getIteratorTypesArray().back() !=
             utils::IteratorType::reduction)
-      return fail("a reduction is not over the last dimension alone");
-    OpOperand *in = generic.getDpsInputOperand(0);
-    OpOperand *out = generic.getDpsInitOperand(0);
-    if (!canonicalMapOf(generic, in).isIdentity() ||
-        canonicalMapOf(generic, out) != rowMap(generic.getContext(), loops))
+      return fail(!othersUnused
+                      ? "a reduction has another result that is used"
+                      : "a reduction is not over the last dimension alone");
+    OpOperand *out = generic.getDpsInitOperand(resultNumber);
+    if (canonicalMapOf(generic, out) != rowMap(generic.getContext(), loops))
       return fail("a reduction reads or writes through unexpected maps");
-    input = in->get();
     initValue = out->get();
     auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
-    combinerOp = yield.getOperand(0).getDefiningOp();
-    if (combinerOp && combinerOp->getNumOperands() == 2) {
-      auto operands = combinerOp->getOperands();
-      Value inArg = generic.getMatchingBlockArgument(in);
-      Value outArg = generic.getMatchingBlockArgument(out);
-      if (!((operands[0] == inArg && operands[1] == outArg) ||
-            (operands[1] == inArg && operands[0] == outArg)))
-        combinerOp = nullptr;
+    combinerOp = yield.getOperand(resultNumber).getDefiningOp();
+    Value outArg = generic.getMatchingBlockArgument(out);
+    if (combinerOp && combinerOp->getNumOperands() == 2 &&
+        llvm::is_contained(combinerOp->getOperands(), outArg)) {
+      Value reducedValue = combinerOp->getOperand(0) == outArg
+                               ? combinerOp->getOperand(1)
+                               : combinerOp->getOperand(0);
+      DenseMap<Value, ExprPtr> args;
+      for (OpOperand *in : generic.getDpsInputOperands())
+        args[generic.getMatchingBlockArgument(in)] =
+            readExpr(in->get(), canonicalMapOf(generic, in));
+      reduced = readPayload(generic, reducedValue, args);
+    } else {
+      combinerOp = nullptr;
     }
   } else {
     return fail("a row statistic is not a reduction");
@@ -289,7 +325,7 @@ FailureOr<Value> rowReductionInput(Value result, StringRef combiner,
       fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
   if (!initConstant || !init(*initConstant))
     return fail("a reduction starts from the wrong value");
-  return input;
+  return reduced;
 }
 
 /// A contraction over the last index of the left operand, as attention's
@@ -300,14 +336,24 @@ struct Contraction {
   Value lhs, rhs;
   bool rhsTransposed = false;
   unsigned batchDims = 0;
+  /// A left operand computed in the product's own body (see
+  /// matchFusedProduct), read over the loops (batch..., m, k); `lhs` is
+  /// null then.
+  ExprPtr lhsExpr;
 };
+
+FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why);
 
 FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
   auto fail = [&](const Twine &reason) -> FailureOr<Contraction> {
     why.reason = reason.str();
     return failure();
   };
-  auto op = result.getDefiningOp<linalg::LinalgOp>();
+  why.at = skipNoOpCasts(result).getDefiningOp();
+  auto op = skipNoOpCasts(result).getDefiningOp<linalg::LinalgOp>();
+  if (op && !linalg::isaContractionOpInterface(op))
+    if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+      return matchFusedProduct(generic, why);
   if (!op || !linalg::isaContractionOpInterface(op) ||
       op.getNumDpsInputs() != 2)
     return fail("not a matrix product");
@@ -340,7 +386,8 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
   if (op.getMatchingIndexingMap(inputs[0]) != mapOf({m, k}) ||
       op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != mapOf({m, n}))
     return fail("a product that is not [.., m, k] x [.., k, n]");
-  Contraction c{inputs[0]->get(), inputs[1]->get(), false, batch};
+  Contraction c{skipNoOpCasts(inputs[0]->get()),
+                skipNoOpCasts(inputs[1]->get()), false, batch};
   AffineMap rhsMap = op.getMatchingIndexingMap(inputs[1]);
   if (rhsMap == mapOf({n, k}))
     c.rhsTransposed = true;
@@ -348,6 +395,93 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
     return fail("a product whose right operand is neither [.., k, n] nor "
                 "[.., n, k]");
   auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  std::optional<double> zero =
+      fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
+  if (!zero || *zero != 0.0)
+    return fail("a product that does not start from zero");
+  return c;
+}
+
+/// A product `out + X * V` whose left operand X is an element-wise
+/// expression computed in its body from other inputs
+/// (linalg-fuse-elementwise-ops folds the softmax's division into the
+/// second product): loops (batch..., m, n, k), V read as [.., k, n] or
+/// [.., n, k], X independent of n; X is read over the loops (batch..., m,
+/// k) of the left operand.
+FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
+  auto fail = [&](const Twine &reason) -> FailureOr<Contraction> {
+    why.reason = reason.str();
+    return failure();
+  };
+  unsigned loops = op.getNumLoops();
+  if (op.getNumDpsInits() != 1 || loops < 3 ||
+      op.getNumReductionLoops() != 1 ||
+      op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
+    return fail("not a matrix product");
+  unsigned batch = loops - 3, m = batch, n = batch + 1, k = batch + 2;
+  MLIRContext *ctx = op.getContext();
+  auto mapOf = [&](ArrayRef<unsigned> trailing) {
+    SmallVector<AffineExpr> results;
+    for (unsigned d = 0; d < batch; ++d)
+      results.push_back(getAffineDimExpr(d, ctx));
+    for (unsigned d : trailing)
+      results.push_back(getAffineDimExpr(d, ctx));
+    return AffineMap::get(loops, 0, results, ctx);
+  };
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (op.getMatchingIndexingMap(init) != mapOf({m, n}))
+    return fail("a product that is not [.., m, k] x [.., k, n]");
+  Block *body = op.getBody();
+  Value outArg = op.getMatchingBlockArgument(init);
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || add->getBlock() != body ||
+      !llvm::is_contained(add->getOperands(), outArg))
+    return fail("not a matrix product");
+  Value term = add.getLhs() == outArg ? add.getRhs() : add.getLhs();
+  auto mul = term.getDefiningOp<arith::MulFOp>();
+  if (!mul || mul->getBlock() != body)
+    return fail("not a matrix product");
+  Contraction c;
+  c.batchDims = batch;
+  Value lhsValue;
+  for (int side : {1, 0}) {
+    auto arg = dyn_cast<BlockArgument>(mul->getOperand(side));
+    if (!arg || arg.getOwner() != body || c.rhs)
+      continue;
+    OpOperand *input = op.getMatchingOpOperand(arg);
+    if (!op.isDpsInput(input))
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (map == mapOf({k, n}) || map == mapOf({n, k})) {
+      c.rhs = skipNoOpCasts(input->get());
+      c.rhsTransposed = map == mapOf({n, k});
+      lhsValue = mul->getOperand(1 - side);
+    }
+  }
+  if (!c.rhs)
+    return fail("a product whose right operand is neither [.., k, n] nor "
+                "[.., n, k]");
+  // The inputs X reads, through maps from the loops without n.
+  SmallVector<AffineExpr> dims;
+  for (unsigned d = 0; d < loops; ++d)
+    dims.push_back(getAffineDimExpr(d == k ? batch + 1 : d == n ? 0 : d, ctx));
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  ranges.erase(ranges.begin() + n);
+  DenseMap<Value, ExprPtr> args;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (llvm::any_of(map.getResults(), [&](AffineExpr e) {
+          return e.isFunctionOfDim(n);
+        }))
+      continue; // Not read by X (an opaque leaf if it is).
+    AffineMap lhsMap = canonicalRead(
+        map.replaceDimsAndSymbols(dims, {}, batch + 2, 0),
+        cast<RankedTensorType>(input->get().getType()).getShape(), ranges);
+    args[op.getMatchingBlockArgument(input)] = readExpr(input->get(), lhsMap);
+  }
+  c.lhsExpr = readPayload(op, lhsValue, args);
+  auto fill = init->get().getDefiningOp<linalg::FillOp>();
   std::optional<double> zero =
       fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
   if (!zero || *zero != 0.0)
@@ -369,6 +503,7 @@ struct Attention {
 /// regroups the leading (batch) dimensions of `value`, or null: front ends
 /// fold heads into the batch around their products.
 Value batchReshapeSource(Value value) {
+  value = skipNoOpCasts(value);
   auto lastTwoKept = [](ArrayRef<ReassociationIndices> groups,
                         ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
     return groups.size() >= 2 && groups.back().size() == 1 &&
@@ -379,12 +514,12 @@ Value batchReshapeSource(Value value) {
     if (lastTwoKept(collapse.getReassociationIndices(),
                     collapse.getSrcType().getShape(),
                     collapse.getResultType().getShape()))
-      return collapse.getSrc();
+      return skipNoOpCasts(collapse.getSrc());
   if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>())
     if (lastTwoKept(expand.getReassociationIndices(),
                     expand.getSrcType().getShape(),
                     expand.getResultType().getShape()))
-      return expand.getSrc();
+      return skipNoOpCasts(expand.getSrc());
   return Value();
 }
 
@@ -406,14 +541,21 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     probabilities = source;
     reshaped = true;
   }
-  unsigned loops = cast<RankedTensorType>(probabilities.getType()).getRank();
+  why.at = probabilities ? skipNoOpCasts(probabilities).getDefiningOp()
+                         : pv.getOperation();
+  unsigned loops =
+      probabilities ? cast<RankedTensorType>(probabilities.getType()).getRank()
+                    : product->batchDims + 2;
   MLIRContext *ctx = pv.getContext();
   AffineMap identity = AffineMap::getMultiDimIdentityMap(loops, ctx);
   AffineMap row = rowMap(ctx, loops);
 
   // P = softmax(X) over the last dimension.
   ExprPtr scores;
-  if (auto softmax = probabilities.getDefiningOp<linalg::SoftmaxOp>()) {
+  auto softmax = probabilities
+                     ? probabilities.getDefiningOp<linalg::SoftmaxOp>()
+                     : linalg::SoftmaxOp();
+  if (softmax) {
     if (softmax.getDimension() != loops - 1)
       return fail("the softmax is not over the keys (the last dimension)");
     scores = readExpr(softmax.getInput(), identity);
@@ -421,7 +563,9 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     // P = E / rowsum(E), E = exp(X - rowmax(X)).
     // The division may be a multiplication by the rows' reciprocals, 1 / x
     // computed element-wise on the row statistic (TOSA's reciprocal).
-    ExprPtr p = stripConversions(readExpr(probabilities, identity));
+    ExprPtr p = stripConversions(product->lhsExpr
+                                     ? product->lhsExpr
+                                     : readExpr(probabilities, identity));
     auto reciprocalOf = [&](const ExprPtr &factor) -> Value {
       if (factor->kind != Expr::Kind::Leaf || factor->map != row)
         return Value();
@@ -458,11 +602,11 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     } else {
       return fail("the left operand of the second product is not a softmax");
     }
-    FailureOr<Value> summed = rowReductionInput(
+    FailureOr<ExprPtr> summed = rowReductionInput(
         sumTensor, "arith.addf", [](double v) { return v == 0.0; }, why);
     if (failed(summed))
       return failure();
-    if (!sameExpr(stripConversions(readExpr(*summed, identity)), e))
+    if (!sameExpr(stripConversions(*summed), e))
       return fail("the softmax divides by the sum of something else");
     if (!e->isOp("math.exp"))
       return fail("the softmax's numerator is not an exponential");
@@ -474,19 +618,29 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     if (max->kind != Expr::Kind::Leaf || max->map != row)
       return fail("the exponential subtracts something else than a row "
                   "maximum");
-    FailureOr<Value> maxed = rowReductionInput(
+    // -inf, or the lowest finite value of the scores' type (f16's -65504,
+    // which torch-mlir uses for f16): no finite score is below it, so the
+    // maximum is the same.
+    double lowest = -APFloat::getLargest(
+                         cast<FloatType>(getElementTypeOrSelf(
+                                             max->tensor.getType()))
+                             .getFloatSemantics())
+                         .convertToDouble();
+    FailureOr<ExprPtr> maxed = rowReductionInput(
         max->tensor, "arith.maximumf",
-        [](double v) { return std::isinf(v) ? v < 0 : v <= -3.0e38; }, why);
+        [&](double v) { return std::isinf(v) ? v < 0 : v <= lowest; }, why);
     if (failed(maxed))
       return failure();
     scores = shifted->operands[0];
-    if (!sameExpr(stripConversions(readExpr(*maxed, identity)),
+    if (!sameExpr(stripConversions(*maxed),
                   stripConversions(scores)))
       return fail("the row maximum is of something else than the scores");
   }
 
   // X = [scale *] S [+ mask], S = Q K^T.
   scores = stripConversions(scores);
+  if (scores->kind == Expr::Kind::Leaf)
+    why.at = scores->tensor.getDefiningOp();
   if (scores->isOp("arith.addf")) {
     ExprPtr lhs = stripConversions(scores->operands[0]);
     ExprPtr rhs = stripConversions(scores->operands[1]);
@@ -676,15 +830,27 @@ struct AttnRaiseAttentionPass
     bool raised = false;
     SmallVector<linalg::LinalgOp> candidates;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (linalg::isaContractionOpInterface(op) && op->getNumResults() == 1)
+      Mismatch ignored;
+      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      if (op->getNumResults() == 1 &&
+          (linalg::isaContractionOpInterface(op) ||
+           (generic && succeeded(matchFusedProduct(generic, ignored)))))
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates) {
       Mismatch why;
       FailureOr<Attention> attention = matchAttention(op, why);
       if (failed(attention)) {
-        if (remarks && looksLikeAttention(op))
-          op.emitRemark() << "not raised to attn.attention: " << why.reason;
+        if (remarks && looksLikeAttention(op)) {
+          InFlightDiagnostic remark =
+              op.emitRemark() << "not raised to attn.attention: " << why.reason;
+          if (why.at) {
+            remark << " (the match stopped at " << why.at->getName();
+            if (auto file = dyn_cast<FileLineColLoc>(why.at->getLoc()))
+              remark << " on line " << file.getLine();
+            remark << ")";
+          }
+        }
         continue;
       }
       raise(op, *attention);
@@ -703,28 +869,44 @@ struct AttnRaiseAttentionPass
         op->erase();
   }
 
-  /// A product whose left operand comes from a softmax or a division: what
-  /// a user would expect to be raised, so the reason it is not is worth a
-  /// remark.
+  /// A product whose left operand is computed from an exponential and a
+  /// row reduction (through element-wise generics, reductions, casts and
+  /// reshapes), or is a linalg.softmax: what a user would expect to be
+  /// raised, so the reason it is not is worth a remark.
   static bool looksLikeAttention(linalg::LinalgOp op) {
-    Value lhs = op.getDpsInputOperand(0)->get();
-    Operation *def = lhs.getDefiningOp();
-    while (auto generic = dyn_cast_or_null<linalg::GenericOp>(def)) {
-      bool divides = false;
-      generic.getBody()->walk([&](arith::DivFOp) { divides = true; });
-      if (divides)
+    // A fused product (matchFusedProduct) computes its left operand from
+    // any of its inputs.
+    SmallVector<Value> work{op.getDpsInputOperand(0)->get()};
+    if (!linalg::isaContractionOpInterface(op))
+      for (OpOperand *input : op.getDpsInputOperands())
+        work.push_back(input->get());
+    DenseSet<Operation *> seen;
+    bool exponential = false, reduction = false;
+    while (!work.empty() && seen.size() < 64) {
+      Operation *def = work.pop_back_val().getDefiningOp();
+      if (!def || !seen.insert(def).second)
+        continue;
+      if (isa<linalg::SoftmaxOp>(def))
         return true;
-      // A multiplication by reciprocals computed by another generic.
-      for (OpOperand *input : generic.getDpsInputOperands())
-        if (auto producer = input->get().getDefiningOp<linalg::GenericOp>())
-          producer.getBody()->walk([&](arith::DivFOp) { divides = true; });
-      if (divides)
-        return true;
-      if (generic.getNumDpsInputs() != 1)
-        return false;
-      def = generic.getDpsInputOperand(0)->get().getDefiningOp();
+      if (isa<linalg::ReduceOp>(def))
+        reduction = true;
+      auto generic = dyn_cast<linalg::GenericOp>(def);
+      if (generic && !linalg::isaContractionOpInterface(generic)) {
+        generic.getBody()->walk([&](math::ExpOp) { exponential = true; });
+        reduction |= generic.getNumReductionLoops() > 0;
+        for (OpOperand *input : generic.getDpsInputOperands())
+          work.push_back(input->get());
+        continue;
+      }
+      if (isa<math::ExpOp, tensor::CastOp, tensor::CollapseShapeOp,
+              tensor::ExpandShapeOp, linalg::ReduceOp, linalg::TransposeOp,
+              linalg::BroadcastOp, arith::ExtFOp, arith::TruncFOp,
+              arith::DivFOp, arith::MulFOp, arith::SubFOp>(def)) {
+        exponential |= isa<math::ExpOp>(def);
+        llvm::append_range(work, def->getOperands());
+      }
     }
-    return isa_and_nonnull<linalg::SoftmaxOp>(def);
+    return exponential && reduction;
   }
 
   void raise(linalg::LinalgOp pv, const Attention &attention) {

@@ -389,3 +389,57 @@ func.func @interleaved_repeat(%q: tensor<2x4x16x8xf32>, %k0: tensor<2x2x16x8xf32
   } -> tensor<2x4x16x8xf32>
   return %o : tensor<2x4x16x8xf32>
 }
+
+// -----
+
+// A maximum that also computes an argmax (torch-mlir's aten.max.dim) whose
+// argmax is used: the generic is more than a row maximum, left alone, and
+// the remark names the op the match stopped at.
+// CHECK-LABEL: func.func @argmax_used(
+// CHECK-NOT: attn.attention
+func.func @argmax_used(%q: tensor<32x16xf32>, %kt: tensor<16x32xf32>, %v: tensor<32x16xf32>) -> (tensor<32x16xf32>, tensor<32xi64>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %izero = arith.constant 0 : i64
+  %s0 = tensor.empty() : tensor<32x32xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %s = linalg.matmul ins(%q, %kt : tensor<32x16xf32>, tensor<16x32xf32>) outs(%sz : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %r0 = tensor.empty() : tensor<32xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<32xf32>) -> tensor<32xf32>
+  %i0 = tensor.empty() : tensor<32xi64>
+  %ix0 = linalg.fill ins(%izero : i64) outs(%i0 : tensor<32xi64>) -> tensor<32xi64>
+  %mx:2 = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m)>, affine_map<(m, n) -> (m)>], iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<32x32xf32>) outs(%mx0, %ix0 : tensor<32xf32>, tensor<32xi64>) {
+  ^bb0(%a: f32, %acc: f32, %idx: i64):
+    %n = linalg.index 1 : index
+    %ni = arith.index_cast %n : index to i64
+    %m = arith.maximumf %a, %acc : f32
+    %c = arith.cmpf ogt, %a, %acc : f32
+    %sel = arith.select %c, %ni, %idx : i64
+    linalg.yield %m, %sel : f32, i64
+  } -> (tensor<32xf32>, tensor<32xi64>)
+  %ex = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %mx#0 : tensor<32x32xf32>, tensor<32xf32>) outs(%s0 : tensor<32x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %d = arith.subf %a, %b : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<32x32xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<32xf32>) -> tensor<32xf32>
+  %sm = linalg.reduce ins(%ex : tensor<32x32xf32>) outs(%sm0 : tensor<32xf32>) dimensions = [1]
+    (%a: f32, %acc: f32) {
+      %r = arith.addf %a, %acc : f32
+      linalg.yield %r : f32
+    }
+  %p = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%ex, %sm : tensor<32x32xf32>, tensor<32xf32>) outs(%s0 : tensor<32x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.divf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<32x32xf32>
+  %o0 = tensor.empty() : tensor<32x16xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  // expected-remark @+1 {{not raised to attn.attention: a reduction has another result that is used (the match stopped at linalg.generic on line 411)}}
+  %o = linalg.matmul ins(%p, %v : tensor<32x32xf32>, tensor<32x16xf32>) outs(%oz : tensor<32x16xf32>) -> tensor<32x16xf32>
+  return %o, %mx#1 : tensor<32x16xf32>, tensor<32xi64>
+}

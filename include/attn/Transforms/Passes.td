@@ -78,8 +78,11 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
       decomposition `e = exp(x - rowmax(x))`, `e / rowsum(e)` (or `e` times
       the element-wise `1 / rowsum(e)`) with the row maximum and sum as
       `linalg.generic` or `linalg.reduce` reductions starting from -inf (or
-      the lowest float) and 0, possibly given a trailing unit dimension
-      afterwards, and reading the same values the exponential does;
+      the lowest finite value of the scores' type: f16's -65504) and 0,
+      possibly given a trailing unit dimension afterwards, and reading the
+      same values the exponential does; a reduction generic may compute
+      other results nothing uses (torch-mlir's maximum also computes an
+      argmax);
     - an optional scale: a multiplication or division of the scores by a
       positive constant (none means a scale of 1, never 1/sqrt(D));
     - an optional additive mask: a float tensor added to the (scaled)
@@ -88,7 +91,8 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     - f32 extensions and truncations around any step (the attention
       computes in f32 whatever the front end rounded to);
     - the shapes front ends leave around these: unit dimensions indexed
-      with a constant 0, row statistics kept as `[.., 1]`, and
+      with a constant 0, row statistics kept as `[.., 1]`, same-type
+      `tensor.cast` ops between any two steps, and
       `tensor.collapse_shape`/`expand_shape` that fold heads into the batch
       of the products (the mask must then be one `[Sq, Sk]` matrix);
     - grouped-query heads repeated the way Llama's `repeat_kv` does (a
@@ -111,9 +115,11 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     another axis, no normalisation, the exponential of something else, a
     maximum or sum of other values, a mask added after the scale is applied
     to it, a non-constant scale) is left untouched; with `remarks`, each
-    product fed by a softmax-like op that is not raised gets a remark with
-    the reason, and each raised one says so. Ops that only fed a raised
-    attention are erased.
+    product whose left operand is computed from an exponential (or is a
+    `linalg.softmax`) and is not raised gets a remark with the reason and
+    the op (and line) the match stopped at, and each raised one says so. Ops
+    that only fed a raised attention are erased. docs/raising-forms.md
+    lists the forms real front ends emit, with their sources.
 
     ```mlir
     %s = linalg.batch_matmul_transpose_b ins(%q, %k : ...) outs(%zero : ...)
