@@ -181,7 +181,7 @@ ExprPtr readPayload(linalg::GenericOp generic, Value value,
   if (!def || def->getBlock() != generic.getBody() ||
       def->getNumResults() != 1 ||
       !isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
-           arith::ExtFOp, arith::TruncFOp, math::ExpOp>(def))
+           arith::ExtFOp, arith::TruncFOp, math::ExpOp, math::LogOp>(def))
     return leafOf(); // An opaque value: matches nothing.
   auto e = std::make_shared<Expr>();
   e->kind = Expr::Kind::Op;
@@ -497,6 +497,10 @@ struct Attention {
   /// The mask is [1, .., 1, Sq, Sk]: it is used as [1, 1, Sq, Sk] (needed
   /// when the softmax runs on another view of the batch than the products).
   bool maskIs2D = false;
+  /// The decomposed softmax's row maximum and sum, as the softmax reads
+  /// them (null for linalg.softmax): a log-sum-exp the front end computes
+  /// from them is the op's LSE.
+  Value rowMax, rowSum;
 };
 
 /// The source of a tensor.collapse_shape or tensor.expand_shape that only
@@ -635,6 +639,8 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     if (!sameExpr(stripConversions(*maxed),
                   stripConversions(scores)))
       return fail("the row maximum is of something else than the scores");
+    attention.rowMax = max->tensor;
+    attention.rowSum = sumTensor;
   }
 
   // X = [scale *] S [+ mask], S = Q K^T.
@@ -909,6 +915,45 @@ struct AttnRaiseAttentionPass
     return exponential && reduction;
   }
 
+  /// An element-wise f32 generic computing log(rowsum) + rowmax from the
+  /// decomposed softmax's statistics, read as the softmax reads them: the
+  /// natural log-sum-exp of the scaled, masked scores, which the raised op
+  /// computes as its LSE. Null when there is none.
+  static linalg::GenericOp findLogSumExp(const Attention &attention) {
+    if (!attention.rowMax)
+      return {};
+    for (Operation *user : attention.rowMax.getUsers()) {
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (!generic || !isElementwise(generic) || generic->getNumResults() != 1)
+        continue;
+      auto type = cast<RankedTensorType>(generic->getResult(0).getType());
+      if (!type.getElementType().isF32() ||
+          type != attention.rowMax.getType())
+        continue;
+      ExprPtr e = stripConversions(readExpr(
+          generic->getResult(0),
+          AffineMap::getMultiDimIdentityMap(type.getRank(),
+                                            generic.getContext())));
+      if (!e->isOp("arith.addf"))
+        continue;
+      AffineMap identity = AffineMap::getMultiDimIdentityMap(
+          type.getRank(), generic.getContext());
+      auto isLeaf = [&](const ExprPtr &x, Value tensor) {
+        return x->kind == Expr::Kind::Leaf && x->tensor == tensor &&
+               x->map == identity;
+      };
+      for (int side : {0, 1}) {
+        ExprPtr log = stripConversions(e->operands[side]);
+        ExprPtr max = stripConversions(e->operands[1 - side]);
+        if (log->isOp("math.log") &&
+            isLeaf(stripConversions(log->operands[0]), attention.rowSum) &&
+            isLeaf(max, attention.rowMax))
+          return generic;
+      }
+    }
+    return {};
+  }
+
   void raise(linalg::LinalgOp pv, const Attention &attention) {
     ImplicitLocOpBuilder b(pv.getLoc(), pv);
     auto outType = cast<RankedTensorType>(pv->getResult(0).getType());
@@ -943,7 +988,12 @@ struct AttnRaiseAttentionPass
     SmallVector<int64_t> oShape(q4.getShape());
     oShape.back() = v4.getDimSize(3);
     Value init = tensor::EmptyOp::create(b, oShape, outType.getElementType());
-    auto op = AttentionOp::create(b, q, k, v, mask, init, Value());
+    linalg::GenericOp lse = findLogSumExp(attention);
+    Value lseInit;
+    if (lse)
+      lseInit = tensor::EmptyOp::create(
+          b, ArrayRef(oShape).drop_back(), b.getF32Type());
+    auto op = AttentionOp::create(b, q, k, v, mask, init, lseInit);
     op.setScaleAttr(b.getF32FloatAttr(static_cast<float>(attention.scale)));
     if (failed(mlir::verify(op))) {
       // Shapes the product allowed but attention does not (e.g. K and V
@@ -958,10 +1008,28 @@ struct AttnRaiseAttentionPass
       result = tensor::CollapseShapeOp::create(
           b, outType, result, frontUnitGroups(outType.getRank()));
     pv->getResult(0).replaceAllUsesWith(result);
+    if (lse) {
+      // The front end's [.., Sq] or [.., Sq, 1] view of the rows, through
+      // one dimension (the element counts agree: the statistics are one
+      // value per row).
+      auto lseType = cast<RankedTensorType>(lse->getResult(0).getType());
+      Value rows = op.getResult(1);
+      if (lseType != rows.getType()) {
+        Value flat = tensor::CollapseShapeOp::create(
+            b, rows, ArrayRef<ReassociationIndices>{{0, 1, 2}});
+        ReassociationIndices all;
+        for (int64_t d = 0; d < lseType.getRank(); ++d)
+          all.push_back(d);
+        rows = tensor::ExpandShapeOp::create(
+            b, lseType, flat, ArrayRef<ReassociationIndices>{all});
+      }
+      lse->getResult(0).replaceAllUsesWith(rows);
+    }
     if (remarks)
       op.emitRemark() << "raised to attn.attention (scale " << attention.scale
                       << (attention.mask ? ", additive mask" : "")
                       << (grouped ? ", grouped-query heads read in place" : "")
+                      << (lse ? ", the front end's log-sum-exp as its LSE" : "")
                       << ")";
   }
 };

@@ -88,6 +88,10 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     - an optional additive mask: a float tensor added to the (scaled)
       scores, read through its trailing dimensions (it broadcasts over the
       leading ones);
+    - a log-sum-exp the front end also computes from the decomposed
+      softmax's statistics (an element-wise f32 `log(rowsum) + rowmax`,
+      FlashAttention's softmax_lse): it becomes the op's LSE result,
+      reshaped to the front end's view of the rows;
     - f32 extensions and truncations around any step (the attention
       computes in f32 whatever the front end rounded to);
     - the shapes front ends leave around these: unit dimensions indexed
