@@ -571,6 +571,14 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
                                      ? product->lhsExpr
                                      : readExpr(probabilities, identity));
     auto reciprocalOf = [&](const ExprPtr &factor) -> Value {
+      // 1 / rowsum computed in place (linalg-fuse-elementwise-ops fuses the
+      // reciprocal into its user).
+      if (factor->isOp("arith.divf") &&
+          factor->operands[0]->kind == Expr::Kind::Constant &&
+          factor->operands[0]->constant == 1.0 &&
+          factor->operands[1]->kind == Expr::Kind::Leaf &&
+          factor->operands[1]->map == row)
+        return factor->operands[1]->tensor;
       if (factor->kind != Expr::Kind::Leaf || factor->map != row)
         return Value();
       auto type = cast<RankedTensorType>(factor->tensor.getType());

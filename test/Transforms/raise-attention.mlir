@@ -443,3 +443,52 @@ func.func @argmax_used(%q: tensor<32x16xf32>, %kt: tensor<16x32xf32>, %v: tensor
   %o = linalg.matmul ins(%p, %v : tensor<32x32xf32>, tensor<32x16xf32>) outs(%oz : tensor<32x16xf32>) -> tensor<32x16xf32>
   return %o, %mx#1 : tensor<32x16xf32>, tensor<32xi64>
 }
+
+// -----
+
+// The row sum's reciprocal computed in the same generic as the product with
+// the exponentials (what linalg-fuse-elementwise-ops makes of TOSA's
+// reciprocal and mul): raised.
+// CHECK-LABEL: func.func @fused_reciprocal(
+// CHECK: attn.attention {{.*}} {scale = 1.000000e+00 : f32}
+// CHECK-NOT: linalg.matmul
+func.func @fused_reciprocal(%q: tensor<32x16xf32>, %kt: tensor<16x32xf32>, %v: tensor<32x16xf32>) -> tensor<32x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %s0 = tensor.empty() : tensor<32x32xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %s = linalg.matmul ins(%q, %kt : tensor<32x16xf32>, tensor<16x32xf32>) outs(%sz : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %r0 = tensor.empty() : tensor<32xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<32xf32>) -> tensor<32xf32>
+  %mx = linalg.reduce ins(%s : tensor<32x32xf32>) outs(%mx0 : tensor<32xf32>) dimensions = [1]
+    (%a: f32, %acc: f32) {
+      %r = arith.maximumf %a, %acc : f32
+      linalg.yield %r : f32
+    }
+  %ex = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %mx : tensor<32x32xf32>, tensor<32xf32>) outs(%s0 : tensor<32x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %d = arith.subf %a, %b : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<32x32xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<32xf32>) -> tensor<32xf32>
+  %sm = linalg.reduce ins(%ex : tensor<32x32xf32>) outs(%sm0 : tensor<32xf32>) dimensions = [1]
+    (%a: f32, %acc: f32) {
+      %r = arith.addf %a, %acc : f32
+      linalg.yield %r : f32
+    }
+  %p = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%ex, %sm : tensor<32x32xf32>, tensor<32xf32>) outs(%s0 : tensor<32x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %i = arith.divf %one, %b : f32
+    %r = arith.mulf %a, %i : f32
+    linalg.yield %r : f32
+  } -> tensor<32x32xf32>
+  %o0 = tensor.empty() : tensor<32x16xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  // expected-remark @+1 {{raised to attn.attention (scale 1.000000e+00)}}
+  %o = linalg.matmul ins(%p, %v : tensor<32x32xf32>, tensor<32x16xf32>) outs(%oz : tensor<32x16xf32>) -> tensor<32x16xf32>
+  return %o : tensor<32x16xf32>
+}
