@@ -344,6 +344,18 @@ struct Contraction {
 
 FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why);
 
+/// The map from a product's loops (batch..., m, n, k) to an operand's
+/// indices: the batch loops, then `trailing`.
+AffineMap productMap(MLIRContext *ctx, unsigned loops, unsigned batch,
+                     ArrayRef<unsigned> trailing) {
+  SmallVector<AffineExpr> results;
+  for (unsigned d = 0; d < batch; ++d)
+    results.push_back(getAffineDimExpr(d, ctx));
+  for (unsigned d : trailing)
+    results.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(loops, 0, results, ctx);
+}
+
 FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
   auto fail = [&](const Twine &reason) -> FailureOr<Contraction> {
     why.reason = reason.str();
@@ -373,12 +385,7 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
       dims->k[0] != batch + 2 || loops != batch + 3)
     return fail("a product whose loops are not (batch..., m, n, k)");
   auto mapOf = [&](ArrayRef<unsigned> trailing) {
-    SmallVector<AffineExpr> results;
-    for (unsigned d = 0; d < batch; ++d)
-      results.push_back(getAffineDimExpr(d, ctx));
-    for (unsigned d : trailing)
-      results.push_back(getAffineDimExpr(d, ctx));
-    return AffineMap::get(loops, 0, results, ctx);
+    return productMap(ctx, loops, batch, trailing);
   };
   unsigned m = batch, n = batch + 1, k = batch + 2;
   // getDpsInputOperands returns a vector by value: keep it.
@@ -421,12 +428,7 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
   unsigned batch = loops - 3, m = batch, n = batch + 1, k = batch + 2;
   MLIRContext *ctx = op.getContext();
   auto mapOf = [&](ArrayRef<unsigned> trailing) {
-    SmallVector<AffineExpr> results;
-    for (unsigned d = 0; d < batch; ++d)
-      results.push_back(getAffineDimExpr(d, ctx));
-    for (unsigned d : trailing)
-      results.push_back(getAffineDimExpr(d, ctx));
-    return AffineMap::get(loops, 0, results, ctx);
+    return productMap(ctx, loops, batch, trailing);
   };
   OpOperand *init = op.getDpsInitOperand(0);
   if (op.getMatchingIndexingMap(init) != mapOf({m, n}))
