@@ -30,6 +30,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -57,6 +58,16 @@ struct Expr {
   /// Op: the operation name ("arith.addf", "math.exp", ...).
   StringRef name;
   SmallVector<std::shared_ptr<Expr>> operands;
+  /// Op: the tensor that holds this value, read through `map`, when it was
+  /// read through the element-wise op that computes it (null when it is
+  /// computed inside another op's body).
+  Value origin;
+
+  /// The tensor holding this value and the map it is read through: a
+  /// leaf's own, or an op's origin.
+  std::pair<Value, AffineMap> held() const {
+    return {kind == Kind::Leaf ? tensor : origin, map};
+  }
 
   bool isOp(StringRef opName) const {
     return kind == Kind::Op && name == opName;
@@ -122,68 +133,135 @@ bool isElementwise(linalg::LinalgOp op) {
          isa<linalg::GenericOp>(op.getOperation());
 }
 
-/// `map` (from loops of sizes `loops` to the indices of a tensor of
-/// `shape`) with the constant-0 indices front ends use for unit dimensions
-/// written the canonical way: a trailing 0 into a size-1 last dimension (a
-/// kept reduced dimension) is dropped, and a 0 at position j into a size-1
-/// dimension is d_j when loop j has size 1 too. So a row statistic kept as
-/// [.., 1] reads as the row map, and [1, ..] operands as the identity.
+/// Expressions are read over the loops of one root op, of static sizes
+/// `loops`, and a leaf's map is kept in a canonical form that makes reads
+/// of the same values compare equal whatever unit dimensions front ends and
+/// reshape propagation add: a tensor dimension of size 1 is left out (only
+/// index 0 is in bounds), and a loop of size 1 reads as 0. So a row
+/// statistic kept as [.., 1] reads like one without the unit dimension, and
+/// [1, ..] operands like the identity.
 AffineMap canonicalRead(AffineMap map, ArrayRef<int64_t> shape,
                         ArrayRef<int64_t> loops) {
   MLIRContext *ctx = map.getContext();
-  SmallVector<AffineExpr> results(map.getResults());
-  auto isZero = [](AffineExpr e) {
-    auto c = dyn_cast<AffineConstantExpr>(e);
-    return c && c.getValue() == 0;
-  };
-  if (results.size() == loops.size() && !results.empty() &&
-      isZero(results.back()) && shape.back() == 1) {
-    if (loops.back() == 1)
-      results.back() = getAffineDimExpr(loops.size() - 1, ctx);
-    else
-      results.pop_back();
+  SmallVector<AffineExpr> unitLoopsAsZero;
+  for (auto [d, size] : llvm::enumerate(loops))
+    unitLoopsAsZero.push_back(size == 1 ? getAffineConstantExpr(0, ctx)
+                                        : getAffineDimExpr(d, ctx));
+  SmallVector<AffineExpr> results;
+  for (auto [i, e] : llvm::enumerate(map.getResults()))
+    if (shape[i] != 1)
+      results.push_back(e.replaceDimsAndSymbols(unitLoopsAsZero, {}));
+  return AffineMap::get(loops.size(), 0, results, ctx);
+}
+
+/// The canonical read of a tensor over loops `loops` through the identity
+/// map (`keep` = loops.size()) or the row map (every loop but the last,
+/// `keep` = loops.size() - 1).
+AffineMap canonicalLeading(ArrayRef<int64_t> loops, unsigned keep,
+                           MLIRContext *ctx) {
+  SmallVector<AffineExpr> results;
+  for (unsigned d = 0; d < keep; ++d)
+    if (loops[d] != 1)
+      results.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(loops.size(), 0, results, ctx);
+}
+AffineMap identityRead(ArrayRef<int64_t> loops, MLIRContext *ctx) {
+  return canonicalLeading(loops, loops.size(), ctx);
+}
+AffineMap rowRead(ArrayRef<int64_t> loops, MLIRContext *ctx) {
+  return canonicalLeading(loops, loops.size() - 1, ctx);
+}
+
+/// The index expressions into the source of a reshape, given those into
+/// its result (`indices`, one per result dimension), when the reshape only
+/// inserts or drops unit dimensions (each group has at most one dimension
+/// that is not 1, and it keeps its size); std::nullopt otherwise.
+std::optional<SmallVector<AffineExpr>>
+unitReshapeSourceIndices(ArrayRef<int64_t> source, ArrayRef<int64_t> result,
+                         ArrayRef<ReassociationIndices> groups,
+                         bool expanding, ArrayRef<AffineExpr> indices,
+                         MLIRContext *ctx) {
+  if (ShapedType::isDynamicShape(source) || ShapedType::isDynamicShape(result))
+    return std::nullopt;
+  // `wide` is the side whose dimensions the groups list.
+  ArrayRef<int64_t> wide = expanding ? result : source;
+  ArrayRef<int64_t> narrow = expanding ? source : result;
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  SmallVector<AffineExpr> out;
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    std::optional<int64_t> kept;
+    for (int64_t d : group)
+      if (wide[d] != 1) {
+        if (kept || wide[d] != narrow[g])
+          return std::nullopt;
+        kept = d;
+      }
+    if (expanding) {
+      // One source index per group: the kept dimension's (0 if all unit).
+      out.push_back(kept ? indices[*kept] : zero);
+      continue;
+    }
+    // One source index per dimension of the group: the result's for the
+    // kept one, 0 for the unit ones.
+    for (int64_t d : group)
+      out.push_back(d == kept.value_or(group.front()) ? indices[g] : zero);
   }
-  for (auto [j, e] : llvm::enumerate(results))
-    if (isZero(e) && shape[j] == 1 && j < loops.size() && loops[j] == 1)
-      e = getAffineDimExpr(j, ctx);
-  return AffineMap::get(map.getNumDims(), 0, results, ctx);
+  return out;
 }
 
-/// The canonical map through which `op` reads (or writes) `operand`.
-AffineMap canonicalMapOf(linalg::LinalgOp op, OpOperand *operand) {
-  return canonicalRead(
-      op.getMatchingIndexingMap(operand),
-      cast<RankedTensorType>(operand->get().getType()).getShape(),
-      op.getStaticLoopRanges());
+/// `tensor` read through `map`, seen through same-type casts and the
+/// reshapes that only insert or drop unit dimensions (TOSA's kept axes, and
+/// linalg-fuse-elementwise-ops' reshape propagation): the tensor they
+/// reshape, read through the corresponding map.
+std::pair<Value, AffineMap> throughUnitReshapes(Value tensor, AffineMap map) {
+  MLIRContext *ctx = map.getContext();
+  while (true) {
+    tensor = skipNoOpCasts(tensor);
+    std::optional<SmallVector<AffineExpr>> indices;
+    Value source;
+    if (auto expand = tensor.getDefiningOp<tensor::ExpandShapeOp>()) {
+      source = expand.getSrc();
+      indices = unitReshapeSourceIndices(
+          expand.getSrcType().getShape(), expand.getResultType().getShape(),
+          expand.getReassociationIndices(), true, map.getResults(), ctx);
+    } else if (auto collapse =
+                   tensor.getDefiningOp<tensor::CollapseShapeOp>()) {
+      source = collapse.getSrc();
+      indices = unitReshapeSourceIndices(
+          collapse.getSrcType().getShape(),
+          collapse.getResultType().getShape(),
+          collapse.getReassociationIndices(), false, map.getResults(), ctx);
+    }
+    if (!indices)
+      return {tensor, map};
+    tensor = source;
+    map = AffineMap::get(map.getNumDims(), 0, *indices, ctx);
+  }
 }
 
-/// The expression `tensor` holds, read through `map` (from the loops of the
-/// root). A tensor made by an element-wise generic and read through the
-/// identity is read through its payload.
-ExprPtr readExpr(Value tensor, AffineMap map);
+/// The expression `tensor` holds, read through `map` (from the root's
+/// loops, of sizes `loops`, to the tensor's indices). A tensor made by an
+/// element-wise generic is read through its payload, its inputs through
+/// their maps composed with `map`.
+ExprPtr readExpr(Value tensor, AffineMap map, ArrayRef<int64_t> loops);
 
 ExprPtr readPayload(linalg::GenericOp generic, Value value,
                     DenseMap<Value, ExprPtr> &args) {
   if (ExprPtr known = args.lookup(value))
     return known;
-  auto leafOf = [&]() {
-    auto e = std::make_shared<Expr>();
-    e->kind = Expr::Kind::Leaf;
-    return e;
-  };
   if (std::optional<double> c = floatConstant(value)) {
     auto e = std::make_shared<Expr>();
     e->kind = Expr::Kind::Constant;
     e->constant = *c;
     return e;
   }
+  auto e = std::make_shared<Expr>();
   Operation *def = value.getDefiningOp();
   if (!def || def->getBlock() != generic.getBody() ||
       def->getNumResults() != 1 ||
       !isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
            arith::ExtFOp, arith::TruncFOp, math::ExpOp, math::LogOp>(def))
-    return leafOf(); // An opaque value: matches nothing.
-  auto e = std::make_shared<Expr>();
+    return e; // An opaque value (a leaf without a tensor): matches nothing.
   e->kind = Expr::Kind::Op;
   e->name = def->getName().getStringRef();
   for (Value operand : def->getOperands())
@@ -191,38 +269,66 @@ ExprPtr readPayload(linalg::GenericOp generic, Value value,
   return e;
 }
 
-ExprPtr readExpr(Value tensor, AffineMap map) {
-  tensor = skipNoOpCasts(tensor);
+ExprPtr readExpr(Value tensor, AffineMap map, ArrayRef<int64_t> loops) {
+  std::tie(tensor, map) = throughUnitReshapes(tensor, map);
   if (std::optional<double> c = floatConstant(tensor)) {
     auto e = std::make_shared<Expr>();
     e->kind = Expr::Kind::Constant;
     e->constant = *c;
     return e;
   }
+  AffineMap canonical = canonicalRead(
+      map, cast<RankedTensorType>(tensor.getType()).getShape(), loops);
   auto generic = tensor.getDefiningOp<linalg::GenericOp>();
-  if (generic && map.isIdentity() && isElementwise(generic)) {
+  if (generic && isElementwise(generic)) {
     DenseMap<Value, ExprPtr> args;
     for (OpOperand *input : generic.getDpsInputOperands())
-      args[generic.getMatchingBlockArgument(input)] =
-          readExpr(input->get(), canonicalMapOf(generic, input));
+      args[generic.getMatchingBlockArgument(input)] = readExpr(
+          input->get(), generic.getMatchingIndexingMap(input).compose(map),
+          loops);
     // The output's block argument is not read by an element-wise op that
     // computes a value; if it is, it stays an opaque leaf.
     auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
-    return readPayload(generic, yield.getOperand(0), args);
+    ExprPtr e = readPayload(generic, yield.getOperand(0), args);
+    if (e->kind == Expr::Kind::Op) {
+      e->origin = tensor;
+      e->map = canonical;
+    }
+    return e;
   }
   auto e = std::make_shared<Expr>();
   e->tensor = tensor;
-  e->map = map;
+  e->map = canonical;
   return e;
 }
 
-/// The map of a reduction's output or a broadcast row statistic: every loop
-/// but the last.
-AffineMap rowMap(MLIRContext *context, unsigned loops) {
-  SmallVector<AffineExpr> results;
-  for (unsigned d = 0; d + 1 < loops; ++d)
-    results.push_back(getAffineDimExpr(d, context));
-  return AffineMap::get(loops, 0, results, context);
+/// The loops `from` of a reduction or product, as expressions of the loops
+/// `to` of the root whose expression it feeds: the loops of size other
+/// than 1 correspond in order and must have the same sizes; the others
+/// read 0. std::nullopt when they do not correspond.
+std::optional<SmallVector<AffineExpr>>
+correspondingLoops(ArrayRef<int64_t> from, ArrayRef<int64_t> to,
+                   MLIRContext *ctx) {
+  SmallVector<AffineExpr> result;
+  unsigned next = 0;
+  auto skipUnit = [&]() {
+    while (next < to.size() && to[next] == 1)
+      ++next;
+  };
+  for (int64_t size : from) {
+    if (size == 1) {
+      result.push_back(getAffineConstantExpr(0, ctx));
+      continue;
+    }
+    skipUnit();
+    if (next == to.size() || to[next] != size || ShapedType::isDynamic(size))
+      return std::nullopt;
+    result.push_back(getAffineDimExpr(next++, ctx));
+  }
+  skipUnit();
+  if (next != to.size())
+    return std::nullopt;
+  return result;
 }
 
 /// Why the match failed, and the op of the step it stopped at, for the
@@ -234,11 +340,13 @@ struct Mismatch {
 
 /// What a reduction of the last dimension with `combiner`
 /// ("arith.maximumf" or "arith.addf"), whose initial value passes `init`,
-/// reduces: an expression over its loops, its input read through the
-/// identity, or an element-wise expression of its inputs computed in its
-/// body (linalg-fuse-elementwise-ops folds the producer of the reduced
-/// values into the reduction).
-FailureOr<ExprPtr> rowReductionInput(Value result, StringRef combiner,
+/// reduces: an expression over the softmax's loops `loops`, its input read
+/// through the identity, or an element-wise expression of its inputs
+/// computed in its body (linalg-fuse-elementwise-ops folds the producer of
+/// the reduced values into the reduction). The reduction's loops may differ
+/// from the softmax's by loops of size 1 (reshape propagation).
+FailureOr<ExprPtr> rowReductionInput(Value result, ArrayRef<int64_t> loops,
+                                     StringRef combiner,
                                      function_ref<bool(double)> init,
                                      Mismatch &why) {
   auto fail = [&](const Twine &reason) -> FailureOr<ExprPtr> {
@@ -247,38 +355,30 @@ FailureOr<ExprPtr> rowReductionInput(Value result, StringRef combiner,
   };
   result = skipNoOpCasts(result);
   why.at = result.getDefiningOp();
-  // A statistic given a trailing unit dimension after the reduction (TOSA's
-  // kept axis) is the reduction's result.
-  if (auto expand = result.getDefiningOp<tensor::ExpandShapeOp>()) {
-    ArrayRef<int64_t> shape = expand.getResultType().getShape();
-    SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
-    bool appendsUnit = shape.back() == 1 && groups.back().size() == 2 &&
-                       llvm::all_of(ArrayRef(groups).drop_back(),
-                                    [](const ReassociationIndices &g) {
-                                      return g.size() == 1;
-                                    });
-    if (appendsUnit) {
-      result = skipNoOpCasts(expand.getSrc());
-      why.at = result.getDefiningOp();
-    }
-  }
   Operation *def = result.getDefiningOp();
+  MLIRContext *ctx = result.getContext();
   ExprPtr reduced;
   Value initValue;
   Operation *combinerOp = nullptr;
+  auto onSoftmaxLoops = [&](ArrayRef<int64_t> own)
+      -> std::optional<SmallVector<AffineExpr>> {
+    return correspondingLoops(own, loops, ctx);
+  };
   if (auto reduce = dyn_cast_or_null<linalg::ReduceOp>(def)) {
     auto inputType = cast<RankedTensorType>(reduce.getInputs()[0].getType());
+    std::optional<SmallVector<AffineExpr>> own =
+        onSoftmaxLoops(inputType.getShape());
     if (reduce.getInputs().size() != 1 ||
         reduce.getDimensions() != ArrayRef<int64_t>{inputType.getRank() - 1})
       return fail("a reduction is not over the last dimension");
+    if (!own)
+      return fail("a reduction over other loops than the softmax's");
     reduced = readExpr(reduce.getInputs()[0],
-                       AffineMap::getMultiDimIdentityMap(inputType.getRank(),
-                                                         reduce.getContext()));
+                       AffineMap::get(loops.size(), 0, *own, ctx), loops);
     initValue = reduce.getInits()[0];
     combinerOp =
         reduce.getBody()->getTerminator()->getOperand(0).getDefiningOp();
   } else if (auto generic = dyn_cast_or_null<linalg::GenericOp>(def)) {
-    unsigned loops = generic.getNumLoops();
     // The statistic is one result; others must be unused (torch-mlir's max
     // also computes an argmax nothing reads).
     unsigned resultNumber = cast<OpResult>(result).getResultNumber();
@@ -292,8 +392,19 @@ FailureOr<ExprPtr> rowReductionInput(Value result, StringRef combiner,
       return fail(!othersUnused
                       ? "a reduction has another result that is used"
                       : "a reduction is not over the last dimension alone");
+    std::optional<SmallVector<AffineExpr>> own =
+        onSoftmaxLoops(generic.getStaticLoopRanges());
+    if (!own)
+      return fail("a reduction over other loops than the softmax's");
+    auto onLoops = [&](OpOperand *operand) {
+      return generic.getMatchingIndexingMap(operand).replaceDimsAndSymbols(
+          *own, {}, loops.size(), 0);
+    };
     OpOperand *out = generic.getDpsInitOperand(resultNumber);
-    if (canonicalMapOf(generic, out) != rowMap(generic.getContext(), loops))
+    auto [outTensor, outMap] = throughUnitReshapes(out->get(), onLoops(out));
+    if (canonicalRead(outMap,
+                      cast<RankedTensorType>(outTensor.getType()).getShape(),
+                      loops) != rowRead(loops, ctx))
       return fail("a reduction reads or writes through unexpected maps");
     initValue = out->get();
     auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
@@ -307,7 +418,7 @@ FailureOr<ExprPtr> rowReductionInput(Value result, StringRef combiner,
       DenseMap<Value, ExprPtr> args;
       for (OpOperand *in : generic.getDpsInputOperands())
         args[generic.getMatchingBlockArgument(in)] =
-            readExpr(in->get(), canonicalMapOf(generic, in));
+            readExpr(in->get(), onLoops(in), loops);
       reduced = readPayload(generic, reducedValue, args);
     } else {
       combinerOp = nullptr;
@@ -340,6 +451,8 @@ struct Contraction {
   /// matchFusedProduct), read over the loops (batch..., m, k); `lhs` is
   /// null then.
   ExprPtr lhsExpr;
+  /// The sizes of the loops `lhsExpr` is read over.
+  SmallVector<int64_t> lhsLoops;
 };
 
 FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why);
@@ -468,8 +581,8 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
   SmallVector<AffineExpr> dims;
   for (unsigned d = 0; d < loops; ++d)
     dims.push_back(getAffineDimExpr(d == k ? batch + 1 : d == n ? 0 : d, ctx));
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  ranges.erase(ranges.begin() + n);
+  c.lhsLoops = op.getStaticLoopRanges();
+  c.lhsLoops.erase(c.lhsLoops.begin() + n);
   DenseMap<Value, ExprPtr> args;
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
@@ -477,10 +590,9 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
           return e.isFunctionOfDim(n);
         }))
       continue; // Not read by X (an opaque leaf if it is).
-    AffineMap lhsMap = canonicalRead(
-        map.replaceDimsAndSymbols(dims, {}, batch + 2, 0),
-        cast<RankedTensorType>(input->get().getType()).getShape(), ranges);
-    args[op.getMatchingBlockArgument(input)] = readExpr(input->get(), lhsMap);
+    args[op.getMatchingBlockArgument(input)] =
+        readExpr(input->get(), map.replaceDimsAndSymbols(dims, {}, batch + 2, 0),
+                 c.lhsLoops);
   }
   c.lhsExpr = readPayload(op, lhsValue, args);
   auto fill = init->get().getDefiningOp<linalg::FillOp>();
@@ -549,12 +661,16 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   }
   why.at = probabilities ? skipNoOpCasts(probabilities).getDefiningOp()
                          : pv.getOperation();
-  unsigned loops =
-      probabilities ? cast<RankedTensorType>(probabilities.getType()).getRank()
-                    : product->batchDims + 2;
+  SmallVector<int64_t> loopSizes =
+      probabilities ? llvm::to_vector(
+                          cast<RankedTensorType>(probabilities.getType())
+                              .getShape())
+                    : product->lhsLoops;
+  unsigned loops = loopSizes.size();
   MLIRContext *ctx = pv.getContext();
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(loops, ctx);
-  AffineMap row = rowMap(ctx, loops);
+  AffineMap readAll = AffineMap::getMultiDimIdentityMap(loops, ctx);
+  AffineMap identity = identityRead(loopSizes, ctx);
+  AffineMap row = rowRead(loopSizes, ctx);
 
   // P = softmax(X) over the last dimension.
   ExprPtr scores;
@@ -564,36 +680,26 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   if (softmax) {
     if (softmax.getDimension() != loops - 1)
       return fail("the softmax is not over the keys (the last dimension)");
-    scores = readExpr(softmax.getInput(), identity);
+    scores = readExpr(softmax.getInput(), readAll, loopSizes);
   } else {
     // P = E / rowsum(E), E = exp(X - rowmax(X)).
     // The division may be a multiplication by the rows' reciprocals, 1 / x
     // computed element-wise on the row statistic (TOSA's reciprocal).
     ExprPtr p = stripConversions(product->lhsExpr
                                      ? product->lhsExpr
-                                     : readExpr(probabilities, identity));
+                                     : readExpr(probabilities, readAll,
+                                                loopSizes));
+    // 1 / rowsum, read through the element-wise op that computes it or
+    // computed in place (linalg-fuse-elementwise-ops fuses the reciprocal
+    // into its user).
     auto reciprocalOf = [&](const ExprPtr &factor) -> Value {
-      // 1 / rowsum computed in place (linalg-fuse-elementwise-ops fuses the
-      // reciprocal into its user).
       if (factor->isOp("arith.divf") &&
           factor->operands[0]->kind == Expr::Kind::Constant &&
           factor->operands[0]->constant == 1.0 &&
           factor->operands[1]->kind == Expr::Kind::Leaf &&
           factor->operands[1]->map == row)
         return factor->operands[1]->tensor;
-      if (factor->kind != Expr::Kind::Leaf || factor->map != row)
-        return Value();
-      auto type = cast<RankedTensorType>(factor->tensor.getType());
-      ExprPtr inverse =
-          readExpr(factor->tensor,
-                   AffineMap::getMultiDimIdentityMap(type.getRank(), ctx));
-      if (!inverse->isOp("arith.divf") ||
-          inverse->operands[0]->kind != Expr::Kind::Constant ||
-          inverse->operands[0]->constant != 1.0 ||
-          inverse->operands[1]->kind != Expr::Kind::Leaf ||
-          !inverse->operands[1]->map.isIdentity())
-        return Value();
-      return inverse->operands[1]->tensor;
+      return Value();
     };
     ExprPtr e;
     Value sumTensor;
@@ -617,7 +723,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
       return fail("the left operand of the second product is not a softmax");
     }
     FailureOr<ExprPtr> summed = rowReductionInput(
-        sumTensor, "arith.addf", [](double v) { return v == 0.0; }, why);
+        sumTensor, loopSizes, "arith.addf", [](double v) { return v == 0.0; }, why);
     if (failed(summed))
       return failure();
     if (!sameExpr(stripConversions(*summed), e))
@@ -641,7 +747,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
                              .getFloatSemantics())
                          .convertToDouble();
     FailureOr<ExprPtr> maxed = rowReductionInput(
-        max->tensor, "arith.maximumf",
+        max->tensor, loopSizes, "arith.maximumf",
         [&](double v) { return std::isinf(v) ? v < 0 : v <= lowest; }, why);
     if (failed(maxed))
       return failure();
@@ -662,23 +768,31 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     ExprPtr rhs = stripConversions(scores->operands[1]);
     // The mask is a float tensor read through its trailing dimensions, its
     // leading ones possibly broadcast (size 1, index 0).
+    // It may be computed by an element-wise op of its own.
     auto isMask = [&](const ExprPtr &e) {
-      if (e->kind != Expr::Kind::Leaf ||
-          !isa<FloatType>(getElementTypeOrSelf(e->tensor.getType())))
+      auto [tensor, map] = e->held();
+      if (!tensor || !isa<FloatType>(getElementTypeOrSelf(tensor.getType())))
         return false;
       ArrayRef<int64_t> shape =
-          cast<RankedTensorType>(e->tensor.getType()).getShape();
-      unsigned rank = e->map.getNumResults();
+          cast<RankedTensorType>(tensor.getType()).getShape();
+      unsigned rank = shape.size();
       if (rank < 2 || rank > loops)
         return false;
+      // The read with the unit dimensions the canonical form leaves out
+      // put back: index 0, or the loop it lines up with if that has size 1.
+      unsigned next = 0;
       for (unsigned i = 0; i < rank; ++i) {
-        AffineExpr result = e->map.getResult(i);
+        unsigned loop = loops - rank + i;
+        AffineExpr result =
+            shape[i] != 1        ? map.getResult(next++)
+            : loopSizes[loop] == 1 ? getAffineDimExpr(loop, ctx)
+                                   : getAffineConstantExpr(0, ctx);
         auto dim = dyn_cast<AffineDimExpr>(result);
         auto constant = dyn_cast<AffineConstantExpr>(result);
         bool leading = i + 2 < rank;
         bool broadcast =
             leading && constant && constant.getValue() == 0 && shape[i] == 1;
-        if (!broadcast && (!dim || dim.getPosition() != loops - rank + i))
+        if (!broadcast && (!dim || dim.getPosition() != loop))
           return false;
         // Across a reshape of the batch only a mask of one [Sq, Sk] matrix
         // keeps its meaning.
@@ -698,7 +812,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     ExprPtr maskExpr = maskRight ? rhs : lhs;
     if (!isMask(maskExpr) || isProduct(maskExpr))
       return fail("a term added to the scores is not a mask tensor");
-    attention.mask = maskExpr->tensor;
+    attention.mask = maskExpr->held().first;
     attention.maskIs2D = reshaped;
     scores = maskRight ? lhs : rhs;
   }
@@ -932,33 +1046,45 @@ struct AttnRaiseAttentionPass
   static linalg::GenericOp findLogSumExp(const Attention &attention) {
     if (!attention.rowMax)
       return {};
-    for (Operation *user : attention.rowMax.getUsers()) {
-      auto generic = dyn_cast<linalg::GenericOp>(user);
-      if (!generic || !isElementwise(generic) || generic->getNumResults() != 1)
-        continue;
-      auto type = cast<RankedTensorType>(generic->getResult(0).getType());
-      if (!type.getElementType().isF32() ||
-          type != attention.rowMax.getType())
-        continue;
-      ExprPtr e = stripConversions(readExpr(
-          generic->getResult(0),
-          AffineMap::getMultiDimIdentityMap(type.getRank(),
-                                            generic.getContext())));
-      if (!e->isOp("arith.addf"))
-        continue;
-      AffineMap identity = AffineMap::getMultiDimIdentityMap(
-          type.getRank(), generic.getContext());
-      auto isLeaf = [&](const ExprPtr &x, Value tensor) {
-        return x->kind == Expr::Kind::Leaf && x->tensor == tensor &&
-               x->map == identity;
-      };
-      for (int side : {0, 1}) {
-        ExprPtr log = stripConversions(e->operands[side]);
-        ExprPtr max = stripConversions(e->operands[1 - side]);
-        if (log->isOp("math.log") &&
-            isLeaf(stripConversions(log->operands[0]), attention.rowSum) &&
-            isLeaf(max, attention.rowMax))
-          return generic;
+    auto rows = cast<RankedTensorType>(attention.rowMax.getType());
+    // The maximum's users, through casts and reshapes.
+    SmallVector<Value> work{attention.rowMax};
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (isa<tensor::CastOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+                user)) {
+          work.push_back(user->getResult(0));
+          continue;
+        }
+        auto generic = dyn_cast<linalg::GenericOp>(user);
+        if (!generic || !isElementwise(generic) ||
+            generic->getNumResults() != 1)
+          continue;
+        auto type = cast<RankedTensorType>(generic->getResult(0).getType());
+        if (!type.getElementType().isF32() || !type.hasStaticShape() ||
+            type.getNumElements() != rows.getNumElements())
+          continue;
+        MLIRContext *ctx = generic.getContext();
+        ExprPtr e = stripConversions(readExpr(
+            generic->getResult(0),
+            AffineMap::getMultiDimIdentityMap(type.getRank(), ctx),
+            type.getShape()));
+        if (!e->isOp("arith.addf"))
+          continue;
+        AffineMap identity = identityRead(type.getShape(), ctx);
+        auto isLeaf = [&](const ExprPtr &x, Value tensor) {
+          return x->kind == Expr::Kind::Leaf && x->tensor == tensor &&
+                 x->map == identity;
+        };
+        for (int side : {0, 1}) {
+          ExprPtr log = stripConversions(e->operands[side]);
+          ExprPtr max = stripConversions(e->operands[1 - side]);
+          if (log->isOp("math.log") &&
+              isLeaf(stripConversions(log->operands[0]), attention.rowSum) &&
+              isLeaf(max, attention.rowMax))
+            return generic;
+        }
       }
     }
     return {};
