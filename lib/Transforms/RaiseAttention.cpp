@@ -761,8 +761,8 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
 
   // X = [scale *] S [+ mask], S = Q K^T.
   scores = stripConversions(scores);
-  if (scores->kind == Expr::Kind::Leaf)
-    why.at = scores->tensor.getDefiningOp();
+  if (Value held = scores->held().first)
+    why.at = held.getDefiningOp();
   if (scores->isOp("arith.addf")) {
     ExprPtr lhs = stripConversions(scores->operands[0]);
     ExprPtr rhs = stripConversions(scores->operands[1]);

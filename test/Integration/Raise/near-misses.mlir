@@ -1,0 +1,241 @@
+// Forms real producers emit that look like attention and are not
+// softmax(scale * Q K^T + mask) V (docs/raising-forms.md): left alone, with
+// a remark naming the step and the op the match stopped at, as they are,
+// after canonicalize and cse, and after linalg-fuse-elementwise-ops.
+// @tensor_scale (S5): the scores multiplied by a full-size tensor argument,
+// not a constant. @softmax_over_queries (X17): the softmax over axis 1.
+// @extra_exp (X18): an exponential of the scores before the softmax.
+// @safe_softmax (X15): rows whose scores are all -inf give 0, not NaN.
+// @head_mask (C11): P multiplied by a per-head vector that is not constant.
+// RUN: attn-opt %s --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
+// RUN: attn-opt %s --canonicalize --cse --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
+// RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
+// RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention | FileCheck %s --check-prefix=IR
+// CHECK-NOT: remark: raised
+// CHECK: remark: not raised to attn.attention: the scores are scaled by something else than a positive constant (the match stopped at linalg.generic on line 38)
+// CHECK-NOT: remark: raised
+// CHECK: remark: not raised to attn.attention: the softmax does not divide by a row sum (the match stopped at linalg.generic on line 99)
+// CHECK-NOT: remark: raised
+// CHECK: remark: not raised to attn.attention: the scores are not a matrix product (or are modified in a way attn.attention does not express) (the match stopped at linalg.generic on line 117)
+// CHECK-NOT: remark: raised
+// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 193)
+// CHECK-NOT: remark: raised
+// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 231)
+// CHECK-NOT: remark: raised
+// IR-NOT: attn.attention
+
+#id = affine_map<(b, m, n) -> (b, m, n)>
+#row = affine_map<(b, m, n) -> (b, m)>
+#col = affine_map<(b, m, n) -> (b, n)>
+#head = affine_map<(b, m, n) -> (b)>
+
+func.func @tensor_scale(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>, %c: tensor<2x8x8xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %c : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %r = arith.mulf %in, %in_1 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %r0 = tensor.empty() : tensor<2x8xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x8x8xf32>) outs(%mx0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %mx : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.subf %in, %in_1 : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sm = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex : tensor<2x8x8xf32>) outs(%sm0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %sm : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %r = arith.divf %in, %in_1 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %o0 = tensor.empty() : tensor<2x8x4xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%oz : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// The maximum, the sum and the division run over the queries (axis 1).
+func.func @softmax_over_queries(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %r0 = tensor.empty() : tensor<2x8xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction", "parallel"]} ins(%s : tensor<2x8x8xf32>) outs(%mx0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %mx : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.subf %in, %in_1 : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sm = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction", "parallel"]} ins(%ex : tensor<2x8x8xf32>) outs(%sm0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %sm : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %r = arith.divf %in, %in_1 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %o0 = tensor.empty() : tensor<2x8x4xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%oz : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// softmax(exp(S)) V.
+func.func @extra_exp(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.exp %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %r0 = tensor.empty() : tensor<2x8xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x8x8xf32>) outs(%mx0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %mx : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.subf %in, %in_1 : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sm = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex : tensor<2x8x8xf32>) outs(%sm0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %sm : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %r = arith.divf %in, %in_1 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %o0 = tensor.empty() : tensor<2x8x4xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%oz : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// PyTorch's _safe_softmax: where(all scores of the row are -inf, 0, P).
+func.func @safe_softmax(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>, %mask: tensor<2x8x8xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %true = arith.constant true
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %r = arith.addf %in, %in_1 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %b0 = tensor.empty() : tensor<2x8xi1>
+  %false = arith.constant false
+  %any0 = linalg.fill ins(%false : i1) outs(%b0 : tensor<2x8xi1>) -> tensor<2x8xi1>
+  %any = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x8x8xf32>) outs(%any0 : tensor<2x8xi1>) {
+  ^bb0(%in: f32, %out: i1):
+    %c = arith.cmpf one, %in, %ninf : f32
+    %r = arith.ori %c, %out : i1
+    linalg.yield %r : i1
+  } -> tensor<2x8xi1>
+  %r0 = tensor.empty() : tensor<2x8xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x8x8xf32>) outs(%mx0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %mx : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.subf %in, %in_1 : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sm = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex : tensor<2x8x8xf32>) outs(%sm0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %sm, %any : tensor<2x8x8xf32>, tensor<2x8xf32>, tensor<2x8xi1>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %seen: i1, %out: f32):
+    %d = arith.divf %in, %in_1 : f32
+    %r = arith.select %seen, %d, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %o0 = tensor.empty() : tensor<2x8x4xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%oz : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// P scaled per head (Flax's head_mask) by a vector the caller passes.
+func.func @head_mask(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>, %w: tensor<2xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %r0 = tensor.empty() : tensor<2x8xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s : tensor<2x8x8xf32>) outs(%mx0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %mx : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.subf %in, %in_1 : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sm = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex : tensor<2x8x8xf32>) outs(%sm0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #head, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %sm, %w : tensor<2x8x8xf32>, tensor<2x8xf32>, tensor<2xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %h: f32, %out: f32):
+    %d = arith.divf %in, %in_1 : f32
+    %r = arith.mulf %d, %h : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %o0 = tensor.empty() : tensor<2x8x4xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%oz : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
