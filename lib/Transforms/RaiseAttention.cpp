@@ -451,8 +451,10 @@ struct Contraction {
   /// matchFusedProduct), read over the loops (batch..., m, k); `lhs` is
   /// null then.
   ExprPtr lhsExpr;
-  /// The sizes of the loops `lhsExpr` is read over.
+  /// The sizes of the loops `lhsExpr` is read over, and the type of its
+  /// elements.
   SmallVector<int64_t> lhsLoops;
+  Type lhsElementType;
 };
 
 FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why);
@@ -595,6 +597,7 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
                  c.lhsLoops);
   }
   c.lhsExpr = readPayload(op, lhsValue, args);
+  c.lhsElementType = lhsValue.getType();
   auto fill = init->get().getDefiningOp<linalg::FillOp>();
   std::optional<double> zero =
       fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
@@ -639,6 +642,72 @@ Value batchReshapeSource(Value value) {
                     expand.getResultType().getShape()))
       return skipNoOpCasts(expand.getSrc());
   return Value();
+}
+
+/// `e` as base * factor with a positive finite constant factor (a
+/// multiplication by it, or a division by its inverse): the base and the
+/// factor; `e` and 1 when `e` is neither a multiplication nor a division;
+/// failure when it multiplies or divides by something else.
+FailureOr<std::pair<ExprPtr, double>> splitPositiveScale(ExprPtr e) {
+  if (!e->isOp("arith.mulf") && !e->isOp("arith.divf"))
+    return std::make_pair(e, 1.0);
+  bool divide = e->isOp("arith.divf");
+  ExprPtr factor = stripConversions(e->operands[1]);
+  ExprPtr base = e->operands[0];
+  if (!divide && factor->kind != Expr::Kind::Constant)
+    std::swap(factor, base);
+  factor = stripConversions(factor);
+  if (factor->kind != Expr::Kind::Constant || factor->constant <= 0 ||
+      !std::isfinite(factor->constant))
+    return failure();
+  return std::make_pair(stripConversions(base),
+                        divide ? 1.0 / factor->constant : factor->constant);
+}
+
+/// Whether `e` is 0 whatever the inputs: the constant 0, or 0 times a
+/// finite constant or a tensor filled with one (torch-mlir's baddbmm with
+/// beta = 0 adds 0 * a zero fill to the scores). 0 times an unknown tensor
+/// is not: it is NaN where the tensor is infinite.
+bool isZeroTerm(const ExprPtr &e) {
+  ExprPtr x = stripConversions(e);
+  auto finite = [](const ExprPtr &y) {
+    if (y->kind == Expr::Kind::Constant)
+      return std::isfinite(y->constant);
+    if (y->kind != Expr::Kind::Leaf || !y->tensor)
+      return false;
+    auto fill = y->tensor.getDefiningOp<linalg::FillOp>();
+    std::optional<double> value =
+        fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
+    return value && std::isfinite(*value);
+  };
+  if (x->kind == Expr::Kind::Constant)
+    return x->constant == 0;
+  if (!x->isOp("arith.mulf"))
+    return false;
+  for (int side : {0, 1}) {
+    ExprPtr zero = stripConversions(x->operands[side]);
+    if (zero->kind == Expr::Kind::Constant && zero->constant == 0 &&
+        finite(stripConversions(x->operands[1 - side])))
+      return true;
+  }
+  return false;
+}
+
+/// The tensor of type `type` a product operand reads, given the expression
+/// it holds over the operand's loops, and the positive constant it is
+/// scaled by first (front ends scale Q, or Q and K^T, before the product
+/// instead of the scores); std::nullopt when it is computed otherwise.
+std::optional<std::pair<Value, double>>
+scaledOperand(const ExprPtr &operand, RankedTensorType type) {
+  FailureOr<std::pair<ExprPtr, double>> split = splitPositiveScale(operand);
+  if (failed(split))
+    return std::nullopt;
+  auto [base, factor] = *split;
+  if (base->kind != Expr::Kind::Leaf || !base->tensor ||
+      base->tensor.getType() != type ||
+      base->map != identityRead(type.getShape(), type.getContext()))
+    return std::nullopt;
+  return std::make_pair(base->tensor, factor);
 }
 
 FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
@@ -763,6 +832,15 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   scores = stripConversions(scores);
   if (Value held = scores->held().first)
     why.at = held.getDefiningOp();
+  // Terms that are 0 whatever the inputs are dropped.
+  while (scores->isOp("arith.addf")) {
+    int zero = isZeroTerm(scores->operands[1])   ? 1
+               : isZeroTerm(scores->operands[0]) ? 0
+                                                 : -1;
+    if (zero < 0)
+      break;
+    scores = stripConversions(scores->operands[1 - zero]);
+  }
   if (scores->isOp("arith.addf")) {
     ExprPtr lhs = stripConversions(scores->operands[0]);
     ExprPtr rhs = stripConversions(scores->operands[1]);
@@ -816,20 +894,11 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     attention.maskIs2D = reshaped;
     scores = maskRight ? lhs : rhs;
   }
-  if (scores->isOp("arith.mulf") || scores->isOp("arith.divf")) {
-    bool divide = scores->isOp("arith.divf");
-    ExprPtr factor = stripConversions(scores->operands[1]);
-    ExprPtr base = scores->operands[0];
-    if (!divide && factor->kind != Expr::Kind::Constant)
-      std::swap(factor, base);
-    factor = stripConversions(factor);
-    if (factor->kind != Expr::Kind::Constant || factor->constant <= 0 ||
-        !std::isfinite(factor->constant))
-      return fail("the scores are scaled by something else than a positive "
-                  "constant");
-    attention.scale = divide ? 1.0 / factor->constant : factor->constant;
-    scores = stripConversions(base);
-  }
+  FailureOr<std::pair<ExprPtr, double>> scaled = splitPositiveScale(scores);
+  if (failed(scaled))
+    return fail("the scores are scaled by something else than a positive "
+                "constant");
+  std::tie(scores, attention.scale) = *scaled;
   if (scores->kind != Expr::Kind::Leaf || scores->map != identity)
     return fail("the scores are not a matrix product (or are modified in a "
                 "way attn.attention does not express)");
@@ -841,8 +910,29 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     return failure();
   if (qk->batchDims != product->batchDims)
     return fail("the two products have different batch dimensions");
-  attention.query = qk->lhs;
-  attention.key = qk->rhs;
+  // Q and K^T may be scaled before the product: the scale is the product
+  // of the factors.
+  auto operandOf = [&](Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    return scaledOperand(
+               readExpr(tensor,
+                        AffineMap::getMultiDimIdentityMap(type.getRank(), ctx),
+                        type.getShape()),
+               type)
+        .value_or(std::make_pair(tensor, 1.0));
+  };
+  std::optional<std::pair<Value, double>> query =
+      qk->lhsExpr
+          ? scaledOperand(qk->lhsExpr, RankedTensorType::get(
+                                           qk->lhsLoops, qk->lhsElementType))
+          : operandOf(qk->lhs);
+  if (!query)
+    return fail("the queries are computed inside the product in a way "
+                "attn.attention does not express");
+  std::pair<Value, double> key = operandOf(qk->rhs);
+  attention.query = query->first;
+  attention.key = key.first;
+  attention.scale *= query->second * key.second;
   // Q K^T reads K as [.., n, k] ("transposed B"); a matmul reads K^T.
   attention.keyTransposed = !qk->rhsTransposed;
   return attention;
