@@ -788,6 +788,39 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
       if (!sumTensor)
         return fail("the left operand of the second product is not a "
                     "softmax");
+    } else if (p->isOp("math.exp")) {
+      // P = exp(X - lse), lse = rowmax(X) + log(rowsum(exp(X - rowmax(X)))):
+      // the softmax through its log-sum-exp, no division. E is then
+      // exp(X - rowmax(X)), which the sum must reduce.
+      ExprPtr shifted = stripConversions(p->operands[0]);
+      ExprPtr lse = shifted->isOp("arith.subf")
+                        ? stripConversions(shifted->operands[1])
+                        : ExprPtr();
+      if (!lse || !lse->isOp("arith.addf"))
+        return fail("the exponential is not of the scores minus their row "
+                    "maximum or log-sum-exp");
+      for (int side : {0, 1}) {
+        ExprPtr log = stripConversions(lse->operands[side]);
+        ExprPtr max = stripConversions(lse->operands[1 - side]);
+        if (!log->isOp("math.log") || max->kind != Expr::Kind::Leaf ||
+            max->map != row)
+          continue;
+        ExprPtr sum = stripConversions(log->operands[0]);
+        if (sum->kind != Expr::Kind::Leaf || sum->map != row)
+          continue;
+        sumTensor = sum->tensor;
+        auto difference = std::make_shared<Expr>();
+        difference->kind = Expr::Kind::Op;
+        difference->name = "arith.subf";
+        difference->operands = {shifted->operands[0], max};
+        e = std::make_shared<Expr>();
+        e->kind = Expr::Kind::Op;
+        e->name = "math.exp";
+        e->operands = {difference};
+      }
+      if (!sumTensor)
+        return fail("the exponential subtracts something else than a "
+                    "log-sum-exp of row statistics");
     } else {
       return fail("the left operand of the second product is not a softmax");
     }
