@@ -114,12 +114,22 @@ std::optional<double> floatConstant(Value value) {
 }
 
 /// `value` read through same-type tensor.cast ops, which front ends leave
-/// between steps (torch-mlir's per-op lowering; canonicalize folds them).
+/// between steps (torch-mlir's per-op lowering; canonicalize folds them)
+/// and through slices of the whole tensor.
 Value skipNoOpCasts(Value value) {
-  while (auto cast = value.getDefiningOp<tensor::CastOp>()) {
-    if (cast.getSource().getType() != cast.getType())
+  while (true) {
+    if (auto cast = value.getDefiningOp<tensor::CastOp>()) {
+      if (cast.getSource().getType() != cast.getType())
+        break;
+      value = cast.getSource();
+      continue;
+    }
+    // A slice of the whole tensor (TOSA front ends leave chains of them).
+    auto slice = value.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || slice.getSourceType() != slice.getResultType() ||
+        !slice.hasZeroOffset() || !slice.hasUnitStride())
       break;
-    value = cast.getSource();
+    value = slice.getSource();
   }
   return value;
 }
@@ -987,6 +997,41 @@ SmallVector<ReassociationIndices> frontUnitGroups(int64_t rank) {
 /// `value` ([.., S, X] of rank `rank`) as rank 4 with unit dimensions in
 /// front; `swapLast` first swaps its last two dimensions.
 Value toRank4(ImplicitLocOpBuilder &b, Value value, bool swapLast) {
+  // Reshapes that only add or drop leading unit dimensions are looked
+  // through, to the front end's own transposes and head repeats.
+  while (true) {
+    Value source;
+    if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>())
+      source = expand.getSrc();
+    else if (auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>())
+      source = collapse.getSrc();
+    if (!source)
+      break;
+    // [1, Hkv, G, S, X] collapsed into [Hkv * G, S, X] (TOSA's reshapes
+    // folded into one) is [1, Hkv * G, S, X] without its unit dimension:
+    // make that view, in which repeatedHeads finds the group.
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>();
+    if (collapse && sourceType.getRank() == 5 &&
+        sourceType.getDimSize(0) == 1 &&
+        collapse.getReassociationIndices() ==
+            SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}}) {
+      value = tensor::CollapseShapeOp::create(
+          b, source, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+      break;
+    }
+    auto from = cast<RankedTensorType>(source.getType()).getShape();
+    auto to = cast<RankedTensorType>(value.getType()).getShape();
+    auto withoutLeadingUnits = [](ArrayRef<int64_t> shape) {
+      while (!shape.empty() && shape.front() == 1)
+        shape = shape.drop_front();
+      return shape;
+    };
+    if (from.size() > 4 || withoutLeadingUnits(from) != withoutLeadingUnits(to) ||
+        withoutLeadingUnits(to).size() < 2)
+      break;
+    value = skipNoOpCasts(source);
+  }
   auto type = cast<RankedTensorType>(value.getType());
   int64_t rank = type.getRank();
   if (swapLast) {
@@ -1016,45 +1061,38 @@ Value toRank4(ImplicitLocOpBuilder &b, Value value, bool swapLast) {
 }
 
 /// `value` ([B, Hkv, G, S, X]) as the broadcast of a [B, Hkv, S, X] tensor
-/// along dimension 2, or null: a linalg.broadcast, or a copying
-/// linalg.generic that reads its input without dimension 2 or through a
-/// constant 0 into a unit dimension 2 (torch-mlir's aten.expand after an
-/// unsqueeze).
+/// along dimension 2, or null: a linalg.broadcast, or an element-wise
+/// generic that copies a [B, Hkv, S, X] tensor, read without dimension 2
+/// (torch-mlir's aten.expand after an unsqueeze, TOSA's addition of a
+/// full-size zero constant to a [B, Hkv, 1, S, X] reshape).
 Value groupBroadcastSource(ImplicitLocOpBuilder &b, Value value) {
   if (auto broadcast = value.getDefiningOp<linalg::BroadcastOp>())
     return broadcast.getDimensions() == ArrayRef<int64_t>{2}
                ? broadcast.getInput()
                : Value();
-  auto generic = value.getDefiningOp<linalg::GenericOp>();
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumDpsInits() != 1 ||
-      generic.getNumParallelLoops() != generic.getNumLoops() ||
-      !generic.getIndexingMapsArray().back().isIdentity())
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.hasStaticShape() || type.getRank() != 5)
     return Value();
-  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
-  if (yield.getNumOperands() != 1 ||
-      yield.getOperand(0) != generic.getBody()->getArgument(0))
+  ArrayRef<int64_t> loops = type.getShape();
+  ExprPtr e = readExpr(value, b.getMultiDimIdentityMap(5), loops);
+  while (e->isOp("arith.addf") && isZeroTerm(e->operands[1]))
+    e = e->operands[0];
+  while (e->isOp("arith.addf") && isZeroTerm(e->operands[0]))
+    e = e->operands[1];
+  if (e->kind != Expr::Kind::Leaf || !e->tensor)
     return Value();
-  MLIRContext *ctx = b.getContext();
-  auto dims = [&](ArrayRef<AffineExpr> exprs) {
-    return AffineMap::get(5, 0, exprs, ctx);
-  };
-  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1),
-             d3 = b.getAffineDimExpr(3), d4 = b.getAffineDimExpr(4);
-  AffineMap read = generic.getIndexingMapsArray().front();
-  Value input = generic.getDpsInputOperand(0)->get();
-  if (read == dims({d0, d1, d3, d4}))
-    return input;
-  // A unit group dimension read at 0: fold it away.
-  auto type = cast<RankedTensorType>(input.getType());
-  if (read != dims({d0, d1, b.getAffineConstantExpr(0), d3, d4}) ||
-      type.getDimSize(2) != 1)
+  auto source = cast<RankedTensorType>(e->tensor.getType());
+  SmallVector<int64_t> shape{loops[0], loops[1], loops[3], loops[4]};
+  AffineMap withoutGroup =
+      AffineMap::get(5, 0,
+                     {b.getAffineDimExpr(0), b.getAffineDimExpr(1),
+                      b.getAffineDimExpr(3), b.getAffineDimExpr(4)},
+                     b.getContext());
+  if (source.getShape() != ArrayRef(shape) ||
+      source.getElementType() != type.getElementType() ||
+      e->map != canonicalRead(withoutGroup, shape, loops))
     return Value();
-  if (auto expand = input.getDefiningOp<tensor::ExpandShapeOp>())
-    if (expand.getSrcType().getRank() == 4)
-      return expand.getSrc();
-  return tensor::CollapseShapeOp::create(
-      b, input, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+  return e->tensor;
 }
 
 /// The key/value heads that `value` ([B, Hq, S, X]) repeats the way front
