@@ -26,10 +26,13 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -62,6 +65,12 @@ struct Expr {
   /// read through the element-wise op that computes it (null when it is
   /// computed inside another op's body).
   Value origin;
+  /// Op or opaque value: when computed in the body of a generic (`owner`)
+  /// that the root reads through `ownerMap` (from the root's loops to the
+  /// owner's), the value in that body.
+  linalg::GenericOp owner;
+  Value bodyValue;
+  AffineMap ownerMap;
 
   /// The tensor holding this value and the map it is read through: a
   /// leaf's own, or an op's origin.
@@ -255,8 +264,12 @@ std::pair<Value, AffineMap> throughUnitReshapes(Value tensor, AffineMap map) {
 /// their maps composed with `map`.
 ExprPtr readExpr(Value tensor, AffineMap map, ArrayRef<int64_t> loops);
 
+/// The expression `value` computes in the body of `generic`, whose block
+/// arguments hold `args`; `ownerMap` (from the root's loops to the
+/// generic's), if given, is recorded with the ops and opaque values.
 ExprPtr readPayload(linalg::GenericOp generic, Value value,
-                    DenseMap<Value, ExprPtr> &args) {
+                    DenseMap<Value, ExprPtr> &args,
+                    AffineMap ownerMap = {}) {
   if (ExprPtr known = args.lookup(value))
     return known;
   if (std::optional<double> c = floatConstant(value)) {
@@ -267,6 +280,11 @@ ExprPtr readPayload(linalg::GenericOp generic, Value value,
   }
   auto e = std::make_shared<Expr>();
   Operation *def = value.getDefiningOp();
+  if (ownerMap && def && def->getBlock() == generic.getBody()) {
+    e->owner = generic;
+    e->bodyValue = value;
+    e->ownerMap = ownerMap;
+  }
   if (!def || def->getBlock() != generic.getBody() ||
       def->getNumResults() != 1 ||
       !isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
@@ -275,7 +293,7 @@ ExprPtr readPayload(linalg::GenericOp generic, Value value,
   e->kind = Expr::Kind::Op;
   e->name = def->getName().getStringRef();
   for (Value operand : def->getOperands())
-    e->operands.push_back(readPayload(generic, operand, args));
+    e->operands.push_back(readPayload(generic, operand, args, ownerMap));
   return e;
 }
 
@@ -299,7 +317,7 @@ ExprPtr readExpr(Value tensor, AffineMap map, ArrayRef<int64_t> loops) {
     // The output's block argument is not read by an element-wise op that
     // computes a value; if it is, it stays an opaque leaf.
     auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
-    ExprPtr e = readPayload(generic, yield.getOperand(0), args);
+    ExprPtr e = readPayload(generic, yield.getOperand(0), args, map);
     if (e->kind == Expr::Kind::Op) {
       e->origin = tensor;
       e->map = canonical;
@@ -429,7 +447,8 @@ FailureOr<ExprPtr> rowReductionInput(Value result, ArrayRef<int64_t> loops,
       for (OpOperand *in : generic.getDpsInputOperands())
         args[generic.getMatchingBlockArgument(in)] =
             readExpr(in->get(), onLoops(in), loops);
-      reduced = readPayload(generic, reducedValue, args);
+      reduced = readPayload(generic, reducedValue, args,
+                            AffineMap::get(loops.size(), 0, *own, ctx));
     } else {
       combinerOp = nullptr;
     }
@@ -616,6 +635,145 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
   return c;
 }
 
+/// A value computed in the body of a generic that also computes other steps
+/// (linalg-fuse-elementwise-ops fuses a mask's computation into the
+/// addition to the scores), to be computed by a generic of its own over the
+/// loops it depends on.
+struct BodySlice {
+  linalg::GenericOp owner;
+  Value value;
+  /// The body's ops that compute it, in order, and the inputs they read.
+  SmallVector<Operation *> ops;
+  SmallVector<OpOperand *> inputs;
+  /// The owner's loops it depends on, ascending, and their sizes: the
+  /// shape of the tensor that holds it.
+  SmallVector<unsigned> loops;
+  SmallVector<int64_t> shape;
+  /// The map from the root's loops to that tensor's indices.
+  AffineMap read;
+};
+
+/// The slice of the body that computes `e`, an op or opaque value read
+/// through the body of an element-wise generic or reduction; failure if it
+/// reads the generic's output or has side effects or regions.
+FailureOr<BodySlice> bodySliceOf(const ExprPtr &e) {
+  if (!e->owner || !e->bodyValue)
+    return failure();
+  BodySlice slice;
+  slice.owner = e->owner;
+  slice.value = e->bodyValue;
+  Block *body = slice.owner.getBody();
+  unsigned loops = slice.owner.getNumLoops();
+  llvm::SmallBitVector usedLoops(loops);
+  llvm::SetVector<Operation *> ops;
+  llvm::SetVector<OpOperand *> inputs;
+  SmallVector<Value> work{slice.value};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() != body)
+        continue;
+      OpOperand *operand = slice.owner.getMatchingOpOperand(arg);
+      if (!slice.owner.isDpsInput(operand))
+        return failure();
+      inputs.insert(operand);
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != body || ops.contains(def))
+      continue; // Defined above the generic: usable as it is.
+    if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+      return failure();
+    if (auto index = dyn_cast<linalg::IndexOp>(def))
+      usedLoops.set(index.getDim());
+    ops.insert(def);
+    llvm::append_range(work, def->getOperands());
+  }
+  for (OpOperand *input : inputs) {
+    slice.inputs.push_back(input);
+    for (AffineExpr result :
+         slice.owner.getMatchingIndexingMap(input).getResults())
+      result.walk([&](AffineExpr sub) {
+        if (auto dim = dyn_cast<AffineDimExpr>(sub))
+          usedLoops.set(dim.getPosition());
+      });
+  }
+  for (Operation &op : body->without_terminator())
+    if (ops.contains(&op))
+      slice.ops.push_back(&op);
+  SmallVector<int64_t> ranges = slice.owner.getStaticLoopRanges();
+  SmallVector<AffineExpr> read;
+  for (unsigned d : usedLoops.set_bits()) {
+    if (ShapedType::isDynamic(ranges[d]))
+      return failure();
+    slice.loops.push_back(d);
+    slice.shape.push_back(ranges[d]);
+    read.push_back(e->ownerMap.getResult(d));
+  }
+  slice.read = AffineMap::get(e->ownerMap.getNumDims(), 0, read,
+                              e->ownerMap.getContext());
+  return slice;
+}
+
+/// A generic that computes `slice` over its own loops: the tensor that
+/// holds the value.
+Value materialize(ImplicitLocOpBuilder &b, BodySlice slice) {
+  MLIRContext *ctx = b.getContext();
+  unsigned loops = slice.loops.size();
+  SmallVector<AffineExpr> ownLoops(slice.owner.getNumLoops(),
+                                   getAffineConstantExpr(0, ctx));
+  for (auto [i, d] : llvm::enumerate(slice.loops))
+    ownLoops[d] = getAffineDimExpr(i, ctx);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : slice.inputs) {
+    inputs.push_back(input->get());
+    maps.push_back(slice.owner.getMatchingIndexingMap(input)
+                       .replaceDimsAndSymbols(ownLoops, {}, loops, 0));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(loops, ctx));
+  Type elementType = slice.value.getType();
+  Value init = tensor::EmptyOp::create(b, slice.shape, elementType);
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, RankedTensorType::get(slice.shape, elementType), inputs, init, maps,
+      iterators, [&](OpBuilder &nb, Location loc, ValueRange args) {
+        IRMapping mapping;
+        for (auto [input, arg] : llvm::zip(slice.inputs, args))
+          mapping.map(slice.owner.getMatchingBlockArgument(input), arg);
+        for (Operation *op : slice.ops) {
+          if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+            unsigned own = llvm::find(slice.loops, index.getDim()) -
+                           slice.loops.begin();
+            mapping.map(index.getResult(),
+                        linalg::IndexOp::create(nb, loc, own).getResult());
+            continue;
+          }
+          nb.clone(*op, mapping);
+        }
+        linalg::YieldOp::create(nb, loc,
+                                mapping.lookupOrDefault(slice.value));
+      });
+  return generic->getResult(0);
+}
+
+/// Whether `value` may be computed from the result of `op` (bounded search
+/// through the ops it is computed by: a search cut short says yes).
+bool mayDependOn(Value value, Operation *op) {
+  SmallVector<Value> work{value};
+  DenseSet<Operation *> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (def == op || seen.size() > 512)
+      return true;
+    llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
 /// What the matcher found: O = softmax(scale * Q K^T [+ mask]) V.
 struct Attention {
   Value query, key, value, mask;
@@ -628,6 +786,9 @@ struct Attention {
   /// them (null for linalg.softmax): a log-sum-exp the front end computes
   /// from them is the op's LSE.
   Value rowMax, rowSum;
+  /// A mask computed in the body of a step that also computes others: the
+  /// raise computes it on its own (`mask` is null then).
+  std::optional<BodySlice> maskSlice;
 };
 
 /// The source of a tensor.collapse_shape or tensor.expand_shape that only
@@ -887,17 +1048,13 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   if (scores->isOp("arith.addf")) {
     ExprPtr lhs = stripConversions(scores->operands[0]);
     ExprPtr rhs = stripConversions(scores->operands[1]);
-    // The mask is a float tensor read through its trailing dimensions, its
-    // leading ones possibly broadcast (size 1, index 0).
-    // It may be computed by an element-wise op of its own.
-    auto isMask = [&](const ExprPtr &e) {
-      auto [tensor, map] = e->held();
-      if (!tensor || !isa<FloatType>(getElementTypeOrSelf(tensor.getType())))
-        return false;
-      ArrayRef<int64_t> shape =
-          cast<RankedTensorType>(tensor.getType()).getShape();
+    // The mask is a float tensor of `shape` read (canonically) through
+    // `map`: through its trailing dimensions, its leading ones possibly
+    // broadcast (size 1, index 0).
+    auto isMaskRead = [&](ArrayRef<int64_t> shape, AffineMap map,
+                          Type elementType) {
       unsigned rank = shape.size();
-      if (rank < 2 || rank > loops)
+      if (!isa<FloatType>(elementType) || rank < 2 || rank > loops)
         return false;
       // The read with the unit dimensions the canonical form leaves out
       // put back: index 0, or the loop it lines up with if that has size 1.
@@ -905,7 +1062,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
       for (unsigned i = 0; i < rank; ++i) {
         unsigned loop = loops - rank + i;
         AffineExpr result =
-            shape[i] != 1        ? map.getResult(next++)
+            shape[i] != 1          ? map.getResult(next++)
             : loopSizes[loop] == 1 ? getAffineDimExpr(loop, ctx)
                                    : getAffineConstantExpr(0, ctx);
         auto dim = dyn_cast<AffineDimExpr>(result);
@@ -923,19 +1080,38 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
       return true;
     };
     // The scores come from a product; the other term is the mask.
-    auto isProduct = [](const ExprPtr &e) {
-      auto op = e->kind == Expr::Kind::Leaf
-                    ? e->tensor.getDefiningOp<linalg::LinalgOp>()
-                    : linalg::LinalgOp();
-      return op && linalg::isaContractionOpInterface(op);
+    std::function<bool(const ExprPtr &)> hasProduct =
+        [&](const ExprPtr &e) -> bool {
+      if (e->kind == Expr::Kind::Leaf) {
+        auto op = e->tensor ? e->tensor.getDefiningOp<linalg::LinalgOp>()
+                            : linalg::LinalgOp();
+        return op && linalg::isaContractionOpInterface(op);
+      }
+      return llvm::any_of(e->operands, hasProduct);
     };
-    bool maskRight = !isProduct(rhs);
+    bool maskRight = !hasProduct(rhs);
     ExprPtr maskExpr = maskRight ? rhs : lhs;
-    if (!isMask(maskExpr) || isProduct(maskExpr))
-      return fail("a term added to the scores is not a mask tensor");
-    attention.mask = maskExpr->held().first;
-    attention.maskIs2D = reshaped;
     scores = maskRight ? lhs : rhs;
+    if (hasProduct(maskExpr))
+      return fail("a term added to the scores is not a mask tensor");
+    auto [tensor, map] = maskExpr->held();
+    if (tensor) {
+      auto type = cast<RankedTensorType>(tensor.getType());
+      if (!isMaskRead(type.getShape(), map, type.getElementType()))
+        return fail("a term added to the scores is not a mask tensor");
+      attention.mask = tensor;
+    } else {
+      // Computed where it is added (fused): it gets a generic of its own
+      // over the loops it depends on.
+      FailureOr<BodySlice> slice = bodySliceOf(maskExpr);
+      if (failed(slice) ||
+          !isMaskRead(slice->shape,
+                      canonicalRead(slice->read, slice->shape, loopSizes),
+                      slice->value.getType()))
+        return fail("a term added to the scores is not a mask tensor");
+      attention.maskSlice = *slice;
+    }
+    attention.maskIs2D = reshaped;
   }
   FailureOr<std::pair<ExprPtr, double>> scaled = splitPositiveScale(scores);
   if (failed(scaled))
@@ -953,6 +1129,14 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     return failure();
   if (qk->batchDims != product->batchDims)
     return fail("the two products have different batch dimensions");
+  // A mask computed from the scores would keep their product: not raised.
+  Operation *scoresOp = scoreTensor.getDefiningOp();
+  if ((attention.mask && mayDependOn(attention.mask, scoresOp)) ||
+      (attention.maskSlice &&
+       llvm::any_of(attention.maskSlice->inputs, [&](OpOperand *input) {
+         return mayDependOn(input->get(), scoresOp);
+       })))
+    return fail("a term added to the scores is computed from them");
   // Q and K^T may be scaled before the product: the scale is the product
   // of the factors.
   auto operandOf = [&](Value tensor) {
@@ -1266,7 +1450,8 @@ struct AttnRaiseAttentionPass
       k = kHeads;
       v = vHeads;
     }
-    Value mask = attention.mask;
+    Value mask = attention.maskSlice ? materialize(b, *attention.maskSlice)
+                                     : attention.mask;
     if (mask && attention.maskIs2D) {
       auto type = cast<RankedTensorType>(mask.getType());
       if (type.getRank() > 2) {
@@ -1324,7 +1509,7 @@ struct AttnRaiseAttentionPass
     }
     if (remarks)
       op.emitRemark() << "raised to attn.attention (scale " << attention.scale
-                      << (attention.mask ? ", additive mask" : "")
+                      << (mask ? ", additive mask" : "")
                       << (grouped ? ", grouped-query heads read in place" : "")
                       << (lse ? ", the front end's log-sum-exp as its LSE" : "")
                       << ")";

@@ -7,6 +7,8 @@
 // @extra_exp (X18): an exponential of the scores before the softmax.
 // @safe_softmax (X15): rows whose scores are all -inf give 0, not NaN.
 // @head_mask (C11): P multiplied by a per-head vector that is not constant.
+// @mask_from_scores: a term added to the scores computed from them (after
+// fusion, in the same body).
 // RUN: attn-opt %s --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
 // RUN: attn-opt %s --canonicalize --cse --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
 // RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
@@ -21,6 +23,8 @@
 // CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 193)
 // CHECK-NOT: remark: raised
 // CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 231)
+// CHECK-NOT: remark: raised
+// CHECK: remark: not raised to attn.attention: a term added to the scores is computed from them (the match stopped at linalg.batch_matmul on line 253)
 // CHECK-NOT: remark: raised
 // IR-NOT: attn.attention
 
@@ -232,6 +236,53 @@ func.func @head_mask(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2
   ^bb0(%in: f32, %in_1: f32, %h: f32, %out: f32):
     %d = arith.divf %in, %in_1 : f32
     %r = arith.mulf %d, %h : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %o0 = tensor.empty() : tensor<2x8x4xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%oz : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// A "mask" computed from the scores themselves (S + relu(S) as a mask).
+func.func @mask_from_scores(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %m = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %m : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %r = arith.addf %in, %in_1 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %r0 = tensor.empty() : tensor<2x8xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x8x8xf32>) outs(%mx0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %mx : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.subf %in, %in_1 : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sm = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex : tensor<2x8x8xf32>) outs(%sm0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %sm : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %r = arith.divf %in, %in_1 : f32
     linalg.yield %r : f32
   } -> tensor<2x8x8xf32>
   %o0 = tensor.empty() : tensor<2x8x4xf32>
