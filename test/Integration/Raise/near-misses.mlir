@@ -14,15 +14,15 @@
 // RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
 // RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention | FileCheck %s --check-prefix=IR
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the scores are scaled by something else than a positive constant (the match stopped at linalg.generic on line 38)
+// CHECK: remark: not raised to attn.attention: the scores are scaled by something else than a positive constant (the match stopped at linalg.generic on line 42)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the softmax does not divide by a row sum (the match stopped at linalg.generic on line 99)
+// CHECK: remark: not raised to attn.attention: the softmax does not divide by a row sum (the match stopped at linalg.generic on line 103)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the scores are not a matrix product (or are modified in a way attn.attention does not express) (the match stopped at linalg.generic on line 117)
+// CHECK: remark: not raised to attn.attention: the scores are not a matrix product (or are modified in a way attn.attention does not express) (the match stopped at linalg.generic on line 121)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 193)
+// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 197)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 231)
+// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 235)
 // CHECK-NOT: remark: raised
 // CHECK: remark: not raised to attn.attention: a term added to the scores is computed from them (the match stopped at linalg.batch_matmul on line 253)
 // CHECK-NOT: remark: raised
