@@ -288,7 +288,8 @@ ExprPtr readPayload(linalg::GenericOp generic, Value value,
   if (!def || def->getBlock() != generic.getBody() ||
       def->getNumResults() != 1 ||
       !isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
-           arith::ExtFOp, arith::TruncFOp, math::ExpOp, math::LogOp>(def))
+           arith::ExtFOp, arith::TruncFOp, math::ExpOp, math::LogOp,
+           arith::SelectOp>(def))
     return e; // An opaque value (a leaf without a tensor): matches nothing.
   e->kind = Expr::Kind::Op;
   e->name = def->getName().getStringRef();
@@ -651,17 +652,20 @@ struct BodySlice {
   SmallVector<int64_t> shape;
   /// The map from the root's loops to that tensor's indices.
   AffineMap read;
+  /// Whether the tensor holds the value's negation (an i1 value).
+  bool negate = false;
 };
 
-/// The slice of the body that computes `e`, an op or opaque value read
-/// through the body of an element-wise generic or reduction; failure if it
-/// reads the generic's output or has side effects or regions.
-FailureOr<BodySlice> bodySliceOf(const ExprPtr &e) {
+/// The slice of the body that computes `value` (by default `e`'s), where
+/// `e` is an op or opaque value read through the body of an element-wise
+/// generic or reduction; failure if it reads the generic's output or has
+/// side effects or regions.
+FailureOr<BodySlice> bodySliceOf(const ExprPtr &e, Value value = {}) {
   if (!e->owner || !e->bodyValue)
     return failure();
   BodySlice slice;
   slice.owner = e->owner;
-  slice.value = e->bodyValue;
+  slice.value = value ? value : e->bodyValue;
   Block *body = slice.owner.getBody();
   unsigned loops = slice.owner.getNumLoops();
   llvm::SmallBitVector usedLoops(loops);
@@ -752,8 +756,12 @@ Value materialize(ImplicitLocOpBuilder &b, BodySlice slice) {
           }
           nb.clone(*op, mapping);
         }
-        linalg::YieldOp::create(nb, loc,
-                                mapping.lookupOrDefault(slice.value));
+        Value result = mapping.lookupOrDefault(slice.value);
+        if (slice.negate)
+          result = arith::XOrIOp::create(
+              nb, loc, result,
+              arith::ConstantOp::create(nb, loc, nb.getBoolAttr(true)));
+        linalg::YieldOp::create(nb, loc, result);
       });
   return generic->getResult(0);
 }
@@ -1045,73 +1053,100 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
       break;
     scores = stripConversions(scores->operands[1 - zero]);
   }
-  if (scores->isOp("arith.addf")) {
-    ExprPtr lhs = stripConversions(scores->operands[0]);
-    ExprPtr rhs = stripConversions(scores->operands[1]);
-    // The mask is a float tensor of `shape` read (canonically) through
-    // `map`: through its trailing dimensions, its leading ones possibly
-    // broadcast (size 1, index 0).
-    auto isMaskRead = [&](ArrayRef<int64_t> shape, AffineMap map,
-                          Type elementType) {
-      unsigned rank = shape.size();
-      if (!isa<FloatType>(elementType) || rank < 2 || rank > loops)
+  // The mask is a tensor of `shape` (float, or i1 for a boolean mask) read
+  // (canonically) through `map`: through its trailing dimensions, its
+  // leading ones possibly broadcast (size 1, index 0).
+  auto isMaskRead = [&](ArrayRef<int64_t> shape, AffineMap map,
+                        Type elementType) {
+    unsigned rank = shape.size();
+    if (!(isa<FloatType>(elementType) || elementType.isInteger(1)) ||
+        rank < 2 || rank > loops)
+      return false;
+    // The read with the unit dimensions the canonical form leaves out put
+    // back: index 0, or the loop it lines up with if that has size 1.
+    unsigned next = 0;
+    for (unsigned i = 0; i < rank; ++i) {
+      unsigned loop = loops - rank + i;
+      AffineExpr result =
+          shape[i] != 1          ? map.getResult(next++)
+          : loopSizes[loop] == 1 ? getAffineDimExpr(loop, ctx)
+                                 : getAffineConstantExpr(0, ctx);
+      auto dim = dyn_cast<AffineDimExpr>(result);
+      auto constant = dyn_cast<AffineConstantExpr>(result);
+      bool leading = i + 2 < rank;
+      bool broadcast =
+          leading && constant && constant.getValue() == 0 && shape[i] == 1;
+      if (!broadcast && (!dim || dim.getPosition() != loop))
         return false;
-      // The read with the unit dimensions the canonical form leaves out
-      // put back: index 0, or the loop it lines up with if that has size 1.
-      unsigned next = 0;
-      for (unsigned i = 0; i < rank; ++i) {
-        unsigned loop = loops - rank + i;
-        AffineExpr result =
-            shape[i] != 1          ? map.getResult(next++)
-            : loopSizes[loop] == 1 ? getAffineDimExpr(loop, ctx)
-                                   : getAffineConstantExpr(0, ctx);
-        auto dim = dyn_cast<AffineDimExpr>(result);
-        auto constant = dyn_cast<AffineConstantExpr>(result);
-        bool leading = i + 2 < rank;
-        bool broadcast =
-            leading && constant && constant.getValue() == 0 && shape[i] == 1;
-        if (!broadcast && (!dim || dim.getPosition() != loop))
-          return false;
-        // Across a reshape of the batch only a mask of one [Sq, Sk] matrix
-        // keeps its meaning.
-        if (reshaped && leading && shape[i] != 1)
-          return false;
-      }
-      return true;
-    };
-    // The scores come from a product; the other term is the mask.
-    std::function<bool(const ExprPtr &)> hasProduct =
-        [&](const ExprPtr &e) -> bool {
-      if (e->kind == Expr::Kind::Leaf) {
-        auto op = e->tensor ? e->tensor.getDefiningOp<linalg::LinalgOp>()
-                            : linalg::LinalgOp();
-        return op && linalg::isaContractionOpInterface(op);
-      }
-      return llvm::any_of(e->operands, hasProduct);
-    };
-    bool maskRight = !hasProduct(rhs);
-    ExprPtr maskExpr = maskRight ? rhs : lhs;
-    scores = maskRight ? lhs : rhs;
-    if (hasProduct(maskExpr))
-      return fail("a term added to the scores is not a mask tensor");
-    auto [tensor, map] = maskExpr->held();
-    if (tensor) {
+      // Across a reshape of the batch only a mask of one [Sq, Sk] matrix
+      // keeps its meaning.
+      if (reshaped && leading && shape[i] != 1)
+        return false;
+    }
+    return true;
+  };
+  // A mask read as `e` where it is added (or selected on): a tensor, or a
+  // value computed in the body of that step (fused), which gets a generic
+  // of its own over the loops it depends on. `value` picks another value of
+  // that body than `e`'s; `negate` makes the mask its negation.
+  auto takeMask = [&](const ExprPtr &e, Value value, bool negate) {
+    if (attention.mask || attention.maskSlice)
+      return false; // attn.attention has one mask operand.
+    auto [tensor, map] = e->held();
+    if (tensor && !value && !negate) {
       auto type = cast<RankedTensorType>(tensor.getType());
       if (!isMaskRead(type.getShape(), map, type.getElementType()))
-        return fail("a term added to the scores is not a mask tensor");
+        return false;
       attention.mask = tensor;
     } else {
-      // Computed where it is added (fused): it gets a generic of its own
-      // over the loops it depends on.
-      FailureOr<BodySlice> slice = bodySliceOf(maskExpr);
+      FailureOr<BodySlice> slice = bodySliceOf(e, value);
       if (failed(slice) ||
           !isMaskRead(slice->shape,
                       canonicalRead(slice->read, slice->shape, loopSizes),
                       slice->value.getType()))
-        return fail("a term added to the scores is not a mask tensor");
+        return false;
+      slice->negate = negate;
       attention.maskSlice = *slice;
     }
     attention.maskIs2D = reshaped;
+    return true;
+  };
+  // The scores come from a product; the other terms make the mask.
+  std::function<bool(const ExprPtr &)> hasProduct =
+      [&](const ExprPtr &e) -> bool {
+    if (e->kind == Expr::Kind::Leaf) {
+      auto op = e->tensor ? e->tensor.getDefiningOp<linalg::LinalgOp>()
+                          : linalg::LinalgOp();
+      return op && linalg::isaContractionOpInterface(op);
+    }
+    return llvm::any_of(e->operands, hasProduct);
+  };
+  // select(c, X, -inf) (or select(c, -inf, X)): a boolean mask c (or not c).
+  if (scores->isOp("arith.select")) {
+    auto isMinusInf = [](const ExprPtr &e) {
+      ExprPtr x = stripConversions(e);
+      return x->kind == Expr::Kind::Constant && std::isinf(x->constant) &&
+             x->constant < 0;
+    };
+    bool keepWhenTrue = isMinusInf(scores->operands[2]);
+    if (!keepWhenTrue && !isMinusInf(scores->operands[1]))
+      return fail("the scores are selected from something else than -inf");
+    auto select = scores->bodyValue
+                      ? scores->bodyValue.getDefiningOp<arith::SelectOp>()
+                      : arith::SelectOp();
+    if (!select || hasProduct(scores->operands[0]) ||
+        !takeMask(scores, select.getCondition(), !keepWhenTrue))
+      return fail("the scores are selected by something else than a mask");
+    scores = stripConversions(scores->operands[keepWhenTrue ? 1 : 2]);
+  }
+  if (scores->isOp("arith.addf")) {
+    ExprPtr lhs = stripConversions(scores->operands[0]);
+    ExprPtr rhs = stripConversions(scores->operands[1]);
+    bool maskRight = !hasProduct(rhs);
+    ExprPtr maskExpr = maskRight ? rhs : lhs;
+    scores = maskRight ? lhs : rhs;
+    if (hasProduct(maskExpr) || !takeMask(maskExpr, Value(), false))
+      return fail("a term added to the scores is not a mask tensor");
   }
   FailureOr<std::pair<ExprPtr, double>> scaled = splitPositiveScale(scores);
   if (failed(scaled))
@@ -1509,7 +1544,10 @@ struct AttnRaiseAttentionPass
     }
     if (remarks)
       op.emitRemark() << "raised to attn.attention (scale " << attention.scale
-                      << (mask ? ", additive mask" : "")
+                      << (!mask                ? ""
+                          : getElementTypeOrSelf(mask.getType()).isInteger(1)
+                              ? ", boolean mask"
+                              : ", additive mask")
                       << (grouped ? ", grouped-query heads read in place" : "")
                       << (lse ? ", the front end's log-sum-exp as its LSE" : "")
                       << ")";

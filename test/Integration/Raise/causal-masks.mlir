@@ -9,7 +9,10 @@
 // again in a generic of its own over the [Sq, Sk] loops it depends on.
 // Raised as they are, after canonicalize and cse, and after
 // linalg-fuse-elementwise-ops, and run to the same result raised and not
-// (sum of squares of O).
+// (sum of squares of O). @select_minus_inf (M9) hides the scores with
+// select(j > i, -inf, x), the condition computed by a generic of its own
+// (fused into the select by linalg-fuse-elementwise-ops): raised with the
+// boolean mask j <= i.
 // RUN: attn-opt %s --attn-raise-attention | FileCheck %s --check-prefix=IR
 // RUN: attn-opt %s --canonicalize --cse --attn-raise-attention | FileCheck %s --check-prefix=IR
 // RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention | FileCheck %s --check-prefix=IR
@@ -20,11 +23,16 @@
 // IR: linalg.index 0
 // IR: attn.attention {{.*}} mask({{.*}} : tensor<1x1x4x8xf32>) {{.*}} {scale = 5.000000e-01 : f32}
 // IR-NOT: linalg.batch_matmul
+// IR-LABEL: func.func private @select_minus_inf
+// IR: linalg.index 0
+// IR: attn.attention {{.*}} mask({{.*}} : tensor<1x1x4x8xi1>) {{.*}} {scale = 5.000000e-01 : f32}
+// IR-NOT: linalg.batch_matmul
 // IR-LABEL: func.func private @bottom_right
 // IR: linalg.index 0
 // IR: attn.attention {{.*}} mask({{.*}} : tensor<1x1x4x8xf32>) {{.*}} {scale = 5.000000e-01 : f32}
 // IR-NOT: linalg.batch_matmul
 // CHECK: 11.3868
+// CHECK-NEXT: 11.3868
 // CHECK-NEXT: 4.71052
 
 #id = affine_map<(b, m, n) -> (b, m, n)>
@@ -55,6 +63,60 @@ func.func private @top_left(%q: tensor<2x4x4xf32>, %kt: tensor<2x4x8xf32>, %v: t
   ^bb0(%in: f32, %in_1: f32, %out: f32):
     %a = arith.mulf %in, %half : f32
     %r = arith.addf %a, %in_1 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x8xf32>
+  %r0 = tensor.empty() : tensor<2x4xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<2x4x8xf32>) outs(%mx0 : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %mx : tensor<2x4x8xf32>, tensor<2x4xf32>) outs(%e : tensor<2x4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.subf %in, %in_1 : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x8xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %sm = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex : tensor<2x4x8xf32>) outs(%sm0 : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %sm : tensor<2x4x8xf32>, tensor<2x4xf32>) outs(%e : tensor<2x4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %r = arith.divf %in, %in_1 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x8xf32>
+  %o0 = tensor.empty() : tensor<2x4x4xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%oz : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  return %o : tensor<2x4x4xf32>
+}
+
+func.func private @select_minus_inf(%q: tensor<2x4x4xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %lowest = arith.constant -3.40282347E+38 : f32
+  %half = arith.constant 0.5 : f32
+  %off = arith.constant 0 : index
+  %e = tensor.empty() : tensor<2x4x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%z : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %ce = tensor.empty() : tensor<4x8xi1>
+  %hidden = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%ce : tensor<4x8xi1>) {
+  ^bb0(%out: i1):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %last = arith.addi %i, %off : index
+    %c = arith.cmpi ugt, %j, %last : index
+    linalg.yield %c : i1
+  } -> tensor<4x8xi1>
+  %x = linalg.generic {indexing_maps = [#id, #mn, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %hidden : tensor<2x4x8xf32>, tensor<4x8xi1>) outs(%e : tensor<2x4x8xf32>) {
+  ^bb0(%in: f32, %h: i1, %out: f32):
+    %a = arith.mulf %in, %half : f32
+    %r = arith.select %h, %ninf, %a : f32
     linalg.yield %r : f32
   } -> tensor<2x4x8xf32>
   %r0 = tensor.empty() : tensor<2x4xf32>
@@ -189,6 +251,8 @@ func.func @main() {
   %v = tensor.extract_slice %x2[0, 0, 0] [2, 8, 4] [1, 1, 1] : tensor<2x8x8xf32> to tensor<2x8x4xf32>
   %o1 = call @top_left(%q, %kt, %v) : (tensor<2x4x4xf32>, tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
   call @print_sum_of_squares(%o1) : (tensor<2x4x4xf32>) -> ()
+  %o3 = call @select_minus_inf(%q, %kt, %v) : (tensor<2x4x4xf32>, tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  call @print_sum_of_squares(%o3) : (tensor<2x4x4xf32>) -> ()
   %o2 = call @bottom_right(%q, %kt, %v) : (tensor<2x4x4xf32>, tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
   call @print_sum_of_squares(%o2) : (tensor<2x4x4xf32>) -> ()
   return
