@@ -76,18 +76,28 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
       `[.., Sk, Dv]` or `[.., Dv, Sk]` (a transpose is inserted);
     - the softmax over the last dimension: `linalg.softmax`, or its
       decomposition `e = exp(x - rowmax(x))`, `e / rowsum(e)` (or `e` times
-      the element-wise `1 / rowsum(e)`) with the row maximum and sum as
-      `linalg.generic` or `linalg.reduce` reductions starting from -inf (or
-      the lowest finite value of the scores' type: f16's -65504) and 0,
-      possibly given a trailing unit dimension afterwards, and reading the
-      same values the exponential does; a reduction generic may compute
-      other results nothing uses (torch-mlir's maximum also computes an
-      argmax);
+      the element-wise `1 / rowsum(e)`), or `exp(x - lse)` with
+      `lse = rowmax(x) + log(rowsum(e))`, with the row maximum
+      (`maximumf` or `maxnumf`) and sum as `linalg.generic` or
+      `linalg.reduce` reductions starting from -inf (or the lowest finite
+      value of the scores' type: f16's -65504) and 0 (or -0), possibly
+      given a trailing unit dimension afterwards or copied back to the full
+      shape, and reading the same values the exponential does; a reduction
+      generic may compute other results nothing uses (torch-mlir's maximum
+      also computes an argmax);
     - an optional scale: a multiplication or division of the scores by a
-      positive constant (none means a scale of 1, never 1/sqrt(D));
-    - an optional additive mask: a float tensor added to the (scaled)
-      scores, read through its trailing dimensions (it broadcasts over the
-      leading ones);
+      positive constant, or of Q, K^T or both before the product (the scale
+      is the product of the factors; none means a scale of 1, never
+      1/sqrt(D)); terms that are 0 whatever the inputs (0 times a constant
+      or a constant fill, torch-mlir's baddbmm with beta = 0) are dropped;
+    - an optional mask: a float tensor added to the (scaled) scores, or a
+      `select(c, x, -inf)` (`select(c, -inf, x)`) of them, which becomes the
+      boolean mask `c` (`not c`); it is read through its trailing dimensions
+      (it broadcasts over the leading ones). A mask computed in the body of
+      the op that adds or selects it (linalg-fuse-elementwise-ops fuses an
+      index-built causal mask there) is computed again by a `linalg.generic`
+      of its own over the loops it depends on (`[Sq, Sk]` for a causal
+      mask); a mask computed from the scores is refused;
     - a log-sum-exp the front end also computes from the decomposed
       softmax's statistics (an element-wise f32 `log(rowsum) + rowmax`,
       FlashAttention's softmax_lse): it becomes the op's LSE result,
@@ -96,14 +106,18 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
       computes in f32 whatever the front end rounded to);
     - the shapes front ends leave around these: unit dimensions indexed
       with a constant 0, row statistics kept as `[.., 1]`, same-type
-      `tensor.cast` ops between any two steps, and
-      `tensor.collapse_shape`/`expand_shape` that fold heads into the batch
-      of the products (the mask must then be one `[Sq, Sk]` matrix);
+      `tensor.cast` ops and whole-tensor `tensor.extract_slice` ops between
+      any two steps, reshapes that only insert or drop unit dimensions
+      (reshape propagation by linalg-fuse-elementwise-ops gives reductions
+      such unit loops), and `tensor.collapse_shape`/`expand_shape` that fold
+      heads into the batch of the products (the mask must then be one
+      `[Sq, Sk]` matrix);
     - grouped-query heads repeated the way Llama's `repeat_kv` does (a
       group dimension after the key/value heads, broadcast by
-      `linalg.broadcast` or a copying `linalg.generic`, possibly after an
-      `expand_shape` that inserts it, then folded into the heads by
-      `collapse_shape`), the same for K and V: the attention reads the
+      `linalg.broadcast`, a copying `linalg.generic` or an addition of a
+      full-size zero constant (TOSA), possibly after an `expand_shape` that
+      inserts it, then folded into the heads by `collapse_shape`), the same
+      for K and V: the attention reads the
       key/value heads in place (head h reads key/value head h / G, as
       `repeat_kv` does). A repeat that puts the group in front of the heads
       (head h holding h mod Hkv) is left as it is.
@@ -113,7 +127,12 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     `tosa-to-tensor`), whose output is of these forms.
 
     Element-wise steps may be separate `linalg.generic` ops or fused into
-    one: element-wise ops are read as expression trees through each other.
+    one: element-wise ops are read as expression trees through each other,
+    their operands through their maps composed. Reads are compared in a
+    form that leaves out unit dimensions, so the same values read through
+    different unit reshapes compare equal. Reshape propagation that splits
+    the heads into (key/value heads, group) for grouped-query attention is
+    not followed yet (left alone, with a remark).
     Rank-2 and rank-3 operands become rank 4 with unit dimensions in front
     (and the result is collapsed back). Anything else (a softmax over
     another axis, no normalisation, the exponential of something else, a

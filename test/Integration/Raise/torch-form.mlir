@@ -8,7 +8,10 @@
 // separate generics. It is raised, and runs to the same result as the
 // unraised ops (sum of squares of O, printed to 6 digits).
 // RUN: attn-opt %s --attn-raise-attention | FileCheck %s --check-prefix=IR
+// RUN: attn-opt %s --canonicalize --cse --attn-raise-attention | FileCheck %s --check-prefix=IR
+// RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention | FileCheck %s --check-prefix=IR
 // RUN: attn-opt %s --attn-raise-attention --attn-to-cpu | %mlir_runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
+// RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention --attn-to-cpu | %mlir_runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
 // RUN: attn-opt %s --attn-to-cpu | %mlir_runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
 // IR-LABEL: func.func private @torch_like
 // IR: attn.attention {{.*}} {scale = 5.000000e-01 : f32}
