@@ -37,6 +37,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <map>
 #include <memory>
 
 namespace mlir::attn {
@@ -85,6 +86,8 @@ struct Expr {
 using ExprPtr = std::shared_ptr<Expr>;
 
 bool sameExpr(const ExprPtr &a, const ExprPtr &b) {
+  if (a == b)
+    return true;
   if (a->kind != b->kind)
     return false;
   switch (a->kind) {
@@ -264,6 +267,33 @@ std::pair<Value, AffineMap> throughUnitReshapes(Value tensor, AffineMap map) {
 /// their maps composed with `map`.
 ExprPtr readExpr(Value tensor, AffineMap map, ArrayRef<int64_t> loops);
 
+/// The reads of one match, memoized: a tensor read through the same map over
+/// the same loops is one shared node, so a value that element-wise ops read
+/// several times is read once, and the expressions stay as small as the IR
+/// (a chain of ops that each read the previous one twice would otherwise
+/// double at each step). Reads nest at most `maxDepth` ops deep; deeper ones
+/// are opaque (match nothing).
+struct ReadCache {
+  static constexpr unsigned maxDepth = 256;
+  std::map<SmallVector<int64_t>, DenseMap<std::pair<Value, AffineMap>, ExprPtr>>
+      entries;
+  unsigned depth = 0;
+};
+thread_local ReadCache *activeReads = nullptr;
+
+/// Makes reads within its lifetime share one ReadCache.
+class ReadScope {
+public:
+  ReadScope() : saved(activeReads) { activeReads = &cache; }
+  ~ReadScope() { activeReads = saved; }
+  ReadScope(const ReadScope &) = delete;
+  ReadScope &operator=(const ReadScope &) = delete;
+
+private:
+  ReadCache cache;
+  ReadCache *saved;
+};
+
 /// The expression `value` computes in the body of `generic`, whose block
 /// arguments hold `args`; `ownerMap` (from the root's loops to the
 /// generic's), if given, is recorded with the ops and opaque values.
@@ -272,6 +302,12 @@ ExprPtr readPayload(linalg::GenericOp generic, Value value,
                     AffineMap ownerMap = {}) {
   if (ExprPtr known = args.lookup(value))
     return known;
+  // Outside a match's scope, a scope of this read alone.
+  std::optional<ReadScope> scope;
+  if (!activeReads)
+    scope.emplace();
+  if (activeReads->depth >= ReadCache::maxDepth)
+    return std::make_shared<Expr>();
   if (std::optional<double> c = floatConstant(value)) {
     auto e = std::make_shared<Expr>();
     e->kind = Expr::Kind::Constant;
@@ -293,12 +329,37 @@ ExprPtr readPayload(linalg::GenericOp generic, Value value,
     return e; // An opaque value (a leaf without a tensor): matches nothing.
   e->kind = Expr::Kind::Op;
   e->name = def->getName().getStringRef();
+  ++activeReads->depth;
   for (Value operand : def->getOperands())
     e->operands.push_back(readPayload(generic, operand, args, ownerMap));
+  --activeReads->depth;
+  // Values the body uses several times are read once.
+  args[value] = e;
   return e;
 }
 
+ExprPtr readUncached(Value tensor, AffineMap map, ArrayRef<int64_t> loops);
+
 ExprPtr readExpr(Value tensor, AffineMap map, ArrayRef<int64_t> loops) {
+  // Outside a match's scope, a scope of this read alone.
+  std::optional<ReadScope> scope;
+  if (!activeReads)
+    scope.emplace();
+  ReadCache &cache = *activeReads;
+  auto &entries = cache.entries[SmallVector<int64_t>(loops)];
+  auto key = std::make_pair(tensor, map);
+  if (ExprPtr known = entries.lookup(key))
+    return known;
+  if (cache.depth >= ReadCache::maxDepth)
+    return std::make_shared<Expr>();
+  ++cache.depth;
+  ExprPtr e = readUncached(tensor, map, loops);
+  --cache.depth;
+  entries[key] = e;
+  return e;
+}
+
+ExprPtr readUncached(Value tensor, AffineMap map, ArrayRef<int64_t> loops) {
   std::tie(tensor, map) = throughUnitReshapes(tensor, map);
   if (std::optional<double> c = floatConstant(tensor)) {
     auto e = std::make_shared<Expr>();
@@ -1112,14 +1173,22 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     return true;
   };
   // The scores come from a product; the other terms make the mask.
+  DenseMap<Expr *, bool> productSeen;
   std::function<bool(const ExprPtr &)> hasProduct =
       [&](const ExprPtr &e) -> bool {
+    auto [known, inserted] = productSeen.try_emplace(e.get(), false);
+    if (!inserted)
+      return known->second;
+    bool result;
     if (e->kind == Expr::Kind::Leaf) {
       auto op = e->tensor ? e->tensor.getDefiningOp<linalg::LinalgOp>()
                           : linalg::LinalgOp();
-      return op && linalg::isaContractionOpInterface(op);
+      result = op && linalg::isaContractionOpInterface(op);
+    } else {
+      result = llvm::any_of(e->operands, hasProduct);
     }
-    return llvm::any_of(e->operands, hasProduct);
+    productSeen[e.get()] = result;
+    return result;
   };
   // select(c, X, -inf) (or select(c, -inf, X)): a boolean mask c (or not c).
   if (scores->isOp("arith.select")) {
@@ -1348,6 +1417,7 @@ struct AttnRaiseAttentionPass
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates) {
+      ReadScope reads;
       Mismatch why;
       FailureOr<Attention> attention = matchAttention(op, why);
       if (failed(attention)) {
