@@ -1001,20 +1001,22 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     // 1 / rowsum, read through the element-wise op that computes it or
     // computed in place (linalg-fuse-elementwise-ops fuses the reciprocal
     // into its user).
-    auto reciprocalOf = [&](const ExprPtr &factor) -> Value {
-      if (factor->isOp("arith.divf") &&
-          factor->operands[0]->kind == Expr::Kind::Constant &&
-          factor->operands[0]->constant == 1.0 &&
-          factor->operands[1]->kind == Expr::Kind::Leaf &&
-          factor->operands[1]->map == row)
-        return factor->operands[1]->tensor;
+    auto reciprocalOf = [&](const ExprPtr &product) -> Value {
+      ExprPtr factor = stripConversions(product);
+      if (!factor->isOp("arith.divf"))
+        return Value();
+      ExprPtr one = stripConversions(factor->operands[0]);
+      ExprPtr sum = stripConversions(factor->operands[1]);
+      if (one->kind == Expr::Kind::Constant && one->constant == 1.0 &&
+          sum->kind == Expr::Kind::Leaf && sum->map == row)
+        return sum->tensor;
       return Value();
     };
     ExprPtr e;
     Value sumTensor;
     if (p->isOp("arith.divf")) {
       e = stripConversions(p->operands[0]);
-      ExprPtr sum = p->operands[1];
+      ExprPtr sum = stripConversions(p->operands[1]);
       if (sum->kind != Expr::Kind::Leaf || sum->map != row)
         return fail("the softmax does not divide by a row sum");
       sumTensor = sum->tensor;
