@@ -108,7 +108,9 @@ def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
     the machine's), or torch float32, float16 or bfloat16 tensors (all
     three of one kind and dtype), give the same kind and dtype back. Torch
     tensors on a CUDA device run there (contiguous, 16-byte aligned tensors
-    are read in place; others are copied on the device).
+    are read in place; others are copied on the device). There is no
+    backward pass yet: with autograd on, inputs that require grad are
+    refused (ValueError); use torch.no_grad() or detached tensors.
     """
     options = dict(causal=causal, scale=scale, window=window, softcap=softcap,
                    enable_gqa=enable_gqa, return_lse=return_lse,
@@ -287,6 +289,14 @@ def _torch_attention(query, key, value, operands, options):
     _check_one_dtype(query, key, value)
     operands = _torch_operands(query, operands)
     lengths, mask, blocks = (operands[name] for name in ("key_lengths", "attn_mask", "block_mask"))
+    # There is no backward pass yet: a result cut off from autograd would
+    # lose the gradient without a word.
+    if torch.is_grad_enabled():
+        for name, x in (("query", query), ("key", key), ("value", value), ("attn_mask", mask)):
+            if x is not None and x.requires_grad:
+                raise ValueError(
+                    f"{name} requires grad, and attn_mlir.attention has no backward pass yet: "
+                    "call it under torch.no_grad() or pass detached tensors")
     if mask is not None and mask.dtype == torch.float64:
         mask = mask.float()
     spec = _make_spec(query.shape, key.shape, value.shape,

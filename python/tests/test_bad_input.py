@@ -217,6 +217,19 @@ def test_numpy_query_with_torch_keys():
         attn_mlir.attention(q, k, q)
 
 
+@pytest.mark.parametrize("name", ["query", "key", "value", "attn_mask"])
+def test_gradients_are_not_lost_silently(name):
+    q, k, v = (torch.from_numpy(x) for x in inputs(1, 2, 2, 3, 5, 8, 8))
+    args = dict(query=q, key=k, value=v, attn_mask=torch.zeros(3, 5))
+    args[name] = args[name].clone().requires_grad_()
+    with pytest.raises(ValueError, match=f"{name} requires grad, and attn_mlir.attention "
+                                         "has no backward pass yet"):
+        attn_mlir.attention(**args)
+    with torch.no_grad():
+        o = attn_mlir.attention(**args)
+    assert torch.equal(o, attn_mlir.attention(**{n: x.detach() for n, x in args.items()}))
+
+
 def test_unsigned_key_lengths_do_not_wrap():
     q, k, v = (torch.from_numpy(x) for x in inputs(2, 1, 1, 2, 5, 8, 8))
     lengths = np.array([2 ** 64 - 1, 3], np.uint64)
