@@ -261,6 +261,20 @@ std::pair<Value, AffineMap> throughUnitReshapes(Value tensor, AffineMap map) {
   }
 }
 
+/// Whether `value` is a reshape that splits or merges dimensions of size
+/// other than 1 (reads through it are not followed).
+bool isSplittingReshape(Value value) {
+  return value && (value.getDefiningOp<tensor::ExpandShapeOp>() ||
+                   value.getDefiningOp<tensor::CollapseShapeOp>());
+}
+
+/// What to add to a remark when a step reads values through such a
+/// reshape (reshape propagation splits the heads of grouped-query attention
+/// into key/value heads and groups).
+constexpr const char *kSplittingReshapeNote =
+    " (read through a reshape that splits or merges dimensions, which the "
+    "pass does not follow)";
+
 /// The expression `tensor` holds, read through `map` (from the root's
 /// loops, of sizes `loops`, to the tensor's indices). A tensor made by an
 /// element-wise generic is read through its payload, its inputs through
@@ -515,7 +529,8 @@ FailureOr<ExprPtr> rowReductionInput(Value result, ArrayRef<int64_t> loops,
       combinerOp = nullptr;
     }
   } else {
-    return fail("a row statistic is not a reduction");
+    return fail(Twine("a row statistic is not a reduction") +
+                (isSplittingReshape(result) ? kSplittingReshapeNote : ""));
   }
   bool maxCombiner = combiner == "arith.maximumf";
   if (!combinerOp || !(combinerOp->getName().getStringRef() == combiner ||
@@ -884,6 +899,22 @@ Value batchReshapeSource(Value value) {
   return Value();
 }
 
+/// Whether a leaf of `e` is a reshape that splits or merges dimensions.
+bool readsThroughReshape(const ExprPtr &e) {
+  DenseSet<Expr *> seen;
+  SmallVector<Expr *> work{e.get()};
+  while (!work.empty()) {
+    Expr *x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (x->kind == Expr::Kind::Leaf && isSplittingReshape(x->tensor))
+      return true;
+    for (const ExprPtr &operand : x->operands)
+      work.push_back(operand.get());
+  }
+  return false;
+}
+
 /// `e` as base * factor with a positive finite constant factor (a
 /// multiplication by it, or a division by its inverse): the base and the
 /// factor; `e` and 1 when `e` is neither a multiplication nor a division;
@@ -1071,7 +1102,10 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     if (failed(summed))
       return failure();
     if (!sameExpr(stripConversions(*summed), e))
-      return fail("the softmax divides by the sum of something else");
+      return fail(Twine("the softmax divides by the sum of something else") +
+                  (readsThroughReshape(*summed) || readsThroughReshape(e)
+                       ? kSplittingReshapeNote
+                       : ""));
     if (!e->isOp("math.exp"))
       return fail("the softmax's numerator is not an exponential");
     ExprPtr shifted = e->operands[0];
@@ -1098,7 +1132,11 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     scores = shifted->operands[0];
     if (!sameExpr(stripConversions(*maxed),
                   stripConversions(scores)))
-      return fail("the row maximum is of something else than the scores");
+      return fail(
+          Twine("the row maximum is of something else than the scores") +
+          (readsThroughReshape(*maxed) || readsThroughReshape(scores)
+               ? kSplittingReshapeNote
+               : ""));
     attention.rowMax = max->tensor;
     attention.rowSum = sumTensor;
   }
