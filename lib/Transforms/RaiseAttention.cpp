@@ -866,6 +866,9 @@ struct Attention {
   /// The mask is [1, .., 1, Sq, Sk]: it is used as [1, 1, Sq, Sk] (needed
   /// when the softmax runs on another view of the batch than the products).
   bool maskIs2D = false;
+  /// The mask has one row for every query ([.., 1, Sk], a key-padding
+  /// mask): it is broadcast to [.., Sq, Sk], the form attn.attention takes.
+  bool maskRowsBroadcast = false;
   /// The decomposed softmax's row maximum and sum, as the softmax reads
   /// them (null for linalg.softmax): a log-sum-exp the front end computes
   /// from them is the op's LSE.
@@ -1156,13 +1159,22 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   }
   // The mask is a tensor of `shape` (float, or i1 for a boolean mask) read
   // (canonically) through `map`: through its trailing dimensions, its
-  // leading ones possibly broadcast (size 1, index 0).
+  // leading ones and its query dimension possibly broadcast (size 1, index
+  // 0: a key-padding mask [B, 1, 1, Sk]), which sets `rowsBroadcast`.
   auto isMaskRead = [&](ArrayRef<int64_t> shape, AffineMap map,
-                        Type elementType) {
+                        Type elementType, bool &rowsBroadcast) {
+    rowsBroadcast = false;
     unsigned rank = shape.size();
     if (!(isa<FloatType>(elementType) || elementType.isInteger(1)) ||
-        rank < 2 || rank > loops)
+        rank < 1 || rank > loops)
       return false;
+    // One value per key, the same for every query (a key-padding mask
+    // computed over the keys alone).
+    if (rank == 1) {
+      rowsBroadcast = loopSizes[loops - 2] != 1;
+      return shape[0] != 1 && map.getNumResults() == 1 &&
+             map.getResult(0) == getAffineDimExpr(loops - 1, ctx);
+    }
     // The read with the unit dimensions the canonical form leaves out put
     // back: index 0, or the loop it lines up with if that has size 1.
     unsigned next = 0;
@@ -1175,10 +1187,11 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
       auto dim = dyn_cast<AffineDimExpr>(result);
       auto constant = dyn_cast<AffineConstantExpr>(result);
       bool leading = i + 2 < rank;
-      bool broadcast =
-          leading && constant && constant.getValue() == 0 && shape[i] == 1;
+      bool broadcast = i + 1 < rank && constant && constant.getValue() == 0 &&
+                       shape[i] == 1;
       if (!broadcast && (!dim || dim.getPosition() != loop))
         return false;
+      rowsBroadcast |= broadcast && i + 2 == rank;
       // Across a reshape of the batch only a mask of one [Sq, Sk] matrix
       // keeps its meaning.
       if (reshaped && leading && shape[i] != 1)
@@ -1196,7 +1209,8 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     auto [tensor, map] = e->held();
     if (tensor && !value && !negate) {
       auto type = cast<RankedTensorType>(tensor.getType());
-      if (!isMaskRead(type.getShape(), map, type.getElementType()))
+      if (!isMaskRead(type.getShape(), map, type.getElementType(),
+                      attention.maskRowsBroadcast))
         return false;
       attention.mask = tensor;
     } else {
@@ -1204,7 +1218,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
       if (failed(slice) ||
           !isMaskRead(slice->shape,
                       canonicalRead(slice->read, slice->shape, loopSizes),
-                      slice->value.getType()))
+                      slice->value.getType(), attention.maskRowsBroadcast))
         return false;
       slice->negate = negate;
       attention.maskSlice = *slice;
@@ -1304,6 +1318,10 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   attention.query = query->first;
   attention.key = key.first;
   attention.scale *= query->second * key.second;
+  // V read in place of a copy (a scaled V scales O: not read through).
+  std::pair<Value, double> value = operandOf(attention.value);
+  if (value.second == 1.0)
+    attention.value = value.first;
   // Q K^T reads K as [.., n, k] ("transposed B"); a matmul reads K^T.
   attention.keyTransposed = !qk->rhsTransposed;
   return attention;
@@ -1608,9 +1626,19 @@ struct AttnRaiseAttentionPass
             ArrayRef<ReassociationIndices>{first, {type.getRank() - 1}});
       }
     }
+    auto q4 = cast<RankedTensorType>(q.getType());
     if (mask)
       mask = toRank4(b, mask, false);
-    auto q4 = cast<RankedTensorType>(q.getType());
+    if (mask && attention.maskRowsBroadcast) {
+      auto type = cast<RankedTensorType>(mask.getType());
+      Value rows = tensor::CollapseShapeOp::create(
+          b, mask, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+      SmallVector<int64_t> shape(type.getShape());
+      shape[2] = q4.getDimSize(2);
+      Value init = tensor::EmptyOp::create(b, shape, type.getElementType());
+      mask = linalg::BroadcastOp::create(b, rows, init, ArrayRef<int64_t>{2})
+                 .getResult()[0];
+    }
     auto v4 = cast<RankedTensorType>(v.getType());
     SmallVector<int64_t> oShape(q4.getShape());
     oShape.back() = v4.getDimSize(3);

@@ -93,7 +93,9 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     - an optional mask: a float tensor added to the (scaled) scores, or a
       `select(c, x, -inf)` (`select(c, -inf, x)`) of them, which becomes the
       boolean mask `c` (`not c`); it is read through its trailing dimensions
-      (it broadcasts over the leading ones). A mask computed in the body of
+      (it broadcasts over the leading ones; one broadcast over the queries,
+      a key-padding mask `[B, 1, 1, Sk]` or `[Sk]`, is given to the op
+      broadcast to `[.., Sq, Sk]`). A mask computed in the body of
       the op that adds or selects it (linalg-fuse-elementwise-ops fuses an
       index-built causal mask there) is computed again by a `linalg.generic`
       of its own over the loops it depends on (`[Sq, Sk]` for a causal
