@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/ElementIndex.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -50,33 +51,35 @@ using namespace mlir::attn;
 
 namespace {
 
-/// A tree of element-wise arithmetic over tensors read through maps.
+/// A tree of element-wise arithmetic over tensors, read over the loops of
+/// one root op.
 struct Expr {
   enum class Kind { Leaf, Constant, Op };
   Kind kind = Kind::Leaf;
-  /// Leaf: the tensor and the map from the loops to its indices.
+  /// Leaf: the tensor (seen through reshapes) and the element read, a
+  /// function of the root's loops.
   Value tensor;
-  AffineMap map;
+  ElementIndex element;
   /// Constant: its value.
   double constant = 0;
   /// Op: the operation name ("arith.addf", "math.exp", ...).
   StringRef name;
   SmallVector<std::shared_ptr<Expr>> operands;
-  /// Op: the tensor that holds this value, read through `map`, when it was
-  /// read through the element-wise op that computes it (null when it is
+  /// Op: the tensor that holds this value, at `element`, when it was read
+  /// through the element-wise op that computes it (null when it is
   /// computed inside another op's body).
   Value origin;
-  /// Op or opaque value: when computed in the body of a generic (`owner`)
-  /// that the root reads through `ownerMap` (from the root's loops to the
-  /// owner's), the value in that body.
+  /// Op or opaque value: when computed in the body of a generic (`owner`),
+  /// the value in that body and the owner's loop indices as functions of
+  /// the root's.
   linalg::GenericOp owner;
   Value bodyValue;
-  AffineMap ownerMap;
+  SmallVector<ElementIndex> ownerLoops;
 
-  /// The tensor holding this value and the map it is read through: a
-  /// leaf's own, or an op's origin.
-  std::pair<Value, AffineMap> held() const {
-    return {kind == Kind::Leaf ? tensor : origin, map};
+  /// The tensor holding this value and the element read: a leaf's own, or
+  /// an op's origin.
+  std::pair<Value, ElementIndex> held() const {
+    return {kind == Kind::Leaf ? tensor : origin, element};
   }
 
   bool isOp(StringRef opName) const {
@@ -92,7 +95,7 @@ bool sameExpr(const ExprPtr &a, const ExprPtr &b) {
     return false;
   switch (a->kind) {
   case Expr::Kind::Leaf:
-    return a->tensor == b->tensor && a->map == b->map;
+    return a->tensor == b->tensor && a->element == b->element;
   case Expr::Kind::Constant:
     return a->constant == b->constant;
   case Expr::Kind::Op:
@@ -155,131 +158,43 @@ bool isElementwise(linalg::LinalgOp op) {
          isa<linalg::GenericOp>(op.getOperation());
 }
 
-/// Expressions are read over the loops of one root op, of static sizes
-/// `loops`, and a leaf's map is kept in a canonical form that makes reads
-/// of the same values compare equal whatever unit dimensions front ends and
-/// reshape propagation add: a tensor dimension of size 1 is left out (only
-/// index 0 is in bounds), and a loop of size 1 reads as 0. So a row
-/// statistic kept as [.., 1] reads like one without the unit dimension, and
-/// [1, ..] operands like the identity.
-AffineMap canonicalRead(AffineMap map, ArrayRef<int64_t> shape,
-                        ArrayRef<int64_t> loops) {
-  MLIRContext *ctx = map.getContext();
-  SmallVector<AffineExpr> unitLoopsAsZero;
-  for (auto [d, size] : llvm::enumerate(loops))
-    unitLoopsAsZero.push_back(size == 1 ? getAffineConstantExpr(0, ctx)
-                                        : getAffineDimExpr(d, ctx));
-  SmallVector<AffineExpr> results;
-  for (auto [i, e] : llvm::enumerate(map.getResults()))
-    if (shape[i] != 1)
-      results.push_back(e.replaceDimsAndSymbols(unitLoopsAsZero, {}));
-  return AffineMap::get(loops.size(), 0, results, ctx);
-}
-
-/// The canonical read of a tensor over loops `loops` through the identity
-/// map (`keep` = loops.size()) or the row map (every loop but the last,
-/// `keep` = loops.size() - 1).
-AffineMap canonicalLeading(ArrayRef<int64_t> loops, unsigned keep,
-                           MLIRContext *ctx) {
-  SmallVector<AffineExpr> results;
-  for (unsigned d = 0; d < keep; ++d)
-    if (loops[d] != 1)
-      results.push_back(getAffineDimExpr(d, ctx));
-  return AffineMap::get(loops.size(), 0, results, ctx);
-}
-AffineMap identityRead(ArrayRef<int64_t> loops, MLIRContext *ctx) {
-  return canonicalLeading(loops, loops.size(), ctx);
-}
-AffineMap rowRead(ArrayRef<int64_t> loops, MLIRContext *ctx) {
-  return canonicalLeading(loops, loops.size() - 1, ctx);
-}
-
-/// The index expressions into the source of a reshape, given those into
-/// its result (`indices`, one per result dimension), when the reshape only
-/// inserts or drops unit dimensions (each group has at most one dimension
-/// that is not 1, and it keeps its size); std::nullopt otherwise.
-std::optional<SmallVector<AffineExpr>>
-unitReshapeSourceIndices(ArrayRef<int64_t> source, ArrayRef<int64_t> result,
-                         ArrayRef<ReassociationIndices> groups,
-                         bool expanding, ArrayRef<AffineExpr> indices,
-                         MLIRContext *ctx) {
-  if (ShapedType::isDynamicShape(source) || ShapedType::isDynamicShape(result))
-    return std::nullopt;
-  // `wide` is the side whose dimensions the groups list.
-  ArrayRef<int64_t> wide = expanding ? result : source;
-  ArrayRef<int64_t> narrow = expanding ? source : result;
-  AffineExpr zero = getAffineConstantExpr(0, ctx);
-  SmallVector<AffineExpr> out;
-  for (auto [g, group] : llvm::enumerate(groups)) {
-    std::optional<int64_t> kept;
-    for (int64_t d : group)
-      if (wide[d] != 1) {
-        if (kept || wide[d] != narrow[g])
-          return std::nullopt;
-        kept = d;
-      }
-    if (expanding) {
-      // One source index per group: the kept dimension's (0 if all unit).
-      out.push_back(kept ? indices[*kept] : zero);
-      continue;
-    }
-    // One source index per dimension of the group: the result's for the
-    // kept one, 0 for the unit ones.
-    for (int64_t d : group)
-      out.push_back(d == kept.value_or(group.front()) ? indices[g] : zero);
-  }
-  return out;
-}
-
-/// `tensor` read through `map`, seen through same-type casts and the
-/// reshapes that only insert or drop unit dimensions (TOSA's kept axes, and
-/// linalg-fuse-elementwise-ops' reshape propagation): the tensor they
-/// reshape, read through the corresponding map.
-std::pair<Value, AffineMap> throughUnitReshapes(Value tensor, AffineMap map) {
-  MLIRContext *ctx = map.getContext();
+/// `tensor` seen through same-type casts, whole-tensor slices and
+/// reshapes: reshapes keep every element's row-major index, so a read of
+/// the result is the same read of the source.
+Value throughReshapes(Value tensor) {
   while (true) {
     tensor = skipNoOpCasts(tensor);
-    std::optional<SmallVector<AffineExpr>> indices;
-    Value source;
-    if (auto expand = tensor.getDefiningOp<tensor::ExpandShapeOp>()) {
-      source = expand.getSrc();
-      indices = unitReshapeSourceIndices(
-          expand.getSrcType().getShape(), expand.getResultType().getShape(),
-          expand.getReassociationIndices(), true, map.getResults(), ctx);
-    } else if (auto collapse =
-                   tensor.getDefiningOp<tensor::CollapseShapeOp>()) {
-      source = collapse.getSrc();
-      indices = unitReshapeSourceIndices(
-          collapse.getSrcType().getShape(),
-          collapse.getResultType().getShape(),
-          collapse.getReassociationIndices(), false, map.getResults(), ctx);
-    }
-    if (!indices)
-      return {tensor, map};
-    tensor = source;
-    map = AffineMap::get(map.getNumDims(), 0, *indices, ctx);
+    if (auto expand = tensor.getDefiningOp<tensor::ExpandShapeOp>())
+      tensor = expand.getSrc();
+    else if (auto collapse = tensor.getDefiningOp<tensor::CollapseShapeOp>())
+      tensor = collapse.getSrc();
+    else
+      return tensor;
   }
 }
 
-/// Whether `value` is a reshape that splits or merges dimensions of size
-/// other than 1 (reads through it are not followed).
-bool isSplittingReshape(Value value) {
-  return value && (value.getDefiningOp<tensor::ExpandShapeOp>() ||
-                   value.getDefiningOp<tensor::CollapseShapeOp>());
+/// The row-major element a generic reads from `operand`, given the values
+/// of its loops; invalid if its map is not a sum of loops and constants.
+ElementIndex elementOf(linalg::LinalgOp op, OpOperand *operand,
+                       ArrayRef<ElementIndex> loopValues) {
+  SmallVector<ElementIndex> indices;
+  for (AffineExpr result : op.getMatchingIndexingMap(operand).getResults()) {
+    std::optional<ElementIndex> index = evaluate(result, loopValues);
+    if (!index)
+      return ElementIndex::invalid();
+    indices.push_back(*index);
+  }
+  return linearize(indices,
+                   cast<RankedTensorType>(operand->get().getType()).getShape());
 }
 
-/// What to add to a remark when a step reads values through such a
-/// reshape (reshape propagation splits the heads of grouped-query attention
-/// into key/value heads and groups).
-constexpr const char *kSplittingReshapeNote =
-    " (read through a reshape that splits or merges dimensions, which the "
-    "pass does not follow)";
-
-/// The expression `tensor` holds, read through `map` (from the root's
-/// loops, of sizes `loops`, to the tensor's indices). A tensor made by an
-/// element-wise generic is read through its payload, its inputs through
-/// their maps composed with `map`.
-ExprPtr readExpr(Value tensor, AffineMap map, ArrayRef<int64_t> loops);
+/// The expression `tensor` holds at `element` (its row-major index as a
+/// function of the root's loops, of sizes `loops`). A tensor made by an
+/// element-wise generic is read through its payload: the generic's loop
+/// indices are the element's indices, and its inputs are read at the
+/// elements its maps give for them.
+ExprPtr readExpr(Value tensor, const ElementIndex &element,
+                 ArrayRef<int64_t> loops);
 
 /// The reads of one match, memoized: a tensor read through the same map over
 /// the same loops is one shared node, so a value that element-wise ops read
@@ -289,7 +204,9 @@ ExprPtr readExpr(Value tensor, AffineMap map, ArrayRef<int64_t> loops);
 /// are opaque (match nothing).
 struct ReadCache {
   static constexpr unsigned maxDepth = 256;
-  std::map<SmallVector<int64_t>, DenseMap<std::pair<Value, AffineMap>, ExprPtr>>
+  /// By the loops read over, then by (tensor, element key).
+  std::map<SmallVector<int64_t>,
+           std::map<std::pair<const void *, SmallVector<int64_t>>, ExprPtr>>
       entries;
   unsigned depth = 0;
 };
@@ -309,11 +226,12 @@ private:
 };
 
 /// The expression `value` computes in the body of `generic`, whose block
-/// arguments hold `args`; `ownerMap` (from the root's loops to the
-/// generic's), if given, is recorded with the ops and opaque values.
+/// arguments hold `args`; `ownerLoops` (the generic's loop indices as
+/// functions of the root's), if given, are recorded with the ops and opaque
+/// values.
 ExprPtr readPayload(linalg::GenericOp generic, Value value,
                     DenseMap<Value, ExprPtr> &args,
-                    AffineMap ownerMap = {}) {
+                    ArrayRef<ElementIndex> ownerLoops = {}) {
   if (ExprPtr known = args.lookup(value))
     return known;
   // Outside a match's scope, a scope of this read alone.
@@ -330,10 +248,10 @@ ExprPtr readPayload(linalg::GenericOp generic, Value value,
   }
   auto e = std::make_shared<Expr>();
   Operation *def = value.getDefiningOp();
-  if (ownerMap && def && def->getBlock() == generic.getBody()) {
+  if (!ownerLoops.empty() && def && def->getBlock() == generic.getBody()) {
     e->owner = generic;
     e->bodyValue = value;
-    e->ownerMap = ownerMap;
+    e->ownerLoops.assign(ownerLoops.begin(), ownerLoops.end());
   }
   if (!def || def->getBlock() != generic.getBody() ||
       def->getNumResults() != 1 ||
@@ -345,94 +263,69 @@ ExprPtr readPayload(linalg::GenericOp generic, Value value,
   e->name = def->getName().getStringRef();
   ++activeReads->depth;
   for (Value operand : def->getOperands())
-    e->operands.push_back(readPayload(generic, operand, args, ownerMap));
+    e->operands.push_back(readPayload(generic, operand, args, ownerLoops));
   --activeReads->depth;
   // Values the body uses several times are read once.
   args[value] = e;
   return e;
 }
 
-ExprPtr readUncached(Value tensor, AffineMap map, ArrayRef<int64_t> loops);
+ExprPtr readUncached(Value tensor, const ElementIndex &element,
+                     ArrayRef<int64_t> loops);
 
-ExprPtr readExpr(Value tensor, AffineMap map, ArrayRef<int64_t> loops) {
+ExprPtr readExpr(Value tensor, const ElementIndex &element,
+                 ArrayRef<int64_t> loops) {
   // Outside a match's scope, a scope of this read alone.
   std::optional<ReadScope> scope;
   if (!activeReads)
     scope.emplace();
   ReadCache &cache = *activeReads;
   auto &entries = cache.entries[SmallVector<int64_t>(loops)];
-  auto key = std::make_pair(tensor, map);
-  if (ExprPtr known = entries.lookup(key))
-    return known;
+  auto key = std::make_pair(tensor.getAsOpaquePointer(), element.key());
+  if (auto known = entries.find(key); known != entries.end())
+    return known->second;
   if (cache.depth >= ReadCache::maxDepth)
     return std::make_shared<Expr>();
   ++cache.depth;
-  ExprPtr e = readUncached(tensor, map, loops);
+  ExprPtr e = readUncached(tensor, element, loops);
   --cache.depth;
   entries[key] = e;
   return e;
 }
 
-ExprPtr readUncached(Value tensor, AffineMap map, ArrayRef<int64_t> loops) {
-  std::tie(tensor, map) = throughUnitReshapes(tensor, map);
+ExprPtr readUncached(Value tensor, const ElementIndex &element,
+                     ArrayRef<int64_t> loops) {
+  tensor = throughReshapes(tensor);
   if (std::optional<double> c = floatConstant(tensor)) {
     auto e = std::make_shared<Expr>();
     e->kind = Expr::Kind::Constant;
     e->constant = *c;
     return e;
   }
-  AffineMap canonical = canonicalRead(
-      map, cast<RankedTensorType>(tensor.getType()).getShape(), loops);
   auto generic = tensor.getDefiningOp<linalg::GenericOp>();
-  if (generic && isElementwise(generic)) {
+  std::optional<SmallVector<ElementIndex>> loopValues;
+  if (generic && isElementwise(generic))
+    loopValues = delinearize(
+        element, cast<RankedTensorType>(tensor.getType()).getShape());
+  if (loopValues) {
     DenseMap<Value, ExprPtr> args;
     for (OpOperand *input : generic.getDpsInputOperands())
       args[generic.getMatchingBlockArgument(input)] = readExpr(
-          input->get(), generic.getMatchingIndexingMap(input).compose(map),
-          loops);
+          input->get(), elementOf(generic, input, *loopValues), loops);
     // The output's block argument is not read by an element-wise op that
     // computes a value; if it is, it stays an opaque leaf.
     auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
-    ExprPtr e = readPayload(generic, yield.getOperand(0), args, map);
+    ExprPtr e = readPayload(generic, yield.getOperand(0), args, *loopValues);
     if (e->kind == Expr::Kind::Op) {
       e->origin = tensor;
-      e->map = canonical;
+      e->element = element;
     }
     return e;
   }
   auto e = std::make_shared<Expr>();
   e->tensor = tensor;
-  e->map = canonical;
+  e->element = element;
   return e;
-}
-
-/// The loops `from` of a reduction or product, as expressions of the loops
-/// `to` of the root whose expression it feeds: the loops of size other
-/// than 1 correspond in order and must have the same sizes; the others
-/// read 0. std::nullopt when they do not correspond.
-std::optional<SmallVector<AffineExpr>>
-correspondingLoops(ArrayRef<int64_t> from, ArrayRef<int64_t> to,
-                   MLIRContext *ctx) {
-  SmallVector<AffineExpr> result;
-  unsigned next = 0;
-  auto skipUnit = [&]() {
-    while (next < to.size() && to[next] == 1)
-      ++next;
-  };
-  for (int64_t size : from) {
-    if (size == 1) {
-      result.push_back(getAffineConstantExpr(0, ctx));
-      continue;
-    }
-    skipUnit();
-    if (next == to.size() || to[next] != size || ShapedType::isDynamic(size))
-      return std::nullopt;
-    result.push_back(getAffineDimExpr(next++, ctx));
-  }
-  skipUnit();
-  if (next != to.size())
-    return std::nullopt;
-  return result;
 }
 
 /// Why the match failed, and the op of the step it stopped at, for the
@@ -447,8 +340,10 @@ struct Mismatch {
 /// reduces: an expression over the softmax's loops `loops`, its input read
 /// through the identity, or an element-wise expression of its inputs
 /// computed in its body (linalg-fuse-elementwise-ops folds the producer of
-/// the reduced values into the reduction). The reduction's loops may differ
-/// from the softmax's by loops of size 1 (reshape propagation).
+/// the reduced values into the reduction). The reduction may run on
+/// another view of the softmax's loops (reshape propagation adds unit loops
+/// or splits the heads): its loop indices are those of the same element in
+/// the softmax's order.
 FailureOr<ExprPtr> rowReductionInput(Value result, ArrayRef<int64_t> loops,
                                      StringRef combiner,
                                      function_ref<bool(double)> init,
@@ -460,25 +355,24 @@ FailureOr<ExprPtr> rowReductionInput(Value result, ArrayRef<int64_t> loops,
   result = skipNoOpCasts(result);
   why.at = result.getDefiningOp();
   Operation *def = result.getDefiningOp();
-  MLIRContext *ctx = result.getContext();
   ExprPtr reduced;
   Value initValue;
   Operation *combinerOp = nullptr;
-  auto onSoftmaxLoops = [&](ArrayRef<int64_t> own)
-      -> std::optional<SmallVector<AffineExpr>> {
-    return correspondingLoops(own, loops, ctx);
-  };
+  ElementIndex identity = ElementIndex::identity(loops);
+  ElementIndex rows = ElementIndex::rows(loops);
   if (auto reduce = dyn_cast_or_null<linalg::ReduceOp>(def)) {
     auto inputType = cast<RankedTensorType>(reduce.getInputs()[0].getType());
-    std::optional<SmallVector<AffineExpr>> own =
-        onSoftmaxLoops(inputType.getShape());
     if (reduce.getInputs().size() != 1 ||
         reduce.getDimensions() != ArrayRef<int64_t>{inputType.getRank() - 1})
       return fail("a reduction is not over the last dimension");
-    if (!own)
+    // Its loops are its input's dimensions: the input is read at the
+    // softmax's element, the output at its row.
+    std::optional<SmallVector<ElementIndex>> own =
+        delinearize(identity, inputType.getShape());
+    if (!own || linearize(ArrayRef(*own).drop_back(),
+                          inputType.getShape().drop_back()) != rows)
       return fail("a reduction over other loops than the softmax's");
-    reduced = readExpr(reduce.getInputs()[0],
-                       AffineMap::get(loops.size(), 0, *own, ctx), loops);
+    reduced = readExpr(reduce.getInputs()[0], identity, loops);
     initValue = reduce.getInits()[0];
     combinerOp =
         reduce.getBody()->getTerminator()->getOperand(0).getDefiningOp();
@@ -496,19 +390,12 @@ FailureOr<ExprPtr> rowReductionInput(Value result, ArrayRef<int64_t> loops,
       return fail(!othersUnused
                       ? "a reduction has another result that is used"
                       : "a reduction is not over the last dimension alone");
-    std::optional<SmallVector<AffineExpr>> own =
-        onSoftmaxLoops(generic.getStaticLoopRanges());
+    std::optional<SmallVector<ElementIndex>> own =
+        delinearize(identity, generic.getStaticLoopRanges());
     if (!own)
       return fail("a reduction over other loops than the softmax's");
-    auto onLoops = [&](OpOperand *operand) {
-      return generic.getMatchingIndexingMap(operand).replaceDimsAndSymbols(
-          *own, {}, loops.size(), 0);
-    };
     OpOperand *out = generic.getDpsInitOperand(resultNumber);
-    auto [outTensor, outMap] = throughUnitReshapes(out->get(), onLoops(out));
-    if (canonicalRead(outMap,
-                      cast<RankedTensorType>(outTensor.getType()).getShape(),
-                      loops) != rowRead(loops, ctx))
+    if (elementOf(generic, out, *own) != rows)
       return fail("a reduction reads or writes through unexpected maps");
     initValue = out->get();
     auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
@@ -522,15 +409,13 @@ FailureOr<ExprPtr> rowReductionInput(Value result, ArrayRef<int64_t> loops,
       DenseMap<Value, ExprPtr> args;
       for (OpOperand *in : generic.getDpsInputOperands())
         args[generic.getMatchingBlockArgument(in)] =
-            readExpr(in->get(), onLoops(in), loops);
-      reduced = readPayload(generic, reducedValue, args,
-                            AffineMap::get(loops.size(), 0, *own, ctx));
+            readExpr(in->get(), elementOf(generic, in, *own), loops);
+      reduced = readPayload(generic, reducedValue, args, *own);
     } else {
       combinerOp = nullptr;
     }
   } else {
-    return fail(Twine("a row statistic is not a reduction") +
-                (isSplittingReshape(result) ? kSplittingReshapeNote : ""));
+    return fail("a row statistic is not a reduction");
   }
   bool maxCombiner = combiner == "arith.maximumf";
   if (!combinerOp || !(combinerOp->getName().getStringRef() == combiner ||
@@ -685,12 +570,15 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
   if (!c.rhs)
     return fail("a product whose right operand is neither [.., k, n] nor "
                 "[.., n, k]");
-  // The inputs X reads, through maps from the loops without n.
-  SmallVector<AffineExpr> dims;
-  for (unsigned d = 0; d < loops; ++d)
-    dims.push_back(getAffineDimExpr(d == k ? batch + 1 : d == n ? 0 : d, ctx));
+  // X is read over the loops without n: the product's loop indices as
+  // functions of those (n, unused by what X reads, as 0).
   c.lhsLoops = op.getStaticLoopRanges();
   c.lhsLoops.erase(c.lhsLoops.begin() + n);
+  SmallVector<ElementIndex> loopValues;
+  for (unsigned d = 0; d < loops; ++d)
+    loopValues.push_back(d == n ? ElementIndex()
+                                : ElementIndex::loop(d == k ? batch + 1 : d,
+                                                     c.lhsLoops));
   DenseMap<Value, ExprPtr> args;
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
@@ -698,9 +586,8 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
           return e.isFunctionOfDim(n);
         }))
       continue; // Not read by X (an opaque leaf if it is).
-    args[op.getMatchingBlockArgument(input)] =
-        readExpr(input->get(), map.replaceDimsAndSymbols(dims, {}, batch + 2, 0),
-                 c.lhsLoops);
+    args[op.getMatchingBlockArgument(input)] = readExpr(
+        input->get(), elementOf(op, input, loopValues), c.lhsLoops);
   }
   c.lhsExpr = readPayload(op, lhsValue, args);
   c.lhsElementType = lhsValue.getType();
@@ -726,8 +613,8 @@ struct BodySlice {
   /// shape of the tensor that holds it.
   SmallVector<unsigned> loops;
   SmallVector<int64_t> shape;
-  /// The map from the root's loops to that tensor's indices.
-  AffineMap read;
+  /// The element of that tensor the root reads, as a function of its loops.
+  ElementIndex element;
   /// Whether the tensor holds the value's negation (an i1 value).
   bool negate = false;
 };
@@ -782,16 +669,15 @@ FailureOr<BodySlice> bodySliceOf(const ExprPtr &e, Value value = {}) {
     if (ops.contains(&op))
       slice.ops.push_back(&op);
   SmallVector<int64_t> ranges = slice.owner.getStaticLoopRanges();
-  SmallVector<AffineExpr> read;
+  SmallVector<ElementIndex> read;
   for (unsigned d : usedLoops.set_bits()) {
     if (ShapedType::isDynamic(ranges[d]))
       return failure();
     slice.loops.push_back(d);
     slice.shape.push_back(ranges[d]);
-    read.push_back(e->ownerMap.getResult(d));
+    read.push_back(e->ownerLoops[d]);
   }
-  slice.read = AffineMap::get(e->ownerMap.getNumDims(), 0, read,
-                              e->ownerMap.getContext());
+  slice.element = linearize(read, slice.shape);
   return slice;
 }
 
@@ -902,22 +788,6 @@ Value batchReshapeSource(Value value) {
   return Value();
 }
 
-/// Whether a leaf of `e` is a reshape that splits or merges dimensions.
-bool readsThroughReshape(const ExprPtr &e) {
-  DenseSet<Expr *> seen;
-  SmallVector<Expr *> work{e.get()};
-  while (!work.empty()) {
-    Expr *x = work.pop_back_val();
-    if (!seen.insert(x).second)
-      continue;
-    if (x->kind == Expr::Kind::Leaf && isSplittingReshape(x->tensor))
-      return true;
-    for (const ExprPtr &operand : x->operands)
-      work.push_back(operand.get());
-  }
-  return false;
-}
-
 /// `e` as base * factor with a positive finite constant factor (a
 /// multiplication by it, or a division by its inverse): the base and the
 /// factor; `e` and 1 when `e` is neither a multiplication nor a division;
@@ -979,7 +849,7 @@ scaledOperand(const ExprPtr &operand, RankedTensorType type) {
   auto [base, factor] = *split;
   if (base->kind != Expr::Kind::Leaf || !base->tensor ||
       base->tensor.getType() != type ||
-      base->map != identityRead(type.getShape(), type.getContext()))
+      base->element != ElementIndex::identity(type.getShape()))
     return std::nullopt;
   return std::make_pair(base->tensor, factor);
 }
@@ -1011,9 +881,8 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
                     : product->lhsLoops;
   unsigned loops = loopSizes.size();
   MLIRContext *ctx = pv.getContext();
-  AffineMap readAll = AffineMap::getMultiDimIdentityMap(loops, ctx);
-  AffineMap identity = identityRead(loopSizes, ctx);
-  AffineMap row = rowRead(loopSizes, ctx);
+  ElementIndex identity = ElementIndex::identity(loopSizes);
+  ElementIndex row = ElementIndex::rows(loopSizes);
 
   // P = softmax(X) over the last dimension.
   ExprPtr scores;
@@ -1023,14 +892,14 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   if (softmax) {
     if (softmax.getDimension() != loops - 1)
       return fail("the softmax is not over the keys (the last dimension)");
-    scores = readExpr(softmax.getInput(), readAll, loopSizes);
+    scores = readExpr(softmax.getInput(), identity, loopSizes);
   } else {
     // P = E / rowsum(E), E = exp(X - rowmax(X)).
     // The division may be a multiplication by the rows' reciprocals, 1 / x
     // computed element-wise on the row statistic (TOSA's reciprocal).
     ExprPtr p = stripConversions(product->lhsExpr
                                      ? product->lhsExpr
-                                     : readExpr(probabilities, readAll,
+                                     : readExpr(probabilities, identity,
                                                 loopSizes));
     // 1 / rowsum, read through the element-wise op that computes it or
     // computed in place (linalg-fuse-elementwise-ops fuses the reciprocal
@@ -1042,7 +911,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
       ExprPtr one = stripConversions(factor->operands[0]);
       ExprPtr sum = stripConversions(factor->operands[1]);
       if (one->kind == Expr::Kind::Constant && one->constant == 1.0 &&
-          sum->kind == Expr::Kind::Leaf && sum->map == row)
+          sum->kind == Expr::Kind::Leaf && sum->element == row)
         return sum->tensor;
       return Value();
     };
@@ -1051,7 +920,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     if (p->isOp("arith.divf")) {
       e = stripConversions(p->operands[0]);
       ExprPtr sum = stripConversions(p->operands[1]);
-      if (sum->kind != Expr::Kind::Leaf || sum->map != row)
+      if (sum->kind != Expr::Kind::Leaf || sum->element != row)
         return fail("the softmax does not divide by a row sum");
       sumTensor = sum->tensor;
     } else if (p->isOp("arith.mulf")) {
@@ -1079,10 +948,10 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
         ExprPtr log = stripConversions(lse->operands[side]);
         ExprPtr max = stripConversions(lse->operands[1 - side]);
         if (!log->isOp("math.log") || max->kind != Expr::Kind::Leaf ||
-            max->map != row)
+            max->element != row)
           continue;
         ExprPtr sum = stripConversions(log->operands[0]);
-        if (sum->kind != Expr::Kind::Leaf || sum->map != row)
+        if (sum->kind != Expr::Kind::Leaf || sum->element != row)
           continue;
         sumTensor = sum->tensor;
         auto difference = std::make_shared<Expr>();
@@ -1105,10 +974,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     if (failed(summed))
       return failure();
     if (!sameExpr(stripConversions(*summed), e))
-      return fail(Twine("the softmax divides by the sum of something else") +
-                  (readsThroughReshape(*summed) || readsThroughReshape(e)
-                       ? kSplittingReshapeNote
-                       : ""));
+      return fail("the softmax divides by the sum of something else");
     if (!e->isOp("math.exp"))
       return fail("the softmax's numerator is not an exponential");
     ExprPtr shifted = e->operands[0];
@@ -1116,7 +982,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
       return fail("the exponential is not of the scores minus their row "
                   "maximum");
     ExprPtr max = shifted->operands[1];
-    if (max->kind != Expr::Kind::Leaf || max->map != row)
+    if (max->kind != Expr::Kind::Leaf || max->element != row)
       return fail("the exponential subtracts something else than a row "
                   "maximum");
     // -inf, or the lowest finite value of the scores' type (f16's -65504,
@@ -1135,11 +1001,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     scores = shifted->operands[0];
     if (!sameExpr(stripConversions(*maxed),
                   stripConversions(scores)))
-      return fail(
-          Twine("the row maximum is of something else than the scores") +
-          (readsThroughReshape(*maxed) || readsThroughReshape(scores)
-               ? kSplittingReshapeNote
-               : ""));
+      return fail("the row maximum is of something else than the scores");
     attention.rowMax = max->tensor;
     attention.rowSum = sumTensor;
   }
@@ -1161,39 +1023,35 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   // (canonically) through `map`: through its trailing dimensions, its
   // leading ones and its query dimension possibly broadcast (size 1, index
   // 0: a key-padding mask [B, 1, 1, Sk]), which sets `rowsBroadcast`.
-  auto isMaskRead = [&](ArrayRef<int64_t> shape, AffineMap map,
+  auto isMaskRead = [&](ArrayRef<int64_t> shape, const ElementIndex &element,
                         Type elementType, bool &rowsBroadcast) {
     rowsBroadcast = false;
     unsigned rank = shape.size();
     if (!(isa<FloatType>(elementType) || elementType.isInteger(1)) ||
         rank < 1 || rank > loops)
       return false;
+    std::optional<SmallVector<ElementIndex>> indices =
+        delinearize(element, shape);
+    if (!indices)
+      return false;
     // One value per key, the same for every query (a key-padding mask
     // computed over the keys alone).
     if (rank == 1) {
       rowsBroadcast = loopSizes[loops - 2] != 1;
-      return shape[0] != 1 && map.getNumResults() == 1 &&
-             map.getResult(0) == getAffineDimExpr(loops - 1, ctx);
+      return shape[0] != 1 &&
+             (*indices)[0] == ElementIndex::loop(loops - 1, loopSizes);
     }
-    // The read with the unit dimensions the canonical form leaves out put
-    // back: index 0, or the loop it lines up with if that has size 1.
-    unsigned next = 0;
     for (unsigned i = 0; i < rank; ++i) {
       unsigned loop = loops - rank + i;
-      AffineExpr result =
-          shape[i] != 1          ? map.getResult(next++)
-          : loopSizes[loop] == 1 ? getAffineDimExpr(loop, ctx)
-                                 : getAffineConstantExpr(0, ctx);
-      auto dim = dyn_cast<AffineDimExpr>(result);
-      auto constant = dyn_cast<AffineConstantExpr>(result);
-      bool leading = i + 2 < rank;
-      bool broadcast = i + 1 < rank && constant && constant.getValue() == 0 &&
-                       shape[i] == 1;
-      if (!broadcast && (!dim || dim.getPosition() != loop))
+      bool isLoop = (*indices)[i] == ElementIndex::loop(loop, loopSizes);
+      bool broadcast = i + 1 < rank && shape[i] == 1 &&
+                       (*indices)[i] == ElementIndex::constant(0);
+      if (!isLoop && !broadcast)
         return false;
-      rowsBroadcast |= broadcast && i + 2 == rank;
+      rowsBroadcast |= !isLoop && i + 2 == rank;
       // Across a reshape of the batch only a mask of one [Sq, Sk] matrix
       // keeps its meaning.
+      bool leading = i + 2 < rank;
       if (reshaped && leading && shape[i] != 1)
         return false;
     }
@@ -1206,19 +1064,18 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   auto takeMask = [&](const ExprPtr &e, Value value, bool negate) {
     if (attention.mask || attention.maskSlice)
       return false; // attn.attention has one mask operand.
-    auto [tensor, map] = e->held();
+    auto [tensor, element] = e->held();
     if (tensor && !value && !negate) {
       auto type = cast<RankedTensorType>(tensor.getType());
-      if (!isMaskRead(type.getShape(), map, type.getElementType(),
+      if (!isMaskRead(type.getShape(), element, type.getElementType(),
                       attention.maskRowsBroadcast))
         return false;
       attention.mask = tensor;
     } else {
       FailureOr<BodySlice> slice = bodySliceOf(e, value);
       if (failed(slice) ||
-          !isMaskRead(slice->shape,
-                      canonicalRead(slice->read, slice->shape, loopSizes),
-                      slice->value.getType(), attention.maskRowsBroadcast))
+          !isMaskRead(slice->shape, slice->element, slice->value.getType(),
+                      attention.maskRowsBroadcast))
         return false;
       slice->negate = negate;
       attention.maskSlice = *slice;
@@ -1276,7 +1133,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
     return fail("the scores are scaled by something else than a positive "
                 "constant");
   std::tie(scores, attention.scale) = *scaled;
-  if (scores->kind != Expr::Kind::Leaf || scores->map != identity)
+  if (scores->kind != Expr::Kind::Leaf || scores->element != identity)
     return fail("the scores are not a matrix product (or are modified in a "
                 "way attn.attention does not express)");
   Value scoreTensor = scores->tensor;
@@ -1299,11 +1156,10 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   // of the factors.
   auto operandOf = [&](Value tensor) {
     auto type = cast<RankedTensorType>(tensor.getType());
-    return scaledOperand(
-               readExpr(tensor,
-                        AffineMap::getMultiDimIdentityMap(type.getRank(), ctx),
-                        type.getShape()),
-               type)
+    return scaledOperand(readExpr(tensor,
+                                  ElementIndex::identity(type.getShape()),
+                                  type.getShape()),
+                         type)
         .value_or(std::make_pair(tensor, 1.0));
   };
   std::optional<std::pair<Value, double>> query =
@@ -1420,7 +1276,7 @@ Value groupBroadcastSource(ImplicitLocOpBuilder &b, Value value) {
   if (!type.hasStaticShape() || type.getRank() != 5)
     return Value();
   ArrayRef<int64_t> loops = type.getShape();
-  ExprPtr e = readExpr(value, b.getMultiDimIdentityMap(5), loops);
+  ExprPtr e = readExpr(value, ElementIndex::identity(loops), loops);
   while (e->isOp("arith.addf") && isZeroTerm(e->operands[1]))
     e = e->operands[0];
   while (e->isOp("arith.addf") && isZeroTerm(e->operands[0]))
@@ -1429,14 +1285,13 @@ Value groupBroadcastSource(ImplicitLocOpBuilder &b, Value value) {
     return Value();
   auto source = cast<RankedTensorType>(e->tensor.getType());
   SmallVector<int64_t> shape{loops[0], loops[1], loops[3], loops[4]};
-  AffineMap withoutGroup =
-      AffineMap::get(5, 0,
-                     {b.getAffineDimExpr(0), b.getAffineDimExpr(1),
-                      b.getAffineDimExpr(3), b.getAffineDimExpr(4)},
-                     b.getContext());
+  ElementIndex withoutGroup = linearize(
+      {ElementIndex::loop(0, loops), ElementIndex::loop(1, loops),
+       ElementIndex::loop(3, loops), ElementIndex::loop(4, loops)},
+      shape);
   if (source.getShape() != ArrayRef(shape) ||
       source.getElementType() != type.getElementType() ||
-      e->map != canonicalRead(withoutGroup, shape, loops))
+      e->element != withoutGroup)
     return Value();
   return e->tensor;
 }
@@ -1573,17 +1428,14 @@ struct AttnRaiseAttentionPass
         if (!type.getElementType().isF32() || !type.hasStaticShape() ||
             type.getNumElements() != rows.getNumElements())
           continue;
-        MLIRContext *ctx = generic.getContext();
-        ExprPtr e = stripConversions(readExpr(
-            generic->getResult(0),
-            AffineMap::getMultiDimIdentityMap(type.getRank(), ctx),
-            type.getShape()));
+        ElementIndex identity = ElementIndex::identity(type.getShape());
+        ExprPtr e = stripConversions(
+            readExpr(generic->getResult(0), identity, type.getShape()));
         if (!e->isOp("arith.addf"))
           continue;
-        AffineMap identity = identityRead(type.getShape(), ctx);
         auto isLeaf = [&](const ExprPtr &x, Value tensor) {
           return x->kind == Expr::Kind::Leaf && x->tensor == tensor &&
-                 x->map == identity;
+                 x->element == identity;
         };
         for (int side : {0, 1}) {
           ExprPtr log = stripConversions(e->operands[side]);

@@ -21,7 +21,7 @@
 // IR: attn.attention ins(%{{.+}}, %[[K]], %[[V]] : tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>)
 // IR-LABEL: func.func private @reference
 // IR-NOT: attn.attention
-// FUSED: remark: not raised to attn.attention: the softmax divides by the sum of something else (read through a reshape that splits or merges dimensions, which the pass does not follow) (the match stopped at linalg.generic on line 86)
+// FUSED: remark: not raised to attn.attention: a product whose right operand is neither [.., k, n] nor [.., n, k] (the match stopped at linalg.generic on line 56)
 // CHECK: agree: 1
 
 #q = affine_map<(b, h, m, n, k) -> (b, h, m, k)>
