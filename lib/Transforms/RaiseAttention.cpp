@@ -36,6 +36,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <map>
@@ -438,6 +439,8 @@ struct Contraction {
   Value lhs, rhs;
   bool rhsTransposed = false;
   unsigned batchDims = 0;
+  /// The product of the batch loops' sizes.
+  int64_t batchSize = 1;
   /// A left operand computed in the product's own body (see
   /// matchFusedProduct), read over the loops (batch..., m, k); `lhs` is
   /// null then.
@@ -460,6 +463,37 @@ AffineMap productMap(MLIRContext *ctx, unsigned loops, unsigned batch,
   for (unsigned d : trailing)
     results.push_back(getAffineDimExpr(d, ctx));
   return AffineMap::get(loops, 0, results, ctx);
+}
+
+/// Whether `map` reads an operand of `shape` as [.., a, b] with `trailing`
+/// = (a, b) of a product's loops (batch..., m, n, k): its batch results
+/// are the batch loops, or 0 into a dimension of size 1 (the operand is
+/// broadcast over that batch loop: reshape propagation reads grouped-query
+/// K this way, without the group dimension).
+bool readsAsProductOperand(AffineMap map, ArrayRef<int64_t> shape,
+                           unsigned batch, ArrayRef<unsigned> trailing) {
+  if (map.getNumResults() != batch + trailing.size())
+    return false;
+  for (unsigned d = 0; d < map.getNumResults(); ++d) {
+    AffineExpr result = map.getResult(d);
+    unsigned loop = d < batch ? d : trailing[d - batch];
+    auto constant = dyn_cast<AffineConstantExpr>(result);
+    bool broadcast =
+        d < batch && constant && constant.getValue() == 0 && shape[d] == 1;
+    if (!broadcast && result != getAffineDimExpr(loop, map.getContext()))
+      return false;
+  }
+  return true;
+}
+
+/// The product of the first `batch` loops' sizes of `op` (0 if dynamic).
+int64_t batchSizeOf(linalg::LinalgOp op, unsigned batch) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t size = 1;
+  for (int64_t range : ArrayRef(ranges).take_front(batch))
+    if (ShapedType::isDynamic(range) || llvm::MulOverflow(size, range, size))
+      return 0;
+  return size;
 }
 
 FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
@@ -500,7 +534,8 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
       op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != mapOf({m, n}))
     return fail("a product that is not [.., m, k] x [.., k, n]");
   Contraction c{skipNoOpCasts(inputs[0]->get()),
-                skipNoOpCasts(inputs[1]->get()), false, batch};
+                skipNoOpCasts(inputs[1]->get()), false, batch,
+                batchSizeOf(op, batch)};
   AffineMap rhsMap = op.getMatchingIndexingMap(inputs[1]);
   if (rhsMap == mapOf({n, k}))
     c.rhsTransposed = true;
@@ -552,6 +587,7 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
     return fail("not a matrix product");
   Contraction c;
   c.batchDims = batch;
+  c.batchSize = batchSizeOf(op, batch);
   Value lhsValue;
   for (int side : {1, 0}) {
     auto arg = dyn_cast<BlockArgument>(mul->getOperand(side));
@@ -561,9 +597,12 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
     if (!op.isDpsInput(input))
       continue;
     AffineMap map = op.getMatchingIndexingMap(input);
-    if (map == mapOf({k, n}) || map == mapOf({n, k})) {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(input->get().getType()).getShape();
+    bool transposed = readsAsProductOperand(map, shape, batch, {n, k});
+    if (transposed || readsAsProductOperand(map, shape, batch, {k, n})) {
       c.rhs = skipNoOpCasts(input->get());
-      c.rhsTransposed = map == mapOf({n, k});
+      c.rhsTransposed = transposed;
       lhsValue = mul->getOperand(1 - side);
     }
   }
@@ -837,18 +876,32 @@ bool isZeroTerm(const ExprPtr &e) {
   return false;
 }
 
-/// The tensor of type `type` a product operand reads, given the expression
+/// Whether a tensor of shape `view` is one of shape `shape`, or the [B, Hkv
+/// * G, S, X] tensor whose [B, Hkv, G, S, X] view it is (reshape
+/// propagation splits the heads of grouped-query attention).
+bool isHeadsView(ArrayRef<int64_t> view, ArrayRef<int64_t> shape) {
+  if (view == shape)
+    return true;
+  return view.size() == 5 && shape.size() == 4 && view[0] == shape[0] &&
+         view[1] * view[2] == shape[1] && view.take_back(2) == shape.take_back(2);
+}
+
+/// The tensor a product operand of type `type` reads, given the expression
 /// it holds over the operand's loops, and the positive constant it is
 /// scaled by first (front ends scale Q, or Q and K^T, before the product
-/// instead of the scores); std::nullopt when it is computed otherwise.
+/// instead of the scores): the tensor itself, or one it is a heads view of
+/// (isHeadsView); std::nullopt when it is computed otherwise.
 std::optional<std::pair<Value, double>>
 scaledOperand(const ExprPtr &operand, RankedTensorType type) {
   FailureOr<std::pair<ExprPtr, double>> split = splitPositiveScale(operand);
   if (failed(split))
     return std::nullopt;
   auto [base, factor] = *split;
-  if (base->kind != Expr::Kind::Leaf || !base->tensor ||
-      base->tensor.getType() != type ||
+  if (base->kind != Expr::Kind::Leaf || !base->tensor)
+    return std::nullopt;
+  auto baseType = cast<RankedTensorType>(base->tensor.getType());
+  if (baseType.getElementType() != type.getElementType() ||
+      !isHeadsView(type.getShape(), baseType.getShape()) ||
       base->element != ElementIndex::identity(type.getShape()))
     return std::nullopt;
   return std::make_pair(base->tensor, factor);
@@ -1142,8 +1195,10 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   FailureOr<Contraction> qk = matchContraction(scoreTensor, why);
   if (failed(qk))
     return failure();
-  if (qk->batchDims != product->batchDims)
-    return fail("the two products have different batch dimensions");
+  // The products may group their batch differently ([B, Hkv, G] and
+  // [B, Hq]); the scores and P already read the same elements.
+  if (qk->batchSize != product->batchSize || qk->batchSize == 0)
+    return fail("the two products have different batch sizes");
   // A mask computed from the scores would keep their product: not raised.
   Operation *scoresOp = scoreTensor.getDefiningOp();
   if ((attention.mask && mayDependOn(attention.mask, scoresOp)) ||
@@ -1256,6 +1311,11 @@ Value toRank4(ImplicitLocOpBuilder &b, Value value, bool swapLast) {
   }
   if (rank == 4)
     return value;
+  // [B, Hkv, G, S, X] (grouped-query heads split by reshape propagation) is
+  // [B, Hkv * G, S, X]: head h = hkv * G + g, repeat_kv's order.
+  if (rank == 5)
+    return tensor::CollapseShapeOp::create(
+        b, value, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
   SmallVector<int64_t> shape(4 - rank, 1);
   llvm::append_range(shape, type.getShape());
   return tensor::ExpandShapeOp::create(b, type.clone(shape), value,
@@ -1298,20 +1358,16 @@ Value groupBroadcastSource(ImplicitLocOpBuilder &b, Value value) {
 
 /// The key/value heads that `value` ([B, Hq, S, X]) repeats the way front
 /// ends write grouped-query attention (Llama's repeat_kv: a group
-/// dimension after the heads, broadcast, folded into the heads), and the
-/// group size: head h holds key/value head h / G, attn.attention's own
-/// mapping. (A repeat that interleaves, head h holding h mod Hkv, is not
-/// this.) Null otherwise.
-std::pair<Value, int64_t> repeatedHeads(ImplicitLocOpBuilder &b, Value value) {
+/// dimension after the heads, broadcast, folded into the heads): head h
+/// holds key/value head h / G, attn.attention's own mapping. (A repeat that
+/// interleaves, head h holding h mod Hkv, is not this.) Null otherwise.
+Value repeatedHeads(ImplicitLocOpBuilder &b, Value value) {
   auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>();
   if (!collapse || collapse.getSrcType().getRank() != 5 ||
       collapse.getReassociationIndices() !=
           SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}})
-    return {};
-  Value source = groupBroadcastSource(b, collapse.getSrc());
-  if (!source)
-    return {};
-  return {source, collapse.getSrcType().getDimSize(2)};
+    return Value();
+  return groupBroadcastSource(b, collapse.getSrc());
 }
 
 struct AttnRaiseAttentionPass
@@ -1457,13 +1513,19 @@ struct AttnRaiseAttentionPass
     Value k = toRank4(b, attention.key, attention.keyTransposed);
     Value v = toRank4(b, attention.value, attention.valueTransposed);
     // Key/value heads repeated for grouped-query attention are read in
-    // place instead.
-    auto [kHeads, kGroup] = repeatedHeads(b, k);
-    auto [vHeads, vGroup] = repeatedHeads(b, v);
-    bool grouped = kHeads && vHeads && kGroup == vGroup;
+    // place instead, when K and V then have the same heads (one of them
+    // may already be unrepeated: reshape propagation reads K broadcast
+    // within the product).
+    Value kHeads = repeatedHeads(b, k);
+    Value vHeads = repeatedHeads(b, v);
+    Value kIn = kHeads ? kHeads : k, vIn = vHeads ? vHeads : v;
+    auto headsOf = [](Value x) {
+      return cast<RankedTensorType>(x.getType()).getDimSize(1);
+    };
+    bool grouped = (kHeads || vHeads) && headsOf(kIn) == headsOf(vIn);
     if (grouped) {
-      k = kHeads;
-      v = vHeads;
+      k = kIn;
+      v = vIn;
     }
     Value mask = attention.maskSlice ? materialize(b, *attention.maskSlice)
                                      : attention.mask;
@@ -1511,7 +1573,11 @@ struct AttnRaiseAttentionPass
       return;
     }
     Value result = op.getResult(0);
-    if (outType.getRank() != 4)
+    if (outType.getRank() == 5)
+      result = tensor::ExpandShapeOp::create(
+          b, outType, result,
+          ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+    else if (outType.getRank() != 4)
       result = tensor::CollapseShapeOp::create(
           b, outType, result, frontUnitGroups(outType.getRank()));
     pv->getResult(0).replaceAllUsesWith(result);

@@ -109,11 +109,9 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     - the shapes front ends leave around these: unit dimensions indexed
       with a constant 0, row statistics kept as `[.., 1]`, same-type
       `tensor.cast` ops and whole-tensor `tensor.extract_slice` ops between
-      any two steps, reshapes that only insert or drop unit dimensions
-      (reshape propagation by linalg-fuse-elementwise-ops gives reductions
-      such unit loops), and `tensor.collapse_shape`/`expand_shape` that fold
-      heads into the batch of the products (the mask must then be one
-      `[Sq, Sk]` matrix);
+      any two steps, and `tensor.collapse_shape`/`expand_shape` anywhere
+      (the mask of products whose heads are folded into the batch must be
+      one `[Sq, Sk]` matrix);
     - grouped-query heads repeated the way Llama's `repeat_kv` does (a
       group dimension after the key/value heads, broadcast by
       `linalg.broadcast`, a copying `linalg.generic` or an addition of a
@@ -129,12 +127,14 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     `tosa-to-tensor`), whose output is of these forms.
 
     Element-wise steps may be separate `linalg.generic` ops or fused into
-    one: element-wise ops are read as expression trees through each other,
-    their operands through their maps composed. Reads are compared in a
-    form that leaves out unit dimensions, so the same values read through
-    different unit reshapes compare equal. Reshape propagation that splits
-    the heads into (key/value heads, group) for grouped-query attention is
-    not followed yet (left alone, with a remark).
+    one: element-wise ops are read as expression trees through each other.
+    A read is kept as the tensor (seen through reshapes) and the row-major
+    index of the element read, as a function of the loops
+    (`ElementIndex`), so reads of the same elements through different views
+    compare equal: reductions and products may run on other views of the
+    same loops (unit loops added, heads folded into the batch, or split
+    into key/value heads and groups by reshape propagation; a product may
+    read K broadcast over the group).
     Rank-2 and rank-3 operands become rank 4 with unit dimensions in front
     (and the result is collapsed back). Anything else (a softmax over
     another axis, no normalisation, the exponential of something else, a
