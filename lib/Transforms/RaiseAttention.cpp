@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
@@ -172,6 +173,13 @@ Value throughReshapes(Value tensor) {
     else
       return tensor;
   }
+}
+
+/// The constant `tensor` is filled with by a linalg.fill, seen through
+/// reshapes (reshape propagation moves them between a fill and its user).
+std::optional<double> filledWith(Value tensor) {
+  auto fill = throughReshapes(tensor).getDefiningOp<linalg::FillOp>();
+  return fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
 }
 
 /// The row-major element a generic reads from `operand`, given the values
@@ -423,9 +431,7 @@ FailureOr<ExprPtr> rowReductionInput(Value result, ArrayRef<int64_t> loops,
                        (maxCombiner && isa<arith::MaxNumFOp>(combinerOp))))
     return fail(
         llvm::formatv("a reduction does not combine with {0}", combiner));
-  auto fill = initValue.getDefiningOp<linalg::FillOp>();
-  std::optional<double> initConstant =
-      fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
+  std::optional<double> initConstant = filledWith(initValue);
   if (!initConstant || !init(*initConstant))
     return fail("a reduction starts from the wrong value");
   return reduced;
@@ -441,6 +447,12 @@ struct Contraction {
   unsigned batchDims = 0;
   /// The product of the batch loops' sizes.
   int64_t batchSize = 1;
+  /// When an operand is read in another order than [batch..., m, k] (the
+  /// left) or [batch..., k, n] (the right) or [batch..., n, k] (the right,
+  /// rhsTransposed), the permutation (linalg.transpose's) that gives that
+  /// order (reshape propagation moves [B, S, H, D] views into the
+  /// products).
+  SmallVector<int64_t> lhsPermutation, rhsPermutation;
   /// A left operand computed in the product's own body (see
   /// matchFusedProduct), read over the loops (batch..., m, k); `lhs` is
   /// null then.
@@ -484,6 +496,48 @@ bool readsAsProductOperand(AffineMap map, ArrayRef<int64_t> shape,
       return false;
   }
   return true;
+}
+
+/// The permutation (linalg.transpose's: dimension i of the result is
+/// dimension p[i] of the operand) that brings an operand of `shape` read
+/// through `map` to the order of the loops `order` (of sizes `ranges`);
+/// std::nullopt unless the map reads each of them once and nothing else (a
+/// loop of size 1 may be read as 0 from a dimension of size 1).
+std::optional<SmallVector<int64_t>>
+layoutPermutation(AffineMap map, ArrayRef<int64_t> shape,
+                  ArrayRef<int64_t> ranges, ArrayRef<unsigned> order) {
+  if (map.getNumResults() != order.size())
+    return std::nullopt;
+  SmallVector<int64_t> permutation;
+  llvm::SmallBitVector used(map.getNumResults());
+  for (unsigned loop : order) {
+    std::optional<int64_t> position;
+    for (auto [j, result] : llvm::enumerate(map.getResults())) {
+      auto constant = dyn_cast<AffineConstantExpr>(result);
+      bool unitRead = ranges[loop] == 1 && shape[j] == 1 && constant &&
+                      constant.getValue() == 0;
+      if (!used[j] &&
+          (result == getAffineDimExpr(loop, map.getContext()) || unitRead)) {
+        position = j;
+        break;
+      }
+    }
+    if (!position)
+      return std::nullopt;
+    used.set(*position);
+    permutation.push_back(*position);
+  }
+  return permutation;
+}
+
+/// `order` of a product's operand: the batch loops, then `trailing`.
+SmallVector<unsigned> productOrder(unsigned batch,
+                                   ArrayRef<unsigned> trailing) {
+  SmallVector<unsigned> order;
+  for (unsigned d = 0; d < batch; ++d)
+    order.push_back(d);
+  llvm::append_range(order, trailing);
+  return order;
 }
 
 /// The product of the first `batch` loops' sizes of `op` (0 if dynamic).
@@ -530,21 +584,34 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
   unsigned m = batch, n = batch + 1, k = batch + 2;
   // getDpsInputOperands returns a vector by value: keep it.
   SmallVector<OpOperand *> inputs = op.getDpsInputOperands();
-  if (op.getMatchingIndexingMap(inputs[0]) != mapOf({m, k}) ||
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto shapeOf = [](OpOperand *operand) {
+    return cast<RankedTensorType>(operand->get().getType()).getShape();
+  };
+  std::optional<SmallVector<int64_t>> lhsPermutation =
+      layoutPermutation(op.getMatchingIndexingMap(inputs[0]),
+                        shapeOf(inputs[0]), ranges, productOrder(batch, {m, k}));
+  if (!lhsPermutation ||
       op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != mapOf({m, n}))
     return fail("a product that is not [.., m, k] x [.., k, n]");
   Contraction c{skipNoOpCasts(inputs[0]->get()),
                 skipNoOpCasts(inputs[1]->get()), false, batch,
                 batchSizeOf(op, batch)};
+  if (op.getMatchingIndexingMap(inputs[0]) != mapOf({m, k}))
+    c.lhsPermutation = *lhsPermutation;
   AffineMap rhsMap = op.getMatchingIndexingMap(inputs[1]);
-  if (rhsMap == mapOf({n, k}))
+  if (rhsMap == mapOf({n, k})) {
     c.rhsTransposed = true;
-  else if (rhsMap != mapOf({k, n}))
-    return fail("a product whose right operand is neither [.., k, n] nor "
-                "[.., n, k]");
-  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
-  std::optional<double> zero =
-      fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
+  } else if (rhsMap != mapOf({k, n})) {
+    std::optional<SmallVector<int64_t>> permutation =
+        layoutPermutation(rhsMap, shapeOf(inputs[1]), ranges,
+                          productOrder(batch, {k, n}));
+    if (!permutation)
+      return fail("a product whose right operand is not read as [.., k, n] "
+                  "in some order");
+    c.rhsPermutation = *permutation;
+  }
+  std::optional<double> zero = filledWith(op.getDpsInitOperand(0)->get());
   if (!zero || *zero != 0.0)
     return fail("a product that does not start from zero");
   return c;
@@ -600,15 +667,23 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
     ArrayRef<int64_t> shape =
         cast<RankedTensorType>(input->get().getType()).getShape();
     bool transposed = readsAsProductOperand(map, shape, batch, {n, k});
-    if (transposed || readsAsProductOperand(map, shape, batch, {k, n})) {
+    bool inOrder = readsAsProductOperand(map, shape, batch, {k, n});
+    std::optional<SmallVector<int64_t>> permutation =
+        transposed || inOrder
+            ? std::nullopt
+            : layoutPermutation(map, shape, op.getStaticLoopRanges(),
+                                productOrder(batch, {k, n}));
+    if (transposed || inOrder || permutation) {
       c.rhs = skipNoOpCasts(input->get());
       c.rhsTransposed = transposed;
+      if (permutation)
+        c.rhsPermutation = *permutation;
       lhsValue = mul->getOperand(1 - side);
     }
   }
   if (!c.rhs)
-    return fail("a product whose right operand is neither [.., k, n] nor "
-                "[.., n, k]");
+    return fail("a product whose right operand is not read as [.., k, n] in "
+                "some order");
   // X is read over the loops without n: the product's loop indices as
   // functions of those (n, unused by what X reads, as 0).
   c.lhsLoops = op.getStaticLoopRanges();
@@ -630,9 +705,22 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
   }
   c.lhsExpr = readPayload(op, lhsValue, args);
   c.lhsElementType = lhsValue.getType();
-  auto fill = init->get().getDefiningOp<linalg::FillOp>();
-  std::optional<double> zero =
-      fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
+  // A left operand that is an input as it is (not computed in the body):
+  // also the operand itself, in some order of [batch..., m, k].
+  if (auto arg = dyn_cast<BlockArgument>(lhsValue);
+      arg && arg.getOwner() == body) {
+    OpOperand *input = op.getMatchingOpOperand(arg);
+    std::optional<SmallVector<int64_t>> permutation = layoutPermutation(
+        op.getMatchingIndexingMap(input),
+        cast<RankedTensorType>(input->get().getType()).getShape(),
+        op.getStaticLoopRanges(), productOrder(batch, {m, k}));
+    if (op.isDpsInput(input) && permutation) {
+      c.lhs = skipNoOpCasts(input->get());
+      if (!llvm::equal(*permutation, llvm::seq<int64_t>(0, batch + 2)))
+        c.lhsPermutation = *permutation;
+    }
+  }
+  std::optional<double> zero = filledWith(init->get());
   if (!zero || *zero != 0.0)
     return fail("a product that does not start from zero");
   return c;
@@ -787,6 +875,9 @@ bool mayDependOn(Value value, Operation *op) {
 struct Attention {
   Value query, key, value, mask;
   bool keyTransposed = false, valueTransposed = false;
+  /// Permutations that bring the products' operands to [batch..., S, D]
+  /// before anything else (Contraction's), empty for none.
+  SmallVector<int64_t> queryPermutation, keyPermutation, valuePermutation;
   double scale = 1.0;
   /// The mask is [1, .., 1, Sq, Sk]: it is used as [1, 1, Sq, Sk] (needed
   /// when the softmax runs on another view of the batch than the products).
@@ -858,9 +949,7 @@ bool isZeroTerm(const ExprPtr &e) {
       return std::isfinite(y->constant);
     if (y->kind != Expr::Kind::Leaf || !y->tensor)
       return false;
-    auto fill = y->tensor.getDefiningOp<linalg::FillOp>();
-    std::optional<double> value =
-        fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
+    std::optional<double> value = filledWith(y->tensor);
     return value && std::isfinite(*value);
   };
   if (x->kind == Expr::Kind::Constant)
@@ -918,6 +1007,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   Attention attention;
   attention.value = product->rhs;
   attention.valueTransposed = product->rhsTransposed;
+  attention.valuePermutation = product->rhsPermutation;
   // The softmax may run on another view of the batch than the products.
   Value probabilities = product->lhs;
   bool reshaped = false;
@@ -1217,20 +1307,29 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
                          type)
         .value_or(std::make_pair(tensor, 1.0));
   };
+  // A permuted operand is taken as it is (then permuted).
   std::optional<std::pair<Value, double>> query =
-      qk->lhsExpr
-          ? scaledOperand(qk->lhsExpr, RankedTensorType::get(
-                                           qk->lhsLoops, qk->lhsElementType))
-          : operandOf(qk->lhs);
+      !qk->lhs                        ? scaledOperand(qk->lhsExpr,
+                                                      RankedTensorType::get(
+                                                          qk->lhsLoops,
+                                                          qk->lhsElementType))
+      : qk->lhsPermutation.empty() ? operandOf(qk->lhs)
+                                   : std::make_pair(qk->lhs, 1.0);
   if (!query)
     return fail("the queries are computed inside the product in a way "
                 "attn.attention does not express");
-  std::pair<Value, double> key = operandOf(qk->rhs);
+  std::pair<Value, double> key = qk->rhsPermutation.empty()
+                                     ? operandOf(qk->rhs)
+                                     : std::make_pair(qk->rhs, 1.0);
   attention.query = query->first;
   attention.key = key.first;
+  attention.queryPermutation = qk->lhsPermutation;
+  attention.keyPermutation = qk->rhsPermutation;
   attention.scale *= query->second * key.second;
   // V read in place of a copy (a scaled V scales O: not read through).
-  std::pair<Value, double> value = operandOf(attention.value);
+  std::pair<Value, double> value = attention.valuePermutation.empty()
+                                       ? operandOf(attention.value)
+                                       : std::make_pair(attention.value, 1.0);
   if (value.second == 1.0)
     attention.value = value.first;
   // Q K^T reads K as [.., n, k] ("transposed B"); a matmul reads K^T.
@@ -1249,6 +1348,25 @@ SmallVector<ReassociationIndices> frontUnitGroups(int64_t rank) {
   for (int64_t d = 5 - rank; d < 4; ++d)
     groups.push_back({d});
   return groups;
+}
+
+/// `value` transposed by `permutation` (linalg.transpose's); a front end's
+/// own transpose by the inverse permutation is read through rather than
+/// undone.
+Value permuted(ImplicitLocOpBuilder &b, Value value,
+               ArrayRef<int64_t> permutation) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+  if (transpose &&
+      llvm::equal(transpose.getPermutation(),
+                  invertPermutationVector(permutation)))
+    return transpose.getInput();
+  SmallVector<int64_t> shape;
+  for (int64_t d : permutation)
+    shape.push_back(type.getDimSize(d));
+  Value init = tensor::EmptyOp::create(b, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, value, init, permutation)
+      .getResult()[0];
 }
 
 /// `value` ([.., S, X] of rank `rank`) as rank 4 with unit dimensions in
@@ -1292,21 +1410,11 @@ Value toRank4(ImplicitLocOpBuilder &b, Value value, bool swapLast) {
   auto type = cast<RankedTensorType>(value.getType());
   int64_t rank = type.getRank();
   if (swapLast) {
-    SmallVector<int64_t> permutation, shape;
+    SmallVector<int64_t> permutation;
     for (int64_t d = 0; d < rank; ++d)
       permutation.push_back(d);
     std::swap(permutation[rank - 2], permutation[rank - 1]);
-    // A front end's own transpose is read through rather than undone.
-    auto transpose = value.getDefiningOp<linalg::TransposeOp>();
-    if (transpose && transpose.getPermutation() == ArrayRef(permutation)) {
-      value = transpose.getInput();
-    } else {
-      for (int64_t d : permutation)
-        shape.push_back(type.getDimSize(d));
-      Value init = tensor::EmptyOp::create(b, shape, type.getElementType());
-      value = linalg::TransposeOp::create(b, value, init, permutation)
-                  .getResult()[0];
-    }
+    value = permuted(b, value, permutation);
     type = cast<RankedTensorType>(value.getType());
   }
   if (rank == 4)
@@ -1509,9 +1617,15 @@ struct AttnRaiseAttentionPass
   void raise(linalg::LinalgOp pv, const Attention &attention) {
     ImplicitLocOpBuilder b(pv.getLoc(), pv);
     auto outType = cast<RankedTensorType>(pv->getResult(0).getType());
-    Value q = toRank4(b, attention.query, false);
-    Value k = toRank4(b, attention.key, attention.keyTransposed);
-    Value v = toRank4(b, attention.value, attention.valueTransposed);
+    auto ordered = [&](Value value, ArrayRef<int64_t> permutation) {
+      return permutation.empty() ? value : permuted(b, value, permutation);
+    };
+    Value q = toRank4(b, ordered(attention.query, attention.queryPermutation),
+                      false);
+    Value k = toRank4(b, ordered(attention.key, attention.keyPermutation),
+                      attention.keyTransposed);
+    Value v = toRank4(b, ordered(attention.value, attention.valuePermutation),
+                      attention.valueTransposed);
     // Key/value heads repeated for grouped-query attention are read in
     // place instead, when K and V then have the same heads (one of them
     // may already be unrepeated: reshape propagation reads K broadcast
