@@ -119,7 +119,11 @@ ExprPtr stripConversions(ExprPtr e) {
   return e;
 }
 
+/// The value of a float constant, or of every element of a splat tensor
+/// constant or a tensor.splat of one.
 std::optional<double> floatConstant(Value value) {
+  if (auto splat = value.getDefiningOp<tensor::SplatOp>())
+    value = splat.getInput();
   FloatAttr attr;
   if (matchPattern(value, m_Constant(&attr)))
     return attr.getValueAsDouble();
@@ -175,11 +179,13 @@ Value throughReshapes(Value tensor) {
   }
 }
 
-/// The constant `tensor` is filled with by a linalg.fill, seen through
-/// reshapes (reshape propagation moves them between a fill and its user).
+/// The constant `tensor` holds everywhere: filled with by a linalg.fill,
+/// or a splat constant, seen through reshapes (reshape propagation moves
+/// them between a fill and its user).
 std::optional<double> filledWith(Value tensor) {
-  auto fill = throughReshapes(tensor).getDefiningOp<linalg::FillOp>();
-  return fill ? floatConstant(fill.getInputs()[0]) : std::nullopt;
+  tensor = throughReshapes(tensor);
+  auto fill = tensor.getDefiningOp<linalg::FillOp>();
+  return fill ? floatConstant(fill.getInputs()[0]) : floatConstant(tensor);
 }
 
 /// The row-major element a generic reads from `operand`, given the values
@@ -656,8 +662,25 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
   c.batchDims = batch;
   c.batchSize = batchSizeOf(op, batch);
   Value lhsValue;
+  // An addition of 0 to an operand in the body (TOSA's zero-add
+  // broadcast of V, fused) reads the operand.
+  auto withoutZeroAdds = [&](Value v) {
+    while (auto add = v.getDefiningOp<arith::AddFOp>()) {
+      if (add->getBlock() != body)
+        break;
+      std::optional<double> lhs = floatConstant(add.getLhs());
+      std::optional<double> rhs = floatConstant(add.getRhs());
+      if (rhs && *rhs == 0)
+        v = add.getLhs();
+      else if (lhs && *lhs == 0)
+        v = add.getRhs();
+      else
+        break;
+    }
+    return v;
+  };
   for (int side : {1, 0}) {
-    auto arg = dyn_cast<BlockArgument>(mul->getOperand(side));
+    auto arg = dyn_cast<BlockArgument>(withoutZeroAdds(mul->getOperand(side)));
     if (!arg || arg.getOwner() != body || c.rhs)
       continue;
     OpOperand *input = op.getMatchingOpOperand(arg);
@@ -1009,7 +1032,9 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   attention.valueTransposed = product->rhsTransposed;
   attention.valuePermutation = product->rhsPermutation;
   // The softmax may run on another view of the batch than the products.
-  Value probabilities = product->lhs;
+  // P computed in the product's body (or read by it) is read over the
+  // product's loops.
+  Value probabilities = product->lhsExpr ? Value() : product->lhs;
   bool reshaped = false;
   if (Value source = batchReshapeSource(probabilities)) {
     probabilities = source;
@@ -1375,6 +1400,16 @@ Value toRank4(ImplicitLocOpBuilder &b, Value value, bool swapLast) {
   // Reshapes that only add or drop leading unit dimensions are looked
   // through, to the front end's own transposes and head repeats.
   while (true) {
+    // A transpose undone by another (TOSA front ends transpose K twice).
+    if (auto outer = value.getDefiningOp<linalg::TransposeOp>())
+      if (auto inner = outer.getInput().getDefiningOp<linalg::TransposeOp>()) {
+        ArrayRef<int64_t> o = outer.getPermutation(), i = inner.getPermutation();
+        if (llvm::all_of(llvm::seq<size_t>(0, o.size()),
+                         [&](size_t d) { return i[o[d]] == int64_t(d); })) {
+          value = skipNoOpCasts(inner.getInput());
+          continue;
+        }
+      }
     Value source;
     if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>())
       source = expand.getSrc();
