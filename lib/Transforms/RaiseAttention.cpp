@@ -1194,6 +1194,9 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   auto isMaskRead = [&](ArrayRef<int64_t> shape, const ElementIndex &element,
                         Type elementType, bool &rowsBroadcast) {
     rowsBroadcast = false;
+    // Leading unit dimensions beyond the loops broadcast like missing ones.
+    while (shape.size() > loops && shape.front() == 1)
+      shape = shape.drop_front();
     unsigned rank = shape.size();
     if (!(isa<FloatType>(elementType) || elementType.isInteger(1)) ||
         rank < 1 || rank > loops)
