@@ -450,7 +450,6 @@ FailureOr<ExprPtr> rowReductionInput(Value result, ArrayRef<int64_t> loops,
 struct Contraction {
   Value lhs, rhs;
   bool rhsTransposed = false;
-  unsigned batchDims = 0;
   /// The product of the batch loops' sizes.
   int64_t batchSize = 1;
   /// When an operand is read in another order than [batch..., m, k] (the
@@ -459,9 +458,9 @@ struct Contraction {
   /// order (reshape propagation moves [B, S, H, D] views into the
   /// products).
   SmallVector<int64_t> lhsPermutation, rhsPermutation;
-  /// A left operand computed in the product's own body (see
+  /// The left operand as a fused product computes it in its own body (see
   /// matchFusedProduct), read over the loops (batch..., m, k); `lhs` is
-  /// null then.
+  /// null then unless it is an input read as it is.
   ExprPtr lhsExpr;
   /// The sizes of the loops `lhsExpr` is read over, and the type of its
   /// elements.
@@ -601,7 +600,7 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
       op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != mapOf({m, n}))
     return fail("a product that is not [.., m, k] x [.., k, n]");
   Contraction c{skipNoOpCasts(inputs[0]->get()),
-                skipNoOpCasts(inputs[1]->get()), false, batch,
+                skipNoOpCasts(inputs[1]->get()), false,
                 batchSizeOf(op, batch)};
   if (op.getMatchingIndexingMap(inputs[0]) != mapOf({m, k}))
     c.lhsPermutation = *lhsPermutation;
@@ -659,7 +658,6 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
   if (!mul || mul->getBlock() != body)
     return fail("not a matrix product");
   Contraction c;
-  c.batchDims = batch;
   c.batchSize = batchSizeOf(op, batch);
   Value lhsValue;
   // An addition of 0 to an operand in the body (TOSA's zero-add
@@ -1048,7 +1046,6 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
                               .getShape())
                     : product->lhsLoops;
   unsigned loops = loopSizes.size();
-  MLIRContext *ctx = pv.getContext();
   ElementIndex identity = ElementIndex::identity(loopSizes);
   ElementIndex row = ElementIndex::rows(loopSizes);
 
