@@ -1,5 +1,6 @@
-// Causal masks built from index comparisons (docs/raising-forms.md rows M2,
-// M5, M9), with Sq = 4 queries and Sk = 8 keys: the mask an [Sq, Sk]
+// Causal masks built from index comparisons (docs/raising-forms.md rows M5
+// and M9; M2's select(c, 0, lowest) without its size-1 reduction loop),
+// with Sq = 4 queries and Sk = 8 keys: the mask an [Sq, Sk]
 // generic computing select(j <= i + offset, 0, lowest) from linalg.index,
 // added to the scaled scores. @top_left (offset 0, PyTorch's
 // tril(ones(L, S))) and @bottom_right (offset Sk - Sq, the queries at the
