@@ -428,7 +428,7 @@ func.func @too_many_outs(%q: tensor<1x1x4x8xf32>, %o: tensor<1x1x4x8xf32>, %l: t
 // -----
 
 func.func @yield_outside_attention(%x: f32) {
-  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.partial_attention'}}
+  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.partial_attention, attn.attention_grad'}}
   attn.yield %x : f32
 }
 

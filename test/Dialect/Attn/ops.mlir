@@ -189,3 +189,30 @@ func.func @framed(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x32x8xf32>, %o: tensor
       outs(%o : tensor<1x2x16x8xf32>) {partition = #attn.attention2d<q_parts = 2, kv_parts = 2, zigzag = true>} -> tensor<1x2x16x8xf32>
   return %r, %s : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
 }
+
+// The gradient, with every optional part: mask, key lengths, a pinned
+// schedule and the score region.
+// CHECK-LABEL: func.func @attention_grad
+func.func @attention_grad(%q: tensor<2x8x64x32xbf16>, %k: tensor<2x2x96x32xbf16>, %v: tensor<2x2x96x16xbf16>,
+                          %o: tensor<2x8x64x16xbf16>, %l: tensor<2x8x64xf32>, %do: tensor<2x8x64x16xbf16>,
+                          %m: tensor<1x8x64x96xf32>, %len: tensor<2xi32>, %dq: tensor<2x8x64x32xf32>)
+    -> (tensor<2x8x64x32xf32>, tensor<2x2x96x32xbf16>, tensor<2x2x96x16xbf16>) {
+  // CHECK: %{{.+}}:3 = attn.attention_grad ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<2x8x64x32xbf16>, tensor<2x2x96x32xbf16>, tensor<2x2x96x16xbf16>)
+  // CHECK-SAME: out(%{{.+}}, %{{.+}} : tensor<2x8x64x16xbf16>, tensor<2x8x64xf32>) grad(%{{.+}} : tensor<2x8x64x16xbf16>)
+  // CHECK-SAME: mask(%{{.+}} : tensor<1x8x64x96xf32>) key_lengths(%{{.+}} : tensor<2xi32>)
+  // CHECK-SAME: outs(%{{.+}}, %{{.+}}, %{{.+}} : tensor<2x8x64x32xf32>, tensor<2x2x96x32xbf16>, tensor<2x2x96x16xbf16>)
+  // CHECK-SAME: {causal, deterministic, partition = #attn.split_kv<splits = 2>, softcap = 3.000000e+01 : f32, tiles = #attn.fa2<block_m = 16, block_n = 32, warps = 1, stages = 2>}
+  // CHECK: attn.yield
+  %r:3 = attn.attention_grad ins(%q, %k, %v : tensor<2x8x64x32xbf16>, tensor<2x2x96x32xbf16>, tensor<2x2x96x16xbf16>)
+      out(%o, %l : tensor<2x8x64x16xbf16>, tensor<2x8x64xf32>) grad(%do : tensor<2x8x64x16xbf16>)
+      mask(%m : tensor<1x8x64x96xf32>) key_lengths(%len : tensor<2xi32>)
+      outs(%dq, %k, %v : tensor<2x8x64x32xf32>, tensor<2x2x96x32xbf16>, tensor<2x2x96x16xbf16>)
+      {causal, deterministic, softcap = 30.0 : f32, partition = #attn.split_kv<splits = 2>,
+       tiles = #attn.fa2<block_m = 16, block_n = 32, warps = 1, stages = 2>}
+      -> tensor<2x8x64x32xf32>, tensor<2x2x96x32xbf16>, tensor<2x2x96x16xbf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        attn.yield %s : f32
+      }
+  return %r#0, %r#1, %r#2 : tensor<2x8x64x32xf32>, tensor<2x2x96x32xbf16>, tensor<2x2x96x16xbf16>
+}

@@ -1,4 +1,4 @@
-//===- AttnOps.cpp - attn.attention, attn.merge, attn.yield ----------------===//
+//===- AttnOps.cpp - The attn dialect's operations -----------------------===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -308,17 +308,17 @@ static LogicalResult verifyPackedHeads(OpTy self, int64_t hq, int64_t hkv) {
   return success();
 }
 
-/// The checks attn.attention and attn.partial_attention share. The
-/// destinations of a partial attention have `slotDims` = 1 leading slot
-/// dimension.
+/// The checks of an attention's operands and attributes that
+/// attn.attention, attn.partial_attention and attn.attention_grad share: `o`
+/// and `lse` (which may be null) are the attention's O and LSE, destinations
+/// of the first two, operands of the gradient. The destinations of a partial
+/// attention have `slotDims` = 1 leading slot dimension.
 template <typename OpTy>
-static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
+static LogicalResult verifyAttentionOperands(OpTy self, Value o, Value lse,
+                                             int64_t slotDims) {
   Operation *op = self.getOperation();
   auto emitOpError = [&]() { return self.emitOpError(); };
   Value q = self.getQuery(), k = self.getKey(), v = self.getValue();
-  if (failed(verifyDestinations(op, self.getOutputs(), self.getResults())))
-    return failure();
-  Value o = self.getInitOut(), lse = self.getInitLse();
 
   bool partial = slotDims > 0;
   if (failed(verifyRank(op, "Q", q, 4, "[B, Hq, Sq, D]")) ||
@@ -422,16 +422,6 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
     return emitOpError()
            << "scale is required when the head dimension D is dynamic";
 
-  int frameParts = !!self.getQueryOffset() + !!self.getKeyOffset() +
-                   !!self.getQueryTotal() + !!self.getKeyTotal();
-  bool framed = frameParts > 0;
-  if (framed && frameParts != 4)
-    return emitOpError() << "a frame needs all of query offset, key offset, "
-                            "query total and key total";
-  if (framed && self.getPartitionAttr())
-    return emitOpError() << "a framed attention cannot carry a partition; got "
-                         << self.getPartitionAttr();
-
   if (failed(verifyPackedHeads(self, hq, hkv)))
     return failure();
 
@@ -443,6 +433,28 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
       return emitOpError() << "window sizes must be non-negative, got ["
                            << (*window)[0] << ", " << (*window)[1] << "]";
   }
+  return success();
+}
+
+/// The checks attn.attention and attn.partial_attention share: their
+/// destinations, operands and frame.
+template <typename OpTy>
+static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
+  if (failed(verifyDestinations(self.getOperation(), self.getOutputs(),
+                                self.getResults())) ||
+      failed(verifyAttentionOperands(self, self.getInitOut(),
+                                     self.getInitLse(), slotDims)))
+    return failure();
+  int frameParts = !!self.getQueryOffset() + !!self.getKeyOffset() +
+                   !!self.getQueryTotal() + !!self.getKeyTotal();
+  bool framed = frameParts > 0;
+  if (framed && frameParts != 4)
+    return self.emitOpError() << "a frame needs all of query offset, key "
+                                 "offset, query total and key total";
+  if (framed && self.getPartitionAttr())
+    return self.emitOpError()
+           << "a framed attention cannot carry a partition; got "
+           << self.getPartitionAttr();
   return success();
 }
 
@@ -572,6 +584,79 @@ Value mlir::attn::inlineScoreRegion(OpBuilder &b, Region &score,
       cast<YieldOp>(body.getTerminator()).getValue());
 }
 LogicalResult PartialAttentionOp::verifyRegions() {
+  return verifyScoreRegion(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+float AttentionGradOp::getEffectiveScale() { return effectiveScale(*this); }
+
+std::optional<std::pair<int64_t, int64_t>> AttentionGradOp::getWindowSizes() {
+  return windowSizes(*this);
+}
+
+LogicalResult AttentionGradOp::verify() {
+  Operation *op = getOperation();
+  if (getOutputs().size() != 3)
+    return emitOpError() << "expects 3 outs operands (dQ, dK, dV), got "
+                         << getOutputs().size();
+  if (getResults().size() != 3)
+    return emitOpError() << "expects one result per outs operand (3), got "
+                         << getResults().size();
+  for (auto [index, pair] :
+       llvm::enumerate(llvm::zip(getOutputs(), getResults()))) {
+    auto [output, result] = pair;
+    if (output.getType() != result.getType())
+      return emitOpError() << "result #" << index << " has type "
+                           << result.getType()
+                           << " but its destination has type "
+                           << output.getType();
+  }
+  if (failed(verifyAttentionOperands(*this, getOut(), getLse(), 0)))
+    return failure();
+  // dO is O's gradient, dQ, dK and dV those of Q, K and V: the same shapes.
+  struct Gradient {
+    const char *name;
+    Value gradient;
+    const char *of;
+    Value value;
+  };
+  Gradient gradients[] = {{"dO", getGradOut(), "O", getOut()},
+                          {"dQ", getOutputs()[0], "Q", getQuery()},
+                          {"dK", getOutputs()[1], "K", getKey()},
+                          {"dV", getOutputs()[2], "V", getValue()}};
+  for (const Gradient &g : gradients) {
+    if (failed(verifyFloatElement(op, g.name, g.gradient)))
+      return failure();
+    auto gradientShape =
+        cast<RankedTensorType>(g.gradient.getType()).getShape();
+    auto valueShape = cast<RankedTensorType>(g.value.getType()).getShape();
+    bool compatible =
+        gradientShape.size() == valueShape.size() &&
+        llvm::all_of(llvm::zip(gradientShape, valueShape), [](auto pair) {
+          auto [a, b] = pair;
+          return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) ||
+                 a == b;
+        });
+    if (!compatible)
+      return emitOpError() << g.name << " must have the shape of " << g.of
+                           << " (" << g.value.getType() << "), got "
+                           << g.gradient.getType();
+  }
+  if (Fa2TilesAttr tiles = getTilesAttr(); tiles && tiles.getPackedHeads() != 1)
+    return emitOpError() << "the gradient takes packed_heads = 1, got "
+                         << tiles.getPackedHeads();
+  Attribute partition = getPartitionAttr();
+  if (partition && !isa<SplitKVAttr>(partition))
+    return emitOpError() << "the gradient's partition cuts the key/value "
+                            "blocks into pieces: #attn.split_kv, got "
+                         << partition;
+  return success();
+}
+
+LogicalResult AttentionGradOp::verifyRegions() {
   return verifyScoreRegion(*this);
 }
 

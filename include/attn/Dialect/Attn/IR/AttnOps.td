@@ -1,4 +1,4 @@
-//===- AttnOps.td - attn.attention, attn.merge, attn.yield -*- tablegen -*-===//
+//===- AttnOps.td - The attn dialect's operations ---------*- tablegen -*-===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -311,16 +311,152 @@ def Attn_PartialAttentionOp : Attn_AttentionLikeOp<"partial_attention"> {
 }
 
 //===----------------------------------------------------------------------===//
+// attn.attention_grad
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
+    AttrSizedOperandSegments,
+    RecursiveMemoryEffects,
+    DestinationStyleOpInterface]> {
+  let summary = "The gradient of attn.attention: dQ, dK and dV from O, LSE and dO";
+  let description = [{
+    The backward pass of `attn.attention`: given the forward's inputs Q, K,
+    V, its output O and log-sum-exp LSE, and the gradient dO of a loss with
+    respect to O, computes the gradients of the loss with respect to Q, K and
+    V:
+
+    ```
+    P[i, k]  = exp(s[k] - LSE[i])                (s as in attn.attention)
+    dV[k, e] = sum over query heads of the group, sum_i P[i, k] dO[i, e]
+    dP[i, k] = sum_e dO[i, e] V[k, e]
+    Dsum[i]  = sum_e dO[i, e] O[i, e]            (= sum_k P[i, k] dP[i, k])
+    dS[i, k] = P[i, k] (dP[i, k] - Dsum[i])
+    dC[i, k] = dS[i, k] * d softcap(x)/dx at x = scale * sum_d Q K
+    dQ[i, d] = scale * sum_k dC[i, k] K[k, d]
+    dK[k, d] = scale * sum over the group's query heads, sum_i dC[i, k] Q[i, d]
+    ```
+
+    The operands and attributes mean what they mean on the `attn.attention`
+    whose gradient is taken: Q, K, V, the `mask`, `block_mask` and
+    `key_lengths` operands, `scale`, `causal`, `window` and `softcap`. O and
+    LSE are that attention's results (LSE in f32, natural log); dO has O's
+    shape. dQ, dK and dV have the shapes of Q, K and V, each in f16, bf16
+    or f32; they are accumulated in f32 and rounded once.
+
+    Rows that see no key (LSE = -inf) contribute nothing; keys past a
+    sequence's key length get dK = dV = 0. A boolean mask and the block mask
+    have no gradient. With grouped-query heads, dK and dV of a key/value head
+    sum over the query heads that read it.
+
+    Attributes for the schedule (target-independent, like the forward's):
+    - `tiles`: a pinned `#attn.fa2<...>` tiling: `block_n` keys per key/value
+      block, the unit a program owns (its dK and dV), and `block_m` query
+      rows per step of the program's loop over the query blocks that see the
+      block (FlashAttention-2's Algorithm 2). `packed_heads` must be 1.
+      Without it the backward's default tiling applies.
+    - `partition = #attn.split_kv<splits = S>`: the key/value blocks of
+      every (batch, key/value head) are cut into S pieces of ceil(n / S)
+      blocks (as split-KV cuts them); one program per piece owns dK and dV
+      of its blocks and adds its dQ terms into its own f32 copy of dQ; the S
+      copies are summed in piece order at the end, so the result does not
+      depend on the order programs run in. Without it, S = 1.
+    - `deterministic`: the result must be the same bytes run to run
+      (FlashAttention's `deterministic=True`): a target may not accumulate
+      dQ with atomics in an order that varies. The target-independent
+      lowering always is.
+
+    Not yet supported, and refused by the lowering with a message: a score
+    region, and the gradient of an additive mask (its value is used, and no
+    gradient is returned for it).
+
+    ```mlir
+    %dq, %dk, %dv = attn.attention_grad
+        ins(%q, %k, %v : tensor<2x8x512x64xbf16>, tensor<2x2x512x64xbf16>,
+                         tensor<2x2x512x64xbf16>)
+        out(%o, %lse : tensor<2x8x512x64xbf16>, tensor<2x8x512xf32>)
+        grad(%do : tensor<2x8x512x64xbf16>)
+        outs(%dq0, %dk0, %dv0 : tensor<2x8x512x64xbf16>,
+             tensor<2x2x512x64xbf16>, tensor<2x2x512x64xbf16>)
+        {causal} -> tensor<2x8x512x64xbf16>, tensor<2x2x512x64xbf16>,
+                    tensor<2x2x512x64xbf16>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    AnyRankedTensor:$out,
+    AnyRankedTensor:$lse,
+    AnyRankedTensor:$grad_out,
+    Optional<AnyRankedTensor>:$mask,
+    Optional<AnyRankedTensor>:$block_mask,
+    Optional<TensorOf<[I32]>>:$key_lengths,
+    Variadic<AnyRankedTensor>:$outputs,
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$causal,
+    OptionalAttr<DenseI64ArrayAttr>:$window,
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<DenseI64ArrayAttr>:$block_mask_size,
+    OptionalAttr<Attn_Fa2TilesAttr>:$tiles,
+    OptionalAttr<Attn_PartitionAttr>:$partition,
+    UnitAttr:$deterministic
+  );
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region AnyRegion:$score);
+
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,` type($value) `)`
+    `out` `(` $out `,` $lse `:` type($out) `,` type($lse) `)`
+    `grad` `(` $grad_out `:` type($grad_out) `)`
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`block_mask` `(` $block_mask^ `:` type($block_mask) `blocks`
+     $block_mask_size `)`)?
+    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
+    `outs` `(` $outputs `:` type($outputs) `)`
+    attr-dict `->` type($results)
+    (`score` $score^)?
+  }];
+
+  let extraClassDeclaration = [{
+    /// The destinations (`outs`): dQ, dK, dV.
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getOutputsMutable();
+    }
+    ::mlir::Value getGradQuery() { return getResults()[0]; }
+    ::mlir::Value getGradKey() { return getResults()[1]; }
+    ::mlir::Value getGradValue() { return getResults()[2]; }
+
+    /// As on attn.attention.
+    float getEffectiveScale();
+    std::optional<std::pair<int64_t, int64_t>> getWindowSizes();
+    bool hasScoreModifier() { return !getScore().empty(); }
+    bool hasKeyLengths() { return static_cast<bool>(getKeyLengths()); }
+    /// A gradient is never taken of a part of a larger attention.
+    bool hasFrame() { return false; }
+    std::optional<std::pair<int64_t, int64_t>> getBlockMaskBlock() {
+      std::optional<ArrayRef<int64_t>> size = getBlockMaskSize();
+      if (!size || size->size() != 2)
+        return std::nullopt;
+      return std::make_pair((*size)[0], (*size)[1]);
+    }
+  }];
+
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.yield
 //===----------------------------------------------------------------------===//
 
 def Attn_YieldOp : Attn_Op<"yield", [
     Pure, Terminator, ReturnLike,
-    ParentOneOf<["AttentionOp", "PartialAttentionOp"]>]> {
+    ParentOneOf<["AttentionOp", "PartialAttentionOp", "AttentionGradOp"]>]> {
   let summary = "Yields the modified score from an attention's score region";
   let description = [{
     Terminates the `score` region of `attn.attention` (or
-    `attn.partial_attention`) with the new f32 score.
+    `attn.partial_attention`, `attn.attention_grad`) with the new f32 score.
 
     ```mlir
     attn.yield %new_score : f32

@@ -1,0 +1,94 @@
+// RUN: attn-opt %s --split-input-file --verify-diagnostics
+
+// One test per verifier message of attn.attention_grad that attn.attention
+// does not share (invalid.mlir tests the shared ones on attn.attention).
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{expects 3 outs operands (dQ, dK, dV), got 2}}
+  %a, %b = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) outs(%q, %k : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{expects one result per outs operand (3), got 2}}
+  %a, %b = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) outs(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{result #1 has type 'tensor<2x2x32x64xf32>' but its destination has type 'tensor<2x2x32x64xf16>'}}
+  %a, %b, %c = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) outs(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf32>, tensor<2x2x32x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf16>, %do: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{LSE element type must be f32, got 'f16'}}
+  %a, %b, %c = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf16>) grad(%do : tensor<2x8x16x64xf16>) outs(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x32xf16>) {
+  // expected-error @+1 {{dO must have the shape of O ('tensor<2x8x16x64xf16>'), got 'tensor<2x8x16x32xf16>'}}
+  %a, %b, %c = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x32xf16>) outs(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>, %dk: tensor<2x8x32x64xf32>) {
+  // expected-error @+1 {{dK must have the shape of K ('tensor<2x2x32x64xf16>'), got 'tensor<2x8x32x64xf32>'}}
+  %a, %b, %c = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) outs(%q, %dk, %v : tensor<2x8x16x64xf16>, tensor<2x8x32x64xf32>, tensor<2x2x32x64xf16>) -> tensor<2x8x16x64xf16>, tensor<2x8x32x64xf32>, tensor<2x2x32x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>, %dv: tensor<2x2x32x64xi8>) {
+  // expected-error @+1 {{dV element type must be f16, bf16 or f32, got 'i8'}}
+  %a, %b, %c = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) outs(%q, %k, %dv : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xi8>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xi8>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{the gradient takes packed_heads = 1, got 2}}
+  %a, %b, %c = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) outs(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) {tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 2, packed_heads = 2>} -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{the gradient's partition cuts the key/value blocks into pieces: #attn.split_kv, got #attn.lean<ctas = 4>}}
+  %a, %b, %c = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) outs(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) {partition = #attn.lean<ctas = 4>} -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>) {
+  // The shared checks apply: here the causal window's.
+  // expected-error @+1 {{window sizes must be non-negative, got [-1, 0]}}
+  %a, %b, %c = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) outs(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) {window = array<i64: -1, 0>} -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>) {
+  // expected-error @+1 {{score region must yield an f32 score, got 'index'}}
+  %a, %b, %c = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) outs(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16> score {
+  ^bb0(%s: f32, %b0: index, %h: index, %i: index, %j: index):
+    attn.yield %j : index
+  }
+  return
+}
