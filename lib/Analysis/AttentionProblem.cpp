@@ -93,6 +93,16 @@ IndexRange AttentionProblem::kvBlockRange(int64_t queryBlock, int64_t blockM,
   return {begin, end};
 }
 
+IndexRange AttentionProblem::queryBlockRange(int64_t kvBlock, int64_t blockM,
+                                             int64_t blockN) const {
+  IndexRange keys{kvBlock * blockN, std::min((kvBlock + 1) * blockN, kvLen)};
+  if (keys.empty())
+    return {};
+  auto [begin, end] =
+      geometry().queryBlockRange(keys.begin, keys.size(), blockM);
+  return {begin, end};
+}
+
 SmallVector<int64_t> AttentionProblem::kvBlockCounts(int64_t blockM,
                                                      int64_t blockN) const {
   SmallVector<int64_t> counts;

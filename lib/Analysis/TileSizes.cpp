@@ -105,3 +105,42 @@ mlir::attn::requireTileSizes(AttentionOp op, int64_t blockM, int64_t blockN) {
                             << " blocks: block_m must divide Bq and block_n Bk";
   return *tiles;
 }
+
+FailureOr<TileSizes> mlir::attn::requireGradTileSizes(AttentionGradOp op,
+                                                      int64_t blockM,
+                                                      int64_t blockN) {
+  if (blockM < 0 || blockN < 0 || blockM > Fa2TilesAttr::kMaxBlock ||
+      blockN > Fa2TilesAttr::kMaxBlock)
+    return op.emitError() << "block-m and block-n must be from 0 (the "
+                             "default) to "
+                          << Fa2TilesAttr::kMaxBlock << ", got " << blockM
+                          << " and " << blockN;
+  if (Fa2TilesAttr tiles = op.getTilesAttr()) {
+    blockM = blockM ? blockM : tiles.getBlockM();
+    blockN = blockN ? blockN : tiles.getBlockN();
+  }
+  std::optional<std::pair<int64_t, int64_t>> maskBlock =
+      op.getBlockMaskBlock();
+  if (!blockM || !blockN) {
+    RankedTensorType q = op.getQuery().getType(), v = op.getValue().getType();
+    int64_t widest = std::max(q.getDimSize(3), v.getDimSize(3));
+    if (q.isDynamicDim(3) || v.isDynamicDim(3) || widest > 256)
+      return op.emitError()
+             << "no default backward tiling for this head dimension (above "
+                "256 or dynamic): pin one with the tiles attribute or the "
+                "block-m/block-n options";
+    int64_t defaultM = widest <= 64 ? 128 : 64;
+    int64_t defaultN = widest <= 128 ? 128 : 64;
+    if (!blockM)
+      blockM = maskBlock ? nestedTileSide(maskBlock->first, defaultM) : defaultM;
+    if (!blockN)
+      blockN =
+          maskBlock ? nestedTileSide(maskBlock->second, defaultN) : defaultN;
+  }
+  if (maskBlock && (maskBlock->first % blockM || maskBlock->second % blockN))
+    return op.emitError() << "tiles " << blockM << "x" << blockN
+                          << " do not nest in the block mask's "
+                          << maskBlock->first << "x" << maskBlock->second
+                          << " blocks: block_m must divide Bq and block_n Bk";
+  return TileSizes{blockM, blockN};
+}

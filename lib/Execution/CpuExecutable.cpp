@@ -43,10 +43,10 @@ static constexpr llvm::StringLiteral kBodyName = "attn_body";
 /// returned; the constants its score region uses from outside are cloned
 /// into the function. A distributed attention rewrites this function into one
 /// rank's program before the entry is built around it.
-static llvm::Expected<OwningOpRef<ModuleOp>> buildBodyModule(AttentionOp op) {
-  MLIRContext *context = op.getContext();
+static llvm::Expected<OwningOpRef<ModuleOp>> buildBodyModule(Operation *op) {
+  MLIRContext *context = op->getContext();
   OpBuilder b(context);
-  Location loc = op.getLoc();
+  Location loc = op->getLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(
@@ -57,7 +57,7 @@ static llvm::Expected<OwningOpRef<ModuleOp>> buildBodyModule(AttentionOp op) {
   b.setInsertionPointToStart(entry);
   IRMapping mapping;
   if (llvm::Error err = cloneCapturedConstants(
-          op.getScore(), b, mapping, "each attention is compiled alone"))
+          op->getRegion(0), b, mapping, "each attention is compiled alone"))
     return std::move(err);
   // Operands are replaced by position, not through an IRMapping of values:
   // an op that reads one value as Q, K and V still gets three arguments.
@@ -103,8 +103,9 @@ static void addEntry(ModuleOp module, unsigned numResults) {
 }
 
 llvm::Expected<std::unique_ptr<CpuExecutable>>
-CpuExecutable::compile(AttentionOp op, const AttnToCPUOptions &options) {
-  MLIRContext *context = op.getContext();
+CpuExecutable::compile(Operation *op, const AttnToCPUOptions &options) {
+  assert((isa<AttentionOp, AttentionGradOp>(op)) && "compiles an attention");
+  MLIRContext *context = op->getContext();
   prepareHostJit(context);
   std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
   llvm::Expected<OwningOpRef<ModuleOp>> module = buildBodyModule(op);

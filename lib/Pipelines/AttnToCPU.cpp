@@ -67,6 +67,10 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   decompose.blockM = options.blockM;
   decompose.blockN = options.blockN;
   pm.addPass(createAttnDecompose(decompose));
+  AttnDecomposeGradOptions decomposeGrad;
+  decomposeGrad.blockM = options.blockM;
+  decomposeGrad.blockN = options.blockN;
+  pm.addPass(createAttnDecomposeGrad(decomposeGrad));
   pm.addPass(createAttnLowerMerge());
   // Collectives: ours to libattnmpi calls, the process indices through MLIR's
   // own shard-to-mpi; then the grid declarations go.

@@ -7,6 +7,8 @@
 
 #include "attn/Reference/ReferenceAttention.h"
 
+#include "ReferencePrecision.h"
+
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -18,36 +20,6 @@ using namespace mlir::attn;
 using namespace mlir::attn::reference;
 
 namespace {
-
-constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
-/// Keeps every intermediate in double.
-struct ExactPrecision {
-  using Accumulator = double;
-  double round(double value) const { return value; }
-};
-
-/// Rounds every intermediate to a 16-bit format and accumulates in float, as
-/// a naive attention on 16-bit tensors does.
-struct HalfPrecision {
-  using Accumulator = float;
-  HalfFormat format;
-  double round(double value) const {
-    return roundToHalf(static_cast<float>(value), format);
-  }
-};
-
-/// A NaN score must show in the output rather than be passed over as if its
-/// key were masked.
-double maxKeepingNaN(double a, double b) {
-  return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b);
-}
-
-/// The [batch, head] plane of batch b and head h in a tensor whose batch
-/// and head dimensions may be 1 (broadcast).
-int64_t broadcastPlane(int64_t batches, int64_t heads, int64_t b, int64_t h) {
-  return (batches == 1 ? 0 : b) * heads + (heads == 1 ? 0 : h);
-}
 
 llvm::Error invalid(const llvm::Twine &message) {
   return llvm::createStringError("reference attention: " + message);

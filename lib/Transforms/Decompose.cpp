@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GenericBuilder.h"
+#include "ScoreTiles.h"
 
 #include "attn/Analysis/MaskGeometry.h"
 #include "attn/Analysis/TileSizes.h"
@@ -51,8 +52,8 @@ constexpr IteratorType kReduction = IteratorType::reduction;
 template <typename OpTy> class Decomposer {
 public:
   Decomposer(OpTy op, int64_t blockM, int64_t blockN, ImplicitLocOpBuilder &b)
-      : op(op), blockM(blockM), blockN(blockN), b(b),
-        ctx(b.getContext()), arith{b} {}
+      : op(op), blockM(blockM), blockN(blockN), b(b), ctx(b.getContext()),
+        arith{b}, tiles{op, b} {}
 
   /// Returns the values replacing the op's results.
   SmallVector<Value> build();
@@ -64,21 +65,6 @@ private:
     return filledTensor(
         b, {rows}, b.getF32Type(),
         b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-  }
-
-  /// Whether the score must be formed in natural units before the base-2
-  /// scaling: softcap, score region and additive mask are defined on it.
-  bool needsNaturalUnits() {
-    return op.getSoftcap() || op.hasScoreModifier() || hasAdditiveMask();
-  }
-  bool hasAdditiveMask() {
-    return op.getMask() && !getElementTypeOrSelf(op.getMask()).isInteger(1);
-  }
-  /// Whether keys are hidden by position: causal and window masks, and the
-  /// end of a frame's keys or of a sequence's key lengths.
-  bool masksByPosition() {
-    return op.getCausal() || op.getWindowSizes() || op.hasFrame() ||
-           op.hasKeyLengths();
   }
 
   /// The key/value blocks [begin, end) that `slot` of query block
@@ -96,157 +82,26 @@ private:
                                           Value rows, Value oInit,
                                           Value lseInit);
 
-  /// S = Q_tile K_tile^T, raw dot products in f32.
-  Value buildScores(Value qTile, Value kTile, Value rows, Value cols);
-  /// The element-wise score epilogue: scaling, softcap, score region, mask,
-  /// and (when `maskPositions`) the causal/window mask.
-  Value buildScoreEpilogue(Value scores, Value maskTile, Value batch,
-                           Value head, Value row0, Value key0, Value rows,
-                           Value cols, bool maskPositions);
-
   OpTy op;
   int64_t blockM, blockN;
   ImplicitLocOpBuilder &b;
   MLIRContext *ctx;
   IndexArith arith;
-  /// Sq, and the keys the query block's sequence attends to: Sk, or its
-  /// key_lengths entry clamped to [0, Sk] (set per sequence in the loop).
-  Value seqQ, seqK;
-  std::optional<MaskGeometry<IndexArith>::Frame> frame;
+  /// The score tiles, and the masking geometry (Sk set per sequence in the
+  /// loop).
+  ScoreTiles<OpTy> tiles;
   OpFoldResult valueDim;
   /// Lean only: the LeanTiles and their even split over CTAs.
   std::optional<LeanWork<IndexArith>> lean;
-  /// GQA packing (#attn.fa2's packed_heads): query heads per tiled head,
-  /// Q as tiled heads of tiled rows ([B, Hq / p, p Sq, D]), and Hq / p.
-  int64_t packedHeads = 1;
+  /// GQA packing (#attn.fa2's packed_heads, tiles.packedHeads): Q as tiled
+  /// heads of tiled rows ([B, Hq / p, p Sq, D]), and Hq / p.
   Value packedQuery, tiledHeads;
-
-  MaskGeometry<IndexArith> geometry(IndexArith &a) {
-    return {a,     seqQ,       seqK, op.getCausal(), op.getWindowSizes(),
-            frame, packedHeads};
-  }
   /// `t` ([..., Hq, Sq, ...], heads at `headDim`) as GQA packing's
   /// [..., Hq / p, p Sq, ...], or back (`pack` false): views of the same
   /// elements, head after head.
   Value regroupHeads(Value t, int64_t headDim, bool pack);
-  MaskGeometry<IndexArith> geometry() { return geometry(arith); }
+  MaskGeometry<IndexArith> geometry() { return tiles.geometry(arith); }
 };
-
-/// acc + lhs * rhs for the two matrix products. Their sums may be
-/// reassociated and contracted into fused multiply-adds, as tensor cores and
-/// vectorised loops do; the online-softmax arithmetic stays exact.
-static Value multiplyAdd(OpBuilder &b, Location loc, Value acc, Value lhs,
-                         Value rhs) {
-  auto flags = arith::FastMathFlagsAttr::get(
-      b.getContext(),
-      arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
-  Value product = arith::MulFOp::create(b, loc, lhs, rhs, flags);
-  return arith::AddFOp::create(b, loc, acc, product, flags);
-}
-
-template <typename OpTy>
-Value Decomposer<OpTy>::buildScores(Value qTile, Value kTile, Value rows,
-                                    Value cols) {
-  Value init =
-      filledTensor(b, {rows, cols}, b.getF32Type(), b.getF32FloatAttr(0.0));
-  // (i, j, d): S[i, j] += Q[i, d] * K[j, d]
-  return buildGeneric(
-      b, {qTile, kTile},
-      {projection(ctx, 3, {0, 2}), projection(ctx, 3, {1, 2})}, init,
-      projection(ctx, 3, {0, 1}), {kParallel, kParallel, kReduction},
-      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
-        return multiplyAdd(nb, loc, args[2], extendToF32(nb, loc, args[0]),
-                           extendToF32(nb, loc, args[1]));
-      });
-}
-
-template <typename OpTy>
-Value Decomposer<OpTy>::buildScoreEpilogue(Value scores, Value maskTile,
-                                           Value batch, Value head, Value row0,
-                                           Value key0, Value rows, Value cols,
-                                           bool maskPositions) {
-  const double log2e = M_LOG2E;
-  double scale = op.getEffectiveScale();
-  bool natural = needsNaturalUnits();
-  std::optional<double> softcap;
-  if (std::optional<APFloat> cap = op.getSoftcap())
-    softcap = cap->convertToDouble();
-  bool booleanMask = maskTile && !hasAdditiveMask();
-
-  SmallVector<Value> inputs{scores};
-  SmallVector<AffineMap> maps{projection(ctx, 2, {0, 1})};
-  if (maskTile) {
-    inputs.push_back(maskTile);
-    maps.push_back(projection(ctx, 2, {0, 1}));
-  }
-  Value init = tensor::EmptyOp::create(
-      b, ArrayRef<OpFoldResult>{rows, cols}, b.getF32Type());
-  return buildGeneric(
-      b, inputs, maps, init, projection(ctx, 2, {0, 1}),
-      {kParallel, kParallel},
-      [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
-        auto constant = [&](double v) -> Value {
-          return arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(v));
-        };
-        Value s = args[0];
-        Value row, key;
-        auto positions = [&]() {
-          if (row)
-            return;
-          row = arith::AddIOp::create(nb, loc, row0,
-                                      linalg::IndexOp::create(nb, loc, 0));
-          key = arith::AddIOp::create(nb, loc, key0,
-                                      linalg::IndexOp::create(nb, loc, 1));
-        };
-        if (!natural) {
-          s = arith::MulFOp::create(nb, loc, s, constant(scale * log2e));
-        } else {
-          s = arith::MulFOp::create(nb, loc, s, constant(scale));
-          if (softcap) {
-            Value t = arith::DivFOp::create(nb, loc, s, constant(*softcap));
-            t = math::TanhOp::create(nb, loc, t);
-            s = arith::MulFOp::create(nb, loc, t, constant(*softcap));
-          }
-          if (op.hasScoreModifier()) {
-            positions();
-            // The region sees each tiled row's own head and query, and
-            // positions in the larger attention of a frame.
-            ImplicitLocOpBuilder inner(loc, nb);
-            IndexArith innerArith{inner};
-            MaskGeometry<IndexArith> rowGeometry = geometry(innerArith);
-            Value regionHead = rowGeometry.queryHead(head, row);
-            Value regionRow = rowGeometry.queryRow(row), regionKey = key;
-            if (op.hasFrame()) {
-              regionRow =
-                  arith::AddIOp::create(nb, loc, row, op.getQueryOffset());
-              regionKey =
-                  arith::AddIOp::create(nb, loc, key, op.getKeyOffset());
-            }
-            IRMapping mapping;
-            s = inlineScoreRegion(
-                nb, op.getScore(),
-                ValueRange{s, batch, regionHead, regionRow, regionKey},
-                mapping);
-          }
-          if (maskTile && !booleanMask)
-            s = arith::AddFOp::create(nb, loc, s,
-                                      extendToF32(nb, loc, args[1]));
-          s = arith::MulFOp::create(nb, loc, s, constant(log2e));
-        }
-        Value minusInf =
-            constant(-std::numeric_limits<double>::infinity());
-        if (booleanMask)
-          s = arith::SelectOp::create(nb, loc, args[1], s, minusInf);
-        if (maskPositions) {
-          positions();
-          ImplicitLocOpBuilder inner(loc, nb);
-          IndexArith innerArith{inner};
-          Value hidden = geometry(innerArith).isHidden(row, key);
-          s = arith::SelectOp::create(nb, loc, hidden, minusInf, s);
-        }
-        return s;
-      });
-}
 
 template <typename OpTy>
 std::pair<Value, Value>
@@ -282,7 +137,8 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
   Value group =
       arith::DivUIOp::create(b, tensor::DimOp::create(b, op.getQuery(), 1),
                              tensor::DimOp::create(b, k, 1));
-  Value kvHead = arith::DivUIOp::create(b, arith.mul(head, packedHeads), group);
+  Value kvHead =
+      arith::DivUIOp::create(b, arith.mul(head, tiles.packedHeads), group);
 
   auto tileType = [&](Value source, int64_t dim) {
     auto type = cast<RankedTensorType>(source.getType());
@@ -298,16 +154,9 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
       blockRange(slot, batch, head, queryBlock, row0, rows);
   Value bn = index(blockN);
 
-  // The block mask's indices for this query block; size-1 batch and head
-  // dimensions broadcast.
-  Value blockMaskBatch, blockMaskHead, blockMaskRow;
-  if (Value blockMask = op.getBlockMask()) {
-    auto maskType = cast<RankedTensorType>(blockMask.getType());
-    blockMaskBatch = maskType.getDimSize(0) == 1 ? index(0) : batch;
-    blockMaskHead = maskType.getDimSize(1) == 1 ? index(0) : head;
-    blockMaskRow =
-        arith::DivUIOp::create(b, row0, index(op.getBlockMaskBlock()->first));
-  }
+  // The block mask's row of blocks, the same for every key/value block.
+  Value blockMaskRow =
+      op.getBlockMask() ? tiles.blockMaskRow(row0) : Value();
 
   // Online-softmax state, in base 2: m = running max of the scaled scores.
   Value m0 = m0Like(rows);
@@ -328,26 +177,19 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
         Value fullBlock;
         scf::IfOp skipEmpty;
         if (blockMaskRow) {
-          Value maskKeys = index(op.getBlockMaskBlock()->second);
-          Value status = tensor::ExtractOp::create(
-              b, op.getBlockMask(),
-              ValueRange{blockMaskBatch, blockMaskHead, blockMaskRow,
-                         arith::DivUIOp::create(b, key0, maskKeys)});
-          auto isStatus = [&](int64_t value) -> Value {
-            return arith::CmpIOp::create(
-                b, arith::CmpIPredicate::eq, status,
-                arith::ConstantIntOp::create(b, b.getI8Type(), value));
-          };
-          fullBlock = isStatus(BlockMaskValue::kFull);
-          skipEmpty = scf::IfOp::create(b, state.getTypes(),
-                                        isStatus(BlockMaskValue::kEmpty),
-                                        /*withElseRegion=*/true);
+          Value status =
+              tiles.blockMaskStatus(batch, head, blockMaskRow, key0);
+          fullBlock = tiles.isBlockStatus(status, BlockMaskValue::kFull);
+          skipEmpty = scf::IfOp::create(
+              b, state.getTypes(),
+              tiles.isBlockStatus(status, BlockMaskValue::kEmpty),
+              /*withElseRegion=*/true);
           b.setInsertionPointToStart(skipEmpty.thenBlock());
           scf::YieldOp::create(b, state);
           b.setInsertionPointToStart(skipEmpty.elseBlock());
         }
         Value cols = arith::MinUIOp::create(
-            b, bn, arith::SubIOp::create(b, seqK, key0));
+            b, bn, arith::SubIOp::create(b, tiles.seqK, key0));
         Value kTile = tensor::ExtractSliceOp::create(
             b, tileType(k, 3), k,
             ArrayRef<OpFoldResult>{batch, kvHead, key0, zero},
@@ -358,61 +200,10 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
             ArrayRef<OpFoldResult>{batch, kvHead, key0, zero},
             ArrayRef<OpFoldResult>{one, one, cols, valueDim},
             ArrayRef<OpFoldResult>{one, one, one, one});
-        Value maskTile;
-        if (Value mask = op.getMask()) {
-          auto maskType = cast<RankedTensorType>(mask.getType());
-          // Size-1 batch and head dimensions broadcast.
-          OpFoldResult maskBatch =
-              maskType.getDimSize(0) == 1 ? zero : OpFoldResult(batch);
-          OpFoldResult maskHead =
-              maskType.getDimSize(1) == 1 ? zero : OpFoldResult(head);
-          maskTile = tensor::ExtractSliceOp::create(
-              b,
-              RankedTensorType::get(
-                  {ShapedType::kDynamic, ShapedType::kDynamic},
-                  maskType.getElementType()),
-              mask, ArrayRef<OpFoldResult>{maskBatch, maskHead, row0, key0},
-              ArrayRef<OpFoldResult>{one, one, rows, cols},
-              ArrayRef<OpFoldResult>{one, one, one, one});
-        }
-
-        Value raw = buildScores(qTile, kTile, rows, cols);
-        // `cond ? onTrue() : onFalse()` for a tile of scores.
-        auto branch = [&](Value cond, function_ref<Value()> onTrue,
-                          function_ref<Value()> onFalse) -> Value {
-          auto ifOp = scf::IfOp::create(b, TypeRange{raw.getType()}, cond,
-                                        /*withElseRegion=*/true);
-          for (bool side : {true, false}) {
-            OpBuilder::InsertionGuard branchGuard(b);
-            b.setInsertionPointToStart(side ? ifOp.thenBlock()
-                                            : ifOp.elseBlock());
-            scf::YieldOp::create(b, side ? onTrue() : onFalse());
-          }
-          return ifOp.getResult(0);
-        };
-        // A full block of the block mask does not read the mask operand.
-        auto epilogue = [&](bool maskPositions) -> Value {
-          auto withMask = [&](Value tile) {
-            return buildScoreEpilogue(raw, tile, batch, head, row0, key0, rows,
-                                      cols, maskPositions);
-          };
-          if (!maskTile || !fullBlock)
-            return withMask(maskTile);
-          return branch(
-              fullBlock, [&] { return withMask(Value()); },
-              [&] { return withMask(maskTile); });
-        };
-        Value scores;
-        if (masksByPosition()) {
-          // Only blocks that straddle the mask boundary pay for the mask.
-          Value straddles = geometry().needsElementMask(
-              row0, rows, key0, arith::AddIOp::create(b, key0, cols));
-          scores = branch(
-              straddles, [&] { return epilogue(true); },
-              [&] { return epilogue(false); });
-        } else {
-          scores = epilogue(false);
-        }
+        Value maskTile = tiles.maskTile(batch, head, row0, key0, rows, cols);
+        Value raw = tiles.rawScores(qTile, kTile, rows, cols);
+        Value scores = tiles.scores(raw, maskTile, fullBlock, batch, head,
+                                    row0, key0, rows, cols);
 
         AffineMap rowsCols = projection(ctx, 2, {0, 1});
         AffineMap rowOf2 = projection(ctx, 2, {0});
@@ -539,20 +330,20 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
 
 template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
-  seqQ = tensor::DimOp::create(b, q, 2);
+  tiles.seqQ = tensor::DimOp::create(b, q, 2);
   Value keyCapacity = tensor::DimOp::create(b, k, 2);
-  seqK = keyCapacity;
+  tiles.seqK = keyCapacity;
   if (op.hasFrame())
-    frame = MaskGeometry<IndexArith>::frameOf(
+    tiles.frame = MaskGeometry<IndexArith>::frameOf(
         arith, op.getQueryOffset(), op.getKeyOffset(), op.getQueryTotal(),
         op.getKeyTotal());
   valueDim = tensor::getMixedSize(b, b.getLoc(), v, 3);
-  if (Fa2TilesAttr tiles = op.getTilesAttr())
-    packedHeads = tiles.getPackedHeads();
+  if (Fa2TilesAttr tilesAttr = op.getTilesAttr())
+    tiles.packedHeads = tilesAttr.getPackedHeads();
   packedQuery = regroupHeads(q, 1, /*pack=*/true);
 
   Value batch = tensor::DimOp::create(b, q, 0);
-  tiledHeads = arith.div(tensor::DimOp::create(b, q, 1), packedHeads);
+  tiledHeads = arith.div(tensor::DimOp::create(b, q, 1), tiles.packedHeads);
   Value queryBlocks = arith.ceilDiv(geometry().tiledRows(), blockM);
   // A partial attention writes slot s of its destinations for every piece s.
   constexpr bool partial = std::is_same_v<OpTy, PartialAttentionOp>;
@@ -583,7 +374,8 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
       Value length = arith::IndexCastOp::create(
           b, b.getIndexType(),
           tensor::ExtractOp::create(b, lengths, ValueRange{batch}));
-      seqK = MaskGeometry<IndexArith>::sequenceKeys(arith, length, keyCapacity);
+      tiles.seqK =
+          MaskGeometry<IndexArith>::sequenceKeys(arith, length, keyCapacity);
     }
     auto [row0, rows] = geometry().queryBlockRows(queryBlock, blockM);
     OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
@@ -632,6 +424,7 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
 
 template <typename OpTy>
 Value Decomposer<OpTy>::regroupHeads(Value t, int64_t headDim, bool pack) {
+  int64_t packedHeads = tiles.packedHeads;
   if (packedHeads == 1)
     return t;
   auto type = cast<RankedTensorType>(t.getType());

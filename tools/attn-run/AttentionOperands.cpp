@@ -197,7 +197,42 @@ std::vector<double> maskValues(ArrayRef<int64_t> shape, bool boolean,
   return values;
 }
 
+/// An operand of `shape` and `format`, its elements zero.
+Operand allocate(std::string name, ElementFormat format,
+                 ArrayRef<int64_t> shape) {
+  Operand operand;
+  operand.name = std::move(name);
+  operand.format = format;
+  operand.buffer.shape.assign(shape.begin(), shape.end());
+  operand.buffer.elementBytes = bytesOf(format);
+  operand.buffer.bytes.resize(operand.buffer.numElements() *
+                              operand.buffer.elementBytes);
+  return operand;
+}
+
 } // namespace
+
+llvm::Expected<Operand> Operand::ofType(std::string name,
+                                        RankedTensorType type) {
+  FailureOr<ElementFormat> format = formatOf(type.getElementType());
+  if (!type.hasStaticShape() || failed(format))
+    return llvm::createStringError(
+        llvm::formatv("{0} has a dynamic shape or an unsupported element "
+                      "type: {1}",
+                      name, type)
+            .str());
+  return allocate(std::move(name), *format, type.getShape());
+}
+
+void Operand::randomize(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  assign(normalValues(buffer.numElements(), rng));
+}
+
+void Operand::poison() {
+  for (int64_t index = 0, e = buffer.numElements(); index < e; ++index)
+    store(buffer, format, index, std::numeric_limits<double>::quiet_NaN());
+}
 
 std::vector<double> Operand::decode() const {
   std::vector<double> decoded(buffer.numElements());
@@ -252,13 +287,8 @@ llvm::Expected<AttentionOperands> AttentionOperands::create(AttentionOp op,
     if (failed(format))
       return llvm::createStringError(names[index] +
                                      " has an unsupported element type");
-    Operand &entry = result.operands.emplace_back();
-    entry.name = names[index];
-    entry.format = *format;
-    entry.buffer.shape.assign(type.getShape().begin(), type.getShape().end());
-    entry.buffer.elementBytes = bytesOf(*format);
-    entry.buffer.bytes.resize(entry.buffer.numElements() *
-                              entry.buffer.elementBytes);
+    Operand &entry = result.operands.emplace_back(
+        allocate(names[index], *format, type.getShape()));
     if (index >= numInputs)
       continue;
     // A constant of the module keeps its values (the GPU kernel bakes a
@@ -326,10 +356,7 @@ void AttentionOperands::poisonOutputs() {
   unsigned numOutputs = hasLse ? 2 : 1;
   for (Operand &operand :
        MutableArrayRef<Operand>(operands).take_back(numOutputs))
-    for (int64_t index = 0, e = operand.buffer.numElements(); index < e;
-         ++index)
-      store(operand.buffer, operand.format, index,
-            std::numeric_limits<double>::quiet_NaN());
+    operand.poison();
 }
 
 std::vector<HostBuffer *> AttentionOperands::buffers() {

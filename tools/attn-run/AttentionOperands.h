@@ -40,6 +40,15 @@ struct Operand {
   /// Inputs only: the value of each element.
   std::vector<double> values;
 
+  /// An operand of `type` (static, of a supported element type) named
+  /// `name`, its elements zero.
+  static llvm::Expected<Operand> ofType(std::string name,
+                                        RankedTensorType type);
+  /// Stores seeded standard normal values.
+  void randomize(uint64_t seed);
+  /// Fills the buffer with NaN (an output before a run).
+  void poison();
+
   /// The elements of `buffer` as doubles.
   std::vector<double> decode() const;
   /// Stores `newValues` (rounded to `format`) in `buffer` and `values`.

@@ -18,19 +18,30 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::reference;
 
-/// The tolerance of an all-f32 attention (relative L2 error).
+/// Whether `format` is a 16-bit float format.
 static bool isHalf(ElementFormat format) {
   return format == ElementFormat::F16 || format == ElementFormat::BF16;
 }
 
-llvm::Expected<ReferenceVerdict>
-mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
-                                  const CheckOptions &options) {
+namespace {
+/// What the reference computes for an attention: its sizes, options, and the
+/// 16-bit format of its yardstick, if any.
+struct ReferenceProblem {
+  AttentionShape shape;
+  AttentionOptions options;
+  std::optional<HalfFormat> half;
+};
+} // namespace
+
+static ReferenceProblem referenceProblemOf(AttentionOp op,
+                                           AttentionOperands &operands,
+                                           const CheckOptions &options) {
   assert((!op.hasScoreModifier() || options.scoreModifier) &&
          "the caller checks that the score region can be evaluated");
+  ReferenceProblem problem;
   ArrayRef<int64_t> q = operands.query().buffer.shape;
   ArrayRef<int64_t> v = operands.value().buffer.shape;
-  AttentionShape shape;
+  AttentionShape &shape = problem.shape;
   shape.batch = q[0];
   shape.queryHeads = q[1];
   shape.kvHeads = v[1];
@@ -39,7 +50,7 @@ mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
   shape.headDim = q[3];
   shape.valueDim = v[3];
 
-  AttentionOptions attention;
+  AttentionOptions &attention = problem.options;
   attention.scale = op.getEffectiveScale();
   attention.causal = op.getCausal();
   if (std::optional<ArrayRef<int64_t>> window = op.getWindow())
@@ -68,59 +79,102 @@ mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
     attention.keyLengths.assign(lengths->values.begin(), lengths->values.end());
   attention.scoreModifier = options.scoreModifier;
 
-  llvm::Expected<AttentionResult> exact =
-      referenceAttention(shape, operands.query().values, operands.key().values,
-                         operands.value().values, attention);
-  if (!exact)
-    return exact.takeError();
-
   // With 16-bit data the yardstick is a naive attention in the same format:
   // the format of the inputs, else that of the output.
-  std::optional<HalfFormat> half;
   ElementFormat inputFormat = operands.query().format;
   ElementFormat outFormat = operands.out().format;
   if (isHalf(inputFormat) || isHalf(outFormat)) {
     ElementFormat format = isHalf(inputFormat) ? inputFormat : outFormat;
-    half = format == ElementFormat::F16 ? HalfFormat::F16 : HalfFormat::BF16;
+    problem.half =
+        format == ElementFormat::F16 ? HalfFormat::F16 : HalfFormat::BF16;
   }
+  return problem;
+}
+
+/// The verdict on `output` against the float64 `ref`, with the tolerance
+/// from --tolerance, else from the naive 16-bit `naiveValues`, else f32's.
+static OutputCheck judge(const Operand &output, const std::vector<double> &ref,
+                         const std::vector<double> *naiveValues,
+                         std::optional<HalfFormat> half,
+                         const CheckOptions &options) {
+  OutputCheck result;
+  result.name = output.name;
+  result.stats = computeErrorStats(output.decode(), ref);
+  if (options.tolerance) {
+    result.tolerance = *options.tolerance;
+    result.toleranceOrigin = "--tolerance";
+  } else if (naiveValues) {
+    double naiveError = computeErrorStats(*naiveValues, ref).relL2;
+    result.tolerance = toleranceFromNaive(naiveError);
+    result.toleranceOrigin =
+        llvm::formatv("2x naive {0}: {1:e2}",
+                      *half == HalfFormat::F16 ? "f16" : "bf16", naiveError)
+            .str();
+  } else {
+    result.tolerance = kF32Tolerance;
+    result.toleranceOrigin = "f32";
+  }
+  result.passed = withinTolerance(result.stats, result.tolerance);
+  return result;
+}
+
+llvm::Expected<ReferenceVerdict>
+mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
+                                  const CheckOptions &options) {
+  ReferenceProblem problem = referenceProblemOf(op, operands, options);
+  llvm::Expected<AttentionResult> exact = referenceAttention(
+      problem.shape, operands.query().values, operands.key().values,
+      operands.value().values, problem.options);
+  if (!exact)
+    return exact.takeError();
   std::optional<AttentionResult> naive;
-  if (half && !options.tolerance) {
+  if (problem.half && !options.tolerance) {
     llvm::Expected<AttentionResult> result = naiveHalfAttention(
-        shape, operands.query().values, operands.key().values,
-        operands.value().values, attention, *half);
+        problem.shape, operands.query().values, operands.key().values,
+        operands.value().values, problem.options, *problem.half);
     if (!result)
       return result.takeError();
     naive = std::move(*result);
   }
 
   ReferenceVerdict verdict;
-  std::vector<OutputCheck> &checks = verdict.checks;
-  auto check = [&](const Operand &output, const std::vector<double> &ref,
-                   const std::vector<double> *naiveValues) {
-    OutputCheck &result = checks.emplace_back();
-    result.name = output.name;
-    result.stats = computeErrorStats(output.decode(), ref);
-    if (options.tolerance) {
-      result.tolerance = *options.tolerance;
-      result.toleranceOrigin = "--tolerance";
-    } else if (naiveValues) {
-      double naiveError = computeErrorStats(*naiveValues, ref).relL2;
-      result.tolerance = toleranceFromNaive(naiveError);
-      result.toleranceOrigin =
-          llvm::formatv("2x naive {0}: {1:e2}",
-                        *half == HalfFormat::F16 ? "f16" : "bf16", naiveError)
-              .str();
-    } else {
-      result.tolerance = kF32Tolerance;
-      result.toleranceOrigin = "f32";
-    }
-    result.passed = withinTolerance(result.stats, result.tolerance);
-  };
-  check(operands.out(), exact->out, naive ? &naive->out : nullptr);
+  verdict.checks.push_back(judge(operands.out(), exact->out,
+                                 naive ? &naive->out : nullptr, problem.half,
+                                 options));
   if (Operand *lse = operands.lse())
-    check(*lse, exact->lse, naive ? &naive->lse : nullptr);
+    verdict.checks.push_back(judge(*lse, exact->lse,
+                                   naive ? &naive->lse : nullptr, problem.half,
+                                   options));
   verdict.exact = std::move(*exact);
   return verdict;
+}
+
+llvm::Expected<std::vector<OutputCheck>> mlir::attn::checkGradientAgainstReference(
+    AttentionOp op, AttentionOperands &operands, const Operand &gradOut,
+    const GradientOperands &gradients, const CheckOptions &options) {
+  ReferenceProblem problem = referenceProblemOf(op, operands, options);
+  llvm::Expected<AttentionGradResult> exact = referenceAttentionGrad(
+      problem.shape, operands.query().values, operands.key().values,
+      operands.value().values, gradOut.values, problem.options);
+  if (!exact)
+    return exact.takeError();
+  std::optional<AttentionGradResult> naive;
+  if (problem.half && !options.tolerance) {
+    llvm::Expected<AttentionGradResult> result = naiveHalfAttentionGrad(
+        problem.shape, operands.query().values, operands.key().values,
+        operands.value().values, gradOut.values, problem.options,
+        *problem.half);
+    if (!result)
+      return result.takeError();
+    naive = std::move(*result);
+  }
+  return std::vector<OutputCheck>{
+      judge(gradients.query, exact->dQuery, naive ? &naive->dQuery : nullptr,
+            problem.half, options),
+      judge(gradients.key, exact->dKey, naive ? &naive->dKey : nullptr,
+            problem.half, options),
+      judge(gradients.value, exact->dValue, naive ? &naive->dValue : nullptr,
+            problem.half, options)};
 }
 
 llvm::Expected<bool> mlir::attn::checkAndReport(AttentionOp op,

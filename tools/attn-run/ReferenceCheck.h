@@ -9,7 +9,8 @@
 // softcap, mask) off the op, computes it with the float64 reference on the
 // same input values, and judges the outputs with the project's tolerances:
 // relative L2 error under 1e-5 when everything is f32; with f16 or bf16, at
-// most twice the error of a naive attention computed in that format.
+// most twice the error of a naive attention computed in that format. The
+// gradients of attn.attention_grad are judged the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@
 
 #include "attn/Reference/ErrorMetrics.h"
 #include "attn/Reference/ReferenceAttention.h"
+#include "attn/Reference/ReferenceAttentionGrad.h"
 
 #include <optional>
 #include <string>
@@ -57,6 +59,24 @@ struct ReferenceVerdict {
 llvm::Expected<ReferenceVerdict>
 checkAgainstReference(AttentionOp op, AttentionOperands &operands,
                       const CheckOptions &options);
+
+/// The outputs of an attn.attention_grad run.
+struct GradientOperands {
+  const Operand &query;
+  const Operand &key;
+  const Operand &value;
+};
+
+/// Checks the gradients of `op` (dQ, dK and dV, computed from the inputs in
+/// `operands` and `gradOut`) against the float64 reference gradient, with
+/// the same tolerances as the forward's outputs: f32's, or twice the error
+/// of a naive backward pass in the 16-bit format. Fails only when the
+/// reference rejects the problem.
+llvm::Expected<std::vector<OutputCheck>>
+checkGradientAgainstReference(AttentionOp op, AttentionOperands &operands,
+                              const Operand &gradOut,
+                              const GradientOperands &gradients,
+                              const CheckOptions &options);
 
 /// One line per check on stdout ("  check O  : max abs .., rel ..
 /// (tolerance .., origin) PASS"); whether all passed.

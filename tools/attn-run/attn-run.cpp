@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionOperands.h"
+#include "BackwardRun.h"
 #include "DistributedRun.h"
 #include "GpuRun.h"
 #include "ReferenceCheck.h"
@@ -113,6 +114,17 @@ cl::list<int64_t> blockMask(
 cl::opt<bool> alibi("alibi",
                     cl::desc("ALiBi bias through the score region"),
                     cl::cat(specCategory));
+cl::opt<bool> backward(
+    "backward",
+    cl::desc("Also run the gradient (attn.attention_grad) on a seeded random "
+             "dO and check dQ, dK and dV against the float64 reference "
+             "gradient (CPU; implies --lse)"),
+    cl::init(false), cl::cat(runCategory));
+cl::opt<int64_t> gradSplits(
+    "grad-splits",
+    cl::desc("With --backward: cut each (batch, key/value head)'s key/value "
+             "blocks into this many pieces, each with its own dQ copy"),
+    cl::init(1), cl::cat(runCategory));
 cl::opt<bool> withLse("lse", cl::desc("Also write the log-sum-exp"),
                       cl::cat(specCategory));
 cl::opt<int64_t> packedHeads(
@@ -383,7 +395,7 @@ llvm::Expected<AttentionSpec> specFromOptions() {
     return std::move(err);
   spec.keyLengths = keyLengths.getNumOccurrences() || !keyLengthsNpy.empty();
   spec.alibi = alibi;
-  spec.withLse = withLse;
+  spec.withLse = withLse || backward;
   spec.packedHeads = packedHeads;
   spec.splits = splits;
   spec.leanCtas = lean;
@@ -516,6 +528,10 @@ llvm::Expected<bool> runOnCpu(AttentionOp op, const AttentionProblem &problem,
 llvm::Expected<bool> runOnGpu(GpuRunner &gpu, AttentionOp op,
                               AttentionOperands &operands,
                               const CheckOptions &checkOptions);
+/// Checks the forward run's outputs against the reference (and writes
+/// --write-reference's case); whether they passed.
+llvm::Expected<bool> checkForward(AttentionOp op, AttentionOperands &operands,
+                                  const CheckOptions &checkOptions);
 
 /// Writes the outputs the .npy options name.
 llvm::Error saveOutputs(AttentionOperands &operands) {
@@ -585,6 +601,10 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
   if (!lseNpy.empty() && !operands->lse())
     return llvm::createStringError(
         "--lse-npy given, but the attention writes no LSE (add --lse)");
+  if (backward && (gpu || isDistributed(op)))
+    return llvm::createStringError(
+        label + ": --backward runs the gradient on the CPU, of an attention "
+                "on one device; drop --device or the distribution");
   if (isDistributed(op)) {
     if (gpu)
       return llvm::createStringError(
@@ -715,6 +735,26 @@ llvm::Expected<bool> runOnCpu(AttentionOp op, const AttentionProblem &problem,
   if (llvm::Error err = saveOutputs(operands))
     return std::move(err);
 
+  llvm::Expected<bool> passed = checkForward(op, operands, checkOptions);
+  if (!passed || !backward)
+    return passed;
+  BackwardOptions options;
+  options.blockM = blockM;
+  options.blockN = blockN;
+  options.seed = seed;
+  options.splits = gradSplits;
+  options.check = !noCheck;
+  options.repeat = repeat;
+  options.forwardFlops = problem.nominalForwardFlops();
+  llvm::Expected<bool> backwardPassed =
+      runBackwardOnCpu(op, operands, options, checkOptions);
+  if (!backwardPassed)
+    return backwardPassed.takeError();
+  return *passed && *backwardPassed;
+}
+
+llvm::Expected<bool> checkForward(AttentionOp op, AttentionOperands &operands,
+                                  const CheckOptions &checkOptions) {
   if (noCheck) {
     llvm::outs() << "  check: skipped (--no-check)\n";
     return true;

@@ -167,3 +167,38 @@ TEST(AttentionProblem, BlockGeometryMatchesDefinition) {
 }
 
 } // namespace
+
+/// The backward pass's transposed question against the per-element
+/// definition: the query blocks of a KV block are exactly those holding a row
+/// that sees one of its keys (none missing, none extra, so the range is tight
+/// at both ends as well).
+TEST(AttentionProblem, QueryBlocksOfKvBlockMatchDefinition) {
+  const int64_t lengths[] = {1, 17, 64, 100, 129};
+  const std::optional<std::pair<int64_t, int64_t>> windows[] = {
+      std::nullopt, std::make_pair(0, 0), std::make_pair(20, 3),
+      std::make_pair(5, 40), std::make_pair(int64_t(1) << 40, 2)};
+  const int64_t blocks[][2] = {{16, 16}, {64, 32}, {32, 64}};
+  for (int64_t sq : lengths)
+    for (int64_t sk : lengths)
+      for (bool causal : {false, true})
+        for (const auto &window : windows)
+          for (const auto &block : blocks) {
+            AttentionProblem p = makeProblem(sq, sk, causal, window);
+            int64_t bm = block[0], bn = block[1];
+            for (int64_t n = 0; n < (sk + bn - 1) / bn; ++n) {
+              IndexRange range = p.queryBlockRange(n, bm, bn);
+              for (int64_t m = 0; m < (sq + bm - 1) / bm; ++m) {
+                bool sees = false;
+                for (int64_t r = m * bm; r < std::min((m + 1) * bm, sq); ++r)
+                  for (int64_t k = n * bn; k < std::min((n + 1) * bn, sk); ++k)
+                    sees |= isVisible(p, r, k);
+                bool inRange =
+                    !range.empty() && m >= range.begin && m < range.end;
+                EXPECT_EQ(inRange, sees)
+                    << "Sq=" << sq << " Sk=" << sk << " causal=" << causal
+                    << " block=" << bm << "x" << bn << " m=" << m
+                    << " n=" << n;
+              }
+            }
+          }
+}

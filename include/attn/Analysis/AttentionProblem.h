@@ -100,6 +100,12 @@ struct AttentionProblem {
   IndexRange kvBlockRange(int64_t queryBlock, int64_t blockM,
                           int64_t blockN) const;
 
+  /// The query blocks of `blockM` rows some row of which sees a key of KV
+  /// block `kvBlock` (of `blockN` keys): the blocks the backward pass visits
+  /// for it. Needs packedHeads = 1.
+  IndexRange queryBlockRange(int64_t kvBlock, int64_t blockM,
+                             int64_t blockN) const;
+
   /// The number of KV blocks each query block visits (kvBlockRange's size),
   /// query block by query block.
   SmallVector<int64_t> kvBlockCounts(int64_t blockM, int64_t blockN) const;

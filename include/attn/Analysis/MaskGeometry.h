@@ -187,6 +187,42 @@ template <typename A> struct MaskGeometry {
     return kvBlockRange(row0, rows, blockN);
   }
 
+  /// The transposed question, for the backward pass: the query rows
+  /// [begin, end) that see some key of [key0, key0 + keys), keys before Sk
+  /// (and the frame's key end); begin = end when none does. Both edges of
+  /// the visible range move right (or stay) from row to row, so the rows
+  /// that see a key of the range are those whose range ends after key0 and
+  /// begins before the range's end. Rows are query rows: the gradient does
+  /// not pack heads.
+  std::pair<V, V> queryRowRange(V key0, V keys) {
+    V zero = a.constant(0);
+    V begin = zero, end = queryLen;
+    V shift = frame ? frame->shift : a.sub(kvLen, queryLen);
+    if (causal || window) {
+      // visibleEnd(row) = diagonal(row) + 1 + right > key0, right = 0 when
+      // causal (the causal edge is the nearer one).
+      V right = causal ? zero : windowSide(window->second);
+      begin = a.max(a.sub(a.sub(key0, shift), right), zero);
+    }
+    if (window) {
+      // visibleBegin(row) = diagonal(row) - left < key0 + keys.
+      V pastEnd = a.add(a.sub(a.add(key0, keys), shift),
+                        windowSide(window->first));
+      end = a.min(a.max(pastEnd, zero), queryLen);
+    }
+    begin = a.min(begin, queryLen);
+    return {begin, a.max(end, begin)};
+  }
+
+  /// The query blocks of `blockM` rows that some row of which sees a key of
+  /// [key0, key0 + keys), as [begin, end): kvBlockRange's transpose.
+  std::pair<V, V> queryBlockRange(V key0, V keys, int64_t blockM) {
+    auto [rowBegin, rowEnd] = queryRowRange(key0, keys);
+    V begin = a.div(rowBegin, a.constant(blockM));
+    V end = a.select(a.gt(rowEnd, rowBegin), a.ceilDiv(rowEnd, blockM), begin);
+    return {begin, end};
+  }
+
   /// Whether some tiled row of [row0, row0 + rows) cannot see some key of
   /// [key0, keyEnd), so that the block needs an element mask: the last
   /// query row starts latest, the first ends earliest. Keys at or past Sk

@@ -19,6 +19,7 @@
 namespace mlir::attn {
 
 class AttentionOp;
+class AttentionGradOp;
 
 struct TileSizes {
   int64_t blockM;
@@ -51,6 +52,16 @@ std::optional<std::string> describeUnnestableBlocks(AttentionOp op);
 /// blocks.
 FailureOr<TileSizes> requireTileSizes(AttentionOp op, int64_t blockM,
                                       int64_t blockN);
+
+/// The tiles of the backward `op`: each of `blockM` (query rows per step)
+/// and `blockN` (keys per key/value block) when non-zero, else the op's
+/// `tiles`, else FlashAttention-2's backward default (its sm80 kernel
+/// traits: 128 x 128 up to D = 64, 64 x 128 up to D = 128, 64 x 64 above),
+/// with a block mask the largest divisor of its block side not above it.
+/// An error on `op` when none applies (D dynamic or above 256 without pinned
+/// tiles) or when the tiles do not nest in the block mask's blocks.
+FailureOr<TileSizes> requireGradTileSizes(AttentionGradOp op, int64_t blockM,
+                                          int64_t blockN);
 
 } // namespace mlir::attn
 

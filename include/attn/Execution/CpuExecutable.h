@@ -28,8 +28,6 @@ namespace mlir {
 class ExecutionEngine;
 namespace attn {
 
-class AttentionOp;
-
 /// A dense, row-major host buffer for one operand of the entry function.
 struct HostBuffer {
   std::vector<int64_t> shape;
@@ -52,13 +50,14 @@ class CpuExecutable {
 public:
   ~CpuExecutable();
 
-  /// Compiles `op` (which is not modified) down to machine code. Its
-  /// operands become the entry function's arguments in order: Q, K, V,
-  /// [mask], O, [LSE]; for a distributed attention (#attn.attention2d,
-  /// #attn.ring) the entry is one rank's program and takes that rank's
-  /// shards of them (see attn-distribute).
+  /// Compiles `op`, an attn.attention or attn.attention_grad (which is not
+  /// modified), down to machine code. Its operands become the entry
+  /// function's arguments in order: for an attention Q, K, V, [mask], O,
+  /// [LSE]; for a distributed attention (#attn.attention2d, #attn.ring) the
+  /// entry is one rank's program and takes that rank's shards of them (see
+  /// attn-distribute).
   static llvm::Expected<std::unique_ptr<CpuExecutable>>
-  compile(AttentionOp op, const AttnToCPUOptions &options);
+  compile(Operation *op, const AttnToCPUOptions &options);
 
   /// Runs the compiled attention. `buffers` follow the operand order of the
   /// op; O and LSE are written in place. Shapes and element sizes must match

@@ -480,6 +480,77 @@ def AttnPartitionKV : Pass<"attn-partition-kv"> {
   ];
 }
 
+def AttnDecomposeGrad : Pass<"attn-decompose-grad"> {
+  let summary = "Decompose attn.attention_grad into FlashAttention-2's tiled backward loops";
+  let description = [{
+    Rewrites every `attn.attention_grad` into the FlashAttention-2 backward
+    algorithm (its Algorithm 2) on tensors, target-independent and executable
+    on the CPU:
+
+    - `Dsum = rowsum(dO * O)` (f32) first;
+    - an `scf.forall` over (piece, batch, key/value head): the key/value
+      blocks of `block_n` keys of each (batch, key/value head) are cut into
+      the pieces of the op's `#attn.split_kv` partition (one piece without
+      it); the program of a piece walks its blocks and owns their dK and dV,
+      accumulated in f32 and rounded once per block;
+    - for each block, an `scf.for` over the query heads of its group and the
+      query blocks of `block_m` rows that see it (MaskGeometry's
+      `queryBlockRange`, the transpose of the forward's key/value block
+      range: causal and window masks skip the blocks no row of which sees
+      the block); P is recomputed from Q, K and the forward's LSE with the
+      forward's own score tiles (scale, softcap, mask operand, position
+      masks only on tiles that straddle them, an empty block-mask block
+      skipped); then `dV += P^T dO`, `dP = dO V^T`, `dS = P (dP - Dsum)`,
+      back through the softcap and the scale, `dK += dS^T Q`, and `dQ += dS K`
+      into the piece's own f32 copy of dQ;
+    - dQ = the sum of the copies in piece order, rounded once.
+
+    No matrix larger than `block_m x block_n` scores is formed, and the
+    result is the same bytes whatever order the programs run in. Tiles come
+    from the `block-m`/`block-n` options, else the op's `tiles`, else
+    FlashAttention-2's backward default for the head dimension. A score
+    region is refused (its derivative is not supported yet).
+
+    Example:
+
+    ```mlir
+    %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : ...) out(%o, %lse : ...)
+        grad(%do : ...) outs(%dq0, %dk0, %dv0 : ...) {causal} -> ...
+    ```
+
+    becomes (abridged)
+
+    ```mlir
+    %dsum = linalg.generic ... // rowsum(dO * O)
+    %r:3 = scf.forall (%s, %b, %g) in (1, 2, 2)
+        shared_outs(%dqc = %copies, %dk = %dk_zero, %dv = %dv_zero) -> ... {
+      %blocks = scf.for %n = %first to %last step %c1 iter_args(...) {
+        %heads = scf.for %hg = %c0 to %group step %c1 iter_args(...) {
+          %rows = scf.for %m = %m0 to %m1 step %c1 iter_args(...) {
+            // S, P = exp2(S - LSE log2 e), dV, dP, dS, dK, dQ copy
+          }
+        }
+      }
+      scf.forall.in_parallel { tensor.parallel_insert_slice ... }
+    }
+    %dq = linalg.generic ... // sum of the copies, rounded
+    ```
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "Query rows per step (0: the op's tiles or the default)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "Keys per key/value block (0: the op's tiles or the default)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnDecompose : Pass<"attn-decompose"> {
   let summary = "Decompose attn.attention and attn.partial_attention into tiled online-softmax loops";
   let description = [{

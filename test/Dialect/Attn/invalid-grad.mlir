@@ -92,3 +92,11 @@ func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x
   }
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<1x1024x65536x128xf16>, %k: tensor<1x1024x65536x128xf16>, %l: tensor<1x1024x65536xf32>) {
+  // expected-error @+1 {{1000000 pieces' f32 copies of dQ hold more than 2^48 bytes (256 TiB)}}
+  %a, %b, %c = attn.attention_grad ins(%q, %k, %k : tensor<1x1024x65536x128xf16>, tensor<1x1024x65536x128xf16>, tensor<1x1024x65536x128xf16>) out(%k, %l : tensor<1x1024x65536x128xf16>, tensor<1x1024x65536xf32>) grad(%k : tensor<1x1024x65536x128xf16>) outs(%q, %k, %k : tensor<1x1024x65536x128xf16>, tensor<1x1024x65536x128xf16>, tensor<1x1024x65536x128xf16>) {partition = #attn.split_kv<splits = 1000000>} -> tensor<1x1024x65536x128xf16>, tensor<1x1024x65536x128xf16>, tensor<1x1024x65536x128xf16>
+  return
+}

@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -591,6 +592,21 @@ LogicalResult PartialAttentionOp::verifyRegions() {
 // AttentionGradOp
 //===----------------------------------------------------------------------===//
 
+void AttentionGradOp::build(OpBuilder &builder, OperationState &state,
+                            AttentionOp forward, Value out, Value lse,
+                            Value gradOut, ValueRange inits) {
+  assert(!forward.hasFrame() && "the gradient of a framed attention");
+  build(builder, state, inits.getTypes(), forward.getQuery(), forward.getKey(),
+        forward.getValue(), out, lse, gradOut, forward.getMask(),
+        forward.getBlockMask(), forward.getKeyLengths(), inits,
+        forward.getScaleAttr(), forward.getCausalAttr(),
+        forward.getWindowAttr(), forward.getSoftcapAttr(),
+        forward.getBlockMaskSizeAttr(), /*tiles=*/nullptr,
+        /*partition=*/nullptr, /*deterministic=*/nullptr);
+  IRMapping mapping;
+  forward.getScore().cloneInto(state.regions.front().get(), mapping);
+}
+
 float AttentionGradOp::getEffectiveScale() { return effectiveScale(*this); }
 
 std::optional<std::pair<int64_t, int64_t>> AttentionGradOp::getWindowSizes() {
@@ -653,6 +669,17 @@ LogicalResult AttentionGradOp::verify() {
     return emitOpError() << "the gradient's partition cuts the key/value "
                             "blocks into pieces: #attn.split_kv, got "
                          << partition;
+  // Each piece keeps an f32 copy of dQ.
+  if (auto split = dyn_cast_or_null<SplitKVAttr>(partition)) {
+    SmallVector<int64_t> copies{split.getSplits()};
+    for (int64_t size : getQuery().getType().getShape())
+      if (!ShapedType::isDynamic(size))
+        copies.push_back(size);
+    if (!checkedTensorBytes(copies, 4))
+      return emitOpError() << split.getSplits()
+                           << " pieces' f32 copies of dQ hold more than 2^48 "
+                              "bytes (256 TiB)";
+  }
   return success();
 }
 

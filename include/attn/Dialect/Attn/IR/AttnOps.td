@@ -442,6 +442,15 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     }
   }];
 
+  let builders = [
+    // The gradient of `forward` (its inputs, masks, attributes and score
+    // region; not its schedule), given its results `out` and `lse`, into the
+    // destinations `inits` (dQ, dK, dV). `forward` must not have a frame.
+    OpBuilder<(ins "AttentionOp":$forward, "::mlir::Value":$out,
+                   "::mlir::Value":$lse, "::mlir::Value":$gradOut,
+                   "::mlir::ValueRange":$inits)>
+  ];
+
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
 }

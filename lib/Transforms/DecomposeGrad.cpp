@@ -1,0 +1,454 @@
+//===- DecomposeGrad.cpp - attn.attention_grad to tiled backward loops ----===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The FlashAttention-2 backward algorithm (its Algorithm 2) as
+// target-independent tensor IR: Dsum = rowsum(dO * O) first; then an
+// scf.forall over (piece, batch, key/value head) whose program walks the
+// key/value blocks of its piece, owns their dK and dV, and, for each block,
+// walks the query blocks that see it (MaskGeometry's transposed range),
+// recomputing P from Q, K and the LSE (ScoreTiles, the forward's scores);
+// dQ terms go into the piece's own f32 copy of dQ, summed in piece order at
+// the end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GenericBuilder.h"
+#include "ScoreTiles.h"
+
+#include "attn/Analysis/TileSizes.h"
+#include "attn/Analysis/WorkAssignment.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNDECOMPOSEGRAD
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+using utils::IteratorType;
+constexpr IteratorType kParallel = IteratorType::parallel;
+constexpr IteratorType kReduction = IteratorType::reduction;
+
+class GradDecomposer {
+public:
+  GradDecomposer(AttentionGradOp op, TileSizes tileSizes, int64_t pieces,
+                 ImplicitLocOpBuilder &b)
+      : op(op), blockM(tileSizes.blockM), blockN(tileSizes.blockN),
+        pieces(pieces), b(b), ctx(b.getContext()), arith{b}, tiles{op, b} {}
+
+  /// Returns dQ, dK and dV.
+  SmallVector<Value> build();
+
+private:
+  Value index(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
+  Value zeros(ArrayRef<OpFoldResult> sizes) {
+    return filledTensor(b, sizes, b.getF32Type(), b.getF32FloatAttr(0.0));
+  }
+  /// The [sizes] tile of `source` at `offsets`, unit dimensions dropped down
+  /// to `rank`.
+  Value slice(Value source, ArrayRef<OpFoldResult> offsets,
+              ArrayRef<OpFoldResult> sizes, int64_t rank);
+  Value insert(Value tile, Value dest, ArrayRef<OpFoldResult> offsets,
+               ArrayRef<OpFoldResult> sizes);
+
+  /// The dK and dV terms of one key/value block from the query blocks that
+  /// see it, over every query head of its group, and the block's dQ terms
+  /// added into `dqSlot` ([group, Sq, D] f32). Returns (dqSlot, dK, dV), the
+  /// last two [cols, D] and [cols, Dv] f32.
+  std::tuple<Value, Value, Value> buildKeyBlock(Value batch, Value kvHead,
+                                                Value key0, Value cols,
+                                                Value dqSlot);
+
+  /// One (query block, key/value block) step of buildKeyBlock; `fullBlock`
+  /// (null without a block mask) says whether the block mask's element is
+  /// full.
+  SmallVector<Value> buildTile(Value batch, Value head, Value headInGroup,
+                               Value row0, Value rows, Value key0, Value cols,
+                               Value kTile, Value vTile, Value fullBlock,
+                               ValueRange state);
+
+  AttentionGradOp op;
+  int64_t blockM, blockN, pieces;
+  ImplicitLocOpBuilder &b;
+  MLIRContext *ctx;
+  IndexArith arith;
+  ScoreTiles<AttentionGradOp> tiles;
+  OpFoldResult headDim, valueDim;
+  Value group;
+  /// rowsum(dO * O), [B, Hq, Sq] f32.
+  Value dsum;
+};
+
+Value GradDecomposer::slice(Value source, ArrayRef<OpFoldResult> offsets,
+                            ArrayRef<OpFoldResult> sizes, int64_t rank) {
+  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+  RankedTensorType type =
+      tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
+          rank, cast<RankedTensorType>(source.getType()), sizes);
+  return tensor::ExtractSliceOp::create(b, type, source, offsets, sizes,
+                                        strides);
+}
+
+Value GradDecomposer::insert(Value tile, Value dest,
+                             ArrayRef<OpFoldResult> offsets,
+                             ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(b, tile, dest, offsets, sizes, strides);
+}
+
+SmallVector<Value> GradDecomposer::buildTile(Value batch, Value head,
+                                             Value headInGroup, Value row0,
+                                             Value rows, Value key0,
+                                             Value cols, Value kTile,
+                                             Value vTile, Value fullBlock,
+                                             ValueRange state) {
+  Value dqSlot = state[0], dkAcc = state[1], dvAcc = state[2];
+  OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  Value qTile = slice(op.getQuery(), {batch, head, row0, zero},
+                      {one, one, rows, headDim}, 2);
+  Value doTile = slice(op.getGradOut(), {batch, head, row0, zero},
+                       {one, one, rows, valueDim}, 2);
+  Value lseTile = slice(op.getLse(), {batch, head, row0}, {one, one, rows}, 1);
+  Value dsumTile = slice(dsum, {batch, head, row0}, {one, one, rows}, 1);
+
+  Value raw = tiles.rawScores(qTile, kTile, rows, cols);
+  Value scores =
+      tiles.scores(raw, tiles.maskTile(batch, head, row0, key0, rows, cols),
+                   fullBlock, batch, head, row0, key0, rows, cols);
+
+  AffineMap rowsCols = projection(ctx, 2, {0, 1});
+  AffineMap rowOf2 = projection(ctx, 2, {0});
+  Type f32Type = b.getF32Type();
+  auto emptyTile = [&]() {
+    return tensor::EmptyOp::create(b, ArrayRef<OpFoldResult>{rows, cols},
+                                   f32Type);
+  };
+  // P = exp2(S - LSE log2 e): the forward's probabilities, from its LSE. A
+  // row that saw no key (LSE = -inf) has P = 0.
+  Value p = buildGeneric(
+      b, {scores, lseTile}, {rowsCols, rowOf2}, emptyTile(), rowsCols,
+      {kParallel, kParallel},
+      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        auto constant = [&](double v) -> Value {
+          return arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(v));
+        };
+        Value empty = arith::CmpFOp::create(
+            nb, loc, arith::CmpFPredicate::OEQ, args[1],
+            constant(-std::numeric_limits<double>::infinity()));
+        Value lse2 = arith::MulFOp::create(nb, loc, args[1], constant(M_LOG2E));
+        Value prob = math::Exp2Op::create(
+            nb, loc, arith::SubFOp::create(nb, loc, args[0], lse2));
+        return arith::SelectOp::create(nb, loc, empty, constant(0.0), prob);
+      });
+  // (i, j, e): dV[j, e] += P[i, j] dO[i, e]
+  Value dvNew = buildGeneric(
+      b, {p, doTile}, {projection(ctx, 3, {0, 1}), projection(ctx, 3, {0, 2})},
+      dvAcc, projection(ctx, 3, {1, 2}), {kReduction, kParallel, kParallel},
+      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        return multiplyAdd(nb, loc, args[2], args[0],
+                           extendToF32(nb, loc, args[1]));
+      });
+  // (i, j, e): dP[i, j] = sum_e dO[i, e] V[j, e]
+  Value dp = buildGeneric(
+      b, {doTile, vTile},
+      {projection(ctx, 3, {0, 2}), projection(ctx, 3, {1, 2})},
+      zeros({rows, cols}), projection(ctx, 3, {0, 1}),
+      {kParallel, kParallel, kReduction},
+      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        return multiplyAdd(nb, loc, args[2], extendToF32(nb, loc, args[0]),
+                           extendToF32(nb, loc, args[1]));
+      });
+  // dS = P (dP - Dsum), then back through the softcap and the scale to the
+  // raw dot products: dRaw = dS scale (1 - tanh^2(scale raw / softcap)).
+  double scale = op.getEffectiveScale();
+  std::optional<double> softcap;
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    softcap = cap->convertToDouble();
+  Value dRaw = buildGeneric(
+      b, {p, dp, dsumTile, raw}, {rowsCols, rowsCols, rowOf2, rowsCols},
+      emptyTile(), rowsCols, {kParallel, kParallel},
+      [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        auto constant = [&](double v) -> Value {
+          return arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(v));
+        };
+        Value ds = arith::MulFOp::create(
+            nb, loc, args[0], arith::SubFOp::create(nb, loc, args[1], args[2]));
+        Value d = arith::MulFOp::create(nb, loc, ds, constant(scale));
+        if (!softcap)
+          return d;
+        Value t = math::TanhOp::create(
+            nb, loc,
+            arith::MulFOp::create(nb, loc, args[3],
+                                  constant(scale / *softcap)));
+        Value slope = arith::SubFOp::create(
+            nb, loc, constant(1.0), arith::MulFOp::create(nb, loc, t, t));
+        return arith::MulFOp::create(nb, loc, d, slope);
+      });
+  // (i, j, d): dQ[i, d] += dRaw[i, j] K[j, d], into the piece's f32 copy.
+  OpFoldResult oneSize = one;
+  SmallVector<OpFoldResult> dqOffsets{headInGroup, row0, zero};
+  SmallVector<OpFoldResult> dqSizes{oneSize, rows, headDim};
+  Value dqTile = slice(dqSlot, dqOffsets, dqSizes, 2);
+  Value dqNew = buildGeneric(
+      b, {dRaw, kTile}, {projection(ctx, 3, {0, 1}), projection(ctx, 3, {1, 2})},
+      dqTile, projection(ctx, 3, {0, 2}), {kParallel, kReduction, kParallel},
+      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        return multiplyAdd(nb, loc, args[2], args[0],
+                           extendToF32(nb, loc, args[1]));
+      });
+  dqSlot = insert(dqNew, dqSlot, dqOffsets, dqSizes);
+  // (i, j, d): dK[j, d] += dRaw[i, j] Q[i, d]
+  Value dkNew = buildGeneric(
+      b, {dRaw, qTile}, {projection(ctx, 3, {0, 1}), projection(ctx, 3, {0, 2})},
+      dkAcc, projection(ctx, 3, {1, 2}), {kReduction, kParallel, kParallel},
+      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        return multiplyAdd(nb, loc, args[2], args[0],
+                           extendToF32(nb, loc, args[1]));
+      });
+  return {dqSlot, dkNew, dvNew};
+}
+
+std::tuple<Value, Value, Value>
+GradDecomposer::buildKeyBlock(Value batch, Value kvHead, Value key0,
+                              Value cols, Value dqSlot) {
+  OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  Value kTile = slice(op.getKey(), {batch, kvHead, key0, zero},
+                      {one, one, cols, headDim}, 2);
+  Value vTile = slice(op.getValue(), {batch, kvHead, key0, zero},
+                      {one, one, cols, valueDim}, 2);
+  auto [blockBegin, blockEnd] =
+      tiles.geometry(arith).queryBlockRange(key0, cols, blockM);
+  auto headLoop = scf::ForOp::create(
+      b, index(0), group, index(1),
+      ValueRange{dqSlot, zeros({cols, headDim}), zeros({cols, valueDim})},
+      [&](OpBuilder &nested, Location, Value headInGroup, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        Value head = arith.add(arith.mul(kvHead, group), headInGroup);
+        auto blockLoop = scf::ForOp::create(
+            b, blockBegin, blockEnd, index(1), state,
+            [&](OpBuilder &inner, Location, Value queryBlock,
+                ValueRange blockState) {
+              OpBuilder::InsertionGuard innerGuard(b);
+              b.setInsertionPoint(inner.getInsertionBlock(),
+                                  inner.getInsertionPoint());
+              auto [row0, rows] =
+                  tiles.geometry(arith).queryBlockRows(queryBlock, blockM);
+              if (!op.getBlockMask()) {
+                scf::YieldOp::create(
+                    b, buildTile(batch, head, headInGroup, row0, rows, key0,
+                                 cols, kTile, vTile, Value(), blockState));
+                return;
+              }
+              // An empty block of the block mask leaves the state as it is;
+              // a full one does not read the mask operand.
+              Value status = tiles.blockMaskStatus(
+                  batch, head, tiles.blockMaskRow(row0), key0);
+              Value fullBlock =
+                  tiles.isBlockStatus(status, BlockMaskValue::kFull);
+              auto skip = scf::IfOp::create(
+                  b, blockState.getTypes(),
+                  tiles.isBlockStatus(status, BlockMaskValue::kEmpty),
+                  /*withElseRegion=*/true);
+              b.setInsertionPointToStart(skip.thenBlock());
+              scf::YieldOp::create(b, blockState);
+              b.setInsertionPointToStart(skip.elseBlock());
+              scf::YieldOp::create(
+                  b, buildTile(batch, head, headInGroup, row0, rows, key0,
+                               cols, kTile, vTile, fullBlock, blockState));
+              b.setInsertionPointAfter(skip);
+              scf::YieldOp::create(b, skip.getResults());
+            });
+        scf::YieldOp::create(b, blockLoop.getResults());
+      });
+  return {headLoop.getResult(0), headLoop.getResult(1), headLoop.getResult(2)};
+}
+
+SmallVector<Value> GradDecomposer::build() {
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  Value dqInit = op.getOutputs()[0], dkInit = op.getOutputs()[1],
+        dvInit = op.getOutputs()[2];
+  tiles.seqQ = tensor::DimOp::create(b, q, 2);
+  Value keyCapacity = tensor::DimOp::create(b, k, 2);
+  tiles.seqK = keyCapacity;
+  headDim = tensor::getMixedSize(b, b.getLoc(), q, 3);
+  valueDim = tensor::getMixedSize(b, b.getLoc(), v, 3);
+  OpFoldResult batchSize = tensor::getMixedSize(b, b.getLoc(), q, 0);
+  OpFoldResult queryHeads = tensor::getMixedSize(b, b.getLoc(), q, 1);
+  OpFoldResult kvHeads = tensor::getMixedSize(b, b.getLoc(), k, 1);
+  OpFoldResult seqQ = tiles.seqQ;
+  group = arith::DivUIOp::create(b, tensor::DimOp::create(b, q, 1),
+                                 tensor::DimOp::create(b, k, 1));
+
+  // (b, h, i, e): Dsum[b, h, i] += dO[b, h, i, e] O[b, h, i, e]
+  dsum = buildGeneric(
+      b, {op.getGradOut(), op.getOut()},
+      {projection(ctx, 4, {0, 1, 2, 3}), projection(ctx, 4, {0, 1, 2, 3})},
+      zeros({batchSize, queryHeads, seqQ}), projection(ctx, 4, {0, 1, 2}),
+      {kParallel, kParallel, kParallel, kReduction},
+      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        return multiplyAdd(nb, loc, args[2], extendToF32(nb, loc, args[0]),
+                           extendToF32(nb, loc, args[1]));
+      });
+
+  // Keys no piece covers (past a sequence's key length) keep dK = dV = 0.
+  auto zeroFilled = [&](Value dest) {
+    Value zero = arith::ConstantOp::create(
+        b, b.getZeroAttr(getElementTypeOrSelf(dest)));
+    return linalg::FillOp::create(b, zero, dest).getResult(0);
+  };
+  Value dqCopies =
+      zeros({b.getIndexAttr(pieces), batchSize, queryHeads, seqQ, headDim});
+  auto forall = scf::ForallOp::create(
+      b, ArrayRef<OpFoldResult>{b.getIndexAttr(pieces), batchSize, kvHeads},
+      ValueRange{dqCopies, zeroFilled(dkInit), zeroFilled(dvInit)},
+      std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value piece = forall.getInductionVar(0), batch = forall.getInductionVar(1),
+          kvHead = forall.getInductionVar(2);
+    ValueRange shared = forall.getRegionIterArgs();
+    if (Value lengths = op.getKeyLengths()) {
+      Value length = arith::IndexCastOp::create(
+          b, b.getIndexType(),
+          tensor::ExtractOp::create(b, lengths, ValueRange{batch}));
+      tiles.seqK =
+          MaskGeometry<IndexArith>::sequenceKeys(arith, length, keyCapacity);
+    }
+    // The piece's key/value blocks, and the keys they hold.
+    Value kvBlocks = arith.ceilDiv(tiles.seqK, blockN);
+    auto [blockBegin, blockEnd] =
+        splitKVPiece(arith, index(0), kvBlocks, piece, pieces);
+    Value pieceKey0 = arith.mul(blockBegin, blockN);
+    Value pieceKeys = arith.max(
+        arith.sub(arith.min(arith.mul(blockEnd, blockN), tiles.seqK), pieceKey0),
+        index(0));
+
+    OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+    Value firstHead = arith.mul(kvHead, group);
+    SmallVector<OpFoldResult> dqOffsets{piece, batch, firstHead, zero, zero};
+    SmallVector<OpFoldResult> dqSizes{one, one, group, seqQ, headDim};
+    SmallVector<OpFoldResult> dkOffsets{batch, kvHead, pieceKey0, zero};
+    SmallVector<OpFoldResult> dkSizes{one, one, pieceKeys, headDim};
+    SmallVector<OpFoldResult> dvSizes{one, one, pieceKeys, valueDim};
+    Value dqSlot = slice(shared[0], dqOffsets, dqSizes, 3);
+    Value dkPiece = slice(shared[1], dkOffsets, dkSizes, 2);
+    Value dvPiece = slice(shared[2], dkOffsets, dvSizes, 2);
+
+    auto loop = scf::ForOp::create(
+        b, blockBegin, blockEnd, index(1),
+        ValueRange{dqSlot, dkPiece, dvPiece},
+        [&](OpBuilder &nested, Location, Value block, ValueRange state) {
+          OpBuilder::InsertionGuard loopGuard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          Value key0 = arith.mul(block, blockN);
+          Value cols = arith::MinUIOp::create(
+              b, index(blockN), arith.sub(tiles.seqK, key0));
+          auto [dq, dkAcc, dvAcc] =
+              buildKeyBlock(batch, kvHead, key0, cols, state[0]);
+          // The block's dK and dV, rounded once.
+          SmallVector<OpFoldResult> offsets{arith.sub(key0, pieceKey0), zero};
+          auto rounded = [&](Value acc, Value piece, OpFoldResult width) {
+            SmallVector<OpFoldResult> sizes{cols, width};
+            Value dest = slice(piece, offsets, sizes, 2);
+            Value tile = buildGeneric(
+                b, {acc}, {projection(ctx, 2, {0, 1})}, dest,
+                projection(ctx, 2, {0, 1}), {kParallel, kParallel},
+                [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+                  return truncateFromF32(nb, loc, args[0],
+                                         getElementTypeOrSelf(piece));
+                });
+            return insert(tile, piece, offsets, sizes);
+          };
+          scf::YieldOp::create(
+              b, ValueRange{dq, rounded(dkAcc, state[1], headDim),
+                            rounded(dvAcc, state[2], valueDim)});
+        });
+
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    auto strides = [&](size_t rank) {
+      return SmallVector<OpFoldResult>(rank, one);
+    };
+    tensor::ParallelInsertSliceOp::create(b, loop.getResult(0), shared[0],
+                                          dqOffsets, dqSizes, strides(5));
+    tensor::ParallelInsertSliceOp::create(b, loop.getResult(1), shared[1],
+                                          dkOffsets, dkSizes, strides(4));
+    tensor::ParallelInsertSliceOp::create(b, loop.getResult(2), shared[2],
+                                          dkOffsets, dvSizes, strides(4));
+  }
+
+  // dQ = the sum of the pieces' copies, in piece order, rounded once:
+  // (b, h, i, d, s).
+  Value dqSum = buildGeneric(
+      b, {forall.getResult(0)}, {AffineMap::get(5, 0,
+                                                {b.getAffineDimExpr(4),
+                                                 b.getAffineDimExpr(0),
+                                                 b.getAffineDimExpr(1),
+                                                 b.getAffineDimExpr(2),
+                                                 b.getAffineDimExpr(3)},
+                                                ctx)},
+      zeros({batchSize, queryHeads, seqQ, headDim}),
+      projection(ctx, 5, {0, 1, 2, 3}),
+      {kParallel, kParallel, kParallel, kParallel, kReduction},
+      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        return arith::AddFOp::create(nb, loc, args[1], args[0]);
+      });
+  AffineMap identity = projection(ctx, 4, {0, 1, 2, 3});
+  Type dqType = getElementTypeOrSelf(dqInit);
+  Value dq = buildGeneric(
+      b, {dqSum}, {identity}, dqInit, identity,
+      {kParallel, kParallel, kParallel, kParallel},
+      [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        return truncateFromF32(nb, loc, args[0], dqType);
+      });
+  return {dq, forall.getResult(1), forall.getResult(2)};
+}
+
+struct AttnDecomposeGradPass
+    : public attn::impl::AttnDecomposeGradBase<AttnDecomposeGradPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<AttentionGradOp> ops;
+    getOperation()->walk([&](AttentionGradOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (AttentionGradOp op : ops)
+      if (failed(decompose(op, rewriter)))
+        return signalPassFailure();
+  }
+
+  LogicalResult decompose(AttentionGradOp op, IRRewriter &rewriter) {
+    if (op.hasScoreModifier())
+      return op.emitError()
+             << "attn-decompose-grad: the derivative of a score region is "
+                "not supported yet";
+    FailureOr<TileSizes> tileSizes = requireGradTileSizes(op, blockM, blockN);
+    if (failed(tileSizes))
+      return failure();
+    int64_t pieces = 1;
+    if (auto split = dyn_cast_or_null<SplitKVAttr>(op.getPartitionAttr()))
+      pieces = split.getSplits();
+    rewriter.setInsertionPoint(op);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    SmallVector<Value> results =
+        GradDecomposer(op, *tileSizes, pieces, b).build();
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+} // namespace

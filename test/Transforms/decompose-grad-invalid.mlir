@@ -1,0 +1,41 @@
+// RUN: attn-opt %s --attn-decompose-grad --split-input-file --verify-diagnostics
+
+func.func @score_region(%q: tensor<1x1x16x64xf32>, %l: tensor<1x1x16xf32>)
+    -> (tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>) {
+  // expected-error @+1 {{attn-decompose-grad: the derivative of a score region is not supported yet}}
+  %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>)
+      out(%q, %l : tensor<1x1x16x64xf32>, tensor<1x1x16xf32>) grad(%q : tensor<1x1x16x64xf32>)
+      outs(%q, %q, %q : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>)
+      -> tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        attn.yield %s : f32
+      }
+  return %r#0, %r#1, %r#2 : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>
+}
+
+// -----
+
+func.func @no_default_tiles(%q: tensor<1x1x16x512xf32>, %l: tensor<1x1x16xf32>)
+    -> (tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>) {
+  // expected-error @+1 {{no default backward tiling for this head dimension (above 256 or dynamic): pin one with the tiles attribute or the block-m/block-n options}}
+  %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>)
+      out(%q, %l : tensor<1x1x16x512xf32>, tensor<1x1x16xf32>) grad(%q : tensor<1x1x16x512xf32>)
+      outs(%q, %q, %q : tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>)
+      -> tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>
+  return %r#0, %r#1, %r#2 : tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>
+}
+
+// -----
+
+func.func @tiles_straddle_mask_blocks(%q: tensor<1x1x64x64xf32>, %l: tensor<1x1x64xf32>, %blocks: tensor<1x1x2x2xi8>)
+    -> (tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>) {
+  // expected-error @+1 {{tiles 64x32 do not nest in the block mask's 32x32 blocks: block_m must divide Bq and block_n Bk}}
+  %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>)
+      out(%q, %l : tensor<1x1x64x64xf32>, tensor<1x1x64xf32>) grad(%q : tensor<1x1x64x64xf32>)
+      block_mask(%blocks : tensor<1x1x2x2xi8> blocks [32, 32])
+      outs(%q, %q, %q : tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>)
+      {tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 1>}
+      -> tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>
+  return %r#0, %r#1, %r#2 : tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>
+}

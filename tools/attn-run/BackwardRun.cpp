@@ -1,0 +1,134 @@
+//===- BackwardRun.cpp - attn-run --backward: the gradient on the CPU -----===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BackwardRun.h"
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Execution/CpuExecutable.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+llvm::Expected<bool> mlir::attn::runBackwardOnCpu(
+    AttentionOp op, AttentionOperands &operands,
+    const BackwardOptions &options, const CheckOptions &checkOptions) {
+  if (!op.getLse())
+    return llvm::createStringError(
+        "--backward needs the attention's LSE: give it an LSE destination "
+        "(--lse)");
+  if (op.hasFrame())
+    return llvm::createStringError(
+        "--backward takes attentions without a frame");
+  int64_t keys = op.getKey().getType().getDimSize(2);
+  if (options.splits < 1 || options.splits > keys)
+    return llvm::createStringError(
+        llvm::formatv("--grad-splits must be from 1 to Sk = {0} (a piece "
+                      "holds at least one key/value block), got {1}",
+                      keys, options.splits)
+            .str());
+
+  // The gradient op, next to the attention for as long as it runs. Its
+  // operands only give types: the body module takes them by position.
+  OpBuilder b(op);
+  b.setInsertionPointAfter(op);
+  Location loc = op.getLoc();
+  auto empty = [&](Value like) -> Value {
+    auto type = cast<RankedTensorType>(like.getType());
+    return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                   type.getElementType());
+  };
+  SmallVector<Value> scratch{empty(op.getOut()), empty(op.getQuery()),
+                             empty(op.getKey()), empty(op.getValue())};
+  auto grad = AttentionGradOp::create(b, loc, op, op.getOut(), op.getLse(),
+                                      scratch[0],
+                                      ArrayRef<Value>(scratch).drop_front());
+  if (options.splits > 1)
+    grad.setPartitionAttr(SplitKVAttr::get(op.getContext(), options.splits));
+  auto erase = llvm::make_scope_exit([&] {
+    grad->erase();
+    for (Value value : scratch)
+      value.getDefiningOp()->erase();
+  });
+  if (failed(grad.verify()))
+    return llvm::createStringError("the gradient op does not verify");
+
+  llvm::Expected<Operand> gradOut =
+      Operand::ofType("dO", cast<RankedTensorType>(op.getOut().getType()));
+  if (!gradOut)
+    return gradOut.takeError();
+  gradOut->randomize(options.seed + 1);
+  SmallVector<Operand> gradients;
+  const char *names[] = {"dQ", "dK", "dV"};
+  for (auto [name, value] : llvm::zip(names, grad.getOutputs())) {
+    llvm::Expected<Operand> gradient =
+        Operand::ofType(name, cast<RankedTensorType>(value.getType()));
+    if (!gradient)
+      return gradient.takeError();
+    gradient->poison();
+    gradients.push_back(std::move(*gradient));
+  }
+
+  using Clock = std::chrono::steady_clock;
+  auto secondsSince = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  AttnToCPUOptions pipeline;
+  pipeline.blockM = options.blockM;
+  pipeline.blockN = options.blockN;
+  Clock::time_point start = Clock::now();
+  llvm::Expected<std::unique_ptr<CpuExecutable>> executable =
+      CpuExecutable::compile(grad, pipeline);
+  if (!executable)
+    return executable.takeError();
+  double compileSeconds = secondsSince(start);
+
+  // Q, K, V, O, LSE, dO, [mask], [block mask], [key lengths], dQ, dK, dV.
+  std::vector<HostBuffer *> buffers{
+      &operands.query().buffer, &operands.key().buffer,
+      &operands.value().buffer, &operands.out().buffer,
+      &operands.lse()->buffer,  &gradOut->buffer};
+  for (Operand *input :
+       {operands.mask(), operands.blockMask(), operands.keyLengths()})
+    if (input)
+      buffers.push_back(&input->buffer);
+  for (Operand &gradient : gradients)
+    buffers.push_back(&gradient.buffer);
+  std::vector<double> runSeconds;
+  for (unsigned i = 0; i < options.repeat; ++i) {
+    start = Clock::now();
+    if (llvm::Error err = (*executable)->run(buffers))
+      return std::move(err);
+    runSeconds.push_back(secondsSince(start));
+  }
+  std::sort(runSeconds.begin(), runSeconds.end());
+  double median = runSeconds[runSeconds.size() / 2];
+  llvm::outs() << llvm::formatv(
+      "  backward: {0} piece{1}; compile {2:F3} s; run {3:F3} ms ({4} of {5}), "
+      "{6:F2} GFLOP/s on one CPU thread\n",
+      options.splits, options.splits == 1 ? "" : "s", compileSeconds,
+      median * 1e3, runSeconds.size() == 1 ? "one run" : "median",
+      runSeconds.size(), 2.5 * options.forwardFlops / median * 1e-9);
+  if (!options.check) {
+    llvm::outs() << "  check: skipped (--no-check)\n";
+    return true;
+  }
+  llvm::Expected<std::vector<OutputCheck>> checks =
+      checkGradientAgainstReference(
+          op, operands, *gradOut,
+          GradientOperands{gradients[0], gradients[1], gradients[2]},
+          checkOptions);
+  if (!checks)
+    return checks.takeError();
+  return reportChecks(*checks);
+}
