@@ -161,6 +161,55 @@ private:
   AttnCpuAttentionRef handle = nullptr;
 };
 
+/// The compiled gradient of an attention for one shape, element type and
+/// set of options.
+class CpuAttentionGrad {
+public:
+  CpuAttentionGrad(Spec spec, bool deterministic) {
+    char *error = nullptr;
+    handle = attnCpuAttentionGradCompile(spec.get(), deterministic, &error);
+    if (!handle)
+      raise(error);
+  }
+  ~CpuAttentionGrad() { attnCpuAttentionGradDestroy(handle); }
+  CpuAttentionGrad(const CpuAttentionGrad &) = delete;
+  CpuAttentionGrad &operator=(const CpuAttentionGrad &) = delete;
+
+  /// (dQ, dK, dV) of contiguous arrays: Q, K, V, the masks and lengths as
+  /// CpuAttention::run takes them, O and dO of O's shape and type, LSE f32.
+  py::tuple run(std::tuple<int64_t, int64_t, int64_t> lengths, py::array q,
+                py::array k, py::array v, py::array o,
+                py::array_t<float> lse, py::array gradOut,
+                std::optional<py::array> mask,
+                std::optional<py::array_t<int8_t>> blockMask,
+                std::optional<py::array_t<int32_t>> keyLengths) {
+    AttnAttentionLengths run;
+    std::tie(run.batch, run.seq_q, run.seq_k) = lengths;
+    auto like = [](const py::array &x) {
+      return py::array(x.dtype(),
+                       std::vector<int64_t>(x.shape(), x.shape() + x.ndim()));
+    };
+    py::array dq = like(q), dk = like(k), dv = like(v);
+    char *error = nullptr;
+    bool ok;
+    {
+      py::gil_scoped_release release;
+      ok = attnCpuAttentionGradRun(
+          handle, &run, q.data(), k.data(), v.data(), o.data(), lse.data(),
+          gradOut.data(), mask ? mask->data() : nullptr,
+          blockMask ? blockMask->data() : nullptr,
+          keyLengths ? keyLengths->data() : nullptr, dq.mutable_data(),
+          dk.mutable_data(), dv.mutable_data(), &error);
+    }
+    if (!ok)
+      raise(error);
+    return py::make_tuple(dq, dk, dv);
+  }
+
+private:
+  AttnCpuAttentionGradRef handle = nullptr;
+};
+
 /// The kernel bundle (manifest JSON, PTX) of `spec` for a GPU.
 std::pair<std::string, std::string> compileGpu(Spec spec,
                                                const std::string &chip,
@@ -216,6 +265,13 @@ PYBIND11_MODULE(_attn_mlir, m) {
       .def("run", &CpuAttention::run, py::arg("lengths"), py::arg("q"),
            py::arg("k"), py::arg("v"),
            py::arg("mask") = py::none(), py::arg("block_mask") = py::none(),
+           py::arg("key_lengths") = py::none());
+  py::class_<CpuAttentionGrad>(m, "CpuAttentionGrad")
+      .def(py::init<Spec, bool>(), py::arg("spec"), py::arg("deterministic"))
+      .def("run", &CpuAttentionGrad::run, py::arg("lengths"), py::arg("q"),
+           py::arg("k"), py::arg("v"), py::arg("o"), py::arg("lse"),
+           py::arg("grad_out"), py::arg("mask") = py::none(),
+           py::arg("block_mask") = py::none(),
            py::arg("key_lengths") = py::none());
   m.def("compile_gpu", &compileGpu, py::arg("spec"), py::arg("chip"),
         py::arg("sms"), py::arg("smem_per_block"),

@@ -102,6 +102,33 @@ bool attnCpuAttentionRun(AttnCpuAttentionRef attention,
 
 void attnCpuAttentionDestroy(AttnCpuAttentionRef attention);
 
+/* The gradient of an attention (attn.attention_grad) compiled for this CPU:
+   dQ, dK and dV from Q, K, V, the forward's O and LSE, and dO. */
+typedef struct AttnCpuAttentionGrad *AttnCpuAttentionGradRef;
+
+/* Compiles the gradient of `spec`'s attention for this CPU (with_lse is
+   ignored: the gradient reads the forward's LSE). `deterministic` asks for
+   results that are the same bytes run to run (the CPU's always are).
+   Returns null and sets *error on failure, as attnCpuAttentionCompile. */
+AttnCpuAttentionGradRef attnCpuAttentionGradCompile(
+    const AttnAttentionSpec *spec, bool deterministic, char **error);
+
+/* Runs it: q, k, v, mask, block_mask, key_lengths and `lengths` as for
+   attnCpuAttentionRun; o and grad_out of O's shape and out_dtype, lse f32
+   [B, Hq, Sq] (the forward's results and the gradient of a loss with
+   respect to O); writes dq, dk and dv, of Q's, K's and V's shapes in the
+   spec's dtype. Returns false and sets *error on failure. */
+bool attnCpuAttentionGradRun(AttnCpuAttentionGradRef grad,
+                             const AttnAttentionLengths *lengths,
+                             const void *q, const void *k, const void *v,
+                             const void *o, const float *lse,
+                             const void *grad_out, const void *mask,
+                             const int8_t *block_mask,
+                             const int32_t *key_lengths, void *dq, void *dk,
+                             void *dv, char **error);
+
+void attnCpuAttentionGradDestroy(AttnCpuAttentionGradRef grad);
+
 /* The GPU a kernel bundle is compiled for: the module's #attn.target, so
    that attn-select-schedule chooses tiles and split-KV for it. The shared
    memory of an SM and the registers (65536 per SM, 255 per thread) are those

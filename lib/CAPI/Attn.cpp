@@ -216,12 +216,126 @@ llvm::Expected<AttentionOp> buildVerifiedAttention(ModuleOp module,
 
 } // namespace
 
+/// A compiled attention, or the gradient of one.
 struct AttnCpuAttention {
   std::unique_ptr<MLIRContext> context;
   OwningOpRef<ModuleOp> module;
   std::unique_ptr<CpuExecutable> executable;
   AttentionSpec spec;
 };
+struct AttnCpuAttentionGrad : AttnCpuAttention {};
+
+namespace {
+
+/// Compiles the attention of `in` into `compiled`, or (`gradient`) its
+/// gradient; sets *error and returns false on failure.
+bool compileCpu(const AttnAttentionSpec *in, bool gradient, bool deterministic,
+                AttnCpuAttention &compiled, char **error) {
+  if (!in) {
+    setError(error, "no attention spec given");
+    return false;
+  }
+  compiled.context = makeContext();
+  llvm::Expected<AttentionSpec> spec = toAttentionSpec(*in);
+  if (!spec) {
+    setError(error, llvm::toString(spec.takeError()));
+    return false;
+  }
+  compiled.spec = std::move(*spec);
+  // The gradient reads the forward's LSE.
+  if (gradient)
+    compiled.spec.withLse = true;
+  compiled.module = ModuleOp::create(UnknownLoc::get(compiled.context.get()));
+  llvm::Expected<AttentionOp> op =
+      buildVerifiedAttention(*compiled.module, compiled.spec);
+  if (!op) {
+    setError(error, llvm::toString(op.takeError()));
+    return false;
+  }
+  Operation *target = *op;
+  if (gradient)
+    target = buildAttentionGrad(*op, /*pieces=*/1, deterministic);
+  llvm::Expected<std::unique_ptr<CpuExecutable>> executable =
+      CpuExecutable::compile(target, AttnToCPUOptions());
+  if (!executable) {
+    setError(error, llvm::toString(executable.takeError()));
+    return false;
+  }
+  compiled.executable = std::move(*executable);
+  return true;
+}
+
+/// The lengths of a run of `spec`: `lengths` when given (and allowed), else
+/// the spec's; sets *error when they are not valid for it.
+std::optional<AttentionLengths>
+runLengths(const AttentionSpec &spec, const AttnAttentionLengths *lengths,
+           char **error) {
+  AttentionLengths run{spec.batch, spec.seqQ, spec.seqK};
+  if (!lengths) {
+    if (!spec.runTimeLengths)
+      return run;
+    setError(error, "the attention was compiled with run_time_lengths: give "
+                    "the run's lengths");
+    return std::nullopt;
+  }
+  AttentionLengths given{lengths->batch, lengths->seq_q, lengths->seq_k};
+  for (auto [name, value] : {std::pair("batch", given.batch),
+                             std::pair("seq_q", given.seqQ),
+                             std::pair("seq_k", given.seqK)})
+    if (value < 1 || value > kMaxSpecSize) {
+      setError(error, llvm::formatv("the run's {0} must be from 1 to 2^62, "
+                                    "got {1}",
+                                    name, value));
+      return std::nullopt;
+    }
+  if (!spec.runTimeLengths &&
+      std::tie(given.batch, given.seqQ, given.seqK) !=
+          std::tie(run.batch, run.seqQ, run.seqK)) {
+    setError(error, llvm::formatv("the attention was compiled for B = {0}, "
+                                  "Sq = {1}, Sk = {2} (no run_time_lengths), "
+                                  "not B = {3}, Sq = {4}, Sk = {5}",
+                                  run.batch, run.seqQ, run.seqK, given.batch,
+                                  given.seqQ, given.seqK));
+    return std::nullopt;
+  }
+  return given;
+}
+
+/// Whether the optional inputs given are exactly those `spec` has.
+bool optionalInputsMatch(const AttentionSpec &spec, const void *mask,
+                         const int8_t *blockMask, const int32_t *keyLengths) {
+  return (spec.mask != MaskKind::None) == !!mask &&
+         spec.blockMask.has_value() == !!blockMask &&
+         spec.keyLengths == !!keyLengths;
+}
+
+/// Runs `compiled` on `data`, the entry's arguments in order, whose shapes
+/// are `shapes`.
+bool runCpu(AttnCpuAttention &compiled,
+            const std::vector<std::vector<int64_t>> &shapes,
+            ArrayRef<void *> data, char **error) {
+  std::vector<BufferView> views;
+  for (auto [shape, type, pointer] : llvm::zip_equal(
+           shapes, compiled.executable->getArgumentTypes(), data)) {
+    int64_t elementBytes =
+        std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    if (!checkedTensorBytes(shape, elementBytes)) {
+      setError(error, llvm::formatv("an operand of shape [{0:$[, ]}] holds "
+                                    "more than 2^48 bytes",
+                                    llvm::make_range(shape.begin(),
+                                                     shape.end())));
+      return false;
+    }
+    views.push_back({shape, elementBytes, pointer});
+  }
+  if (llvm::Error err = compiled.executable->run(views)) {
+    setError(error, llvm::toString(std::move(err)));
+    return false;
+  }
+  return true;
+}
+
+} // namespace
 
 extern "C" {
 
@@ -239,33 +353,10 @@ bool attnAttentionSpecCheck(const AttnAttentionSpec *in, char **error) {
 
 AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *in,
                                             char **error) {
-  if (!in) {
-    setError(error, "no attention spec given");
-    return nullptr;
-  }
   auto attention = std::make_unique<AttnCpuAttention>();
-  attention->context = makeContext();
-  llvm::Expected<AttentionSpec> spec = toAttentionSpec(*in);
-  if (!spec) {
-    setError(error, llvm::toString(spec.takeError()));
+  if (!compileCpu(in, /*gradient=*/false, /*deterministic=*/false, *attention,
+                  error))
     return nullptr;
-  }
-  attention->spec = std::move(*spec);
-  attention->module =
-      ModuleOp::create(UnknownLoc::get(attention->context.get()));
-  llvm::Expected<AttentionOp> op =
-      buildVerifiedAttention(*attention->module, attention->spec);
-  if (!op) {
-    setError(error, llvm::toString(op.takeError()));
-    return nullptr;
-  }
-  llvm::Expected<std::unique_ptr<CpuExecutable>> executable =
-      CpuExecutable::compile(*op, AttnToCPUOptions());
-  if (!executable) {
-    setError(error, llvm::toString(executable.takeError()));
-    return nullptr;
-  }
-  attention->executable = std::move(*executable);
   return attention.release();
 }
 
@@ -279,42 +370,16 @@ bool attnCpuAttentionRun(AttnCpuAttentionRef attention,
     return false;
   }
   const AttentionSpec &spec = attention->spec;
-  if ((spec.withLse && !lse) || (spec.mask != MaskKind::None) != !!mask ||
-      spec.blockMask.has_value() != !!blockMask ||
-      spec.keyLengths != !!keyLengths) {
+  if ((spec.withLse && !lse) ||
+      !optionalInputsMatch(spec, mask, blockMask, keyLengths)) {
     setError(error, "a buffer is missing or extra (LSE is required when the "
                     "spec has with_lse; the mask, block mask and key lengths "
                     "are given exactly when it has them)");
     return false;
   }
-  AttentionLengths run{spec.batch, spec.seqQ, spec.seqK};
-  if (lengths) {
-    AttentionLengths given{lengths->batch, lengths->seq_q, lengths->seq_k};
-    for (auto [name, value] : {std::pair("batch", given.batch),
-                               std::pair("seq_q", given.seqQ),
-                               std::pair("seq_k", given.seqK)})
-      if (value < 1 || value > kMaxSpecSize) {
-        setError(error, llvm::formatv("the run's {0} must be from 1 to 2^62, "
-                                      "got {1}",
-                                      name, value));
-        return false;
-      }
-    if (!spec.runTimeLengths &&
-        std::tie(given.batch, given.seqQ, given.seqK) !=
-            std::tie(run.batch, run.seqQ, run.seqK)) {
-      setError(error, llvm::formatv("the attention was compiled for B = {0}, "
-                                    "Sq = {1}, Sk = {2} (no run_time_lengths), "
-                                    "not B = {3}, Sq = {4}, Sk = {5}",
-                                    run.batch, run.seqQ, run.seqK, given.batch,
-                                    given.seqQ, given.seqK));
-      return false;
-    }
-    run = given;
-  } else if (spec.runTimeLengths) {
-    setError(error, "the attention was compiled with run_time_lengths: give "
-                    "the run's lengths");
+  std::optional<AttentionLengths> run = runLengths(spec, lengths, error);
+  if (!run)
     return false;
-  }
   // The entry's arguments in order: Q, K, V, [mask], [block mask], [key
   // lengths], O, [LSE], used in place.
   SmallVector<void *> data{const_cast<void *>(q), const_cast<void *>(k),
@@ -328,32 +393,71 @@ bool attnCpuAttentionRun(AttnCpuAttentionRef attention,
   data.push_back(o);
   if (spec.withLse)
     data.push_back(lse);
-  std::vector<std::vector<int64_t>> shapes = operandShapes(spec, run);
-  std::vector<BufferView> views;
-  for (auto [shape, type, pointer] :
-       llvm::zip_equal(shapes, attention->executable->getArgumentTypes(),
-                       data)) {
-    int64_t elementBytes =
-        std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-    if (!checkedTensorBytes(shape, elementBytes)) {
-      setError(error, llvm::formatv("an operand of shape [{0:$[, ]}] holds "
-                                    "more than 2^48 bytes",
-                                    llvm::make_range(shape.begin(),
-                                                     shape.end())));
-      return false;
-    }
-    views.push_back({shape, elementBytes, pointer});
-  }
-  if (llvm::Error err = attention->executable->run(views)) {
-    setError(error, llvm::toString(std::move(err)));
-    return false;
-  }
-  return true;
+  return runCpu(*attention, operandShapes(spec, *run), data, error);
 }
 
 void attnCpuAttentionDestroy(AttnCpuAttentionRef attention) {
   delete attention;
 }
+
+AttnCpuAttentionGradRef attnCpuAttentionGradCompile(
+    const AttnAttentionSpec *in, bool deterministic, char **error) {
+  auto grad = std::make_unique<AttnCpuAttentionGrad>();
+  if (!compileCpu(in, /*gradient=*/true, deterministic, *grad, error))
+    return nullptr;
+  return grad.release();
+}
+
+bool attnCpuAttentionGradRun(AttnCpuAttentionGradRef grad,
+                             const AttnAttentionLengths *lengths,
+                             const void *q, const void *k, const void *v,
+                             const void *o, const float *lse,
+                             const void *gradOut, const void *mask,
+                             const int8_t *blockMask,
+                             const int32_t *keyLengths, void *dq, void *dk,
+                             void *dv, char **error) {
+  if (!grad || !q || !k || !v || !o || !lse || !gradOut || !dq || !dk ||
+      !dv) {
+    setError(error, "a buffer is missing (Q, K, V, O, LSE, dO, dQ, dK and dV "
+                    "are required)");
+    return false;
+  }
+  const AttentionSpec &spec = grad->spec;
+  if (!optionalInputsMatch(spec, mask, blockMask, keyLengths)) {
+    setError(error, "a buffer is missing or extra (the mask, block mask and "
+                    "key lengths are given exactly when the spec has them)");
+    return false;
+  }
+  std::optional<AttentionLengths> run = runLengths(spec, lengths, error);
+  if (!run)
+    return false;
+  // The forward's operand shapes: Q, K, V, [mask], [block mask], [key
+  // lengths], O, LSE.
+  std::vector<std::vector<int64_t>> forward = operandShapes(spec, *run);
+  const std::vector<int64_t> &qShape = forward[0], &kShape = forward[1],
+                             &vShape = forward[2];
+  const std::vector<int64_t> &oShape = forward[forward.size() - 2],
+                             &lseShape = forward.back();
+  // The gradient entry's arguments in order: Q, K, V, O, LSE, dO, [mask],
+  // [block mask], [key lengths], dQ, dK, dV.
+  std::vector<std::vector<int64_t>> shapes{qShape, kShape,   vShape,
+                                           oShape, lseShape, oShape};
+  SmallVector<void *> data{const_cast<void *>(q),   const_cast<void *>(k),
+                           const_cast<void *>(v),   const_cast<void *>(o),
+                           const_cast<float *>(lse), const_cast<void *>(gradOut)};
+  size_t optional = 3;
+  for (const void *input : {mask, static_cast<const void *>(blockMask),
+                            static_cast<const void *>(keyLengths)})
+    if (input) {
+      shapes.push_back(forward[optional++]);
+      data.push_back(const_cast<void *>(input));
+    }
+  shapes.insert(shapes.end(), {qShape, kShape, vShape});
+  data.append({dq, dk, dv});
+  return runCpu(*grad, shapes, data, error);
+}
+
+void attnCpuAttentionGradDestroy(AttnCpuAttentionGradRef grad) { delete grad; }
 
 bool attnGpuAttentionCompile(const AttnAttentionSpec *in,
                              const AttnGpuTarget *target, char **manifest,

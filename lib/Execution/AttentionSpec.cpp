@@ -256,3 +256,20 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
   }
   return op;
 }
+
+AttentionGradOp mlir::attn::buildAttentionGrad(AttentionOp forward,
+                                               int64_t pieces,
+                                               bool deterministic) {
+  assert(forward.getLse() && !forward.hasFrame() &&
+         "the gradient needs the forward's LSE and no frame");
+  OpBuilder b(forward);
+  b.setInsertionPointAfter(forward);
+  auto grad = AttentionGradOp::create(
+      b, forward.getLoc(), forward, forward.getOut(), forward.getLse(),
+      /*gradOut=*/forward.getOut(),
+      ValueRange{forward.getQuery(), forward.getKey(), forward.getValue()});
+  if (pieces > 1)
+    grad.setPartitionAttr(SplitKVAttr::get(forward.getContext(), pieces));
+  grad.setDeterministic(deterministic);
+  return grad;
+}

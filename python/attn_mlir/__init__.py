@@ -80,7 +80,8 @@ def _rank(x):
 
 def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
               window=None, softcap=None, enable_gqa=False, return_lse=False,
-              key_lengths=None, block_mask=None, block_size=None):
+              key_lengths=None, block_mask=None, block_size=None,
+              deterministic=False):
     """softmax(scale * Q K^T + mask) V, as torch.nn.functional.scaled_dot_product_attention.
 
     query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv], or
@@ -108,19 +109,27 @@ def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
     the machine's), or torch float32, float16 or bfloat16 tensors (all
     three of one kind and dtype), give the same kind and dtype back. Torch
     tensors on a CUDA device run there (contiguous, 16-byte aligned tensors
-    are read in place; others are copied on the device). There is no
-    backward pass yet: with autograd on, inputs that require grad are
-    refused (ValueError); use torch.no_grad() or detached tensors.
+    are read in place; others are copied on the device).
+
+    Autograd: on CPU torch tensors, the result is differentiable with
+    respect to query, key and value (attn.attention_grad, FlashAttention-2's
+    backward: the forward keeps O and LSE, the backward recomputes P);
+    deterministic=True asks for gradients that are the same bytes run to
+    run (the CPU's always are). Not differentiable yet, and refused with
+    ValueError when they require grad: a float attn_mask, CUDA tensors. The
+    returned LSE is not differentiable.
     """
+    if not isinstance(deterministic, bool):
+        raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
     options = dict(causal=causal, scale=scale, window=window, softcap=softcap,
                    enable_gqa=enable_gqa, return_lse=return_lse,
                    block_size=block_size)
     operands = dict(key_lengths=key_lengths, attn_mask=attn_mask, block_mask=block_mask)
     ranks = [_rank(x) for x in (query, key, value)]
     if ranks == [3, 3, 3]:
-        return _one_head(query, key, value, operands, options)
+        return _one_head(query, key, value, operands, options, deterministic)
     if _is_torch(query):
-        return _torch_attention(query, key, value, operands, options)
+        return _torch_attention(query, key, value, operands, options, deterministic)
     for name, x in (("K", key), ("V", value)):
         if _is_torch(x):
             raise ValueError(f"Q is {type(query).__name__} and {name} a torch tensor: "
@@ -179,7 +188,7 @@ def _native(array):
     return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
 
 
-def _one_head(query, key, value, operands, options):
+def _one_head(query, key, value, operands, options, deterministic):
     """attention() on [B, S, D] inputs: one head ([B, 1, S, D]); masks of
     [B, Sq, Sk] (block masks [B, rows, keys]) get their head dimension."""
     def head(x, axis=1):
@@ -198,7 +207,7 @@ def _one_head(query, key, value, operands, options):
                     block_mask=mask_head(operands["block_mask"], "block_mask"))
     result = attention(head(query), head(key), head(value), operands["attn_mask"],
                        key_lengths=operands["key_lengths"], block_mask=operands["block_mask"],
-                       **options)
+                       deterministic=deterministic, **options)
     if isinstance(result, tuple):
         return tuple(x[:, 0] for x in result)
     return result[:, 0]
@@ -229,6 +238,29 @@ def _compiled(spec):
     native = _compiler()
     try:
         compiled = native.CpuAttention(spec.native(run_time_lengths=True))
+    except RuntimeError as error:
+        raise CompilerError(str(error)) from None
+    with _lock:
+        _counts["misses"] += 1
+        _cache[key] = compiled
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return compiled
+
+
+def _compiled_grad(spec, deterministic):
+    """The CPU gradient serving `spec` at any batch and lengths, compiled
+    once (in the same cache as the attentions)."""
+    key = ("grad", spec.without_lengths(), deterministic)
+    with _lock:
+        compiled = _cache.get(key)
+        if compiled is not None:
+            _cache.move_to_end(key)
+            _counts["hits"] += 1
+            return compiled
+    try:
+        compiled = _compiler().CpuAttentionGrad(spec.native(run_time_lengths=True),
+                                                deterministic)
     except RuntimeError as error:
         raise CompilerError(str(error)) from None
     with _lock:
@@ -281,7 +313,7 @@ def _torch_operands(query, operands):
     return operands
 
 
-def _torch_attention(query, key, value, operands, options):
+def _torch_attention(query, key, value, operands, options, deterministic):
     import torch
     for name, x in (("K", key), ("V", value)):
         if not _is_torch(x):
@@ -289,14 +321,17 @@ def _torch_attention(query, key, value, operands, options):
     _check_one_dtype(query, key, value)
     operands = _torch_operands(query, operands)
     lengths, mask, blocks = (operands[name] for name in ("key_lengths", "attn_mask", "block_mask"))
-    # There is no backward pass yet: a result cut off from autograd would
-    # lose the gradient without a word.
-    if torch.is_grad_enabled():
-        for name, x in (("query", query), ("key", key), ("value", value), ("attn_mask", mask)):
-            if x is not None and x.requires_grad:
-                raise ValueError(
-                    f"{name} requires grad, and attn_mlir.attention has no backward pass yet: "
-                    "call it under torch.no_grad() or pass detached tensors")
+    # What has no backward pass yet is refused: a result cut off from
+    # autograd would lose the gradient without a word.
+    differentiable = torch.is_grad_enabled() and any(
+        x.requires_grad for x in (query, key, value))
+    if torch.is_grad_enabled() and mask is not None and mask.requires_grad:
+        raise ValueError("attn_mask requires grad, and attn_mlir.attention has no gradient "
+                         "for a mask yet: pass a detached mask")
+    if differentiable and query.device.type != "cpu":
+        raise ValueError(f"query, key or value requires grad on {query.device}: attn_mlir's "
+                         "backward pass runs on the CPU only so far; call it under "
+                         "torch.no_grad() or pass detached tensors")
     if mask is not None and mask.dtype == torch.float64:
         mask = mask.float()
     spec = _make_spec(query.shape, key.shape, value.shape,
@@ -322,19 +357,79 @@ def _torch_attention(query, key, value, operands, options):
         blocks = blocks.reshape(spec.block_mask_full_shape()).to(torch.int64).clamp(-128, 127).to(torch.int8)
     if query.device.type == "cuda":
         return _gpu.attention(spec, query, key, value, lengths, mask, blocks)
-    # bfloat16 crosses as its 16-bit patterns.
-    def host(x):
-        if x is None:
-            return None
-        x = x.detach().contiguous()
-        return (x.view(torch.int16) if x.dtype == torch.bfloat16 else x).numpy()
-    def back(x, dtype):
-        t = torch.from_numpy(x)
-        return t.view(dtype) if t.dtype != dtype else t
-    result = _cpu_run(spec, *(host(x) for x in (query, key, value, lengths, mask, blocks)))
+    if differentiable:
+        o, lse = _differentiable_attention()(
+            query, key, value, spec, lengths, mask, blocks, deterministic)
+        return (o, lse) if spec.with_lse else o
+    result = _cpu_run(spec, *(_host(x) for x in (query, key, value, lengths, mask, blocks)))
     if spec.with_lse:
-        return back(result[0], query.dtype), torch.from_numpy(result[1])
-    return back(result, query.dtype)
+        return _from_host(result[0], query.dtype), torch.from_numpy(result[1])
+    return _from_host(result, query.dtype)
+
+
+def _host(x):
+    """A torch CPU tensor as a contiguous NumPy array (bfloat16 as its 16-bit
+    patterns), or None."""
+    import torch
+    if x is None:
+        return None
+    x = x.detach().contiguous()
+    return (x.view(torch.int16) if x.dtype == torch.bfloat16 else x).numpy()
+
+
+def _from_host(x, dtype):
+    """A NumPy result as a torch tensor of `dtype` (bfloat16 from its 16-bit
+    patterns)."""
+    import torch
+    t = torch.from_numpy(x)
+    return t.view(dtype) if t.dtype != dtype else t
+
+
+_autograd_function = None
+
+
+def _differentiable_attention():
+    """attention() on CPU torch tensors as a torch.autograd.Function: the
+    forward keeps O and LSE, the backward runs attn.attention_grad on them.
+    Made on first use, so that importing attn_mlir does not import torch."""
+    global _autograd_function
+    if _autograd_function is None:
+        _autograd_function = _make_autograd_function()
+    return _autograd_function.apply
+
+
+def _make_autograd_function():
+    import torch
+
+    class Attention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, query, key, value, spec, lengths, mask, blocks, deterministic):
+            # The masks and lengths are the call's own copies (expanded,
+            # clamped), kept as they went in.
+            fixed = [_host(x) for x in (lengths, mask, blocks)]
+            o, lse = _cpu_run(spec._replace(with_lse=True),
+                              *(_host(x) for x in (query, key, value)), *fixed)
+            o, lse = _from_host(o, query.dtype), torch.from_numpy(lse)
+            ctx.spec, ctx.deterministic, ctx.fixed = spec, deterministic, fixed
+            ctx.save_for_backward(query, key, value, o, lse)
+            ctx.mark_non_differentiable(lse)
+            return o, lse
+
+        @staticmethod
+        def backward(ctx, grad_out, _grad_lse):
+            q, k, v, o, lse = (_host(x) for x in ctx.saved_tensors)
+            lengths, mask, blocks = ctx.fixed
+            dtype = ctx.saved_tensors[0].dtype
+            compiled = _compiled_grad(ctx.spec, ctx.deterministic)
+            try:
+                dq, dk, dv = compiled.run(ctx.spec.lengths(), q, k, v, o, lse,
+                                          _host(grad_out.to(dtype)), mask, blocks, lengths)
+            except RuntimeError as error:
+                raise CompilerError(str(error)) from None
+            return (_from_host(dq, dtype), _from_host(dk, dtype), _from_host(dv, dtype),
+                    None, None, None, None, None)
+
+    return Attention
 
 
 def precompile(query_shape, key_shape, value_shape, dtype, *, chip, sms,

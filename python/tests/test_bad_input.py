@@ -217,17 +217,21 @@ def test_numpy_query_with_torch_keys():
         attn_mlir.attention(q, k, q)
 
 
-@pytest.mark.parametrize("name", ["query", "key", "value", "attn_mask"])
-def test_gradients_are_not_lost_silently(name):
+def test_mask_gradients_are_not_lost_silently():
     q, k, v = (torch.from_numpy(x) for x in inputs(1, 2, 2, 3, 5, 8, 8))
-    args = dict(query=q, key=k, value=v, attn_mask=torch.zeros(3, 5))
-    args[name] = args[name].clone().requires_grad_()
-    with pytest.raises(ValueError, match=f"{name} requires grad, and attn_mlir.attention "
-                                         "has no backward pass yet"):
-        attn_mlir.attention(**args)
+    mask = torch.zeros(3, 5, requires_grad=True)
+    with pytest.raises(ValueError, match="attn_mask requires grad, and attn_mlir.attention "
+                                         "has no gradient for a mask yet"):
+        attn_mlir.attention(q, k, v, mask)
     with torch.no_grad():
-        o = attn_mlir.attention(**args)
-    assert torch.equal(o, attn_mlir.attention(**{n: x.detach() for n, x in args.items()}))
+        o = attn_mlir.attention(q, k, v, mask)
+    assert torch.equal(o, attn_mlir.attention(q, k, v, mask.detach()))
+
+
+def test_deterministic_must_be_a_bool():
+    q, k, v = (torch.from_numpy(x) for x in inputs(1, 1, 1, 3, 5, 8, 8))
+    with pytest.raises(ValueError, match="deterministic must be True or False, got 1"):
+        attn_mlir.attention(q, k, v, deterministic=1)
 
 
 def test_unsigned_key_lengths_do_not_wrap():

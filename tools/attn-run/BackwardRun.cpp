@@ -8,9 +8,9 @@
 #include "BackwardRun.h"
 
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Execution/AttentionSpec.h"
 #include "attn/Execution/CpuExecutable.h"
 
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -38,28 +38,9 @@ llvm::Expected<bool> mlir::attn::runBackwardOnCpu(
                       keys, options.splits)
             .str());
 
-  // The gradient op, next to the attention for as long as it runs. Its
-  // operands only give types: the body module takes them by position.
-  OpBuilder b(op);
-  b.setInsertionPointAfter(op);
-  Location loc = op.getLoc();
-  auto empty = [&](Value like) -> Value {
-    auto type = cast<RankedTensorType>(like.getType());
-    return tensor::EmptyOp::create(b, loc, type.getShape(),
-                                   type.getElementType());
-  };
-  SmallVector<Value> scratch{empty(op.getOut()), empty(op.getQuery()),
-                             empty(op.getKey()), empty(op.getValue())};
-  auto grad = AttentionGradOp::create(b, loc, op, op.getOut(), op.getLse(),
-                                      scratch[0],
-                                      ArrayRef<Value>(scratch).drop_front());
-  if (options.splits > 1)
-    grad.setPartitionAttr(SplitKVAttr::get(op.getContext(), options.splits));
-  auto erase = llvm::make_scope_exit([&] {
-    grad->erase();
-    for (Value value : scratch)
-      value.getDefiningOp()->erase();
-  });
+  AttentionGradOp grad = buildAttentionGrad(op, options.splits,
+                                            /*deterministic=*/false);
+  auto erase = llvm::make_scope_exit([&] { grad->erase(); });
   if (failed(grad.verify()))
     return llvm::createStringError("the gradient op does not verify");
 

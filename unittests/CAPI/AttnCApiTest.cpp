@@ -16,6 +16,7 @@
 #include "attn-c/Attn.h"
 
 #include "attn/Reference/ReferenceAttention.h"
+#include "attn/Reference/ReferenceAttentionGrad.h"
 
 #include "gtest/gtest.h"
 
@@ -167,6 +168,77 @@ TEST(AttnCApi, RunTimeLengthsCompileOnce) {
                                    &error));
   EXPECT_NE(take(error).find("the run's seq_k must be from 1 to 2^62, got 0"),
             std::string::npos);
+  attnCpuAttentionDestroy(attention);
+}
+
+/// The gradient through the C API, with run-time lengths, against the
+/// float64 reference gradient; missing and extra buffers are refused.
+TEST(AttnCApi, GradientOfRunTimeLengths) {
+  AttnAttentionSpec spec = gqaSpec();
+  spec.run_time_lengths = true;
+  char *error = nullptr;
+  AttnCpuAttentionRef attention = attnCpuAttentionCompile(&spec, &error);
+  ASSERT_NE(attention, nullptr) << take(error);
+  AttnCpuAttentionGradRef grad =
+      attnCpuAttentionGradCompile(&spec, /*deterministic=*/true, &error);
+  ASSERT_NE(grad, nullptr) << take(error);
+  std::mt19937 rng(11);
+  for (AttnAttentionLengths lengths :
+       {AttnAttentionLengths{2, 3, 37}, AttnAttentionLengths{1, 40, 9}}) {
+    mlir::attn::reference::AttentionShape shape{
+        lengths.batch, spec.heads,    spec.kv_heads,  lengths.seq_q,
+        lengths.seq_k, spec.head_dim, spec.value_dim};
+    int64_t rows = shape.batch * shape.queryHeads * shape.queryLen;
+    int64_t keys = shape.batch * shape.kvHeads * shape.keyLen;
+    std::vector<float> q = randomValues(rows * shape.headDim, rng);
+    std::vector<float> k = randomValues(keys * shape.headDim, rng);
+    std::vector<float> v = randomValues(keys * shape.valueDim, rng);
+    std::vector<float> gradOut = randomValues(rows * shape.valueDim, rng);
+    std::vector<float> o(rows * shape.valueDim), lse(rows);
+    ASSERT_TRUE(attnCpuAttentionRun(attention, &lengths, q.data(), k.data(),
+                                    v.data(), nullptr, nullptr, nullptr,
+                                    o.data(), lse.data(), &error))
+        << take(error);
+    std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
+    ASSERT_TRUE(attnCpuAttentionGradRun(
+        grad, &lengths, q.data(), k.data(), v.data(), o.data(), lse.data(),
+        gradOut.data(), nullptr, nullptr, nullptr, dq.data(), dk.data(),
+        dv.data(), &error))
+        << take(error);
+    mlir::attn::reference::AttentionOptions options;
+    options.scale = 1 / std::sqrt(double(spec.head_dim));
+    options.causal = true;
+    auto wide = [](const std::vector<float> &x) {
+      return std::vector<double>(x.begin(), x.end());
+    };
+    auto expected = mlir::attn::reference::referenceAttentionGrad(
+        shape, wide(q), wide(k), wide(v), wide(gradOut), options);
+    ASSERT_TRUE(static_cast<bool>(expected));
+    for (auto [name, got, exact] :
+         {std::tuple("dQ", &dq, &expected->dQuery),
+          std::tuple("dK", &dk, &expected->dKey),
+          std::tuple("dV", &dv, &expected->dValue)})
+      for (size_t i = 0; i < got->size(); ++i)
+        ASSERT_NEAR((*got)[i], (*exact)[i], 1e-4) << name << "[" << i << "]";
+  }
+  float dummy[1];
+  AttnAttentionLengths lengths{1, 1, 1};
+  EXPECT_FALSE(attnCpuAttentionGradRun(grad, &lengths, dummy, dummy, dummy,
+                                       dummy, dummy, nullptr, nullptr,
+                                       nullptr, nullptr, dummy, dummy, dummy,
+                                       &error));
+  EXPECT_NE(take(error).find("a buffer is missing (Q, K, V, O, LSE, dO"),
+            std::string::npos);
+  EXPECT_FALSE(attnCpuAttentionGradRun(grad, &lengths, dummy, dummy, dummy,
+                                       dummy, dummy, dummy, dummy, nullptr,
+                                       nullptr, dummy, dummy, dummy, &error));
+  EXPECT_NE(take(error).find("a buffer is missing or extra"),
+            std::string::npos);
+  EXPECT_FALSE(attnCpuAttentionGradRun(grad, nullptr, dummy, dummy, dummy,
+                                       dummy, dummy, dummy, nullptr, nullptr,
+                                       nullptr, dummy, dummy, dummy, &error));
+  EXPECT_NE(take(error).find("give the run's lengths"), std::string::npos);
+  attnCpuAttentionGradDestroy(grad);
   attnCpuAttentionDestroy(attention);
 }
 

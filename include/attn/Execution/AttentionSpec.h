@@ -19,6 +19,7 @@
 namespace mlir::attn {
 
 class AttentionOp;
+class AttentionGradOp;
 
 enum class MaskKind { None, Boolean, Additive };
 
@@ -96,6 +97,15 @@ double alibiSlope(int64_t head, int64_t heads);
 /// `module` and returns the op. Errors name the offending field.
 llvm::Expected<AttentionOp> buildAttention(ModuleOp module,
                                            const AttentionSpec &spec);
+
+/// The gradient of `forward` (which writes LSE and has no frame), built
+/// right after it to be compiled with CpuExecutable::compile: its dO, dQ, dK
+/// and dV operands are placeholders of their types (the forward's O, Q, K and
+/// V), which the compiled entry's arguments replace by position, so dQ, dK
+/// and dV take the element types of Q, K and V. With `pieces` > 1 it carries
+/// #attn.split_kv<splits = pieces>. The caller erases it.
+AttentionGradOp buildAttentionGrad(AttentionOp forward, int64_t pieces,
+                                   bool deterministic);
 
 } // namespace mlir::attn
 
