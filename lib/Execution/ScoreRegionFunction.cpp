@@ -12,7 +12,9 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -23,11 +25,36 @@ static constexpr llvm::StringLiteral kFunctionName = "attn_score";
 
 ScoreRegionFunction::~ScoreRegionFunction() = default;
 
-ATTN_CALLS_JIT_CODE float ScoreRegionFunction::operator()(float score,
-                                                          int64_t b, int64_t h,
-                                                          int64_t q,
-                                                          int64_t k) const {
-  return function(score, b, h, q, k);
+ATTN_CALLS_JIT_CODE double ScoreRegionFunction::operator()(double score,
+                                                           int64_t b, int64_t h,
+                                                           int64_t q,
+                                                           int64_t k) const {
+  if (widenedFunction)
+    return widenedFunction(score, b, h, q, k);
+  return function(static_cast<float>(score), b, h, q, k);
+}
+
+/// Makes every f32 of `func` an f64: arguments, results and constants.
+static LogicalResult widenToF64(func::FuncOp func) {
+  Builder b(func.getContext());
+  Type f32 = b.getF32Type(), f64 = b.getF64Type();
+  auto widen = [&](Value value) {
+    if (value.getType() == f32)
+      value.setType(f64);
+  };
+  for (BlockArgument arg : func.getArguments())
+    widen(arg);
+  func.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      widen(result);
+    if (auto constant = dyn_cast<arith::ConstantOp>(op))
+      if (auto value = dyn_cast<FloatAttr>(constant.getValue());
+          value && value.getType() == f32)
+        constant.setValueAttr(b.getF64FloatAttr(value.getValueAsDouble()));
+  });
+  func.setType(
+      b.getFunctionType(func.front().getArgumentTypes(), {f64}));
+  return verify(func);
 }
 
 /// `func @attn_score(f32, index, index, index, index) -> f32`: the region's
@@ -55,7 +82,7 @@ static llvm::Expected<OwningOpRef<ModuleOp>> buildScoreModule(AttentionOp op) {
 }
 
 llvm::Expected<std::unique_ptr<ScoreRegionFunction>>
-ScoreRegionFunction::compile(AttentionOp op) {
+ScoreRegionFunction::compile(AttentionOp op, bool widened) {
   assert(op.hasScoreModifier() && "the op has a score region");
   MLIRContext *context = op.getContext();
   prepareHostJit(context);
@@ -66,6 +93,9 @@ ScoreRegionFunction::compile(AttentionOp op) {
   result->module = std::move(*module);
   {
     DiagnosticCapture diagnostics(context);
+    if (widened &&
+        failed(widenToF64(*result->module->getOps<func::FuncOp>().begin())))
+      return diagnostics.error("the score region cannot be evaluated in f64");
     // attn-to-cpu lowers whatever the region may hold (arith, math, tensor
     // constants, scf) the way the attention's own lowering does.
     PassManager pm(context);
@@ -81,8 +111,12 @@ ScoreRegionFunction::compile(AttentionOp op) {
   auto address = result->engine->lookup(kFunctionName);
   if (!address)
     return address.takeError();
-  result->function =
-      reinterpret_cast<float (*)(float, int64_t, int64_t, int64_t, int64_t)>(
-          *address);
+  if (widened)
+    result->widenedFunction = reinterpret_cast<double (*)(
+        double, int64_t, int64_t, int64_t, int64_t)>(*address);
+  else
+    result->function =
+        reinterpret_cast<float (*)(float, int64_t, int64_t, int64_t,
+                                   int64_t)>(*address);
   return result;
 }

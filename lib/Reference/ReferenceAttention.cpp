@@ -7,7 +7,7 @@
 
 #include "attn/Reference/ReferenceAttention.h"
 
-#include "ReferencePrecision.h"
+#include "ReferenceRules.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/MathExtras.h"
@@ -114,12 +114,7 @@ AttentionResult attend(const AttentionShape &shape,
                 seqK = shape.keyLen, headDim = shape.headDim,
                 valueDim = shape.valueDim;
   const int64_t headsPerKvHead = heads / kvHeads;
-  const ScoreMask *mask = options.mask ? &*options.mask : nullptr;
-  const BlockMask *blocks = options.blockMask ? &*options.blockMask : nullptr;
-  const int64_t blockColumns =
-      blocks ? (seqK + blocks->blockKeys - 1) / blocks->blockKeys : 0;
-  const int64_t blockRowCount =
-      blocks ? (seqQ + blocks->blockRows - 1) / blocks->blockRows : 0;
+  KeyRules rules(shape, options);
 
   AttentionResult result;
   result.out.assign(batch * heads * seqQ * valueDim, 0.0);
@@ -137,46 +132,16 @@ AttentionResult attend(const AttentionShape &shape,
       const double *keys = key.data() + (b * kvHeads + kvHead) * seqK * headDim;
       const double *values =
           value.data() + (b * kvHeads + kvHead) * seqK * valueDim;
-      const double *maskRows =
-          mask ? mask->values.data() +
-                     broadcastPlane(mask->batch, mask->heads, b, h) * seqQ *
-                         seqK
-               : nullptr;
-      const int8_t *blockElements =
-          blocks ? blocks->values.data() +
-                       broadcastPlane(blocks->batch, blocks->heads, b, h) *
-                           blockRowCount * blockColumns
-                 : nullptr;
       // The keys this sequence attends to.
-      const int64_t keyEnd =
-          options.keyLengths.empty() ? seqK : options.keyLengths[b];
+      const int64_t keyEnd = rules.select(b, h);
       for (int64_t i = 0; i < seqQ; ++i) {
         const double *q = query.data() + ((b * heads + h) * seqQ + i) * headDim;
-        int64_t diagonal = i + keyEnd - seqQ;
 
         std::fill(scores.begin(), scores.end(), kNegInf);
         double rowMax = kNegInf;
         for (int64_t k = 0; k < keyEnd; ++k) {
-          if (options.causal && k > diagonal)
-            continue;
-          // Distances, not edges: diagonal + a side near INT64_MAX would
-          // overflow.
-          if (options.window && (diagonal - k > options.window->first ||
-                                 k - diagonal > options.window->second))
-            continue;
-          // A block of the block mask is empty (0), full (2: the mask
-          // operand does not apply) or partial.
-          int8_t block =
-              blockElements
-                  ? blockElements[i / blocks->blockRows * blockColumns +
-                                  k / blocks->blockKeys]
-                  : 1;
-          if (block == 0)
-            continue;
-          const bool masked = mask && block != 2;
-          double maskValue = masked ? maskRows[i * seqK + k] : 0.0;
-          if (masked && mask->kind == ScoreMask::Kind::Boolean &&
-              maskValue == 0.0)
+          std::optional<int64_t> maskIndex = rules.take(i, k);
+          if (!maskIndex)
             continue;
 
           Accumulator dot = 0;
@@ -189,8 +154,8 @@ AttentionResult attend(const AttentionShape &shape,
                                     std::tanh(score / *options.softcap));
           if (options.scoreModifier)
             score = precision.round(options.scoreModifier(score, b, h, i, k));
-          if (masked && mask->kind == ScoreMask::Kind::Additive)
-            score = precision.round(score + maskValue);
+          if (*maskIndex >= 0)
+            score = precision.round(score + options.mask->values[*maskIndex]);
           scores[k] = score;
           rowMax = maxKeepingNaN(rowMax, score);
         }
@@ -226,13 +191,6 @@ AttentionResult attend(const AttentionShape &shape,
     }
   }
   return result;
-}
-
-std::vector<double> roundAll(llvm::ArrayRef<double> values, HalfFormat format) {
-  std::vector<double> rounded(values.size());
-  for (size_t i = 0, e = values.size(); i < e; ++i)
-    rounded[i] = roundToHalf(static_cast<float>(values[i]), format);
-  return rounded;
 }
 
 } // namespace

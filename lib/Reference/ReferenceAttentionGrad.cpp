@@ -7,7 +7,7 @@
 
 #include "attn/Reference/ReferenceAttentionGrad.h"
 
-#include "ReferencePrecision.h"
+#include "ReferenceRules.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/MathExtras.h"
@@ -38,20 +38,6 @@ llvm::Error verify(const AttentionShape &shape, llvm::ArrayRef<double> query,
       "reference attention: the output gradient has " +
       llvm::Twine(gradOut.size()) + " elements, expected " +
       llvm::Twine(forward->out.size()));
-}
-
-/// d/dscore of `modifier` by a central difference. A step of cbrt(epsilon)
-/// relative to the score balances the truncation error (step^2) against the
-/// rounding error (epsilon / step).
-ScoreModifierDerivative centralDifference(const ScoreModifier &modifier) {
-  return [modifier](double score, int64_t b, int64_t h, int64_t q, int64_t k) {
-    double step = std::cbrt(std::numeric_limits<double>::epsilon()) *
-                  std::max(1.0, std::abs(score));
-    // Divide by the distance actually taken, which rounding may change.
-    double above = score + step, below = score - step;
-    return (modifier(above, b, h, q, k) - modifier(below, b, h, q, k)) /
-           (above - below);
-  };
 }
 
 /// One key's score in one row, with what its gradient needs.
@@ -85,11 +71,7 @@ attendGrad(const AttentionShape &shape, llvm::ArrayRef<double> query,
   const int64_t headsPerKvHead = heads / kvHeads;
   const ScoreMask *mask = options.mask ? &*options.mask : nullptr;
   const bool additive = mask && mask->kind == ScoreMask::Kind::Additive;
-  const BlockMask *blocks = options.blockMask ? &*options.blockMask : nullptr;
-  const int64_t blockColumns =
-      blocks ? llvm::divideCeil(seqK, blocks->blockKeys) : 0;
-  const int64_t blockRowCount =
-      blocks ? llvm::divideCeil(seqQ, blocks->blockRows) : 0;
+  KeyRules rules(shape, options);
   ScoreModifierDerivative derivative = modifierDerivative;
   if (options.scoreModifier && !derivative)
     derivative = centralDifference(options.scoreModifier);
@@ -119,16 +101,7 @@ attendGrad(const AttentionShape &shape, llvm::ArrayRef<double> query,
       const double *keys = key.data() + (b * kvHeads + kvHead) * seqK * headDim;
       const double *values =
           value.data() + (b * kvHeads + kvHead) * seqK * valueDim;
-      const int64_t maskPlane =
-          mask ? broadcastPlane(mask->batch, mask->heads, b, h) * seqQ * seqK
-               : 0;
-      const int8_t *blockElements =
-          blocks ? blocks->values.data() +
-                       broadcastPlane(blocks->batch, blocks->heads, b, h) *
-                           blockRowCount * blockColumns
-                 : nullptr;
-      const int64_t keyEnd =
-          options.keyLengths.empty() ? seqK : options.keyLengths[b];
+      const int64_t keyEnd = rules.select(b, h);
       std::fill(headDKey.begin(), headDKey.end(), Accumulator(0));
       std::fill(headDValue.begin(), headDValue.end(), Accumulator(0));
 
@@ -136,31 +109,13 @@ attendGrad(const AttentionShape &shape, llvm::ArrayRef<double> query,
         const int64_t rowIndex = (b * heads + h) * seqQ + i;
         const double *q = query.data() + rowIndex * headDim;
         const double *dOut = gradOut.data() + rowIndex * valueDim;
-        const int64_t diagonal = i + keyEnd - seqQ;
 
         // The forward: which keys take part, and their scores.
         std::fill(row.begin(), row.end(), KeyScore());
         double rowMax = kNegInf;
         for (int64_t k = 0; k < keyEnd; ++k) {
-          if (options.causal && k > diagonal)
-            continue;
-          // Distances, not edges: diagonal + a side near INT64_MAX would
-          // overflow.
-          if (options.window && (diagonal - k > options.window->first ||
-                                 k - diagonal > options.window->second))
-            continue;
-          // A block is empty (0), full (2: the mask operand does not apply)
-          // or partial.
-          int8_t block =
-              blockElements
-                  ? blockElements[i / blocks->blockRows * blockColumns +
-                                  k / blocks->blockKeys]
-                  : 1;
-          if (block == 0)
-            continue;
-          const bool masked = mask && block != 2;
-          const int64_t maskIndex = maskPlane + i * seqK + k;
-          if (masked && !additive && mask->values[maskIndex] == 0.0)
+          std::optional<int64_t> maskIndex = rules.take(i, k);
+          if (!maskIndex)
             continue;
 
           KeyScore &score = row[k];
@@ -175,9 +130,9 @@ attendGrad(const AttentionShape &shape, llvm::ArrayRef<double> query,
           score.score = score.capped;
           if (options.scoreModifier)
             score.score = round(options.scoreModifier(score.score, b, h, i, k));
-          if (masked && additive) {
-            score.score = round(score.score + mask->values[maskIndex]);
-            score.maskIndex = maskIndex;
+          if (*maskIndex >= 0) {
+            score.score = round(score.score + mask->values[*maskIndex]);
+            score.maskIndex = *maskIndex;
           }
           rowMax = maxKeepingNaN(rowMax, score.score);
         }
@@ -261,14 +216,22 @@ attendGrad(const AttentionShape &shape, llvm::ArrayRef<double> query,
   return result;
 }
 
-std::vector<double> roundAll(llvm::ArrayRef<double> values, HalfFormat format) {
-  std::vector<double> rounded(values.size());
-  for (size_t i = 0, e = values.size(); i < e; ++i)
-    rounded[i] = roundToHalf(static_cast<float>(values[i]), format);
-  return rounded;
-}
-
 } // namespace
+
+/// d/dscore of `modifier` by a central difference. A step of cbrt(epsilon)
+/// relative to the score balances the truncation error (step^2) against the
+/// rounding error (epsilon / step).
+ScoreModifierDerivative
+mlir::attn::reference::centralDifference(const ScoreModifier &modifier) {
+  return [modifier](double score, int64_t b, int64_t h, int64_t q, int64_t k) {
+    double step = std::cbrt(std::numeric_limits<double>::epsilon()) *
+                  std::max(1.0, std::abs(score));
+    // Divide by the distance actually taken, which rounding may change.
+    double above = score + step, below = score - step;
+    return (modifier(above, b, h, q, k) - modifier(below, b, h, q, k)) /
+           (above - below);
+  };
+}
 
 llvm::Expected<AttentionGradResult>
 mlir::attn::reference::referenceAttentionGrad(

@@ -10,13 +10,15 @@
 // scf.forall over (piece, batch, key/value head) whose program walks the
 // key/value blocks of its piece, owns their dK and dV, and, for each block,
 // walks the query blocks that see it (MaskGeometry's transposed range),
-// recomputing P from Q, K and the LSE (ScoreTiles, the forward's scores);
+// recomputing P from Q, K and the LSE (ScoreTiles, the forward's scores),
+// back through the score region by its derivative (ScoreDerivative);
 // dQ terms go into the piece's own f32 copy of dQ, summed in piece order at
 // the end.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GenericBuilder.h"
+#include "ScoreDerivative.h"
 #include "ScoreTiles.h"
 
 #include "attn/Analysis/TileSizes.h"
@@ -169,8 +171,10 @@ SmallVector<Value> GradDecomposer::buildTile(Value batch, Value head,
         return multiplyAdd(nb, loc, args[2], extendToF32(nb, loc, args[0]),
                            extendToF32(nb, loc, args[1]));
       });
-  // dS = P (dP - Dsum), then back through the softcap and the scale to the
-  // raw dot products: dRaw = dS scale (1 - tanh^2(scale raw / softcap)).
+  // dS = P (dP - Dsum), then back through the score region, the softcap
+  // and the scale to the raw dot products:
+  //   dRaw = dS region'(c) (1 - tanh^2(scale raw / softcap)) scale,
+  // c = softcap tanh(scale raw / softcap) (scale raw without softcap).
   double scale = op.getEffectiveScale();
   std::optional<double> softcap;
   if (std::optional<APFloat> cap = op.getSoftcap())
@@ -185,14 +189,25 @@ SmallVector<Value> GradDecomposer::buildTile(Value batch, Value head,
         Value ds = arith::MulFOp::create(
             nb, loc, args[0], arith::SubFOp::create(nb, loc, args[1], args[2]));
         Value d = arith::MulFOp::create(nb, loc, ds, constant(scale));
-        if (!softcap)
+        Value c = arith::MulFOp::create(nb, loc, args[3], constant(scale));
+        if (softcap) {
+          Value t = math::TanhOp::create(
+              nb, loc,
+              arith::MulFOp::create(nb, loc, args[3],
+                                    constant(scale / *softcap)));
+          Value slope = arith::SubFOp::create(
+              nb, loc, constant(1.0), arith::MulFOp::create(nb, loc, t, t));
+          d = arith::MulFOp::create(nb, loc, d, slope);
+          c = arith::MulFOp::create(nb, loc, t, constant(*softcap));
+        }
+        if (!op.hasScoreModifier())
           return d;
-        Value t = math::TanhOp::create(
-            nb, loc,
-            arith::MulFOp::create(nb, loc, args[3],
-                                  constant(scale / *softcap)));
-        Value slope = arith::SubFOp::create(
-            nb, loc, constant(1.0), arith::MulFOp::create(nb, loc, t, t));
+        Value row = arith::AddIOp::create(nb, loc, row0,
+                                          linalg::IndexOp::create(nb, loc, 0));
+        Value key = arith::AddIOp::create(nb, loc, key0,
+                                          linalg::IndexOp::create(nb, loc, 1));
+        Value slope = buildScoreDerivative(nb, loc, op.getScore(),
+                                           ValueRange{c, batch, head, row, key});
         return arith::MulFOp::create(nb, loc, d, slope);
       });
   // (i, j, d): dQ[i, d] += dRaw[i, j] K[j, d], into the piece's f32 copy.
@@ -433,9 +448,11 @@ struct AttnDecomposeGradPass
 
   LogicalResult decompose(AttentionGradOp op, IRRewriter &rewriter) {
     if (op.hasScoreModifier())
-      return op.emitError()
-             << "attn-decompose-grad: the derivative of a score region is "
-                "not supported yet";
+      if (Operation *stop = findUndifferentiableOp(op.getScore()))
+        return op.emitError()
+               << "attn-decompose-grad: the score region's result depends on "
+                  "the score through '"
+               << stop->getName() << "', which has no derivative rule";
     FailureOr<TileSizes> tileSizes = requireGradTileSizes(op, blockM, blockN);
     if (failed(tileSizes))
       return failure();

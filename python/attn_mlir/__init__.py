@@ -225,19 +225,17 @@ def _int32_lengths(lengths, seq_k):
     return _np.ascontiguousarray(_np.clip(lengths, 0, seq_k).astype(_np.int32))
 
 
-def _compiled(spec):
-    """The CPU attention serving `spec`'s head counts, head dimensions,
-    dtype and options at any batch and lengths, compiled once."""
-    key = spec.without_lengths()
+def _cached(key, compile):
+    """The compiled object under `key` in the CPU cache, made by compile()
+    on a miss (CompilerError when compiling fails)."""
     with _lock:
         compiled = _cache.get(key)
         if compiled is not None:
             _cache.move_to_end(key)
             _counts["hits"] += 1
             return compiled
-    native = _compiler()
     try:
-        compiled = native.CpuAttention(spec.native(run_time_lengths=True))
+        compiled = compile()
     except RuntimeError as error:
         raise CompilerError(str(error)) from None
     with _lock:
@@ -246,29 +244,21 @@ def _compiled(spec):
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return compiled
+
+
+def _compiled(spec):
+    """The CPU attention serving `spec`'s head counts, head dimensions,
+    dtype and options at any batch and lengths, compiled once."""
+    return _cached(spec.without_lengths(), lambda: _compiler().CpuAttention(
+        spec.native(run_time_lengths=True)))
 
 
 def _compiled_grad(spec, deterministic):
     """The CPU gradient serving `spec` at any batch and lengths, compiled
     once (in the same cache as the attentions)."""
-    key = ("grad", spec.without_lengths(), deterministic)
-    with _lock:
-        compiled = _cache.get(key)
-        if compiled is not None:
-            _cache.move_to_end(key)
-            _counts["hits"] += 1
-            return compiled
-    try:
-        compiled = _compiler().CpuAttentionGrad(spec.native(run_time_lengths=True),
-                                                deterministic)
-    except RuntimeError as error:
-        raise CompilerError(str(error)) from None
-    with _lock:
-        _counts["misses"] += 1
-        _cache[key] = compiled
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-    return compiled
+    return _cached(("grad", spec.without_lengths(), deterministic),
+                   lambda: _compiler().CpuAttentionGrad(
+                       spec.native(run_time_lengths=True), deterministic))
 
 
 def _cpu_run(spec, q, k, v, lengths=None, mask=None, blocks=None):

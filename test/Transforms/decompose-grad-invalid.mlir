@@ -2,14 +2,16 @@
 
 func.func @score_region(%q: tensor<1x1x16x64xf32>, %l: tensor<1x1x16xf32>)
     -> (tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>) {
-  // expected-error @+1 {{attn-decompose-grad: the derivative of a score region is not supported yet}}
+  // expected-error @+1 {{attn-decompose-grad: the score region's result depends on the score through 'math.erf', which has no derivative rule}}
   %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>)
       out(%q, %l : tensor<1x1x16x64xf32>, tensor<1x1x16xf32>) grad(%q : tensor<1x1x16x64xf32>)
       outs(%q, %q, %q : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>)
       -> tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>
       score {
       ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-        attn.yield %s : f32
+        %e = math.erf %s : f32
+        %r = arith.addf %e, %s : f32
+        attn.yield %r : f32
       }
   return %r#0, %r#1, %r#2 : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>
 }
@@ -38,4 +40,24 @@ func.func @tiles_straddle_mask_blocks(%q: tensor<1x1x64x64xf32>, %l: tensor<1x1x
       {tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 1>}
       -> tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>
   return %r#0, %r#1, %r#2 : tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>
+}
+
+// -----
+
+// An op without a rule is fine where it does not depend on the score.
+func.func @rule_not_needed(%q: tensor<1x1x16x64xf32>, %l: tensor<1x1x16xf32>)
+    -> (tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>) {
+  %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>)
+      out(%q, %l : tensor<1x1x16x64xf32>, tensor<1x1x16xf32>) grad(%q : tensor<1x1x16x64xf32>)
+      outs(%q, %q, %q : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>)
+      -> tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %ji = arith.index_cast %j : index to i64
+        %jf = arith.sitofp %ji : i64 to f32
+        %e = math.erf %jf : f32
+        %r = arith.addf %e, %s : f32
+        attn.yield %r : f32
+      }
+  return %r#0, %r#1, %r#2 : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>
 }

@@ -155,7 +155,8 @@ llvm::Expected<std::vector<OutputCheck>> mlir::attn::checkGradientAgainstReferen
   ReferenceProblem problem = referenceProblemOf(op, operands, options);
   llvm::Expected<AttentionGradResult> exact = referenceAttentionGrad(
       problem.shape, operands.query().values, operands.key().values,
-      operands.value().values, gradOut.values, problem.options);
+      operands.value().values, gradOut.values, problem.options,
+      options.scoreModifierDerivative);
   if (!exact)
     return exact.takeError();
   std::optional<AttentionGradResult> naive;
@@ -163,7 +164,7 @@ llvm::Expected<std::vector<OutputCheck>> mlir::attn::checkGradientAgainstReferen
     llvm::Expected<AttentionGradResult> result = naiveHalfAttentionGrad(
         problem.shape, operands.query().values, operands.key().values,
         operands.value().values, gradOut.values, problem.options,
-        *problem.half);
+        *problem.half, options.scoreModifierDerivative);
     if (!result)
       return result.takeError();
     naive = std::move(*result);

@@ -34,6 +34,9 @@ struct CheckOptions {
   std::optional<double> tolerance;
   /// What the op's score region computes; required when it has one.
   reference::ScoreModifier scoreModifier;
+  /// Its derivative with respect to the score, for the gradient's check
+  /// (the reference takes a central difference in float64 without it).
+  reference::ScoreModifierDerivative scoreModifierDerivative;
 };
 
 /// The verdict on one output.

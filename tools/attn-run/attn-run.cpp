@@ -564,9 +564,21 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
     checkOptions.scoreModifier = [region = *region](double score, int64_t b,
                                                     int64_t h, int64_t q,
                                                     int64_t k) {
-      return static_cast<double>(
-          (*region)(static_cast<float>(score), b, h, q, k));
+      return (*region)(score, b, h, q, k);
     };
+    if (backward) {
+      // The reference differentiates the region by differences, in f64.
+      llvm::Expected<std::shared_ptr<ScoreRegionFunction>> widened =
+          ScoreRegionFunction::compile(op, /*widened=*/true);
+      if (!widened)
+        return llvm::createStringError(
+            label + ": --backward: " + llvm::toString(widened.takeError()));
+      checkOptions.scoreModifierDerivative = reference::centralDifference(
+          [region = *widened](double score, int64_t b, int64_t h, int64_t q,
+                              int64_t k) {
+            return (*region)(score, b, h, q, k);
+          });
+    }
   }
   if (reports())
     llvm::outs() << label << ": " << summarizeAttention(op, *problem) << "\n";
@@ -846,6 +858,11 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(op.takeError()));
     if (spec->alibi)
       checkOptions.scoreModifier = alibiModifier(*spec);
+      // ALiBi adds a bias that does not depend on the score.
+      checkOptions.scoreModifierDerivative = [](double, int64_t, int64_t,
+                                                int64_t, int64_t) {
+        return 1.0;
+      };
   }
 
   SmallVector<std::pair<AttentionOp, std::string>> attentions;

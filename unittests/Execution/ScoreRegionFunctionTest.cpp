@@ -126,3 +126,36 @@ TEST_F(ScoreRegionFunctionTest, RefusesComputedCaptures) {
 }
 
 } // namespace
+
+TEST_F(ScoreRegionFunctionTest, WidenedToF64) {
+  // s * 0.1 + tanh(s): in f32 the constant and every result round to f32;
+  // widened, the body computes in double (the reference's derivatives of a
+  // region take differences of it).
+  AttentionOp op = parse("", R"mlir(
+    %tenth = arith.constant 0.1 : f32
+    %a = arith.mulf %s, %tenth : f32
+    %t = math.tanh %s : f32
+    %y = arith.addf %a, %t : f32
+    attn.yield %y : f32)mlir");
+  auto narrow = ScoreRegionFunction::compile(op);
+  auto wide = ScoreRegionFunction::compile(op, /*widened=*/true);
+  ASSERT_TRUE(static_cast<bool>(narrow)) << toString(narrow.takeError());
+  ASSERT_TRUE(static_cast<bool>(wide)) << toString(wide.takeError());
+  // The constant keeps its f32 value.
+  double s = 0.3;
+  double exact = s * static_cast<double>(0.1f) + std::tanh(s);
+  EXPECT_NEAR((**wide)(s, 0, 0, 0, 0), exact, 1e-15);
+  double single = (**narrow)(s, 0, 0, 0, 0);
+  EXPECT_EQ(single, static_cast<double>(static_cast<float>(single)));
+  EXPECT_GT(std::abs(single - exact), 1e-10);
+  // A body that converts to f32 explicitly cannot be widened.
+  AttentionOp converts = parse("", R"mlir(
+    %d = arith.extf %s : f32 to f64
+    %y = arith.truncf %d : f64 to f32
+    attn.yield %y : f32)mlir");
+  auto refused = ScoreRegionFunction::compile(converts, /*widened=*/true);
+  ASSERT_FALSE(static_cast<bool>(refused));
+  EXPECT_NE(toString(refused.takeError())
+                .find("the score region cannot be evaluated in f64"),
+            std::string::npos);
+}

@@ -40,14 +40,18 @@ public:
   /// cloned; any other value from outside is an error. As for
   /// CpuExecutable, the context must know the interfaces of every dialect
   /// and extension that attn-to-cpu lowers (registerAllDialects and
-  /// registerAllExtensions).
+  /// registerAllExtensions). With `widened`, every f32 of the body (the
+  /// score, its constants and its intermediates) becomes f64, so that the
+  /// reference can take an accurate derivative of it by differences; a body
+  /// that does not verify so widened (one that converts to or from f32
+  /// explicitly, say) is an error.
   static llvm::Expected<std::unique_ptr<ScoreRegionFunction>>
-  compile(AttentionOp op);
+  compile(AttentionOp op, bool widened = false);
 
   /// The score the region yields for `score` at batch `b`, query head `h`,
-  /// query `q` and key `k`.
-  float operator()(float score, int64_t b, int64_t h, int64_t q,
-                   int64_t k) const;
+  /// query `q` and key `k` (computed in f32 unless widened).
+  double operator()(double score, int64_t b, int64_t h, int64_t q,
+                    int64_t k) const;
 
 private:
   ScoreRegionFunction() = default;
@@ -55,6 +59,8 @@ private:
   OwningOpRef<ModuleOp> module;
   std::unique_ptr<ExecutionEngine> engine;
   float (*function)(float, int64_t, int64_t, int64_t, int64_t) = nullptr;
+  double (*widenedFunction)(double, int64_t, int64_t, int64_t,
+                            int64_t) = nullptr;
 };
 
 } // namespace attn

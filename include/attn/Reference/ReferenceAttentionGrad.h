@@ -60,6 +60,11 @@ struct AttentionGradResult {
 using ScoreModifierDerivative = std::function<double(
     double score, int64_t b, int64_t h, int64_t q, int64_t k)>;
 
+/// d/dscore of `modifier` by a central difference in double, accurate to
+/// about 1e-10 relative when the modifier is computed in double (a modifier
+/// computed in float needs a wider step).
+ScoreModifierDerivative centralDifference(const ScoreModifier &modifier);
+
 /// The exact float64 gradient of referenceAttention's O with respect to Q, K,
 /// V and the additive mask, contracted with `gradOut` [B, Hq, Sq, Dv]:
 ///   dX = sum over (b, h, i, e) of gradOut[b, h, i, e] * dO[b, h, i, e] / dX.

@@ -501,15 +501,20 @@ def AttnDecomposeGrad : Pass<"attn-decompose-grad"> {
       forward's own score tiles (scale, softcap, mask operand, position
       masks only on tiles that straddle them, an empty block-mask block
       skipped); then `dV += P^T dO`, `dP = dO V^T`, `dS = P (dP - Dsum)`,
-      back through the softcap and the scale, `dK += dS^T Q`, and `dQ += dS K`
-      into the piece's own f32 copy of dQ;
+      back through the score region (its derivative, by forward-mode
+      differentiation of its body: the rules of addf, subf, mulf, divf, negf,
+      maximumf, minimumf, maxnumf, minnumf, select, exp, exp2, log, log2,
+      tanh, sqrt, sin, cos, absf and fma), the softcap and the scale,
+      `dK += dS^T Q`, and `dQ += dS K` into the piece's own f32 copy of dQ;
     - dQ = the sum of the copies in piece order, rounded once.
 
     No matrix larger than `block_m x block_n` scores is formed, and the
     result is the same bytes whatever order the programs run in. Tiles come
     from the `block-m`/`block-n` options, else the op's `tiles`, else
     FlashAttention-2's backward default for the head dimension. A score
-    region is refused (its derivative is not supported yet).
+    region whose result depends on the score through an op without a rule
+    is refused, naming the op (ops that do not depend on the score, such as
+    the index arithmetic of ALiBi, need none).
 
     Example:
 

@@ -1,8 +1,8 @@
 // FlashAttention's backward test matrix (its test_flash_attn.py): every
 // length pair it tests, head dimensions from 32 to 256 with Dv != D in some,
 // causal and sliding-window masks, softcap, grouped-query heads 2:1 and 8:1,
-// f32, f16 and bf16, and the gradient cut into several pieces (each with its
-// own dQ copy). Each run checks the forward against the float64 reference,
+// f32, f16 and bf16, ALiBi (a score region), and the gradient cut into
+// several pieces (each with its own dQ copy). Each run checks the forward against the float64 reference,
 // then attn.attention_grad's dQ, dK and dV against the float64 reference
 // gradient (f32: relative error under 1e-5; f16/bf16: at most twice a naive
 // backward pass's in the same format).
@@ -19,6 +19,7 @@
 // RUN: attn-run --backward --heads=2 --seq-q=239 --seq-k=1 --head-dim=32 --causal | FileCheck %s
 // RUN: attn-run --backward --heads=16 --kv-heads=2 --seq-q=128 --seq-k=128 --head-dim=64 --value-dim=128 --causal --dtype=f16 | FileCheck %s
 // RUN: attn-run --backward --heads=2 --seq-q=200 --seq-k=300 --head-dim=128 --window=40,40 --softcap=20 --grad-splits=4 | FileCheck %s
+// RUN: attn-run --backward --heads=2 --seq-q=256 --seq-k=256 --head-dim=256 --alibi --window=64,64 --dtype=bf16 | FileCheck %s
 
 // Masks, key lengths and block sparsity: a boolean mask with a fully masked
 // row, an additive mask (used in the scores; no gradient is taken for it),

@@ -331,7 +331,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     dP[i, k] = sum_e dO[i, e] V[k, e]
     Dsum[i]  = sum_e dO[i, e] O[i, e]            (= sum_k P[i, k] dP[i, k])
     dS[i, k] = P[i, k] (dP[i, k] - Dsum[i])
-    dC[i, k] = dS[i, k] * d softcap(x)/dx at x = scale * sum_d Q K
+    dC[i, k] = dS[i, k] * d score_mod(c)/dc * d softcap(x)/dx,
+               at x = scale * sum_d Q K and c = softcap(x)
     dQ[i, d] = scale * sum_k dC[i, k] K[k, d]
     dK[k, d] = scale * sum over the group's query heads, sum_i dC[i, k] Q[i, d]
     ```
@@ -365,9 +366,11 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
       dQ with atomics in an order that varies. The target-independent
       lowering always is.
 
-    Not yet supported, and refused by the lowering with a message: a score
-    region, and the gradient of an additive mask (its value is used, and no
-    gradient is returned for it).
+    A score region is differentiated with respect to the score
+    (`attn-decompose-grad` builds its derivative from the body's arith and
+    math ops; a region whose result depends on the score through an op
+    without a derivative rule is refused, naming the op). An additive mask
+    is used in the scores; no gradient is returned for it.
 
     ```mlir
     %dq, %dk, %dv = attn.attention_grad

@@ -1,0 +1,40 @@
+//===- ScoreDerivative.h - d/dscore of an attention's score region -*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The backward pass needs the derivative of a score region's result with
+// respect to its score argument. It is built by forward-mode
+// differentiation of the region's body: each op that depends on the score
+// gets a tangent from its operands' tangents (the rules of calculus for the
+// arith and math ops a region uses); ops that do not depend on the score (the
+// index arithmetic of ALiBi, say) need none. A region whose result depends on
+// the score through an op without a rule is refused, naming the op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_TRANSFORMS_SCOREDERIVATIVE_H
+#define ATTN_LIB_TRANSFORMS_SCOREDERIVATIVE_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Region.h"
+
+namespace mlir::attn {
+
+/// The first op of `score`'s body that depends on the score argument and has
+/// no derivative rule, or null when the region can be differentiated.
+Operation *findUndifferentiableOp(Region &score);
+
+/// Clones the body of `score` at `b`'s insertion point with its arguments
+/// bound to `args` (score, b, h, q, k), as inlineScoreRegion does, and
+/// returns d(result)/d(score) there (0 when the result does not depend on
+/// the score). The region must pass findUndifferentiableOp.
+Value buildScoreDerivative(OpBuilder &b, Location loc, Region &score,
+                           ValueRange args);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_TRANSFORMS_SCOREDERIVATIVE_H
