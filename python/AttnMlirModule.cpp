@@ -165,9 +165,11 @@ private:
 /// set of options.
 class CpuAttentionGrad {
 public:
-  CpuAttentionGrad(Spec spec, bool deterministic) {
+  CpuAttentionGrad(Spec spec, bool maskGrad, bool deterministic)
+      : maskGrad(maskGrad) {
     char *error = nullptr;
-    handle = attnCpuAttentionGradCompile(spec.get(), deterministic, &error);
+    handle = attnCpuAttentionGradCompile(spec.get(), maskGrad, deterministic,
+                                         &error);
     if (!handle)
       raise(error);
   }
@@ -175,8 +177,9 @@ public:
   CpuAttentionGrad(const CpuAttentionGrad &) = delete;
   CpuAttentionGrad &operator=(const CpuAttentionGrad &) = delete;
 
-  /// (dQ, dK, dV) of contiguous arrays: Q, K, V, the masks and lengths as
-  /// CpuAttention::run takes them, O and dO of O's shape and type, LSE f32.
+  /// (dQ, dK, dV[, dMask]) of contiguous arrays: Q, K, V, the masks and
+  /// lengths as CpuAttention::run takes them, O and dO of O's shape and
+  /// type, LSE f32; dMask (with mask_grad) has the mask's shape and type.
   py::tuple run(std::tuple<int64_t, int64_t, int64_t> lengths, py::array q,
                 py::array k, py::array v, py::array o,
                 py::array_t<float> lse, py::array gradOut,
@@ -190,6 +193,12 @@ public:
                        std::vector<int64_t>(x.shape(), x.shape() + x.ndim()));
     };
     py::array dq = like(q), dk = like(k), dv = like(v);
+    std::optional<py::array> dmask;
+    if (maskGrad) {
+      if (!mask)
+        throw py::value_error("the gradient of the mask needs the mask");
+      dmask = like(*mask);
+    }
     char *error = nullptr;
     bool ok;
     {
@@ -199,14 +208,18 @@ public:
           gradOut.data(), mask ? mask->data() : nullptr,
           blockMask ? blockMask->data() : nullptr,
           keyLengths ? keyLengths->data() : nullptr, dq.mutable_data(),
-          dk.mutable_data(), dv.mutable_data(), &error);
+          dk.mutable_data(), dv.mutable_data(),
+          dmask ? dmask->mutable_data() : nullptr, &error);
     }
     if (!ok)
       raise(error);
+    if (dmask)
+      return py::make_tuple(dq, dk, dv, *dmask);
     return py::make_tuple(dq, dk, dv);
   }
 
 private:
+  bool maskGrad;
   AttnCpuAttentionGradRef handle = nullptr;
 };
 
@@ -267,7 +280,8 @@ PYBIND11_MODULE(_attn_mlir, m) {
            py::arg("mask") = py::none(), py::arg("block_mask") = py::none(),
            py::arg("key_lengths") = py::none());
   py::class_<CpuAttentionGrad>(m, "CpuAttentionGrad")
-      .def(py::init<Spec, bool>(), py::arg("spec"), py::arg("deterministic"))
+      .def(py::init<Spec, bool, bool>(), py::arg("spec"), py::arg("mask_grad"),
+           py::arg("deterministic"))
       .def("run", &CpuAttentionGrad::run, py::arg("lengths"), py::arg("q"),
            py::arg("k"), py::arg("v"), py::arg("o"), py::arg("lse"),
            py::arg("grad_out"), py::arg("mask") = py::none(),

@@ -107,17 +107,21 @@ void attnCpuAttentionDestroy(AttnCpuAttentionRef attention);
 typedef struct AttnCpuAttentionGrad *AttnCpuAttentionGradRef;
 
 /* Compiles the gradient of `spec`'s attention for this CPU (with_lse is
-   ignored: the gradient reads the forward's LSE). `deterministic` asks for
-   results that are the same bytes run to run (the CPU's always are).
-   Returns null and sets *error on failure, as attnCpuAttentionCompile. */
+   ignored: the gradient reads the forward's LSE). With `mask_grad` (an
+   additive mask only) it also computes the mask's gradient. `deterministic`
+   asks for results that are the same bytes run to run (the CPU's always
+   are). Returns null and sets *error on failure, as
+   attnCpuAttentionCompile. */
 AttnCpuAttentionGradRef attnCpuAttentionGradCompile(
-    const AttnAttentionSpec *spec, bool deterministic, char **error);
+    const AttnAttentionSpec *spec, bool mask_grad, bool deterministic,
+    char **error);
 
 /* Runs it: q, k, v, mask, block_mask, key_lengths and `lengths` as for
    attnCpuAttentionRun; o and grad_out of O's shape and out_dtype, lse f32
    [B, Hq, Sq] (the forward's results and the gradient of a loss with
    respect to O); writes dq, dk and dv, of Q's, K's and V's shapes in the
-   spec's dtype. Returns false and sets *error on failure. */
+   spec's dtype, and, when compiled with mask_grad, dmask (else null), of
+   the mask's shape and dtype. Returns false and sets *error on failure. */
 bool attnCpuAttentionGradRun(AttnCpuAttentionGradRef grad,
                              const AttnAttentionLengths *lengths,
                              const void *q, const void *k, const void *v,
@@ -125,7 +129,7 @@ bool attnCpuAttentionGradRun(AttnCpuAttentionGradRef grad,
                              const void *grad_out, const void *mask,
                              const int8_t *block_mask,
                              const int32_t *key_lengths, void *dq, void *dk,
-                             void *dv, char **error);
+                             void *dv, void *dmask, char **error);
 
 void attnCpuAttentionGradDestroy(AttnCpuAttentionGradRef grad);
 

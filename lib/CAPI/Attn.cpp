@@ -223,14 +223,17 @@ struct AttnCpuAttention {
   std::unique_ptr<CpuExecutable> executable;
   AttentionSpec spec;
 };
-struct AttnCpuAttentionGrad : AttnCpuAttention {};
+struct AttnCpuAttentionGrad : AttnCpuAttention {
+  bool maskGrad = false;
+};
 
 namespace {
 
 /// Compiles the attention of `in` into `compiled`, or (`gradient`) its
-/// gradient; sets *error and returns false on failure.
-bool compileCpu(const AttnAttentionSpec *in, bool gradient, bool deterministic,
-                AttnCpuAttention &compiled, char **error) {
+/// gradient, with the mask's when `maskGrad`; sets *error and returns false
+/// on failure.
+bool compileCpu(const AttnAttentionSpec *in, bool gradient, bool maskGrad,
+                bool deterministic, AttnCpuAttention &compiled, char **error) {
   if (!in) {
     setError(error, "no attention spec given");
     return false;
@@ -253,8 +256,13 @@ bool compileCpu(const AttnAttentionSpec *in, bool gradient, bool deterministic,
     return false;
   }
   Operation *target = *op;
+  if (maskGrad && compiled.spec.mask != MaskKind::Additive) {
+    setError(error, "mask_grad: the gradient of a mask is that of an "
+                    "additive mask, and the spec has none");
+    return false;
+  }
   if (gradient)
-    target = buildAttentionGrad(*op, /*pieces=*/1, deterministic);
+    target = buildAttentionGrad(*op, /*pieces=*/1, deterministic, maskGrad);
   llvm::Expected<std::unique_ptr<CpuExecutable>> executable =
       CpuExecutable::compile(target, AttnToCPUOptions());
   if (!executable) {
@@ -354,8 +362,8 @@ bool attnAttentionSpecCheck(const AttnAttentionSpec *in, char **error) {
 AttnCpuAttentionRef attnCpuAttentionCompile(const AttnAttentionSpec *in,
                                             char **error) {
   auto attention = std::make_unique<AttnCpuAttention>();
-  if (!compileCpu(in, /*gradient=*/false, /*deterministic=*/false, *attention,
-                  error))
+  if (!compileCpu(in, /*gradient=*/false, /*maskGrad=*/false,
+                  /*deterministic=*/false, *attention, error))
     return nullptr;
   return attention.release();
 }
@@ -401,9 +409,12 @@ void attnCpuAttentionDestroy(AttnCpuAttentionRef attention) {
 }
 
 AttnCpuAttentionGradRef attnCpuAttentionGradCompile(
-    const AttnAttentionSpec *in, bool deterministic, char **error) {
+    const AttnAttentionSpec *in, bool maskGrad, bool deterministic,
+    char **error) {
   auto grad = std::make_unique<AttnCpuAttentionGrad>();
-  if (!compileCpu(in, /*gradient=*/true, deterministic, *grad, error))
+  grad->maskGrad = maskGrad;
+  if (!compileCpu(in, /*gradient=*/true, maskGrad, deterministic, *grad,
+                  error))
     return nullptr;
   return grad.release();
 }
@@ -415,7 +426,7 @@ bool attnCpuAttentionGradRun(AttnCpuAttentionGradRef grad,
                              const void *gradOut, const void *mask,
                              const int8_t *blockMask,
                              const int32_t *keyLengths, void *dq, void *dk,
-                             void *dv, char **error) {
+                             void *dv, void *dmask, char **error) {
   if (!grad || !q || !k || !v || !o || !lse || !gradOut || !dq || !dk ||
       !dv) {
     setError(error, "a buffer is missing (Q, K, V, O, LSE, dO, dQ, dK and dV "
@@ -423,9 +434,11 @@ bool attnCpuAttentionGradRun(AttnCpuAttentionGradRef grad,
     return false;
   }
   const AttentionSpec &spec = grad->spec;
-  if (!optionalInputsMatch(spec, mask, blockMask, keyLengths)) {
+  if (!optionalInputsMatch(spec, mask, blockMask, keyLengths) ||
+      grad->maskGrad != !!dmask) {
     setError(error, "a buffer is missing or extra (the mask, block mask and "
-                    "key lengths are given exactly when the spec has them)");
+                    "key lengths are given exactly when the spec has them, "
+                    "dmask exactly when compiled with mask_grad)");
     return false;
   }
   std::optional<AttentionLengths> run = runLengths(spec, lengths, error);
@@ -454,6 +467,10 @@ bool attnCpuAttentionGradRun(AttnCpuAttentionGradRef grad,
     }
   shapes.insert(shapes.end(), {qShape, kShape, vShape});
   data.append({dq, dk, dv});
+  if (dmask) {
+    shapes.push_back(forward[3]);
+    data.push_back(dmask);
+  }
   return runCpu(*grad, shapes, data, error);
 }
 

@@ -259,15 +259,19 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
 
 AttentionGradOp mlir::attn::buildAttentionGrad(AttentionOp forward,
                                                int64_t pieces,
-                                               bool deterministic) {
+                                               bool deterministic,
+                                               bool maskGrad) {
   assert(forward.getLse() && !forward.hasFrame() &&
          "the gradient needs the forward's LSE and no frame");
   OpBuilder b(forward);
   b.setInsertionPointAfter(forward);
-  auto grad = AttentionGradOp::create(
-      b, forward.getLoc(), forward, forward.getOut(), forward.getLse(),
-      /*gradOut=*/forward.getOut(),
-      ValueRange{forward.getQuery(), forward.getKey(), forward.getValue()});
+  SmallVector<Value> inits{forward.getQuery(), forward.getKey(),
+                           forward.getValue()};
+  if (maskGrad)
+    inits.push_back(forward.getMask());
+  auto grad = AttentionGradOp::create(b, forward.getLoc(), forward,
+                                      forward.getOut(), forward.getLse(),
+                                      /*gradOut=*/forward.getOut(), inits);
   if (pieces > 1)
     grad.setPartitionAttr(SplitKVAttr::get(forward.getContext(), pieces));
   grad.setDeterministic(deterministic);

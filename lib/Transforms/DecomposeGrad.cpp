@@ -65,12 +65,17 @@ private:
                ArrayRef<OpFoldResult> sizes);
 
   /// The dK and dV terms of one key/value block from the query blocks that
-  /// see it, over every query head of its group, and the block's dQ terms
-  /// added into `dqSlot` ([group, Sq, D] f32). Returns (dqSlot, dK, dV), the
-  /// last two [cols, D] and [cols, Dv] f32.
-  std::tuple<Value, Value, Value> buildKeyBlock(Value batch, Value kvHead,
-                                                Value key0, Value cols,
-                                                Value dqSlot);
+  /// see it, over every query head of its group, with the block's dQ terms
+  /// added into `slots[0]` ([group, Sq, D] f32) and, with dMask, its dS
+  /// tiles written into `slots[1]` ([group, Sq, piece keys] f32). Returns
+  /// (dQ slot, dK, dV, [dMask slot]), dK and dV [cols, D] and [cols, Dv]
+  /// f32.
+  SmallVector<Value> buildKeyBlock(Value batch, Value kvHead, Value key0,
+                                   Value cols, ValueRange slots);
+
+  /// `full` ([B, Hq, Sq, Sk] f32) summed over the mask's size-1 (broadcast)
+  /// dimensions and rounded into `init`, of the mask's shape.
+  Value reduceToMaskShape(Value full, Value init);
 
   /// One (query block, key/value block) step of buildKeyBlock; `fullBlock`
   /// (null without a block mask) says whether the block mask's element is
@@ -90,6 +95,8 @@ private:
   Value group;
   /// rowsum(dO * O), [B, Hq, Sq] f32.
   Value dsum;
+  /// The first key of the program's piece.
+  Value pieceKey0;
 };
 
 Value GradDecomposer::slice(Value source, ArrayRef<OpFoldResult> offsets,
@@ -116,6 +123,7 @@ SmallVector<Value> GradDecomposer::buildTile(Value batch, Value head,
                                              Value vTile, Value fullBlock,
                                              ValueRange state) {
   Value dqSlot = state[0], dkAcc = state[1], dvAcc = state[2];
+  Value dmSlot = state.size() > 3 ? state[3] : Value();
   OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
   Value qTile = slice(op.getQuery(), {batch, head, row0, zero},
                       {one, one, rows, headDim}, 2);
@@ -171,8 +179,32 @@ SmallVector<Value> GradDecomposer::buildTile(Value batch, Value head,
         return multiplyAdd(nb, loc, args[2], extendToF32(nb, loc, args[0]),
                            extendToF32(nb, loc, args[1]));
       });
-  // dS = P (dP - Dsum), then back through the score region, the softcap
-  // and the scale to the raw dot products:
+  // dS = P (dP - Dsum): the gradient of the scores, and of an additive
+  // mask where it applies (not in a full block of the block mask).
+  Value ds = buildGeneric(
+      b, {p, dp, dsumTile}, {rowsCols, rowsCols, rowOf2}, emptyTile(),
+      rowsCols, {kParallel, kParallel},
+      [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        return arith::MulFOp::create(
+            nb, loc, args[0], arith::SubFOp::create(nb, loc, args[1], args[2]));
+      });
+  if (dmSlot) {
+    SmallVector<OpFoldResult> offsets{headInGroup, row0,
+                                      arith.sub(key0, pieceKey0)};
+    SmallVector<OpFoldResult> sizes{one, rows, cols};
+    Value maskTile = ds;
+    if (fullBlock)
+      maskTile = buildGeneric(
+          b, {ds}, {rowsCols}, emptyTile(), rowsCols, {kParallel, kParallel},
+          [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+            Value zeroF =
+                arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(0.0));
+            return arith::SelectOp::create(nb, loc, fullBlock, zeroF, args[0]);
+          });
+    dmSlot = insert(maskTile, dmSlot, offsets, sizes);
+  }
+  // Back through the score region, the softcap and the scale to the raw
+  // dot products:
   //   dRaw = dS region'(c) (1 - tanh^2(scale raw / softcap)) scale,
   // c = softcap tanh(scale raw / softcap) (scale raw without softcap).
   double scale = op.getEffectiveScale();
@@ -180,20 +212,18 @@ SmallVector<Value> GradDecomposer::buildTile(Value batch, Value head,
   if (std::optional<APFloat> cap = op.getSoftcap())
     softcap = cap->convertToDouble();
   Value dRaw = buildGeneric(
-      b, {p, dp, dsumTile, raw}, {rowsCols, rowsCols, rowOf2, rowsCols},
-      emptyTile(), rowsCols, {kParallel, kParallel},
+      b, {ds, raw}, {rowsCols, rowsCols}, emptyTile(), rowsCols,
+      {kParallel, kParallel},
       [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
         auto constant = [&](double v) -> Value {
           return arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(v));
         };
-        Value ds = arith::MulFOp::create(
-            nb, loc, args[0], arith::SubFOp::create(nb, loc, args[1], args[2]));
-        Value d = arith::MulFOp::create(nb, loc, ds, constant(scale));
-        Value c = arith::MulFOp::create(nb, loc, args[3], constant(scale));
+        Value d = arith::MulFOp::create(nb, loc, args[0], constant(scale));
+        Value c = arith::MulFOp::create(nb, loc, args[1], constant(scale));
         if (softcap) {
           Value t = math::TanhOp::create(
               nb, loc,
-              arith::MulFOp::create(nb, loc, args[3],
+              arith::MulFOp::create(nb, loc, args[1],
                                     constant(scale / *softcap)));
           Value slope = arith::SubFOp::create(
               nb, loc, constant(1.0), arith::MulFOp::create(nb, loc, t, t));
@@ -231,12 +261,46 @@ SmallVector<Value> GradDecomposer::buildTile(Value batch, Value head,
         return multiplyAdd(nb, loc, args[2], args[0],
                            extendToF32(nb, loc, args[1]));
       });
-  return {dqSlot, dkNew, dvNew};
+  SmallVector<Value> results{dqSlot, dkNew, dvNew};
+  if (dmSlot)
+    results.push_back(dmSlot);
+  return results;
 }
 
-std::tuple<Value, Value, Value>
-GradDecomposer::buildKeyBlock(Value batch, Value kvHead, Value key0,
-                              Value cols, Value dqSlot) {
+Value GradDecomposer::reduceToMaskShape(Value full, Value init) {
+  auto maskType = cast<RankedTensorType>(op.getMask().getType());
+  SmallVector<unsigned> kept;
+  SmallVector<OpFoldResult> keptSizes;
+  SmallVector<IteratorType> iterators;
+  for (unsigned dim = 0; dim < 4; ++dim) {
+    bool broadcast = dim < 2 && maskType.getDimSize(dim) == 1;
+    iterators.push_back(broadcast ? kReduction : kParallel);
+    if (!broadcast) {
+      kept.push_back(dim);
+      keptSizes.push_back(tensor::getMixedSize(b, b.getLoc(), full, dim));
+    }
+  }
+  // (b, h, i, k): sums[kept dims] += full[b, h, i, k]
+  Value sums = buildGeneric(
+      b, {full}, {projection(ctx, 4, {0, 1, 2, 3})}, zeros(keptSizes),
+      projection(ctx, 4, kept), iterators,
+      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        return arith::AddFOp::create(nb, loc, args[1], args[0]);
+      });
+  // Over the mask's own (unit where broadcast) dimensions.
+  Type type = maskType.getElementType();
+  return buildGeneric(
+      b, {sums}, {projection(ctx, 4, kept)}, init,
+      projection(ctx, 4, {0, 1, 2, 3}),
+      {kParallel, kParallel, kParallel, kParallel},
+      [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        return truncateFromF32(nb, loc, args[0], type);
+      });
+}
+
+SmallVector<Value> GradDecomposer::buildKeyBlock(Value batch, Value kvHead,
+                                                Value key0, Value cols,
+                                                ValueRange slots) {
   OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
   Value kTile = slice(op.getKey(), {batch, kvHead, key0, zero},
                       {one, one, cols, headDim}, 2);
@@ -246,7 +310,9 @@ GradDecomposer::buildKeyBlock(Value batch, Value kvHead, Value key0,
       tiles.geometry(arith).queryBlockRange(key0, cols, blockM);
   auto headLoop = scf::ForOp::create(
       b, index(0), group, index(1),
-      ValueRange{dqSlot, zeros({cols, headDim}), zeros({cols, valueDim})},
+      llvm::to_vector(llvm::concat<Value>(
+          ValueRange{slots[0], zeros({cols, headDim}), zeros({cols, valueDim})},
+          slots.drop_front())),
       [&](OpBuilder &nested, Location, Value headInGroup, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nested.getInsertionBlock(),
@@ -288,7 +354,7 @@ GradDecomposer::buildKeyBlock(Value batch, Value kvHead, Value key0,
             });
         scf::YieldOp::create(b, blockLoop.getResults());
       });
-  return {headLoop.getResult(0), headLoop.getResult(1), headLoop.getResult(2)};
+  return SmallVector<Value>(headLoop.getResults());
 }
 
 SmallVector<Value> GradDecomposer::build() {
@@ -326,10 +392,17 @@ SmallVector<Value> GradDecomposer::build() {
   };
   Value dqCopies =
       zeros({b.getIndexAttr(pieces), batchSize, queryHeads, seqQ, headDim});
+  SmallVector<Value> sharedInits{dqCopies, zeroFilled(dkInit),
+                                 zeroFilled(dvInit)};
+  // The additive mask's gradient, dS at every (batch, head, row, key) in
+  // f32, reduced to the mask's shape at the end.
+  Value dmInit = op.getInitGradMask();
+  OpFoldResult seqK = tensor::getMixedSize(b, b.getLoc(), k, 2);
+  if (dmInit)
+    sharedInits.push_back(zeros({batchSize, queryHeads, seqQ, seqK}));
   auto forall = scf::ForallOp::create(
       b, ArrayRef<OpFoldResult>{b.getIndexAttr(pieces), batchSize, kvHeads},
-      ValueRange{dqCopies, zeroFilled(dkInit), zeroFilled(dvInit)},
-      std::nullopt);
+      sharedInits, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
@@ -347,7 +420,7 @@ SmallVector<Value> GradDecomposer::build() {
     Value kvBlocks = arith.ceilDiv(tiles.seqK, blockN);
     auto [blockBegin, blockEnd] =
         splitKVPiece(arith, index(0), kvBlocks, piece, pieces);
-    Value pieceKey0 = arith.mul(blockBegin, blockN);
+    pieceKey0 = arith.mul(blockBegin, blockN);
     Value pieceKeys = arith.max(
         arith.sub(arith.min(arith.mul(blockEnd, blockN), tiles.seqK), pieceKey0),
         index(0));
@@ -359,13 +432,16 @@ SmallVector<Value> GradDecomposer::build() {
     SmallVector<OpFoldResult> dkOffsets{batch, kvHead, pieceKey0, zero};
     SmallVector<OpFoldResult> dkSizes{one, one, pieceKeys, headDim};
     SmallVector<OpFoldResult> dvSizes{one, one, pieceKeys, valueDim};
-    Value dqSlot = slice(shared[0], dqOffsets, dqSizes, 3);
-    Value dkPiece = slice(shared[1], dkOffsets, dkSizes, 2);
-    Value dvPiece = slice(shared[2], dkOffsets, dvSizes, 2);
+    SmallVector<OpFoldResult> dmOffsets{batch, firstHead, zero, pieceKey0};
+    SmallVector<OpFoldResult> dmSizes{one, group, seqQ, pieceKeys};
+    SmallVector<Value> carried{slice(shared[0], dqOffsets, dqSizes, 3),
+                               slice(shared[1], dkOffsets, dkSizes, 2),
+                               slice(shared[2], dkOffsets, dvSizes, 2)};
+    if (dmInit)
+      carried.push_back(slice(shared[3], dmOffsets, dmSizes, 3));
 
     auto loop = scf::ForOp::create(
-        b, blockBegin, blockEnd, index(1),
-        ValueRange{dqSlot, dkPiece, dvPiece},
+        b, blockBegin, blockEnd, index(1), carried,
         [&](OpBuilder &nested, Location, Value block, ValueRange state) {
           OpBuilder::InsertionGuard loopGuard(b);
           b.setInsertionPoint(nested.getInsertionBlock(),
@@ -373,8 +449,11 @@ SmallVector<Value> GradDecomposer::build() {
           Value key0 = arith.mul(block, blockN);
           Value cols = arith::MinUIOp::create(
               b, index(blockN), arith.sub(tiles.seqK, key0));
-          auto [dq, dkAcc, dvAcc] =
-              buildKeyBlock(batch, kvHead, key0, cols, state[0]);
+          SmallVector<Value> slots{state[0]};
+          if (dmInit)
+            slots.push_back(state[3]);
+          SmallVector<Value> terms =
+              buildKeyBlock(batch, kvHead, key0, cols, slots);
           // The block's dK and dV, rounded once.
           SmallVector<OpFoldResult> offsets{arith.sub(key0, pieceKey0), zero};
           auto rounded = [&](Value acc, Value piece, OpFoldResult width) {
@@ -389,9 +468,12 @@ SmallVector<Value> GradDecomposer::build() {
                 });
             return insert(tile, piece, offsets, sizes);
           };
-          scf::YieldOp::create(
-              b, ValueRange{dq, rounded(dkAcc, state[1], headDim),
-                            rounded(dvAcc, state[2], valueDim)});
+          SmallVector<Value> next{terms[0],
+                                  rounded(terms[1], state[1], headDim),
+                                  rounded(terms[2], state[2], valueDim)};
+          if (dmInit)
+            next.push_back(terms[3]);
+          scf::YieldOp::create(b, next);
         });
 
     b.setInsertionPointToStart(forall.getTerminator().getBody());
@@ -404,6 +486,9 @@ SmallVector<Value> GradDecomposer::build() {
                                           dkOffsets, dkSizes, strides(4));
     tensor::ParallelInsertSliceOp::create(b, loop.getResult(2), shared[2],
                                           dkOffsets, dvSizes, strides(4));
+    if (dmInit)
+      tensor::ParallelInsertSliceOp::create(b, loop.getResult(3), shared[3],
+                                            dmOffsets, dmSizes, strides(4));
   }
 
   // dQ = the sum of the pieces' copies, in piece order, rounded once:
@@ -430,7 +515,10 @@ SmallVector<Value> GradDecomposer::build() {
       [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
         return truncateFromF32(nb, loc, args[0], dqType);
       });
-  return {dq, forall.getResult(1), forall.getResult(2)};
+  SmallVector<Value> results{dq, forall.getResult(1), forall.getResult(2)};
+  if (dmInit)
+    results.push_back(reduceToMaskShape(forall.getResult(3), dmInit));
+  return results;
 }
 
 struct AttnDecomposeGradPass

@@ -112,12 +112,13 @@ def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
     are read in place; others are copied on the device).
 
     Autograd: on CPU torch tensors, the result is differentiable with
-    respect to query, key and value (attn.attention_grad, FlashAttention-2's
-    backward: the forward keeps O and LSE, the backward recomputes P);
-    deterministic=True asks for gradients that are the same bytes run to
-    run (the CPU's always are). Not differentiable yet, and refused with
-    ValueError when they require grad: a float attn_mask, CUDA tensors. The
-    returned LSE is not differentiable.
+    respect to query, key, value and a float attn_mask (attn.attention_grad,
+    FlashAttention-2's backward: the forward keeps O and LSE, the backward
+    recomputes P; a mask's gradient is summed over the dimensions it was
+    broadcast along); deterministic=True asks for gradients that are the
+    same bytes run to run (the CPU's always are). Tensors on a CUDA device
+    that require grad are refused (ValueError): the GPU has no backward pass
+    yet. The returned LSE is not differentiable.
     """
     if not isinstance(deterministic, bool):
         raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
@@ -253,12 +254,13 @@ def _compiled(spec):
         spec.native(run_time_lengths=True)))
 
 
-def _compiled_grad(spec, deterministic):
-    """The CPU gradient serving `spec` at any batch and lengths, compiled
-    once (in the same cache as the attentions)."""
-    return _cached(("grad", spec.without_lengths(), deterministic),
+def _compiled_grad(spec, mask_grad, deterministic):
+    """The CPU gradient serving `spec` at any batch and lengths (with the
+    mask's when mask_grad), compiled once (in the same cache as the
+    attentions)."""
+    return _cached(("grad", spec.without_lengths(), mask_grad, deterministic),
                    lambda: _compiler().CpuAttentionGrad(
-                       spec.native(run_time_lengths=True), deterministic))
+                       spec.native(run_time_lengths=True), mask_grad, deterministic))
 
 
 def _cpu_run(spec, q, k, v, lengths=None, mask=None, blocks=None):
@@ -314,12 +316,9 @@ def _torch_attention(query, key, value, operands, options, deterministic):
     # What has no backward pass yet is refused: a result cut off from
     # autograd would lose the gradient without a word.
     differentiable = torch.is_grad_enabled() and any(
-        x.requires_grad for x in (query, key, value))
-    if torch.is_grad_enabled() and mask is not None and mask.requires_grad:
-        raise ValueError("attn_mask requires grad, and attn_mlir.attention has no gradient "
-                         "for a mask yet: pass a detached mask")
+        x is not None and x.requires_grad for x in (query, key, value, mask))
     if differentiable and query.device.type != "cpu":
-        raise ValueError(f"query, key or value requires grad on {query.device}: attn_mlir's "
+        raise ValueError(f"query, key, value or attn_mask requires grad on {query.device}: attn_mlir's "
                          "backward pass runs on the CPU only so far; call it under "
                          "torch.no_grad() or pass detached tensors")
     if mask is not None and mask.dtype == torch.float64:
@@ -401,6 +400,7 @@ def _make_autograd_function():
                               *(_host(x) for x in (query, key, value)), *fixed)
             o, lse = _from_host(o, query.dtype), torch.from_numpy(lse)
             ctx.spec, ctx.deterministic, ctx.fixed = spec, deterministic, fixed
+            ctx.mask_dtype = None if mask is None else mask.dtype
             ctx.save_for_backward(query, key, value, o, lse)
             ctx.mark_non_differentiable(lse)
             return o, lse
@@ -410,14 +410,16 @@ def _make_autograd_function():
             q, k, v, o, lse = (_host(x) for x in ctx.saved_tensors)
             lengths, mask, blocks = ctx.fixed
             dtype = ctx.saved_tensors[0].dtype
-            compiled = _compiled_grad(ctx.spec, ctx.deterministic)
+            mask_grad = ctx.needs_input_grad[5]
+            compiled = _compiled_grad(ctx.spec, mask_grad, ctx.deterministic)
             try:
-                dq, dk, dv = compiled.run(ctx.spec.lengths(), q, k, v, o, lse,
-                                          _host(grad_out.to(dtype)), mask, blocks, lengths)
+                grads = compiled.run(ctx.spec.lengths(), q, k, v, o, lse,
+                                     _host(grad_out.to(dtype)), mask, blocks, lengths)
             except RuntimeError as error:
                 raise CompilerError(str(error)) from None
-            return (_from_host(dq, dtype), _from_host(dk, dtype), _from_host(dv, dtype),
-                    None, None, None, None, None)
+            dq, dk, dv = (_from_host(x, dtype) for x in grads[:3])
+            dmask = _from_host(grads[3], ctx.mask_dtype) if mask_grad else None
+            return dq, dk, dv, None, None, dmask, None, None
 
     return Attention
 

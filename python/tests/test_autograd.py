@@ -208,3 +208,19 @@ def test_training_tracks_a_naive_attention():
     assert ours_losses[-1] < ours_losses[0] - 0.5  # it learns
     for step, (a, b) in enumerate(zip(ours_losses, naive_losses)):
         assert abs(a - b) <= 1e-4 * abs(b), f"step {step}: {a} against {b}"
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 20, 30), (1, 1, 20, 30), (20, 30), (2, 1, 1, 30)])
+def test_additive_mask_gradient(shape):
+    """A float mask that requires grad gets dS, summed over the dimensions
+    it was broadcast along (torch's rule for broadcasting)."""
+    (q, k, v), grad_out = case_inputs((2, 4, 2, 20, 30, 16, 16), torch.float32)
+    mask = torch.randn(shape, generator=torch.Generator().manual_seed(3))
+    run = lambda q, k, v, m: attn_mlir.attention(q, k, v, m, causal=True,  # noqa: E731
+                                                  enable_gqa=True)
+    got = gradients(run, [q, k, v, mask], grad_out)
+    exact = gradients(lambda q, k, v, m: naive(q, k, v, causal=True, mask=m),
+                      [x.double() for x in (q, k, v, mask)], grad_out.double())
+    assert got[3].shape == mask.shape
+    for name, x, ref in zip(("Q", "K", "V", "mask"), got, exact):
+        assert rel(x, ref) < 1e-5, f"d{name}: {rel(x, ref)}"

@@ -217,17 +217,6 @@ def test_numpy_query_with_torch_keys():
         attn_mlir.attention(q, k, q)
 
 
-def test_mask_gradients_are_not_lost_silently():
-    q, k, v = (torch.from_numpy(x) for x in inputs(1, 2, 2, 3, 5, 8, 8))
-    mask = torch.zeros(3, 5, requires_grad=True)
-    with pytest.raises(ValueError, match="attn_mask requires grad, and attn_mlir.attention "
-                                         "has no gradient for a mask yet"):
-        attn_mlir.attention(q, k, v, mask)
-    with torch.no_grad():
-        o = attn_mlir.attention(q, k, v, mask)
-    assert torch.equal(o, attn_mlir.attention(q, k, v, mask.detach()))
-
-
 def test_deterministic_must_be_a_bool():
     q, k, v = (torch.from_numpy(x) for x in inputs(1, 1, 1, 3, 5, 8, 8))
     with pytest.raises(ValueError, match="deterministic must be True or False, got 1"):

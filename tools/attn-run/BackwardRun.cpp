@@ -38,8 +38,15 @@ llvm::Expected<bool> mlir::attn::runBackwardOnCpu(
                       keys, options.splits)
             .str());
 
+  if (options.maskGrad && !operands.mask())
+    return llvm::createStringError(
+        "--mask-grad needs an additive mask (--mask=additive)");
+  if (options.maskGrad && operands.mask()->format == ElementFormat::I1)
+    return llvm::createStringError(
+        "--mask-grad takes an additive mask: a boolean mask has no gradient");
   AttentionGradOp grad = buildAttentionGrad(op, options.splits,
-                                            /*deterministic=*/false);
+                                            /*deterministic=*/false,
+                                            options.maskGrad);
   auto erase = llvm::make_scope_exit([&] { grad->erase(); });
   if (failed(grad.verify()))
     return llvm::createStringError("the gradient op does not verify");
@@ -50,7 +57,7 @@ llvm::Expected<bool> mlir::attn::runBackwardOnCpu(
     return gradOut.takeError();
   gradOut->randomize(options.seed + 1);
   SmallVector<Operand> gradients;
-  const char *names[] = {"dQ", "dK", "dV"};
+  const char *names[] = {"dQ", "dK", "dV", "dMask"};
   for (auto [name, value] : llvm::zip(names, grad.getOutputs())) {
     llvm::Expected<Operand> gradient =
         Operand::ofType(name, cast<RankedTensorType>(value.getType()));
@@ -107,7 +114,8 @@ llvm::Expected<bool> mlir::attn::runBackwardOnCpu(
   llvm::Expected<std::vector<OutputCheck>> checks =
       checkGradientAgainstReference(
           op, operands, *gradOut,
-          GradientOperands{gradients[0], gradients[1], gradients[2]},
+          GradientOperands{gradients[0], gradients[1], gradients[2],
+                       options.maskGrad ? &gradients[3] : nullptr},
           checkOptions);
   if (!checks)
     return checks.takeError();

@@ -31,6 +31,8 @@ struct BackwardOptions {
   uint64_t seed = 0;
   /// The gradient's #attn.split_kv pieces when > 1.
   int64_t splits = 1;
+  /// Also the gradient of the additive mask.
+  bool maskGrad = false;
   bool check = true;
   unsigned repeat = 1;
   /// The forward's FLOPs, for the report (the backward counts 2.5 times).

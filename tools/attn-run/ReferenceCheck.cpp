@@ -169,13 +169,18 @@ llvm::Expected<std::vector<OutputCheck>> mlir::attn::checkGradientAgainstReferen
       return result.takeError();
     naive = std::move(*result);
   }
-  return std::vector<OutputCheck>{
+  std::vector<OutputCheck> checks{
       judge(gradients.query, exact->dQuery, naive ? &naive->dQuery : nullptr,
             problem.half, options),
       judge(gradients.key, exact->dKey, naive ? &naive->dKey : nullptr,
             problem.half, options),
       judge(gradients.value, exact->dValue, naive ? &naive->dValue : nullptr,
             problem.half, options)};
+  if (gradients.mask)
+    checks.push_back(judge(*gradients.mask, exact->dMask,
+                           naive ? &naive->dMask : nullptr, problem.half,
+                           options));
+  return checks;
 }
 
 llvm::Expected<bool> mlir::attn::checkAndReport(AttentionOp op,

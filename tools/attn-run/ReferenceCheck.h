@@ -68,6 +68,8 @@ struct GradientOperands {
   const Operand &query;
   const Operand &key;
   const Operand &value;
+  /// The additive mask's, when it was computed.
+  const Operand *mask = nullptr;
 };
 
 /// Checks the gradients of `op` (dQ, dK and dV, computed from the inputs in

@@ -120,6 +120,11 @@ cl::opt<bool> backward(
              "dO and check dQ, dK and dV against the float64 reference "
              "gradient (CPU; implies --lse)"),
     cl::init(false), cl::cat(runCategory));
+cl::opt<bool> maskGrad(
+    "mask-grad",
+    cl::desc("With --backward: also the gradient of the additive mask "
+             "(attn.attention_grad's dMask), checked like dQ, dK and dV"),
+    cl::init(false), cl::cat(runCategory));
 cl::opt<int64_t> gradSplits(
     "grad-splits",
     cl::desc("With --backward: cut each (batch, key/value head)'s key/value "
@@ -613,6 +618,8 @@ llvm::Expected<bool> runAttention(AttentionOp op, llvm::StringRef label,
   if (!lseNpy.empty() && !operands->lse())
     return llvm::createStringError(
         "--lse-npy given, but the attention writes no LSE (add --lse)");
+  if (maskGrad && !backward)
+    return llvm::createStringError("--mask-grad needs --backward");
   if (backward && (gpu || isDistributed(op)))
     return llvm::createStringError(
         label + ": --backward runs the gradient on the CPU, of an attention "
@@ -755,6 +762,7 @@ llvm::Expected<bool> runOnCpu(AttentionOp op, const AttentionProblem &problem,
   options.blockN = blockN;
   options.seed = seed;
   options.splits = gradSplits;
+  options.maskGrad = maskGrad;
   options.check = !noCheck;
   options.repeat = repeat;
   options.forwardFlops = problem.nominalForwardFlops();

@@ -180,7 +180,8 @@ TEST(AttnCApi, GradientOfRunTimeLengths) {
   AttnCpuAttentionRef attention = attnCpuAttentionCompile(&spec, &error);
   ASSERT_NE(attention, nullptr) << take(error);
   AttnCpuAttentionGradRef grad =
-      attnCpuAttentionGradCompile(&spec, /*deterministic=*/true, &error);
+      attnCpuAttentionGradCompile(&spec, /*mask_grad=*/false,
+                                  /*deterministic=*/true, &error);
   ASSERT_NE(grad, nullptr) << take(error);
   std::mt19937 rng(11);
   for (AttnAttentionLengths lengths :
@@ -203,7 +204,7 @@ TEST(AttnCApi, GradientOfRunTimeLengths) {
     ASSERT_TRUE(attnCpuAttentionGradRun(
         grad, &lengths, q.data(), k.data(), v.data(), o.data(), lse.data(),
         gradOut.data(), nullptr, nullptr, nullptr, dq.data(), dk.data(),
-        dv.data(), &error))
+        dv.data(), nullptr, &error))
         << take(error);
     mlir::attn::reference::AttentionOptions options;
     options.scale = 1 / std::sqrt(double(spec.head_dim));
@@ -226,18 +227,27 @@ TEST(AttnCApi, GradientOfRunTimeLengths) {
   EXPECT_FALSE(attnCpuAttentionGradRun(grad, &lengths, dummy, dummy, dummy,
                                        dummy, dummy, nullptr, nullptr,
                                        nullptr, nullptr, dummy, dummy, dummy,
-                                       &error));
+                                       nullptr, &error));
   EXPECT_NE(take(error).find("a buffer is missing (Q, K, V, O, LSE, dO"),
             std::string::npos);
   EXPECT_FALSE(attnCpuAttentionGradRun(grad, &lengths, dummy, dummy, dummy,
                                        dummy, dummy, dummy, dummy, nullptr,
-                                       nullptr, dummy, dummy, dummy, &error));
+                                       nullptr, dummy, dummy, dummy, nullptr,
+                                       &error));
   EXPECT_NE(take(error).find("a buffer is missing or extra"),
             std::string::npos);
   EXPECT_FALSE(attnCpuAttentionGradRun(grad, nullptr, dummy, dummy, dummy,
                                        dummy, dummy, dummy, nullptr, nullptr,
-                                       nullptr, dummy, dummy, dummy, &error));
+                                       nullptr, dummy, dummy, dummy, nullptr,
+                                       &error));
   EXPECT_NE(take(error).find("give the run's lengths"), std::string::npos);
+  // A mask's gradient needs an additive mask.
+  EXPECT_EQ(attnCpuAttentionGradCompile(&spec, /*mask_grad=*/true,
+                                        /*deterministic=*/false, &error),
+            nullptr);
+  EXPECT_NE(take(error).find("mask_grad: the gradient of a mask is that of an "
+                             "additive mask, and the spec has none"),
+            std::string::npos);
   attnCpuAttentionGradDestroy(grad);
   attnCpuAttentionDestroy(attention);
 }

@@ -100,12 +100,14 @@ llvm::Expected<AttentionOp> buildAttention(ModuleOp module,
 
 /// The gradient of `forward` (which writes LSE and has no frame), built
 /// right after it to be compiled with CpuExecutable::compile: its dO, dQ, dK
-/// and dV operands are placeholders of their types (the forward's O, Q, K and
-/// V), which the compiled entry's arguments replace by position, so dQ, dK
-/// and dV take the element types of Q, K and V. With `pieces` > 1 it carries
-/// #attn.split_kv<splits = pieces>. The caller erases it.
+/// and dV operands (and dMask's with `maskGrad`, which needs an additive
+/// mask) are placeholders of their types (the forward's O, Q, K, V and
+/// mask), which the compiled entry's arguments replace by position, so the
+/// gradients take the element types of what they are gradients of. With
+/// `pieces` > 1 it carries #attn.split_kv<splits = pieces>. The caller erases
+/// it.
 AttentionGradOp buildAttentionGrad(AttentionOp forward, int64_t pieces,
-                                   bool deterministic);
+                                   bool deterministic, bool maskGrad);
 
 } // namespace mlir::attn
 

@@ -4,7 +4,7 @@
 // does not share (invalid.mlir tests the shared ones on attn.attention).
 
 func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>) {
-  // expected-error @+1 {{expects 3 outs operands (dQ, dK, dV), got 2}}
+  // expected-error @+1 {{expects 3 or 4 outs operands (dQ, dK, dV, then optionally dMask), got 2}}
   %a, %b = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) outs(%q, %k : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>
   return
 }
@@ -98,5 +98,29 @@ func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x
 func.func @f(%q: tensor<1x1024x65536x128xf16>, %k: tensor<1x1024x65536x128xf16>, %l: tensor<1x1024x65536xf32>) {
   // expected-error @+1 {{1000000 pieces' f32 copies of dQ hold more than 2^48 bytes (256 TiB)}}
   %a, %b, %c = attn.attention_grad ins(%q, %k, %k : tensor<1x1024x65536x128xf16>, tensor<1x1024x65536x128xf16>, tensor<1x1024x65536x128xf16>) out(%k, %l : tensor<1x1024x65536x128xf16>, tensor<1x1024x65536xf32>) grad(%k : tensor<1x1024x65536x128xf16>) outs(%q, %k, %k : tensor<1x1024x65536x128xf16>, tensor<1x1024x65536x128xf16>, tensor<1x1024x65536x128xf16>) {partition = #attn.split_kv<splits = 1000000>} -> tensor<1x1024x65536x128xf16>, tensor<1x1024x65536x128xf16>, tensor<1x1024x65536x128xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>, %dm: tensor<2x1x16x32xf32>) {
+  // expected-error @+1 {{dMask is the gradient of an additive mask, and the op has no mask}}
+  %a, %b, %c, %d = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) outs(%q, %k, %v, %dm : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>, tensor<2x1x16x32xf32>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>, tensor<2x1x16x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>, %m: tensor<2x1x16x32xi1>, %dm: tensor<2x1x16x32xf32>) {
+  // expected-error @+1 {{dMask is the gradient of an additive mask, and the op has a boolean mask}}
+  %a, %b, %c, %d = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) mask(%m : tensor<2x1x16x32xi1>) outs(%q, %k, %v, %dm : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>, tensor<2x1x16x32xf32>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>, tensor<2x1x16x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>, %m: tensor<2x1x16x32xf32>, %dm: tensor<2x8x16x32xf32>) {
+  // expected-error @+1 {{dMask must have the shape of the mask ('tensor<2x1x16x32xf32>'), got 'tensor<2x8x16x32xf32>'}}
+  %a, %b, %c, %d = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) mask(%m : tensor<2x1x16x32xf32>) outs(%q, %k, %v, %dm : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>, tensor<2x8x16x32xf32>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>, tensor<2x8x16x32xf32>
   return
 }

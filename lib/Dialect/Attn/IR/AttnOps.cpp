@@ -615,12 +615,14 @@ std::optional<std::pair<int64_t, int64_t>> AttentionGradOp::getWindowSizes() {
 
 LogicalResult AttentionGradOp::verify() {
   Operation *op = getOperation();
-  if (getOutputs().size() != 3)
-    return emitOpError() << "expects 3 outs operands (dQ, dK, dV), got "
-                         << getOutputs().size();
-  if (getResults().size() != 3)
-    return emitOpError() << "expects one result per outs operand (3), got "
-                         << getResults().size();
+  size_t numOutputs = getOutputs().size();
+  if (numOutputs != 3 && numOutputs != 4)
+    return emitOpError() << "expects 3 or 4 outs operands (dQ, dK, dV, then "
+                            "optionally dMask), got "
+                         << numOutputs;
+  if (getResults().size() != numOutputs)
+    return emitOpError() << "expects one result per outs operand ("
+                         << numOutputs << "), got " << getResults().size();
   for (auto [index, pair] :
        llvm::enumerate(llvm::zip(getOutputs(), getResults()))) {
     auto [output, result] = pair;
@@ -639,10 +641,18 @@ LogicalResult AttentionGradOp::verify() {
     const char *of;
     Value value;
   };
-  Gradient gradients[] = {{"dO", getGradOut(), "O", getOut()},
-                          {"dQ", getOutputs()[0], "Q", getQuery()},
-                          {"dK", getOutputs()[1], "K", getKey()},
-                          {"dV", getOutputs()[2], "V", getValue()}};
+  SmallVector<Gradient> gradients{{"dO", getGradOut(), "O", getOut()},
+                                  {"dQ", getOutputs()[0], "Q", getQuery()},
+                                  {"dK", getOutputs()[1], "K", getKey()},
+                                  {"dV", getOutputs()[2], "V", getValue()}};
+  if (Value gradMask = getInitGradMask()) {
+    Value mask = getMask();
+    if (!mask || getElementTypeOrSelf(mask).isInteger(1))
+      return emitOpError() << "dMask is the gradient of an additive mask, "
+                              "and the op has "
+                           << (mask ? "a boolean mask" : "no mask");
+    gradients.push_back({"dMask", gradMask, "the mask", mask});
+  }
   for (const Gradient &g : gradients) {
     if (failed(verifyFloatElement(op, g.name, g.gradient)))
       return failure();

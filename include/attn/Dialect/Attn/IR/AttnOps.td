@@ -369,8 +369,14 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     A score region is differentiated with respect to the score
     (`attn-decompose-grad` builds its derivative from the body's arith and
     math ops; a region whose result depends on the score through an op
-    without a derivative rule is refused, naming the op). An additive mask
-    is used in the scores; no gradient is returned for it.
+    without a derivative rule is refused, naming the op).
+
+    With an additive mask, an optional fourth destination dMask, of the
+    mask's shape (f16, bf16 or f32), receives the mask's gradient:
+    `dMask[b, h, i, k] = dS[i, k]`, summed over the batches and heads that
+    share a broadcast (size-1) dimension of the mask; 0 where the score is
+    hidden, and in the full blocks of a block mask (the mask is not applied
+    there). Without it the mask is used and gets no gradient.
 
     ```mlir
     %dq, %dk, %dv = attn.attention_grad
@@ -422,13 +428,20 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
   }];
 
   let extraClassDeclaration = [{
-    /// The destinations (`outs`): dQ, dK, dV.
+    /// The destinations (`outs`): dQ, dK, dV, then optionally dMask.
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return getOutputsMutable();
     }
     ::mlir::Value getGradQuery() { return getResults()[0]; }
     ::mlir::Value getGradKey() { return getResults()[1]; }
     ::mlir::Value getGradValue() { return getResults()[2]; }
+    /// The additive mask's gradient and its destination, or null.
+    ::mlir::Value getGradMask() {
+      return getResults().size() > 3 ? getResults()[3] : ::mlir::Value();
+    }
+    ::mlir::Value getInitGradMask() {
+      return getOutputs().size() > 3 ? getOutputs()[3] : ::mlir::Value();
+    }
 
     /// As on attn.attention.
     float getEffectiveScale();
