@@ -17,8 +17,9 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-std::optional<AttentionProblem> AttentionProblem::fromOp(AttentionOp op,
-                                                         bool dynamicLengths) {
+template <typename OpTy>
+static std::optional<AttentionProblem> problemOf(OpTy op,
+                                                 bool dynamicLengths) {
   ArrayRef<int64_t> q = op.getQuery().getType().getShape();
   ArrayRef<int64_t> k = op.getKey().getType().getShape();
   ArrayRef<int64_t> v = op.getValue().getType().getShape();
@@ -49,6 +50,16 @@ std::optional<AttentionProblem> AttentionProblem::fromOp(AttentionOp op,
   if (Fa2TilesAttr tiles = op.getTilesAttr())
     problem.packedHeads = tiles.getPackedHeads();
   return problem;
+}
+
+std::optional<AttentionProblem> AttentionProblem::fromOp(AttentionOp op,
+                                                         bool dynamicLengths) {
+  return problemOf(op, dynamicLengths);
+}
+
+std::optional<AttentionProblem> AttentionProblem::fromOp(AttentionGradOp op,
+                                                         bool dynamicLengths) {
+  return problemOf(op, dynamicLengths);
 }
 
 bool AttentionProblem::hasStaticLengths() const {

@@ -23,8 +23,10 @@ static std::string describeHeads(const AttentionProblem &problem) {
   return llvm::formatv("GQA {0}:1", problem.groupSize()).str();
 }
 
-std::string mlir::attn::summarizeAttention(AttentionOp op,
-                                           const AttentionProblem &problem) {
+/// The summary of `op`'s attention, whose O is `outputType`.
+template <typename OpTy>
+static std::string summarize(OpTy op, const AttentionProblem &problem,
+                             Type outputType) {
   std::string text;
   llvm::raw_string_ostream os(text);
   // A length the kernel takes at run time is "?", as in the tensor type.
@@ -34,7 +36,6 @@ std::string mlir::attn::summarizeAttention(AttentionOp op,
                       formatDim(problem.queryLen), formatDim(problem.kvLen),
                       problem.headDim, problem.valueDim);
   Type inputType = op.getQuery().getType().getElementType();
-  Type outputType = getElementTypeOrSelf(op.getInitOut().getType());
   os << inputType;
   if (outputType != inputType)
     os << "->" << outputType;
@@ -55,7 +56,17 @@ std::string mlir::attn::summarizeAttention(AttentionOp op,
     os << " key-lengths";
   if (op.hasScoreModifier())
     os << " score-mod";
-  if (op.getInitLse())
-    os << " +lse";
   return text;
+}
+
+std::string mlir::attn::summarizeAttention(AttentionOp op,
+                                           const AttentionProblem &problem) {
+  return summarize(op, problem, getElementTypeOrSelf(op.getInitOut())) +
+         (op.getInitLse() ? " +lse" : "");
+}
+
+std::string mlir::attn::summarizeAttention(AttentionGradOp op,
+                                           const AttentionProblem &problem) {
+  return summarize(op, problem, getElementTypeOrSelf(op.getOut())) +
+         (op.getInitGradMask() ? " +dmask" : "");
 }

@@ -92,6 +92,64 @@ struct Cell {
   bool empty = false;
 };
 
+/// Draws `grid` (rows of cells, `labels` per row) under `title` and `what`,
+/// with the legend of visited, masked and skipped blocks under a line
+/// saying what the rows and columns are.
+std::string drawGrid(const std::vector<std::vector<Cell>> &grid,
+                     ArrayRef<std::string> labels, StringRef title,
+                     StringRef what, StringRef axes, bool numbered,
+                     bool blockMaskLegend) {
+  int64_t rows = grid.size(), cols = rows ? grid.front().size() : 0;
+  double cell = std::clamp(std::min(900.0 / std::max<int64_t>(cols, 1),
+                                    640.0 / std::max<int64_t>(rows, 1)),
+                           3.0, 28.0);
+  double labelWidth = 90;
+  Svg svg;
+  svg.text(kMargin, 24, title, 15);
+  svg.text(kMargin, 42, what, 11);
+  double x0 = kMargin + labelWidth, y0 = kTop;
+  for (int64_t row = 0; row < rows; ++row) {
+    double y = y0 + row * cell;
+    if (cell >= 9)
+      svg.text(x0 - 6, y + cell * 0.75, labels[row], std::min(cell * 0.8, 11.0),
+               "end");
+    for (int64_t n = 0; n < cols; ++n) {
+      const Cell &c = grid[row][n];
+      double x = x0 + n * cell;
+      if (c.owner < 0) {
+        svg.rect(x, y, cell, cell, "#f2f2f2", "#dddddd", 0.5);
+        continue;
+      }
+      if (c.empty) {
+        // The work of its owner, skipped: an outline in the owner's colour.
+        svg.rect(x + 1, y + 1, cell - 2, cell - 2, "#fff4e0", colour(c.owner),
+                 1.0);
+        continue;
+      }
+      svg.rect(x, y, cell, cell, colour(c.owner), "white", 0.5,
+               c.masked ? 0.55 : 1.0);
+      if (c.host)
+        svg.rect(x + 1, y + 1, cell - 2, cell - 2, "none", "black", 1.5);
+      if (numbered && cell >= 16)
+        svg.text(x + cell / 2, y + cell * 0.7, std::to_string(c.owner),
+                 cell * 0.45, "middle");
+    }
+  }
+  double bottom = y0 + rows * cell + 22;
+  svg.text(x0, bottom, axes, 11);
+  svg.rect(x0, bottom + 10, 12, 12, colour(0));
+  svg.text(x0 + 16, bottom + 20, "visited", 11);
+  svg.rect(x0 + 80, bottom + 10, 12, 12, colour(0), "none", 0, 0.55);
+  svg.text(x0 + 96, bottom + 20, "visited with the element mask", 11);
+  svg.rect(x0 + 280, bottom + 10, 12, 12, "#f2f2f2", "#dddddd", 0.5);
+  svg.text(x0 + 296, bottom + 20, "skipped (fully masked)", 11);
+  if (blockMaskLegend) {
+    svg.rect(x0 + 440, bottom + 11, 10, 10, "#fff4e0", colour(0), 1.0);
+    svg.text(x0 + 456, bottom + 20, "skipped (empty in the block mask)", 11);
+  }
+  return svg.finish(std::max(x0 + cols * cell + kMargin, 1000.0), bottom + 40);
+}
+
 /// The block grid of FlashAttention-2, split-KV or Lean: rows are output
 /// tiles (Lean: in Lean's order across heads), columns key/value blocks.
 std::string drawBlocks(const AttentionProblem &problem, int64_t blockM,
@@ -158,10 +216,6 @@ std::string drawBlocks(const AttentionProblem &problem, int64_t blockM,
     }
   }
 
-  double cell = std::clamp(std::min(900.0 / cols, 640.0 / rows), 3.0, 28.0);
-  double labelWidth = 90;
-  Svg svg;
-  svg.text(kMargin, 24, title, 15);
   std::string what =
       split ? llvm::formatv("split-KV: colour = the split (of {0}) computing "
                             "the block; one CTA per (split, query block)",
@@ -174,59 +228,15 @@ std::string drawBlocks(const AttentionProblem &problem, int64_t blockM,
                    .str()
              : std::string("FlashAttention-2: one CTA per row (query block of "
                            "one batch and head)");
-  svg.text(kMargin, 42, what, 11);
-  double x0 = kMargin + labelWidth, y0 = kTop;
-  for (int64_t row = 0; row < rows; ++row) {
-    double y = y0 + row * cell;
-    if (cell >= 9)
-      svg.text(x0 - 6, y + cell * 0.75, labels[row], std::min(cell * 0.8, 11.0),
-               "end");
-    for (int64_t n = 0; n < cols; ++n) {
-      const Cell &c = grid[row][n];
-      double x = x0 + n * cell;
-      if (c.owner < 0) {
-        svg.rect(x, y, cell, cell, "#f2f2f2", "#dddddd", 0.5);
-        continue;
-      }
-      if (c.empty) {
-        // The work of its owner, skipped: an outline in the owner's colour.
-        svg.rect(x + 1, y + 1, cell - 2, cell - 2, "#fff4e0", colour(c.owner),
-                 1.0);
-        continue;
-      }
-      svg.rect(x, y, cell, cell, colour(c.owner), "white", 0.5,
-               c.masked ? 0.55 : 1.0);
-      if (c.host)
-        svg.rect(x + 1, y + 1, cell - 2, cell - 2, "none", "black", 1.5);
-      if ((lean || split) && cell >= 16)
-        svg.text(x + cell / 2, y + cell * 0.7, std::to_string(c.owner),
-                 cell * 0.45, "middle");
-    }
-  }
-  double bottom = y0 + rows * cell + 22;
-  svg.text(x0, bottom,
-           llvm::formatv("columns: key/value blocks of {0} keys ({1} in all"
-                         "{2}); rows: output tiles of {3} queries{4}",
-                         blockN, kvBlocks,
-                         cols < kvBlocks ? ", first shown" : "", blockM,
-                         rows < heads * queryBlocks
-                             ? llvm::formatv(" ({0} of {1} shown)", rows,
-                                             heads * queryBlocks)
-                                   .str()
-                             : std::string())
-               .str(),
-           11);
-  svg.rect(x0, bottom + 10, 12, 12, colour(0));
-  svg.text(x0 + 16, bottom + 20, "visited", 11);
-  svg.rect(x0 + 80, bottom + 10, 12, 12, colour(0), "none", 0, 0.55);
-  svg.text(x0 + 96, bottom + 20, "visited with the element mask", 11);
-  svg.rect(x0 + 280, bottom + 10, 12, 12, "#f2f2f2", "#dddddd", 0.5);
-  svg.text(x0 + 296, bottom + 20, "skipped (fully masked)", 11);
-  if (blockMask) {
-    svg.rect(x0 + 440, bottom + 11, 10, 10, "#fff4e0", colour(0), 1.0);
-    svg.text(x0 + 456, bottom + 20, "skipped (empty in the block mask)", 11);
-  }
-  return svg.finish(std::max(x0 + cols * cell + kMargin, 1000.0), bottom + 40);
+  std::string axes = llvm::formatv(
+      "columns: key/value blocks of {0} keys ({1} in all{2}); rows: output "
+      "tiles of {3} queries{4}",
+      blockN, kvBlocks, cols < kvBlocks ? ", first shown" : "", blockM,
+      rows < heads * queryBlocks
+          ? llvm::formatv(" ({0} of {1} shown)", rows, heads * queryBlocks)
+                .str()
+          : std::string());
+  return drawGrid(grid, labels, title, what, axes, lean || split, blockMask);
 }
 
 /// Merges consecutive token runs (the pieces of a chunk) into maximal runs.
@@ -348,4 +358,43 @@ std::string mlir::attn::drawSchedule(const AttentionProblem &problem,
           DistributedLayout::of(partition))
     return drawRanks(problem, *layout, title);
   return drawBlocks(problem, blockM, blockN, partition, title, blockMask);
+}
+
+std::string mlir::attn::drawGradSchedule(const AttentionProblem &problem,
+                                         int64_t blockM, int64_t blockN,
+                                         int64_t pieces, StringRef title) {
+  IntegerArith a;
+  int64_t queryBlocks = problem.queryBlocks(blockM);
+  int64_t kvBlocks = llvm::divideCeil(problem.kvLen, blockN);
+  int64_t rows = std::min(kvBlocks, kMaxRows);
+  int64_t cols = std::min(queryBlocks, kMaxCols);
+  std::vector<std::vector<Cell>> grid(rows, std::vector<Cell>(cols));
+  std::vector<std::string> labels;
+  for (int64_t n = 0; n < rows; ++n) {
+    int64_t owner = 0;
+    for (int64_t piece = 0; piece < pieces; ++piece) {
+      auto [begin, end] = splitKVPiece(a, int64_t(0), kvBlocks, piece, pieces);
+      if (n >= begin && n < end)
+        owner = piece;
+    }
+    labels.push_back(llvm::formatv("n{0}", n).str());
+    IndexRange range = problem.queryBlockRange(n, blockM, blockN);
+    for (int64_t m = range.begin; m < std::min(range.end, cols); ++m) {
+      Cell &cell = grid[n][m];
+      cell.owner = owner;
+      cell.masked = !problem.isBlockUnmasked(m, n, blockM, blockN);
+    }
+  }
+  std::string what = llvm::formatv(
+      "FlashAttention-2 backward: colour = the piece (of {0}) whose program "
+      "owns the row's dK and dV, over the {1} query heads of its key/value "
+      "head",
+      pieces, problem.groupSize());
+  std::string axes = llvm::formatv(
+      "rows: key/value blocks of {0} keys ({1} in all{2}); columns: query "
+      "blocks of {3} rows ({4} in all{5})",
+      blockN, kvBlocks, rows < kvBlocks ? ", first shown" : "", blockM,
+      queryBlocks, cols < queryBlocks ? ", first shown" : "");
+  return drawGrid(grid, labels, title, what, axes, pieces > 1,
+                  /*blockMaskLegend=*/false);
 }

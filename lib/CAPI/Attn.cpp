@@ -261,8 +261,14 @@ bool compileCpu(const AttnAttentionSpec *in, bool gradient, bool maskGrad,
                     "additive mask, and the spec has none");
     return false;
   }
-  if (gradient)
+  if (gradient) {
+    DiagnosticText diagnostics(compiled.context.get());
     target = buildAttentionGrad(*op, /*pieces=*/1, deterministic, maskGrad);
+    if (failed(verify(target))) {
+      setError(error, "invalid gradient:\n" + diagnostics.str());
+      return false;
+    }
+  }
   llvm::Expected<std::unique_ptr<CpuExecutable>> executable =
       CpuExecutable::compile(target, AttnToCPUOptions());
   if (!executable) {

@@ -211,12 +211,19 @@ SmallVector<Value> GradDecomposer::buildTile(Value batch, Value head,
   std::optional<double> softcap;
   if (std::optional<APFloat> cap = op.getSoftcap())
     softcap = cap->convertToDouble();
+  // Hidden scores (P = 0) contribute 0, even where a score region's
+  // derivative is infinite or NaN (the forward hides them after it).
   Value dRaw = buildGeneric(
-      b, {ds, raw}, {rowsCols, rowsCols}, emptyTile(), rowsCols,
+      b, {ds, raw, p}, {rowsCols, rowsCols, rowsCols}, emptyTile(), rowsCols,
       {kParallel, kParallel},
       [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
         auto constant = [&](double v) -> Value {
           return arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(v));
+        };
+        Value hidden = arith::CmpFOp::create(
+            nb, loc, arith::CmpFPredicate::OEQ, args[2], constant(0.0));
+        auto unlessHidden = [&](Value d) -> Value {
+          return arith::SelectOp::create(nb, loc, hidden, constant(0.0), d);
         };
         Value d = arith::MulFOp::create(nb, loc, args[0], constant(scale));
         Value c = arith::MulFOp::create(nb, loc, args[1], constant(scale));
@@ -238,7 +245,7 @@ SmallVector<Value> GradDecomposer::buildTile(Value batch, Value head,
                                           linalg::IndexOp::create(nb, loc, 1));
         Value slope = buildScoreDerivative(nb, loc, op.getScore(),
                                            ValueRange{c, batch, head, row, key});
-        return arith::MulFOp::create(nb, loc, d, slope);
+        return unlessHidden(arith::MulFOp::create(nb, loc, d, slope));
       });
   // (i, j, d): dQ[i, d] += dRaw[i, j] K[j, d], into the piece's f32 copy.
   OpFoldResult oneSize = one;
@@ -420,7 +427,8 @@ SmallVector<Value> GradDecomposer::build() {
     Value kvBlocks = arith.ceilDiv(tiles.seqK, blockN);
     auto [blockBegin, blockEnd] =
         splitKVPiece(arith, index(0), kvBlocks, piece, pieces);
-    pieceKey0 = arith.mul(blockBegin, blockN);
+    // An empty last piece starts at Sk, not past it.
+    pieceKey0 = arith.min(arith.mul(blockBegin, blockN), tiles.seqK);
     Value pieceKeys = arith.max(
         arith.sub(arith.min(arith.mul(blockEnd, blockN), tiles.seqK), pieceKey0),
         index(0));
@@ -538,8 +546,7 @@ struct AttnDecomposeGradPass
     if (op.hasScoreModifier())
       if (Operation *stop = findUndifferentiableOp(op.getScore()))
         return op.emitError()
-               << "attn-decompose-grad: the score region's result depends on "
-                  "the score through '"
+               << "attn-decompose-grad: the score region uses the score in '"
                << stop->getName() << "', which has no derivative rule";
     FailureOr<TileSizes> tileSizes = requireGradTileSizes(op, blockM, blockN);
     if (failed(tileSizes))

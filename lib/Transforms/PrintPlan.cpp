@@ -65,20 +65,131 @@ struct AttnPrintPlanPass
   };
 
   void runOnOperation() override {
-    DenseMap<Operation *, int> attentionsSeen;
-    WalkResult result = getOperation()->walk([&](AttentionOp op) {
-      ReportedPlan plan = reportPlan(op);
+    DenseMap<Operation *, int> attentionsSeen, gradientsSeen;
+    WalkResult result = getOperation()->walk([&](Operation *op) {
       Operation *func = op->getParentOfType<FunctionOpInterface>();
-      int index = attentionsSeen[func]++;
-      if (svgDir.empty())
-        return WalkResult::advance();
-      return succeeded(writePicture(op, func, index, plan))
-                 ? WalkResult::advance()
-                 : WalkResult::interrupt();
+      if (auto attention = dyn_cast<AttentionOp>(op)) {
+        ReportedPlan plan = reportPlan(attention);
+        int index = attentionsSeen[func]++;
+        if (!svgDir.empty() &&
+            failed(writePicture(attention, func, index, plan)))
+          return WalkResult::interrupt();
+      } else if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+        std::optional<TileSizes> tiles = reportGradPlan(grad);
+        int index = gradientsSeen[func]++;
+        if (!svgDir.empty() && tiles &&
+            failed(writeGradPicture(grad, func, index, *tiles)))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
     });
     if (result.wasInterrupted())
       return signalPassFailure();
     markAllAnalysesPreserved();
+  }
+
+  /// Writes `svg` as svg-dir/<function>-<suffix>.svg, with a remark on `op`.
+  LogicalResult writeSvg(Operation *op, Operation *func, const Twine &suffix,
+                         StringRef svg) {
+    SmallString<128> path(svgDir);
+    llvm::sys::path::append(path, functionName(func) + "-" + suffix + ".svg");
+    if (llvm::Error err = llvm::writeToOutput(path, [&](raw_ostream &os) {
+          os << svg;
+          return llvm::Error::success();
+        }))
+      return op->emitError() << "cannot write the schedule picture " << path
+                             << ": " << llvm::toString(std::move(err));
+    op->emitRemark() << "schedule picture: " << path;
+    return success();
+  }
+
+  static std::string functionName(Operation *func) {
+    return func ? cast<SymbolOpInterface>(func).getName().str() : "attention";
+  }
+
+  /// Writes the backward schedule's picture as svg-dir/<function>-grad-<index>.svg.
+  LogicalResult writeGradPicture(AttentionGradOp op, Operation *func,
+                                 int index, TileSizes tiles) {
+    std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
+    if (!problem)
+      return success();
+    std::string title = llvm::formatv("@{0}: gradient of {1}",
+                                      functionName(func),
+                                      summarizeAttention(op, *problem))
+                            .str();
+    return writeSvg(op, func, "grad-" + Twine(index),
+                    drawGradSchedule(*problem, tiles.blockM, tiles.blockN,
+                                     gradPieces(op), title));
+  }
+
+  static int64_t gradPieces(AttentionGradOp op) {
+    auto split = dyn_cast_or_null<SplitKVAttr>(op.getPartitionAttr());
+    return split ? split.getSplits() : 1;
+  }
+
+  /// Reports the backward plan of `op`; returns its tiles when it has some.
+  static std::optional<TileSizes> reportGradPlan(AttentionGradOp op) {
+    std::optional<AttentionProblem> problem =
+        AttentionProblem::fromOp(op, /*dynamicLengths=*/true);
+    if (!problem) {
+      op.emitRemark() << "gradient with dynamic head counts or dimensions: "
+                         "the tiling and the work are decided at run time";
+      return std::nullopt;
+    }
+    InFlightDiagnostic remark = op.emitRemark();
+    remark << "gradient of " << summarizeAttention(op, *problem);
+    bool staticLengths = problem->hasStaticLengths();
+    if (staticLengths)
+      remark << "\n  work: " << formatFlops(2.5 * problem->nominalForwardFlops())
+             << " nominal (2.5 times the forward's)";
+    std::optional<TileSizes> tiles;
+    {
+      // requireGradTileSizes' errors become part of the report.
+      ScopedDiagnosticHandler quiet(op.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      FailureOr<TileSizes> resolved = requireGradTileSizes(op, 0, 0);
+      if (succeeded(resolved))
+        tiles = *resolved;
+    }
+    if (!tiles) {
+      remark << "\n  tiles: none applies (a head dimension above 256 or "
+                "tiles that do not nest in the block mask's blocks)";
+      return std::nullopt;
+    }
+    int64_t pieces = gradPieces(op);
+    remark << llvm::formatv("\n  tiles: {0} query rows x {1} keys ({2})",
+                            tiles->blockM, tiles->blockN,
+                            op.getTilesAttr() ? "pinned"
+                                              : "FlashAttention-2's backward "
+                                                "default");
+    if (!staticLengths)
+      return tiles;
+    int64_t kvBlocks = llvm::divideCeil(problem->kvLen, tiles->blockN);
+    int64_t queryBlocks = problem->queryBlocks(tiles->blockM);
+    int64_t visited = 0, masked = 0;
+    for (int64_t n = 0; n < kvBlocks; ++n) {
+      IndexRange range = problem->queryBlockRange(n, tiles->blockM,
+                                                  tiles->blockN);
+      visited += range.size();
+      for (int64_t m = range.begin; m < range.end; ++m)
+        masked += !problem->isBlockUnmasked(m, n, tiles->blockM, tiles->blockN);
+    }
+    int64_t dense = kvBlocks * queryBlocks;
+    remark << llvm::formatv(
+        "\n  per (batch, key/value head): {0} key/value blocks in {1} "
+        "piece{2} of {3}, one program each owning their dK and dV; per query "
+        "head, {4} of {5} (key/value block, query block) tiles visited "
+        "({6:F1}%), {7} with an element mask",
+        kvBlocks, pieces, pieces == 1 ? "" : "s",
+        llvm::divideCeil(kvBlocks, pieces), visited, dense,
+        dense ? 100.0 * visited / dense : 0.0, masked);
+    int64_t dqBytes = problem->batch * problem->queryHeads *
+                      problem->queryLen * problem->headDim * 4;
+    remark << llvm::formatv("\n  dQ: {0} f32 cop{1} ({2}), summed in piece "
+                            "order",
+                            pieces, pieces == 1 ? "y" : "ies",
+                            formatBytes(static_cast<double>(pieces * dqBytes)));
+    return tiles;
   }
 
   /// Writes `op`'s schedule picture as svg-dir/<function>-<index>.svg.
@@ -91,26 +202,14 @@ struct AttnPrintPlanPass
       return success();
     if (tiling)
       problem->packedHeads = tiling->packedHeads;
-    std::string name =
-        func ? cast<SymbolOpInterface>(func).getName().str() : "attention";
-    SmallString<128> path(svgDir);
-    llvm::sys::path::append(path,
-                            llvm::formatv("{0}-{1}.svg", name, index).str());
-    std::string title =
-        llvm::formatv("@{0}: {1}", name, summarizeAttention(op, *problem))
-            .str();
-    std::string svg =
-        drawSchedule(*problem, tiling ? tiling->blockM : 0,
-                     tiling ? tiling->blockN : 0, op.getPartitionAttr(), title,
-                     plan.blockMask ? &*plan.blockMask : nullptr);
-    if (llvm::Error err = llvm::writeToOutput(path, [&](raw_ostream &os) {
-          os << svg;
-          return llvm::Error::success();
-        }))
-      return op.emitError() << "cannot write the schedule picture " << path
-                            << ": " << llvm::toString(std::move(err));
-    op.emitRemark() << "schedule picture: " << path;
-    return success();
+    std::string title = llvm::formatv("@{0}: {1}", functionName(func),
+                                      summarizeAttention(op, *problem))
+                            .str();
+    return writeSvg(op, func, Twine(index),
+                    drawSchedule(*problem, tiling ? tiling->blockM : 0,
+                                 tiling ? tiling->blockN : 0,
+                                 op.getPartitionAttr(), title,
+                                 plan.blockMask ? &*plan.blockMask : nullptr));
   }
 
   /// Reports the plan of `op`; returns what it reports.

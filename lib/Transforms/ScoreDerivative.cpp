@@ -150,28 +150,40 @@ private:
   DenseMap<Value, Value> tangents;
 };
 
-/// Which values of `score`'s body depend on the score argument.
-DenseSet<Value> scoreDependents(Region &score) {
-  Block &body = score.front();
-  DenseSet<Value> dependent{body.getArgument(0)};
-  for (Operation &op : body.without_terminator())
-    if (llvm::any_of(op.getOperands(),
-                     [&](Value v) { return dependent.contains(v); }))
-      for (Value result : op.getResults())
-        if (isa<FloatType>(result.getType()))
-          dependent.insert(result);
-  return dependent;
+/// Whether `op` reads a value of `dependent`, as an operand or inside its
+/// regions.
+bool readsAny(Operation &op, const DenseSet<Value> &dependent) {
+  return op
+      .walk([&](Operation *inner) {
+        return llvm::any_of(inner->getOperands(),
+                            [&](Value v) { return dependent.contains(v); })
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Ops that read the score but are piecewise constant in it, their
+/// derivative 0 almost everywhere: comparisons and conversions to integers.
+bool isPiecewiseConstant(Operation &op) {
+  return isa<arith::CmpFOp, arith::FPToSIOp, arith::FPToUIOp>(op);
 }
 
 } // namespace
 
 Operation *mlir::attn::findUndifferentiableOp(Region &score) {
-  DenseSet<Value> dependent = scoreDependents(score);
-  for (Operation &op : score.front().without_terminator())
-    if (llvm::any_of(op.getResults(),
-                     [&](Value v) { return dependent.contains(v); }) &&
-        (!TangentBuilder::hasRule(&op) || op.getNumRegions() != 0))
+  // Every result of an op that reads the score depends on it (whatever its
+  // type: a value can pass through an integer or a tensor), except those of
+  // piecewise constant ops.
+  Block &body = score.front();
+  DenseSet<Value> dependent{body.getArgument(0)};
+  for (Operation &op : body.without_terminator()) {
+    if (!readsAny(op, dependent) || isPiecewiseConstant(op))
+      continue;
+    if (!TangentBuilder::hasRule(&op))
       return &op;
+    dependent.insert(op.result_begin(), op.result_end());
+  }
   return nullptr;
 }
 

@@ -9,9 +9,10 @@
 // respect to its score argument. It is built by forward-mode
 // differentiation of the region's body: each op that depends on the score
 // gets a tangent from its operands' tangents (the rules of calculus for the
-// arith and math ops a region uses); ops that do not depend on the score (the
-// index arithmetic of ALiBi, say) need none. A region whose result depends on
-// the score through an op without a rule is refused, naming the op.
+// arith and math ops a region uses); ops that do not read the score (the
+// index arithmetic of ALiBi, say) need none, and comparisons and conversions
+// to integers are piecewise constant in it. A region that reads the score in
+// any other op without a rule is refused, naming the op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,8 +25,11 @@
 
 namespace mlir::attn {
 
-/// The first op of `score`'s body that depends on the score argument and has
-/// no derivative rule, or null when the region can be differentiated.
+/// The first op of `score`'s body that reads the score (or a value computed
+/// from it), as an operand or inside its regions, and has no derivative rule,
+/// or null when the region can be differentiated. Comparisons and
+/// conversions to integers are piecewise constant (derivative 0); any other
+/// op needs a rule, whatever its result type.
 Operation *findUndifferentiableOp(Region &score);
 
 /// Clones the body of `score` at `b`'s insertion point with its arguments

@@ -185,6 +185,14 @@ TEST(AttentionProblem, QueryBlocksOfKvBlockMatchDefinition) {
           for (const auto &block : blocks) {
             AttentionProblem p = makeProblem(sq, sk, causal, window);
             int64_t bm = block[0], bn = block[1];
+            // Both directions visit the same tiles: the forward's ranges
+            // hold exactly the tiles with a visible (row, key).
+            int64_t forward = 0, backward = 0;
+            for (int64_t m = 0; m < (sq + bm - 1) / bm; ++m)
+              forward += p.kvBlockRange(m, bm, bn).size();
+            for (int64_t n = 0; n < (sk + bn - 1) / bn; ++n)
+              backward += p.queryBlockRange(n, bm, bn).size();
+            EXPECT_EQ(forward, backward);
             for (int64_t n = 0; n < (sk + bn - 1) / bn; ++n) {
               IndexRange range = p.queryBlockRange(n, bm, bn);
               for (int64_t m = 0; m < (sq + bm - 1) / bm; ++m) {

@@ -28,6 +28,7 @@
 namespace mlir::attn {
 
 class AttentionOp;
+class AttentionGradOp;
 struct IntegerArith;
 
 /// A half-open range [begin, end); empty when begin >= end.
@@ -64,6 +65,9 @@ struct AttentionProblem {
   /// ShapedType::kDynamic (a kernel that takes them at run time); head
   /// counts and head dimensions must still be static.
   static std::optional<AttentionProblem> fromOp(AttentionOp op,
+                                                bool dynamicLengths = false);
+  /// The problem whose gradient `op` computes, as fromOp.
+  static std::optional<AttentionProblem> fromOp(AttentionGradOp op,
                                                 bool dynamicLengths = false);
 
   /// Whether batch, queryLen and kvLen are known (not ShapedType::kDynamic).

@@ -17,6 +17,10 @@ namespace mlir::attn {
 /// "B=1 Hq=32 Hkv=8 (GQA 4:1) Sq=4096 Sk=4096 D=128 Dv=128 bf16 causal +lse":
 /// the sizes of `problem` (which is `op`'s) and every feature `op` uses.
 std::string summarizeAttention(AttentionOp op, const AttentionProblem &problem);
+/// The same for the attention whose gradient `op` computes ("+dmask" when it
+/// computes the mask's gradient too).
+std::string summarizeAttention(AttentionGradOp op,
+                               const AttentionProblem &problem);
 
 } // namespace mlir::attn
 

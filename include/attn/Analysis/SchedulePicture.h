@@ -19,6 +19,8 @@
 // - ATTENTION2D and ring attention: the Sq x Sk score matrix, each region
 //   coloured by the rank that computes it (zig-zag shards included), the
 //   scores the masks hide shaded.
+// - The backward pass: the transposed grid, key/value blocks by query
+//   blocks, coloured by the piece whose program owns the key/value block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +43,14 @@ namespace mlir::attn {
 std::string drawSchedule(const AttentionProblem &problem, int64_t blockM,
                          int64_t blockN, Attribute partition, StringRef title,
                          const DerivedBlockMask *blockMask = nullptr);
+
+/// An SVG document drawing the schedule of the backward pass of `problem`
+/// (attn-decompose-grad's): one row per key/value block of one (batch,
+/// key/value head), coloured by the piece (of `pieces`) whose program owns
+/// its dK and dV; columns are the query blocks of `blockM` rows it visits
+/// (MaskGeometry's transposed range) for each query head of its group.
+std::string drawGradSchedule(const AttentionProblem &problem, int64_t blockM,
+                             int64_t blockN, int64_t pieces, StringRef title);
 
 } // namespace mlir::attn
 

@@ -28,14 +28,24 @@ def AttnPrintPlan : Pass<"attn-print-plan"> {
     the rule `attn-select-schedule` applies). The IR is not changed. An op with dynamic sizes gets a remark saying the plan is decided
     at run time.
 
+    Every `attn.attention_grad` gets the backward's plan: the problem, its
+    nominal FLOPs (2.5 times the forward's), the tiles `attn-decompose-grad`
+    uses, the key/value blocks per (batch, key/value head) and the pieces
+    their programs are cut into, the (key/value block, query block) tiles
+    visited per query head after masked-block skipping (MaskGeometry's
+    transposed range) and how many need an element mask, and the f32 copies
+    of dQ.
+
     With `svg-dir=DIR`, it also draws each attention's schedule as an SVG
     picture, `DIR/<function>-<n>.svg` for the n-th attention of a function
     (`lib/Analysis/SchedulePicture.cpp`, from the same models as the
     lowering): FlashAttention-2's CTAs and the key/value blocks each visits
     after masked-block skipping; split-KV's splits; Lean attention's CTAs
     across output tiles with each tile's host; the ranks of ATTENTION2D and
-    ring attention over the score matrix. A file that cannot be written is
-    an error.
+    ring attention over the score matrix. A gradient's picture,
+    `DIR/<function>-grad-<n>.svg`, shows the key/value blocks by the query
+    blocks each visits, coloured by the piece that owns them. A file that
+    cannot be written is an error.
 
     Example:
 
@@ -512,9 +522,11 @@ def AttnDecomposeGrad : Pass<"attn-decompose-grad"> {
     result is the same bytes whatever order the programs run in. Tiles come
     from the `block-m`/`block-n` options, else the op's `tiles`, else
     FlashAttention-2's backward default for the head dimension. A score
-    region whose result depends on the score through an op without a rule
-    is refused, naming the op (ops that do not depend on the score, such as
-    the index arithmetic of ALiBi, need none).
+    region that reads the score in an op without a rule is refused, naming
+    the op (ops that do not read it, such as the index arithmetic of ALiBi,
+    need none; comparisons and conversions to integers are piecewise
+    constant). Hidden scores contribute 0 even where the region's derivative
+    is not finite.
 
     Example:
 

@@ -124,3 +124,19 @@ func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x
   %a, %b, %c, %d = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) mask(%m : tensor<2x1x16x32xf32>) outs(%q, %k, %v, %dm : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>, tensor<2x8x16x32xf32>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>, tensor<2x8x16x32xf32>
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<2x8x16x64xf16>, %k: tensor<2x2x32x64xf16>, %v: tensor<2x2x32x64xf16>, %o: tensor<2x8x16x64xf16>, %l: tensor<2x8x16xf32>, %do: tensor<2x8x16x64xf16>, %m: tensor<?x8x16x32xf32>, %dm: tensor<1x8x16x32xf32>) {
+  // expected-error @+1 {{dMask's batch and head sizes must be the mask's, dynamic where the mask's are (they say what dMask sums over): mask 'tensor<?x8x16x32xf32>', dMask 'tensor<1x8x16x32xf32>'}}
+  %a, %b, %c, %d = attn.attention_grad ins(%q, %k, %v : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>) out(%o, %l : tensor<2x8x16x64xf16>, tensor<2x8x16xf32>) grad(%do : tensor<2x8x16x64xf16>) mask(%m : tensor<?x8x16x32xf32>) outs(%q, %k, %v, %dm : tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>, tensor<1x8x16x32xf32>) -> tensor<2x8x16x64xf16>, tensor<2x2x32x64xf16>, tensor<2x2x32x64xf16>, tensor<1x8x16x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x1024x1024x8xf16>, %k: tensor<1x1x134217728x8xf16>, %l: tensor<1x1024x1024xf32>, %m: tensor<1x1x1024x134217728xf16>) {
+  // expected-error @+1 {{dMask's f32 scores [B, Hq, Sq, Sk] hold more than 2^48 bytes (256 TiB)}}
+  %a, %b, %c, %d = attn.attention_grad ins(%q, %k, %k : tensor<1x1024x1024x8xf16>, tensor<1x1x134217728x8xf16>, tensor<1x1x134217728x8xf16>) out(%q, %l : tensor<1x1024x1024x8xf16>, tensor<1x1024x1024xf32>) grad(%q : tensor<1x1024x1024x8xf16>) mask(%m : tensor<1x1x1024x134217728xf16>) outs(%q, %k, %k, %m : tensor<1x1024x1024x8xf16>, tensor<1x1x134217728x8xf16>, tensor<1x1x134217728x8xf16>, tensor<1x1x1024x134217728xf16>) -> tensor<1x1024x1024x8xf16>, tensor<1x1x134217728x8xf16>, tensor<1x1x134217728x8xf16>, tensor<1x1x1024x134217728xf16>
+  return
+}

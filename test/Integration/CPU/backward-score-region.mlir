@@ -23,6 +23,9 @@
 // CHECK: @remaining_rules:
 // CHECK:   check dQ : {{.*}} PASS
 // CHECK:   check dK : {{.*}} PASS
+// CHECK: @infinite_where_hidden:
+// CHECK:   check dQ : {{.*}} PASS
+// CHECK:   check dK : {{.*}} PASS
 // CHECK: {{^PASS$}}
 
 // A bias along the relative position (ALiBi's shape): region' = 1.
@@ -151,4 +154,26 @@ func.func @remaining_rules(%q: tensor<1x2x18x16xf32>, %k: tensor<1x2x27x16xf32>,
     attn.yield %r : f32
   }
   return %o#0, %o#1 : tensor<1x2x18x16xf32>, tensor<1x2x18xf32>
+}
+
+// A region whose derivative is infinite at keys the causal mask hides
+// (s / (1 + q - k) at k = q + 1): hidden scores contribute 0, not NaN.
+func.func @infinite_where_hidden(%q: tensor<1x2x24x16xf32>, %k: tensor<1x2x24x16xf32>,
+                                 %v: tensor<1x2x24x16xf32>) -> (tensor<1x2x24x16xf32>, tensor<1x2x24xf32>) {
+  %o0 = tensor.empty() : tensor<1x2x24x16xf32>
+  %l0 = tensor.empty() : tensor<1x2x24xf32>
+  %o:2 = attn.attention ins(%q, %k, %v : tensor<1x2x24x16xf32>, tensor<1x2x24x16xf32>, tensor<1x2x24x16xf32>)
+      outs(%o0, %l0 : tensor<1x2x24x16xf32>, tensor<1x2x24xf32>) {causal}
+      -> tensor<1x2x24x16xf32>, tensor<1x2x24xf32> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %one = arith.constant 1.0 : f32
+    %ii = arith.index_cast %i : index to i64
+    %ji = arith.index_cast %j : index to i64
+    %d = arith.subi %ii, %ji : i64
+    %df = arith.sitofp %d : i64 to f32
+    %den = arith.addf %df, %one : f32
+    %r = arith.divf %s, %den : f32
+    attn.yield %r : f32
+  }
+  return %o#0, %o#1 : tensor<1x2x24x16xf32>, tensor<1x2x24xf32>
 }

@@ -4,7 +4,7 @@
 // NO-LSE: attn-run: error: --backward needs the attention's LSE: give it an LSE destination (--lse)
 // RUN: not attn-run --backward %S/Inputs/region-without-derivative.mlir 2>&1 | FileCheck %s --check-prefix=REGION
 // REGION: attn-run: error: lowering with attn-to-cpu failed:
-// REGION-NEXT: {{.*}}region-without-derivative.mlir:{{.*}}: attn-decompose-grad: the score region's result depends on the score through 'math.erf', which has no derivative rule
+// REGION-NEXT: {{.*}}region-without-derivative.mlir:{{.*}}: attn-decompose-grad: the score region uses the score in 'math.erf', which has no derivative rule
 // RUN: not attn-run --backward --heads=2 --seq-q=16 --head-dim=16 --grad-splits=0 2>&1 | FileCheck %s --check-prefix=SPLITS
 // RUN: not attn-run --backward --heads=2 --seq-q=16 --head-dim=16 --grad-splits=17 2>&1 | FileCheck %s --check-prefix=SPLITS
 // SPLITS: attn-run: error: --grad-splits must be from 1 to Sk = 16 (a piece holds at least one key/value block), got

@@ -652,6 +652,27 @@ LogicalResult AttentionGradOp::verify() {
                               "and the op has "
                            << (mask ? "a boolean mask" : "no mask");
     gradients.push_back({"dMask", gradMask, "the mask", mask});
+    // The mask's batch and head sizes say what dMask sums over (a static 1
+    // broadcasts); dS is kept in f32 at every (batch, head, row, key).
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    auto gradType = cast<RankedTensorType>(gradMask.getType());
+    for (int64_t dim : {0, 1})
+      if (maskType.isDynamicDim(dim) != gradType.isDynamicDim(dim))
+        return emitOpError()
+               << "dMask's batch and head sizes must be the mask's, dynamic "
+                  "where the mask's are (they say what dMask sums over): "
+                  "mask "
+               << maskType << ", dMask " << gradType;
+    SmallVector<int64_t> scores;
+    for (int64_t size : {getQuery().getType().getDimSize(0),
+                         getQuery().getType().getDimSize(1),
+                         getQuery().getType().getDimSize(2),
+                         getKey().getType().getDimSize(2)})
+      if (!ShapedType::isDynamic(size))
+        scores.push_back(size);
+    if (!checkedTensorBytes(scores, 4))
+      return emitOpError() << "dMask's f32 scores [B, Hq, Sq, Sk] hold more "
+                              "than 2^48 bytes (256 TiB)";
   }
   for (const Gradient &g : gradients) {
     if (failed(verifyFloatElement(op, g.name, g.gradient)))

@@ -368,8 +368,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
 
     A score region is differentiated with respect to the score
     (`attn-decompose-grad` builds its derivative from the body's arith and
-    math ops; a region whose result depends on the score through an op
-    without a derivative rule is refused, naming the op).
+    math ops; a region that reads the score in an op without a derivative
+    rule is refused, naming the op).
 
     With an additive mask, an optional fourth destination dMask, of the
     mask's shape (f16, bf16 or f32), receives the mask's gradient:
