@@ -393,19 +393,10 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
     oSizes.append({rows, valueDim});
     SmallVector<OpFoldResult> lSizes(unitPrefix), lStrides(prefix.size(), one);
     lSizes.push_back(rows);
-    auto slice = [&](Value dest, ArrayRef<OpFoldResult> offsets,
-                     ArrayRef<OpFoldResult> sizes,
-                     ArrayRef<OpFoldResult> strides, int64_t rank) {
-      RankedTensorType type =
-          tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
-              rank, cast<RankedTensorType>(dest.getType()), sizes);
-      return tensor::ExtractSliceOp::create(b, type, dest, offsets, sizes,
-                                            strides);
-    };
-    Value oInit = slice(shared[0], oOffsets, oSizes, oStrides, 2);
-    Value lseInit = shared.size() > 1
-                        ? slice(shared[1], prefix, lSizes, lStrides, 1)
-                        : Value();
+    Value oInit = extractTile(b, shared[0], oOffsets, oSizes, 2);
+    Value lseInit =
+        shared.size() > 1 ? extractTile(b, shared[1], prefix, lSizes, 1)
+                          : Value();
     auto [oTile, lseTile] = buildQueryBlock(slot, batch, head, queryBlock, row0,
                                             rows, oInit, lseInit);
 

@@ -57,10 +57,10 @@ private:
   Value zeros(ArrayRef<OpFoldResult> sizes) {
     return filledTensor(b, sizes, b.getF32Type(), b.getF32FloatAttr(0.0));
   }
-  /// The [sizes] tile of `source` at `offsets`, unit dimensions dropped down
-  /// to `rank`.
   Value slice(Value source, ArrayRef<OpFoldResult> offsets,
-              ArrayRef<OpFoldResult> sizes, int64_t rank);
+              ArrayRef<OpFoldResult> sizes, int64_t rank) {
+    return extractTile(b, source, offsets, sizes, rank);
+  }
   Value insert(Value tile, Value dest, ArrayRef<OpFoldResult> offsets,
                ArrayRef<OpFoldResult> sizes);
 
@@ -98,16 +98,6 @@ private:
   /// The first key of the program's piece.
   Value pieceKey0;
 };
-
-Value GradDecomposer::slice(Value source, ArrayRef<OpFoldResult> offsets,
-                            ArrayRef<OpFoldResult> sizes, int64_t rank) {
-  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
-  RankedTensorType type =
-      tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
-          rank, cast<RankedTensorType>(source.getType()), sizes);
-  return tensor::ExtractSliceOp::create(b, type, source, offsets, sizes,
-                                        strides);
-}
 
 Value GradDecomposer::insert(Value tile, Value dest,
                              ArrayRef<OpFoldResult> offsets,

@@ -33,6 +33,17 @@ Value mlir::attn::buildGeneric(ImplicitLocOpBuilder &b, ValueRange inputs,
   return generic.getResult(0);
 }
 
+Value mlir::attn::extractTile(ImplicitLocOpBuilder &b, Value source,
+                              ArrayRef<OpFoldResult> offsets,
+                              ArrayRef<OpFoldResult> sizes, int64_t rank) {
+  SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+  RankedTensorType type =
+      tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
+          rank, cast<RankedTensorType>(source.getType()), sizes);
+  return tensor::ExtractSliceOp::create(b, type, source, offsets, sizes,
+                                        strides);
+}
+
 Value mlir::attn::filledTensor(ImplicitLocOpBuilder &b,
                                ArrayRef<OpFoldResult> sizes, Type elementType,
                                TypedAttr value) {

@@ -35,6 +35,12 @@ Value buildGeneric(ImplicitLocOpBuilder &b, ValueRange inputs,
 Value filledTensor(ImplicitLocOpBuilder &b, ArrayRef<OpFoldResult> sizes,
                    Type elementType, TypedAttr value);
 
+/// The [sizes] tile of `source` at `offsets` (unit strides), its unit
+/// dimensions dropped down to `rank`.
+Value extractTile(ImplicitLocOpBuilder &b, Value source,
+                  ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
+                  int64_t rank);
+
 /// `value` widened to f32 (unchanged when it already is).
 Value extendToF32(OpBuilder &b, Location loc, Value value);
 

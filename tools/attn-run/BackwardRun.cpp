@@ -7,6 +7,8 @@
 
 #include "BackwardRun.h"
 
+#include "CpuTiming.h"
+
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Execution/AttentionSpec.h"
 #include "attn/Execution/CpuExecutable.h"
@@ -14,8 +16,6 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <algorithm>
-#include <chrono>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -47,7 +47,7 @@ llvm::Expected<bool> mlir::attn::runBackwardOnCpu(
   AttentionGradOp grad = buildAttentionGrad(op, options.splits,
                                             /*deterministic=*/false,
                                             options.maskGrad);
-  auto erase = llvm::make_scope_exit([&] { grad->erase(); });
+  llvm::scope_exit erase([&] { grad->erase(); });
   if (failed(grad.verify()))
     return llvm::createStringError("the gradient op does not verify");
 
@@ -67,19 +67,13 @@ llvm::Expected<bool> mlir::attn::runBackwardOnCpu(
     gradients.push_back(std::move(*gradient));
   }
 
-  using Clock = std::chrono::steady_clock;
-  auto secondsSince = [](Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-  };
   AttnToCPUOptions pipeline;
   pipeline.blockM = options.blockM;
   pipeline.blockN = options.blockN;
-  Clock::time_point start = Clock::now();
-  llvm::Expected<std::unique_ptr<CpuExecutable>> executable =
-      CpuExecutable::compile(grad, pipeline);
-  if (!executable)
-    return executable.takeError();
-  double compileSeconds = secondsSince(start);
+  llvm::Expected<TimedCompile> compiled =
+      timeCompile([&] { return CpuExecutable::compile(grad, pipeline); });
+  if (!compiled)
+    return compiled.takeError();
 
   // Q, K, V, O, LSE, dO, [mask], [block mask], [key lengths], dQ, dK, dV.
   std::vector<HostBuffer *> buffers{
@@ -92,21 +86,14 @@ llvm::Expected<bool> mlir::attn::runBackwardOnCpu(
       buffers.push_back(&input->buffer);
   for (Operand &gradient : gradients)
     buffers.push_back(&gradient.buffer);
-  std::vector<double> runSeconds;
-  for (unsigned i = 0; i < options.repeat; ++i) {
-    start = Clock::now();
-    if (llvm::Error err = (*executable)->run(buffers))
-      return std::move(err);
-    runSeconds.push_back(secondsSince(start));
-  }
-  std::sort(runSeconds.begin(), runSeconds.end());
-  double median = runSeconds[runSeconds.size() / 2];
-  llvm::outs() << llvm::formatv(
-      "  backward: {0} piece{1}; compile {2:F3} s; run {3:F3} ms ({4} of {5}), "
-      "{6:F2} GFLOP/s on one CPU thread\n",
-      options.splits, options.splits == 1 ? "" : "s", compileSeconds,
-      median * 1e3, runSeconds.size() == 1 ? "one run" : "median",
-      runSeconds.size(), 2.5 * options.forwardFlops / median * 1e-9);
+  llvm::Expected<std::string> timing =
+      timeRuns(compiled->seconds, options.repeat, 2.5 * options.forwardFlops,
+               [&] { return compiled->executable->run(buffers); });
+  if (!timing)
+    return timing.takeError();
+  llvm::outs() << llvm::formatv("  backward: {0} piece{1}; {2}\n",
+                                options.splits,
+                                options.splits == 1 ? "" : "s", *timing);
   if (!options.check) {
     llvm::outs() << "  check: skipped (--no-check)\n";
     return true;

@@ -17,6 +17,7 @@
 
 #include "AttentionOperands.h"
 #include "BackwardRun.h"
+#include "CpuTiming.h"
 #include "DistributedRun.h"
 #include "GpuRun.h"
 #include "ReferenceCheck.h"
@@ -50,7 +51,6 @@
 #include "llvm/Support/WithColor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -265,16 +265,10 @@ const cl::Option *specOptions[] = {&batch,
                                    &ring,
                                    &zigzag};
 
-using Clock = std::chrono::steady_clock;
-
 /// MPI, when the run has a distributed attention.
 std::unique_ptr<MpiSession> mpi;
 /// Whether this process prints the report: the only one, or MPI rank 0.
 bool reports() { return !mpi || mpi->rank() == 0; }
-
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 /// Prints "attn-run: error: <message>" and returns the exit code.
 int fail(const llvm::Twine &message) {
@@ -728,28 +722,16 @@ llvm::Expected<bool> runOnCpu(AttentionOp op, const AttentionProblem &problem,
   AttnToCPUOptions pipelineOptions;
   pipelineOptions.blockM = blockM;
   pipelineOptions.blockN = blockN;
-  Clock::time_point start = Clock::now();
-  llvm::Expected<std::unique_ptr<CpuExecutable>> executable =
-      CpuExecutable::compile(op, pipelineOptions);
-  if (!executable)
-    return executable.takeError();
-  double compileSeconds = secondsSince(start);
-
-  std::vector<double> runSeconds;
-  for (unsigned i = 0; i < repeat; ++i) {
-    start = Clock::now();
-    if (llvm::Error err = (*executable)->run(operands.buffers()))
-      return std::move(err);
-    runSeconds.push_back(secondsSince(start));
-  }
-  std::sort(runSeconds.begin(), runSeconds.end());
-  double median = runSeconds[runSeconds.size() / 2];
-  llvm::outs() << llvm::formatv(
-      "  compile {0:F3} s; run {1:F3} ms ({2} of {3}), {4:F2} GFLOP/s on one "
-      "CPU thread\n",
-      compileSeconds, median * 1e3,
-      runSeconds.size() == 1 ? "one run" : "median", runSeconds.size(),
-      problem.nominalForwardFlops() / median * 1e-9);
+  llvm::Expected<TimedCompile> compiled =
+      timeCompile([&] { return CpuExecutable::compile(op, pipelineOptions); });
+  if (!compiled)
+    return compiled.takeError();
+  llvm::Expected<std::string> timing = timeRuns(
+      compiled->seconds, repeat, problem.nominalForwardFlops(),
+      [&] { return compiled->executable->run(operands.buffers()); });
+  if (!timing)
+    return timing.takeError();
+  llvm::outs() << "  " << *timing << "\n";
 
   if (llvm::Error err = saveOutputs(operands))
     return std::move(err);
