@@ -317,6 +317,15 @@ ExprPtr readUncached(Value tensor, const ElementIndex &element,
     e->constant = *c;
     return e;
   }
+  // A transpose or broadcast reads its input at the element its map gives.
+  auto layoutOp = tensor.getDefiningOp<linalg::LinalgOp>();
+  if (layoutOp && isa<linalg::TransposeOp, linalg::BroadcastOp>(layoutOp))
+    if (std::optional<SmallVector<ElementIndex>> loopValues = delinearize(
+            element, cast<RankedTensorType>(tensor.getType()).getShape())) {
+      OpOperand *input = layoutOp.getDpsInputOperand(0);
+      return readExpr(input->get(), elementOf(layoutOp, input, *loopValues),
+                      loops);
+    }
   auto generic = tensor.getDefiningOp<linalg::GenericOp>();
   std::optional<SmallVector<ElementIndex>> loopValues;
   if (generic && isElementwise(generic))
@@ -450,6 +459,10 @@ FailureOr<ExprPtr> rowReductionInput(Value result, ArrayRef<int64_t> loops,
 struct Contraction {
   Value lhs, rhs;
   bool rhsTransposed = false;
+  /// The product was matched with its operands swapped (see
+  /// matchContraction): its result is [.., n, m], the transpose of the
+  /// product of `lhs` and `rhs`.
+  bool resultTransposed = false;
   /// The product of the batch loops' sizes.
   int64_t batchSize = 1;
   /// When an operand is read in another order than [batch..., m, k] (the
@@ -468,7 +481,8 @@ struct Contraction {
   Type lhsElementType;
 };
 
-FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why);
+FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why,
+                                         bool swapped);
 
 /// The map from a product's loops (batch..., m, n, k) to an operand's
 /// indices: the batch loops, then `trailing`.
@@ -555,7 +569,15 @@ int64_t batchSizeOf(linalg::LinalgOp op, unsigned batch) {
   return size;
 }
 
-FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
+/// The product that computes `result`, a contraction over the last index of
+/// its left operand. `swapped` matches it the other way round, as the
+/// product of its right operand and its left, whose transpose it computes
+/// (StableHLO's dot_general of V and P gives O^T = V^T P^T, JAX's form):
+/// the result is [.., m, n] over the op's loops (batch..., m, n, k) either
+/// way, and with `swapped` the returned left operand is the one read over
+/// (batch..., n, k).
+FailureOr<Contraction> matchContraction(Value result, Mismatch &why,
+                                        bool swapped = false) {
   auto fail = [&](const Twine &reason) -> FailureOr<Contraction> {
     why.reason = reason.str();
     return failure();
@@ -564,7 +586,7 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
   auto op = skipNoOpCasts(result).getDefiningOp<linalg::LinalgOp>();
   if (op && !linalg::isaContractionOpInterface(op))
     if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
-      return matchFusedProduct(generic, why);
+      return matchFusedProduct(generic, why, swapped);
   if (!op || !linalg::isaContractionOpInterface(op) ||
       op.getNumDpsInputs() != 2)
     return fail("not a matrix product");
@@ -586,9 +608,17 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
   auto mapOf = [&](ArrayRef<unsigned> trailing) {
     return productMap(ctx, loops, batch, trailing);
   };
+  // The loops of the result's rows and columns, which `swapped` exchanges
+  // along with the operands.
   unsigned m = batch, n = batch + 1, k = batch + 2;
+  if (op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != mapOf({m, n}))
+    return fail("a product that is not [.., m, k] x [.., k, n]");
+  if (swapped)
+    std::swap(m, n);
   // getDpsInputOperands returns a vector by value: keep it.
   SmallVector<OpOperand *> inputs = op.getDpsInputOperands();
+  if (swapped)
+    std::swap(inputs[0], inputs[1]);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   auto shapeOf = [](OpOperand *operand) {
     return cast<RankedTensorType>(operand->get().getType()).getShape();
@@ -596,11 +626,10 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
   std::optional<SmallVector<int64_t>> lhsPermutation =
       layoutPermutation(op.getMatchingIndexingMap(inputs[0]),
                         shapeOf(inputs[0]), ranges, productOrder(batch, {m, k}));
-  if (!lhsPermutation ||
-      op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != mapOf({m, n}))
+  if (!lhsPermutation)
     return fail("a product that is not [.., m, k] x [.., k, n]");
   Contraction c{skipNoOpCasts(inputs[0]->get()),
-                skipNoOpCasts(inputs[1]->get()), false,
+                skipNoOpCasts(inputs[1]->get()), false, swapped,
                 batchSizeOf(op, batch)};
   if (op.getMatchingIndexingMap(inputs[0]) != mapOf({m, k}))
     c.lhsPermutation = *lhsPermutation;
@@ -627,8 +656,10 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why) {
 /// (linalg-fuse-elementwise-ops folds the softmax's division into the
 /// second product): loops (batch..., m, n, k), V read as [.., k, n] or
 /// [.., n, k], X independent of n; X is read over the loops (batch..., m,
-/// k) of the left operand.
-FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
+/// k) of the left operand. `swapped` as in matchContraction: V read with
+/// the result's rows, X with its columns.
+FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why,
+                                         bool swapped) {
   auto fail = [&](const Twine &reason) -> FailureOr<Contraction> {
     why.reason = reason.str();
     return failure();
@@ -646,6 +677,8 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
   OpOperand *init = op.getDpsInitOperand(0);
   if (op.getMatchingIndexingMap(init) != mapOf({m, n}))
     return fail("a product that is not [.., m, k] x [.., k, n]");
+  if (swapped)
+    std::swap(m, n);
   Block *body = op.getBody();
   Value outArg = op.getMatchingBlockArgument(init);
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
@@ -659,6 +692,7 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
     return fail("not a matrix product");
   Contraction c;
   c.batchSize = batchSizeOf(op, batch);
+  c.resultTransposed = swapped;
   Value lhsValue;
   // An addition of 0 to an operand in the body (TOSA's zero-add
   // broadcast of V, fused) reads the operand.
@@ -705,15 +739,15 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why) {
   if (!c.rhs)
     return fail("a product whose right operand is not read as [.., k, n] in "
                 "some order");
-  // X is read over the loops without n: the product's loop indices as
-  // functions of those (n, unused by what X reads, as 0).
+  // X is read over the loops without n, (batch..., m, k): the product's
+  // loop indices as functions of those (n, unused by what X reads, as 0).
   c.lhsLoops = op.getStaticLoopRanges();
   c.lhsLoops.erase(c.lhsLoops.begin() + n);
   SmallVector<ElementIndex> loopValues;
   for (unsigned d = 0; d < loops; ++d)
-    loopValues.push_back(d == n ? ElementIndex()
-                                : ElementIndex::loop(d == k ? batch + 1 : d,
-                                                     c.lhsLoops));
+    loopValues.push_back(
+        d == n ? ElementIndex()
+               : ElementIndex::loop(d < n ? d : d - 1, c.lhsLoops));
   DenseMap<Value, ExprPtr> args;
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
@@ -892,6 +926,40 @@ bool mayDependOn(Value value, Operation *op) {
   return false;
 }
 
+/// Whether `values` are computed from an exponential and a row reduction
+/// (through element-wise generics, reductions, casts and reshapes), or by
+/// a linalg.softmax: what a softmax's probabilities look like.
+bool looksLikeProbabilities(ValueRange values) {
+  SmallVector<Value> work(values);
+  DenseSet<Operation *> seen;
+  bool exponential = false, reduction = false;
+  while (!work.empty() && seen.size() < 64) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (isa<linalg::SoftmaxOp>(def))
+      return true;
+    if (isa<linalg::ReduceOp>(def))
+      reduction = true;
+    auto generic = dyn_cast<linalg::GenericOp>(def);
+    if (generic && !linalg::isaContractionOpInterface(generic)) {
+      generic.getBody()->walk([&](math::ExpOp) { exponential = true; });
+      reduction |= generic.getNumReductionLoops() > 0;
+      for (OpOperand *input : generic.getDpsInputOperands())
+        work.push_back(input->get());
+      continue;
+    }
+    if (isa<math::ExpOp, tensor::CastOp, tensor::CollapseShapeOp,
+            tensor::ExpandShapeOp, linalg::ReduceOp, linalg::TransposeOp,
+            linalg::BroadcastOp, arith::ExtFOp, arith::TruncFOp,
+            arith::DivFOp, arith::MulFOp, arith::SubFOp>(def)) {
+      exponential |= isa<math::ExpOp>(def);
+      llvm::append_range(work, def->getOperands());
+    }
+  }
+  return exponential && reduction;
+}
+
 /// What the matcher found: O = softmax(scale * Q K^T [+ mask]) V.
 struct Attention {
   Value query, key, value, mask;
@@ -913,6 +981,9 @@ struct Attention {
   /// A mask computed in the body of a step that also computes others: the
   /// raise computes it on its own (`mask` is null then).
   std::optional<BodySlice> maskSlice;
+  /// The second product computes O^T (V^T P^T, Contraction's
+  /// resultTransposed): its result is [.., Dv, Sq].
+  bool outputTransposed = false;
 };
 
 /// The source of a tensor.collapse_shape or tensor.expand_shape that only
@@ -996,13 +1067,46 @@ bool isHeadsView(ArrayRef<int64_t> view, ArrayRef<int64_t> shape) {
          view[1] * view[2] == shape[1] && view.take_back(2) == shape.take_back(2);
 }
 
+/// The permutation (linalg.transpose's) that brings a tensor of `shape`,
+/// read at `element` over loops of sizes `loops`, to the order of the
+/// loops, when the element is the row-major index of the loops in some
+/// order: empty for the identity, std::nullopt when it is no such read.
+std::optional<SmallVector<int64_t>>
+readPermutation(const ElementIndex &element, ArrayRef<int64_t> shape,
+                ArrayRef<int64_t> loops) {
+  if (shape.size() != loops.size())
+    return std::nullopt;
+  // order[j]: the loop that dimension j of the tensor is read with.
+  SmallVector<int64_t> order = llvm::to_vector(
+      llvm::seq<int64_t>(0, static_cast<int64_t>(shape.size())));
+  do {
+    if (!llvm::all_of(llvm::seq<size_t>(0, shape.size()), [&](size_t j) {
+          return shape[j] == loops[order[j]];
+        }))
+      continue;
+    SmallVector<ElementIndex> indices;
+    for (int64_t loop : order)
+      indices.push_back(ElementIndex::loop(loop, loops));
+    if (linearize(indices, shape) != element)
+      continue;
+    if (llvm::is_sorted(order))
+      return SmallVector<int64_t>();
+    return invertPermutationVector(order);
+  } while (std::next_permutation(order.begin(), order.end()));
+  return std::nullopt;
+}
+
 /// The tensor a product operand of type `type` reads, given the expression
 /// it holds over the operand's loops, and the positive constant it is
 /// scaled by first (front ends scale Q, or Q and K^T, before the product
 /// instead of the scores): the tensor itself, or one it is a heads view of
-/// (isHeadsView); std::nullopt when it is computed otherwise.
+/// (isHeadsView); std::nullopt when it is computed otherwise. With
+/// `permutation`, the tensor may also be read in another order of the
+/// loops (a [B, S, H, D] tensor read by a product over [B, H, S, D], when
+/// the scaling is fused into the product), whose readPermutation it gets.
 std::optional<std::pair<Value, double>>
-scaledOperand(const ExprPtr &operand, RankedTensorType type) {
+scaledOperand(const ExprPtr &operand, RankedTensorType type,
+              SmallVector<int64_t> *permutation = nullptr) {
   FailureOr<std::pair<ExprPtr, double>> split = splitPositiveScale(operand);
   if (failed(split))
     return std::nullopt;
@@ -1010,22 +1114,40 @@ scaledOperand(const ExprPtr &operand, RankedTensorType type) {
   if (base->kind != Expr::Kind::Leaf || !base->tensor)
     return std::nullopt;
   auto baseType = cast<RankedTensorType>(base->tensor.getType());
-  if (baseType.getElementType() != type.getElementType() ||
-      !isHeadsView(type.getShape(), baseType.getShape()) ||
-      base->element != ElementIndex::identity(type.getShape()))
+  if (baseType.getElementType() != type.getElementType())
     return std::nullopt;
+  if (isHeadsView(type.getShape(), baseType.getShape()) &&
+      base->element == ElementIndex::identity(type.getShape()))
+    return std::make_pair(base->tensor, factor);
+  if (!permutation)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> order =
+      readPermutation(base->element, baseType.getShape(), type.getShape());
+  if (!order)
+    return std::nullopt;
+  *permutation = std::move(*order);
   return std::make_pair(base->tensor, factor);
 }
 
-FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
+/// The attention whose second product is `pv`, read as written or with its
+/// operands `swapped` (matchContraction).
+FailureOr<Attention> matchAttentionAs(linalg::LinalgOp pv, bool swapped,
+                                      Mismatch &why) {
   auto fail = [&](const Twine &reason) -> FailureOr<Attention> {
     why.reason = reason.str();
     return failure();
   };
-  FailureOr<Contraction> product = matchContraction(pv->getResult(0), why);
+  FailureOr<Contraction> product =
+      matchContraction(pv->getResult(0), why, swapped);
   if (failed(product))
     return failure();
+  if (product->lhs && !product->lhsExpr && !product->lhsPermutation.empty() &&
+      !llvm::equal(product->lhsPermutation,
+                   llvm::seq<int64_t>(0, product->lhsPermutation.size())))
+    return fail("the second product reads the probabilities in another order "
+                "than [.., query, key]");
   Attention attention;
+  attention.outputTransposed = product->resultTransposed;
   attention.value = product->rhs;
   attention.valueTransposed = product->rhsTransposed;
   attention.valuePermutation = product->rhsPermutation;
@@ -1332,34 +1454,81 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
                          type)
         .value_or(std::make_pair(tensor, 1.0));
   };
-  // A permuted operand is taken as it is (then permuted).
+  // A permuted operand is read through its scaling only when that keeps
+  // its shape (the permutation applies to the same layout), else taken as
+  // it is (then permuted).
+  auto permutedOperandOf = [&](Value tensor, ArrayRef<int64_t> permutation) {
+    std::pair<Value, double> source = operandOf(tensor);
+    return permutation.empty() || source.first.getType() == tensor.getType()
+               ? source
+               : std::make_pair(tensor, 1.0);
+  };
+  attention.queryPermutation = qk->lhsPermutation;
   std::optional<std::pair<Value, double>> query =
-      !qk->lhs                        ? scaledOperand(qk->lhsExpr,
-                                                      RankedTensorType::get(
-                                                          qk->lhsLoops,
-                                                          qk->lhsElementType))
-      : qk->lhsPermutation.empty() ? operandOf(qk->lhs)
-                                   : std::make_pair(qk->lhs, 1.0);
+      !qk->lhs ? scaledOperand(qk->lhsExpr,
+                               RankedTensorType::get(qk->lhsLoops,
+                                                     qk->lhsElementType),
+                               &attention.queryPermutation)
+               : permutedOperandOf(qk->lhs, qk->lhsPermutation);
   if (!query)
     return fail("the queries are computed inside the product in a way "
                 "attn.attention does not express");
-  std::pair<Value, double> key = qk->rhsPermutation.empty()
-                                     ? operandOf(qk->rhs)
-                                     : std::make_pair(qk->rhs, 1.0);
+  std::pair<Value, double> key = permutedOperandOf(qk->rhs, qk->rhsPermutation);
   attention.query = query->first;
   attention.key = key.first;
-  attention.queryPermutation = qk->lhsPermutation;
   attention.keyPermutation = qk->rhsPermutation;
   attention.scale *= query->second * key.second;
   // V read in place of a copy (a scaled V scales O: not read through).
-  std::pair<Value, double> value = attention.valuePermutation.empty()
-                                       ? operandOf(attention.value)
-                                       : std::make_pair(attention.value, 1.0);
+  std::pair<Value, double> value =
+      permutedOperandOf(attention.value, attention.valuePermutation);
   if (value.second == 1.0)
     attention.value = value.first;
   // Q K^T reads K as [.., n, k] ("transposed B"); a matmul reads K^T.
   attention.keyTransposed = !qk->rhsTransposed;
   return attention;
+}
+
+/// The values a product's left operand is read from: the operand, or the
+/// tensors the expression computed in a fused product's body reads.
+SmallVector<Value> leftOperandSources(const Contraction &c) {
+  if (!c.lhsExpr)
+    return {c.lhs};
+  SmallVector<Value> sources;
+  SmallVector<const Expr *> work{c.lhsExpr.get()};
+  while (!work.empty()) {
+    const Expr *e = work.pop_back_val();
+    if (e->kind == Expr::Kind::Leaf && e->tensor)
+      sources.push_back(e->tensor);
+    for (const ExprPtr &operand : e->operands)
+      work.push_back(operand.get());
+  }
+  return sources;
+}
+
+/// The attention whose second product is `pv`: P V as written, or V^T P^T
+/// (O^T, the product's operands swapped). When neither matches, `why`
+/// tells the failure of the reading whose left operand is the one that
+/// looks like the softmax's probabilities.
+FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
+  Mismatch asWritten, swapped;
+  if (FailureOr<Attention> attention = matchAttentionAs(pv, false, asWritten);
+      succeeded(attention))
+    return attention;
+  if (FailureOr<Attention> attention = matchAttentionAs(pv, true, swapped);
+      succeeded(attention))
+    return attention;
+  Mismatch ignored;
+  FailureOr<Contraction> written =
+      matchContraction(pv->getResult(0), ignored, false);
+  FailureOr<Contraction> reversed =
+      matchContraction(pv->getResult(0), ignored, true);
+  bool swappedIsSoftmax =
+      succeeded(reversed) &&
+      (failed(written) ||
+       (!looksLikeProbabilities(leftOperandSources(*written)) &&
+        looksLikeProbabilities(leftOperandSources(*reversed))));
+  why = swappedIsSoftmax ? swapped : asWritten;
+  return failure();
 }
 
 /// The reassociation between rank 4 and rank `rank` (<= 4) that puts the
@@ -1525,7 +1694,9 @@ struct AttnRaiseAttentionPass
       auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
       if (op->getNumResults() == 1 &&
           (linalg::isaContractionOpInterface(op) ||
-           (generic && succeeded(matchFusedProduct(generic, ignored)))))
+           (generic &&
+            (succeeded(matchFusedProduct(generic, ignored, false)) ||
+             succeeded(matchFusedProduct(generic, ignored, true))))))
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates) {
@@ -1561,44 +1732,16 @@ struct AttnRaiseAttentionPass
         op->erase();
   }
 
-  /// A product whose left operand is computed from an exponential and a
-  /// row reduction (through element-wise generics, reductions, casts and
-  /// reshapes), or is a linalg.softmax: what a user would expect to be
-  /// raised, so the reason it is not is worth a remark.
+  /// A product one of whose operands looks like a softmax's probabilities
+  /// (looksLikeProbabilities; a fused product computes its left operand
+  /// from any of its inputs): what a user would expect to be raised, so the
+  /// reason it is not is worth a remark.
   static bool looksLikeAttention(linalg::LinalgOp op) {
-    // A fused product (matchFusedProduct) computes its left operand from
-    // any of its inputs.
-    SmallVector<Value> work{op.getDpsInputOperand(0)->get()};
     if (!linalg::isaContractionOpInterface(op))
-      for (OpOperand *input : op.getDpsInputOperands())
-        work.push_back(input->get());
-    DenseSet<Operation *> seen;
-    bool exponential = false, reduction = false;
-    while (!work.empty() && seen.size() < 64) {
-      Operation *def = work.pop_back_val().getDefiningOp();
-      if (!def || !seen.insert(def).second)
-        continue;
-      if (isa<linalg::SoftmaxOp>(def))
-        return true;
-      if (isa<linalg::ReduceOp>(def))
-        reduction = true;
-      auto generic = dyn_cast<linalg::GenericOp>(def);
-      if (generic && !linalg::isaContractionOpInterface(generic)) {
-        generic.getBody()->walk([&](math::ExpOp) { exponential = true; });
-        reduction |= generic.getNumReductionLoops() > 0;
-        for (OpOperand *input : generic.getDpsInputOperands())
-          work.push_back(input->get());
-        continue;
-      }
-      if (isa<math::ExpOp, tensor::CastOp, tensor::CollapseShapeOp,
-              tensor::ExpandShapeOp, linalg::ReduceOp, linalg::TransposeOp,
-              linalg::BroadcastOp, arith::ExtFOp, arith::TruncFOp,
-              arith::DivFOp, arith::MulFOp, arith::SubFOp>(def)) {
-        exponential |= isa<math::ExpOp>(def);
-        llvm::append_range(work, def->getOperands());
-      }
-    }
-    return exponential && reduction;
+      return looksLikeProbabilities(op.getDpsInputs());
+    return llvm::any_of(op.getDpsInputs(), [](Value input) {
+      return looksLikeProbabilities(input);
+    });
   }
 
   /// An element-wise f32 generic computing log(rowsum) + rowmax from the
@@ -1722,13 +1865,25 @@ struct AttnRaiseAttentionPass
       return;
     }
     Value result = op.getResult(0);
-    if (outType.getRank() == 5)
+    // The product's layout with [.., Sq, Dv] last (reshapes regroup the
+    // batch dimensions only), then transposed when it computes O^T.
+    int64_t rank = outType.getRank();
+    SmallVector<int64_t> lastSwapped =
+        llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(lastSwapped[rank - 2], lastSwapped[rank - 1]);
+    RankedTensorType rowsLast =
+        attention.outputTransposed
+            ? outType.clone(applyPermutation(outType.getShape(), lastSwapped))
+            : outType;
+    if (rank == 5)
       result = tensor::ExpandShapeOp::create(
-          b, outType, result,
+          b, rowsLast, result,
           ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
-    else if (outType.getRank() != 4)
-      result = tensor::CollapseShapeOp::create(
-          b, outType, result, frontUnitGroups(outType.getRank()));
+    else if (rank != 4)
+      result = tensor::CollapseShapeOp::create(b, rowsLast, result,
+                                               frontUnitGroups(rank));
+    if (attention.outputTransposed)
+      result = permuted(b, result, lastSwapped);
     pv->getResult(0).replaceAllUsesWith(result);
     if (lse) {
       // The front end's [.., Sq] or [.., Sq, 1] view of the rows, through

@@ -145,13 +145,19 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     same loops (unit loops added, heads folded into the batch, or split
     into key/value heads and groups by reshape propagation; a product may
     read K broadcast over the group).
+    `linalg.transpose` and `linalg.broadcast` are read through at the
+    element their maps give. The second product may also be written as
+    `V^T P^T` (StableHLO's `dot_general %v, %p`, whose result is O^T): each
+    product is read as written and with its operands swapped, and the
+    raised O is transposed to the product's layout.
     Rank-2 and rank-3 operands become rank 4 with unit dimensions in front
     (and the result is collapsed back). Anything else (a softmax over
     another axis, no normalisation, the exponential of something else, a
     maximum or sum of other values, a mask added after the scale is applied
-    to it, a non-constant scale) is left untouched; with `remarks`, each
-    product whose left operand is computed from an exponential (or is a
-    `linalg.softmax`) and is not raised gets a remark with the reason and
+    to it, a non-constant scale, P read with the keys as rows) is left
+    untouched; with `remarks`, each product with an operand computed from
+    an exponential (or by a `linalg.softmax`) that is not raised gets a
+    remark with the reason and
     the op (and line) the match stopped at, and each raised one says so. Ops
     that only fed a raised attention are erased. docs/raising-forms.md
     lists the forms real front ends emit, with their sources.

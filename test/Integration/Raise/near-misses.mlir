@@ -8,23 +8,31 @@
 // @safe_softmax (X15): rows whose scores are all -inf give 0, not NaN.
 // @head_mask (C11): P multiplied by a per-head vector that is not constant.
 // @mask_from_scores: a term added to the scores computed from them (after
-// fusion, in the same body).
+// fusion, in the same body). @probabilities_transposed: P^T V, the second
+// product reading P with the keys as rows (after fusion the division read
+// that way is not by a row sum). @transposed_softmax_over_queries: H6's
+// V^T P^T with the softmax over the queries, reported for the reading in
+// which P is the softmax.
 // RUN: attn-opt %s --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
 // RUN: attn-opt %s --canonicalize --cse --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
 // RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
 // RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention | FileCheck %s --check-prefix=IR
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the scores are scaled by something else than a positive constant (the match stopped at linalg.generic on line 42)
+// CHECK: remark: not raised to attn.attention: the scores are scaled by something else than a positive constant (the match stopped at linalg.generic on line 50)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the softmax does not divide by a row sum (the match stopped at linalg.generic on line 103)
+// CHECK: remark: not raised to attn.attention: the softmax does not divide by a row sum (the match stopped at linalg.generic on line 111)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the scores are not a matrix product (or are modified in a way attn.attention does not express) (the match stopped at linalg.generic on line 121)
+// CHECK: remark: not raised to attn.attention: the scores are not a matrix product (or are modified in a way attn.attention does not express) (the match stopped at linalg.generic on line 129)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 197)
+// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 205)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 235)
+// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 243)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: a term added to the scores is computed from them (the match stopped at linalg.batch_matmul on line 253)
+// CHECK: remark: not raised to attn.attention: a term added to the scores is computed from them (the match stopped at linalg.batch_matmul on line 261)
+// CHECK-NOT: remark: raised
+// CHECK: remark: not raised to attn.attention: {{the second product reads the probabilities in another order than \[\.\., query, key\]|the softmax does not divide by a row sum}} (the match stopped at linalg.generic on line 335)
+// CHECK-NOT: remark: raised
+// CHECK: remark: not raised to attn.attention: the softmax does not divide by a row sum (the match stopped at linalg.generic on line {{370|377}})
 // CHECK-NOT: remark: raised
 // IR-NOT: attn.attention
 
@@ -289,4 +297,88 @@ func.func @mask_from_scores(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>, %v: t
   %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%oz : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   return %o : tensor<2x8x4xf32>
+}
+
+// P^T V: the second product reads the probabilities with keys as rows.
+func.func @probabilities_transposed(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %r0 = tensor.empty() : tensor<2x8xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s : tensor<2x8x8xf32>) outs(%mx0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %mx : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.subf %in, %in_1 : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sm = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%ex : tensor<2x8x8xf32>) outs(%sm0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %sm : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %r = arith.divf %in, %in_1 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %o0 = tensor.empty() : tensor<2x8x4xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, k, m)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%oz : tensor<2x8x4xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %m = arith.mulf %in, %in_1 : f32
+    %a = arith.addf %out, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// V^T P^T (H6's order) with the softmax over the queries.
+func.func @transposed_softmax_over_queries(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %r0 = tensor.empty() : tensor<2x8xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction", "parallel"]} ins(%s : tensor<2x8x8xf32>) outs(%mx0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %mx : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.subf %in, %in_1 : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%r0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sm = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction", "parallel"]} ins(%ex : tensor<2x8x8xf32>) outs(%sm0 : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %sm : tensor<2x8x8xf32>, tensor<2x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %r = arith.divf %in, %in_1 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %o0 = tensor.empty() : tensor<2x4x8xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, e, s, k) -> (b, k, e)>, affine_map<(b, e, s, k) -> (b, s, k)>, affine_map<(b, e, s, k) -> (b, e, s)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%v, %p : tensor<2x8x4xf32>, tensor<2x8x8xf32>) outs(%oz : tensor<2x4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %m = arith.mulf %in, %in_1 : f32
+    %a = arith.addf %out, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
 }
