@@ -244,9 +244,21 @@ private:
 /// arguments hold `args`; `ownerLoops` (the generic's loop indices as
 /// functions of the root's), if given, are recorded with the ops and opaque
 /// values.
+ExprPtr readBody(Block *body, linalg::GenericOp generic, Value value,
+                 DenseMap<Value, ExprPtr> &args,
+                 ArrayRef<ElementIndex> ownerLoops);
+
 ExprPtr readPayload(linalg::GenericOp generic, Value value,
                     DenseMap<Value, ExprPtr> &args,
                     ArrayRef<ElementIndex> ownerLoops = {}) {
+  return readBody(generic.getBody(), generic, value, args, ownerLoops);
+}
+
+/// readPayload in `body`, the body of `generic` (or of a linalg.map, with
+/// no generic and no owner loops).
+ExprPtr readBody(Block *body, linalg::GenericOp generic, Value value,
+                 DenseMap<Value, ExprPtr> &args,
+                 ArrayRef<ElementIndex> ownerLoops) {
   if (ExprPtr known = args.lookup(value))
     return known;
   // Outside a match's scope, a scope of this read alone.
@@ -263,13 +275,12 @@ ExprPtr readPayload(linalg::GenericOp generic, Value value,
   }
   auto e = std::make_shared<Expr>();
   Operation *def = value.getDefiningOp();
-  if (!ownerLoops.empty() && def && def->getBlock() == generic.getBody()) {
+  if (!ownerLoops.empty() && def && def->getBlock() == body) {
     e->owner = generic;
     e->bodyValue = value;
     e->ownerLoops.assign(ownerLoops.begin(), ownerLoops.end());
   }
-  if (!def || def->getBlock() != generic.getBody() ||
-      def->getNumResults() != 1 ||
+  if (!def || def->getBlock() != body || def->getNumResults() != 1 ||
       !isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
            arith::ExtFOp, arith::TruncFOp, math::ExpOp, math::LogOp,
            arith::SelectOp>(def))
@@ -278,7 +289,7 @@ ExprPtr readPayload(linalg::GenericOp generic, Value value,
   e->name = def->getName().getStringRef();
   ++activeReads->depth;
   for (Value operand : def->getOperands())
-    e->operands.push_back(readPayload(generic, operand, args, ownerLoops));
+    e->operands.push_back(readBody(body, generic, operand, args, ownerLoops));
   --activeReads->depth;
   // Values the body uses several times are read once.
   args[value] = e;
@@ -325,6 +336,24 @@ ExprPtr readUncached(Value tensor, const ElementIndex &element,
       OpOperand *input = layoutOp.getDpsInputOperand(0);
       return readExpr(input->get(), elementOf(layoutOp, input, *loopValues),
                       loops);
+    }
+  // A linalg.map (StableHLO's primitive element-wise ops) reads its inputs
+  // at the element it computes.
+  if (auto map = tensor.getDefiningOp<linalg::MapOp>())
+    if (std::optional<SmallVector<ElementIndex>> loopValues = delinearize(
+            element, cast<RankedTensorType>(tensor.getType()).getShape())) {
+      Block &body = map.getMapper().front();
+      DenseMap<Value, ExprPtr> args;
+      for (OpOperand *input : map.getDpsInputOperands())
+        args[body.getArgument(input->getOperandNumber())] = readExpr(
+            input->get(), elementOf(map, input, *loopValues), loops);
+      ExprPtr e = readBody(&body, {}, body.getTerminator()->getOperand(0),
+                           args, {});
+      if (e->kind == Expr::Kind::Op) {
+        e->origin = tensor;
+        e->element = element;
+      }
+      return e;
     }
   auto generic = tensor.getDefiningOp<linalg::GenericOp>();
   std::optional<SmallVector<ElementIndex>> loopValues;
@@ -452,6 +481,13 @@ FailureOr<ExprPtr> rowReductionInput(Value result, ArrayRef<int64_t> loops,
   return reduced;
 }
 
+/// The permutation of `rank` dimensions that swaps the last two.
+SmallVector<int64_t> lastTwoSwapped(int64_t rank) {
+  SmallVector<int64_t> permutation = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(permutation[rank - 2], permutation[rank - 1]);
+  return permutation;
+}
+
 /// A contraction over the last index of the left operand, as attention's
 /// two products are: its operands, and whether the right one is laid out
 /// [.., k, n] (a matmul) rather than [.., n, k] (a matmul with B
@@ -459,10 +495,11 @@ FailureOr<ExprPtr> rowReductionInput(Value result, ArrayRef<int64_t> loops,
 struct Contraction {
   Value lhs, rhs;
   bool rhsTransposed = false;
-  /// The product was matched with its operands swapped (see
-  /// matchContraction): its result is [.., n, m], the transpose of the
-  /// product of `lhs` and `rhs`.
-  bool resultTransposed = false;
+  /// How the product's result is laid out: the permutation
+  /// (linalg.transpose's) that takes the product of `lhs` and `rhs` as
+  /// [batch..., m, n] to it; empty for that layout. Swapping the operands
+  /// (see matchContraction) swaps the last two.
+  SmallVector<int64_t> resultLayout;
   /// The product of the batch loops' sizes.
   int64_t batchSize = 1;
   /// When an operand is read in another order than [batch..., m, k] (the
@@ -569,27 +606,15 @@ int64_t batchSizeOf(linalg::LinalgOp op, unsigned batch) {
   return size;
 }
 
-/// The product that computes `result`, a contraction over the last index of
-/// its left operand. `swapped` matches it the other way round, as the
-/// product of its right operand and its left, whose transpose it computes
-/// (StableHLO's dot_general of V and P gives O^T = V^T P^T, JAX's form):
-/// the result is [.., m, n] over the op's loops (batch..., m, n, k) either
-/// way, and with `swapped` the returned left operand is the one read over
-/// (batch..., n, k).
-FailureOr<Contraction> matchContraction(Value result, Mismatch &why,
-                                        bool swapped = false) {
+/// A contraction whose loops are in the order (batch..., m, n, k), as named
+/// products and torch-mlir's and TOSA's lowerings have them (see
+/// matchContraction).
+FailureOr<Contraction> matchOrderedContraction(linalg::LinalgOp op,
+                                               bool swapped, Mismatch &why) {
   auto fail = [&](const Twine &reason) -> FailureOr<Contraction> {
     why.reason = reason.str();
     return failure();
   };
-  why.at = skipNoOpCasts(result).getDefiningOp();
-  auto op = skipNoOpCasts(result).getDefiningOp<linalg::LinalgOp>();
-  if (op && !linalg::isaContractionOpInterface(op))
-    if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
-      return matchFusedProduct(generic, why, swapped);
-  if (!op || !linalg::isaContractionOpInterface(op) ||
-      op.getNumDpsInputs() != 2)
-    return fail("not a matrix product");
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
@@ -628,9 +653,12 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why,
                         shapeOf(inputs[0]), ranges, productOrder(batch, {m, k}));
   if (!lhsPermutation)
     return fail("a product that is not [.., m, k] x [.., k, n]");
-  Contraction c{skipNoOpCasts(inputs[0]->get()),
-                skipNoOpCasts(inputs[1]->get()), false, swapped,
-                batchSizeOf(op, batch)};
+  Contraction c;
+  c.lhs = skipNoOpCasts(inputs[0]->get());
+  c.rhs = skipNoOpCasts(inputs[1]->get());
+  c.batchSize = batchSizeOf(op, batch);
+  if (swapped)
+    c.resultLayout = lastTwoSwapped(batch + 2);
   if (op.getMatchingIndexingMap(inputs[0]) != mapOf({m, k}))
     c.lhsPermutation = *lhsPermutation;
   AffineMap rhsMap = op.getMatchingIndexingMap(inputs[1]);
@@ -651,6 +679,323 @@ FailureOr<Contraction> matchContraction(Value result, Mismatch &why,
   return c;
 }
 
+/// The loops a product reads `operand` with, in the order of its
+/// dimensions; std::nullopt unless it reads each dimension with one loop.
+std::optional<SmallVector<int64_t>> loopsRead(linalg::LinalgOp op,
+                                              OpOperand *operand) {
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
+    return std::nullopt;
+  SmallVector<int64_t> loops;
+  for (unsigned d = 0; d < map.getNumResults(); ++d)
+    loops.push_back(map.getDimPosition(d));
+  return loops;
+}
+
+/// The permutation (linalg.transpose's) that brings an operand whose
+/// dimensions are read with `loops` to the order `wanted`; std::nullopt if
+/// it reads other loops.
+std::optional<SmallVector<int64_t>> permutationTo(ArrayRef<int64_t> loops,
+                                                  ArrayRef<int64_t> wanted) {
+  if (loops.size() != wanted.size())
+    return std::nullopt;
+  SmallVector<int64_t> permutation;
+  for (int64_t loop : wanted) {
+    const auto *at = llvm::find(loops, loop);
+    if (at == loops.end())
+      return std::nullopt;
+    permutation.push_back(at - loops.begin());
+  }
+  return permutation;
+}
+
+/// `permutation`, or empty when it is the identity.
+SmallVector<int64_t> unlessIdentity(ArrayRef<int64_t> permutation) {
+  if (llvm::equal(permutation, llvm::seq<int64_t>(0, permutation.size())))
+    return {};
+  return SmallVector<int64_t>(permutation);
+}
+
+/// The loop order (batch..., m, n, k) of a product whose result the scores
+/// read through the permutation `resultOrder` (linalg.transpose's): the
+/// result's loops in that order, then the reduced loop.
+FailureOr<SmallVector<int64_t>> orderFromResult(linalg::LinalgOp op,
+                                                ArrayRef<int64_t> resultOrder,
+                                                Mismatch &why) {
+  std::optional<SmallVector<int64_t>> outLoops =
+      loopsRead(op, op.getDpsInitOperand(0));
+  if (!outLoops || resultOrder.size() != outLoops->size()) {
+    why.reason = "the scores are read in another order than the product's";
+    return failure();
+  }
+  SmallVector<int64_t> order;
+  for (int64_t d : resultOrder)
+    order.push_back((*outLoops)[d]);
+  for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (type == utils::IteratorType::reduction)
+      order.push_back(d);
+  return order;
+}
+
+/// The rest of a product read in the loop order `order` (batch..., m, n, k;
+/// see matchReorderedContraction), whose right operand is `rhs`: how the
+/// right operand and the result are laid out, and the batch size.
+LogicalResult readReordered(linalg::LinalgOp op, ArrayRef<int64_t> order,
+                            OpOperand *rhs, Contraction &c, Mismatch &why) {
+  auto fail = [&](const Twine &reason) {
+    why.reason = reason.str();
+    return failure();
+  };
+  size_t batch = order.size() - 3;
+  int64_t n = order[batch + 1], k = order[batch + 2];
+  if (llvm::SmallDenseSet<int64_t>(order.begin(), order.end()).size() !=
+          order.size() ||
+      order.size() != op.getNumLoops())
+    return fail("a product whose loops are not batch, row, column and "
+                "reduced indices");
+  // The right operand reads every batch loop, or all but the group of
+  // (B, Hkv, G): grouped-query K or V, read once for the G query heads of
+  // a key/value head (the attention's view collapses (Hkv, G) into its
+  // query heads, G inner, and reads K and V with Hkv heads).
+  std::optional<SmallVector<int64_t>> rhsLoops = loopsRead(op, rhs);
+  bool groupBroadcast =
+      rhsLoops && batch == 3 && !llvm::is_contained(*rhsLoops, order[2]);
+  SmallVector<int64_t> rhsWanted;
+  for (size_t d = 0; d < batch; ++d)
+    if (!(groupBroadcast && d == 2))
+      rhsWanted.push_back(order[d]);
+  rhsWanted.append({k, n});
+  std::optional<SmallVector<int64_t>> rhsPermutation =
+      rhsLoops ? permutationTo(*rhsLoops, rhsWanted) : std::nullopt;
+  if (!rhsPermutation)
+    return fail("a product whose right operand is not [.., k, n] in some "
+                "order");
+  c.rhs = skipNoOpCasts(rhs->get());
+  c.rhsTransposed = false;
+  c.rhsPermutation = unlessIdentity(*rhsPermutation);
+  // Result dimension j holds the loop the result reads there.
+  std::optional<SmallVector<int64_t>> outLoops =
+      loopsRead(op, op.getDpsInitOperand(0));
+  std::optional<SmallVector<int64_t>> resultLayout =
+      outLoops ? permutationTo(ArrayRef(order).drop_back(), *outLoops)
+               : std::nullopt;
+  if (!resultLayout)
+    return fail("a product whose result is not [.., m, n] in some order");
+  c.resultLayout = unlessIdentity(*resultLayout);
+  std::optional<double> zero = filledWith(op.getDpsInitOperand(0)->get());
+  if (!zero || *zero != 0.0)
+    return fail("a product that does not start from zero");
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  c.batchSize = 1;
+  for (size_t d = 0; d < batch; ++d)
+    if (ShapedType::isDynamic(ranges[order[d]]) ||
+        llvm::MulOverflow(c.batchSize, ranges[order[d]], c.batchSize))
+      c.batchSize = 0;
+  return success();
+}
+
+/// A contraction whose loops are in any order, each operand reading each of
+/// its loops once (StableHLO's dot_general lowers to loops (batch..., left
+/// free..., right free..., contracting)). Its loops are read in the order
+/// (batch..., m, n, k) of the attention's view: with `resultOrder` (the
+/// permutation, linalg.transpose's, that the scores are read through) the
+/// batch loops, m and n are the result's dimensions in that order;
+/// otherwise the left operand (the second input when `swapped`) gives the
+/// batch loops and m, in the order it reads them, followed by k. A batch
+/// loop that the right operand does not read is a group of query heads
+/// over one key/value head (JAX's grouped-query form, Q as [B, S, Hkv, G,
+/// D] against K as [B, S, Hkv, D]): allowed as the third of (B, Hkv, G).
+FailureOr<Contraction>
+matchReorderedContraction(linalg::LinalgOp op, bool swapped,
+                          ArrayRef<int64_t> resultOrder, Mismatch &why) {
+  auto fail = [&](const Twine &reason) -> FailureOr<Contraction> {
+    why.reason = reason.str();
+    return failure();
+  };
+  if (op.getNumReductionLoops() != 1 || op.getNumDpsInits() != 1)
+    return fail("a product with more than one reduced index");
+  SmallVector<OpOperand *> inputs = op.getDpsInputOperands();
+  SmallVector<int64_t> order;
+  if (!resultOrder.empty()) {
+    FailureOr<SmallVector<int64_t>> fromResult =
+        orderFromResult(op, resultOrder, why);
+    if (failed(fromResult))
+      return failure();
+    order = *fromResult;
+    // The left operand is the one that reads m.
+    std::optional<SmallVector<int64_t>> first = loopsRead(op, inputs[0]);
+    if (first && !llvm::is_contained(*first, order[order.size() - 3]))
+      std::swap(inputs[0], inputs[1]);
+  } else {
+    if (swapped)
+      std::swap(inputs[0], inputs[1]);
+    std::optional<SmallVector<int64_t>> lhsLoops = loopsRead(op, inputs[0]);
+    std::optional<SmallVector<int64_t>> rhsLoops = loopsRead(op, inputs[1]);
+    if (!lhsLoops || !rhsLoops || lhsLoops->empty() ||
+        op.getIteratorTypesArray()[lhsLoops->back()] !=
+            utils::IteratorType::reduction)
+      return fail("a product whose left operand is not [.., m, k] in loop "
+                  "order");
+    int64_t k = lhsLoops->back();
+    order.assign(lhsLoops->begin(), lhsLoops->end() - 1);
+    // n: the loop the right operand reads and the left does not.
+    SmallVector<int64_t> columns;
+    for (int64_t d : *rhsLoops)
+      if (d != k && !llvm::is_contained(*lhsLoops, d))
+        columns.push_back(d);
+    if (columns.size() != 1)
+      return fail("a product with more than one column index");
+    order.append({columns.front(), k});
+  }
+  if (order.size() < 3)
+    return fail("not a matrix product");
+  Contraction c;
+  if (failed(readReordered(op, order, inputs[1], c, why)))
+    return failure();
+  size_t batch = order.size() - 3;
+  SmallVector<int64_t> lhsWanted(order.begin(), order.begin() + batch);
+  lhsWanted.append({order[batch], order[batch + 2]});
+  std::optional<SmallVector<int64_t>> lhsLoops = loopsRead(op, inputs[0]);
+  std::optional<SmallVector<int64_t>> lhsPermutation =
+      lhsLoops ? permutationTo(*lhsLoops, lhsWanted) : std::nullopt;
+  if (!lhsPermutation)
+    return fail("a product whose left operand is not [.., m, k] in some "
+                "order");
+  c.lhs = skipNoOpCasts(inputs[0]->get());
+  c.lhsPermutation = unlessIdentity(*lhsPermutation);
+  return c;
+}
+
+/// matchFusedProduct for a product whose loops are in any order: read in
+/// the loop order (batch..., m, n, k) that `resultOrder` gives (see
+/// matchReorderedContraction), or else that an input of the left operand's
+/// expression reads as [batch..., m, k] (the softmax's division fused into
+/// JAX's V^T P^T, whose inputs are read over P's loops).
+FailureOr<Contraction>
+matchReorderedFusedProduct(linalg::GenericOp op, ArrayRef<int64_t> resultOrder,
+                           Mismatch &why);
+
+/// The product that computes `result`, a contraction over the last index of
+/// its left operand. `swapped` matches it the other way round, as the
+/// product of its right operand and its left, whose transpose it computes
+/// (StableHLO's dot_general of V and P gives O^T = V^T P^T, JAX's form):
+/// the result is [.., m, n] over the op's loops (batch..., m, n, k) either
+/// way, and with `swapped` the returned left operand is the one read over
+/// (batch..., n, k). A product whose loops are in another order is read
+/// in the attention's order (matchReorderedContraction); `resultOrder` is
+/// the permutation the scores read its result through.
+FailureOr<Contraction> matchContraction(Value result, Mismatch &why,
+                                        bool swapped = false,
+                                        ArrayRef<int64_t> resultOrder = {}) {
+  auto fail = [&](const Twine &reason) -> FailureOr<Contraction> {
+    why.reason = reason.str();
+    return failure();
+  };
+  why.at = skipNoOpCasts(result).getDefiningOp();
+  auto op = skipNoOpCasts(result).getDefiningOp<linalg::LinalgOp>();
+  if (op && !linalg::isaContractionOpInterface(op))
+    if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
+      if (!resultOrder.empty())
+        return matchReorderedFusedProduct(generic, resultOrder, why);
+      FailureOr<Contraction> ordered = matchFusedProduct(generic, why, swapped);
+      if (succeeded(ordered))
+        return ordered;
+      Mismatch ignored;
+      FailureOr<Contraction> reordered =
+          matchReorderedFusedProduct(generic, {}, ignored);
+      // Without an order to follow, the reordered product is read with X
+      // as its left operand: once, as written.
+      if (succeeded(reordered) && !swapped)
+        return reordered;
+      return failure();
+    }
+  if (!op || !linalg::isaContractionOpInterface(op) ||
+      op.getNumDpsInputs() != 2)
+    return fail("not a matrix product");
+  if (!resultOrder.empty())
+    return matchReorderedContraction(op, swapped, resultOrder, why);
+  FailureOr<Contraction> ordered = matchOrderedContraction(op, swapped, why);
+  if (succeeded(ordered))
+    return ordered;
+  Mismatch ignored;
+  FailureOr<Contraction> reordered =
+      matchReorderedContraction(op, swapped, {}, ignored);
+  if (succeeded(reordered))
+    return reordered;
+  return failure();
+}
+
+/// The term `X * V` of a product `out + X * V` computed in the body of
+/// `op`, which has one reduced loop.
+FailureOr<arith::MulFOp> fusedProductTerm(linalg::GenericOp op,
+                                          Mismatch &why) {
+  if (op.getNumDpsInits() != 1 || op.getNumLoops() < 3 ||
+      op.getNumReductionLoops() != 1) {
+    why.reason = "not a matrix product";
+    return failure();
+  }
+  Block *body = op.getBody();
+  Value outArg = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  auto mul = add && add->getBlock() == body &&
+                     llvm::is_contained(add->getOperands(), outArg)
+                 ? (add.getLhs() == outArg ? add.getRhs() : add.getLhs())
+                       .getDefiningOp<arith::MulFOp>()
+                 : arith::MulFOp();
+  if (!mul || mul->getBlock() != body) {
+    why.reason = "not a matrix product";
+    return failure();
+  }
+  return mul;
+}
+
+/// `v` without additions of 0 in the body of `op` (TOSA's zero-add
+/// broadcast of V, fused, reads the operand).
+Value withoutZeroAdds(linalg::GenericOp op, Value v) {
+  while (auto add = v.getDefiningOp<arith::AddFOp>()) {
+    if (add->getBlock() != op.getBody())
+      break;
+    std::optional<double> lhs = floatConstant(add.getLhs());
+    std::optional<double> rhs = floatConstant(add.getRhs());
+    if (rhs && *rhs == 0)
+      v = add.getLhs();
+    else if (lhs && *lhs == 0)
+      v = add.getRhs();
+    else
+      break;
+  }
+  return v;
+}
+
+/// The left operand X of a fused product, `lhsValue` in its body, read
+/// over the loops `rows` (the product's loops (batch..., m, k), without n):
+/// c's lhsLoops, lhsExpr and lhsElementType. The inputs that read n are
+/// not read by X (an opaque leaf if they are).
+void readFusedLeft(linalg::GenericOp op, Value lhsValue,
+                   ArrayRef<int64_t> rows, int64_t n, Contraction &c) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  c.lhsLoops.clear();
+  for (int64_t d : rows)
+    c.lhsLoops.push_back(ranges[d]);
+  // The product's loop indices as functions of those (n, unused, as 0).
+  SmallVector<ElementIndex> loopValues(op.getNumLoops());
+  for (auto [position, d] : llvm::enumerate(rows))
+    loopValues[d] = ElementIndex::loop(position, c.lhsLoops);
+  DenseMap<Value, ExprPtr> args;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (llvm::any_of(map.getResults(), [&](AffineExpr e) {
+          return e.isFunctionOfDim(n);
+        }))
+      continue;
+    args[op.getMatchingBlockArgument(input)] = readExpr(
+        input->get(), elementOf(op, input, loopValues), c.lhsLoops);
+  }
+  c.lhsExpr = readPayload(op, lhsValue, args);
+  c.lhsElementType = lhsValue.getType();
+}
+
 /// A product `out + X * V` whose left operand X is an element-wise
 /// expression computed in its body from other inputs
 /// (linalg-fuse-elementwise-ops folds the softmax's division into the
@@ -664,11 +1009,12 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why,
     why.reason = reason.str();
     return failure();
   };
+  FailureOr<arith::MulFOp> mul = fusedProductTerm(op, why);
+  if (failed(mul))
+    return failure();
   unsigned loops = op.getNumLoops();
-  if (op.getNumDpsInits() != 1 || loops < 3 ||
-      op.getNumReductionLoops() != 1 ||
-      op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
-    return fail("not a matrix product");
+  if (op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
+    return fail("a product whose loops are not (batch..., m, n, k)");
   unsigned batch = loops - 3, m = batch, n = batch + 1, k = batch + 2;
   MLIRContext *ctx = op.getContext();
   auto mapOf = [&](ArrayRef<unsigned> trailing) {
@@ -680,39 +1026,14 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why,
   if (swapped)
     std::swap(m, n);
   Block *body = op.getBody();
-  Value outArg = op.getMatchingBlockArgument(init);
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || add->getBlock() != body ||
-      !llvm::is_contained(add->getOperands(), outArg))
-    return fail("not a matrix product");
-  Value term = add.getLhs() == outArg ? add.getRhs() : add.getLhs();
-  auto mul = term.getDefiningOp<arith::MulFOp>();
-  if (!mul || mul->getBlock() != body)
-    return fail("not a matrix product");
   Contraction c;
   c.batchSize = batchSizeOf(op, batch);
-  c.resultTransposed = swapped;
+  if (swapped)
+    c.resultLayout = lastTwoSwapped(batch + 2);
   Value lhsValue;
-  // An addition of 0 to an operand in the body (TOSA's zero-add
-  // broadcast of V, fused) reads the operand.
-  auto withoutZeroAdds = [&](Value v) {
-    while (auto add = v.getDefiningOp<arith::AddFOp>()) {
-      if (add->getBlock() != body)
-        break;
-      std::optional<double> lhs = floatConstant(add.getLhs());
-      std::optional<double> rhs = floatConstant(add.getRhs());
-      if (rhs && *rhs == 0)
-        v = add.getLhs();
-      else if (lhs && *lhs == 0)
-        v = add.getRhs();
-      else
-        break;
-    }
-    return v;
-  };
   for (int side : {1, 0}) {
-    auto arg = dyn_cast<BlockArgument>(withoutZeroAdds(mul->getOperand(side)));
+    auto arg =
+        dyn_cast<BlockArgument>(withoutZeroAdds(op, (*mul)->getOperand(side)));
     if (!arg || arg.getOwner() != body || c.rhs)
       continue;
     OpOperand *input = op.getMatchingOpOperand(arg);
@@ -733,33 +1054,15 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why,
       c.rhsTransposed = transposed;
       if (permutation)
         c.rhsPermutation = *permutation;
-      lhsValue = mul->getOperand(1 - side);
+      lhsValue = (*mul)->getOperand(1 - side);
     }
   }
   if (!c.rhs)
     return fail("a product whose right operand is not read as [.., k, n] in "
                 "some order");
-  // X is read over the loops without n, (batch..., m, k): the product's
-  // loop indices as functions of those (n, unused by what X reads, as 0).
-  c.lhsLoops = op.getStaticLoopRanges();
-  c.lhsLoops.erase(c.lhsLoops.begin() + n);
-  SmallVector<ElementIndex> loopValues;
-  for (unsigned d = 0; d < loops; ++d)
-    loopValues.push_back(
-        d == n ? ElementIndex()
-               : ElementIndex::loop(d < n ? d : d - 1, c.lhsLoops));
-  DenseMap<Value, ExprPtr> args;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    AffineMap map = op.getMatchingIndexingMap(input);
-    if (llvm::any_of(map.getResults(), [&](AffineExpr e) {
-          return e.isFunctionOfDim(n);
-        }))
-      continue; // Not read by X (an opaque leaf if it is).
-    args[op.getMatchingBlockArgument(input)] = readExpr(
-        input->get(), elementOf(op, input, loopValues), c.lhsLoops);
-  }
-  c.lhsExpr = readPayload(op, lhsValue, args);
-  c.lhsElementType = lhsValue.getType();
+  SmallVector<int64_t> rows = llvm::to_vector(llvm::seq<int64_t>(0, batch));
+  rows.append({m, k});
+  readFusedLeft(op, lhsValue, rows, n, c);
   // A left operand that is an input as it is (not computed in the body):
   // also the operand itself, in some order of [batch..., m, k].
   if (auto arg = dyn_cast<BlockArgument>(lhsValue);
@@ -771,14 +1074,95 @@ FailureOr<Contraction> matchFusedProduct(linalg::GenericOp op, Mismatch &why,
         op.getStaticLoopRanges(), productOrder(batch, {m, k}));
     if (op.isDpsInput(input) && permutation) {
       c.lhs = skipNoOpCasts(input->get());
-      if (!llvm::equal(*permutation, llvm::seq<int64_t>(0, batch + 2)))
-        c.lhsPermutation = *permutation;
+      c.lhsPermutation = unlessIdentity(*permutation);
     }
   }
   std::optional<double> zero = filledWith(init->get());
   if (!zero || *zero != 0.0)
     return fail("a product that does not start from zero");
   return c;
+}
+
+FailureOr<Contraction>
+matchReorderedFusedProduct(linalg::GenericOp op, ArrayRef<int64_t> resultOrder,
+                           Mismatch &why) {
+  auto fail = [&](const Twine &reason) -> FailureOr<Contraction> {
+    why.reason = reason.str();
+    return failure();
+  };
+  FailureOr<arith::MulFOp> mul = fusedProductTerm(op, why);
+  if (failed(mul))
+    return failure();
+  int64_t k = -1;
+  for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (type == utils::IteratorType::reduction)
+      k = d;
+  SmallVector<int64_t> fromResult;
+  if (!resultOrder.empty()) {
+    FailureOr<SmallVector<int64_t>> order =
+        orderFromResult(op, resultOrder, why);
+    if (failed(order))
+      return failure();
+    fromResult = *order;
+  }
+  Block *body = op.getBody();
+  // V: an input read as it is by one side of the product, which reads k
+  // and, with `resultOrder`, n.
+  for (int side : {1, 0}) {
+    auto arg =
+        dyn_cast<BlockArgument>(withoutZeroAdds(op, (*mul)->getOperand(side)));
+    if (!arg || arg.getOwner() != body)
+      continue;
+    OpOperand *rhs = op.getMatchingOpOperand(arg);
+    std::optional<SmallVector<int64_t>> rhsLoops = loopsRead(op, rhs);
+    if (!op.isDpsInput(rhs) || !rhsLoops || !llvm::is_contained(*rhsLoops, k))
+      continue;
+    SmallVector<int64_t> order = fromResult;
+    if (order.empty()) {
+      // The loop order of an input of X read as [batch..., m, k], then n:
+      // the loop V reads and that input does not.
+      for (OpOperand *input : op.getDpsInputOperands()) {
+        std::optional<SmallVector<int64_t>> loops = loopsRead(op, input);
+        if (input == rhs || !loops || loops->empty() || loops->back() != k)
+          continue;
+        SmallVector<int64_t> columns;
+        for (int64_t d : *rhsLoops)
+          if (d != k && !llvm::is_contained(*loops, d))
+            columns.push_back(d);
+        if (columns.size() != 1)
+          continue;
+        order.assign(loops->begin(), loops->end() - 1);
+        order.append({columns.front(), k});
+        break;
+      }
+    }
+    if (order.size() < 3 ||
+        !llvm::is_contained(*rhsLoops, order[order.size() - 2]))
+      continue;
+    Contraction c;
+    if (failed(readReordered(op, order, rhs, c, why)))
+      return failure();
+    size_t batch = order.size() - 3;
+    int64_t n = order[batch + 1];
+    SmallVector<int64_t> rows(order.begin(), order.begin() + batch);
+    rows.append({order[batch], order[batch + 2]});
+    Value lhsValue = (*mul)->getOperand(1 - side);
+    readFusedLeft(op, lhsValue, rows, n, c);
+    if (auto lhsArg = dyn_cast<BlockArgument>(lhsValue);
+        lhsArg && lhsArg.getOwner() == body) {
+      OpOperand *input = op.getMatchingOpOperand(lhsArg);
+      std::optional<SmallVector<int64_t>> loops = loopsRead(op, input);
+      std::optional<SmallVector<int64_t>> permutation =
+          loops ? permutationTo(*loops, rows) : std::nullopt;
+      if (op.isDpsInput(input) && permutation) {
+        c.lhs = skipNoOpCasts(input->get());
+        c.lhsPermutation = unlessIdentity(*permutation);
+      }
+    }
+    return c;
+  }
+  return fail("a product whose right operand is not read as [.., k, n] in "
+              "some order");
 }
 
 /// A value computed in the body of a generic that also computes other steps
@@ -942,10 +1326,12 @@ bool looksLikeProbabilities(ValueRange values) {
     if (isa<linalg::ReduceOp>(def))
       reduction = true;
     auto generic = dyn_cast<linalg::GenericOp>(def);
-    if (generic && !linalg::isaContractionOpInterface(generic)) {
-      generic.getBody()->walk([&](math::ExpOp) { exponential = true; });
-      reduction |= generic.getNumReductionLoops() > 0;
-      for (OpOperand *input : generic.getDpsInputOperands())
+    if ((generic && !linalg::isaContractionOpInterface(generic)) ||
+        isa<linalg::MapOp>(def)) {
+      auto linalgOp = cast<linalg::LinalgOp>(def);
+      linalgOp->walk([&](math::ExpOp) { exponential = true; });
+      reduction |= linalgOp.getNumReductionLoops() > 0;
+      for (OpOperand *input : linalgOp.getDpsInputOperands())
         work.push_back(input->get());
       continue;
     }
@@ -960,13 +1346,22 @@ bool looksLikeProbabilities(ValueRange values) {
   return exponential && reduction;
 }
 
+/// A tensor read as an operand of the raised attention: seen as `view` (a
+/// reshape of it: the same elements in row-major order; empty for its own
+/// shape), then transposed by `permutation` (linalg.transpose's; empty for
+/// none).
+struct OperandRead {
+  Value tensor;
+  SmallVector<int64_t> view, permutation;
+};
+
 /// What the matcher found: O = softmax(scale * Q K^T [+ mask]) V.
 struct Attention {
-  Value query, key, value, mask;
+  /// The products' operands, brought to [batch..., S, D] (or [batch..., D,
+  /// S] when transposed) by their views and permutations.
+  OperandRead query, key, value;
+  Value mask;
   bool keyTransposed = false, valueTransposed = false;
-  /// Permutations that bring the products' operands to [batch..., S, D]
-  /// before anything else (Contraction's), empty for none.
-  SmallVector<int64_t> queryPermutation, keyPermutation, valuePermutation;
   double scale = 1.0;
   /// The mask is [1, .., 1, Sq, Sk]: it is used as [1, 1, Sq, Sk] (needed
   /// when the softmax runs on another view of the batch than the products).
@@ -981,9 +1376,9 @@ struct Attention {
   /// A mask computed in the body of a step that also computes others: the
   /// raise computes it on its own (`mask` is null then).
   std::optional<BodySlice> maskSlice;
-  /// The second product computes O^T (V^T P^T, Contraction's
-  /// resultTransposed): its result is [.., Dv, Sq].
-  bool outputTransposed = false;
+  /// The layout of the second product's result (Contraction's
+  /// resultLayout): O^T ([.., Dv, Sq]) for V^T P^T; empty for [.., Sq, Dv].
+  SmallVector<int64_t> outputLayout;
 };
 
 /// The source of a tensor.collapse_shape or tensor.expand_shape that only
@@ -1067,31 +1462,32 @@ bool isHeadsView(ArrayRef<int64_t> view, ArrayRef<int64_t> shape) {
          view[1] * view[2] == shape[1] && view.take_back(2) == shape.take_back(2);
 }
 
-/// The permutation (linalg.transpose's) that brings a tensor of `shape`,
-/// read at `element` over loops of sizes `loops`, to the order of the
-/// loops, when the element is the row-major index of the loops in some
-/// order: empty for the identity, std::nullopt when it is no such read.
-std::optional<SmallVector<int64_t>>
-readPermutation(const ElementIndex &element, ArrayRef<int64_t> shape,
-                ArrayRef<int64_t> loops) {
-  if (shape.size() != loops.size())
+/// How a tensor of `elements` elements, read at `element` over loops of
+/// sizes `loops`, is the loops in some order: the view of it whose
+/// dimensions are the loops in that order (its row-major index of the
+/// loops is `element`) and the permutation (linalg.transpose's) that
+/// brings the view to the loops' order (empty for the identity);
+/// std::nullopt when the read is not of that kind.
+std::optional<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
+readOrder(const ElementIndex &element, int64_t elements,
+          ArrayRef<int64_t> loops) {
+  if (ShapedType::getNumElements(loops) != elements)
     return std::nullopt;
-  // order[j]: the loop that dimension j of the tensor is read with.
+  // order[j]: the loop that dimension j of the view is read with.
   SmallVector<int64_t> order = llvm::to_vector(
-      llvm::seq<int64_t>(0, static_cast<int64_t>(shape.size())));
+      llvm::seq<int64_t>(0, static_cast<int64_t>(loops.size())));
   do {
-    if (!llvm::all_of(llvm::seq<size_t>(0, shape.size()), [&](size_t j) {
-          return shape[j] == loops[order[j]];
-        }))
-      continue;
+    SmallVector<int64_t> view;
     SmallVector<ElementIndex> indices;
-    for (int64_t loop : order)
+    for (int64_t loop : order) {
+      view.push_back(loops[loop]);
       indices.push_back(ElementIndex::loop(loop, loops));
-    if (linearize(indices, shape) != element)
+    }
+    if (linearize(indices, view) != element)
       continue;
     if (llvm::is_sorted(order))
-      return SmallVector<int64_t>();
-    return invertPermutationVector(order);
+      return std::make_pair(view, SmallVector<int64_t>());
+    return std::make_pair(view, invertPermutationVector(order));
   } while (std::next_permutation(order.begin(), order.end()));
   return std::nullopt;
 }
@@ -1099,14 +1495,15 @@ readPermutation(const ElementIndex &element, ArrayRef<int64_t> shape,
 /// The tensor a product operand of type `type` reads, given the expression
 /// it holds over the operand's loops, and the positive constant it is
 /// scaled by first (front ends scale Q, or Q and K^T, before the product
-/// instead of the scores): the tensor itself, or one it is a heads view of
-/// (isHeadsView); std::nullopt when it is computed otherwise. With
-/// `permutation`, the tensor may also be read in another order of the
-/// loops (a [B, S, H, D] tensor read by a product over [B, H, S, D], when
-/// the scaling is fused into the product), whose readPermutation it gets.
-std::optional<std::pair<Value, double>>
+/// instead of the scores): the tensor itself, one it is a heads view of
+/// (isHeadsView), or one it is another reshape of (seen as the operand);
+/// std::nullopt when it is computed otherwise. With `permuted`, the tensor
+/// may also be read in another order of the loops (a [B, S, H, D] tensor
+/// read by a product over [B, H, S, D], when the scaling is fused into the
+/// product): it is seen as its readOrder.
+std::optional<std::pair<OperandRead, double>>
 scaledOperand(const ExprPtr &operand, RankedTensorType type,
-              SmallVector<int64_t> *permutation = nullptr) {
+              bool permuted = false) {
   FailureOr<std::pair<ExprPtr, double>> split = splitPositiveScale(operand);
   if (failed(split))
     return std::nullopt;
@@ -1114,19 +1511,30 @@ scaledOperand(const ExprPtr &operand, RankedTensorType type,
   if (base->kind != Expr::Kind::Leaf || !base->tensor)
     return std::nullopt;
   auto baseType = cast<RankedTensorType>(base->tensor.getType());
-  if (baseType.getElementType() != type.getElementType())
+  if (baseType.getElementType() != type.getElementType() ||
+      !baseType.hasStaticShape() || !type.hasStaticShape())
     return std::nullopt;
-  if (isHeadsView(type.getShape(), baseType.getShape()) &&
-      base->element == ElementIndex::identity(type.getShape()))
-    return std::make_pair(base->tensor, factor);
-  if (!permutation)
+  OperandRead read{base->tensor, {}, {}};
+  if (base->element == ElementIndex::identity(type.getShape()) &&
+      baseType.getNumElements() == type.getNumElements()) {
+    if (isHeadsView(type.getShape(), baseType.getShape()))
+      return std::make_pair(read, factor);
+    // Another reshape is worth seeing through only to take a scaling.
+    if (factor == 1.0)
+      return std::nullopt;
+    read.view = llvm::to_vector(type.getShape());
+    return std::make_pair(read, factor);
+  }
+  if (!permuted)
     return std::nullopt;
-  std::optional<SmallVector<int64_t>> order =
-      readPermutation(base->element, baseType.getShape(), type.getShape());
+  auto order =
+      readOrder(base->element, baseType.getNumElements(), type.getShape());
   if (!order)
     return std::nullopt;
-  *permutation = std::move(*order);
-  return std::make_pair(base->tensor, factor);
+  std::tie(read.view, read.permutation) = *order;
+  if (ArrayRef<int64_t>(read.view) == baseType.getShape())
+    read.view.clear();
+  return std::make_pair(read, factor);
 }
 
 /// The attention whose second product is `pv`, read as written or with its
@@ -1147,10 +1555,9 @@ FailureOr<Attention> matchAttentionAs(linalg::LinalgOp pv, bool swapped,
     return fail("the second product reads the probabilities in another order "
                 "than [.., query, key]");
   Attention attention;
-  attention.outputTransposed = product->resultTransposed;
-  attention.value = product->rhs;
+  attention.outputLayout = product->resultLayout;
+  attention.value = {product->rhs, {}, product->rhsPermutation};
   attention.valueTransposed = product->rhsTransposed;
-  attention.valuePermutation = product->rhsPermutation;
   // The softmax may run on another view of the batch than the products.
   // P computed in the product's body (or read by it) is read over the
   // product's loops.
@@ -1404,8 +1811,16 @@ FailureOr<Attention> matchAttentionAs(linalg::LinalgOp pv, bool swapped,
     auto select = scores->bodyValue
                       ? scores->bodyValue.getDefiningOp<arith::SelectOp>()
                       : arith::SelectOp();
-    if (!select || hasProduct(scores->operands[0]) ||
-        !takeMask(scores, select.getCondition(), !keepWhenTrue))
+    // A condition read from a tensor as it is (through broadcasts, which
+    // JAX writes before its where) is that tensor; else the body slice
+    // that computes it.
+    ExprPtr condition = scores->operands[0];
+    bool tensorRead = keepWhenTrue && condition->kind == Expr::Kind::Leaf &&
+                      condition->tensor &&
+                      takeMask(condition, Value(), false);
+    if (!tensorRead &&
+        (!select || hasProduct(condition) ||
+         !takeMask(scores, select.getCondition(), !keepWhenTrue)))
       return fail("the scores are selected by something else than a mask");
     scores = stripConversions(scores->operands[keepWhenTrue ? 1 : 2]);
   }
@@ -1423,13 +1838,30 @@ FailureOr<Attention> matchAttentionAs(linalg::LinalgOp pv, bool swapped,
     return fail("the scores are scaled by something else than a positive "
                 "constant");
   std::tie(scores, attention.scale) = *scaled;
-  if (scores->kind != Expr::Kind::Leaf || scores->element != identity)
+  // The scores are the product's result as it is, or transposed (JAX's
+  // grouped-query scores, [B, Hkv, Sk, S, G] transposed to the softmax's
+  // [B, Hkv, G, S, Sk]).
+  std::optional<SmallVector<int64_t>> scoreOrder;
+  if (scores->kind == Expr::Kind::Leaf && scores->tensor) {
+    auto type = cast<RankedTensorType>(scores->tensor.getType());
+    auto order = type.hasStaticShape()
+                     ? readOrder(scores->element, type.getNumElements(),
+                                 loopSizes)
+                     : std::nullopt;
+    if (order && ArrayRef<int64_t>(order->first) == type.getShape())
+      scoreOrder = order->second;
+  }
+  if (!scoreOrder && (scores->kind != Expr::Kind::Leaf ||
+                      scores->element != identity))
     return fail("the scores are not a matrix product (or are modified in a "
                 "way attn.attention does not express)");
   Value scoreTensor = scores->tensor;
-  if (Value source = batchReshapeSource(scoreTensor))
+  if (Value source = batchReshapeSource(scoreTensor);
+      source && (!scoreOrder || scoreOrder->empty()))
     scoreTensor = source;
-  FailureOr<Contraction> qk = matchContraction(scoreTensor, why);
+  FailureOr<Contraction> qk = matchContraction(
+      scoreTensor, why, false,
+      scoreOrder ? ArrayRef<int64_t>(*scoreOrder) : ArrayRef<int64_t>());
   if (failed(qk))
     return failure();
   // The products may group their batch differently ([B, Hkv, G] and
@@ -1446,41 +1878,35 @@ FailureOr<Attention> matchAttentionAs(linalg::LinalgOp pv, bool swapped,
     return fail("a term added to the scores is computed from them");
   // Q and K^T may be scaled before the product: the scale is the product
   // of the factors.
-  auto operandOf = [&](Value tensor) {
+  // A product operand read through its scaling (a reshape of it is seen as
+  // the operand's shape), then permuted as the product reads it.
+  auto operandRead = [&](Value tensor, ArrayRef<int64_t> permutation) {
     auto type = cast<RankedTensorType>(tensor.getType());
-    return scaledOperand(readExpr(tensor,
-                                  ElementIndex::identity(type.getShape()),
-                                  type.getShape()),
-                         type)
-        .value_or(std::make_pair(tensor, 1.0));
+    std::pair<OperandRead, double> read =
+        scaledOperand(readExpr(tensor,
+                               ElementIndex::identity(type.getShape()),
+                               type.getShape()),
+                      type)
+            .value_or(std::make_pair(OperandRead{tensor, {}, {}}, 1.0));
+    read.first.permutation.assign(permutation.begin(), permutation.end());
+    return read;
   };
-  // A permuted operand is read through its scaling only when that keeps
-  // its shape (the permutation applies to the same layout), else taken as
-  // it is (then permuted).
-  auto permutedOperandOf = [&](Value tensor, ArrayRef<int64_t> permutation) {
-    std::pair<Value, double> source = operandOf(tensor);
-    return permutation.empty() || source.first.getType() == tensor.getType()
-               ? source
-               : std::make_pair(tensor, 1.0);
-  };
-  attention.queryPermutation = qk->lhsPermutation;
-  std::optional<std::pair<Value, double>> query =
+  std::optional<std::pair<OperandRead, double>> query =
       !qk->lhs ? scaledOperand(qk->lhsExpr,
                                RankedTensorType::get(qk->lhsLoops,
                                                      qk->lhsElementType),
-                               &attention.queryPermutation)
-               : permutedOperandOf(qk->lhs, qk->lhsPermutation);
+                               /*permuted=*/true)
+               : operandRead(qk->lhs, qk->lhsPermutation);
   if (!query)
     return fail("the queries are computed inside the product in a way "
                 "attn.attention does not express");
-  std::pair<Value, double> key = permutedOperandOf(qk->rhs, qk->rhsPermutation);
+  std::pair<OperandRead, double> key = operandRead(qk->rhs, qk->rhsPermutation);
   attention.query = query->first;
   attention.key = key.first;
-  attention.keyPermutation = qk->rhsPermutation;
   attention.scale *= query->second * key.second;
   // V read in place of a copy (a scaled V scales O: not read through).
-  std::pair<Value, double> value =
-      permutedOperandOf(attention.value, attention.valuePermutation);
+  std::pair<OperandRead, double> value =
+      operandRead(attention.value.tensor, attention.value.permutation);
   if (value.second == 1.0)
     attention.value = value.first;
   // Q K^T reads K as [.., n, k] ("transposed B"); a matmul reads K^T.
@@ -1561,6 +1987,30 @@ Value permuted(ImplicitLocOpBuilder &b, Value value,
   Value init = tensor::EmptyOp::create(b, shape, type.getElementType());
   return linalg::TransposeOp::create(b, value, init, permutation)
       .getResult()[0];
+}
+
+/// The tensor `read` describes: its tensor seen as its view (through a
+/// collapse to one dimension and an expansion, which canonicalize folds
+/// with the front end's own reshapes), then permuted.
+Value operandValue(ImplicitLocOpBuilder &b, const OperandRead &read) {
+  Value value = read.tensor;
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!read.view.empty() && ArrayRef<int64_t>(read.view) != type.getShape()) {
+    ReassociationIndices all;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      all.push_back(d);
+    Value flat = type.getRank() == 1
+                     ? value
+                     : tensor::CollapseShapeOp::create(
+                           b, value, ArrayRef<ReassociationIndices>{all});
+    ReassociationIndices into;
+    for (size_t d = 0; d < read.view.size(); ++d)
+      into.push_back(d);
+    value = tensor::ExpandShapeOp::create(b, type.clone(read.view), flat,
+                                          ArrayRef<ReassociationIndices>{into});
+  }
+  return read.permutation.empty() ? value
+                                  : permuted(b, value, read.permutation);
 }
 
 /// `value` ([.., S, X] of rank `rank`) as rank 4 with unit dimensions in
@@ -1694,9 +2144,7 @@ struct AttnRaiseAttentionPass
       auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
       if (op->getNumResults() == 1 &&
           (linalg::isaContractionOpInterface(op) ||
-           (generic &&
-            (succeeded(matchFusedProduct(generic, ignored, false)) ||
-             succeeded(matchFusedProduct(generic, ignored, true))))))
+           (generic && succeeded(fusedProductTerm(generic, ignored)))))
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates) {
@@ -1795,14 +2243,10 @@ struct AttnRaiseAttentionPass
   void raise(linalg::LinalgOp pv, const Attention &attention) {
     ImplicitLocOpBuilder b(pv.getLoc(), pv);
     auto outType = cast<RankedTensorType>(pv->getResult(0).getType());
-    auto ordered = [&](Value value, ArrayRef<int64_t> permutation) {
-      return permutation.empty() ? value : permuted(b, value, permutation);
-    };
-    Value q = toRank4(b, ordered(attention.query, attention.queryPermutation),
-                      false);
-    Value k = toRank4(b, ordered(attention.key, attention.keyPermutation),
+    Value q = toRank4(b, operandValue(b, attention.query), false);
+    Value k = toRank4(b, operandValue(b, attention.key),
                       attention.keyTransposed);
-    Value v = toRank4(b, ordered(attention.value, attention.valuePermutation),
+    Value v = toRank4(b, operandValue(b, attention.value),
                       attention.valueTransposed);
     // Key/value heads repeated for grouped-query attention are read in
     // place instead, when K and V then have the same heads (one of them
@@ -1865,16 +2309,15 @@ struct AttnRaiseAttentionPass
       return;
     }
     Value result = op.getResult(0);
-    // The product's layout with [.., Sq, Dv] last (reshapes regroup the
-    // batch dimensions only), then transposed when it computes O^T.
+    // The product as [batch..., Sq, Dv] (reshapes regroup the batch
+    // dimensions only), then laid out as the product's result.
     int64_t rank = outType.getRank();
-    SmallVector<int64_t> lastSwapped =
-        llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    std::swap(lastSwapped[rank - 2], lastSwapped[rank - 1]);
+    ArrayRef<int64_t> layout = attention.outputLayout;
     RankedTensorType rowsLast =
-        attention.outputTransposed
-            ? outType.clone(applyPermutation(outType.getShape(), lastSwapped))
-            : outType;
+        layout.empty()
+            ? outType
+            : outType.clone(applyPermutation(
+                  outType.getShape(), invertPermutationVector(layout)));
     if (rank == 5)
       result = tensor::ExpandShapeOp::create(
           b, rowsLast, result,
@@ -1882,8 +2325,8 @@ struct AttnRaiseAttentionPass
     else if (rank != 4)
       result = tensor::CollapseShapeOp::create(b, rowsLast, result,
                                                frontUnitGroups(rank));
-    if (attention.outputTransposed)
-      result = permuted(b, result, lastSwapped);
+    if (!layout.empty())
+      result = permuted(b, result, layout);
     pv->getResult(0).replaceAllUsesWith(result);
     if (lse) {
       // The front end's [.., Sq] or [.., Sq, 1] view of the rows, through

@@ -145,11 +145,16 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     same loops (unit loops added, heads folded into the batch, or split
     into key/value heads and groups by reshape propagation; a product may
     read K broadcast over the group).
-    `linalg.transpose` and `linalg.broadcast` are read through at the
-    element their maps give. The second product may also be written as
-    `V^T P^T` (StableHLO's `dot_general %v, %p`, whose result is O^T): each
-    product is read as written and with its operands swapped, and the
-    raised O is transposed to the product's layout.
+    `linalg.transpose`, `linalg.broadcast` and `linalg.map` are read
+    through at the element their maps give. The second product may also be
+    written as `V^T P^T` (StableHLO's `dot_general %v, %p`, whose result is
+    O^T): each product is read as written and with its operands swapped,
+    and the raised O is laid out as the product's result. A product whose
+    loops are in another order than (batch..., m, n, k) (StableHLO's
+    `dot_general` lowering) is read in the order P is read in, or the
+    scores (through a transpose); its right operand may skip the group loop
+    of (B, Hkv, G), read as grouped-query K or V (JAX's grouped Q against
+    unrepeated K and V).
     Rank-2 and rank-3 operands become rank 4 with unit dimensions in front
     (and the result is collapsed back). Anything else (a softmax over
     another axis, no normalisation, the exponential of something else, a

@@ -12,27 +12,30 @@
 // product reading P with the keys as rows (after fusion the division read
 // that way is not by a row sum). @transposed_softmax_over_queries: H6's
 // V^T P^T with the softmax over the queries, reported for the reading in
-// which P is the softmax.
+// which P is the softmax. @group_outside_heads: JAX's grouped-query form
+// with K read per group of query heads instead of per key/value head.
 // RUN: attn-opt %s --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
 // RUN: attn-opt %s --canonicalize --cse --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
 // RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention=remarks=true -o /dev/null 2>&1 | FileCheck %s
 // RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention | FileCheck %s --check-prefix=IR
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the scores are scaled by something else than a positive constant (the match stopped at linalg.generic on line 50)
+// CHECK: remark: not raised to attn.attention: the scores are scaled by something else than a positive constant (the match stopped at linalg.generic on line 53)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the softmax does not divide by a row sum (the match stopped at linalg.generic on line 111)
+// CHECK: remark: not raised to attn.attention: the softmax does not divide by a row sum (the match stopped at linalg.generic on line 114)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the scores are not a matrix product (or are modified in a way attn.attention does not express) (the match stopped at linalg.generic on line 129)
+// CHECK: remark: not raised to attn.attention: the scores are not a matrix product (or are modified in a way attn.attention does not express) (the match stopped at linalg.generic on line 132)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 205)
+// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 208)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 243)
+// CHECK: remark: not raised to attn.attention: the left operand of the second product is not a softmax (the match stopped at linalg.generic on line 246)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: a term added to the scores is computed from them (the match stopped at linalg.batch_matmul on line 261)
+// CHECK: remark: not raised to attn.attention: a term added to the scores is computed from them (the match stopped at linalg.batch_matmul on line 264)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: {{the second product reads the probabilities in another order than \[\.\., query, key\]|the softmax does not divide by a row sum}} (the match stopped at linalg.generic on line 335)
+// CHECK: remark: not raised to attn.attention: {{the second product reads the probabilities in another order than \[\.\., query, key\]|the softmax does not divide by a row sum}} (the match stopped at linalg.generic on line 338)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: the softmax does not divide by a row sum (the match stopped at linalg.generic on line {{370|377}})
+// CHECK: remark: not raised to attn.attention: the softmax does not divide by a row sum (the match stopped at linalg.generic on line {{373|380}})
+// CHECK-NOT: remark: raised
+// CHECK: remark: not raised to attn.attention: a product whose right operand is not [.., k, n] in some order (the match stopped at linalg.generic on line 414)
 // CHECK-NOT: remark: raised
 // IR-NOT: attn.attention
 
@@ -381,4 +384,81 @@ func.func @transposed_softmax_over_queries(%q: tensor<2x8x4xf32>, %kt: tensor<2x
     linalg.yield %a : f32
   } -> tensor<2x4x8xf32>
   return %o : tensor<2x4x8xf32>
+}
+
+// JAX's grouped-query form (G3) with K read per group instead of per
+// key/value head: query head (hkv, g) would read key head g, which
+// attn.attention's h / G mapping does not express.
+#gid5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#kByGroup = affine_map<(b, h, t, s, g, d) -> (b, t, g, d)>
+#q = affine_map<(b, h, t, s, g, d) -> (b, s, h, g, d)>
+#scores = affine_map<(b, h, t, s, g, d) -> (b, h, t, s, g)>
+#v = affine_map<(b, h, e, g, s, t) -> (b, t, h, e)>
+#p = affine_map<(b, h, e, g, s, t) -> (b, h, g, s, t)>
+#ot = affine_map<(b, h, e, g, s, t) -> (b, h, e, g, s)>
+
+func.func private @group_outside_heads(%q: tensor<1x4x4x8xf32>, %k: tensor<1x6x2x8xf32>, %v: tensor<1x6x2x4xf32>) -> tensor<1x4x4x4xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant dense<0.353553385> : tensor<f32>
+  %q5 = tensor.expand_shape %q [[0], [1], [2, 3], [4]] output_shape [1, 4, 2, 2, 8] : tensor<1x4x4x8xf32> into tensor<1x4x2x2x8xf32>
+  %qe = tensor.empty() : tensor<1x4x2x2x8xf32>
+  %sb = linalg.broadcast ins(%scale : tensor<f32>) outs(%qe : tensor<1x4x2x2x8xf32>) dimensions = [0, 1, 2, 3, 4]
+  %qs = linalg.generic {indexing_maps = [#gid5, #gid5, #gid5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%q5, %sb : tensor<1x4x2x2x8xf32>, tensor<1x4x2x2x8xf32>) outs(%qe : tensor<1x4x2x2x8xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %r = arith.mulf %in, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x2x2x8xf32>
+  %se = tensor.empty() : tensor<1x2x6x4x2xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x6x4x2xf32>) -> tensor<1x2x6x4x2xf32>
+  %s = linalg.generic {indexing_maps = [#kByGroup, #q, #scores], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%k, %qs : tensor<1x6x2x8xf32>, tensor<1x4x2x2x8xf32>) outs(%sz : tensor<1x2x6x4x2xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %a = arith.addf %out, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<1x2x6x4x2xf32>
+  %pe = tensor.empty() : tensor<1x2x2x4x6xf32>
+  %x = linalg.transpose ins(%s : tensor<1x2x6x4x2xf32>) outs(%pe : tensor<1x2x2x4x6xf32>) permutation = [0, 1, 4, 3, 2]
+  %re = tensor.empty() : tensor<1x2x2x4xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+  %mx = linalg.reduce ins(%x : tensor<1x2x2x4x6xf32>) outs(%mx0 : tensor<1x2x2x4xf32>) dimensions = [4]
+    (%in: f32, %init: f32) {
+      %r = arith.maximumf %in, %init : f32
+      linalg.yield %r : f32
+    }
+  %mxb = linalg.broadcast ins(%mx : tensor<1x2x2x4xf32>) outs(%pe : tensor<1x2x2x4x6xf32>) dimensions = [4]
+  %d = linalg.generic {indexing_maps = [#gid5, #gid5, #gid5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x, %mxb : tensor<1x2x2x4x6xf32>, tensor<1x2x2x4x6xf32>) outs(%pe : tensor<1x2x2x4x6xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %r = arith.subf %in, %in_0 : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x2x4x6xf32>
+  %ex = linalg.generic {indexing_maps = [#gid5, #gid5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%d : tensor<1x2x2x4x6xf32>) outs(%pe : tensor<1x2x2x4x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.exp %in : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x2x4x6xf32>
+  %sm0 = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+  %sm = linalg.reduce ins(%ex : tensor<1x2x2x4x6xf32>) outs(%sm0 : tensor<1x2x2x4xf32>) dimensions = [4]
+    (%in: f32, %init: f32) {
+      %r = arith.addf %in, %init : f32
+      linalg.yield %r : f32
+    }
+  %smb = linalg.broadcast ins(%sm : tensor<1x2x2x4xf32>) outs(%pe : tensor<1x2x2x4x6xf32>) dimensions = [4]
+  %p = linalg.generic {indexing_maps = [#gid5, #gid5, #gid5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%ex, %smb : tensor<1x2x2x4x6xf32>, tensor<1x2x2x4x6xf32>) outs(%pe : tensor<1x2x2x4x6xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %r = arith.divf %in, %in_0 : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x2x4x6xf32>
+  %ote = tensor.empty() : tensor<1x2x4x2x4xf32>
+  %otz = linalg.fill ins(%zero : f32) outs(%ote : tensor<1x2x4x2x4xf32>) -> tensor<1x2x4x2x4xf32>
+  %ot = linalg.generic {indexing_maps = [#v, #p, #ot], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%v, %p : tensor<1x6x2x4xf32>, tensor<1x2x2x4x6xf32>) outs(%otz : tensor<1x2x4x2x4xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %a = arith.addf %out, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<1x2x4x2x4xf32>
+  %oe = tensor.empty() : tensor<1x4x2x2x4xf32>
+  %o5 = linalg.transpose ins(%ot : tensor<1x2x4x2x4xf32>) outs(%oe : tensor<1x4x2x2x4xf32>) permutation = [0, 4, 1, 3, 2]
+  %o = tensor.collapse_shape %o5 [[0], [1], [2, 3], [4]] : tensor<1x4x2x2x4xf32> into tensor<1x4x4x4xf32>
+  return %o : tensor<1x4x4x4xf32>
 }

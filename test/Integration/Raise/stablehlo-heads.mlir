@@ -6,12 +6,13 @@
 // K through permuted maps), the second is written as V^T P^T (a generic
 // whose result is O^T, [B, H, Dv, Sq]) followed by a transpose back to
 // [B, Sq, H, Dv]; Q is divided by sqrt(D) before the product. @primitive
-// uses the primitive ops (linalg.reduce, linalg.broadcast, linalg.transpose)
+// uses the primitive ops (linalg.map, linalg.reduce, linalg.broadcast,
+// linalg.transpose)
 // and adds a [B, Sq, Sk] mask broadcast over the heads; @generic uses the
 // default lowering's generics (reductions, broadcasts through a [.., 1]
 // view, a copying transpose). Raised as it is, after canonicalize and cse,
 // and after linalg-fuse-elementwise-ops, and runs to the same result raised
-// and not (sum of squares of O).
+// and not (a position-weighted sum of O).
 // RUN: attn-opt %s --attn-raise-attention | FileCheck %s --check-prefix=IR
 // RUN: attn-opt %s --canonicalize --cse --attn-raise-attention | FileCheck %s --check-prefix=IR
 // RUN: attn-opt %s --linalg-fuse-elementwise-ops --attn-raise-attention | FileCheck %s --check-prefix=IR
@@ -25,8 +26,8 @@
 // IR: attn.attention {{.*}} {scale = 0.353553{{[0-9]*}} : f32}
 // IR-NOT: reduction
 // IR-LABEL: func.func private @seeded
-// CHECK: 1.99649
-// CHECK: 0.752256
+// CHECK: -25.146{{[0-9]*}}
+// CHECK: {{-0.477(19|20)[0-9]*}}
 
 #q = affine_map<(b, h, s, k, d) -> (b, s, h, d)>
 #k = affine_map<(b, h, s, k, d) -> (b, k, h, d)>
@@ -47,11 +48,11 @@ func.func private @primitive(%q: tensor<1x6x2x8xf32>, %k: tensor<1x8x2x8xf32>, %
   %root = arith.constant dense<2.828427> : tensor<f32>
   %eq = tensor.empty() : tensor<1x6x2x8xf32>
   %rootb = linalg.broadcast ins(%root : tensor<f32>) outs(%eq : tensor<1x6x2x8xf32>) dimensions = [0, 1, 2, 3]
-  %qs = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%q, %rootb : tensor<1x6x2x8xf32>, tensor<1x6x2x8xf32>) outs(%eq : tensor<1x6x2x8xf32>) {
-  ^bb0(%in: f32, %c: f32, %out: f32):
-    %r = arith.divf %in, %c : f32
-    linalg.yield %r : f32
-  } -> tensor<1x6x2x8xf32>
+  %qs = linalg.map ins(%q, %rootb : tensor<1x6x2x8xf32>, tensor<1x6x2x8xf32>) outs(%eq : tensor<1x6x2x8xf32>)
+    (%in: f32, %c: f32, %out: f32) {
+      %r = arith.divf %in, %c : f32
+      linalg.yield %r : f32
+    }
   %se = tensor.empty() : tensor<1x2x6x8xf32>
   %sz = linalg.fill ins(%zero : f32) outs(%se : tensor<1x2x6x8xf32>) -> tensor<1x2x6x8xf32>
   %s = linalg.generic {indexing_maps = [#q, #k, #scores], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qs, %k : tensor<1x6x2x8xf32>, tensor<1x8x2x8xf32>) outs(%sz : tensor<1x2x6x8xf32>) {
@@ -61,11 +62,11 @@ func.func private @primitive(%q: tensor<1x6x2x8xf32>, %k: tensor<1x8x2x8xf32>, %
     linalg.yield %a : f32
   } -> tensor<1x2x6x8xf32>
   %maskb = linalg.broadcast ins(%mask : tensor<1x6x8xf32>) outs(%se : tensor<1x2x6x8xf32>) dimensions = [1]
-  %x = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %maskb : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) outs(%se : tensor<1x2x6x8xf32>) {
-  ^bb0(%in: f32, %in_0: f32, %out: f32):
-    %r = arith.addf %in, %in_0 : f32
-    linalg.yield %r : f32
-  } -> tensor<1x2x6x8xf32>
+  %x = linalg.map ins(%s, %maskb : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) outs(%se : tensor<1x2x6x8xf32>)
+    (%in: f32, %in_0: f32, %out: f32) {
+      %r = arith.addf %in, %in_0 : f32
+      linalg.yield %r : f32
+    }
   %re = tensor.empty() : tensor<1x2x6xf32>
   %mx0 = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x6xf32>) -> tensor<1x2x6xf32>
   %mx = linalg.reduce ins(%x : tensor<1x2x6x8xf32>) outs(%mx0 : tensor<1x2x6xf32>) dimensions = [3]
@@ -74,16 +75,16 @@ func.func private @primitive(%q: tensor<1x6x2x8xf32>, %k: tensor<1x8x2x8xf32>, %
       linalg.yield %r : f32
     }
   %mxb = linalg.broadcast ins(%mx : tensor<1x2x6xf32>) outs(%se : tensor<1x2x6x8xf32>) dimensions = [3]
-  %d = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %mxb : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) outs(%se : tensor<1x2x6x8xf32>) {
-  ^bb0(%in: f32, %in_0: f32, %out: f32):
-    %r = arith.subf %in, %in_0 : f32
-    linalg.yield %r : f32
-  } -> tensor<1x2x6x8xf32>
-  %ex = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%d : tensor<1x2x6x8xf32>) outs(%se : tensor<1x2x6x8xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %r = math.exp %in : f32
-    linalg.yield %r : f32
-  } -> tensor<1x2x6x8xf32>
+  %d = linalg.map ins(%x, %mxb : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) outs(%se : tensor<1x2x6x8xf32>)
+    (%in: f32, %in_0: f32, %out: f32) {
+      %r = arith.subf %in, %in_0 : f32
+      linalg.yield %r : f32
+    }
+  %ex = linalg.map ins(%d : tensor<1x2x6x8xf32>) outs(%se : tensor<1x2x6x8xf32>)
+    (%in: f32, %out: f32) {
+      %r = math.exp %in : f32
+      linalg.yield %r : f32
+    }
   %sm0 = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x6xf32>) -> tensor<1x2x6xf32>
   %sm = linalg.reduce ins(%ex : tensor<1x2x6x8xf32>) outs(%sm0 : tensor<1x2x6xf32>) dimensions = [3]
     (%in: f32, %init: f32) {
@@ -91,11 +92,11 @@ func.func private @primitive(%q: tensor<1x6x2x8xf32>, %k: tensor<1x8x2x8xf32>, %
       linalg.yield %r : f32
     }
   %smb = linalg.broadcast ins(%sm : tensor<1x2x6xf32>) outs(%se : tensor<1x2x6x8xf32>) dimensions = [3]
-  %p = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %smb : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) outs(%se : tensor<1x2x6x8xf32>) {
-  ^bb0(%in: f32, %in_0: f32, %out: f32):
-    %r = arith.divf %in, %in_0 : f32
-    linalg.yield %r : f32
-  } -> tensor<1x2x6x8xf32>
+  %p = linalg.map ins(%ex, %smb : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) outs(%se : tensor<1x2x6x8xf32>)
+    (%in: f32, %in_0: f32, %out: f32) {
+      %r = arith.divf %in, %in_0 : f32
+      linalg.yield %r : f32
+    }
   %ote = tensor.empty() : tensor<1x2x4x6xf32>
   %otz = linalg.fill ins(%zero : f32) outs(%ote : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
   %ot = linalg.generic {indexing_maps = [#v, #p, #ot], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%v, %p : tensor<1x8x2x4xf32>, tensor<1x2x6x8xf32>) outs(%otz : tensor<1x2x4x6xf32>) {
@@ -203,14 +204,29 @@ func.func private @seeded(%phase: f32) -> tensor<1x8x2x8xf32> {
   return %t : tensor<1x8x2x8xf32>
 }
 
-func.func private @print_sum_of_squares(%o: tensor<1x6x2x4xf32>) {
+// Each element weighted by its position, so that O in another layout
+// prints another number.
+func.func private @print_weighted_sum(%o: tensor<1x6x2x4xf32>) {
   %zero = arith.constant 0.0 : f32
   %acc = tensor.empty() : tensor<f32>
   %acc0 = linalg.fill ins(%zero : f32) outs(%acc : tensor<f32>) -> tensor<f32>
   %sum = linalg.generic {indexing_maps = [#id4, #scalar], iterator_types = ["reduction", "reduction", "reduction", "reduction"]} ins(%o : tensor<1x6x2x4xf32>) outs(%acc0 : tensor<f32>) {
   ^bb0(%x: f32, %m: f32):
-    %w = arith.mulf %x, %x : f32
-    %r = arith.addf %w, %m : f32
+    %i1 = linalg.index 1 : index
+    %i2 = linalg.index 2 : index
+    %i3 = linalg.index 3 : index
+    %c2 = arith.constant 2 : index
+    %c4_ = arith.constant 4 : index
+    %a = arith.muli %i1, %c2 : index
+    %b = arith.addi %a, %i2 : index
+    %c = arith.muli %b, %c4_ : index
+    %d = arith.addi %c, %i3 : index
+    %n = arith.index_cast %d : index to i64
+    %f = arith.sitofp %n : i64 to f32
+    %one = arith.constant 1.0 : f32
+    %w = arith.addf %f, %one : f32
+    %xw = arith.mulf %x, %w : f32
+    %r = arith.addf %xw, %m : f32
     linalg.yield %r : f32
   } -> tensor<f32>
   %val = tensor.extract %sum[] : tensor<f32>
@@ -242,8 +258,8 @@ func.func @main() {
     linalg.yield %r : f32
   } -> tensor<1x6x8xf32>
   %o1 = call @primitive(%q, %k, %v, %mask) : (tensor<1x6x2x8xf32>, tensor<1x8x2x8xf32>, tensor<1x8x2x4xf32>, tensor<1x6x8xf32>) -> tensor<1x6x2x4xf32>
-  call @print_sum_of_squares(%o1) : (tensor<1x6x2x4xf32>) -> ()
+  call @print_weighted_sum(%o1) : (tensor<1x6x2x4xf32>) -> ()
   %o2 = call @generic(%q, %k, %v) : (tensor<1x6x2x8xf32>, tensor<1x8x2x8xf32>, tensor<1x8x2x4xf32>) -> tensor<1x6x2x4xf32>
-  call @print_sum_of_squares(%o2) : (tensor<1x6x2x4xf32>) -> ()
+  call @print_weighted_sum(%o2) : (tensor<1x6x2x4xf32>) -> ()
   return
 }
