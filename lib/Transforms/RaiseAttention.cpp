@@ -1549,9 +1549,16 @@ FailureOr<Attention> matchAttentionAs(linalg::LinalgOp pv, bool swapped,
       matchContraction(pv->getResult(0), why, swapped);
   if (failed(product))
     return failure();
-  if (product->lhs && !product->lhsExpr && !product->lhsPermutation.empty() &&
-      !llvm::equal(product->lhsPermutation,
-                   llvm::seq<int64_t>(0, product->lhsPermutation.size())))
+  // P may be read transposed, [.., key, query] (IREE's canonical form of
+  // a dot_general transposes P before a batch matmul): it is read at the
+  // transposed element of the attention's loops.
+  ArrayRef<int64_t> pOrder = product->lhsPermutation;
+  bool probabilitiesTransposed =
+      product->lhs && !product->lhsExpr && pOrder.size() >= 2 &&
+      llvm::equal(pOrder, lastTwoSwapped(pOrder.size()));
+  if (product->lhs && !product->lhsExpr && !pOrder.empty() &&
+      !probabilitiesTransposed &&
+      !llvm::equal(pOrder, llvm::seq<int64_t>(0, pOrder.size())))
     return fail("the second product reads the probabilities in another order "
                 "than [.., query, key]");
   Attention attention;
@@ -1575,12 +1582,24 @@ FailureOr<Attention> matchAttentionAs(linalg::LinalgOp pv, bool swapped,
                               .getShape())
                     : product->lhsLoops;
   unsigned loops = loopSizes.size();
+  if (probabilitiesTransposed)
+    std::swap(loopSizes[loops - 2], loopSizes[loops - 1]);
   ElementIndex identity = ElementIndex::identity(loopSizes);
   ElementIndex row = ElementIndex::rows(loopSizes);
+  // The element of P's tensor at the attention's loops.
+  ElementIndex pElement = identity;
+  if (probabilitiesTransposed) {
+    SmallVector<ElementIndex> indices;
+    for (unsigned d = 0; d < loops; ++d)
+      indices.push_back(ElementIndex::loop(d, loopSizes));
+    std::swap(indices[loops - 2], indices[loops - 1]);
+    pElement = linearize(
+        indices, cast<RankedTensorType>(probabilities.getType()).getShape());
+  }
 
   // P = softmax(X) over the last dimension.
   ExprPtr scores;
-  auto softmax = probabilities
+  auto softmax = probabilities && !probabilitiesTransposed
                      ? probabilities.getDefiningOp<linalg::SoftmaxOp>()
                      : linalg::SoftmaxOp();
   if (softmax) {
@@ -1593,7 +1612,7 @@ FailureOr<Attention> matchAttentionAs(linalg::LinalgOp pv, bool swapped,
     // computed element-wise on the row statistic (TOSA's reciprocal).
     ExprPtr p = stripConversions(product->lhsExpr
                                      ? product->lhsExpr
-                                     : readExpr(probabilities, identity,
+                                     : readExpr(probabilities, pElement,
                                                 loopSizes));
     // 1 / rowsum, read through the element-wise op that computes it or
     // computed in place (linalg-fuse-elementwise-ops fuses the reciprocal
@@ -1880,16 +1899,23 @@ FailureOr<Attention> matchAttentionAs(linalg::LinalgOp pv, bool swapped,
   // of the factors.
   // A product operand read through its scaling (a reshape of it is seen as
   // the operand's shape), then permuted as the product reads it.
+  // An operand the product reads as it is may also be a scaled tensor
+  // transposed (IREE's canonical form of dot_general transposes Q after
+  // JAX scaled it): read in its order when that finds a scale.
   auto operandRead = [&](Value tensor, ArrayRef<int64_t> permutation) {
     auto type = cast<RankedTensorType>(tensor.getType());
-    std::pair<OperandRead, double> read =
-        scaledOperand(readExpr(tensor,
-                               ElementIndex::identity(type.getShape()),
-                               type.getShape()),
-                      type)
-            .value_or(std::make_pair(OperandRead{tensor, {}, {}}, 1.0));
-    read.first.permutation.assign(permutation.begin(), permutation.end());
-    return read;
+    ExprPtr e = readExpr(tensor, ElementIndex::identity(type.getShape()),
+                         type.getShape());
+    std::optional<std::pair<OperandRead, double>> read =
+        scaledOperand(e, type);
+    if (!read && permutation.empty())
+      if (auto reordered = scaledOperand(e, type, /*permuted=*/true);
+          reordered && reordered->second != 1.0)
+        return *reordered;
+    std::pair<OperandRead, double> result =
+        read.value_or(std::make_pair(OperandRead{tensor, {}, {}}, 1.0));
+    result.first.permutation.assign(permutation.begin(), permutation.end());
+    return result;
   };
   std::optional<std::pair<OperandRead, double>> query =
       !qk->lhs ? scaledOperand(qk->lhsExpr,

@@ -9,8 +9,8 @@
 // @head_mask (C11): P multiplied by a per-head vector that is not constant.
 // @mask_from_scores: a term added to the scores computed from them (after
 // fusion, in the same body). @probabilities_transposed: P^T V, the second
-// product reading P with the keys as rows (after fusion the division read
-// that way is not by a row sum). @transposed_softmax_over_queries: H6's
+// product reading P with the keys as rows: read transposed, P is not a
+// softmax over the keys. @transposed_softmax_over_queries: H6's
 // V^T P^T with the softmax over the queries, reported for the reading in
 // which P is the softmax. @group_outside_heads: JAX's grouped-query form
 // with K read per group of query heads instead of per key/value head.
@@ -31,7 +31,7 @@
 // CHECK-NOT: remark: raised
 // CHECK: remark: not raised to attn.attention: a term added to the scores is computed from them (the match stopped at linalg.batch_matmul on line 264)
 // CHECK-NOT: remark: raised
-// CHECK: remark: not raised to attn.attention: {{the second product reads the probabilities in another order than \[\.\., query, key\]|the softmax does not divide by a row sum}} (the match stopped at linalg.generic on line 338)
+// CHECK: remark: not raised to attn.attention: the softmax does not divide by a row sum (the match stopped at linalg.generic on line {{331|338}})
 // CHECK-NOT: remark: raised
 // CHECK: remark: not raised to attn.attention: the softmax does not divide by a row sum (the match stopped at linalg.generic on line {{373|380}})
 // CHECK-NOT: remark: raised

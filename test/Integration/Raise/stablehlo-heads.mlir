@@ -10,7 +10,10 @@
 // linalg.transpose)
 // and adds a [B, Sq, Sk] mask broadcast over the heads; @generic uses the
 // default lowering's generics (reductions, broadcasts through a [.., 1]
-// view, a copying transpose). Raised as it is, after canonicalize and cse,
+// view, a copying transpose); @batch_matmul has the products as IREE's
+// StableHLO input pipeline rewrites a dot_general before lowering it
+// (operands transposed and folded into a linalg.batch_matmul, P read
+// transposed by the second). Raised as it is, after canonicalize and cse,
 // and after linalg-fuse-elementwise-ops, and runs to the same result raised
 // and not (a position-weighted sum of O).
 // RUN: attn-opt %s --attn-raise-attention | FileCheck %s --check-prefix=IR
@@ -25,8 +28,12 @@
 // IR-LABEL: func.func private @generic
 // IR: attn.attention {{.*}} {scale = 0.353553{{[0-9]*}} : f32}
 // IR-NOT: reduction
+// IR-LABEL: func.func private @batch_matmul
+// IR: attn.attention {{.*}} {scale = 0.353553{{[0-9]*}} : f32}
+// IR-NOT: linalg.batch_matmul
 // IR-LABEL: func.func private @seeded
 // CHECK: -25.146{{[0-9]*}}
+// CHECK: {{-0.477(19|20)[0-9]*}}
 // CHECK: {{-0.477(19|20)[0-9]*}}
 
 #q = affine_map<(b, h, s, k, d) -> (b, s, h, d)>
@@ -184,6 +191,73 @@ func.func private @generic(%q: tensor<1x6x2x8xf32>, %k: tensor<1x8x2x8xf32>, %v:
   return %o : tensor<1x6x2x4xf32>
 }
 
+// The same attention after IREE's canonicalization of dot_general (before
+// its linalg lowering): each product's operands transposed to [batch,
+// free, contracting] and [batch, contracting, free], the batch folded,
+// linalg.batch_matmul, the result unfolded; V^T P^T thus reads P
+// transposed.
+func.func private @batch_matmul(%q: tensor<1x6x2x8xf32>, %k: tensor<1x8x2x8xf32>, %v: tensor<1x8x2x4xf32>) -> tensor<1x6x2x4xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %root = arith.constant dense<2.828427> : tensor<f32>
+  %eq = tensor.empty() : tensor<1x6x2x8xf32>
+  %qs = linalg.generic {indexing_maps = [#id4, #scalar, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%q, %root : tensor<1x6x2x8xf32>, tensor<f32>) outs(%eq : tensor<1x6x2x8xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %r = arith.divf %in, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<1x6x2x8xf32>
+  %qte = tensor.empty() : tensor<1x2x6x8xf32>
+  %qt = linalg.transpose ins(%qs : tensor<1x6x2x8xf32>) outs(%qte : tensor<1x2x6x8xf32>) permutation = [0, 2, 1, 3]
+  %qc = tensor.collapse_shape %qt [[0, 1], [2], [3]] : tensor<1x2x6x8xf32> into tensor<2x6x8xf32>
+  %kte = tensor.empty() : tensor<1x2x8x8xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x8x2x8xf32>) outs(%kte : tensor<1x2x8x8xf32>) permutation = [0, 2, 3, 1]
+  %kc = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x8x8xf32> into tensor<2x8x8xf32>
+  %s3e = tensor.empty() : tensor<2x6x8xf32>
+  %s3z = linalg.fill ins(%zero : f32) outs(%s3e : tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
+  %s3 = linalg.batch_matmul ins(%qc, %kc : tensor<2x6x8xf32>, tensor<2x8x8xf32>) outs(%s3z : tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
+  %s = tensor.expand_shape %s3 [[0, 1], [2], [3]] output_shape [1, 2, 6, 8] : tensor<2x6x8xf32> into tensor<1x2x6x8xf32>
+  %se = tensor.empty() : tensor<1x2x6x8xf32>
+  %re = tensor.empty() : tensor<1x2x6xf32>
+  %mx0 = linalg.fill ins(%ninf : f32) outs(%re : tensor<1x2x6xf32>) -> tensor<1x2x6xf32>
+  %mx = linalg.reduce ins(%s : tensor<1x2x6x8xf32>) outs(%mx0 : tensor<1x2x6xf32>) dimensions = [3]
+    (%in: f32, %init: f32) {
+      %r = arith.maximumf %in, %init : f32
+      linalg.yield %r : f32
+    }
+  %mxb = linalg.broadcast ins(%mx : tensor<1x2x6xf32>) outs(%se : tensor<1x2x6x8xf32>) dimensions = [3]
+  %ex = linalg.map ins(%s, %mxb : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) outs(%se : tensor<1x2x6x8xf32>)
+    (%in: f32, %in_0: f32, %out: f32) {
+      %d = arith.subf %in, %in_0 : f32
+      %r = math.exp %d : f32
+      linalg.yield %r : f32
+    }
+  %sm0 = linalg.fill ins(%zero : f32) outs(%re : tensor<1x2x6xf32>) -> tensor<1x2x6xf32>
+  %sm = linalg.reduce ins(%ex : tensor<1x2x6x8xf32>) outs(%sm0 : tensor<1x2x6xf32>) dimensions = [3]
+    (%in: f32, %init: f32) {
+      %r = arith.addf %in, %init : f32
+      linalg.yield %r : f32
+    }
+  %smb = linalg.broadcast ins(%sm : tensor<1x2x6xf32>) outs(%se : tensor<1x2x6x8xf32>) dimensions = [3]
+  %p = linalg.map ins(%ex, %smb : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) outs(%se : tensor<1x2x6x8xf32>)
+    (%in: f32, %in_0: f32, %out: f32) {
+      %r = arith.divf %in, %in_0 : f32
+      linalg.yield %r : f32
+    }
+  %vte = tensor.empty() : tensor<1x2x4x8xf32>
+  %vt = linalg.transpose ins(%v : tensor<1x8x2x4xf32>) outs(%vte : tensor<1x2x4x8xf32>) permutation = [0, 2, 3, 1]
+  %vc = tensor.collapse_shape %vt [[0, 1], [2], [3]] : tensor<1x2x4x8xf32> into tensor<2x4x8xf32>
+  %pte = tensor.empty() : tensor<1x2x8x6xf32>
+  %pt = linalg.transpose ins(%p : tensor<1x2x6x8xf32>) outs(%pte : tensor<1x2x8x6xf32>) permutation = [0, 1, 3, 2]
+  %pc = tensor.collapse_shape %pt [[0, 1], [2], [3]] : tensor<1x2x8x6xf32> into tensor<2x8x6xf32>
+  %ot3e = tensor.empty() : tensor<2x4x6xf32>
+  %ot3z = linalg.fill ins(%zero : f32) outs(%ot3e : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %ot3 = linalg.batch_matmul ins(%vc, %pc : tensor<2x4x8xf32>, tensor<2x8x6xf32>) outs(%ot3z : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %ot = tensor.expand_shape %ot3 [[0, 1], [2], [3]] output_shape [1, 2, 4, 6] : tensor<2x4x6xf32> into tensor<1x2x4x6xf32>
+  %oe = tensor.empty() : tensor<1x6x2x4xf32>
+  %o = linalg.transpose ins(%ot : tensor<1x2x4x6xf32>) outs(%oe : tensor<1x6x2x4xf32>) permutation = [0, 3, 1, 2]
+  return %o : tensor<1x6x2x4xf32>
+}
+
 func.func private @seeded(%phase: f32) -> tensor<1x8x2x8xf32> {
   %e = tensor.empty() : tensor<1x8x2x8xf32>
   %t = linalg.generic {indexing_maps = [#id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e : tensor<1x8x2x8xf32>) {
@@ -261,5 +335,7 @@ func.func @main() {
   call @print_weighted_sum(%o1) : (tensor<1x6x2x4xf32>) -> ()
   %o2 = call @generic(%q, %k, %v) : (tensor<1x6x2x8xf32>, tensor<1x8x2x8xf32>, tensor<1x8x2x4xf32>) -> tensor<1x6x2x4xf32>
   call @print_weighted_sum(%o2) : (tensor<1x6x2x4xf32>) -> ()
+  %o3 = call @batch_matmul(%q, %k, %v) : (tensor<1x6x2x8xf32>, tensor<1x8x2x8xf32>, tensor<1x8x2x4xf32>) -> tensor<1x6x2x4xf32>
+  call @print_weighted_sum(%o3) : (tensor<1x6x2x4xf32>) -> ()
   return
 }
