@@ -716,6 +716,15 @@ SmallVector<int64_t> unlessIdentity(ArrayRef<int64_t> permutation) {
   return SmallVector<int64_t>(permutation);
 }
 
+/// The last reduced loop of `op` (its only one, for a product).
+int64_t reducedLoop(linalg::LinalgOp op) {
+  int64_t k = -1;
+  for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (type == utils::IteratorType::reduction)
+      k = d;
+  return k;
+}
+
 /// The loop order (batch..., m, n, k) of a product whose result the scores
 /// read through the permutation `resultOrder` (linalg.transpose's): the
 /// result's loops in that order, then the reduced loop.
@@ -731,9 +740,7 @@ FailureOr<SmallVector<int64_t>> orderFromResult(linalg::LinalgOp op,
   SmallVector<int64_t> order;
   for (int64_t d : resultOrder)
     order.push_back((*outLoops)[d]);
-  for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray()))
-    if (type == utils::IteratorType::reduction)
-      order.push_back(d);
+  order.push_back(reducedLoop(op));
   return order;
 }
 
@@ -1093,10 +1100,7 @@ matchReorderedFusedProduct(linalg::GenericOp op, ArrayRef<int64_t> resultOrder,
   FailureOr<arith::MulFOp> mul = fusedProductTerm(op, why);
   if (failed(mul))
     return failure();
-  int64_t k = -1;
-  for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray()))
-    if (type == utils::IteratorType::reduction)
-      k = d;
+  int64_t k = reducedLoop(op);
   SmallVector<int64_t> fromResult;
   if (!resultOrder.empty()) {
     FailureOr<SmallVector<int64_t>> order =
