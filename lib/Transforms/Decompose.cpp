@@ -16,6 +16,7 @@
 #include "GenericBuilder.h"
 #include "ScoreTiles.h"
 
+#include "attn/Analysis/IntegerArith.h"
 #include "attn/Analysis/MaskGeometry.h"
 #include "attn/Analysis/TileSizes.h"
 #include "attn/Analysis/WorkAssignment.h"
@@ -502,7 +503,48 @@ struct AttnDecomposePass
              << static_cast<int64_t>(blockM) << " x "
              << static_cast<int64_t>(blockN) << " for tiles "
              << tiles.getBlockM() << " x " << tiles.getBlockN();
+    if (auto lean = dyn_cast<LeanAttr>(op.getPartitionAttr()))
+      if (failed(checkLeanSlots(op, lean.getCtas())))
+        return failure();
     return replace(op, tiles.getBlockM(), tiles.getBlockN(), rewriter);
+  }
+
+  /// Whether the partial slots of a Lean partial attention hold every piece
+  /// its schedule cuts an output tile into (LeanWork::mostPieces), checked
+  /// when the sizes are static and there are at most 2^20 output tiles to
+  /// walk: a slot written by two pieces would lose one.
+  static LogicalResult checkLeanSlots(PartialAttentionOp op, int64_t ctas) {
+    ArrayRef<int64_t> q = op.getQuery().getType().getShape();
+    int64_t kvLen = op.getKey().getType().getDimSize(2);
+    int64_t slots =
+        cast<RankedTensorType>(op.getInitLse().getType()).getDimSize(0);
+    if (ShapedType::isDynamicShape(q.take_front(3)) ||
+        ShapedType::isDynamic(kvLen) || ShapedType::isDynamic(slots))
+      return success();
+    Fa2TilesAttr tiles = op.getTilesAttr();
+    int64_t packed = tiles.getPackedHeads();
+    int64_t batchHeads = q[0] * (q[1] / packed);
+    int64_t queryBlocks = llvm::divideCeil(q[2] * packed, tiles.getBlockM());
+    if (batchHeads * queryBlocks > (int64_t(1) << 20))
+      return success();
+    IntegerArith a;
+    MaskGeometry<IntegerArith> geometry{a,
+                                        q[2],
+                                        kvLen,
+                                        op.getCausal(),
+                                        op.getWindowSizes(),
+                                        std::nullopt,
+                                        packed};
+    int64_t needed =
+        LeanWork<IntegerArith>::create(a, geometry, tiles.getBlockM(),
+                                       tiles.getBlockN(), queryBlocks,
+                                       batchHeads, ctas)
+            .mostPieces(batchHeads, queryBlocks);
+    if (slots < needed)
+      return op.emitOpError()
+             << "lean with " << ctas << " CTAs cuts an output tile into "
+             << needed << " pieces, one slot each; got " << slots << " slots";
+    return success();
   }
 
   template <typename OpTy>

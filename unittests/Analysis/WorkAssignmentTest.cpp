@@ -149,9 +149,11 @@ TEST_P(LeanPieces, SlotsAndWalkAgree) {
 
   // The slot view (what the CPU runs): per tile, slots 0..S-1 partition the
   // tile in order, slot 0 starting at the tile's first LeanTile, and slot s
-  // is CTA ctaOf(first) + s's share; nothing is left for slot S.
+  // is CTA ctaOf(first) + s's share; nothing is left for slot S. The most
+  // pieces a tile has is mostPieces'.
   std::map<std::pair<int64_t, int64_t>, int64_t> pieceOf; // (cta, tile)
   std::vector<int64_t> computed(leanTiles, 0);
+  int64_t mostPieces = 1;
   for (int64_t i = 0; i < static_cast<int64_t>(tiles.size()); ++i) {
     const Tile &tile = tiles[i];
     int64_t next = tile.first;
@@ -161,6 +163,7 @@ TEST_P(LeanPieces, SlotsAndWalkAgree) {
         continue;
       ASSERT_LT(s, slots) << "tile " << i << " needs more than " << slots
                           << " slots";
+      mostPieces = std::max(mostPieces, s + 1);
       EXPECT_EQ(b, next);
       next = e;
       int64_t cta = lean.ctaOf(tile.first) + s;
@@ -174,6 +177,7 @@ TEST_P(LeanPieces, SlotsAndWalkAgree) {
   }
   for (int64_t g = 0; g < leanTiles; ++g)
     EXPECT_EQ(computed[g], 1) << "LeanTile " << g;
+  EXPECT_EQ(lean.mostPieces(param.blocks, param.heads), mostPieces);
 
   // The CTA view (what a persistent kernel runs).
   std::vector<int64_t> hosts(tiles.size(), 0);

@@ -33,10 +33,12 @@
 
 #include "attn/Analysis/MaskGeometry.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace mlir::attn {
 
@@ -102,6 +104,22 @@ template <typename A> struct LeanAssignment {
     V pieceBegin = a.max(first, ctaBegin(cta));
     V pieceEnd = a.min(end, ctaBegin(a.add(cta, a.constant(1))));
     return {pieceBegin, a.max(pieceEnd, pieceBegin)};
+  }
+
+  /// The most pieces one output tile is cut into (at least 1), counted tile
+  /// by tile over `batchHeads` (batch, head) pairs whose query blocks see
+  /// `blocks[m]` LeanTiles each, in Lean's order: the partial slots the
+  /// schedule fills, exactly (slots() bounds it without the walk). On plain
+  /// integers (IntegerArith) only.
+  int64_t mostPieces(const std::vector<int64_t> &blocks, int64_t batchHeads) {
+    int64_t most = 1, first = 0;
+    for (int64_t bh = 0; bh < batchHeads; ++bh)
+      for (int64_t count : blocks) {
+        if (count > 0)
+          most = std::max(most, ctaOf(first + count - 1) - ctaOf(first) + 1);
+        first += count;
+      }
+    return most;
   }
 
   /// How many pieces an output tile of at most `maxBlocks` LeanTiles can be
@@ -196,6 +214,15 @@ template <typename A> struct LeanWork {
     V perHead = order.prefix(queryBlocks);
     return {order, perHead,
             LeanAssignment<A>::create(a, ctas, a.mul(batchHeads, perHead))};
+  }
+
+  /// LeanAssignment::mostPieces of the `batchHeads` pairs of `queryBlocks`
+  /// query blocks the work was created with.
+  int64_t mostPieces(int64_t batchHeads, int64_t queryBlocks) {
+    std::vector<int64_t> blocks;
+    for (int64_t m = 0; m < queryBlocks; ++m)
+      blocks.push_back(order.blocksOf(m));
+    return assignment.mostPieces(blocks, batchHeads);
   }
 };
 

@@ -621,19 +621,6 @@ func.func @partial_lean_too_many_slots(%q: tensor<1x1x4x8xf32>, %po: tensor<9x1x
 
 // -----
 
-// Causal, Sq = Sk = 40, 16 x 16 tiles: 1 + 2 + 3 = 6 LeanTiles over 7 CTAs,
-// one each, so the last tile's 3 blocks are 3 pieces.
-func.func @partial_lean_too_few_slots(%q: tensor<1x1x40x64xf32>, %po: tensor<1x1x1x40x64xf32>, %pl: tensor<1x1x1x40xf32>) {
-  // expected-error @+1 {{'attn.partial_attention' op lean with 7 CTAs cuts an output tile into 3 pieces, one slot each; got 1 slots}}
-  %r:2 = attn.partial_attention ins(%q, %q, %q : tensor<1x1x40x64xf32>, tensor<1x1x40x64xf32>, tensor<1x1x40x64xf32>)
-      outs(%po, %pl : tensor<1x1x1x40x64xf32>, tensor<1x1x1x40xf32>)
-      {causal, tiles = #attn.fa2<block_m = 16, block_n = 16, warps = 1, stages = 1>, partition = #attn.lean<ctas = 7>}
-      -> tensor<1x1x1x40x64xf32>, tensor<1x1x1x40xf32>
-  return
-}
-
-// -----
-
 // The slot count of LSE counts when O's is dynamic.
 func.func @partial_lse_slots_checked(%q: tensor<1x1x4x8xf32>, %po: tensor<?x1x1x4x8xf32>, %pl: tensor<5x1x1x4xf32>) {
   // expected-error @+1 {{'attn.partial_attention' op split_kv with 3 splits needs 3 slots, got 5}}

@@ -7,10 +7,6 @@
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 
-// Header-only: the verifier evaluates Lean's work assignment on integers.
-#include "attn/Analysis/IntegerArith.h"
-#include "attn/Analysis/MaskGeometry.h"
-#include "attn/Analysis/WorkAssignment.h"
 #include "attn/Support/SizeLimits.h"
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
@@ -461,45 +457,6 @@ static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
 
 LogicalResult AttentionOp::verify() { return verifyAttentionLike(*this, 0); }
 
-/// The most pieces Lean's even split over `ctas` CTAs cuts one output tile
-/// of `op` into (WorkAssignment's definition), when the sizes are static and
-/// there are at most 2^20 output tiles to look at.
-static std::optional<int64_t> leanPiecesPerTile(PartialAttentionOp op,
-                                                int64_t ctas) {
-  ArrayRef<int64_t> q = op.getQuery().getType().getShape();
-  int64_t kvLen = op.getKey().getType().getDimSize(2);
-  if (ShapedType::isDynamicShape(q.take_front(3)) ||
-      ShapedType::isDynamic(kvLen))
-    return std::nullopt;
-  Fa2TilesAttr tiles = op.getTilesAttr();
-  int64_t blockM = tiles.getBlockM(), blockN = tiles.getBlockN();
-  int64_t packed = tiles.getPackedHeads();
-  int64_t heads = q[0] * (q[1] / packed);
-  int64_t queryBlocks = llvm::divideCeil(q[2] * packed, blockM);
-  if (heads * queryBlocks > (int64_t(1) << 20))
-    return std::nullopt;
-  IntegerArith a;
-  MaskGeometry<IntegerArith> geometry{
-      a,     q[2], kvLen, op.getCausal(), op.getWindowSizes(), std::nullopt,
-      packed};
-  auto work = LeanWork<IntegerArith>::create(a, geometry, blockM, blockN,
-                                             queryBlocks, heads, ctas);
-  SmallVector<int64_t> blocks;
-  for (int64_t m = 0; m < queryBlocks; ++m)
-    blocks.push_back(work.order.blocksOf(m));
-  LeanAssignment<IntegerArith> &lean = work.assignment;
-  // The output tiles in Lean's order, each from its first LeanTile.
-  int64_t most = 1, first = 0;
-  for (int64_t bh = 0; bh < heads; ++bh)
-    for (int64_t count : blocks) {
-      if (count > 0)
-        most = std::max(most,
-                        lean.ctaOf(first + count - 1) - lean.ctaOf(first) + 1);
-      first += count;
-    }
-  return most;
-}
-
 LogicalResult PartialAttentionOp::verify() {
   if (getOutputs().size() != 2)
     return emitOpError() << "needs two destinations, the partial O and LSE, "
@@ -532,15 +489,12 @@ LogicalResult PartialAttentionOp::verify() {
                            << " slots, got " << slots;
     return success();
   }
+  // Each piece of a tile is another CTA's; how many pieces the schedule
+  // makes of these sizes is the lowering's to check (attn-decompose).
   int64_t ctas = cast<LeanAttr>(partition).getCtas();
   if (slots > ctas)
     return emitOpError() << "lean with " << ctas << " CTAs has at most " << ctas
                          << " pieces per tile, got " << slots << " slots";
-  std::optional<int64_t> needed = leanPiecesPerTile(*this, ctas);
-  if (needed && slots < *needed)
-    return emitOpError() << "lean with " << ctas
-                         << " CTAs cuts an output tile into " << *needed
-                         << " pieces, one slot each; got " << slots << " slots";
   return success();
 }
 

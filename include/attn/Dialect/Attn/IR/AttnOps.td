@@ -286,7 +286,9 @@ def Attn_PartialAttentionOp : Attn_AttentionLikeOp<"partial_attention"> {
       T - (t - 1) G CTAs, t - 1 for the others); piece s of a tile is the
       part of it that the s-th CTA meeting the tile computes. Piece 0 is the
       host's (the CTA computing the tile's first block). S must be at least
-      the most CTAs any tile meets, which `attn-partition-kv` computes.
+      the most CTAs any tile meets, which `attn-partition-kv` computes; the
+      verifier checks S <= G only, and `attn-decompose` refuses fewer slots
+      than the schedule's pieces (static sizes).
 
     `outs` are the partials: O `[S, B, Hq, Sq, Dv]` and LSE `[S, B, Hq, Sq]`,
     both f32. Slot s of every row holds the attention of that row over the
