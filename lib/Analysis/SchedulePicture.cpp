@@ -160,27 +160,26 @@ std::string drawBlocks(const AttentionProblem &problem, int64_t blockM,
   int64_t queryBlocks = problem.queryBlocks(blockM);
   int64_t tiledHeads = problem.tiledHeads();
   int64_t kvBlocks = llvm::divideCeil(problem.kvLen, blockN);
-  SmallVector<int64_t> counts = problem.kvBlockCounts(blockM, blockN);
   auto lean = dyn_cast_or_null<LeanAttr>(partition);
   auto split = dyn_cast_or_null<SplitKVAttr>(partition);
   int64_t heads = lean ? problem.batch * tiledHeads : 1;
   int64_t rows = std::min(heads * queryBlocks, kMaxRows);
   int64_t cols = std::min(kvBlocks, kMaxCols);
-  int64_t perHead = llvm::sum_of(counts);
-  std::optional<LeanAssignment<IntegerArith>> assignment;
+  // Lean's LeanTiles and CTAs, as every target takes them (LeanWork).
+  std::optional<LeanWork<IntegerArith>> work;
   if (lean)
-    assignment.emplace(LeanAssignment<IntegerArith>::create(
-        a, lean.getCtas(), problem.batch * tiledHeads * perHead));
+    work.emplace(LeanWork<IntegerArith>::create(
+        a, problem.geometry(), blockM, blockN, queryBlocks,
+        problem.batch * tiledHeads, lean.getCtas()));
 
   std::vector<std::vector<Cell>> grid(rows, std::vector<Cell>(cols));
   std::vector<std::string> labels;
   for (int64_t row = 0; row < rows; ++row) {
     int64_t bh = row / queryBlocks, m = row % queryBlocks;
     IndexRange range = problem.kvBlockRange(m, blockM, blockN);
-    int64_t first = bh * perHead;
-    for (int64_t earlier = 0; earlier < m; ++earlier)
-      first += counts[earlier];
-    int64_t hostCta = assignment && range.size() ? assignment->ctaOf(first) : 0;
+    int64_t first = work ? work->order.tileFirst(work->perHead, bh, m) : 0;
+    int64_t hostCta =
+        work && range.size() ? work->assignment.ctaOf(first) : 0;
     labels.push_back(lean ? llvm::formatv("b{0} h{1} m{2}", bh / tiledHeads,
                                           bh % tiledHeads, m)
                                 .str()
@@ -207,8 +206,8 @@ std::string drawBlocks(const AttentionProblem &problem, int64_t blockM,
           if (n >= begin && n < end)
             cell.owner = s;
         }
-      } else if (assignment) {
-        cell.owner = assignment->ctaOf(first + n - range.begin);
+      } else if (work) {
+        cell.owner = work->assignment.ctaOf(first + n - range.begin);
         cell.host = cell.owner == hostCta;
       } else {
         cell.owner = 0;

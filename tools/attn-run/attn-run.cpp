@@ -462,10 +462,12 @@ std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
                           splitKV.getSplits());
   if (auto leanAttr = dyn_cast_or_null<LeanAttr>(op.getPartitionAttr())) {
     IntegerArith a;
-    int64_t leanTiles =
-        problem.batch * problem.tiledHeads() * work.visitedBlocks;
-    auto assignment =
-        LeanAssignment<IntegerArith>::create(a, leanAttr.getCtas(), leanTiles);
+    int64_t batchHeads = problem.batch * problem.tiledHeads();
+    LeanWork<IntegerArith> lean = LeanWork<IntegerArith>::create(
+        a, problem.geometry(), tiles->blockM, tiles->blockN, work.queryBlocks,
+        batchHeads, leanAttr.getCtas());
+    LeanAssignment<IntegerArith> &assignment = lean.assignment;
+    int64_t leanTiles = assignment.leanTiles;
     int64_t maxBlocks =
         *llvm::max_element(problem.kvBlockCounts(tiles->blockM, tiles->blockN));
     text += llvm::formatv(
