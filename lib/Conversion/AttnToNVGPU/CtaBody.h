@@ -9,7 +9,7 @@
 // What one CTA of every attention kernel runs: FlashAttention-2's forward
 // loop over a range of key/value blocks with mma.sync m16n8k16, K and V
 // staged through shared memory by cp.async, P kept in registers. The kernel
-// skeletons (AttnToNVGPU.cpp) map a schedule's work onto CTAs and call it.
+// skeletons (KernelSkeletons.cpp) map a schedule's work onto CTAs and call it.
 //
 //===----------------------------------------------------------------------===//
 
