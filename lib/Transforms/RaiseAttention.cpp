@@ -1471,11 +1471,12 @@ bool isHeadsView(ArrayRef<int64_t> view, ArrayRef<int64_t> shape) {
 /// dimensions are the loops in that order (its row-major index of the
 /// loops is `element`) and the permutation (linalg.transpose's) that
 /// brings the view to the loops' order (empty for the identity);
-/// std::nullopt when the read is not of that kind.
+/// std::nullopt when the read is not of that kind. The orders are tried one
+/// by one, for at most 6 loops (attention's tensors have 5 at most).
 std::optional<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
 readOrder(const ElementIndex &element, int64_t elements,
           ArrayRef<int64_t> loops) {
-  if (ShapedType::getNumElements(loops) != elements)
+  if (loops.size() > 6 || ShapedType::getNumElements(loops) != elements)
     return std::nullopt;
   // order[j]: the loop that dimension j of the view is read with.
   SmallVector<int64_t> order = llvm::to_vector(
