@@ -92,37 +92,30 @@ struct Segment {
   int64_t tileFirst, tileEnd;
 };
 
-/// The walk of CTA `cta` as the Lean kernel does it, for (batch x head)
-/// pairs whose query blocks visit `blocks[m]` KV blocks: from each piece's
-/// first LeanTile g, its (batch, head) g / perHead and its query block by
-/// LeanTileOrder::locate, resumed from the previous piece's within a head.
+/// The walk of CTA `cta` as the Lean kernel does it (LeanWork::pieceAt),
+/// for (batch x head) pairs whose query blocks visit `blocks[m]` KV blocks.
 std::vector<Segment> walk(LeanAssignment<IntegerArith> &lean,
                           const std::vector<int64_t> &blocks, int64_t cta) {
   auto blocksOf = [&](int64_t m) { return blocks[m]; };
   LeanTileOrder<IntegerArith> order{arith, blocksOf};
-  int64_t queryBlocks = blocks.size(), perHead = order.prefix(queryBlocks);
-  int64_t lastBatchHead = -1, lastBlock = 0, lastPrefix = 0;
+  int64_t queryBlocks = blocks.size();
+  LeanWork<IntegerArith> work{order, order.prefix(queryBlocks), lean};
+  LeanWork<IntegerArith>::Piece previous{-1, 0, 0, 0, 0, 0};
   std::vector<Segment> segments;
   int64_t g = lean.ctaBegin(cta), end = lean.ctaBegin(cta + 1);
   while (g < end) {
-    int64_t batchHead = g / perHead, offset = g - batchHead * perHead;
-    bool resume = batchHead == lastBatchHead;
-    auto [m, prefix] = order.locate(queryBlocks, offset, resume ? lastBlock : 0,
-                                    resume ? lastPrefix : 0);
-    EXPECT_LT(m, queryBlocks) << "LeanTile " << g;
-    if (m >= queryBlocks)
+    LeanWork<IntegerArith>::Piece piece =
+        work.pieceAt(g, end, queryBlocks, previous.batchHead,
+                     previous.queryBlock, previous.tileOffset);
+    EXPECT_LT(piece.queryBlock, queryBlocks) << "LeanTile " << g;
+    if (piece.queryBlock >= queryBlocks)
       break;
-    int64_t tileFirst = batchHead * perHead + prefix;
-    int64_t tileEnd = tileFirst + blocks[m];
-    EXPECT_LE(tileFirst, g);
-    EXPECT_LT(g, tileEnd);
-    int64_t segmentEnd = std::min(end, tileEnd);
-    segments.push_back(
-        {batchHead * queryBlocks + m, g, segmentEnd, tileFirst, tileEnd});
-    g = segmentEnd;
-    lastBatchHead = batchHead;
-    lastBlock = m;
-    lastPrefix = prefix;
+    EXPECT_LE(piece.tileFirst, g);
+    EXPECT_LT(g, piece.tileLast);
+    segments.push_back({piece.batchHead * queryBlocks + piece.queryBlock, g,
+                        piece.pieceEnd, piece.tileFirst, piece.tileLast});
+    g = piece.pieceEnd;
+    previous = piece;
   }
   return segments;
 }

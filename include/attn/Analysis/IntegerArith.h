@@ -40,6 +40,7 @@ struct IntegerArith {
   Value xorOp(Value x, Value y) { return x ^ y; }
   Cond lt(Value x, Value y) { return x < y; }
   Cond gt(Value x, Value y) { return x > y; }
+  Cond eq(Value x, Value y) { return x == y; }
   Cond orOp(Cond x, Cond y) { return x || y; }
   Cond andOp(Cond x, Cond y) { return x && y; }
   Value select(Cond c, Value x, Value y) { return c ? x : y; }

@@ -216,6 +216,36 @@ template <typename A> struct LeanWork {
             LeanAssignment<A>::create(a, ctas, a.mul(batchHeads, perHead))};
   }
 
+  /// A piece of a persistent CTA's walk: the output tile holding its first
+  /// LeanTile (its (batch, tiled head) pair, its query block, the offset of
+  /// its first LeanTile in the pair's, its LeanTiles [tileFirst, tileLast))
+  /// and the end of the piece, the CTA's end or the tile's.
+  struct Piece {
+    V batchHead, queryBlock, tileOffset, tileFirst, tileLast, pieceEnd;
+  };
+
+  /// The piece of a CTA whose LeanTiles end at `end` that starts at
+  /// LeanTile `g`. The query block is searched from the CTA's previous
+  /// piece's (`previousBatchHead`, `previousQueryBlock`,
+  /// `previousOffset`: its batchHead, queryBlock and tileOffset; a
+  /// batchHead of -1 before the first) when it is of the same pair, so that
+  /// the walk g = ctaBegin(cta), then each piece's pieceEnd until `end`,
+  /// scans each pair's query blocks once. Lean's kernel walks this way.
+  Piece pieceAt(V g, V end, V queryBlocks, V previousBatchHead,
+                V previousQueryBlock, V previousOffset) {
+    A &a = order.a;
+    V batchHead = a.div(g, perHead);
+    V offset = a.sub(g, a.mul(batchHead, perHead));
+    auto resume = a.eq(batchHead, previousBatchHead);
+    auto [queryBlock, tileOffset] = order.locate(
+        queryBlocks, offset, a.select(resume, previousQueryBlock, a.constant(0)),
+        a.select(resume, previousOffset, a.constant(0)));
+    V tileFirst = a.add(a.mul(batchHead, perHead), tileOffset);
+    V tileLast = a.add(tileFirst, order.blocksOf(queryBlock));
+    return {batchHead, queryBlock,         tileOffset,
+            tileFirst, tileLast, a.min(end, tileLast)};
+  }
+
   /// LeanAssignment::mostPieces of the `batchHeads` pairs of `queryBlocks`
   /// query blocks the work was created with.
   int64_t mostPieces(int64_t batchHeads, int64_t queryBlocks) {

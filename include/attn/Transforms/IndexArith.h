@@ -53,6 +53,9 @@ struct IndexArith {
   Cond gt(Value x, Value y) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, x, y);
   }
+  Cond eq(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y);
+  }
   Cond orOp(Cond x, Cond y) { return arith::OrIOp::create(b, x, y); }
   Cond andOp(Cond x, Cond y) { return arith::AndIOp::create(b, x, y); }
   Value select(Cond c, Value x, Value y) {

@@ -224,9 +224,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
       a.constant(s.leanCtas),
       /*oneQueryBlock=*/!ShapedType::isDynamic(p.queryLen) &&
           s.queryBlocks() == 1);
-  LeanTileOrder<IndexArith> &order = work.order;
   LeanAssignment<IndexArith> &lean = work.assignment;
-  Value perHead = work.perHead;
   // Output tiles are numbered b * Hq + h (tiled heads with GQA packing).
   auto splitBatchHead = [&](Value batchHead) {
     Value batch = a.div(batchHead, heads);
@@ -247,20 +245,14 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
       },
       [&](OpBuilder &, Location, ValueRange args) {
         Value g = args[0];
-        Value batchHead = a.div(g, perHead);
-        Value offset = a.sub(g, a.mul(batchHead, perHead));
-        // The query block holding the LeanTile, and where its tile starts:
-        // in the previous piece's head, scanned on from its query block.
-        Value resume = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                             batchHead, args[1]);
-        auto [queryBlock, tileOffset] = order.locate(
-            queryBlocks, offset, a.select(resume, args[2], a.constant(0)),
-            a.select(resume, args[3], a.constant(0)));
-        Value tileFirst = a.add(a.mul(batchHead, perHead), tileOffset);
+        // The output tile holding the LeanTile and the piece of it.
+        LeanWork<IndexArith>::Piece piece =
+            work.pieceAt(g, end, queryBlocks, args[1], args[2], args[3]);
+        Value batchHead = piece.batchHead, queryBlock = piece.queryBlock,
+              tileFirst = piece.tileFirst, tileLast = piece.tileLast,
+              pieceEnd = piece.pieceEnd;
         auto [row0, rows] = geometry.queryBlockRows(queryBlock, s.blockM);
-        auto [tileBegin, tileEnd] = geometry.kvBlockRange(row0, rows, s.blockN);
-        Value tileLast = a.add(tileFirst, a.sub(tileEnd, tileBegin));
-        Value pieceEnd = a.min(end, tileLast);
+        Value tileBegin = geometry.kvBlockRange(row0, rows, s.blockN).first;
         auto [batch, head] = splitBatchHead(batchHead);
         Value kvHead = a.div(a.mul(head, p.packedHeads), p.groupSize());
 
@@ -336,7 +328,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                          /*perLaneSums=*/false);
         b.setInsertionPointAfter(role);
         scf::YieldOp::create(
-            b, ValueRange{pieceEnd, batchHead, queryBlock, tileOffset});
+            b, ValueRange{pieceEnd, batchHead, queryBlock, piece.tileOffset});
       });
   disableLoopInvariantCodeMotion(walk);
   b.setInsertionPointAfter(walk);
@@ -352,9 +344,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         ValueRange{}, [&](OpBuilder &, Location, Value tile, ValueRange) {
           Value batchHead = a.div(tile, queryBlocks);
           Value queryBlock = a.sub(tile, a.mul(batchHead, queryBlocks));
-          Value empty =
-              arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                    order.blocksOf(queryBlock), a.constant(0));
+          Value empty = a.eq(work.order.blocksOf(queryBlock), a.constant(0));
           auto store = scf::IfOp::create(b, empty, /*withElseRegion=*/false);
           b.setInsertionPointToStart(store.thenBlock());
           auto [batch, head] = splitBatchHead(batchHead);
