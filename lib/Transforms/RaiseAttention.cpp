@@ -778,7 +778,6 @@ LogicalResult readReordered(linalg::LinalgOp op, ArrayRef<int64_t> order,
     return fail("a product whose right operand is not [.., k, n] in some "
                 "order");
   c.rhs = skipNoOpCasts(rhs->get());
-  c.rhsTransposed = false;
   c.rhsPermutation = unlessIdentity(*rhsPermutation);
   // Result dimension j holds the loop the result reads there.
   std::optional<SmallVector<int64_t>> outLoops =
@@ -1946,27 +1945,30 @@ FailureOr<Attention> matchAttentionAs(linalg::LinalgOp pv, bool swapped,
 }
 
 /// The values a product's left operand is read from: the operand, or the
-/// tensors the expression computed in a fused product's body reads.
+/// tensors the expression computed in a fused product's body reads (its
+/// nodes visited once: reads are shared, so the expression is a DAG).
 SmallVector<Value> leftOperandSources(const Contraction &c) {
   if (!c.lhsExpr)
     return {c.lhs};
-  SmallVector<Value> sources;
+  SetVector<Value> sources;
   SmallVector<const Expr *> work{c.lhsExpr.get()};
+  DenseSet<const Expr *> seen{c.lhsExpr.get()};
   while (!work.empty()) {
     const Expr *e = work.pop_back_val();
     if (e->kind == Expr::Kind::Leaf && e->tensor)
-      sources.push_back(e->tensor);
+      sources.insert(e->tensor);
     for (const ExprPtr &operand : e->operands)
-      work.push_back(operand.get());
+      if (seen.insert(operand.get()).second)
+        work.push_back(operand.get());
   }
-  return sources;
+  return sources.takeVector();
 }
 
 /// The attention whose second product is `pv`: P V as written, or V^T P^T
-/// (O^T, the product's operands swapped). When neither matches, `why`
-/// tells the failure of the reading whose left operand is the one that
-/// looks like the softmax's probabilities.
-FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
+/// (O^T, the product's operands swapped). When neither matches and `why`
+/// is given, it tells the failure of the reading whose left operand is the
+/// one that looks like the softmax's probabilities.
+FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch *why) {
   Mismatch asWritten, swapped;
   if (FailureOr<Attention> attention = matchAttentionAs(pv, false, asWritten);
       succeeded(attention))
@@ -1974,6 +1976,8 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
   if (FailureOr<Attention> attention = matchAttentionAs(pv, true, swapped);
       succeeded(attention))
     return attention;
+  if (!why)
+    return failure();
   Mismatch ignored;
   FailureOr<Contraction> written =
       matchContraction(pv->getResult(0), ignored, false);
@@ -1984,7 +1988,7 @@ FailureOr<Attention> matchAttention(linalg::LinalgOp pv, Mismatch &why) {
       (failed(written) ||
        (!looksLikeProbabilities(leftOperandSources(*written)) &&
         looksLikeProbabilities(leftOperandSources(*reversed))));
-  why = swappedIsSoftmax ? swapped : asWritten;
+  *why = swappedIsSoftmax ? swapped : asWritten;
   return failure();
 }
 
@@ -2181,7 +2185,9 @@ struct AttnRaiseAttentionPass
     for (linalg::LinalgOp op : candidates) {
       ReadScope reads;
       Mismatch why;
-      FailureOr<Attention> attention = matchAttention(op, why);
+      // Why a product is not raised is worked out for the remarks only.
+      FailureOr<Attention> attention =
+          matchAttention(op, remarks ? &why : nullptr);
       if (failed(attention)) {
         if (remarks && looksLikeAttention(op)) {
           InFlightDiagnostic remark =
