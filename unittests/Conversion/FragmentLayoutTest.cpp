@@ -280,7 +280,8 @@ template <size_t N> Fragment<N> table(Position (*element)(int64_t, int64_t)) {
 }
 
 /// Where element (row, col) of a swizzled row-major tile with `width`
-/// columns is stored: its column within its row (CtaBody::swizzle), and its
+/// columns is stored: its column within its row (MmaSyncCtaBody::swizzle), and
+/// its
 /// offset in elements from the tile's start.
 int64_t swizzledColumn(int64_t row, int64_t col, int64_t width) {
   int64_t chunk = layout.swizzledChunk(col / kChunk, row);

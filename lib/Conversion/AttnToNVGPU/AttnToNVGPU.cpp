@@ -11,7 +11,7 @@
 // (KernelAnalysis.cpp: the checks, the tile choice), what it takes
 // (KernelAbi.cpp: views, workspaces, signature), how the schedule's work
 // maps onto CTAs (KernelSkeletons.cpp), and what one CTA runs over its
-// key/value blocks (CtaBody.cpp).
+// key/value blocks (CtaBody.h, the interface; MmaSyncCtaBody.cpp, the body).
 //
 //===----------------------------------------------------------------------===//
 

@@ -52,7 +52,7 @@ struct GridCta {
 /// can see. With GQA packing, `head` is a tiled head and the rows are its
 /// tiled rows (MaskGeometry.h).
 struct OutputTile {
-  Value batch, head, kvHead, row0, rows, qGroup, blockBegin, blockEnd;
+  Value batch, head, kvHead, row0, rows, query, blockBegin, blockEnd;
 
   static OutputTile load(ImplicitLocOpBuilder &b, CtaBody &body, IndexArith &a,
                          const KernelShape &s, const KernelArguments &args,
@@ -61,16 +61,16 @@ struct OutputTile {
     t.kvHead = a.div(a.mul(head, s.problem.packedHeads), s.problem.groupSize());
     MaskGeometry<IndexArith> geometry = body.geometry();
     std::tie(t.row0, t.rows) = geometry.queryBlockRows(queryBlock, s.blockM);
-    t.qGroup = body.loadQueryBlock(args.q, batch, head, t.row0);
+    t.query = body.loadQueryBlock(args.q, batch, head, t.row0);
     std::tie(t.blockBegin, t.blockEnd) =
         geometry.kvBlockRange(t.row0, t.rows, s.blockN);
     return t;
   }
 
   /// The CTA body over key/value blocks [begin, end) of the tile.
-  SmallVector<Value> run(CtaBody &body, const KernelArguments &args,
-                         Value begin, Value end) const {
-    return body.runKvRange(args.kv, qGroup, batch, head, kvHead, row0, rows,
+  CtaState run(CtaBody &body, const KernelArguments &args, Value begin,
+               Value end) const {
+    return body.runKvRange(args.kv, query, batch, head, kvHead, row0, rows,
                            begin, end);
   }
 };
@@ -112,13 +112,12 @@ namespace mlir::attn {
 
 void buildFa2Kernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                     const KernelArguments &args) {
-  CtaBody body(b, s);
-  auto [queryBlock, batch, head] = GridCta::setUp(b, body, args);
+  std::unique_ptr<CtaBody> body = createCtaBody(b, s);
+  auto [queryBlock, batch, head] = GridCta::setUp(b, *body, args);
   IndexArith a{b};
-  auto tile = OutputTile::load(b, body, a, s, args, queryBlock, batch, head);
-  SmallVector<Value> state =
-      tile.run(body, args, tile.blockBegin, tile.blockEnd);
-  body.storeOutput(state, args.o, args.lse, batch, head, tile.row0);
+  auto tile = OutputTile::load(b, *body, a, s, args, queryBlock, batch, head);
+  CtaState state = tile.run(*body, args, tile.blockBegin, tile.blockEnd);
+  body->storeOutput(state, args.o, args.lse, batch, head, tile.row0);
   gpu::ReturnOp::create(b);
 }
 
@@ -126,15 +125,15 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                         const KernelArguments &args) {
   Value partialO = args.workspaces[0], partialLse = args.workspaces[1],
         counters = args.workspaces[2];
-  CtaBody body(b, s);
-  auto [queryBlock, batch, headSplit] = GridCta::setUp(b, body, args);
+  std::unique_ptr<CtaBody> body = createCtaBody(b, s);
+  auto [queryBlock, batch, headSplit] = GridCta::setUp(b, *body, args);
   IndexArith a{b};
   Value head = a.div(headSplit, s.splits);
   Value split = a.sub(headSplit, a.mul(head, s.splits));
-  auto tile = OutputTile::load(b, body, a, s, args, queryBlock, batch, head);
+  auto tile = OutputTile::load(b, *body, a, s, args, queryBlock, batch, head);
   auto [pieceBegin, pieceEnd] =
       splitKVPiece(a, tile.blockBegin, tile.blockEnd, split, s.splits);
-  SmallVector<Value> state = tile.run(body, args, pieceBegin, pieceEnd);
+  CtaState state = tile.run(*body, args, pieceBegin, pieceEnd);
 
   // Output tile (b, h, m) owns slots [S t, S t + S) and counter t.
   Value queryBlocks = gpu::GridDimOp::create(b, gpu::Dimension::x);
@@ -142,7 +141,7 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
       a.mul(a.add(a.mul(batch, s.problem.tiledHeads()), head), queryBlocks),
       queryBlock);
   Value firstSlot = a.mul(tileIndex, s.splits);
-  body.storePartial(state, partialO, partialLse, a.add(firstSlot, split));
+  body->storePartial(state, partialO, partialLse, a.add(firstSlot, split));
 
   // A release: the CTA's stores happen before the barrier, thread 0's fence
   // orders them (cumulatively) before its increment. The barrier's OR
@@ -185,11 +184,10 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
     NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
   }
   gpu::BarrierOp::create(b);
-  SmallVector<Value> merged =
-      body.mergePartials(body.initialState(), partialO, partialLse, firstSlot,
-                         a.add(firstSlot, s.splits - 1));
-  body.storeOutput(merged, args.o, args.lse, batch, head, tile.row0,
-                   /*perLaneSums=*/false);
+  CtaState merged =
+      body->mergePartials(body->initialState(), partialO, partialLse, firstSlot,
+                          a.add(firstSlot, s.splits - 1));
+  body->storeOutput(merged, args.o, args.lse, batch, head, tile.row0);
   // Every piece of the tile has counted: the next launch starts from zero.
   auto reset = scf::IfOp::create(b, isFirstThread, /*withElseRegion=*/false);
   b.setInsertionPointToStart(reset.thenBlock());
@@ -208,14 +206,14 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         flags = args.workspaces[2];
 
   Value cta = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  CtaBody body(b, s);
-  body.setUp(args.lengths);
+  std::unique_ptr<CtaBody> body = createCtaBody(b, s);
+  body->setUp(args.lengths);
   IndexArith a{b};
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
 
   // The LeanTiles of one (batch, head): the key/value blocks each query
   // block's rows see.
-  MaskGeometry<IndexArith> geometry = body.geometry();
+  MaskGeometry<IndexArith> geometry = body->geometry();
   Value queryBlocks = a.ceilDiv(geometry.tiledRows(), s.blockM);
   int64_t heads = p.tiledHeads();
   Value batchHeads = a.mul(args.lengths.batch, heads);
@@ -256,13 +254,12 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         auto [batch, head] = splitBatchHead(batchHead);
         Value kvHead = a.div(a.mul(head, p.packedHeads), p.groupSize());
 
-        // The previous piece's output went through the Q tile.
-        gpu::BarrierOp::create(b);
-        Value qGroup = body.loadQueryBlock(q, batch, head, row0);
+        body->finishTile();
+        Value query = body->loadQueryBlock(q, batch, head, row0);
         Value blockBegin = a.add(tileBegin, a.sub(g, tileFirst));
         Value blockEnd = a.add(tileBegin, a.sub(pieceEnd, tileFirst));
-        SmallVector<Value> state = body.runKvRange(
-            kv, qGroup, batch, head, kvHead, row0, rows, blockBegin, blockEnd);
+        CtaState state = body->runKvRange(kv, query, batch, head, kvHead, row0,
+                                          rows, blockBegin, blockEnd);
 
         Value isHost =
             arith::CmpIOp::create(b, arith::CmpIPredicate::eq, g, tileFirst);
@@ -277,7 +274,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
           // (cumulatively) before its flag update: a release.
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(role.elseBlock());
-          body.storePartial(state, partialO, partialLse, cta);
+          body->storePartial(state, partialO, partialLse, cta);
           gpu::BarrierOp::create(b);
           auto signal = scf::IfOp::create(b, isFirstThread, false);
           b.setInsertionPointToStart(signal.thenBlock());
@@ -287,7 +284,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         b.setInsertionPointToStart(role.thenBlock());
         auto alone = scf::IfOp::create(b, covers, /*withElseRegion=*/true);
         b.setInsertionPointToStart(alone.thenBlock());
-        body.storeOutput(state, o, lse, batch, head, row0);
+        body->storeOutput(state, o, lse, batch, head, row0);
         b.setInsertionPointToStart(alone.elseBlock());
         // A host with contributors: CTAs cta + 1 .. ctaOf(last LeanTile).
         Value first = a.add(cta, 1);
@@ -322,10 +319,9 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
           NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
         }
         gpu::BarrierOp::create(b);
-        SmallVector<Value> merged =
-            body.mergePartials(state, partialO, partialLse, first, last);
-        body.storeOutput(merged, o, lse, batch, head, row0,
-                         /*perLaneSums=*/false);
+        CtaState merged =
+            body->mergePartials(state, partialO, partialLse, first, last);
+        body->storeOutput(merged, o, lse, batch, head, row0);
         b.setInsertionPointAfter(role);
         scf::YieldOp::create(
             b, ValueRange{pieceEnd, batchHead, queryBlock, piece.tileOffset});
@@ -348,10 +344,9 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
           auto store = scf::IfOp::create(b, empty, /*withElseRegion=*/false);
           b.setInsertionPointToStart(store.thenBlock());
           auto [batch, head] = splitBatchHead(batchHead);
-          // The previous output went through the Q tile.
-          gpu::BarrierOp::create(b);
-          body.storeOutput(body.initialState(), o, lse, batch, head,
-                           a.mul(queryBlock, s.blockM));
+          body->finishTile();
+          body->storeOutput(body->initialState(), o, lse, batch, head,
+                            a.mul(queryBlock, s.blockM));
           b.setInsertionPointAfter(store);
           scf::YieldOp::create(b);
         });

@@ -1,0 +1,919 @@
+//===- MmaSyncCtaBody.cpp - FlashAttention-2's CTA body on mma.sync ------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// Which lane holds which element of the A, B and C fragments, which row each
+// lane addresses in an ldmatrix, and the shared-memory swizzle are
+// FragmentLayout's formulas (unit-tested against the PTX ISA); the C
+// fragments of two adjacent n8 tiles of S are, element for element, the A
+// fragment of a k16 slice of P, so P never leaves the registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MmaSyncCtaBody.h"
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+Value MmaSyncCtaBody::swizzle(Value row, Value col) {
+  Value chunk = arith::DivUIOp::create(b, col, index(kChunk));
+  Value within = arith::RemUIOp::create(b, col, index(kChunk));
+  return add(mul(layout.swizzledChunk(chunk, row), index(kChunk)), within);
+}
+
+Value MmaSyncCtaBody::atEntry(std::pair<int64_t, void *> key,
+                              function_ref<Value()> build) {
+  Value &value = entryValues[key];
+  if (!value) {
+    OpBuilder::InsertionGuard guard(b);
+    b.restoreInsertionPoint(entryPoint);
+    value = build();
+    entryPoint = b.saveInsertionPoint();
+  }
+  return value;
+}
+
+Value MmaSyncCtaBody::swizzledColumn(int64_t chunk0, Value laneChunk,
+                                     Value phase) {
+  int64_t low = chunk0 % 8;
+  // Every ldmatrix row is the lane's row mod 8 plus a multiple of 8, so the
+  // swizzle of the lane's row is that of the lane itself (`phase`).
+  Value within = atEntry({low, laneChunk.getAsOpaquePointer()}, [&] {
+    Value chunk = add(index(low), laneChunk);
+    return mul(layout.swizzledChunk(chunk, lane), index(kChunk));
+  });
+  return add(index((chunk0 - low) * kChunk), within);
+}
+
+Value MmaSyncCtaBody::sharedTile(Value base, Value byteOffset, int64_t rows,
+                                 int64_t columns) {
+  auto type = MemRefType::get(
+      {rows, columns}, s.element, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
+  return memref::ViewOp::create(b, type, base, byteOffset, ValueRange{});
+}
+
+SmallVector<Value> MmaSyncCtaBody::copyTile(Value source, Value batch,
+                                            Value head, Value row0,
+                                            int64_t rows, Extent length,
+                                            int64_t columns, Value tile,
+                                            bool tiledRows) {
+  TileCopyLayout<IndexArith> copy(
+      arith, rows, llvm::alignTo(columns, 16) / kChunk, s.threads());
+  // The thread's row in round 0 and its chunk and column, and, when the
+  // rows of a round are a multiple of the swizzle period 8, its
+  // shared-memory column, are the same in every copy with as many threads a
+  // row: computed once at the kernel's entry.
+  int64_t key = -4 * copy.lanesPerRow;
+  Value laneRow =
+      atEntry({key - 1, nullptr}, [&] { return copy.laneRow(tid); });
+  Value laneChunk =
+      atEntry({key - 2, nullptr}, [&] { return copy.chunk(tid); });
+  Value col = atEntry({key - 3, nullptr},
+                      [&] { return mul(laneChunk, index(kChunk)); });
+  Value laneSharedCol;
+  if (copy.rowsPerRound() % 8 == 0)
+    laneSharedCol =
+        atEntry({key - 4, nullptr}, [&] { return swizzle(laneRow, col); });
+  SmallVector<Value> tokens;
+  for (int64_t round = 0; round < copy.rounds(); ++round) {
+    Value row = copy.row(laneRow, round);
+    // The threads that copy nothing in this round skip it. Their copies'
+    // tokens are not needed: cp.async.commit_group groups every copy the
+    // thread issued before it.
+    std::optional<OpBuilder::InsertionGuard> guarded;
+    bool idleThreads = copy.hasIdleThreads(round);
+    if (idleThreads) {
+      guarded.emplace(b);
+      auto ifOp = scf::IfOp::create(b, copy.copies(laneChunk, row, round),
+                                    /*withElseRegion=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    // Past the end of the rows or the columns: read nothing (the address
+    // stays in bounds) and fill 0.
+    Value sourceRow = add(row0, row);
+    Value inBounds = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                           sourceRow, length.length);
+    Value clamped = arith::MinUIOp::create(b, sourceRow, length.last);
+    Value sourceHead = head;
+    if (tiledRows)
+      std::tie(sourceHead, clamped) = queryRowOf(head, clamped);
+    Value sourceCol = col;
+    if (columns % 16 != 0) {
+      inBounds = arith::AndIOp::create(
+          b, inBounds,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                index(columns)));
+      sourceCol = arith::MinUIOp::create(b, col, index(columns - kChunk));
+    }
+    Value elements =
+        arith::SelectOp::create(b, inBounds, index(kChunk), index(0));
+    Value token = nvgpu::DeviceAsyncCopyOp::create(
+        b, tile,
+        ValueRange{row, laneSharedCol ? laneSharedCol : swizzle(row, col)},
+        source, ValueRange{batch, sourceHead, clamped, sourceCol},
+        b.getIndexAttr(kChunk), elements, /*bypassL1=*/b.getUnitAttr());
+    if (!idleThreads)
+      tokens.push_back(token);
+  }
+  return tokens;
+}
+
+Value MmaSyncCtaBody::ldmatrix(Value tile, Value row0, Value laneRow,
+                               Value laneChunk, int64_t col0, int64_t numTiles,
+                               bool transpose) {
+  Value row = add(row0, laneRow);
+  Value col = swizzledColumn(col0 / kChunk, laneChunk, lanePhase);
+  return nvgpu::LdMatrixOp::create(b, VectorType::get({numTiles, 2}, s.element),
+                                   tile, ValueRange{row, col}, transpose,
+                                   static_cast<uint32_t>(numTiles));
+}
+
+Value MmaSyncCtaBody::loadA(Value tile, Value row0, int64_t col0) {
+  // Lanes 0-15 address rows 0-15 at col0, lanes 16-31 the same rows at
+  // col0 + 8: matrices a0a1 | a2a3 | a4a5 | a6a7.
+  return ldmatrix(tile, row0, laneRow16, laneHalf16, col0, 4, false);
+}
+
+Value MmaSyncCtaBody::loadB(Value tile, Value row0, int64_t col0) {
+  // K stored [key][d]: lanes 0-7 address keys row0..+7 at d = col0, lanes
+  // 8-15 the same keys at col0 + 8 (lanes 16-31 repeat; x2 ignores them).
+  return ldmatrix(tile, row0, laneRow8, laneHalf8, col0, 2, false);
+}
+
+Value MmaSyncCtaBody::loadBTransposed(Value tile, Value row0, int64_t col0) {
+  // V stored [key][d]: lanes 0-15 address keys row0..+15 at d = col0; the
+  // transposed x2 load hands lane l keys 2t, 2t+1 (+8) of column g.
+  return ldmatrix(tile, row0, vRow, vChunk, col0, 2, true);
+}
+
+Value MmaSyncCtaBody::mma(Value a, Value bFrag, Value c) {
+  if (s.element.isF16())
+    return nvgpu::MmaSyncOp::create(b, a, bFrag, c,
+                                    ArrayRef<int64_t>{16, 8, 16});
+  Type i32 = b.getI32Type();
+  auto registers = [&](Value fragment) {
+    SmallVector<Value> words;
+    int64_t rows = cast<VectorType>(fragment.getType()).getDimSize(0);
+    for (int64_t r = 0; r < rows; ++r) {
+      Value halves = vector::ExtractOp::create(b, fragment, r);
+      Value word =
+          vector::BitCastOp::create(b, VectorType::get({1}, i32), halves);
+      words.push_back(vector::ExtractOp::create(b, word, 0));
+    }
+    return words;
+  };
+  SmallVector<Value> accumulators;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      accumulators.push_back(
+          vector::ExtractOp::create(b, c, ArrayRef<int64_t>{i, j}));
+  auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                     SmallVector<Type>(4, f32));
+  Value d = NVVM::MmaOp::create(
+      b, structType, registers(a), registers(bFrag), accumulators,
+      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < 4; ++i)
+    elements.push_back(LLVM::ExtractValueOp::create(b, d, i));
+  return vector::FromElementsOp::create(b, VectorType::get({2, 2}, f32),
+                                        elements);
+}
+
+Value MmaSyncCtaBody::quadReduce(Value value, bool isMax) {
+  for (int32_t offset : {1, 2}) {
+    Value other = gpu::ShuffleOp::create(b, value, offset, kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = isMax ? maxF(value, other) : addF(value, other);
+  }
+  return value;
+}
+
+MmaSyncCtaBody::Extent MmaSyncCtaBody::extent(Value length) {
+  if (std::optional<int64_t> known = getConstantIntValue(length))
+    return {length, index(std::max<int64_t>(*known - 1, 0))};
+  // A sequence's key length may be 0: its copies then read row 0, which
+  // every tensor has, and fill zeros.
+  return {length, arith::MaxSIOp::create(
+                      b, arith::SubIOp::create(b, length, index(1)), index(0))};
+}
+
+void MmaSyncCtaBody::setUp(const KernelLengths &lengths) {
+  queryLen = extent(lengths.queryLen);
+  kvLen = extent(lengths.kvLen);
+  tiledLen = s.problem.packedHeads == 1
+                 ? queryLen
+                 : extent(b.createOrFold<arith::MulIOp>(
+                       lengths.queryLen, index(s.problem.packedHeads)));
+  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
+  warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
+  groupId = layout.groupId(lane);
+  laneInGroup = layout.laneInGroup(lane);
+  // ldmatrix rows start at multiples of 8, so a lane's row mod 8 (its
+  // swizzle phase) is lane mod 8 in every load.
+  laneRow16 = layout.aRow(lane);
+  laneHalf16 = layout.aChunk(lane);
+  laneRow8 = layout.bRow(lane);
+  laneHalf8 = layout.bChunk(lane);
+  vRow = layout.vRow(lane);
+  vChunk = layout.vChunk(lane);
+  lanePhase = laneRow8;
+  // The first row of this warp's slice of the query block.
+  warpRow = mul(warp, index(s.blockM / s.warps));
+
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  shared = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                         MemRefLayoutAttrInterface(), workgroup));
+  // Layout: the Q block, then `stages` K tiles, then `stages` V tiles.
+  qTile = sharedTile(shared, index(0), s.blockM, s.keyRow());
+  oTile = s.valueRow() == s.keyRow()
+              ? qTile
+              : sharedTile(shared, index(0), s.blockM, s.valueRow());
+  // Per-lane values that addresses share are built ahead of the shared
+  // memory's views, whatever the skeleton builds after them.
+  Operation *sharedOp = shared.getDefiningOp();
+  entryPoint =
+      OpBuilder::InsertPoint(sharedOp->getBlock(), Block::iterator(sharedOp));
+}
+
+std::pair<Value, Value> MmaSyncCtaBody::kvTiles(Value stage) {
+  Value kOffset = add(index(kBase()), mul(stage, index(kTileBytes())));
+  Value vOffset = add(index(vBase()), mul(stage, index(vTileBytes())));
+  return {sharedTile(shared, kOffset, s.blockN, s.keyRow()),
+          sharedTile(shared, vOffset, s.blockN, s.valueRow())};
+}
+
+Value MmaSyncCtaBody::copyKV(Value k, Value v, Value batch, Value kvHead,
+                             Value block, Value stage) {
+  auto [kStage, vStage] = kvTiles(stage);
+  Value key0 = mul(block, index(s.blockN));
+  SmallVector<Value> tokens = copyTile(k, batch, kvHead, key0, s.blockN, kvLen,
+                                       s.problem.headDim, kStage);
+  llvm::append_range(tokens, copyTile(v, batch, kvHead, key0, s.blockN, kvLen,
+                                      s.problem.valueDim, vStage));
+  return commit(tokens);
+}
+
+Value MmaSyncCtaBody::loadQueryBlock(Value q, Value batch, Value head,
+                                     Value row0) {
+  return commit(copyTile(q, batch, head, row0, s.blockM, tiledLen,
+                         s.problem.headDim, qTile, /*tiledRows=*/true));
+}
+
+CtaState MmaSyncCtaBody::initialState() {
+  Type fragC = VectorType::get({2, 2}, f32);
+  Type pair = VectorType::get({2}, f32);
+  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
+  Value zeroC = arith::ConstantOp::create(
+      b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
+  Value minusInfPair = arith::ConstantOp::create(
+      b, pair,
+      DenseElementsAttr::get(cast<ShapedType>(pair),
+                             -std::numeric_limits<float>::infinity()));
+  Value zeroPair = arith::ConstantOp::create(
+      b, pair, DenseElementsAttr::get(cast<ShapedType>(pair), 0.0f));
+  // O fragments [mTiles][oTiles], then m and l per m tile (one f32 for row g
+  // and one for row g + 8 of the tile).
+  SmallVector<Value> state(mTiles * oTiles, zeroC);
+  state.append(mTiles, minusInfPair);
+  state.append(mTiles, zeroPair);
+  return {state};
+}
+
+Value MmaSyncCtaBody::constantTable(DenseElementsAttr values) {
+  return atEntry({-2, const_cast<void *>(values.getAsOpaquePointer())}, [&] {
+    auto module =
+        b.getBlock()->getParentOp()->getParentOfType<gpu::GPUModuleOp>();
+    auto type =
+        MemRefType::get(values.getType().getShape(), values.getElementType());
+    SymbolTable symbols(module);
+    OpBuilder detached(b.getContext());
+    auto table = memref::GlobalOp::create(
+        detached, b.getLoc(), "attn_table", detached.getStringAttr("private"),
+        type, values, /*constant=*/true, /*alignment=*/IntegerAttr());
+    // Renamed when the module already has the name.
+    symbols.insert(table, module.getBody()->begin());
+    return memref::GetGlobalOp::create(b, type, table.getSymName());
+  });
+}
+
+Value MmaSyncCtaBody::tanh(Value x) {
+  Value e = exp2(mulF(x, f32Const(2.0 * M_LOG2E)));
+  Value reciprocal =
+      intrinsic("llvm.nvvm.rcp.approx.ftz.f", addF(e, f32Const(1.0)));
+  return subF(f32Const(1.0), mulF(f32Const(2.0), reciprocal));
+}
+
+Value MmaSyncCtaBody::modifyScore(Value x, Value batch, Value head, Value row,
+                                  Value key) {
+  if (s.softcap)
+    x = mulF(f32Const(*s.softcap), tanh(mulF(x, f32Const(1.0 / *s.softcap))));
+  if (!s.scoreRegion)
+    return x;
+  Block &region = s.scoreRegion->front();
+  IRMapping mapping;
+  mapping.map(region.getArguments(), ValueRange{x, batch, head, row, key});
+  // A scalar constant from outside the region (attn-to-nvgpu allows no other
+  // value) is cloned where it is first used.
+  auto lookup = [&](Value value) {
+    if (!mapping.contains(value))
+      mapping.map(value, b.clone(*value.getDefiningOp())->getResult(0));
+    return mapping.lookup(value);
+  };
+  for (Operation &op : region.without_terminator()) {
+    // A constant tensor is a table in global memory, read element by
+    // element.
+    if (op.getNumResults() == 1 && isa<TensorType>(op.getResult(0).getType()))
+      continue;
+    if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+      DenseElementsAttr values;
+      matchPattern(extract.getTensor(), m_Constant(&values));
+      // Rows past Sq (never stored) and keys past Sk (hidden) reach the
+      // region too: their reads are clamped to the table's last element, so
+      // that every read is in bounds (an immediate operand: no register).
+      SmallVector<Value> indices;
+      for (auto [dim, position] : llvm::enumerate(extract.getIndices()))
+        indices.push_back(arith::MinUIOp::create(
+            b, lookup(position),
+            index(std::max<int64_t>(values.getType().getDimSize(dim) - 1, 0))));
+      mapping.map(op.getResult(0),
+                  memref::LoadOp::create(b, constantTable(values), indices));
+      continue;
+    }
+    for (Value operand : op.getOperands())
+      lookup(operand);
+    // math ops become the hardware's approximations, without libdevice.
+    Value in = op.getNumOperands() ? lookup(op.getOperand(0)) : Value();
+    Value lowered =
+        llvm::TypeSwitch<Operation *, Value>(&op)
+            .Case([&](math::TanhOp) { return tanh(in); })
+            .Case(
+                [&](math::ExpOp) { return exp2(mulF(in, f32Const(M_LOG2E))); })
+            .Case([&](math::Exp2Op) { return exp2(in); })
+            .Case([&](math::LogOp) { return mulF(log2(in), f32Const(M_LN2)); })
+            .Case([&](math::Log2Op) { return log2(in); })
+            .Case([&](math::AbsFOp) { return LLVM::FAbsOp::create(b, in); })
+            .Case([&](math::SqrtOp) { return LLVM::SqrtOp::create(b, in); })
+            .Default([](Operation *) { return Value(); });
+    if (lowered)
+      mapping.map(op.getResult(0), lowered);
+    else
+      b.clone(op, mapping);
+  }
+  return lookup(cast<attn::YieldOp>(region.getTerminator()).getValue());
+}
+
+Value MmaSyncCtaBody::maskOperandElement(Value mask, Value batch, Value head,
+                                         Value row, Value key, bool clampKey) {
+  auto type = cast<MemRefType>(mask.getType());
+  // The last row and key of the tensor, where reads past Sq and Sk are
+  // clamped to (their scores are never stored, or hidden).
+  auto last = [&](int64_t dim) {
+    return atEntry({-3 - dim, mask.getAsOpaquePointer()}, [&] {
+      return arith::SubIOp::create(b, b.createOrFold<memref::DimOp>(mask, dim),
+                                   index(1));
+    });
+  };
+  Value maskRow = arith::MinUIOp::create(b, row, last(2));
+  Value maskKey = clampKey ? arith::MinUIOp::create(b, key, last(3)) : key;
+  return memref::LoadOp::create(
+      b, mask,
+      ValueRange{broadcastIndex(type.getDimSize(0), batch),
+                 broadcastIndex(type.getDimSize(1), head), maskRow, maskKey});
+}
+
+CtaState MmaSyncCtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
+                                    Value batch, Value head, Value kvHead,
+                                    Value row0, Value rows, Value blockBegin,
+                                    Value blockEnd) {
+  const AttentionProblem &p = s.problem;
+  Value k = kv.k, v = kv.v, mask = kv.mask;
+  MaskGeometry<IndexArith> geometry = this->geometry();
+  Type fragC = VectorType::get({2, 2}, f32);
+  Type pair = VectorType::get({2}, f32);
+  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8, oTiles = p.valueDim / 8,
+          kSteps = s.kSteps();
+  Value zeroC = arith::ConstantOp::create(
+      b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
+  SmallVector<Value> init = initialState().values;
+  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
+  Value zeroF = f32Const(0.0);
+
+  // The block mask's indices of this query block (size-1 batch and head
+  // dimensions broadcast).
+  Value blockMask, maskBatch, maskHead, maskRow;
+  if (s.hasBlockMask()) {
+    blockMask =
+        s.blockMaskValues ? constantTable(s.blockMaskValues) : kv.blockMask;
+    auto type = cast<MemRefType>(blockMask.getType());
+    maskBatch = broadcastIndex(type.getDimSize(0), batch);
+    maskHead = broadcastIndex(type.getDimSize(1), head);
+    maskRow = arith::DivUIOp::create(b, row0, index(s.blockMaskRows));
+  }
+
+  // Q, and with two stages the first K and V tiles, are in flight.
+  if (s.stages == 2) {
+    copyKV(k, v, batch, kvHead, blockBegin, index(0));
+    waitGroups(qGroup, 1);
+  } else {
+    waitGroups(qGroup, 0);
+  }
+  auto loop = scf::ForOp::create(
+      b, blockBegin, blockEnd, index(1), init,
+      [&](OpBuilder &, Location, Value block, ValueRange state) {
+        Value key0 = mul(block, index(s.blockN));
+        // The tiles of the previous block have been read by every warp.
+        gpu::BarrierOp::create(b);
+        Value stage = index(0);
+        if (s.stages == 2) {
+          // Block n is in stage (n - begin) % 2 (issued one iteration ago);
+          // the next block goes to the other stage while this one is used.
+          stage = arith::RemUIOp::create(
+              b, arith::SubIOp::create(b, block, blockBegin), index(2));
+          Value next = arith::MinUIOp::create(
+              b, add(block, index(1)),
+              arith::SubIOp::create(b, blockEnd, index(1)));
+          Value group = copyKV(k, v, batch, kvHead, next,
+                               arith::SubIOp::create(b, index(1), stage));
+          waitGroups(group, 1);
+        } else {
+          waitGroups(copyKV(k, v, batch, kvHead, block, stage), 0);
+        }
+        gpu::BarrierOp::create(b);
+        auto [kTile, vTile] = kvTiles(stage);
+        // An empty block of the block mask leaves the state as it is (one
+        // uniform branch per block; its copies were issued all the same, to
+        // keep the pipeline's order).
+        scf::IfOp skipEmpty;
+        Value status;
+        if (blockMask) {
+          status = memref::LoadOp::create(
+              b, blockMask,
+              ValueRange{
+                  maskBatch, maskHead, maskRow,
+                  arith::DivUIOp::create(b, key0, index(s.blockMaskKeys))});
+          Value empty = arith::CmpIOp::create(
+              b, arith::CmpIPredicate::eq, status,
+              arith::ConstantIntOp::create(b, b.getI8Type(),
+                                           BlockMaskValue::kEmpty));
+          skipEmpty = scf::IfOp::create(b, state.getTypes(), empty,
+                                        /*withElseRegion=*/true);
+          b.setInsertionPointToStart(skipEmpty.thenBlock());
+          scf::YieldOp::create(b, state);
+          b.setInsertionPointToStart(skipEmpty.elseBlock());
+        }
+
+        // S = Q K^T for all of the warp's m16 tiles at once, so that each
+        // K fragment is loaded once and used by every tile.
+        SmallVector<SmallVector<Value>> scores(
+            mTiles, SmallVector<Value>(nTiles, zeroC));
+        for (int64_t ks = 0; ks < kSteps; ++ks) {
+          SmallVector<Value> aFrags;
+          for (int64_t mt = 0; mt < mTiles; ++mt)
+            aFrags.push_back(
+                loadA(qTile, add(warpRow, index(mt * 16)), ks * 16));
+          for (int64_t nt = 0; nt < nTiles; ++nt) {
+            Value bFrag = loadB(kTile, index(nt * 8), ks * 16);
+            for (int64_t mt = 0; mt < mTiles; ++mt)
+              scores[mt][nt] = mma(aFrags[mt], bFrag, scores[mt][nt]);
+          }
+        }
+
+        // Scaled scores in base 2, [mt][nt][i][j] flattened; with `masked`,
+        // keys a row cannot see are -inf; with `maskOperand`, the mask
+        // operand applies. A modified score, and one the mask operand adds
+        // to, is formed in natural units (scale, softcap, score region, the
+        // additive mask) and then taken to base 2.
+        bool additiveMask = mask && !s.maskElement.isInteger(1);
+        bool natural = s.modifiesScores() || additiveMask;
+        Value scale = f32Const(natural ? s.scale : s.scaleLog2);
+        auto scaledScores = [&](bool masked, bool maskOperand) {
+          SmallVector<Value> values;
+          for (int64_t mt = 0; mt < mTiles; ++mt) {
+            Value tileRow = add(row0, add(warpRow, index(mt * 16)));
+            // C rows g and g + 8 (layout.cRow(lane, 1) = cRow(lane, 0) + 8),
+            // and the query head and row the score region sees for each.
+            Value rowG = add(tileRow, layout.cRow(groupId, 0));
+            SmallVector<Value> rowOf = {rowG, add(rowG, index(8))};
+            SmallVector<std::pair<Value, Value>> queryOf;
+            if (s.scoreRegion)
+              for (Value row : rowOf)
+                queryOf.push_back(queryRowOf(head, row));
+            // The mask operand's rows are one head's (no GQA packing).
+            assert((!maskOperand || p.packedHeads == 1) &&
+                   "a mask operand's rows are not packed");
+            for (int64_t nt = 0; nt < nTiles; ++nt)
+              for (int64_t i = 0; i < 2; ++i)
+                for (int64_t j = 0; j < 2; ++j) {
+                  Value x =
+                      mulF(vector::ExtractOp::create(b, scores[mt][nt],
+                                                     ArrayRef<int64_t>{i, j}),
+                           scale);
+                  Value key = add(add(key0, index(nt * 8 + j)),
+                                  layout.cCol(laneInGroup, 0));
+                  if (s.modifiesScores()) {
+                    auto [queryHead, queryRow] =
+                        s.scoreRegion ? queryOf[i]
+                                      : std::make_pair(head, rowOf[i]);
+                    x = modifyScore(x, batch, queryHead, queryRow, key);
+                  }
+                  if (maskOperand) {
+                    Value element =
+                        maskOperandElement(mask, batch, head, rowOf[i], key,
+                                           /*clampKey=*/masked);
+                    if (additiveMask)
+                      x = addF(x, element.getType() == f32
+                                      ? element
+                                      : arith::ExtFOp::create(b, f32, element));
+                    else
+                      x = arith::SelectOp::create(b, element, x, minusInf);
+                  }
+                  if (natural)
+                    x = mulF(x, f32Const(M_LOG2E));
+                  if (masked) {
+                    Value hidden = geometry.isHidden(rowOf[i], key);
+                    x = arith::SelectOp::create(b, hidden, minusInf, x);
+                  }
+                  values.push_back(x);
+                }
+          }
+          return values;
+        };
+        // `cond ? onTrue() : onFalse()` for the block's scores: one uniform
+        // branch per block.
+        auto branch = [&](Value cond, function_ref<SmallVector<Value>()> onTrue,
+                          function_ref<SmallVector<Value>()> onFalse) {
+          SmallVector<Type> types(mTiles * nTiles * 4, f32);
+          auto ifOp = scf::IfOp::create(b, types, cond,
+                                        /*withElseRegion=*/true);
+          for (bool side : {true, false}) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(side ? ifOp.thenBlock()
+                                            : ifOp.elseBlock());
+            scf::YieldOp::create(b, side ? onTrue() : onFalse());
+          }
+          return SmallVector<Value>(ifOp.getResults());
+        };
+        auto blockScores = [&](bool maskOperand) {
+          if (!s.needsElementMask())
+            return scaledScores(/*masked=*/false, maskOperand);
+          // Only blocks that straddle a mask boundary pay for the mask: the
+          // block is whole for every row when its last key is visible from
+          // the first row, its first key from the last row, and it ends
+          // within Sk.
+          Value straddles = geometry.needsElementMask(
+              row0, rows, key0, add(key0, index(s.blockN)));
+          return branch(
+              straddles, [&] { return scaledScores(true, maskOperand); },
+              [&] { return scaledScores(false, maskOperand); });
+        };
+        // A full block of the block mask does not read the mask operand.
+        SmallVector<Value> flat;
+        if (mask && blockMask) {
+          Value full = arith::CmpIOp::create(
+              b, arith::CmpIPredicate::eq, status,
+              arith::ConstantIntOp::create(b, b.getI8Type(),
+                                           BlockMaskValue::kFull));
+          flat = branch(
+              full, [&] { return blockScores(false); },
+              [&] { return blockScores(true); });
+        } else {
+          flat = blockScores(static_cast<bool>(mask));
+        }
+
+        SmallVector<Value> mNext, lNext;
+        SmallVector<SmallVector<Value>> pFrags(mTiles), alphas(mTiles);
+        for (int64_t mt = 0; mt < mTiles; ++mt) {
+          SmallVector<SmallVector<Value>> elems(nTiles);
+          for (int64_t nt = 0; nt < nTiles; ++nt)
+            for (int64_t e = 0; e < 4; ++e)
+              elems[nt].push_back(flat[(mt * nTiles + nt) * 4 + e]);
+          // Online softmax, per row (i = 0: row g, i = 1: row g + 8).
+          Value mOld = state[mTiles * oTiles + mt];
+          Value lOld = state[mTiles * oTiles + mTiles + mt];
+          Value mNew = mOld, lNew = lOld;
+          for (int64_t i = 0; i < 2; ++i) {
+            Value rowMax = minusInf;
+            for (int64_t nt = 0; nt < nTiles; ++nt)
+              for (int64_t j = 0; j < 2; ++j)
+                rowMax = maxF(rowMax, elems[nt][2 * i + j]);
+            rowMax = quadReduce(rowMax, /*isMax=*/true);
+            Value old = vector::ExtractOp::create(b, mOld, i);
+            Value updated = maxF(old, rowMax);
+            Value isEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                                  updated, minusInf);
+            Value safe = arith::SelectOp::create(b, isEmpty, zeroF, updated);
+            alphas[mt].push_back(exp2(subF(old, safe)));
+            Value rowSum = zeroF;
+            for (int64_t nt = 0; nt < nTiles; ++nt)
+              for (int64_t j = 0; j < 2; ++j) {
+                Value &x = elems[nt][2 * i + j];
+                x = exp2(subF(x, safe));
+                rowSum = addF(rowSum, x);
+              }
+            // l stays a per-lane partial sum; the quad adds it up at the end.
+            Value lRow =
+                addF(mulF(alphas[mt][i], vector::ExtractOp::create(b, lOld, i)),
+                     rowSum);
+            mNew = vector::InsertOp::create(b, updated, mNew, i);
+            lNew = vector::InsertOp::create(b, lRow, lNew, i);
+          }
+          mNext.push_back(mNew);
+          lNext.push_back(lNew);
+
+          // P's A fragments: S's C fragments of n tiles 2 kk and 2 kk + 1,
+          // rounded to the input type.
+          Type fragA = VectorType::get({4, 2}, s.element);
+          for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
+            SmallVector<Value> halves;
+            for (int64_t nt : {2 * kk, 2 * kk + 1})
+              for (int64_t i = 0; i < 2; ++i)
+                for (int64_t j = 0; j < 2; ++j)
+                  halves.push_back(arith::TruncFOp::create(
+                      b, s.element, elems[nt][2 * i + j]));
+            pFrags[mt].push_back(vector::FromElementsOp::create(
+                b, cast<VectorType>(fragA), halves));
+          }
+        }
+
+        // O = alpha * O + P V; each V fragment serves every m16 tile.
+        SmallVector<Value> next;
+        for (int64_t mt = 0; mt < mTiles; ++mt)
+          for (int64_t ot = 0; ot < oTiles; ++ot) {
+            Value acc = state[mt * oTiles + ot];
+            for (int64_t i = 0; i < 2; ++i) {
+              Value rowPair = vector::ExtractOp::create(b, acc, i);
+              Value scaled = mulF(
+                  rowPair, vector::BroadcastOp::create(b, pair, alphas[mt][i]));
+              acc = vector::InsertOp::create(b, scaled, acc, i);
+            }
+            next.push_back(acc);
+          }
+        for (int64_t kk = 0; kk < nTiles / 2; ++kk)
+          for (int64_t ot = 0; ot < oTiles; ++ot) {
+            Value bFrag = loadBTransposed(vTile, index(kk * 16), ot * 8);
+            for (int64_t mt = 0; mt < mTiles; ++mt) {
+              Value &acc = next[mt * oTiles + ot];
+              acc = mma(pFrags[mt][kk], bFrag, acc);
+            }
+          }
+        next.append(mNext);
+        next.append(lNext);
+        scf::YieldOp::create(b, next);
+        if (skipEmpty) {
+          b.setInsertionPointAfter(skipEmpty);
+          scf::YieldOp::create(b, skipEmpty.getResults());
+        }
+      });
+
+  // No copy may still be writing shared memory when the CTA goes on.
+  b.setInsertionPointAfter(loop);
+  if (s.stages == 2)
+    waitGroups(qGroup, 0);
+  return {SmallVector<Value>(loop.getResults())};
+}
+
+Value MmaSyncCtaBody::fragmentRow(int64_t mt, int64_t i) {
+  return add(add(warpRow, index(mt * 16)),
+             add(layout.cRow(groupId, 0), index(8 * i)));
+}
+
+MmaSyncCtaBody::RowTotal MmaSyncCtaBody::rowTotal(const CtaState &state,
+                                                  int64_t mt, int64_t i) {
+  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
+  Value zeroF = f32Const(0.0);
+  Value sum = vector::ExtractOp::create(
+      b, state.values[mTiles * oTiles + mTiles + mt], i);
+  if (!state.wholeRowSums)
+    sum = quadReduce(sum, /*isMax=*/false);
+  Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zeroF);
+  Value inverse = arith::SelectOp::create(
+      b, empty, zeroF, arith::DivFOp::create(b, f32Const(1.0), sum));
+  Value m = vector::ExtractOp::create(b, state.values[mTiles * oTiles + mt], i);
+  Value lse = mulF(addF(m, log2(sum)), f32Const(M_LN2));
+  lse = arith::SelectOp::create(
+      b, empty, f32Const(-std::numeric_limits<float>::infinity()), lse);
+  return {sum, inverse, lse};
+}
+
+void MmaSyncCtaBody::storeOutput(const CtaState &state, Value o, Value lse,
+                                 Value batch, Value head, Value row0) {
+  // O = acc / l once; LSE = (m + log2 l) ln 2; l = 0 gives 0 and -inf.
+  const AttentionProblem &p = s.problem;
+  Type pair = VectorType::get({2}, f32);
+  int64_t mTiles = s.mTiles(), oTiles = p.valueDim / 8;
+  // O goes through the warp's own rows of the Q tile (which only this warp
+  // reads), so that global memory gets whole 16-byte chunks. Those rows
+  // were copied there by other warps' cp.async (the copy's rows are not
+  // the warps' rows), and a KV loop without iterations (a query block that
+  // sees no key) passes no barrier after them: every copy of Q must have
+  // landed, and with rows of a different width (Dv != D padded) every warp
+  // be done reading Q, before any warp writes.
+  gpu::BarrierOp::create(b);
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    for (int64_t i = 0; i < 2; ++i) {
+      Value rowInTile = fragmentRow(mt, i);
+      Value row = add(row0, rowInTile);
+      RowTotal total = rowTotal(state, mt, i);
+      Value inverses = vector::BroadcastOp::create(b, pair, total.inverse);
+      for (int64_t ot = 0; ot < oTiles; ++ot) {
+        Value rowPair =
+            vector::ExtractOp::create(b, state.values[mt * oTiles + ot], i);
+        Value out = arith::TruncFOp::create(b, VectorType::get({2}, s.element),
+                                            mulF(rowPair, inverses));
+        Value col =
+            add(swizzle(rowInTile, index(ot * 8)), layout.cCol(laneInGroup, 0));
+        vector::StoreOp::create(b, out, oTile, ValueRange{rowInTile, col});
+      }
+      if (lse) {
+        Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                              tiledLen.length);
+        Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                            laneInGroup, index(0));
+        auto store =
+            scf::IfOp::create(b, arith::AndIOp::create(b, inRange, first),
+                              /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(store.thenBlock());
+        auto [queryHead, queryRow] = queryRowOf(head, row);
+        memref::StoreOp::create(b, total.lse, lse,
+                                ValueRange{batch, queryHead, queryRow});
+      }
+    }
+  }
+  gpu::BarrierOp::create(b);
+  // Each lane copies 16-byte chunks of its warp's rows to O.
+  // Each round's row and column are computed in the round: after the loop
+  // nothing is worth holding registers for.
+  TileCopyLayout<IndexArith> copy(arith, s.blockM / s.warps,
+                                  p.valueDim / kChunk, kWarpSize);
+  Type chunkType = VectorType::get({kChunk}, s.element);
+  for (int64_t round = 0; round < copy.rounds(); ++round) {
+    Value rowInWarp = copy.slotRow(lane, round);
+    Value chunk = copy.slotChunk(lane, round);
+    Value col = mul(chunk, index(kChunk));
+    Value rowInTile = add(warpRow, rowInWarp);
+    Value row = add(row0, rowInTile);
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                          tiledLen.length);
+    if (copy.hasIdleThreads(round))
+      inRange = arith::AndIOp::create(b, inRange,
+                                      copy.copies(chunk, rowInWarp, round));
+    auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value values = vector::LoadOp::create(
+        b, chunkType, oTile, ValueRange{rowInTile, swizzle(rowInTile, col)});
+    // Rows of a multiple of 8 16-bit elements keep every chunk 16-byte
+    // aligned (the bundle requires 16-byte aligned tensors).
+    auto [queryHead, queryRow] = queryRowOf(head, row);
+    vector::StoreOp::create(b, values, o,
+                            ValueRange{batch, queryHead, queryRow, col},
+                            /*nontemporal=*/false, llvm::Align(16));
+  }
+}
+
+void MmaSyncCtaBody::storePartial(const CtaState &state, Value partialO,
+                                  Value partialLse, Value slot) {
+  Type pair = VectorType::get({2}, f32);
+  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value rowInTile = fragmentRow(mt, i);
+      RowTotal total = rowTotal(state, mt, i);
+      Value inverses = vector::BroadcastOp::create(b, pair, total.inverse);
+      for (int64_t ot = 0; ot < oTiles; ++ot) {
+        Value rowPair =
+            vector::ExtractOp::create(b, state.values[mt * oTiles + ot], i);
+        vector::StoreOp::create(b, mulF(rowPair, inverses), partialO,
+                                ValueRange{slot, rowInTile, fragmentCol(ot)});
+      }
+      // Every lane of the quad holds the row's LSE; each writes it (the
+      // same value), so no lane waits on another.
+      memref::StoreOp::create(b, total.lse, partialLse,
+                              ValueRange{slot, rowInTile});
+    }
+}
+
+CtaState MmaSyncCtaBody::mergePartials(const CtaState &state, Value partialO,
+                                       Value partialLse, Value first,
+                                       Value last) {
+  // The raw merge of ALGORITHMS.md over (own, first, ..., last), per row
+  // in natural units: M = max LSE; W = sum exp(LSE_s - M);
+  // acc = sum exp(LSE_s - M) O_s. The state for storeOutput is
+  // (acc, m = M log2 e, l = W): O = acc / W, LSE = M + ln W.
+  Type pair = VectorType::get({2}, f32);
+  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
+  Value log2e = f32Const(M_LOG2E);
+  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
+  Value zeroF = f32Const(0.0);
+  // exp(x - M) for a running maximum that may still be -inf.
+  auto weight = [&](Value x, Value maximum) {
+    Value isEmpty =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, maximum, minusInf);
+    Value safe = arith::SelectOp::create(b, isEmpty, zeroF, maximum);
+    return exp2(mulF(subF(x, safe), log2e));
+  };
+
+  // Running (M, W) per row and the accumulators, seeded with the own
+  // partial normalised: weight 1 at M = its LSE (0 for an empty row).
+  SmallVector<Value> init(state.values.begin(),
+                          state.values.begin() + mTiles * oTiles);
+  SmallVector<Value> maxima, sums;
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    Value mPair = vector::BroadcastOp::create(b, pair, minusInf);
+    Value wPair = vector::BroadcastOp::create(b, pair, zeroF);
+    for (int64_t i = 0; i < 2; ++i) {
+      RowTotal total = rowTotal(state, mt, i);
+      Value isEmpty =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, total.sum, zeroF);
+      mPair = vector::InsertOp::create(b, total.lse, mPair, i);
+      wPair = vector::InsertOp::create(
+          b, arith::SelectOp::create(b, isEmpty, zeroF, f32Const(1.0)), wPair,
+          i);
+      Value inverses = vector::BroadcastOp::create(b, pair, total.inverse);
+      for (int64_t ot = 0; ot < oTiles; ++ot) {
+        Value &acc = init[mt * oTiles + ot];
+        Value rowPair = vector::ExtractOp::create(b, acc, i);
+        acc = vector::InsertOp::create(b, mulF(rowPair, inverses), acc, i);
+      }
+    }
+    maxima.push_back(mPair);
+    sums.push_back(wPair);
+  }
+  init.append(maxima);
+  init.append(sums);
+
+  auto loop = scf::ForOp::create(
+      b, first, add(last, index(1)), index(1), init,
+      [&](OpBuilder &, Location, Value slot, ValueRange running) {
+        SmallVector<Value> next(running.begin(), running.end());
+        for (int64_t mt = 0; mt < mTiles; ++mt) {
+          Value &mPair = next[mTiles * oTiles + mt];
+          Value &wPair = next[mTiles * oTiles + mTiles + mt];
+          for (int64_t i = 0; i < 2; ++i) {
+            Value rowInTile = fragmentRow(mt, i);
+            Value lseS = memref::LoadOp::create(b, partialLse,
+                                                ValueRange{slot, rowInTile});
+            Value mOld = vector::ExtractOp::create(b, mPair, i);
+            Value mNew = maxF(mOld, lseS);
+            Value alpha = weight(mOld, mNew), beta = weight(lseS, mNew);
+            Value w =
+                addF(mulF(alpha, vector::ExtractOp::create(b, wPair, i)), beta);
+            mPair = vector::InsertOp::create(b, mNew, mPair, i);
+            wPair = vector::InsertOp::create(b, w, wPair, i);
+            for (int64_t ot = 0; ot < oTiles; ++ot) {
+              Value &acc = next[mt * oTiles + ot];
+              Value partial = vector::LoadOp::create(
+                  b, pair, partialO,
+                  ValueRange{slot, rowInTile, fragmentCol(ot)});
+              Value rowPair = vector::ExtractOp::create(b, acc, i);
+              Value merged = addF(
+                  mulF(rowPair, vector::BroadcastOp::create(b, pair, alpha)),
+                  mulF(partial, vector::BroadcastOp::create(b, pair, beta)));
+              acc = vector::InsertOp::create(b, merged, acc, i);
+            }
+          }
+        }
+        scf::YieldOp::create(b, next);
+      });
+  SmallVector<Value> merged(loop.getResults());
+  // m in base 2, as the state stores it.
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    Value &mPair = merged[mTiles * oTiles + mt];
+    mPair = mulF(mPair, vector::BroadcastOp::create(b, pair, log2e));
+  }
+  return {merged, /*wholeRowSums=*/true};
+}
+
+void MmaSyncCtaBody::finishTile() { gpu::BarrierOp::create(b); }
