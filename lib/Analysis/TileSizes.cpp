@@ -1,4 +1,4 @@
-//===- TileSizes.cpp - The tile sizes an attention is decomposed with -----===//
+//===- TileSizes.cpp - The one choice of an attention's tiles ------------===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -7,11 +7,13 @@
 
 #include "attn/Analysis/TileSizes.h"
 
+#include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -28,82 +30,165 @@ static int64_t nestedTileSide(int64_t side, int64_t limit) {
   return 1;
 }
 
-std::optional<TileSizes> mlir::attn::resolveTileSizes(AttentionOp op,
-                                                      int64_t blockM,
-                                                      int64_t blockN) {
-  if (Fa2TilesAttr tiles = op.getTilesAttr()) {
-    blockM = blockM ? blockM : tiles.getBlockM();
-    blockN = blockN ? blockN : tiles.getBlockN();
+std::string mlir::attn::describeMisfit(const Fa2Misfit &misfit,
+                                      TargetAttr target) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  switch (misfit.limit) {
+  case Fa2Misfit::Limit::SharedMemoryPerBlock:
+    os << "need " << misfit.needed << " bytes of shared memory per block; "
+       << target.getChip() << " allows " << misfit.allowed;
+    break;
+  case Fa2Misfit::Limit::RegistersPerThread:
+    os << "need at least " << misfit.needed << " registers per thread; "
+       << target.getChip() << " allows " << misfit.allowed;
+    break;
+  case Fa2Misfit::Limit::SharedMemoryPerSm:
+    os << "need " << misfit.needed
+       << " bytes of shared memory on an SM (with the "
+       << kReservedSharedBytesPerCta << " reserved per block); "
+       << target.getChip() << " has " << misfit.allowed;
+    break;
   }
-  if (!blockM || !blockN) {
-    RankedTensorType q = op.getQuery().getType(), v = op.getValue().getType();
-    if (q.isDynamicDim(3) || v.isDynamicDim(3))
-      return std::nullopt;
-    int64_t bytes = q.getElementType().getIntOrFloatBitWidth() / 8;
-    std::optional<Fa2Tiling> tiling =
-        defaultFa2Tiling(q.getDimSize(3), v.getDimSize(3), bytes, std::nullopt,
-                         scoreWorkOf(op), op.splitsKeyValues());
-    if (!tiling)
-      return std::nullopt;
-    // Default tiles nest in the block mask's blocks, by the CPU's rule, which
-    // takes any side (fa2Tilings, the GPU's, needs multiples of 16 and keeps
-    // warps to the table's rows each: 48 x 80 blocks at D = 128 give 48 x 16
-    // tiles here, 16 x 16 there).
-    std::optional<std::pair<int64_t, int64_t>> maskBlock =
-        op.getBlockMaskBlock();
-    if (!blockM)
-      blockM = maskBlock ? nestedTileSide(maskBlock->first, tiling->blockM)
-                         : tiling->blockM;
-    if (!blockN)
-      blockN = maskBlock ? nestedTileSide(maskBlock->second, tiling->blockN)
-                         : tiling->blockN;
-  }
-  return TileSizes{blockM, blockN};
+  return text;
 }
 
-std::optional<std::string>
-mlir::attn::describeUnnestableBlocks(AttentionOp op) {
-  std::optional<std::pair<int64_t, int64_t>> blocks = op.getBlockMaskBlock();
-  if (!blocks || (blocks->first % 16 == 0 && blocks->second % 16 == 0))
+static constexpr const char *kNoDefaultTiling =
+    "no default tiling for this head dimension (above 256 or dynamic): pin "
+    "one with the tiles attribute or the block-m/block-n options";
+
+/// FlashAttention-2's default tiling of `op` for `request` (step 2 of
+/// chooseTiles), or std::nullopt with `why`.
+static std::optional<Fa2Tiling> defaultTiling(AttentionOp op,
+                                              const TileRequest &request,
+                                              std::string &why) {
+  RankedTensorType q = op.getQuery().getType(), v = op.getValue().getType();
+  if (q.isDynamicDim(3) || v.isDynamicDim(3)) {
+    why = kNoDefaultTiling;
     return std::nullopt;
-  return llvm::formatv("no FlashAttention-2 tiling nests in the block mask's "
-                       "{0}x{1} blocks: the sides of tiles are multiples of "
-                       "16, so a block's must be too (the CPU takes any)",
-                       blocks->first, blocks->second)
-      .str();
+  }
+  int64_t headDim = q.getDimSize(3), valueDim = v.getDimSize(3);
+  int64_t bytes = q.getElementTypeBitWidth() / 8;
+  ScoreWork work = scoreWorkOf(op);
+  bool splitKv = op.splitsKeyValues();
+  MaskBlocks blocks = op.getBlockMaskBlock();
+  bool unnestable =
+      blocks && (blocks->first % 16 != 0 || blocks->second % 16 != 0);
+  if (unnestable && request.target == TileTarget::Gpu) {
+    why = llvm::formatv("no FlashAttention-2 tiling nests in the block mask's "
+                        "{0}x{1} blocks: the sides of tiles are multiples of "
+                        "16, so a block's must be too (the CPU takes any)",
+                        blocks->first, blocks->second)
+              .str();
+    return std::nullopt;
+  }
+  if (std::max(headDim, valueDim) > kFa2MaxHeadDim) {
+    why = kNoDefaultTiling;
+    return std::nullopt;
+  }
+  std::optional<Fa2Tiling> tiling;
+  if (request.gpu) {
+    std::optional<Fa2Misfit> misfit;
+    tiling = selectFa2Tiling(headDim, valueDim, bytes, gpuLimits(request.gpu),
+                             &misfit, work, splitKv,
+                             unnestable ? std::nullopt : blocks);
+    if (!tiling) {
+      why = "no FlashAttention-2 tiling fits " + request.gpu.getChip().str();
+      if (misfit)
+        why += ": the smallest would " + describeMisfit(*misfit, request.gpu);
+      return std::nullopt;
+    }
+  } else {
+    tiling = defaultFa2Tiling(headDim, valueDim, bytes, std::nullopt, work,
+                              splitKv, unnestable ? std::nullopt : blocks);
+    if (!tiling) {
+      why = llvm::formatv("no FlashAttention-2 tiling fits D = {0}, Dv = {1} "
+                          "in the registers: pin one with the op's tiles "
+                          "attribute (#attn.fa2<block_m = ..., block_n = ..., "
+                          "warps = ..., stages = ...>)",
+                          headDim, valueDim)
+                .str();
+      return std::nullopt;
+    }
+  }
+  // The CPU's tiles in blocks that no #attn.fa2 tiling nests in.
+  if (unnestable) {
+    tiling->blockM = nestedTileSide(blocks->first, tiling->blockM);
+    tiling->blockN = nestedTileSide(blocks->second, tiling->blockN);
+    tiling->warps = 1;
+  }
+  tiling->packedHeads = selectPackedHeads(op, tiling->blockM);
+  return tiling;
 }
 
-std::string mlir::attn::describeDefaultTiling(AttentionOp op) {
+FailureOr<TileChoice> mlir::attn::chooseTiles(AttentionOp op,
+                                              const TileRequest &request,
+                                              std::string &why) {
+  if (request.blockM < 0 || request.blockN < 0) {
+    why = llvm::formatv("block-m and block-n must not be negative (0: the "
+                        "default), got {0} and {1}",
+                        request.blockM, request.blockN);
+    return failure();
+  }
+  if (request.blockM > Fa2TilesAttr::kMaxBlock ||
+      request.blockN > Fa2TilesAttr::kMaxBlock) {
+    why = llvm::formatv("block-m and block-n must be at most {0}, got {1} and "
+                        "{2}",
+                        Fa2TilesAttr::kMaxBlock, request.blockM,
+                        request.blockN);
+    return failure();
+  }
+  TileChoice choice;
+  if (Fa2TilesAttr tiles = op.getTilesAttr()) {
+    choice.tiling = fa2TilingOf(tiles);
+    choice.fromOp = true;
+  } else if (std::optional<Fa2Tiling> tiling =
+                 defaultTiling(op, request, why)) {
+    choice.tiling = *tiling;
+  } else if (request.blockM && request.blockN) {
+    // Both sides pinned by the request, and no default to take the GPU's
+    // parameters from (which the CPU does not read).
+    choice.tiling = Fa2Tiling{request.blockM, request.blockN, 1, 1};
+  } else {
+    return failure();
+  }
+  Fa2Tiling &tiling = choice.tiling;
+  if (request.blockM)
+    tiling.blockM = request.blockM;
+  if (request.blockN)
+    tiling.blockN = request.blockN;
+  while (tiling.warps > 1 && tiling.blockM % (16 * tiling.warps) != 0)
+    tiling.warps /= 2;
+  if (MaskBlocks blocks = op.getBlockMaskBlock())
+    if (blocks->first % tiling.blockM || blocks->second % tiling.blockN) {
+      why = llvm::formatv("tiles {0}x{1} do not nest in the block mask's "
+                          "{2}x{3} blocks: block_m must divide Bq and block_n "
+                          "Bk",
+                          tiling.blockM, tiling.blockN, blocks->first,
+                          blocks->second);
+      return failure();
+    }
+  return choice;
+}
+
+FailureOr<TileChoice> mlir::attn::requireTiles(AttentionOp op,
+                                               const TileRequest &request) {
+  std::string why;
+  FailureOr<TileChoice> choice = chooseTiles(op, request, why);
+  if (failed(choice))
+    return op.emitError() << why;
+  return choice;
+}
+
+std::string mlir::attn::describeDefaultTiling(AttentionOp op, TargetAttr gpu) {
   int64_t widest = std::max(op.getQuery().getType().getDimSize(3),
                             op.getValue().getType().getDimSize(3));
-  return llvm::formatv("FlashAttention-2's {0}default for D={1}",
-                       op.splitsKeyValues() ? "split-KV " : "", widest);
-}
-
-FailureOr<TileSizes>
-mlir::attn::requireTileSizes(AttentionOp op, int64_t blockM, int64_t blockN) {
-  if (blockM < 0 || blockN < 0)
-    return op.emitError() << "block-m and block-n must not be negative (0: "
-                             "the default), got "
-                          << blockM << " and " << blockN;
-  if (blockM > Fa2TilesAttr::kMaxBlock || blockN > Fa2TilesAttr::kMaxBlock)
-    return op.emitError() << "block-m and block-n must be at most "
-                          << Fa2TilesAttr::kMaxBlock << ", got " << blockM
-                          << " and " << blockN;
-  std::optional<TileSizes> tiles = resolveTileSizes(op, blockM, blockN);
-  if (!tiles)
-    return op.emitError()
-           << "no default tiling for this head dimension (above 256 or "
-              "dynamic): pin one with the tiles attribute or the "
-              "block-m/block-n options";
-  if (std::optional<std::pair<int64_t, int64_t>> maskBlock =
-          op.getBlockMaskBlock())
-    if (maskBlock->first % tiles->blockM || maskBlock->second % tiles->blockN)
-      return op.emitError() << "tiles " << tiles->blockM << "x" << tiles->blockN
-                            << " do not nest in the block mask's "
-                            << maskBlock->first << "x" << maskBlock->second
-                            << " blocks: block_m must divide Bq and block_n Bk";
-  return *tiles;
+  std::string text =
+      llvm::formatv("FlashAttention-2's {0}default for D={1}",
+                    op.splitsKeyValues() ? "split-KV " : "", widest);
+  if (gpu)
+    text += " on " + gpu.getChip().str();
+  return text;
 }
 
 FailureOr<TileSizes> mlir::attn::requireGradTileSizes(AttentionGradOp op,

@@ -9,6 +9,7 @@
 
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
+#include "attn/Analysis/TileSizes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -224,16 +225,14 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     buildAlibiRegion(b, loc, op, spec);
   }
   if (spec.packedHeads > 1) {
-    // The tiles the kernel would take without packing.
-    std::optional<Fa2Tiling> tiling = defaultFa2Tiling(
-        spec.headDim, spec.valueDim, inputType->getIntOrFloatBitWidth() / 8,
-        std::nullopt, scoreWorkOf(op), op.splitsKeyValues());
-    if (!tiling)
-      return error(llvm::formatv("packed heads need tiles, and there is no "
-                                 "default tiling for D = {0}, Dv = {1}",
-                                 spec.headDim, spec.valueDim));
-    tiling->packedHeads = spec.packedHeads;
-    op.setTilesAttr(fa2TilesAttrOf(context, *tiling));
+    // The tiles every pass would choose, with the packing asked for.
+    std::string why;
+    FailureOr<TileChoice> choice =
+        chooseTiles(op, {TileTarget::Gpu, 0, 0, getEnclosingTarget(op)}, why);
+    if (failed(choice))
+      return error("packed heads need tiles: " + why);
+    choice->tiling.packedHeads = spec.packedHeads;
+    op.setTilesAttr(fa2TilesAttrOf(context, choice->tiling));
   }
   if (spec.attention2d)
     op.setPartitionAttr(Attention2DAttr::get(context, spec.attention2d->first,

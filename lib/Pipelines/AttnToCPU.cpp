@@ -48,10 +48,19 @@ std::string AttnToCPUOptions::validate() const {
 void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
                                         const AttnToCPUOptions &options) {
   // Target-independent decomposition, on tensors: distributed attentions
-  // become one rank's program, the block sparsity the IR proves is attached,
+  // become one rank's program, the target's schedule is chosen, the block
+  // sparsity the IR proves is attached,
   // partitions are made explicit, then the loops of every attention and
   // partial attention.
   pm.addPass(createAttnDistribute());
+  // The target's schedule, as attn-to-ptx chooses it (a rank's framed
+  // attentions too); block sizes pinned by the options pin the kernel, as
+  // pinned tiles do: no split.
+  bool sidesPinned = options.blockM != 0 || options.blockN != 0;
+  AttnSelectScheduleOptions schedule;
+  schedule.lean = options.lean && !sidesPinned;
+  schedule.splitKv = options.splitKv && !options.lean && !sidesPinned;
+  pm.addPass(createAttnSelectSchedule(schedule));
   AttnDeriveBlockMaskOptions derive;
   derive.blockM = options.blockM;
   derive.blockN = options.blockN;

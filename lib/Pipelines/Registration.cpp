@@ -50,7 +50,8 @@ static void registerModulePipeline(StringRef arg, StringRef description,
 void mlir::attn::registerAttnPipelines() {
   registerModulePipeline<AttnToCPUOptions>(
       "attn-to-cpu",
-      "Lower attn ops to the LLVM dialect for the CPU: tiled online-softmax "
+      "Lower attn ops to the LLVM dialect for the CPU: the schedule "
+      "attn-to-ptx chooses for the module's target, tiled online-softmax "
       "loops, the merge lowering, bufferisation, loops, LLVM",
       buildAttnToCPUPipeline);
   registerModulePipeline<AttnToPTXOptions>(

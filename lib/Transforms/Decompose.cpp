@@ -16,6 +16,7 @@
 #include "GenericBuilder.h"
 #include "ScoreTiles.h"
 
+#include "attn/Analysis/Fa2Resources.h"
 #include "attn/Analysis/IntegerArith.h"
 #include "attn/Analysis/MaskGeometry.h"
 #include "attn/Analysis/TileSizes.h"
@@ -52,9 +53,14 @@ constexpr IteratorType kReduction = IteratorType::reduction;
 /// values named `...Row`/`...Key` are absolute positions.
 template <typename OpTy> class Decomposer {
 public:
-  Decomposer(OpTy op, int64_t blockM, int64_t blockN, ImplicitLocOpBuilder &b)
+  /// Tiles of blockM x blockN over GQA packing's tiled heads of
+  /// `packedHeads` query heads.
+  Decomposer(OpTy op, int64_t blockM, int64_t blockN, int64_t packedHeads,
+             ImplicitLocOpBuilder &b)
       : op(op), blockM(blockM), blockN(blockN), b(b), ctx(b.getContext()),
-        arith{b}, tiles{op, b} {}
+        arith{b}, tiles{op, b} {
+    tiles.packedHeads = packedHeads;
+  }
 
   /// Returns the values replacing the op's results.
   SmallVector<Value> build();
@@ -339,8 +345,6 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
         arith, op.getQueryOffset(), op.getKeyOffset(), op.getQueryTotal(),
         op.getKeyTotal());
   valueDim = tensor::getMixedSize(b, b.getLoc(), v, 3);
-  if (Fa2TilesAttr tilesAttr = op.getTilesAttr())
-    tiles.packedHeads = tilesAttr.getPackedHeads();
   packedQuery = regroupHeads(q, 1, /*pack=*/true);
 
   Value batch = tensor::DimOp::create(b, q, 0);
@@ -487,10 +491,11 @@ struct AttnDecomposePass
              << "attn-decompose takes attentions without a partition; got "
              << partition
              << " (split_kv and lean: run attn-partition-kv first)";
-    FailureOr<TileSizes> tiles = requireTileSizes(op, blockM, blockN);
+    FailureOr<TileChoice> tiles = requireTiles(
+        op, {TileTarget::Cpu, blockM, blockN, getEnclosingTarget(op)});
     if (failed(tiles))
       return failure();
-    return replace(op, tiles->blockM, tiles->blockN, rewriter);
+    return replace(op, tiles->tiling, rewriter);
   }
 
   LogicalResult decompose(PartialAttentionOp op, IRRewriter &rewriter) {
@@ -506,7 +511,7 @@ struct AttnDecomposePass
     if (auto lean = dyn_cast<LeanAttr>(op.getPartitionAttr()))
       if (failed(checkLeanSlots(op, lean.getCtas())))
         return failure();
-    return replace(op, tiles.getBlockM(), tiles.getBlockN(), rewriter);
+    return replace(op, fa2TilingOf(tiles), rewriter);
   }
 
   /// Whether the partial slots of a Lean partial attention hold every piece
@@ -548,11 +553,14 @@ struct AttnDecomposePass
   }
 
   template <typename OpTy>
-  LogicalResult replace(OpTy op, int64_t tileM, int64_t tileN,
+  LogicalResult replace(OpTy op, const Fa2Tiling &tiling,
                         IRRewriter &rewriter) {
     rewriter.setInsertionPoint(op);
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    SmallVector<Value> results = Decomposer<OpTy>(op, tileM, tileN, b).build();
+    SmallVector<Value> results =
+        Decomposer<OpTy>(op, tiling.blockM, tiling.blockN, tiling.packedHeads,
+                         b)
+            .build();
     rewriter.replaceOp(op, results);
     return success();
   }

@@ -29,14 +29,14 @@ struct AttnDeriveBlockMaskPass
 
   void runOnOperation() override {
     getOperation()->walk([&](AttentionOp op) {
-      // Block sizes the decomposition rejects are its to report.
-      if (blockM < 0 || blockN < 0)
-        return;
-      std::optional<TileSizes> tiles = resolveTileSizes(op, blockM, blockN);
-      if (!tiles)
+      // Tiles the decomposition rejects are its to report.
+      std::string why;
+      FailureOr<TileChoice> tiles = chooseTiles(
+          op, {TileTarget::Cpu, blockM, blockN, getEnclosingTarget(op)}, why);
+      if (failed(tiles))
         return;
       std::optional<DerivedBlockMask> derived =
-          deriveBlockMask(op, tiles->blockM, tiles->blockN);
+          deriveBlockMask(op, tiles->tiling.blockM, tiles->tiling.blockN);
       if (!derived)
         return;
       OpBuilder b(op);

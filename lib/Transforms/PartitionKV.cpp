@@ -37,53 +37,32 @@ using namespace mlir::attn;
 
 namespace {
 
-/// The tiles of the pieces: the op's (with its packing), with the block
-/// sizes of the options where given, else FlashAttention-2's default for the
-/// head dimension.
+/// The tiles of the pieces: chooseTiles' (the op's, with the block sizes of
+/// the options where given, else FlashAttention-2's default), as #attn.fa2,
+/// which the pieces' partial attention carries.
 FailureOr<Fa2TilesAttr> resolveTiles(AttentionOp op, int64_t blockM,
                                      int64_t blockN) {
-  FailureOr<TileSizes> sizes = requireTileSizes(op, blockM, blockN);
-  if (failed(sizes))
+  FailureOr<TileChoice> choice = requireTiles(
+      op, {TileTarget::Cpu, blockM, blockN, getEnclosingTarget(op)});
+  if (failed(choice))
     return failure();
-  Fa2TilesAttr pinned = op.getTilesAttr();
-  if (pinned && pinned.getBlockM() == sizes->blockM &&
-      pinned.getBlockN() == sizes->blockN)
-    return pinned;
-  // Warps and stages only matter to the GPU: the pinned ones, else
-  // FlashAttention-2's for the head dimension, with fewer warps where the
-  // block sizes of the options need it.
-  int64_t warps = 1, stages = 1, packed = pinned ? pinned.getPackedHeads() : 1;
-  RankedTensorType q = op.getQuery().getType(), v = op.getValue().getType();
-  std::optional<Fa2Tiling> fallback;
-  if (!q.isDynamicDim(3) && !v.isDynamicDim(3))
-    fallback = defaultFa2Tiling(q.getDimSize(3), v.getDimSize(3),
-                                q.getElementTypeBitWidth() / 8, std::nullopt,
-                                scoreWorkOf(op), op.splitsKeyValues());
-  if (pinned) {
-    warps = pinned.getWarps();
-    stages = pinned.getStages();
-  } else if (fallback) {
-    warps = fallback->warps;
-    stages = fallback->stages;
-  }
-  while (warps > 1 && sizes->blockM % (16 * warps) != 0)
-    warps /= 2;
+  const Fa2Tiling &tiling = choice->tiling;
   if (std::optional<std::pair<int64_t, int64_t>> maskBlock =
           op.getBlockMaskBlock())
-    if (sizes->blockM % 16 || sizes->blockN % 16)
+    if (tiling.blockM % 16 || tiling.blockN % 16)
       return op.emitError()
              << "the pieces of " << op.getPartitionAttr()
              << " take #attn.fa2 tiles, whose sides are multiples of 16; "
                 "tiles nest in the block mask's "
              << maskBlock->first << "x" << maskBlock->second
-             << " blocks, which leaves " << sizes->blockM << "x"
-             << sizes->blockN << ": use blocks that are multiples of 16";
+             << " blocks, which leaves " << tiling.blockM << "x"
+             << tiling.blockN << ": use blocks that are multiples of 16";
   auto emitError = [&] { return op.emitError(); };
-  if (failed(Fa2TilesAttr::verify(emitError, sizes->blockM, sizes->blockN,
-                                  warps, stages, packed)))
+  if (failed(Fa2TilesAttr::verify(emitError, tiling.blockM, tiling.blockN,
+                                  tiling.warps, tiling.stages,
+                                  tiling.packedHeads)))
     return failure();
-  return fa2TilesAttrOf(op.getContext(), Fa2Tiling{sizes->blockM, sizes->blockN,
-                                                   warps, stages, packed});
+  return fa2TilesAttrOf(op.getContext(), tiling);
 }
 
 /// The partial slots a Lean schedule over `ctas` CTAs needs: the most pieces

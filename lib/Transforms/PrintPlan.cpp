@@ -238,43 +238,21 @@ struct AttnPrintPlanPass
       remark << "\n  work: counted at launch from the lengths (one kernel "
                 "for every B, Sq and Sk marked ?)";
 
+    // What attn-select-schedule pins with the module's target, the tiles
+    // every pass takes (chooseTiles).
     TargetAttr target = getEnclosingTarget(op);
     std::optional<Fa2Tiling> tiling;
     std::optional<DerivedBlockMask> blockMask;
-    std::string origin;
-    if (Fa2TilesAttr tiles = op.getTilesAttr()) {
-      tiling = fa2TilingOf(tiles);
-      origin = "pinned";
-    } else {
-      // What attn-select-schedule will pin: the first of FlashAttention-2's
-      // tilings whose CTA fits the target's shared memory and registers.
-      tiling =
-          target
-              ? selectFa2Tiling(problem->headDim, problem->valueDim,
-                                elementBytes, gpuLimits(target), nullptr,
-                                scoreWorkOf(op), op.splitsKeyValues(),
-                                op.getBlockMaskBlock())
-              : defaultFa2Tiling(problem->headDim, problem->valueDim,
-                                 elementBytes, std::nullopt, scoreWorkOf(op),
-                                 op.splitsKeyValues(), op.getBlockMaskBlock());
-      origin = describeDefaultTiling(op);
-      if (target)
-        origin += " on " + target.getChip().str();
-      if (tiling) {
-        tiling->packedHeads = selectPackedHeads(op, tiling->blockM);
-        problem->packedHeads = tiling->packedHeads;
-      }
+    std::string origin, why;
+    FailureOr<TileChoice> choice =
+        chooseTiles(op, {TileTarget::Gpu, 0, 0, target}, why);
+    if (succeeded(choice)) {
+      tiling = choice->tiling;
+      problem->packedHeads = tiling->packedHeads;
+      origin = choice->fromOp ? "pinned" : describeDefaultTiling(op, target);
     }
     if (!tiling) {
-      if (std::optional<std::string> unnestable = describeUnnestableBlocks(op))
-        remark << "\n  tiles: " << *unnestable;
-      else if (target)
-        remark << "\n  tiles: none of FlashAttention-2's tilings fits the "
-                  "shared memory and registers of "
-               << target.getChip();
-      else
-        remark << "\n  tiles: none of FlashAttention-2's tilings fits a head "
-                  "dimension above 256";
+      remark << "\n  tiles: " << why;
     } else {
       int64_t sharedBytes = fa2SharedMemoryBytes(
           *tiling, problem->headDim, problem->valueDim, elementBytes);

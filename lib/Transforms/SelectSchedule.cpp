@@ -34,29 +34,6 @@ using namespace mlir::attn;
 
 namespace {
 
-/// "need ... ; <chip> allows ...", the reason of a misfit.
-std::string describe(const Fa2Misfit &misfit, TargetAttr target) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  switch (misfit.limit) {
-  case Fa2Misfit::Limit::SharedMemoryPerBlock:
-    os << "need " << misfit.needed << " bytes of shared memory per block; "
-       << target.getChip() << " allows " << misfit.allowed;
-    break;
-  case Fa2Misfit::Limit::RegistersPerThread:
-    os << "need at least " << misfit.needed << " registers per thread; "
-       << target.getChip() << " allows " << misfit.allowed;
-    break;
-  case Fa2Misfit::Limit::SharedMemoryPerSm:
-    os << "need " << misfit.needed
-       << " bytes of shared memory on an SM (with the "
-       << kReservedSharedBytesPerCta << " reserved per block); "
-       << target.getChip() << " has " << misfit.allowed;
-    break;
-  }
-  return text;
-}
-
 struct AttnSelectSchedulePass
     : public attn::impl::AttnSelectScheduleBase<AttnSelectSchedulePass> {
   using Base::Base;
@@ -90,49 +67,29 @@ struct AttnSelectSchedulePass
     GpuLimits limits = gpuLimits(target);
 
     auto queryType = op.getQuery().getType();
-    int64_t headDim = queryType.getDimSize(3);
-    int64_t valueDim = op.getValue().getType().getDimSize(3);
-    if (ShapedType::isDynamic(headDim) || ShapedType::isDynamic(valueDim))
+    if (queryType.isDynamicDim(3) || op.getValue().getType().isDynamicDim(3))
       return op.emitError("attn-select-schedule needs static head "
                           "dimensions");
     // Q, K and V share one of f16, bf16, f32 (the verifier): 2 or 4 bytes.
     int64_t elementBytes = queryType.getElementTypeBitWidth() / 8;
 
-    Fa2Tiling tiling;
     bool tilesPinned = static_cast<bool>(op.getTilesAttr());
-    // A pinned split-KV partition of several splits or Lean: a split kernel.
-    bool splitKernel = op.splitsKeyValues();
-    if (Fa2TilesAttr tiles = op.getTilesAttr()) {
-      tiling = fa2TilingOf(tiles);
-      if (std::optional<Fa2Misfit> misfit = findFa2Misfit(
-              fa2Resources(tiling, headDim, valueDim, elementBytes,
-                           scoreWorkOf(op), splitKernel),
-              limits))
-        return op.emitError()
-               << "pinned tiles " << tiles << " " << describe(*misfit, target);
-    } else {
-      std::optional<Fa2Misfit> lastMisfit;
-      // A pinned split-KV partition of several splits or Lean takes
-      // split-KV's tiles.
-      std::optional<Fa2Tiling> selected =
-          selectFa2Tiling(headDim, valueDim, elementBytes, limits, &lastMisfit,
-                          scoreWorkOf(op), splitKernel, op.getBlockMaskBlock());
-      if (!selected) {
-        if (std::optional<std::string> unnestable =
-                describeUnnestableBlocks(op))
-          return op.emitError() << *unnestable;
-        if (!lastMisfit)
-          return op.emitError()
-                 << "no FlashAttention-2 tiling for a head dimension of "
-                 << std::max(headDim, valueDim) << " (at most 256)";
-        return op.emitError()
-               << "no FlashAttention-2 tiling fits " << target.getChip()
-               << ": the smallest would " << describe(*lastMisfit, target);
-      }
-      tiling = *selected;
-      tiling.packedHeads = selectPackedHeads(op, tiling.blockM);
+    FailureOr<TileChoice> choice =
+        requireTiles(op, {TileTarget::Gpu, 0, 0, target});
+    if (failed(choice))
+      return failure();
+    const Fa2Tiling &tiling = choice->tiling;
+    if (!tilesPinned)
       op.setTilesAttr(fa2TilesAttrOf(op.getContext(), tiling));
-    }
+    // Pinned tiles must fit the target (the default fits by construction).
+    else if (std::optional<Fa2Misfit> misfit = findFa2Misfit(
+                 fa2Resources(tiling, queryType.getDimSize(3),
+                              op.getValue().getType().getDimSize(3),
+                              elementBytes, scoreWorkOf(op),
+                              op.splitsKeyValues()),
+                 limits))
+      return op.emitError() << "pinned tiles " << op.getTilesAttr() << " "
+                            << describeMisfit(*misfit, target);
 
     // Pinned tiles pin the kernel: FlashAttention-2's grid unless a
     // partition is pinned too.
@@ -145,7 +102,8 @@ struct AttnSelectSchedulePass
   /// ATTENTION2D on every grid (DistributionCost), for an op without a
   /// partition; a warning says why an op cannot be distributed.
   void selectDistribution(AttentionOp op, ClusterAttr cluster) {
-    if (cluster.getRanks() < 2 || op.getPartitionAttr())
+    // A framed attention is already a rank's part (attn-distribute's).
+    if (cluster.getRanks() < 2 || op.getPartitionAttr() || op.hasFrame())
       return;
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
     if (!problem || op.getMask() || op.getBlockMask() || op.hasKeyLengths()) {

@@ -72,14 +72,15 @@
 // RUN: not attn-launch --validate %t/smem-big 2>&1 | FileCheck %s --check-prefix=SMEM-BIG
 // SMEM-BIG: attn-launch: error: {{.*}}smem-big/manifest.json: kernel wide_attention0: dynamic_shared_memory 1099511627776 exceeds 232448 bytes (227 KiB), the most any GPU gives a block
 //
-// Split-KV's grid z is Hq x splits (8 x 4 here); Lean's grid is the CTAs its
+// Split-KV's grid z is Hq / p x splits (2 x 4 here: the default tiles pack
+// the 4 query heads of a key/value head, p = 4); Lean's grid is the CTAs its
 // workspaces were sized for.
 // RUN: cp -r %t/good %t/z1 && %{edit} %t/z1/manifest.json split_attention0 "k['grid'][2] = 1"
 // RUN: not attn-launch --validate %t/z1 2>&1 | FileCheck %s --check-prefix=Z1
-// Z1: attn-launch: error: {{.*}}z1/manifest.json: kernel split_attention0: grid z 1 is not its 8 tiled heads (Hq 8 / packed_heads 1) times a split count; its grid must be FlashAttention-2's (ceil(p Sq / block_m), B, Hq / p x splits) with block_m 64 and p (packed_heads) 1
-// RUN: cp -r %t/good %t/z8 && %{edit} %t/z8/manifest.json split_attention0 "k['grid'][2] = 8"
+// Z1: attn-launch: error: {{.*}}z1/manifest.json: kernel split_attention0: grid z 1 is not its 2 tiled heads (Hq 8 / packed_heads 4) times a split count; its grid must be FlashAttention-2's (ceil(p Sq / block_m), B, Hq / p x splits) with block_m 64 and p (packed_heads) 4
+// RUN: cp -r %t/good %t/z8 && %{edit} %t/z8/manifest.json split_attention0 "k['grid'][2] = 2"
 // RUN: not attn-launch --validate %t/z8 2>&1 | FileCheck %s --check-prefix=Z8
-// Z8: attn-launch: error: {{.*}}z8/manifest.json: kernel split_attention0: grid z 8 gives 8 tiled heads 1 split each, but the kernel has workspaces, which only split-KV's (2 splits or more) and Lean's kernels have
+// Z8: attn-launch: error: {{.*}}z8/manifest.json: kernel split_attention0: grid z 2 gives 2 tiled heads 1 split each, but the kernel has workspaces, which only split-KV's (2 splits or more) and Lean's kernels have
 // RUN: cp -r %t/good %t/lean-grid && %{edit} %t/lean-grid/manifest.json lean_attention0 "k['grid'][0] = 16"
 // RUN: not attn-launch --validate %t/lean-grid 2>&1 | FileCheck %s --check-prefix=LEAN-GRID
 // LEAN-GRID: attn-launch: error: {{.*}}lean-grid/manifest.json: kernel lean_attention0: a persistent grid of 16 CTAs, but its workspaces are for 8 (flags: 32 bytes, 4 a CTA): a Lean kernel runs on the CTAs it was compiled for

@@ -2,18 +2,19 @@
 // RUN: attn-opt %s --attn-partition-kv="block-m=16 block-n=64" --split-input-file | FileCheck %s --check-prefix=OPTIONS
 
 // Split-KV: S slots, the default tiles of a split kernel pinned (D = 64:
-// 64 x 64), the merge into the op's destinations.
+// 64 x 64, GQA packing's 4 heads of a decode step), the merge into the op's
+// destinations.
 // CHECK-LABEL: func.func @split_kv
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<2x8x1x64xbf16>, %[[K:[^:]+]]: tensor<2x2x4096x64xbf16>, %[[O:[^:]+]]: tensor<2x8x1x64xbf16>, %[[L:[^:]+]]: tensor<2x8x1xf32>
 // CHECK-DAG: %[[PL:.+]] = tensor.empty() : tensor<4x2x8x1xf32>
 // CHECK-DAG: %[[PO:.+]] = tensor.empty() : tensor<4x2x8x1x64xf32>
 // CHECK: %[[P:.+]]:2 = attn.partial_attention ins(%[[Q]], %[[K]], %[[K]] : {{.*}}) outs(%[[PO]], %[[PL]] : tensor<4x2x8x1x64xf32>, tensor<4x2x8x1xf32>)
 // CHECK-SAME: partition = #attn.split_kv<splits = 4>
-// CHECK-SAME: tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
+// CHECK-SAME: tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>
 // CHECK: %[[M:.+]]:2 = attn.merge ins(%[[P]]#0, %[[P]]#1 : {{.*}}) outs(%[[O]], %[[L]] : tensor<2x8x1x64xbf16>, tensor<2x8x1xf32>) dim = 0
 // CHECK: return %[[M]]#0, %[[M]]#1
 // OPTIONS-LABEL: func.func @split_kv
-// OPTIONS: tiles = #attn.fa2<block_m = 16, block_n = 64, warps = 1, stages = 2>
+// OPTIONS: tiles = #attn.fa2<block_m = 16, block_n = 64, warps = 1, stages = 2, packed_heads = 4>
 func.func @split_kv(%q: tensor<2x8x1x64xbf16>, %k: tensor<2x2x4096x64xbf16>,
                     %o: tensor<2x8x1x64xbf16>, %l: tensor<2x8x1xf32>)
     -> (tensor<2x8x1x64xbf16>, tensor<2x8x1xf32>) {

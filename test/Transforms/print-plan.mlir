@@ -101,7 +101,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 
 // REMARK: remark: attention B=1 Hq=1 Hkv=1 (MHA) Sq=16 Sk=16 D=512 Dv=512 f32
 // REMARK-NEXT: work
-// REMARK-NEXT: tiles: none of FlashAttention-2's tilings fits a head dimension above 256
+// REMARK-NEXT: tiles: no default tiling for this head dimension (above 256 or dynamic): pin one with the tiles attribute or the block-m/block-n options
 func.func @huge_head(%q: tensor<1x1x16x512xf32>, %o: tensor<1x1x16x512xf32>) -> tensor<1x1x16x512xf32> {
   // expected-remark @+1 {{D=512}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>, tensor<1x1x16x512xf32>)

@@ -431,17 +431,21 @@ std::string describeBlockMask(AttentionOp op, const Operand &blocks) {
                        rows, keys, empty, total - empty - full, full, total);
 }
 
-std::string describeSchedule(AttentionOp op, const AttentionProblem &problem) {
-  std::optional<TileSizes> tiles = resolveTileSizes(op, blockM, blockN);
-  if (!tiles)
+std::string describeSchedule(AttentionOp op, AttentionProblem problem) {
+  std::string why;
+  FailureOr<TileChoice> choice = chooseTiles(
+      op, {TileTarget::Cpu, blockM, blockN, getEnclosingTarget(op)}, why);
+  if (failed(choice))
     return "no tiling applies (pin one with --block-m and --block-n)";
+  const Fa2Tiling *tiles = &choice->tiling;
+  problem.packedHeads = tiles->packedHeads;
   std::string origin;
   if (blockM && blockN)
     origin = "--block-m/--block-n";
-  else if (op.getTilesAttr())
+  else if (choice->fromOp)
     origin = "the op's tiles";
   else
-    origin = describeDefaultTiling(op);
+    origin = describeDefaultTiling(op, getEnclosingTarget(op));
   if ((blockM || blockN) && !(blockM && blockN))
     origin += " with --block-m/--block-n";
   TiledWork work = countTiledWork(problem, tiles->blockM, tiles->blockN);

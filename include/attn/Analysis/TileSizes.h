@@ -1,4 +1,4 @@
-//===- TileSizes.h - The tile sizes an attention is decomposed with -*- C++ -*-===//
+//===- TileSizes.h - The one choice of an attention's tiles ---*- C++ -*-===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -7,6 +7,10 @@
 
 #ifndef ATTN_ANALYSIS_TILESIZES_H
 #define ATTN_ANALYSIS_TILESIZES_H
+
+#include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/Fa2Resources.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
 
 #include "mlir/Support/LLVM.h"
 #include "mlir/Support/LogicalResult.h"
@@ -18,40 +22,74 @@
 
 namespace mlir::attn {
 
-class AttentionOp;
-class AttentionGradOp;
-
 struct TileSizes {
   int64_t blockM;
   int64_t blockN;
 };
 
-/// The tiles of `op`: each of `blockM`/`blockN` when non-zero, else the op's
-/// `tiles` attribute, else FlashAttention-2's default for its head dimension
-/// and kernel (defaultFa2Tiling; split-KV's for an op that splits keys and
-/// values), with a block mask, the largest divisor of the mask's block side
-/// that is not above it, a multiple of 16 where one divides, so that tiles nest
-/// in the mask's blocks. std::nullopt when nothing applies (a head dimension
-/// above 256, or dynamic, without pinned tiles).
-std::optional<TileSizes> resolveTileSizes(AttentionOp op, int64_t blockM,
-                                          int64_t blockN);
+/// What an attention's tiles are for.
+enum class TileTarget {
+  /// The CPU's loops (attn-decompose, attn-partition-kv, attn-run): besides
+  /// every tiling a GPU kernel can take, tiles nested in a block mask whose
+  /// sides are not multiples of 16.
+  Cpu,
+  /// A GPU kernel: #attn.fa2 tilings only.
+  Gpu,
+};
 
-/// Where resolveTileSizes' default comes from, for reports: "FlashAttention-2's
-/// default for D=<max(D, Dv)>", or "FlashAttention-2's split-KV default ..."
-/// for an op that splits keys and values.
-std::string describeDefaultTiling(AttentionOp op);
+/// What a pass asks chooseTiles for.
+struct TileRequest {
+  TileTarget target = TileTarget::Cpu;
+  /// Sides a pass's options pin (0: not pinned): they override the op's
+  /// tiles and the default.
+  int64_t blockM = 0, blockN = 0;
+  /// The GPU the default must fit (the #attn.target of the op's module);
+  /// null: FlashAttention-2's table within the registers alone.
+  TargetAttr gpu;
+};
 
-/// Why no #attn.fa2 tiling (and so no GPU kernel, split-KV or Lean) nests in
-/// `op`'s block mask: its blocks' sides are not multiples of 16; std::nullopt
-/// when they are or there is no block mask. The message the GPU path's
-/// passes and the plan report give.
-std::optional<std::string> describeUnnestableBlocks(AttentionOp op);
+/// The tiles of an attention and where they come from.
+struct TileChoice {
+  /// Warps, stages and packing are the GPU's (the CPU reads the sides); the
+  /// sides of a CPU choice need not be #attn.fa2's (multiples of 16).
+  Fa2Tiling tiling;
+  /// The op's `tiles` attribute, not the default.
+  bool fromOp = false;
+};
 
-/// resolveTileSizes, with an error on `op` that says how to pin tiles when
-/// none apply, and one when the tiles do not nest in the block mask's
-/// blocks.
-FailureOr<TileSizes> requireTileSizes(AttentionOp op, int64_t blockM,
-                                      int64_t blockN);
+/// The one decision of an attention's tiles: every pass (attn-select-schedule,
+/// attn-derive-block-mask, attn-partition-kv, attn-decompose, attn-to-nvgpu),
+/// the plan report and the tools take it, so a plan means the same on the CPU
+/// and the GPU.
+///   1. The op's `tiles` when it has them (warps, stages and packing too).
+///   2. Else FlashAttention-2's default for max(D, Dv) (fa2Tilings: split-KV's
+///      table for an op that splits keys and values, cut down to nest in the
+///      block mask's blocks): with `request.gpu`, the first that fits the
+///      target (selectFa2Tiling), else the first within the registers
+///      (defaultFa2Tiling); with GQA packing (selectPackedHeads). For the CPU only,
+///      a block mask whose sides are not multiples of 16, in which no
+///      #attn.fa2 tiling nests, gets the largest divisors of its sides not
+///      above the table's first tiling's.
+///   3. The request's sides replace the chosen ones; warps are halved until
+///      each owns whole m16 tiles of rows.
+/// Failure, with `why` (a sentence on how to go on), when the request's sides
+/// are out of range, nothing applies (a dynamic head dimension or one above
+/// 256 without pinned tiles, no tiling that fits the target, a GPU kernel
+/// with a block mask whose sides are not multiples of 16), or the tiles do
+/// not nest in the block mask's blocks.
+FailureOr<TileChoice> chooseTiles(AttentionOp op, const TileRequest &request,
+                                  std::string &why);
+
+/// "need ...; <chip> allows ...": why a CTA does not fit `target`.
+std::string describeMisfit(const Fa2Misfit &misfit, TargetAttr target);
+
+/// chooseTiles, with `why` as an error on `op`.
+FailureOr<TileChoice> requireTiles(AttentionOp op, const TileRequest &request);
+
+/// Where chooseTiles' default comes from, for reports: "FlashAttention-2's
+/// default for D=<max(D, Dv)>" ("... split-KV default ..." for an op that
+/// splits keys and values), and " on <chip>" with a target.
+std::string describeDefaultTiling(AttentionOp op, TargetAttr gpu);
 
 /// The tiles of the backward `op`: each of `blockM` (query rows per step)
 /// and `blockN` (keys per key/value block) when non-zero, else the op's

@@ -27,6 +27,18 @@ struct AttnToCPUOptions : public PassPipelineOptions<AttnToCPUOptions> {
       llvm::cl::desc("Keys per tile (0: the op's tiles, else "
                      "FlashAttention-2's default)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> lean{
+      *this, "lean",
+      llvm::cl::desc("Lean attention, instead of split-KV, where "
+                     "FlashAttention-2's rule would split the key/value range "
+                     "for the module's target (as attn-to-ptx's lean)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> splitKv{
+      *this, "split-kv",
+      llvm::cl::desc("Split-KV where FlashAttention-2's rule splits the "
+                     "key/value range for the module's target (as "
+                     "attn-to-ptx's split-kv; default on)"),
+      llvm::cl::init(true)};
 
   /// Why the options cannot be used (a negative or oversized block), or an
   /// empty string.
@@ -34,7 +46,10 @@ struct AttnToCPUOptions : public PassPipelineOptions<AttnToCPUOptions> {
 };
 
 /// attn-to-cpu: attn.attention / attn.merge on tensors down to the LLVM
-/// dialect: each attention of a function with several into a function of
+/// dialect: the schedule attn-to-ptx would choose for the module's target
+/// (attn-select-schedule: tiles, and split-KV or Lean where FlashAttention-2's
+/// rule splits; nothing without a target), so that the CPU executes the GPU's
+/// plan; each attention of a function with several into a function of
 /// its own (attn-outline), decomposition into tiled online-softmax loops, the
 /// merge lowering, bufferisation with deallocation, loops, conversion to
 /// LLVM, and the module's attn.target and attn.cluster removed (plain LLVM

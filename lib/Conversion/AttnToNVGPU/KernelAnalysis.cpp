@@ -119,22 +119,15 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op) {
                 "of 8 (zero columns of Q and K leave the scores unchanged; "
                 "drop V's padding from O), or run on the CPU (attn-to-cpu)";
 
+  TargetAttr target = getEnclosingTarget(op);
+  std::string why;
+  FailureOr<TileChoice> choice =
+      chooseTiles(op, {TileTarget::Gpu, 0, 0, target}, why);
+  if (failed(choice))
+    return op.emitError("attn-to-nvgpu: ") << why;
+  const Fa2Tiling *tiling = &choice->tiling;
+  problem->packedHeads = tiling->packedHeads;
   KernelShape shape{*problem, element, 0, 0, 0, 0, 0, false};
-  std::optional<Fa2Tiling> tiling =
-      op.getTilesAttr()
-          ? fa2TilingOf(op.getTilesAttr())
-          : defaultFa2Tiling(problem->headDim, problem->valueDim,
-                             /*elementBytes=*/2, std::nullopt, scoreWorkOf(op),
-                             op.splitsKeyValues(), op.getBlockMaskBlock());
-  if (!tiling) {
-    if (std::optional<std::string> unnestable = describeUnnestableBlocks(op))
-      return op.emitError("attn-to-nvgpu: ") << *unnestable;
-    return op.emitError("attn-to-nvgpu: no FlashAttention-2 tiling fits D = ")
-           << problem->headDim << ", Dv = " << problem->valueDim
-           << " in the registers: pin one with the op's tiles attribute "
-              "(#attn.fa2<block_m = ..., block_n = ..., warps = ..., stages = "
-              "...>)";
-  }
   shape.blockM = tiling->blockM;
   shape.blockN = tiling->blockN;
   shape.warps = tiling->warps;
@@ -144,9 +137,8 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op) {
          "multiple of 16 * warps and block_n one of 16");
   // Two stages at most, and one when two do not fit the target's shared
   // memory per block (without a target: sm_80's).
-  int64_t sharedLimit = kSm80SharedBytesPerBlock;
-  if (TargetAttr target = getEnclosingTarget(op))
-    sharedLimit = target.getSmemPerBlock();
+  int64_t sharedLimit =
+      target ? target.getSmemPerBlock() : kSm80SharedBytesPerBlock;
   shape.stages = std::min<int64_t>(shape.stages, 2);
   if (shape.stages == 2 && shape.sharedBytes() > sharedLimit)
     shape.stages = 1;
@@ -163,14 +155,8 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op) {
   if (op.hasScoreModifier())
     shape.scoreRegion = &op.getScore();
   if (op.getBlockMask()) {
+    // chooseTiles checked that the tiles nest in the blocks.
     auto [maskRows, maskKeys] = *op.getBlockMaskBlock();
-    if (maskRows % shape.blockM || maskKeys % shape.blockN)
-      return op.emitError("attn-to-nvgpu: the tiles ")
-             << shape.blockM << "x" << shape.blockN
-             << " do not nest in the block mask's " << maskRows << "x"
-             << maskKeys
-             << " blocks: pin tiles whose block_m divides the blocks' rows "
-                "and block_n their keys (the op's tiles attribute)";
     shape.blockMaskRows = maskRows;
     shape.blockMaskKeys = maskKeys;
     shape.blockMaskValues = blockMaskValues;
@@ -197,7 +183,7 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op) {
     // Every CTA must be resident at once, or a host waits for a contributor
     // that never starts. The estimate is the one attn-select-schedule picks
     // G with (a kernel that splits the key/value range).
-    if (TargetAttr target = getEnclosingTarget(op)) {
+    if (target) {
       GpuLimits limits = gpuLimits(target);
       int64_t perSm =
           leanCtasPerSm(*problem, shape.tiling(), /*elementBytes=*/2,

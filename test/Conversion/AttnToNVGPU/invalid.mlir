@@ -207,7 +207,7 @@ module attributes {attn.target = #attn.target<chip = "sm_75", sms = 40,
 
 func.func @block_mask_straddled(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
   %blocks = arith.constant dense<1> : tensor<1x1x2x2xi8>
-  // expected-error @+1 {{attn-to-nvgpu: the tiles 64x64 do not nest in the block mask's 32x32 blocks: pin tiles whose block_m divides the blocks' rows and block_n their keys (the op's tiles attribute)}}
+  // expected-error @+1 {{attn-to-nvgpu: tiles 64x64 do not nest in the block mask's 32x32 blocks: block_m must divide Bq and block_n Bk}}
   %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
       block_mask(%blocks : tensor<1x1x2x2xi8> blocks [32, 32]) outs(%o : tensor<1x1x64x64xf16>)
       {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>} -> tensor<1x1x64x64xf16>
