@@ -10,8 +10,12 @@
 // each CTA's range are counted at each call.
 // RUN: attn-opt %s --attn-select-schedule="split-kv=true" | FileCheck %s --check-prefix=SPLIT
 // RUN: attn-opt %s --attn-select-schedule="lean=true" | FileCheck %s --check-prefix=LEAN
-// RUN: attn-opt %s --attn-select-schedule="split-kv=true" --attn-to-cpu | %mlir_runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
-// RUN: attn-opt %s --attn-select-schedule="lean=true" --attn-to-cpu | %mlir_runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
+// attn-to-cpu chooses the same schedule itself (its split-kv is on by
+// default, as attn-to-ptx's), and runs it.
+// RUN: attn-opt %s --attn-to-cpu --mlir-print-ir-after=attn-select-schedule -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPLIT
+// RUN: attn-opt %s --attn-to-cpu="lean=true" --mlir-print-ir-after=attn-select-schedule -o /dev/null 2>&1 | FileCheck %s --check-prefix=LEAN
+// RUN: attn-opt %s --attn-to-cpu | %mlir_runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
+// RUN: attn-opt %s --attn-to-cpu="lean=true" | %mlir_runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
 // SPLIT: partition = #attn.split_kv<splits = 109>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 2>
 // LEAN: partition = #attn.lean<ctas = {{[0-9]+}}>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 2>
 // CHECK-COUNT-6: agree: 1
