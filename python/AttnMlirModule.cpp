@@ -61,11 +61,11 @@ public:
     if (query.size() != 4 || key.size() != 4)
       throw std::invalid_argument("Q and K must be [B, H, S, D]");
     spec.batch = query[0];
-    spec.heads = query[1];
-    spec.seq_q = query[2];
+    spec.query_heads = query[1];
+    spec.query_len = query[2];
     spec.head_dim = query[3];
     spec.kv_heads = key[1];
-    spec.seq_k = key[2];
+    spec.key_len = key[2];
     spec.value_dim = valueDim;
     spec.causal = causal;
     spec.has_window = window.has_value();
@@ -100,7 +100,7 @@ public:
     return &spec;
   }
   bool withLse() const { return spec.with_lse; }
-  int64_t heads() const { return spec.heads; }
+  int64_t heads() const { return spec.query_heads; }
   int64_t valueDim() const { return spec.value_dim; }
 
 private:
@@ -133,10 +133,11 @@ public:
                  std::optional<py::array_t<int8_t>> blockMask,
                  std::optional<py::array_t<int32_t>> keyLengths) {
     AttnAttentionLengths run;
-    std::tie(run.batch, run.seq_q, run.seq_k) = lengths;
-    py::array out(q.dtype(),
-                  std::vector<int64_t>{run.batch, heads, run.seq_q, valueDim});
-    py::array_t<float> lse(std::vector<int64_t>{run.batch, heads, run.seq_q});
+    std::tie(run.batch, run.query_len, run.key_len) = lengths;
+    py::array out(q.dtype(), std::vector<int64_t>{run.batch, heads,
+                                                  run.query_len, valueDim});
+    py::array_t<float> lse(
+        std::vector<int64_t>{run.batch, heads, run.query_len});
     char *error = nullptr;
     bool ok;
     {
@@ -187,7 +188,7 @@ public:
                 std::optional<py::array_t<int8_t>> blockMask,
                 std::optional<py::array_t<int32_t>> keyLengths) {
     AttnAttentionLengths run;
-    std::tie(run.batch, run.seq_q, run.seq_k) = lengths;
+    std::tie(run.batch, run.query_len, run.key_len) = lengths;
     auto like = [](const py::array &x) {
       return py::array(x.dtype(),
                        std::vector<int64_t>(x.shape(), x.shape() + x.ndim()));

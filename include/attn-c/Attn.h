@@ -27,7 +27,7 @@ extern "C" {
 /* One attention, as attn.attention states it: Q [B, Hq, Sq, D], K
    [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv], O [B, Hq, Sq, Dv], LSE [B, Hq, Sq]. */
 typedef struct {
-  int64_t batch, heads, kv_heads, seq_q, seq_k, head_dim, value_dim;
+  int64_t batch, query_heads, kv_heads, query_len, key_len, head_dim, value_dim;
   /* "f32", "f16" or "bf16": Q, K and V; O. */
   const char *dtype;
   const char *out_dtype;
@@ -60,7 +60,7 @@ typedef struct {
      operand not applied), any other value a partial one. */
   int64_t block_rows, block_keys, block_mask_batch, block_mask_heads;
   /* Batch, Sq and Sk given at each run (attnCpuAttentionRun's lengths): one
-     compiled attention serves every length. batch, seq_q and seq_k above
+     compiled attention serves every length. batch, query_len and key_len above
      are then one example (mask_batch and block_mask_batch still say
      whether a mask has a slice per sequence: B > 1, or broadcasts: 1).
      CPU only. */
@@ -69,7 +69,7 @@ typedef struct {
 
 /* The lengths of one run of an attention compiled with run_time_lengths. */
 typedef struct {
-  int64_t batch, seq_q, seq_k;
+  int64_t batch, query_len, key_len;
 } AttnAttentionLengths;
 
 typedef struct AttnCpuAttention *AttnCpuAttentionRef;

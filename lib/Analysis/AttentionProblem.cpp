@@ -41,7 +41,7 @@ static std::optional<AttentionProblem> problemOf(OpTy op,
   problem.queryLen = q[2];
   problem.headDim = q[3];
   problem.kvHeads = k[1];
-  problem.kvLen = known({k[2], v[2]});
+  problem.keyLen = known({k[2], v[2]});
   problem.valueDim = v[3];
   if (!dynamicLengths && !problem.hasStaticLengths())
     return std::nullopt;
@@ -64,12 +64,12 @@ std::optional<AttentionProblem> AttentionProblem::fromOp(AttentionGradOp op,
 
 bool AttentionProblem::hasStaticLengths() const {
   return ShapedType::isStatic(batch) && ShapedType::isStatic(queryLen) &&
-         ShapedType::isStatic(kvLen);
+         ShapedType::isStatic(keyLen);
 }
 
 MaskGeometry<IntegerArith> AttentionProblem::geometry() const {
   static IntegerArith arith;
-  return {arith,  queryLen,     kvLen,      causalHidesKeys(),
+  return {arith,  queryLen,     keyLen,     causalHidesKeys(),
           window, std::nullopt, packedHeads};
 }
 
@@ -106,7 +106,7 @@ IndexRange AttentionProblem::kvBlockRange(int64_t queryBlock, int64_t blockM,
 
 IndexRange AttentionProblem::queryBlockRange(int64_t kvBlock, int64_t blockM,
                                              int64_t blockN) const {
-  IndexRange keys{kvBlock * blockN, std::min((kvBlock + 1) * blockN, kvLen)};
+  IndexRange keys{kvBlock * blockN, std::min((kvBlock + 1) * blockN, keyLen)};
   if (keys.empty())
     return {};
   auto [begin, end] =
@@ -125,7 +125,7 @@ SmallVector<int64_t> AttentionProblem::kvBlockCounts(int64_t blockM,
 bool AttentionProblem::isBlockUnmasked(int64_t queryBlock, int64_t kvBlock,
                                        int64_t blockM, int64_t blockN) const {
   IndexRange rows = queryRows(*this, queryBlock, blockM);
-  IndexRange keys{kvBlock * blockN, std::min((kvBlock + 1) * blockN, kvLen)};
+  IndexRange keys{kvBlock * blockN, std::min((kvBlock + 1) * blockN, keyLen)};
   if (rows.empty() || keys.empty())
     return false;
   return !geometry().needsElementMask(rows.begin, rows.size(), keys.begin,
@@ -141,19 +141,20 @@ int64_t AttentionProblem::visiblePairs() const {
 
 double AttentionProblem::nominalForwardFlops() const {
   double flops = 2.0 * batch * queryHeads * static_cast<double>(queryLen) *
-                 kvLen * (headDim + valueDim);
+                 keyLen * (headDim + valueDim);
   return causal ? flops / 2 : flops;
 }
 
 double AttentionProblem::naiveScoreBytes() const {
-  return 4.0 * batch * queryHeads * static_cast<double>(queryLen) * kvLen;
+  return 4.0 * batch * queryHeads * static_cast<double>(queryLen) * keyLen;
 }
 
 TiledWork mlir::attn::countTiledWork(const AttentionProblem &problem,
                                      int64_t blockM, int64_t blockN) {
   TiledWork work;
   work.queryBlocks = problem.queryBlocks(blockM);
-  int64_t kvBlocks = static_cast<int64_t>(llvm::divideCeil(problem.kvLen, blockN));
+  int64_t kvBlocks =
+      static_cast<int64_t>(llvm::divideCeil(problem.keyLen, blockN));
   work.denseBlocks = work.queryBlocks * kvBlocks;
   for (int64_t m = 0; m < work.queryBlocks; ++m) {
     IndexRange range = problem.kvBlockRange(m, blockM, blockN);
@@ -185,10 +186,10 @@ int64_t mlir::attn::selectPackedHeads(AttentionOp op, int64_t blockM) {
 
 LogicalResult mlir::attn::checkSplitCount(AttentionOp op, int64_t splits,
                                           int64_t blockN) {
-  int64_t kvLen = op.getKey().getType().getDimSize(2);
-  if (ShapedType::isDynamic(kvLen))
+  int64_t keyLen = op.getKey().getType().getDimSize(2);
+  if (ShapedType::isDynamic(keyLen))
     return success();
-  int64_t kvBlocks = std::max<int64_t>(1, llvm::divideCeil(kvLen, blockN));
+  int64_t kvBlocks = std::max<int64_t>(1, llvm::divideCeil(keyLen, blockN));
   if (splits <= kvBlocks)
     return success();
   return op.emitError() << "split_kv splits " << splits << " exceed the "

@@ -33,7 +33,7 @@ static std::string summarize(OpTy op, const AttentionProblem &problem,
   os << llvm::formatv("B={0} Hq={1} Hkv={2} ({3}) Sq={4} Sk={5} D={6} Dv={7} ",
                       formatDim(problem.batch), problem.queryHeads,
                       problem.kvHeads, describeHeads(problem),
-                      formatDim(problem.queryLen), formatDim(problem.kvLen),
+                      formatDim(problem.queryLen), formatDim(problem.keyLen),
                       problem.headDim, problem.valueDim);
   Type inputType = op.getQuery().getType().getElementType();
   os << inputType;

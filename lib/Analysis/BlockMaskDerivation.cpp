@@ -518,13 +518,13 @@ std::optional<DerivedBlockMask> mlir::attn::deriveBlockMask(AttentionOp op,
       tiles && tiles.getPackedHeads() != 1)
     return std::nullopt;
   ArrayRef<int64_t> q = op.getQuery().getType().getShape();
-  int64_t seqK = op.getKey().getType().getDimSize(2);
+  int64_t keyLen = op.getKey().getType().getDimSize(2);
   if (ShapedType::isDynamicShape(q.take_front(3)) ||
-      ShapedType::isDynamic(seqK))
+      ShapedType::isDynamic(keyLen))
     return std::nullopt;
-  const int64_t batch = q[0], heads = q[1], seqQ = q[2];
-  const int64_t rowBlocks = llvm::divideCeil(seqQ, blockRows);
-  const int64_t keyBlocks = llvm::divideCeil(seqK, blockKeys);
+  const int64_t batch = q[0], heads = q[1], queryLen = q[2];
+  const int64_t rowBlocks = llvm::divideCeil(queryLen, blockRows);
+  const int64_t keyBlocks = llvm::divideCeil(keyLen, blockKeys);
 
   // The region, per (batch, head) only where it reads them.
   std::optional<RegionEvaluator> region;
@@ -568,9 +568,9 @@ std::optional<DerivedBlockMask> mlir::attn::deriveBlockMask(AttentionOp op,
                 Interval::real(-FLT_MAX, FLT_MAX), range(batch, regionBatch, b),
                 range(heads, regionHeads, h),
                 Interval::integer(x * blockRows,
-                                  std::min(seqQ, (x + 1) * blockRows) - 1),
+                                  std::min(queryLen, (x + 1) * blockRows) - 1),
                 Interval::integer(y * blockKeys,
-                                  std::min(seqK, (y + 1) * blockKeys) - 1)};
+                                  std::min(keyLen, (y + 1) * blockKeys) - 1)};
             regionHides[flat++] = region->evaluate(args).isMinusInf();
           }
   }
@@ -591,14 +591,14 @@ std::optional<DerivedBlockMask> mlir::attn::deriveBlockMask(AttentionOp op,
             const int8_t *rows = mask->effect.data() +
                                  (std::min(b, mask->batch - 1) * mask->heads +
                                   std::min(h, mask->heads - 1)) *
-                                     seqQ * seqK;
+                                     queryLen * keyLen;
             bool allHide = true, allKeep = true;
             for (int64_t i = x * blockRows;
-                 i < std::min(seqQ, (x + 1) * blockRows); ++i)
+                 i < std::min(queryLen, (x + 1) * blockRows); ++i)
               for (int64_t k = y * blockKeys;
-                   k < std::min(seqK, (y + 1) * blockKeys); ++k) {
-                allHide &= rows[i * seqK + k] == 0;
-                allKeep &= rows[i * seqK + k] == 1;
+                   k < std::min(keyLen, (y + 1) * blockKeys); ++k) {
+                allHide &= rows[i * keyLen + k] == 0;
+                allKeep &= rows[i * keyLen + k] == 1;
               }
             hidden |= allHide;
             kept = allKeep;

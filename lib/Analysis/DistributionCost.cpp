@@ -60,7 +60,7 @@ mlir::attn::rankDistributions(MLIRContext *context,
     DistributionCandidate ring;
     ring.partition = RingAttr::get(context, ranks, zigzag);
     ring.layout = *DistributedLayout::of(ring.partition);
-    int64_t keys = ring.layout.shardLength(problem.kvLen);
+    int64_t keys = ring.layout.shardLength(problem.keyLen);
     int64_t base = problem.batch * problem.kvHeads * keys * elementBytes;
     auto link = links.slowest(
         1, [](int64_t) { return 0; }, ranks, 1);
@@ -80,7 +80,7 @@ mlir::attn::rankDistributions(MLIRContext *context,
     grid.partition = Attention2DAttr::get(context, rows, cols, zigzag);
     grid.layout = *DistributedLayout::of(grid.partition);
     int64_t queries = grid.layout.shardLength(problem.queryLen);
-    int64_t keys = grid.layout.shardLength(problem.kvLen);
+    int64_t keys = grid.layout.shardLength(problem.keyLen);
     auto rowLink = links.slowest(
         rows, [&](int64_t i) { return i * cols; }, cols, 1);
     auto colLink = links.slowest(

@@ -181,7 +181,7 @@ std::optional<KvPartitionChoice> mlir::attn::chooseKvPartition(
     return std::nullopt;
   int64_t waveSlots = 2 * limits.sms;
   int64_t batch = ShapedType::isDynamic(problem.batch) ? 1 : problem.batch;
-  bool staticKeys = ShapedType::isStatic(problem.kvLen);
+  bool staticKeys = ShapedType::isStatic(problem.keyLen);
   auto ruleSplits = [&](const Fa2Tiling &tiles) -> int64_t {
     int64_t parallelCtas =
         batch * problem.tiledHeads() * problem.queryBlocks(tiles.blockM);

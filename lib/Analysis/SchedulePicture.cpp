@@ -159,7 +159,7 @@ std::string drawBlocks(const AttentionProblem &problem, int64_t blockM,
   // With GQA packing, tiles are a tiled head's tiled rows.
   int64_t queryBlocks = problem.queryBlocks(blockM);
   int64_t tiledHeads = problem.tiledHeads();
-  int64_t kvBlocks = llvm::divideCeil(problem.kvLen, blockN);
+  int64_t kvBlocks = llvm::divideCeil(problem.keyLen, blockN);
   auto lean = dyn_cast_or_null<LeanAttr>(partition);
   auto split = dyn_cast_or_null<SplitKVAttr>(partition);
   int64_t heads = lean ? problem.batch * tiledHeads : 1;
@@ -257,7 +257,7 @@ mergedRuns(SmallVector<TokenRun> runs) {
 /// The score matrix of a distributed attention, regions coloured by rank.
 std::string drawRanks(const AttentionProblem &problem,
                       const DistributedLayout &layout, StringRef title) {
-  double scale = std::min(620.0 / problem.queryLen, 820.0 / problem.kvLen);
+  double scale = std::min(620.0 / problem.queryLen, 820.0 / problem.keyLen);
   double x0 = kMargin + 30, y0 = kTop + 10;
   Svg svg;
   svg.text(kMargin, 24, title, 15);
@@ -283,7 +283,7 @@ std::string drawRanks(const AttentionProblem &problem,
                     std::pair<int64_t, int64_t> keys, int64_t rank,
                     const std::string &label) {
     queries = clip(queries, problem.queryLen);
-    keys = clip(keys, problem.kvLen);
+    keys = clip(keys, problem.keyLen);
     if (queries.first >= queries.second || keys.first >= keys.second)
       return;
     double x = x0 + keys.first * scale, y = y0 + queries.first * scale;
@@ -300,7 +300,7 @@ std::string drawRanks(const AttentionProblem &problem,
         int64_t source = (rank - step + layout.devices()) % layout.devices();
         for (auto queries :
              mergedRuns(layout.queryRuns(rank, problem.queryLen)))
-          for (auto keys : mergedRuns(layout.keyRuns(source, problem.kvLen)))
+          for (auto keys : mergedRuns(layout.keyRuns(source, problem.keyLen)))
             region(queries, keys, rank,
                    llvm::formatv("{0}.{1}", rank, step).str());
       }
@@ -309,14 +309,14 @@ std::string drawRanks(const AttentionProblem &problem,
     int64_t row = rank / layout.cols, col = rank % layout.cols;
     for (auto queries :
          mergedRuns(layout.queryChunkRuns(row, problem.queryLen)))
-      for (auto keys : mergedRuns(layout.keyChunkRuns(col, problem.kvLen)))
+      for (auto keys : mergedRuns(layout.keyChunkRuns(col, problem.keyLen)))
         region(queries, keys, rank, llvm::formatv("{0},{1}", row, col).str());
   }
   // The scores causal masking hides: keys past each row's diagonal
   // (bottom-right aligned).
-  double w = problem.kvLen * scale, h = problem.queryLen * scale;
+  double w = problem.keyLen * scale, h = problem.queryLen * scale;
   if (problem.causal) {
-    int64_t shift = problem.kvLen - problem.queryLen;
+    int64_t shift = problem.keyLen - problem.queryLen;
     auto point = [&](double key, double row) {
       return std::make_pair(x0 + key * scale, y0 + row * scale);
     };
@@ -327,16 +327,16 @@ std::string drawRanks(const AttentionProblem &problem,
     SmallVector<std::pair<double, double>> hidden;
     if (startRow > 0)
       hidden.push_back(point(0, 0));
-    hidden.push_back(point(problem.kvLen, 0));
+    hidden.push_back(point(problem.keyLen, 0));
     hidden.push_back(
-        point(problem.kvLen,
-              std::min<double>(problem.queryLen, problem.kvLen - shift - 1)));
+        point(problem.keyLen,
+              std::min<double>(problem.queryLen, problem.keyLen - shift - 1)));
     hidden.push_back(point(startKey, startRow));
     svg.polygon(hidden, "white", 0.75);
   }
   svg.rect(x0, y0, w, h, "none", "black", 1);
   svg.text(x0 + w / 2, y0 - 6,
-           llvm::formatv("keys 0 .. {0}", problem.kvLen).str(), 11, "middle");
+           llvm::formatv("keys 0 .. {0}", problem.keyLen).str(), 11, "middle");
   svg.text(x0 - 8, y0 + 12, "0", 11, "end");
   svg.text(x0 - 8, y0 + h, std::to_string(problem.queryLen), 11, "end");
   svg.text(x0, y0 + h + 20,
@@ -364,7 +364,7 @@ std::string mlir::attn::drawGradSchedule(const AttentionProblem &problem,
                                          int64_t pieces, StringRef title) {
   IntegerArith a;
   int64_t queryBlocks = problem.queryBlocks(blockM);
-  int64_t kvBlocks = llvm::divideCeil(problem.kvLen, blockN);
+  int64_t kvBlocks = llvm::divideCeil(problem.keyLen, blockN);
   int64_t rows = std::min(kvBlocks, kMaxRows);
   int64_t cols = std::min(queryBlocks, kMaxCols);
   std::vector<std::vector<Cell>> grid(rows, std::vector<Cell>(cols));

@@ -102,7 +102,7 @@ llvm::Error readLeadingSizes(const AttnAttentionSpec &in, const char *name,
                              bool &perHead) {
   for (auto [size, full, dim, symbol, per] :
        {std::tuple(batch, in.batch, "batch", "B", &perSequence),
-        std::tuple(heads, in.heads, "heads", "Hq", &perHead)}) {
+        std::tuple(heads, in.query_heads, "heads", "Hq", &perHead)}) {
     if (size != full && size != 1)
       return llvm::createStringError(
           llvm::formatv("{0}_{1} must be {2} ({3}) or 1, got {4}", name, dim,
@@ -119,9 +119,9 @@ llvm::Error checkSpec(const AttnAttentionSpec &in) {
     return llvm::createStringError(message.str());
   };
   std::vector<std::pair<const char *, int64_t>> sizes{
-      {"batch", in.batch},       {"heads", in.heads},
-      {"kv_heads", in.kv_heads}, {"seq_q", in.seq_q},
-      {"seq_k", in.seq_k},       {"head_dim", in.head_dim},
+      {"batch", in.batch},        {"query_heads", in.query_heads},
+      {"kv_heads", in.kv_heads},  {"query_len", in.query_len},
+      {"key_len", in.key_len},    {"head_dim", in.head_dim},
       {"value_dim", in.value_dim}};
   if (in.block_rows > 0)
     sizes.insert(sizes.end(),
@@ -130,10 +130,11 @@ llvm::Error checkSpec(const AttnAttentionSpec &in) {
     if (value < 1 || value > kMaxSpecSize)
       return error(llvm::formatv("{0} must be from 1 to 2^62, got {1}", name,
                                  value));
-  if (in.heads % in.kv_heads)
-    return error(llvm::formatv("heads ({0}) must be a multiple of kv_heads "
-                               "({1})",
-                               in.heads, in.kv_heads));
+  if (in.query_heads % in.kv_heads)
+    return error(
+        llvm::formatv("query_heads ({0}) must be a multiple of kv_heads "
+                      "({1})",
+                      in.query_heads, in.kv_heads));
   for (auto [name, type] : {std::pair("dtype", in.dtype),
                             std::pair("out_dtype", in.out_dtype)})
     if (type && !llvm::is_contained({"f32", "f16", "bf16"}, StringRef(type)))
@@ -160,10 +161,10 @@ llvm::Expected<AttentionSpec> toAttentionSpec(const AttnAttentionSpec &in) {
     return std::move(err);
   AttentionSpec spec;
   spec.batch = in.batch;
-  spec.heads = in.heads;
+  spec.queryHeads = in.query_heads;
   spec.kvHeads = in.kv_heads;
-  spec.seqQ = in.seq_q;
-  spec.seqK = in.seq_k;
+  spec.queryLen = in.query_len;
+  spec.keyLen = in.key_len;
   spec.headDim = in.head_dim;
   spec.valueDim = in.value_dim;
   spec.runTimeLengths = in.run_time_lengths;
@@ -284,7 +285,7 @@ bool compileCpu(const AttnAttentionSpec *in, bool gradient, bool maskGrad,
 std::optional<AttentionLengths>
 runLengths(const AttentionSpec &spec, const AttnAttentionLengths *lengths,
            char **error) {
-  AttentionLengths run{spec.batch, spec.seqQ, spec.seqK};
+  AttentionLengths run{spec.batch, spec.queryLen, spec.keyLen};
   if (!lengths) {
     if (!spec.runTimeLengths)
       return run;
@@ -292,10 +293,10 @@ runLengths(const AttentionSpec &spec, const AttnAttentionLengths *lengths,
                     "the run's lengths");
     return std::nullopt;
   }
-  AttentionLengths given{lengths->batch, lengths->seq_q, lengths->seq_k};
-  for (auto [name, value] : {std::pair("batch", given.batch),
-                             std::pair("seq_q", given.seqQ),
-                             std::pair("seq_k", given.seqK)})
+  AttentionLengths given{lengths->batch, lengths->query_len, lengths->key_len};
+  for (auto [name, value] :
+       {std::pair("batch", given.batch), std::pair("query_len", given.queryLen),
+        std::pair("key_len", given.keyLen)})
     if (value < 1 || value > kMaxSpecSize) {
       setError(error, llvm::formatv("the run's {0} must be from 1 to 2^62, "
                                     "got {1}",
@@ -303,13 +304,13 @@ runLengths(const AttentionSpec &spec, const AttnAttentionLengths *lengths,
       return std::nullopt;
     }
   if (!spec.runTimeLengths &&
-      std::tie(given.batch, given.seqQ, given.seqK) !=
-          std::tie(run.batch, run.seqQ, run.seqK)) {
+      std::tie(given.batch, given.queryLen, given.keyLen) !=
+          std::tie(run.batch, run.queryLen, run.keyLen)) {
     setError(error, llvm::formatv("the attention was compiled for B = {0}, "
                                   "Sq = {1}, Sk = {2} (no run_time_lengths), "
                                   "not B = {3}, Sq = {4}, Sk = {5}",
-                                  run.batch, run.seqQ, run.seqK, given.batch,
-                                  given.seqQ, given.seqK));
+                                  run.batch, run.queryLen, run.keyLen,
+                                  given.batch, given.queryLen, given.keyLen));
     return std::nullopt;
   }
   return given;

@@ -59,9 +59,11 @@ static void buildAlibiRegion(OpBuilder &b, Location loc, AttentionOp op,
   Value exponent = arith::MulFOp::create(
       b, loc, toF32(arith::AddIOp::create(b, loc, head, one)),
       arith::ConstantOp::create(
-          b, loc, b.getF32FloatAttr(-8.0 / static_cast<double>(spec.heads))));
+          b, loc,
+          b.getF32FloatAttr(-8.0 / static_cast<double>(spec.queryHeads))));
   Value slope = math::Exp2Op::create(b, loc, exponent);
-  Value shift = arith::ConstantIndexOp::create(b, loc, spec.seqK - spec.seqQ);
+  Value shift =
+      arith::ConstantIndexOp::create(b, loc, spec.keyLen - spec.queryLen);
   Value distance = arith::SubIOp::create(
       b, loc, arith::SubIOp::create(b, loc, key, row), shift);
   Value bias = arith::MulFOp::create(b, loc, slope, toF32(distance));
@@ -71,29 +73,30 @@ static void buildAlibiRegion(OpBuilder &b, Location loc, AttentionOp op,
 
 std::vector<std::vector<int64_t>>
 mlir::attn::operandShapes(const AttentionSpec &spec, AttentionLengths lengths) {
-  auto [batch, seqQ, seqK] = lengths;
+  auto [batch, queryLen, keyLen] = lengths;
   auto blocks = [](int64_t length, int64_t block) {
     return ShapedType::isDynamic(length)
                ? length
                : static_cast<int64_t>(llvm::divideCeil(length, block));
   };
   std::vector<std::vector<int64_t>> shapes{
-      {batch, spec.heads, seqQ, spec.headDim},
-      {batch, spec.kvHeads, seqK, spec.headDim},
-      {batch, spec.kvHeads, seqK, spec.valueDim}};
+      {batch, spec.queryHeads, queryLen, spec.headDim},
+      {batch, spec.kvHeads, keyLen, spec.headDim},
+      {batch, spec.kvHeads, keyLen, spec.valueDim}};
   if (spec.mask != MaskKind::None)
     shapes.push_back({spec.maskPerSequence ? batch : 1,
-                      spec.maskPerHead ? spec.heads : 1, seqQ, seqK});
+                      spec.maskPerHead ? spec.queryHeads : 1, queryLen,
+                      keyLen});
   if (spec.blockMask)
     shapes.push_back({spec.blockMaskPerSequence ? batch : 1,
-                      spec.blockMaskPerHead ? spec.heads : 1,
-                      blocks(seqQ, spec.blockMask->first),
-                      blocks(seqK, spec.blockMask->second)});
+                      spec.blockMaskPerHead ? spec.queryHeads : 1,
+                      blocks(queryLen, spec.blockMask->first),
+                      blocks(keyLen, spec.blockMask->second)});
   if (spec.keyLengths)
     shapes.push_back({batch});
-  shapes.push_back({batch, spec.heads, seqQ, spec.valueDim});
+  shapes.push_back({batch, spec.queryHeads, queryLen, spec.valueDim});
   if (spec.withLse)
-    shapes.push_back({batch, spec.heads, seqQ});
+    shapes.push_back({batch, spec.queryHeads, queryLen});
   return shapes;
 }
 
@@ -115,10 +118,10 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
                  "' (expected f16, bf16 or f32)");
   for (auto [name, value] :
        {std::pair<const char *, int64_t>{"batch", spec.batch},
-        {"heads", spec.heads},
+        {"heads", spec.queryHeads},
         {"kv-heads", spec.kvHeads},
-        {"seq-q", spec.seqQ},
-        {"seq-k", spec.seqK},
+        {"seq-q", spec.queryLen},
+        {"seq-k", spec.keyLen},
         {"head-dim", spec.headDim},
         {"value-dim", spec.valueDim}})
     if (value < 1)
@@ -181,8 +184,9 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     elementTypes.push_back(f32);
   int64_t dynamic = ShapedType::kDynamic;
   AttentionLengths lengths =
-      spec.runTimeLengths ? AttentionLengths{dynamic, dynamic, dynamic}
-                          : AttentionLengths{spec.batch, spec.seqQ, spec.seqK};
+      spec.runTimeLengths
+          ? AttentionLengths{dynamic, dynamic, dynamic}
+          : AttentionLengths{spec.batch, spec.queryLen, spec.keyLen};
   SmallVector<Type> argTypes;
   for (auto [shape, type] :
        llvm::zip_equal(operandShapes(spec, lengths), elementTypes))

@@ -34,7 +34,7 @@ namespace {
 /// The parameter block of attn_reference_<t>; its layout is that of
 /// `Problem` in ReferenceKernels.cu.
 struct ReferenceProblem {
-  int32_t batch, heads, kvHeads, seqQ, seqK, headDim, valueDim;
+  int32_t batch, queryHeads, kvHeads, queryLen, keyLen, headDim, valueDim;
   float scale;
   int32_t causal, hasWindow;
   int64_t windowLeft, windowRight;
@@ -263,11 +263,11 @@ Status readLayout(attnrtKernel kernel,
       else if (d == 2 && i == layout.blockMask)
         param.sizes[d] = blocks(lengths->queryLen, attention.blockMaskRows);
       else if (d == 3 && i == layout.blockMask)
-        param.sizes[d] = blocks(lengths->kvLen, attention.blockMaskKeys);
+        param.sizes[d] = blocks(lengths->keyLen, attention.blockMaskKeys);
       else if (d == 2)
-        param.sizes[d] = i == 1 || i == 2 ? lengths->kvLen : lengths->queryLen;
+        param.sizes[d] = i == 1 || i == 2 ? lengths->keyLen : lengths->queryLen;
       else if (d == 3 && i == layout.mask)
-        param.sizes[d] = lengths->kvLen;
+        param.sizes[d] = lengths->keyLen;
       else
         return Status::failure(ATTNRT_ERROR_UNSUPPORTED,
                                "kernel " + name + ": parameter " + param.name +
@@ -368,7 +368,7 @@ Status runReference(const CudaDriver &d, attnrtContext context,
   CHECK_STATUS(referenceFunction(
       d, std::string("attn_reference_") + attnrtDTypeName(report.dtype),
       function));
-  int64_t shared = (report.headDim + report.seqK) * 4;
+  int64_t shared = (report.sizes.headDim + report.sizes.keyLen) * 4;
   int staticShared = 0;
   CHECK_CU(d.cuFuncGetAttribute(&staticShared, cu::kFuncSharedSizeBytes,
                                 function),
@@ -377,23 +377,24 @@ Status runReference(const CudaDriver &d, attnrtContext context,
     return Status::failure(
         ATTNRT_ERROR_UNSUPPORTED,
         "the reference keeps a query row's scores in shared memory: Sk = " +
-            std::to_string(report.seqK) + " needs " + std::to_string(shared) +
-            " bytes, the device offers " +
+            std::to_string(report.sizes.keyLen) + " needs " +
+            std::to_string(shared) + " bytes, the device offers " +
             std::to_string(device.sharedMemoryPerBlockOptin - staticShared));
   CHECK_CU(d.cuFuncSetAttribute(function, cu::kFuncMaxDynamicSharedSizeBytes,
                                 static_cast<int>(shared)),
            "cuFuncSetAttribute");
-  int64_t rows = report.batch * report.heads * report.seqQ;
+  int64_t rows =
+      report.sizes.batch * report.sizes.queryHeads * report.sizes.queryLen;
   attnrt::DeviceBuffer outBuffer, lseBuffer;
-  CHECK_STATUS(outBuffer.allocate(context, rows * report.valueDim * 4));
+  CHECK_STATUS(outBuffer.allocate(context, rows * report.sizes.valueDim * 4));
   CHECK_STATUS(lseBuffer.allocate(context, rows * 4));
-  ReferenceProblem problem = {static_cast<int32_t>(report.batch),
-                              static_cast<int32_t>(report.heads),
-                              static_cast<int32_t>(report.kvHeads),
-                              static_cast<int32_t>(report.seqQ),
-                              static_cast<int32_t>(report.seqK),
-                              static_cast<int32_t>(report.headDim),
-                              static_cast<int32_t>(report.valueDim),
+  ReferenceProblem problem = {static_cast<int32_t>(report.sizes.batch),
+                              static_cast<int32_t>(report.sizes.queryHeads),
+                              static_cast<int32_t>(report.sizes.kvHeads),
+                              static_cast<int32_t>(report.sizes.queryLen),
+                              static_cast<int32_t>(report.sizes.keyLen),
+                              static_cast<int32_t>(report.sizes.headDim),
+                              static_cast<int32_t>(report.sizes.valueDim),
                               static_cast<float>(report.attention.scale),
                               report.attention.causal,
                               report.attention.hasWindow,
@@ -687,10 +688,10 @@ bool KernelReport::passed() const {
 }
 
 double KernelReport::flops() const {
-  double keys = static_cast<double>(batch) * seqK;
+  double keys = static_cast<double>(sizes.batch) * sizes.keyLen;
   if (!keyLengths.empty())
     keys = std::accumulate(keyLengths.begin(), keyLengths.end(), 0.0);
-  double flops = 4.0 * heads * seqQ * keys * headDim;
+  double flops = 4.0 * sizes.queryHeads * sizes.queryLen * keys * sizes.headDim;
   return attention.causal ? flops / 2 : flops;
 }
 
@@ -721,13 +722,13 @@ Status runAndCheck(attnrtContext context, attnrtKernel kernel,
   report.target = attnrtKernelTarget(kernel);
   report.dtype = layout.params[0].dtype;
   const int64_t *q = layout.params[0].sizes, *v = layout.params[2].sizes;
-  report.batch = q[0];
-  report.heads = q[1];
-  report.kvHeads = v[1];
-  report.seqQ = q[2];
-  report.seqK = v[2];
-  report.headDim = q[3];
-  report.valueDim = v[3];
+  report.sizes.batch = q[0];
+  report.sizes.queryHeads = q[1];
+  report.sizes.kvHeads = v[1];
+  report.sizes.queryLen = q[2];
+  report.sizes.keyLen = v[2];
+  report.sizes.headDim = q[3];
+  report.sizes.valueDim = v[3];
   CHECK_STATUS(
       Status::of(attnrtKernelGetAttention(kernel, &report.attention)));
   CHECK_STATUS(
@@ -737,8 +738,8 @@ Status runAndCheck(attnrtContext context, attnrtKernel kernel,
   // ones.
   HostInputs launchInputs = inputs;
   if (layout.keyLengths >= 0) {
-    report.keyLengths =
-        keyLengthsOf(inputs, report.batch, report.seqK, options.seed + 3);
+    report.keyLengths = keyLengthsOf(inputs, report.sizes.batch,
+                                     report.sizes.keyLen, options.seed + 3);
     launchInputs.keyLengths = report.keyLengths.data();
   }
   std::vector<uint8_t> sampledMask, sampledBlockMask;
@@ -877,9 +878,10 @@ void attn::gpucheck::printReport(const KernelReport &r, std::FILE *stream) {
   std::fprintf(stream,
                "  problem  %s B=%lld Hq=%lld Hkv=%lld Sq=%lld Sk=%lld D=%lld "
                "Dv=%lld scale=%.6g%s",
-               attnrtDTypeName(r.dtype), (long long)r.batch,
-               (long long)r.heads, (long long)r.kvHeads, (long long)r.seqQ,
-               (long long)r.seqK, (long long)r.headDim, (long long)r.valueDim,
+               attnrtDTypeName(r.dtype), (long long)r.sizes.batch,
+               (long long)r.sizes.queryHeads, (long long)r.sizes.kvHeads,
+               (long long)r.sizes.queryLen, (long long)r.sizes.keyLen,
+               (long long)r.sizes.headDim, (long long)r.sizes.valueDim,
                r.attention.scale, r.attention.causal ? " causal" : "");
   if (r.attention.hasWindow)
     std::fprintf(stream, " window=(%lld, %lld)",
@@ -938,10 +940,11 @@ void attn::gpucheck::printReport(const KernelReport &r, std::FILE *stream) {
 }
 
 void attn::gpucheck::printCsvHeader(std::FILE *stream) {
-  std::fprintf(stream,
-               "device,kernel,target,dtype,batch,heads,kv_heads,seq_q,seq_k,"
-               "head_dim,causal,registers,ctas_per_sm,o_rel_l2,o_tolerance,"
-               "lse_rel_l2,passed,median_ms,tflops,fraction_of_peak\n");
+  std::fprintf(
+      stream, "device,kernel,target,dtype,batch,query_heads,kv_heads,query_len,"
+              "key_len,"
+              "head_dim,causal,registers,ctas_per_sm,o_rel_l2,o_tolerance,"
+              "lse_rel_l2,passed,median_ms,tflops,fraction_of_peak\n");
 }
 
 void attn::gpucheck::printCsvRow(const KernelReport &r,
@@ -960,10 +963,10 @@ void attn::gpucheck::printCsvRow(const KernelReport &r,
   std::fprintf(
       stream, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%d,%d,%d,%s,%s,%s,%s,",
       device.name, r.kernel.c_str(), r.target.c_str(), attnrtDTypeName(r.dtype),
-      (long long)r.batch, (long long)r.heads, (long long)r.kvHeads,
-      (long long)r.seqQ, (long long)r.seqK, (long long)r.headDim,
-      r.attention.causal, r.resources.registersPerThread,
-      r.resources.ctasPerMultiprocessor,
+      (long long)r.sizes.batch, (long long)r.sizes.queryHeads,
+      (long long)r.sizes.kvHeads, (long long)r.sizes.queryLen,
+      (long long)r.sizes.keyLen, (long long)r.sizes.headDim, r.attention.causal,
+      r.resources.registersPerThread, r.resources.ctasPerMultiprocessor,
       field("O", &OutputCheck::relL2).c_str(),
       field("O", &OutputCheck::tolerance).c_str(),
       field("LSE", &OutputCheck::relL2).c_str(),

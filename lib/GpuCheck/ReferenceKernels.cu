@@ -78,7 +78,7 @@ __device__ void fillNormal(T *out, uint64_t count, uint64_t seed) {
 }
 
 struct Problem {
-  int32_t batch, heads, kvHeads, seqQ, seqK, headDim, valueDim;
+  int32_t batch, queryHeads, kvHeads, queryLen, keyLen, headDim, valueDim;
   float scale;
   int32_t causal, hasWindow;
   int64_t windowLeft, windowRight;
@@ -87,13 +87,13 @@ struct Problem {
   /// softcap * tanh(s / softcap) on the scaled score; 0 without.
   float softcap;
   /// The mask operand's batch and head strides (0 where it broadcasts); its
-  /// rows are seqK apart.
+  /// rows are keyLen apart.
   int64_t maskBatchStride, maskHeadStride;
   /// -1 without a mask operand, else its attnrtDType: 0 f16, 1 bf16, 2 f32
   /// (added to the score), 4 i1 (one byte, 0 hides the score).
   int32_t maskType;
   /// The block mask's batch and head strides (0 where it broadcasts); its
-  /// rows are ceil(seqK / blockMaskKeys) apart.
+  /// rows are ceil(keyLen / blockMaskKeys) apart.
   int64_t blockMaskBatchStride, blockMaskHeadStride;
   /// Its blocks: blockMaskRows query rows by blockMaskKeys keys; 0 without a
   /// block mask.
@@ -127,23 +127,23 @@ __device__ void reference(const T *query, const T *key, const T *value,
                           Problem p) {
   extern __shared__ float shared[];
   float *q = shared;                // headDim
-  float *scores = q + p.headDim;    // seqK
+  float *scores = q + p.headDim;    // keyLen
   __shared__ float reduction[32];
 
-  const int64_t row = blockIdx.x; // over batch * heads * seqQ
-  const int i = row % p.seqQ;
-  const int64_t bh = row / p.seqQ;
-  const int h = bh % p.heads;
-  const int b = bh / p.heads;
-  const int kvHead = h / (p.heads / p.kvHeads);
-  const T *keys = key + (int64_t(b) * p.kvHeads + kvHead) * p.seqK * p.headDim;
+  const int64_t row = blockIdx.x; // over batch * heads * queryLen
+  const int i = row % p.queryLen;
+  const int64_t bh = row / p.queryLen;
+  const int h = bh % p.queryHeads;
+  const int b = bh / p.queryHeads;
+  const int kvHead = h / (p.queryHeads / p.kvHeads);
+  const T *keys = key + (int64_t(b) * p.kvHeads + kvHead) * p.keyLen * p.headDim;
   const T *values =
-      value + (int64_t(b) * p.kvHeads + kvHead) * p.seqK * p.valueDim;
-  const int keyEnd = keyLengths ? min(max(keyLengths[b], 0), p.seqK) : p.seqK;
-  const int64_t diagonal = int64_t(i) + keyEnd - p.seqQ;
+      value + (int64_t(b) * p.kvHeads + kvHead) * p.keyLen * p.valueDim;
+  const int keyEnd = keyLengths ? min(max(keyLengths[b], 0), p.keyLen) : p.keyLen;
+  const int64_t diagonal = int64_t(i) + keyEnd - p.queryLen;
   const bool naive = p.naive != 0;
   const int64_t maskRow = int64_t(b) * p.maskBatchStride +
-                          int64_t(h) * p.maskHeadStride + int64_t(i) * p.seqK;
+                          int64_t(h) * p.maskHeadStride + int64_t(i) * p.keyLen;
   const bool booleanMask = p.maskType == 4;
   // This row's row of the block mask: 0 empty, 2 full, else partial.
   const uint8_t *blockRow =
@@ -151,7 +151,7 @@ __device__ void reference(const T *query, const T *key, const T *value,
           ? blockMask + int64_t(b) * p.blockMaskBatchStride +
                 int64_t(h) * p.blockMaskHeadStride +
                 int64_t(i / p.blockMaskRows) *
-                    ((p.seqK + p.blockMaskKeys - 1) / p.blockMaskKeys)
+                    ((p.keyLen + p.blockMaskKeys - 1) / p.blockMaskKeys)
           : nullptr;
 
   for (int d = threadIdx.x; d < p.headDim; d += blockDim.x)
@@ -159,7 +159,7 @@ __device__ void reference(const T *query, const T *key, const T *value,
   __syncthreads();
 
   float localMax = -INFINITY;
-  for (int k = threadIdx.x; k < p.seqK; k += blockDim.x) {
+  for (int k = threadIdx.x; k < p.keyLen; k += blockDim.x) {
     const uint8_t block = blockRow ? blockRow[k / p.blockMaskKeys] : 1;
     const bool masks = p.maskType >= 0 && block != 2;
     bool visible = k < keyEnd && block != 0 && !(p.causal && k > diagonal) &&
@@ -208,7 +208,7 @@ __device__ void reference(const T *query, const T *key, const T *value,
     return;
   }
   float localSum = 0.0f;
-  for (int k = threadIdx.x; k < p.seqK; k += blockDim.x) {
+  for (int k = threadIdx.x; k < p.keyLen; k += blockDim.x) {
     float weight = scores[k] == -INFINITY ? 0.0f : expf(scores[k] - rowMax);
     scores[k] = weight;
     localSum += weight;
@@ -217,7 +217,7 @@ __device__ void reference(const T *query, const T *key, const T *value,
   const float inverse = 1.0f / sum;
   for (int e = threadIdx.x; e < p.valueDim; e += blockDim.x) {
     float acc = 0.0f;
-    for (int k = 0; k < p.seqK; ++k) {
+    for (int k = 0; k < p.keyLen; ++k) {
       float weight = scores[k];
       if (weight == 0.0f)
         continue;

@@ -32,10 +32,10 @@ llvm::Error checkSize(llvm::StringRef name, size_t size, int64_t expected) {
                  llvm::Twine(expected));
 }
 
-llvm::Error verify(const AttentionShape &shape, llvm::ArrayRef<double> query,
+llvm::Error verify(const AttentionSizes &shape, llvm::ArrayRef<double> query,
                    llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
                    const AttentionOptions &options) {
-  const AttentionShape &s = shape;
+  const AttentionSizes &s = shape;
   for (int64_t dim : {s.batch, s.queryHeads, s.kvHeads, s.queryLen, s.keyLen,
                       s.headDim, s.valueDim})
     if (dim < 0)
@@ -104,38 +104,40 @@ llvm::Error verify(const AttentionShape &shape, llvm::ArrayRef<double> query,
 /// The attention the file header defines, with intermediates kept as
 /// `precision` says.
 template <typename Precision>
-AttentionResult attend(const AttentionShape &shape,
+AttentionResult attend(const AttentionSizes &shape,
                        llvm::ArrayRef<double> query, llvm::ArrayRef<double> key,
                        llvm::ArrayRef<double> value,
                        const AttentionOptions &options, Precision precision) {
   using Accumulator = typename Precision::Accumulator;
   const int64_t batch = shape.batch, heads = shape.queryHeads,
-                kvHeads = shape.kvHeads, seqQ = shape.queryLen,
-                seqK = shape.keyLen, headDim = shape.headDim,
+                kvHeads = shape.kvHeads, queryLen = shape.queryLen,
+                keyLen = shape.keyLen, headDim = shape.headDim,
                 valueDim = shape.valueDim;
   const int64_t headsPerKvHead = heads / kvHeads;
   KeyRules rules(shape, options);
 
   AttentionResult result;
-  result.out.assign(batch * heads * seqQ * valueDim, 0.0);
-  result.lse.assign(batch * heads * seqQ, kNegInf);
-  std::vector<double> scores(seqK);
+  result.out.assign(batch * heads * queryLen * valueDim, 0.0);
+  result.lse.assign(batch * heads * queryLen, kNegInf);
+  std::vector<double> scores(keyLen);
   // The unnormalized weight exp(s_k - m) of each key, 0 when it takes no
   // part.
-  std::vector<Accumulator> weights(seqK);
+  std::vector<Accumulator> weights(keyLen);
   std::vector<Accumulator> acc(valueDim);
 
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
       int64_t kvHead = h / headsPerKvHead;
       // Pointers rather than indexing, which would assert on empty operands.
-      const double *keys = key.data() + (b * kvHeads + kvHead) * seqK * headDim;
+      const double *keys =
+          key.data() + (b * kvHeads + kvHead) * keyLen * headDim;
       const double *values =
-          value.data() + (b * kvHeads + kvHead) * seqK * valueDim;
+          value.data() + (b * kvHeads + kvHead) * keyLen * valueDim;
       // The keys this sequence attends to.
       const int64_t keyEnd = rules.select(b, h);
-      for (int64_t i = 0; i < seqQ; ++i) {
-        const double *q = query.data() + ((b * heads + h) * seqQ + i) * headDim;
+      for (int64_t i = 0; i < queryLen; ++i) {
+        const double *q =
+            query.data() + ((b * heads + h) * queryLen + i) * headDim;
 
         std::fill(scores.begin(), scores.end(), kNegInf);
         double rowMax = kNegInf;
@@ -164,7 +166,7 @@ AttentionResult attend(const AttentionShape &shape,
           continue;
 
         Accumulator sum = 0;
-        for (int64_t k = 0; k < seqK; ++k) {
+        for (int64_t k = 0; k < keyLen; ++k) {
           weights[k] =
               scores[k] == kNegInf
                   ? 0
@@ -172,7 +174,7 @@ AttentionResult attend(const AttentionShape &shape,
           sum += weights[k];
         }
         std::fill(acc.begin(), acc.end(), Accumulator(0));
-        for (int64_t k = 0; k < seqK; ++k) {
+        for (int64_t k = 0; k < keyLen; ++k) {
           if (weights[k] == 0)
             continue;
           auto probability =
@@ -182,10 +184,10 @@ AttentionResult attend(const AttentionShape &shape,
                       static_cast<Accumulator>(values[k * valueDim + d]);
         }
         double *out =
-            result.out.data() + ((b * heads + h) * seqQ + i) * valueDim;
+            result.out.data() + ((b * heads + h) * queryLen + i) * valueDim;
         for (int64_t d = 0; d < valueDim; ++d)
           out[d] = precision.round(acc[d]);
-        result.lse[(b * heads + h) * seqQ + i] =
+        result.lse[(b * heads + h) * queryLen + i] =
             static_cast<Accumulator>(rowMax) + std::log(sum);
       }
     }
@@ -196,7 +198,7 @@ AttentionResult attend(const AttentionShape &shape,
 } // namespace
 
 llvm::Expected<AttentionResult> mlir::attn::reference::referenceAttention(
-    const AttentionShape &shape, llvm::ArrayRef<double> query,
+    const AttentionSizes &shape, llvm::ArrayRef<double> query,
     llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
     const AttentionOptions &options) {
   if (llvm::Error err = verify(shape, query, key, value, options))
@@ -205,7 +207,7 @@ llvm::Expected<AttentionResult> mlir::attn::reference::referenceAttention(
 }
 
 llvm::Expected<AttentionResult> mlir::attn::reference::naiveHalfAttention(
-    const AttentionShape &shape, llvm::ArrayRef<double> query,
+    const AttentionSizes &shape, llvm::ArrayRef<double> query,
     llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
     const AttentionOptions &options, HalfFormat format) {
   if (llvm::Error err = verify(shape, query, key, value, options))

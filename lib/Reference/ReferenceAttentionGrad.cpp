@@ -24,7 +24,7 @@ namespace {
 /// referenceAttention checks the operands and options; its checks are private
 /// to its file, and calling it keeps the two references rejecting the same
 /// inputs. The gradient of the output must have the output's size.
-llvm::Error verify(const AttentionShape &shape, llvm::ArrayRef<double> query,
+llvm::Error verify(const AttentionSizes &shape, llvm::ArrayRef<double> query,
                    llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
                    llvm::ArrayRef<double> gradOut,
                    const AttentionOptions &options) {
@@ -58,15 +58,15 @@ struct KeyScore {
 /// are the ones the forward rounds.
 template <typename Precision>
 AttentionGradResult
-attendGrad(const AttentionShape &shape, llvm::ArrayRef<double> query,
+attendGrad(const AttentionSizes &shape, llvm::ArrayRef<double> query,
            llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
            llvm::ArrayRef<double> gradOut, const AttentionOptions &options,
            const ScoreModifierDerivative &modifierDerivative,
            Precision precision) {
   using Accumulator = typename Precision::Accumulator;
   const int64_t batch = shape.batch, heads = shape.queryHeads,
-                kvHeads = shape.kvHeads, seqQ = shape.queryLen,
-                seqK = shape.keyLen, headDim = shape.headDim,
+                kvHeads = shape.kvHeads, queryLen = shape.queryLen,
+                keyLen = shape.keyLen, headDim = shape.headDim,
                 valueDim = shape.valueDim;
   const int64_t headsPerKvHead = heads / kvHeads;
   const ScoreMask *mask = options.mask ? &*options.mask : nullptr;
@@ -79,34 +79,35 @@ attendGrad(const AttentionShape &shape, llvm::ArrayRef<double> query,
   auto acc = [](double value) { return static_cast<Accumulator>(value); };
 
   AttentionGradResult result;
-  result.dQuery.assign(batch * heads * seqQ * headDim, 0.0);
+  result.dQuery.assign(batch * heads * queryLen * headDim, 0.0);
   // Sums over a KV head's group and a mask's broadcast slices: a naive
   // attention repeats K, V and the mask per query head, and the backward of
   // the repetition adds up the per-head gradients.
-  std::vector<Accumulator> dKey(batch * kvHeads * seqK * headDim, 0);
-  std::vector<Accumulator> dValue(batch * kvHeads * seqK * valueDim, 0);
+  std::vector<Accumulator> dKey(batch * kvHeads * keyLen * headDim, 0);
+  std::vector<Accumulator> dValue(batch * kvHeads * keyLen * valueDim, 0);
   std::vector<Accumulator> dMask(additive ? mask->values.size() : 0, 0);
   // One query head's dK and dV, summed over its rows.
-  std::vector<Accumulator> headDKey(seqK * headDim),
-      headDValue(seqK * valueDim);
-  std::vector<KeyScore> row(seqK);
-  std::vector<Accumulator> weights(seqK);
-  std::vector<double> probabilities(seqK), dProbabilities(seqK);
+  std::vector<Accumulator> headDKey(keyLen * headDim),
+      headDValue(keyLen * valueDim);
+  std::vector<KeyScore> row(keyLen);
+  std::vector<Accumulator> weights(keyLen);
+  std::vector<double> probabilities(keyLen), dProbabilities(keyLen);
   std::vector<Accumulator> dQueryRow(headDim);
 
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
       int64_t kvHead = h / headsPerKvHead;
       // Pointers rather than indexing, which would assert on empty operands.
-      const double *keys = key.data() + (b * kvHeads + kvHead) * seqK * headDim;
+      const double *keys =
+          key.data() + (b * kvHeads + kvHead) * keyLen * headDim;
       const double *values =
-          value.data() + (b * kvHeads + kvHead) * seqK * valueDim;
+          value.data() + (b * kvHeads + kvHead) * keyLen * valueDim;
       const int64_t keyEnd = rules.select(b, h);
       std::fill(headDKey.begin(), headDKey.end(), Accumulator(0));
       std::fill(headDValue.begin(), headDValue.end(), Accumulator(0));
 
-      for (int64_t i = 0; i < seqQ; ++i) {
-        const int64_t rowIndex = (b * heads + h) * seqQ + i;
+      for (int64_t i = 0; i < queryLen; ++i) {
+        const int64_t rowIndex = (b * heads + h) * queryLen + i;
         const double *q = query.data() + rowIndex * headDim;
         const double *dOut = gradOut.data() + rowIndex * valueDim;
 
@@ -141,18 +142,18 @@ attendGrad(const AttentionShape &shape, llvm::ArrayRef<double> query,
           continue;
 
         Accumulator sum = 0;
-        for (int64_t k = 0; k < seqK; ++k) {
+        for (int64_t k = 0; k < keyLen; ++k) {
           weights[k] = row[k].score == kNegInf
                            ? 0
                            : std::exp(acc(row[k].score - rowMax));
           sum += weights[k];
         }
-        for (int64_t k = 0; k < seqK; ++k)
+        for (int64_t k = 0; k < keyLen; ++k)
           probabilities[k] = weights[k] == 0 ? 0.0 : round(weights[k] / sum);
 
         // dV += P dO, dP = dO V^T and D = sum_k P_k dP_k.
         Accumulator rowSum = 0;
-        for (int64_t k = 0; k < seqK; ++k) {
+        for (int64_t k = 0; k < keyLen; ++k) {
           if (probabilities[k] == 0)
             continue;
           Accumulator p = acc(probabilities[k]), dot = 0;
@@ -168,7 +169,7 @@ attendGrad(const AttentionShape &shape, llvm::ArrayRef<double> query,
         // Back through the softmax, the mask, the modifier, the softcap and
         // the scale to the dot product, then to Q and K.
         std::fill(dQueryRow.begin(), dQueryRow.end(), Accumulator(0));
-        for (int64_t k = 0; k < seqK; ++k) {
+        for (int64_t k = 0; k < keyLen; ++k) {
           if (probabilities[k] == 0)
             continue;
           const KeyScore &score = row[k];
@@ -194,12 +195,12 @@ attendGrad(const AttentionShape &shape, llvm::ArrayRef<double> query,
       }
 
       Accumulator *kvDKey =
-          dKey.data() + (b * kvHeads + kvHead) * seqK * headDim;
+          dKey.data() + (b * kvHeads + kvHead) * keyLen * headDim;
       Accumulator *kvDValue =
-          dValue.data() + (b * kvHeads + kvHead) * seqK * valueDim;
-      for (int64_t j = 0, e = seqK * headDim; j < e; ++j)
+          dValue.data() + (b * kvHeads + kvHead) * keyLen * valueDim;
+      for (int64_t j = 0, e = keyLen * headDim; j < e; ++j)
         kvDKey[j] += acc(round(headDKey[j]));
-      for (int64_t j = 0, e = seqK * valueDim; j < e; ++j)
+      for (int64_t j = 0, e = keyLen * valueDim; j < e; ++j)
         kvDValue[j] += acc(round(headDValue[j]));
     }
   }
@@ -235,7 +236,7 @@ mlir::attn::reference::centralDifference(const ScoreModifier &modifier) {
 
 llvm::Expected<AttentionGradResult>
 mlir::attn::reference::referenceAttentionGrad(
-    const AttentionShape &shape, llvm::ArrayRef<double> query,
+    const AttentionSizes &shape, llvm::ArrayRef<double> query,
     llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
     llvm::ArrayRef<double> gradOut, const AttentionOptions &options,
     const ScoreModifierDerivative &modifierDerivative) {
@@ -247,7 +248,7 @@ mlir::attn::reference::referenceAttentionGrad(
 
 llvm::Expected<AttentionGradResult>
 mlir::attn::reference::naiveHalfAttentionGrad(
-    const AttentionShape &shape, llvm::ArrayRef<double> query,
+    const AttentionSizes &shape, llvm::ArrayRef<double> query,
     llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
     llvm::ArrayRef<double> gradOut, const AttentionOptions &options,
     HalfFormat format, const ScoreModifierDerivative &modifierDerivative) {

@@ -74,23 +74,24 @@ inline int64_t broadcastPlane(int64_t batches, int64_t heads, int64_t b,
 /// mask, a boolean mask), and which element of an additive mask applies.
 class KeyRules {
 public:
-  KeyRules(const AttentionShape &shape, const AttentionOptions &options)
-      : options(options), seqQ(shape.queryLen), seqK(shape.keyLen),
+  KeyRules(const AttentionSizes &shape, const AttentionOptions &options)
+      : options(options), queryLen(shape.queryLen), keyLen(shape.keyLen),
         mask(options.mask ? &*options.mask : nullptr),
         blocks(options.blockMask ? &*options.blockMask : nullptr),
-        blockColumns(blocks ? llvm::divideCeil(seqK, blocks->blockKeys) : 0),
-        blockRowCount(blocks ? llvm::divideCeil(seqQ, blocks->blockRows) : 0) {}
+        blockColumns(blocks ? llvm::divideCeil(keyLen, blocks->blockKeys) : 0),
+        blockRowCount(blocks ? llvm::divideCeil(queryLen, blocks->blockRows)
+                             : 0) {}
 
   /// Selects batch `b` and query head `h`; returns the keys the sequence
   /// attends to (its key length, else Sk).
   int64_t select(int64_t b, int64_t h) {
-    maskPlane = mask ? broadcastPlane(mask->batch, mask->heads, b, h) * seqQ *
-                           seqK
+    maskPlane = mask ? broadcastPlane(mask->batch, mask->heads, b, h) *
+                           queryLen * keyLen
                      : 0;
     blockPlane = blocks ? broadcastPlane(blocks->batch, blocks->heads, b, h) *
                               blockRowCount * blockColumns
                         : 0;
-    keyEnd = options.keyLengths.empty() ? seqK : options.keyLengths[b];
+    keyEnd = options.keyLengths.empty() ? keyLen : options.keyLengths[b];
     return keyEnd;
   }
 
@@ -98,7 +99,7 @@ public:
   /// no part; else the index of the additive mask's element added to its
   /// score, or -1 when none is.
   std::optional<int64_t> take(int64_t i, int64_t k) const {
-    const int64_t diagonal = i + keyEnd - seqQ;
+    const int64_t diagonal = i + keyEnd - queryLen;
     if (options.causal && k > diagonal)
       return std::nullopt;
     // Distances, not edges: diagonal + a side near INT64_MAX would overflow.
@@ -115,7 +116,7 @@ public:
       return std::nullopt;
     if (!mask || block == 2)
       return -1;
-    const int64_t index = maskPlane + i * seqK + k;
+    const int64_t index = maskPlane + i * keyLen + k;
     if (mask->kind == ScoreMask::Kind::Boolean)
       return mask->values[index] == 0.0 ? std::nullopt
                                         : std::optional<int64_t>(-1);
@@ -124,7 +125,7 @@ public:
 
 private:
   const AttentionOptions &options;
-  int64_t seqQ, seqK;
+  int64_t queryLen, keyLen;
   const ScoreMask *mask;
   const BlockMask *blocks;
   int64_t blockColumns, blockRowCount;

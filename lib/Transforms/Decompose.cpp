@@ -196,7 +196,7 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
           b.setInsertionPointToStart(skipEmpty.elseBlock());
         }
         Value cols = arith::MinUIOp::create(
-            b, bn, arith::SubIOp::create(b, tiles.seqK, key0));
+            b, bn, arith::SubIOp::create(b, tiles.keyLen, key0));
         Value kTile = tensor::ExtractSliceOp::create(
             b, tileType(k, 3), k,
             ArrayRef<OpFoldResult>{batch, kvHead, key0, zero},
@@ -337,9 +337,9 @@ Decomposer<OpTy>::buildQueryBlock(Value slot, Value batch, Value head,
 
 template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
-  tiles.seqQ = tensor::DimOp::create(b, q, 2);
+  tiles.queryLen = tensor::DimOp::create(b, q, 2);
   Value keyCapacity = tensor::DimOp::create(b, k, 2);
-  tiles.seqK = keyCapacity;
+  tiles.keyLen = keyCapacity;
   if (op.hasFrame())
     tiles.frame = MaskGeometry<IndexArith>::frameOf(
         arith, op.getQueryOffset(), op.getKeyOffset(), op.getQueryTotal(),
@@ -379,7 +379,7 @@ template <typename OpTy> SmallVector<Value> Decomposer<OpTy>::build() {
       Value length = arith::IndexCastOp::create(
           b, b.getIndexType(),
           tensor::ExtractOp::create(b, lengths, ValueRange{batch}));
-      tiles.seqK =
+      tiles.keyLen =
           MaskGeometry<IndexArith>::sequenceKeys(arith, length, keyCapacity);
     }
     auto [row0, rows] = geometry().queryBlockRows(queryBlock, blockM);
@@ -520,11 +520,11 @@ struct AttnDecomposePass
   /// walk: a slot written by two pieces would lose one.
   static LogicalResult checkLeanSlots(PartialAttentionOp op, int64_t ctas) {
     ArrayRef<int64_t> q = op.getQuery().getType().getShape();
-    int64_t kvLen = op.getKey().getType().getDimSize(2);
+    int64_t keyLen = op.getKey().getType().getDimSize(2);
     int64_t slots =
         cast<RankedTensorType>(op.getInitLse().getType()).getDimSize(0);
     if (ShapedType::isDynamicShape(q.take_front(3)) ||
-        ShapedType::isDynamic(kvLen) || ShapedType::isDynamic(slots))
+        ShapedType::isDynamic(keyLen) || ShapedType::isDynamic(slots))
       return success();
     Fa2TilesAttr tiles = op.getTilesAttr();
     int64_t packed = tiles.getPackedHeads();
@@ -533,13 +533,9 @@ struct AttnDecomposePass
     if (batchHeads * queryBlocks > (int64_t(1) << 20))
       return success();
     IntegerArith a;
-    MaskGeometry<IntegerArith> geometry{a,
-                                        q[2],
-                                        kvLen,
-                                        op.getCausal(),
-                                        op.getWindowSizes(),
-                                        std::nullopt,
-                                        packed};
+    MaskGeometry<IntegerArith> geometry{
+        a,     q[2], keyLen, op.getCausal(), op.getWindowSizes(), std::nullopt,
+        packed};
     int64_t needed =
         LeanWork<IntegerArith>::create(a, geometry, tiles.getBlockM(),
                                        tiles.getBlockN(), queryBlocks,

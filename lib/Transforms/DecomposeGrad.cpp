@@ -358,15 +358,15 @@ SmallVector<Value> GradDecomposer::build() {
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   Value dqInit = op.getOutputs()[0], dkInit = op.getOutputs()[1],
         dvInit = op.getOutputs()[2];
-  tiles.seqQ = tensor::DimOp::create(b, q, 2);
+  tiles.queryLen = tensor::DimOp::create(b, q, 2);
   Value keyCapacity = tensor::DimOp::create(b, k, 2);
-  tiles.seqK = keyCapacity;
+  tiles.keyLen = keyCapacity;
   headDim = tensor::getMixedSize(b, b.getLoc(), q, 3);
   valueDim = tensor::getMixedSize(b, b.getLoc(), v, 3);
   OpFoldResult batchSize = tensor::getMixedSize(b, b.getLoc(), q, 0);
   OpFoldResult queryHeads = tensor::getMixedSize(b, b.getLoc(), q, 1);
   OpFoldResult kvHeads = tensor::getMixedSize(b, b.getLoc(), k, 1);
-  OpFoldResult seqQ = tiles.seqQ;
+  OpFoldResult queryLen = tiles.queryLen;
   group = arith::DivUIOp::create(b, tensor::DimOp::create(b, q, 1),
                                  tensor::DimOp::create(b, k, 1));
 
@@ -374,7 +374,7 @@ SmallVector<Value> GradDecomposer::build() {
   dsum = buildGeneric(
       b, {op.getGradOut(), op.getOut()},
       {projection(ctx, 4, {0, 1, 2, 3}), projection(ctx, 4, {0, 1, 2, 3})},
-      zeros({batchSize, queryHeads, seqQ}), projection(ctx, 4, {0, 1, 2}),
+      zeros({batchSize, queryHeads, queryLen}), projection(ctx, 4, {0, 1, 2}),
       {kParallel, kParallel, kParallel, kReduction},
       [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
         return multiplyAdd(nb, loc, args[2], extendToF32(nb, loc, args[0]),
@@ -388,15 +388,15 @@ SmallVector<Value> GradDecomposer::build() {
     return linalg::FillOp::create(b, zero, dest).getResult(0);
   };
   Value dqCopies =
-      zeros({b.getIndexAttr(pieces), batchSize, queryHeads, seqQ, headDim});
+      zeros({b.getIndexAttr(pieces), batchSize, queryHeads, queryLen, headDim});
   SmallVector<Value> sharedInits{dqCopies, zeroFilled(dkInit),
                                  zeroFilled(dvInit)};
   // The additive mask's gradient, dS at every (batch, head, row, key) in
   // f32, reduced to the mask's shape at the end.
   Value dmInit = op.getInitGradMask();
-  OpFoldResult seqK = tensor::getMixedSize(b, b.getLoc(), k, 2);
+  OpFoldResult keyLen = tensor::getMixedSize(b, b.getLoc(), k, 2);
   if (dmInit)
-    sharedInits.push_back(zeros({batchSize, queryHeads, seqQ, seqK}));
+    sharedInits.push_back(zeros({batchSize, queryHeads, queryLen, keyLen}));
   auto forall = scf::ForallOp::create(
       b, ArrayRef<OpFoldResult>{b.getIndexAttr(pieces), batchSize, kvHeads},
       sharedInits, std::nullopt);
@@ -410,28 +410,29 @@ SmallVector<Value> GradDecomposer::build() {
       Value length = arith::IndexCastOp::create(
           b, b.getIndexType(),
           tensor::ExtractOp::create(b, lengths, ValueRange{batch}));
-      tiles.seqK =
+      tiles.keyLen =
           MaskGeometry<IndexArith>::sequenceKeys(arith, length, keyCapacity);
     }
     // The piece's key/value blocks, and the keys they hold.
-    Value kvBlocks = arith.ceilDiv(tiles.seqK, blockN);
+    Value kvBlocks = arith.ceilDiv(tiles.keyLen, blockN);
     auto [blockBegin, blockEnd] =
         splitKVPiece(arith, index(0), kvBlocks, piece, pieces);
     // An empty last piece starts at Sk, not past it.
-    pieceKey0 = arith.min(arith.mul(blockBegin, blockN), tiles.seqK);
+    pieceKey0 = arith.min(arith.mul(blockBegin, blockN), tiles.keyLen);
     Value pieceKeys = arith.max(
-        arith.sub(arith.min(arith.mul(blockEnd, blockN), tiles.seqK), pieceKey0),
+        arith.sub(arith.min(arith.mul(blockEnd, blockN), tiles.keyLen),
+                  pieceKey0),
         index(0));
 
     OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
     Value firstHead = arith.mul(kvHead, group);
     SmallVector<OpFoldResult> dqOffsets{piece, batch, firstHead, zero, zero};
-    SmallVector<OpFoldResult> dqSizes{one, one, group, seqQ, headDim};
+    SmallVector<OpFoldResult> dqSizes{one, one, group, queryLen, headDim};
     SmallVector<OpFoldResult> dkOffsets{batch, kvHead, pieceKey0, zero};
     SmallVector<OpFoldResult> dkSizes{one, one, pieceKeys, headDim};
     SmallVector<OpFoldResult> dvSizes{one, one, pieceKeys, valueDim};
     SmallVector<OpFoldResult> dmOffsets{batch, firstHead, zero, pieceKey0};
-    SmallVector<OpFoldResult> dmSizes{one, group, seqQ, pieceKeys};
+    SmallVector<OpFoldResult> dmSizes{one, group, queryLen, pieceKeys};
     SmallVector<Value> carried{slice(shared[0], dqOffsets, dqSizes, 3),
                                slice(shared[1], dkOffsets, dkSizes, 2),
                                slice(shared[2], dkOffsets, dvSizes, 2)};
@@ -445,8 +446,8 @@ SmallVector<Value> GradDecomposer::build() {
           b.setInsertionPoint(nested.getInsertionBlock(),
                               nested.getInsertionPoint());
           Value key0 = arith.mul(block, blockN);
-          Value cols = arith::MinUIOp::create(
-              b, index(blockN), arith.sub(tiles.seqK, key0));
+          Value cols = arith::MinUIOp::create(b, index(blockN),
+                                              arith.sub(tiles.keyLen, key0));
           SmallVector<Value> slots{state[0]};
           if (dmInit)
             slots.push_back(state[3]);
@@ -492,14 +493,13 @@ SmallVector<Value> GradDecomposer::build() {
   // dQ = the sum of the pieces' copies, in piece order, rounded once:
   // (b, h, i, d, s).
   Value dqSum = buildGeneric(
-      b, {forall.getResult(0)}, {AffineMap::get(5, 0,
-                                                {b.getAffineDimExpr(4),
-                                                 b.getAffineDimExpr(0),
-                                                 b.getAffineDimExpr(1),
-                                                 b.getAffineDimExpr(2),
-                                                 b.getAffineDimExpr(3)},
-                                                ctx)},
-      zeros({batchSize, queryHeads, seqQ, headDim}),
+      b, {forall.getResult(0)},
+      {AffineMap::get(5, 0,
+                      {b.getAffineDimExpr(4), b.getAffineDimExpr(0),
+                       b.getAffineDimExpr(1), b.getAffineDimExpr(2),
+                       b.getAffineDimExpr(3)},
+                      ctx)},
+      zeros({batchSize, queryHeads, queryLen, headDim}),
       projection(ctx, 5, {0, 1, 2, 3}),
       {kParallel, kParallel, kParallel, kParallel, kReduction},
       [](OpBuilder &nb, Location loc, ValueRange args) -> Value {

@@ -96,16 +96,21 @@ OpFoldResult slotCount(AttentionOp op, Fa2TilesAttr tiles,
   }
   IndexArith a{b};
   Value q = op.getQuery(), k = op.getKey();
-  Value seqQ = tensor::DimOp::create(b, q, 2);
-  Value seqK = tensor::DimOp::create(b, k, 2);
-  MaskGeometry<IndexArith> geometry{
-      a, seqQ, seqK, op.getCausal(), op.getWindowSizes(), std::nullopt, packed};
+  Value queryLen = tensor::DimOp::create(b, q, 2);
+  Value keyLen = tensor::DimOp::create(b, k, 2);
+  MaskGeometry<IndexArith> geometry{a,
+                                    queryLen,
+                                    keyLen,
+                                    op.getCausal(),
+                                    op.getWindowSizes(),
+                                    std::nullopt,
+                                    packed};
   Value batchHeads = a.mul(tensor::DimOp::create(b, q, 0),
                            a.div(tensor::DimOp::create(b, q, 1), packed));
   // Any tile visits at most every block.
   return leanSlots(a, geometry, batchHeads,
                    a.ceilDiv(geometry.tiledRows(), blockM),
-                   a.ceilDiv(seqK, blockN), ctas, tiles);
+                   a.ceilDiv(keyLen, blockN), ctas, tiles);
 }
 
 struct AttnPartitionKVPass

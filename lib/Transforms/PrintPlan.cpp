@@ -164,7 +164,7 @@ struct AttnPrintPlanPass
                                                 "default");
     if (!staticLengths)
       return tiles;
-    int64_t kvBlocks = llvm::divideCeil(problem->kvLen, tiles->blockN);
+    int64_t kvBlocks = llvm::divideCeil(problem->keyLen, tiles->blockN);
     int64_t queryBlocks = problem->queryBlocks(tiles->blockM);
     int64_t visited = 0, masked = 0;
     for (int64_t n = 0; n < kvBlocks; ++n) {
@@ -309,7 +309,7 @@ struct AttnPrintPlanPass
           "\n  distribution: {0} ranks, shards of {1} query and {2} "
           "key/value tokens, {3} sent by every rank",
           layout->devices(), layout->shardLength(problem->queryLen),
-          layout->shardLength(problem->kvLen),
+          layout->shardLength(problem->keyLen),
           formatBytes(
               static_cast<double>(layout->bytesSent(*problem, elementBytes))));
     ClusterAttr cluster = getEnclosingCluster(op);

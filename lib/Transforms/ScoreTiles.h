@@ -70,12 +70,12 @@ template <typename OpTy> struct ScoreTiles {
   ImplicitLocOpBuilder &b;
   /// Sq, and the keys the tile's sequence attends to: Sk, or its
   /// key_lengths entry clamped to [0, Sk].
-  Value seqQ, seqK;
+  Value queryLen, keyLen;
   std::optional<MaskGeometry<IndexArith>::Frame> frame;
   int64_t packedHeads = 1;
 
   MaskGeometry<IndexArith> geometry(IndexArith &a) {
-    return {a,     seqQ,       seqK, op.getCausal(), op.getWindowSizes(),
+    return {a,     queryLen,   keyLen, op.getCausal(), op.getWindowSizes(),
             frame, packedHeads};
   }
 

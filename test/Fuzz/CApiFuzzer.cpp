@@ -81,9 +81,9 @@ Case decode(Bytes &in) {
   int64_t kvHeads = 1 + in.next() % 3, group = 1 + in.next() % 3;
   s.batch = 1 + in.next() % 3;
   s.kv_heads = kvHeads;
-  s.heads = kvHeads * group;
-  s.seq_q = 1 + in.next() % 20;
-  s.seq_k = 1 + in.next() % 40;
+  s.query_heads = kvHeads * group;
+  s.query_len = 1 + in.next() % 20;
+  s.key_len = 1 + in.next() % 40;
   s.head_dim = 1 + in.next() % 32;
   s.value_dim = 1 + in.next() % 32;
   c.dtype = kDtypes[in.next() % 4];
@@ -105,29 +105,29 @@ Case decode(Bytes &in) {
   if (flags & 128) {
     c.maskDtype = kMaskDtypes[in.next() % 4];
     s.mask_batch = more & 1 ? s.batch : 1;
-    s.mask_heads = more & 2 ? s.heads : 1;
+    s.mask_heads = more & 2 ? s.query_heads : 1;
   }
   if (more & 4) {
     s.block_rows = 1 + in.next() % 16;
     s.block_keys = 1 + in.next() % 16;
     s.block_mask_batch = more & 8 ? s.batch : 1;
-    s.block_mask_heads = more & 16 ? s.heads : 1;
+    s.block_mask_heads = more & 16 ? s.query_heads : 1;
   }
-  c.lengths = {s.batch, s.seq_q, s.seq_k};
+  c.lengths = {s.batch, s.query_len, s.key_len};
   if (s.run_time_lengths && (more & 32))
     c.lengths = {1 + in.next() % 3, 1 + in.next() % 20, 1 + in.next() % 40};
   if (more & 64) {
     // One field set to a raw value: the checks' side.
     c.raw = true;
     int64_t value = in.raw();
-    int64_t *fields[] = {&s.batch,       &s.heads,        &s.kv_heads,
-                         &s.seq_q,       &s.seq_k,        &s.head_dim,
-                         &s.value_dim,   &s.window_left,  &s.mask_batch,
-                         &s.block_rows,  &s.block_keys,   &c.lengths.seq_k};
+    int64_t *fields[] = {&s.batch,      &s.query_heads, &s.kv_heads,
+                         &s.query_len,  &s.key_len,     &s.head_dim,
+                         &s.value_dim,  &s.window_left, &s.mask_batch,
+                         &s.block_rows, &s.block_keys,  &c.lengths.key_len};
     *fields[in.next() % std::size(fields)] = value;
   }
   if (!s.run_time_lengths)
-    c.lengths = {s.batch, s.seq_q, s.seq_k};
+    c.lengths = {s.batch, s.query_len, s.key_len};
   s.dtype = c.dtype.c_str();
   s.out_dtype = s.dtype;
   s.mask_dtype = c.maskDtype.empty() ? nullptr : c.maskDtype.c_str();
@@ -140,13 +140,28 @@ public:
   AttnCpuAttentionRef get(const AttnAttentionSpec &spec, std::string &error) {
     const AttnAttentionSpec &p = spec;
     std::string key;
-    for (int64_t field :
-         {p.batch, p.heads, p.kv_heads, p.seq_q, p.seq_k, p.head_dim,
-          p.value_dim, int64_t(p.causal), int64_t(p.has_window), p.window_left,
-          p.window_right, int64_t(p.has_scale), int64_t(p.has_softcap),
-          int64_t(p.with_lse), int64_t(p.key_lengths), p.mask_batch,
-          p.mask_heads, p.block_rows, p.block_keys, p.block_mask_batch,
-          p.block_mask_heads, int64_t(p.run_time_lengths)})
+    for (int64_t field : {p.batch,
+                          p.query_heads,
+                          p.kv_heads,
+                          p.query_len,
+                          p.key_len,
+                          p.head_dim,
+                          p.value_dim,
+                          int64_t(p.causal),
+                          int64_t(p.has_window),
+                          p.window_left,
+                          p.window_right,
+                          int64_t(p.has_scale),
+                          int64_t(p.has_softcap),
+                          int64_t(p.with_lse),
+                          int64_t(p.key_lengths),
+                          p.mask_batch,
+                          p.mask_heads,
+                          p.block_rows,
+                          p.block_keys,
+                          p.block_mask_batch,
+                          p.block_mask_heads,
+                          int64_t(p.run_time_lengths)})
       key += std::to_string(field) + ",";
     key += std::to_string(p.scale) + "," + std::to_string(p.softcap) + "," +
            p.dtype + "," + (p.mask_dtype ? p.mask_dtype : "");
@@ -231,20 +246,20 @@ double load(const uint8_t *bytes, size_t i, const std::string &dtype) {
 
 void runAndCheck(AttnCpuAttentionRef attention, const Case &c, Bytes &in) {
   const AttnAttentionSpec &s = c.spec;
-  auto [batch, seqQ, seqK] = c.lengths;
+  auto [batch, queryLen, keyLen] = c.lengths;
   // Only the sizes decode() draws are run (a raw one is too large to give
   // buffers for; its checks are exercised in LLVMFuzzerTestOneInput).
-  if (batch > 3 || seqQ > 20 || seqK > 40 || batch < 1 || seqQ < 1 ||
-      seqK < 1 || s.heads > 9 || s.kv_heads > 3 || s.head_dim > 32 ||
+  if (batch > 3 || queryLen > 20 || keyLen > 40 || batch < 1 || queryLen < 1 ||
+      keyLen < 1 || s.query_heads > 9 || s.kv_heads > 3 || s.head_dim > 32 ||
       s.value_dim > 32 || s.block_rows > 16 || s.block_keys > 16 ||
       s.window_left > 24)
     return;
-  reference::AttentionShape shape{batch,  s.heads,      s.kv_heads,
-                                  seqQ,   seqK,         s.head_dim,
-                                  s.value_dim};
-  std::vector<double> q = values(in, batch * s.heads * seqQ * s.head_dim);
-  std::vector<double> k = values(in, batch * s.kv_heads * seqK * s.head_dim);
-  std::vector<double> v = values(in, batch * s.kv_heads * seqK * s.value_dim);
+  AttentionSizes shape{batch,  s.query_heads, s.kv_heads, queryLen,
+                       keyLen, s.head_dim,    s.value_dim};
+  std::vector<double> q =
+      values(in, batch * s.query_heads * queryLen * s.head_dim);
+  std::vector<double> k = values(in, batch * s.kv_heads * keyLen * s.head_dim);
+  std::vector<double> v = values(in, batch * s.kv_heads * keyLen * s.value_dim);
   reference::AttentionOptions options;
   options.scale = s.has_scale ? s.scale : 1 / std::sqrt(double(s.head_dim));
   options.causal = s.causal;
@@ -260,7 +275,7 @@ void runAndCheck(AttnCpuAttentionRef attention, const Case &c, Bytes &in) {
                      : reference::ScoreMask::Kind::Additive;
     m.batch = s.mask_batch == 1 ? 1 : batch;
     m.heads = s.mask_heads;
-    m.values = values(in, m.batch * m.heads * seqQ * seqK);
+    m.values = values(in, m.batch * m.heads * queryLen * keyLen);
     if (boolean)
       for (double &x : m.values)
         x = x > 0;
@@ -273,8 +288,8 @@ void runAndCheck(AttnCpuAttentionRef attention, const Case &c, Bytes &in) {
     b.blockKeys = s.block_keys;
     b.batch = s.block_mask_batch == 1 ? 1 : batch;
     b.heads = s.block_mask_heads;
-    int64_t rows = (seqQ + b.blockRows - 1) / b.blockRows;
-    int64_t keys = (seqK + b.blockKeys - 1) / b.blockKeys;
+    int64_t rows = (queryLen + b.blockRows - 1) / b.blockRows;
+    int64_t keys = (keyLen + b.blockKeys - 1) / b.blockKeys;
     std::vector<double> blocks = values(in, b.batch * b.heads * rows * keys);
     for (double &x : blocks) {
       x = std::fmod(std::fabs(x * 4), 3);
@@ -286,7 +301,7 @@ void runAndCheck(AttnCpuAttentionRef attention, const Case &c, Bytes &in) {
   if (s.key_lengths) {
     std::vector<double> lengths = values(in, batch);
     for (double &x : lengths) {
-      x = std::clamp<double>(std::fabs(x * 12), 0, seqK);
+      x = std::clamp<double>(std::fabs(x * 12), 0, keyLen);
       options.keyLengths.push_back(static_cast<int64_t>(x));
     }
     keyLengths = store(lengths, "i32");
@@ -298,9 +313,9 @@ void runAndCheck(AttnCpuAttentionRef attention, const Case &c, Bytes &in) {
        {std::pair(&q, &qBytes), std::pair(&k, &kBytes), std::pair(&v, &vBytes)})
     for (size_t i = 0; i < doubles->size(); ++i)
       (*doubles)[i] = load(bytes->data(), i, c.dtype);
-  size_t outCount = batch * s.heads * seqQ * s.value_dim;
+  size_t outCount = batch * s.query_heads * queryLen * s.value_dim;
   std::vector<uint8_t> o(outCount * (c.dtype == "f32" ? 4 : 2));
-  std::vector<float> lse(batch * s.heads * seqQ);
+  std::vector<float> lse(batch * s.query_heads * queryLen);
   char *message = nullptr;
   bool ran = attnCpuAttentionRun(
       attention, s.run_time_lengths ? &c.lengths : nullptr, qBytes.data(),
@@ -368,7 +383,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // reference above when small).
     float dummy[1];
     message = nullptr;
-    if (c.lengths.seq_k < 1 &&
+    if (c.lengths.key_len < 1 &&
         attnCpuAttentionRun(attention, &c.lengths, dummy, dummy, dummy, dummy,
                             reinterpret_cast<const int8_t *>(dummy),
                             reinterpret_cast<const int32_t *>(dummy), dummy,

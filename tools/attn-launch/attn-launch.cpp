@@ -212,7 +212,7 @@ int main(int argc, char **argv) {
                     text + "'");
       lengths.batch = b;
       lengths.queryLen = sq;
-      lengths.kvLen = sk;
+      lengths.keyLen = sk;
       lengthRuns.push_back(lengths);
     } else if (value("--peak-tflops", text)) {
       if (!parseNumber(text, number) || !(number > 0))

@@ -108,10 +108,10 @@ int64_t visibleScores(const DistributedLayout &layout,
   SmallVector<TokenRun> queries, keys;
   if (layout.ring) {
     queries = layout.queryRuns(rank, problem.queryLen);
-    keys.push_back({0, 0, problem.kvLen});
+    keys.push_back({0, 0, problem.keyLen});
   } else {
     queries = layout.queryChunkRuns(rank / layout.cols, problem.queryLen);
-    keys = layout.keyChunkRuns(rank % layout.cols, problem.kvLen);
+    keys = layout.keyChunkRuns(rank % layout.cols, problem.keyLen);
   }
   int64_t scores = 0;
   for (const TokenRun &run : queries)
@@ -121,7 +121,7 @@ int64_t visibleScores(const DistributedLayout &layout,
       for (const TokenRun &keyRun : keys) {
         int64_t begin = std::max(visible.begin, keyRun.globalStart);
         int64_t end = std::min(
-            {visible.end, keyRun.globalStart + keyRun.length, problem.kvLen});
+            {visible.end, keyRun.globalStart + keyRun.length, problem.keyLen});
         scores += std::max<int64_t>(0, end - begin);
       }
     }
@@ -155,7 +155,7 @@ llvm::Expected<bool> mlir::attn::runDistributed(
         mpi.size()));
   }
   int64_t queryShardLen = layout.shardLength(problem.queryLen);
-  int64_t keyShardLen = layout.shardLength(problem.kvLen);
+  int64_t keyShardLen = layout.shardLength(problem.keyLen);
   if (leader)
     llvm::outs() << llvm::formatv(
         "  distribution: {0} over {1} ranks, shards of {2} query and {3} "
@@ -165,7 +165,7 @@ llvm::Expected<bool> mlir::attn::runDistributed(
                                     layout.rows, layout.cols)
                           .str(),
         layout.devices(), queryShardLen, keyShardLen,
-        problem.queryLen % layout.devices() || problem.kvLen % layout.devices()
+        problem.queryLen % layout.devices() || problem.keyLen % layout.devices()
             ? " (the last padded)"
             : "");
   if (leader) {

@@ -27,7 +27,7 @@ namespace {
 /// What the reference computes for an attention: its sizes, options, and the
 /// 16-bit format of its yardstick, if any.
 struct ReferenceProblem {
-  AttentionShape shape;
+  AttentionSizes shape;
   AttentionOptions options;
   std::optional<HalfFormat> half;
 };
@@ -41,7 +41,7 @@ static ReferenceProblem referenceProblemOf(AttentionOp op,
   ReferenceProblem problem;
   ArrayRef<int64_t> q = operands.query().buffer.shape;
   ArrayRef<int64_t> v = operands.value().buffer.shape;
-  AttentionShape &shape = problem.shape;
+  AttentionSizes &shape = problem.shape;
   shape.batch = q[0];
   shape.queryHeads = q[1];
   shape.kvHeads = v[1];

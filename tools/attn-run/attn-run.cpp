@@ -77,10 +77,10 @@ cl::opt<int64_t> heads("heads", cl::desc("Query heads Hq"), cl::init(8),
 cl::opt<int64_t> kvHeads("kv-heads",
                          cl::desc("Key/value heads Hkv (default: Hq)"),
                          cl::cat(specCategory));
-cl::opt<int64_t> seqQ("seq-q", cl::desc("Query length Sq"), cl::init(128),
-                      cl::cat(specCategory));
-cl::opt<int64_t> seqK("seq-k", cl::desc("Key/value length Sk (default: Sq)"),
-                      cl::cat(specCategory));
+cl::opt<int64_t> queryLen("seq-q", cl::desc("Query length Sq"), cl::init(128),
+                          cl::cat(specCategory));
+cl::opt<int64_t> keyLen("seq-k", cl::desc("Key/value length Sk (default: Sq)"),
+                        cl::cat(specCategory));
 cl::opt<int64_t> headDim("head-dim", cl::desc("Head dimension D"), cl::init(64),
                          cl::cat(specCategory));
 cl::opt<int64_t> valueDim("value-dim",
@@ -244,8 +244,8 @@ cl::opt<double> peakTflops(
 const cl::Option *specOptions[] = {&batch,
                                    &heads,
                                    &kvHeads,
-                                   &seqQ,
-                                   &seqK,
+                                   &queryLen,
+                                   &keyLen,
                                    &headDim,
                                    &valueDim,
                                    &dtype,
@@ -312,8 +312,8 @@ llvm::Error takeShapesFromNpy(AttentionSpec &spec) {
     if (!q)
       return q.takeError();
     take(batch, spec.batch, q->shape[0]);
-    take(heads, spec.heads, q->shape[1]);
-    take(seqQ, spec.seqQ, q->shape[2]);
+    take(heads, spec.queryHeads, q->shape[1]);
+    take(queryLen, spec.queryLen, q->shape[2]);
     take(headDim, spec.headDim, q->shape[3]);
     if (!dtype.getNumOccurrences()) {
       switch (q->elementType) {
@@ -334,15 +334,15 @@ llvm::Error takeShapesFromNpy(AttentionSpec &spec) {
     }
   }
   // What K and V default to once Q is known.
-  spec.kvHeads = kvHeads.getNumOccurrences() ? kvHeads : spec.heads;
-  spec.seqK = seqK.getNumOccurrences() ? seqK : spec.seqQ;
+  spec.kvHeads = kvHeads.getNumOccurrences() ? kvHeads : spec.queryHeads;
+  spec.keyLen = keyLen.getNumOccurrences() ? keyLen : spec.queryLen;
   spec.valueDim = valueDim.getNumOccurrences() ? valueDim : spec.headDim;
   if (!kNpy.empty()) {
     llvm::Expected<NpyArray> k = readInputHeader(kNpy, "K");
     if (!k)
       return k.takeError();
     take(kvHeads, spec.kvHeads, k->shape[1]);
-    take(seqK, spec.seqK, k->shape[2]);
+    take(keyLen, spec.keyLen, k->shape[2]);
     if (qNpy.empty())
       take(headDim, spec.headDim, k->shape[3]);
   }
@@ -370,8 +370,8 @@ llvm::Error readPair(const cl::list<int64_t> &option, const char *usage,
 llvm::Expected<AttentionSpec> specFromOptions() {
   AttentionSpec spec;
   spec.batch = batch;
-  spec.heads = heads;
-  spec.seqQ = seqQ;
+  spec.queryHeads = heads;
+  spec.queryLen = queryLen;
   spec.headDim = headDim;
   spec.inputType = dtype;
   if (llvm::Error err = takeShapesFromNpy(spec))
@@ -410,7 +410,7 @@ llvm::Expected<AttentionSpec> specFromOptions() {
 
 /// The reference's view of the score region attn-run built for --alibi.
 reference::ScoreModifier alibiModifier(const AttentionSpec &spec) {
-  return [heads = spec.heads, shift = spec.seqK - spec.seqQ](
+  return [heads = spec.queryHeads, shift = spec.keyLen - spec.queryLen](
              double score, int64_t, int64_t head, int64_t row, int64_t key) {
     return score + alibiSlope(head, heads) *
                        static_cast<double>(key - row - shift);

@@ -15,12 +15,12 @@ using namespace mlir::attn;
 
 namespace {
 
-AttentionProblem makeProblem(int64_t queryLen, int64_t kvLen, bool causal,
-                             std::optional<std::pair<int64_t, int64_t>> window =
-                                 std::nullopt) {
+AttentionProblem
+makeProblem(int64_t queryLen, int64_t keyLen, bool causal,
+            std::optional<std::pair<int64_t, int64_t>> window = std::nullopt) {
   AttentionProblem problem;
   problem.queryLen = queryLen;
-  problem.kvLen = kvLen;
+  problem.keyLen = keyLen;
   problem.headDim = problem.valueDim = 64;
   problem.causal = causal;
   problem.window = window;
@@ -29,13 +29,13 @@ AttentionProblem makeProblem(int64_t queryLen, int64_t kvLen, bool causal,
 
 /// The definition, written out per element: key k is visible from row i.
 bool isVisible(const AttentionProblem &p, int64_t i, int64_t k) {
-  int64_t diagonal = i + p.kvLen - p.queryLen;
+  int64_t diagonal = i + p.keyLen - p.queryLen;
   if (p.causal && k > diagonal)
     return false;
   if (p.window && (k < diagonal - p.window->first ||
                    k > diagonal + p.window->second))
     return false;
-  return k >= 0 && k < p.kvLen;
+  return k >= 0 && k < p.keyLen;
 }
 
 TEST(AttentionProblem, NonCausalSeesEveryKey) {
@@ -59,12 +59,12 @@ TEST(AttentionProblem, CausalIsBottomRightAligned) {
 
 TEST(AttentionProblem, CausalHidesNothingFromOneQuery) {
   // One query's diagonal is the last key: causal or not, it sees them all.
-  for (int64_t kvLen : {0, 1, 5, 64, 1000}) {
-    AttentionProblem p = makeProblem(1, kvLen, true);
+  for (int64_t keyLen : {0, 1, 5, 64, 1000}) {
+    AttentionProblem p = makeProblem(1, keyLen, true);
     EXPECT_FALSE(p.causalHidesKeys());
-    for (int64_t k = 0; k < kvLen; ++k)
+    for (int64_t k = 0; k < keyLen; ++k)
       EXPECT_TRUE(isVisible(p, 0, k));
-    EXPECT_EQ(p.visibleKeys(0), (IndexRange{0, kvLen}));
+    EXPECT_EQ(p.visibleKeys(0), (IndexRange{0, keyLen}));
   }
   EXPECT_TRUE(makeProblem(2, 5, true).causalHidesKeys());
   EXPECT_FALSE(makeProblem(2, 5, false).causalHidesKeys());

@@ -85,7 +85,7 @@ TEST(DistributedLayout, BytesSentFollowThePaperForMhaInF32) {
   AttentionProblem problem;
   problem.batch = 1;
   problem.queryHeads = problem.kvHeads = 4;
-  problem.queryLen = problem.kvLen = 2304;
+  problem.queryLen = problem.keyLen = 2304;
   problem.headDim = problem.valueDim = 64;
   for (int64_t r : {2, 3, 4}) {
     int64_t p = r * r, s = 2304, d = 64, h = 4;

@@ -243,7 +243,7 @@ TEST(Fa2Resources, LeanCtasCountAMaskThatHidesKeys) {
   // query hides nothing.
   AttentionProblem p;
   p.queryLen = 4;
-  p.kvLen = 4096;
+  p.keyLen = 4096;
   p.headDim = p.valueDim = 64;
   Fa2Tiling tiles{64, 64, 4, 2};
   EXPECT_EQ(leanCtasPerSm(p, tiles, 2, {}, h100), 3);

@@ -264,7 +264,7 @@ TEST(LeanTileOrder, UsesTheProblemsVisibleBlocks) {
   // Causal prefill, Sq = Sk = 256, 64 x 64 tiles: query block m visits m + 1
   // blocks, so a head has 1 + 2 + 3 + 4 = 10 LeanTiles.
   AttentionProblem problem;
-  problem.queryLen = problem.kvLen = 256;
+  problem.queryLen = problem.keyLen = 256;
   problem.causal = true;
   auto blocksOf = [&](int64_t m) {
     return problem.kvBlockRange(m, 64, 64).size();
@@ -279,7 +279,7 @@ TEST(LeanTileOrder, LocatesEveryLeanTileFromAnyEarlierQueryBlock) {
   // see no key (row i sees keys up to i - 700), the others 1 to 5 blocks.
   AttentionProblem problem;
   problem.queryLen = 1000;
-  problem.kvLen = 300;
+  problem.keyLen = 300;
   problem.causal = true;
   auto blocksOf = [&](int64_t m) {
     return problem.kvBlockRange(m, 64, 64).size();
@@ -310,12 +310,12 @@ TEST(LeanTileOrder, UniformBlocksGiveTheScansAnswers) {
   // with the sum and the scan for every LeanTile, from any earlier query
   // block, with GQA packing, a tail block, one key, and no key at all.
   struct Case {
-    int64_t queryLen, kvLen, packedHeads;
+    int64_t queryLen, keyLen, packedHeads;
   };
   for (Case c : {Case{100, 300, 1}, Case{1, 8192, 4}, Case{3, 57, 2},
                  Case{40, 1, 1}, Case{40, 0, 1}})
     for (int64_t blockN : {16, 64}) {
-      MaskGeometry<IntegerArith> geometry{arith, c.queryLen, c.kvLen,
+      MaskGeometry<IntegerArith> geometry{arith, c.queryLen, c.keyLen,
                                           /*causal=*/false, std::nullopt};
       geometry.packedHeads = c.packedHeads;
       const int64_t blockM = 16;
@@ -325,7 +325,7 @@ TEST(LeanTileOrder, UniformBlocksGiveTheScansAnswers) {
       LeanTileOrder<IntegerArith> scan{arith, closed.blocksOf};
       int64_t queryBlocks = arith.ceilDiv(geometry.tiledRows(), blockM);
       for (int64_t m = 0; m <= queryBlocks; ++m)
-        ASSERT_EQ(closed.prefix(m), scan.prefix(m)) << c.kvLen << " " << m;
+        ASSERT_EQ(closed.prefix(m), scan.prefix(m)) << c.keyLen << " " << m;
       int64_t perHead = scan.prefix(queryBlocks);
       for (int64_t offset = 0; offset <= perHead; ++offset)
         for (int64_t from = 0; from < queryBlocks; ++from) {
@@ -333,7 +333,7 @@ TEST(LeanTileOrder, UniformBlocksGiveTheScansAnswers) {
             break;
           EXPECT_EQ(closed.locate(queryBlocks, offset, from, scan.prefix(from)),
                     scan.locate(queryBlocks, offset, from, scan.prefix(from)))
-              << "Sk " << c.kvLen << ", LeanTile " << offset << " from "
+              << "Sk " << c.keyLen << ", LeanTile " << offset << " from "
               << from;
         }
     }
@@ -351,7 +351,7 @@ TEST(LeanTileOrder, OneQueryBlockGivesTheScansAnswers) {
   // not): its count is every query block's, and the product and division
   // agree with the sum and scan for every LeanTile.
   struct Case {
-    int64_t queryLen, kvLen, packedHeads;
+    int64_t queryLen, keyLen, packedHeads;
     bool causal;
     std::optional<std::pair<int64_t, int64_t>> window;
   };
@@ -359,7 +359,7 @@ TEST(LeanTileOrder, OneQueryBlockGivesTheScansAnswers) {
                  Case{16, 57, 1, true, std::nullopt},
                  Case{1, 8192, 8, false, std::make_pair(int64_t(100), 0)},
                  Case{3, 2, 2, true, std::nullopt}}) {
-    MaskGeometry<IntegerArith> geometry{arith, c.queryLen, c.kvLen, c.causal,
+    MaskGeometry<IntegerArith> geometry{arith, c.queryLen, c.keyLen, c.causal,
                                         c.window};
     geometry.packedHeads = c.packedHeads;
     const int64_t blockM = 16, blockN = 32;
@@ -371,7 +371,7 @@ TEST(LeanTileOrder, OneQueryBlockGivesTheScansAnswers) {
     EXPECT_EQ(closed.prefix(1), scan.prefix(1));
     for (int64_t offset = 0; offset <= scan.prefix(1); ++offset)
       EXPECT_EQ(closed.locate(1, offset, 0, 0), scan.locate(1, offset, 0, 0))
-          << "Sk " << c.kvLen << ", LeanTile " << offset;
+          << "Sk " << c.keyLen << ", LeanTile " << offset;
   }
 }
 

@@ -38,10 +38,10 @@ std::string take(char *error) {
 AttnAttentionSpec gqaSpec() {
   AttnAttentionSpec spec{};
   spec.batch = 1;
-  spec.heads = 4;
+  spec.query_heads = 4;
   spec.kv_heads = 2;
-  spec.seq_q = 1;
-  spec.seq_k = 1;
+  spec.query_len = 1;
+  spec.key_len = 1;
   spec.head_dim = 16;
   spec.value_dim = 8;
   spec.dtype = "f32";
@@ -58,8 +58,8 @@ TEST(AttnCApi, SpecCheckNamesTheField) {
   const Case cases[] = {
       {[](AttnAttentionSpec &s) { s.batch = 0; },
        "batch must be from 1 to 2^62, got 0"},
-      {[](AttnAttentionSpec &s) { s.seq_k = INT64_MAX; },
-       "seq_k must be from 1 to 2^62, got 9223372036854775807"},
+      {[](AttnAttentionSpec &s) { s.key_len = INT64_MAX; },
+       "key_len must be from 1 to 2^62, got 9223372036854775807"},
       {[](AttnAttentionSpec &s) { s.kv_heads = 3; },
        "heads (4) must be a multiple of kv_heads (3)"},
       {[](AttnAttentionSpec &s) { s.dtype = "f64"; },
@@ -122,9 +122,9 @@ TEST(AttnCApi, RunTimeLengthsCompileOnce) {
   for (AttnAttentionLengths lengths :
        {AttnAttentionLengths{1, 1, 1}, AttnAttentionLengths{2, 1, 37},
         AttnAttentionLengths{3, 5, 64}, AttnAttentionLengths{1, 9, 4}}) {
-    mlir::attn::reference::AttentionShape shape{
-        lengths.batch, spec.heads,    spec.kv_heads,  lengths.seq_q,
-        lengths.seq_k, spec.head_dim, spec.value_dim};
+    mlir::attn::AttentionSizes shape{
+        lengths.batch,   spec.query_heads, spec.kv_heads, lengths.query_len,
+        lengths.key_len, spec.head_dim,    spec.value_dim};
     std::vector<float> q = randomValues(
         shape.batch * shape.queryHeads * shape.queryLen * shape.headDim, rng);
     std::vector<float> k = randomValues(
@@ -166,7 +166,7 @@ TEST(AttnCApi, RunTimeLengthsCompileOnce) {
   EXPECT_FALSE(attnCpuAttentionRun(attention, &empty, dummy, dummy, dummy,
                                    nullptr, nullptr, nullptr, dummy, dummy,
                                    &error));
-  EXPECT_NE(take(error).find("the run's seq_k must be from 1 to 2^62, got 0"),
+  EXPECT_NE(take(error).find("the run's key_len must be from 1 to 2^62, got 0"),
             std::string::npos);
   attnCpuAttentionDestroy(attention);
 }
@@ -186,9 +186,9 @@ TEST(AttnCApi, GradientOfRunTimeLengths) {
   std::mt19937 rng(11);
   for (AttnAttentionLengths lengths :
        {AttnAttentionLengths{2, 3, 37}, AttnAttentionLengths{1, 40, 9}}) {
-    mlir::attn::reference::AttentionShape shape{
-        lengths.batch, spec.heads,    spec.kv_heads,  lengths.seq_q,
-        lengths.seq_k, spec.head_dim, spec.value_dim};
+    mlir::attn::AttentionSizes shape{
+        lengths.batch,   spec.query_heads, spec.kv_heads, lengths.query_len,
+        lengths.key_len, spec.head_dim,    spec.value_dim};
     int64_t rows = shape.batch * shape.queryHeads * shape.queryLen;
     int64_t keys = shape.batch * shape.kvHeads * shape.keyLen;
     std::vector<float> q = randomValues(rows * shape.headDim, rng);
@@ -254,7 +254,7 @@ TEST(AttnCApi, GradientOfRunTimeLengths) {
 
 TEST(AttnCApi, StaticLengthsRefuseOthers) {
   AttnAttentionSpec spec = gqaSpec();
-  spec.seq_k = 8;
+  spec.key_len = 8;
   char *error = nullptr;
   AttnCpuAttentionRef attention = attnCpuAttentionCompile(&spec, &error);
   ASSERT_NE(attention, nullptr) << take(error);

@@ -40,8 +40,8 @@ std::vector<double> randomValues(int64_t count, unsigned seed) {
 }
 
 /// The shape most cases use: grouped heads, Sq != Sk and Dv != D.
-AttentionShape smallShape() {
-  AttentionShape shape;
+AttentionSizes smallShape() {
+  AttentionSizes shape;
   shape.batch = 2;
   shape.queryHeads = 4;
   shape.kvHeads = 2;
@@ -54,7 +54,7 @@ AttentionShape smallShape() {
 
 /// Random Q, K, V and gradient of O for `shape`.
 struct Inputs {
-  explicit Inputs(const AttentionShape &s, unsigned seed = 1)
+  explicit Inputs(const AttentionSizes &s, unsigned seed = 1)
       : query(randomValues(s.batch * s.queryHeads * s.queryLen * s.headDim,
                            seed)),
         key(randomValues(s.batch * s.kvHeads * s.keyLen * s.headDim, seed + 1)),
@@ -65,7 +65,7 @@ struct Inputs {
   std::vector<double> query, key, value, gradOut;
 };
 
-AttentionGradResult gradient(const AttentionShape &shape, const Inputs &inputs,
+AttentionGradResult gradient(const AttentionSizes &shape, const Inputs &inputs,
                              const AttentionOptions &options,
                              const ScoreModifierDerivative &derivative = {}) {
   llvm::Expected<AttentionGradResult> result =
@@ -79,7 +79,7 @@ AttentionGradResult gradient(const AttentionShape &shape, const Inputs &inputs,
 }
 
 /// f = sum gradOut * O.
-double contracted(const AttentionShape &shape, const Inputs &inputs,
+double contracted(const AttentionSizes &shape, const Inputs &inputs,
                   const AttentionOptions &options) {
   llvm::Expected<AttentionResult> forward = referenceAttention(
       shape, inputs.query, inputs.key, inputs.value, options);
@@ -101,7 +101,7 @@ struct Significant {
 
 /// Checks every element of `grad` against a central difference of
 /// `contracted` in the matching element of Q, K, V or the additive mask.
-Significant expectMatchesDifferences(const AttentionShape &shape, Inputs inputs,
+Significant expectMatchesDifferences(const AttentionSizes &shape, Inputs inputs,
                                      AttentionOptions options,
                                      const AttentionGradResult &grad) {
   Significant significant;
@@ -139,7 +139,7 @@ Significant expectMatchesDifferences(const AttentionShape &shape, Inputs inputs,
 
 /// The gradient of a case, checked by differences, with each of Q, K and V
 /// moving the output in at least a quarter of its elements.
-AttentionGradResult checkCase(const AttentionShape &shape,
+AttentionGradResult checkCase(const AttentionSizes &shape,
                               const AttentionOptions &options,
                               const ScoreModifierDerivative &derivative = {},
                               unsigned seed = 1) {
@@ -154,7 +154,7 @@ AttentionGradResult checkCase(const AttentionShape &shape,
 }
 
 /// Whether all of dQ's row i of head h in batch b is exactly 0.
-bool queryRowIsZero(const AttentionShape &s, const AttentionGradResult &grad,
+bool queryRowIsZero(const AttentionSizes &s, const AttentionGradResult &grad,
                     int64_t b, int64_t h, int64_t i) {
   const double *row =
       &grad.dQuery[((b * s.queryHeads + h) * s.queryLen + i) * s.headDim];
@@ -162,7 +162,7 @@ bool queryRowIsZero(const AttentionShape &s, const AttentionGradResult &grad,
 }
 
 /// Whether dK and dV of key k of KV head g in batch b are exactly 0.
-bool keyIsZero(const AttentionShape &s, const AttentionGradResult &grad,
+bool keyIsZero(const AttentionSizes &s, const AttentionGradResult &grad,
                int64_t b, int64_t g, int64_t k) {
   const int64_t index = (b * s.kvHeads + g) * s.keyLen + k;
   const double *dk = &grad.dKey[index * s.headDim];
@@ -173,7 +173,7 @@ bool keyIsZero(const AttentionShape &s, const AttentionGradResult &grad,
 }
 
 TEST(ReferenceAttentionGrad, Plain) {
-  AttentionShape shape = smallShape();
+  AttentionSizes shape = smallShape();
   shape.kvHeads = 4;
   AttentionOptions options;
   options.scale = 0.7;
@@ -181,7 +181,7 @@ TEST(ReferenceAttentionGrad, Plain) {
 }
 
 TEST(ReferenceAttentionGrad, DvDiffersFromD) {
-  AttentionShape shape = smallShape();
+  AttentionSizes shape = smallShape();
   shape.headDim = 5;
   shape.valueDim = 2;
   AttentionOptions options;
@@ -195,7 +195,7 @@ TEST(ReferenceAttentionGrad, GroupedAndMultiQuery) {
   // 2 query heads per KV head.
   checkCase(smallShape(), options);
   // One KV head for all 4 query heads.
-  AttentionShape mqa = smallShape();
+  AttentionSizes mqa = smallShape();
   mqa.kvHeads = 1;
   checkCase(mqa, options);
 }
@@ -207,7 +207,7 @@ TEST(ReferenceAttentionGrad, CausalBothWays) {
   checkCase(smallShape(), options);
   // More queries than keys: the first two rows see nothing, and the third
   // key 0 alone, so that its O is v_0 whatever Q is.
-  AttentionShape tall = smallShape();
+  AttentionSizes tall = smallShape();
   tall.queryLen = 7;
   tall.keyLen = 5;
   AttentionGradResult grad = checkCase(tall, options);
@@ -243,7 +243,7 @@ TEST(ReferenceAttentionGrad, Softcap) {
 }
 
 TEST(ReferenceAttentionGrad, AdditiveMaskBroadcasts) {
-  AttentionShape shape = smallShape();
+  AttentionSizes shape = smallShape();
   for (auto [maskBatch, maskHeads] :
        {std::pair<int64_t, int64_t>{1, 1}, {2, 1}, {1, 4}, {2, 4}}) {
     SCOPED_TRACE(testing::Message() << maskBatch << " x " << maskHeads);
@@ -267,7 +267,7 @@ TEST(ReferenceAttentionGrad, AdditiveMaskBroadcasts) {
 }
 
 TEST(ReferenceAttentionGrad, BooleanMaskWithAFullyMaskedRow) {
-  AttentionShape shape = smallShape();
+  AttentionSizes shape = smallShape();
   ScoreMask mask;
   mask.heads = 4;
   for (double value : randomValues(4 * 5 * 7, 3))
@@ -284,7 +284,7 @@ TEST(ReferenceAttentionGrad, BooleanMaskWithAFullyMaskedRow) {
 }
 
 TEST(ReferenceAttentionGrad, KeyLengths) {
-  AttentionShape shape = smallShape();
+  AttentionSizes shape = smallShape();
   for (bool causal : {false, true}) {
     SCOPED_TRACE(causal ? "causal" : "not causal");
     AttentionOptions options;
@@ -313,7 +313,7 @@ TEST(ReferenceAttentionGrad, KeyLengths) {
 TEST(ReferenceAttentionGrad, BlockMask) {
   // 5 x 7 scores in 2 x 3 blocks: 3 x 3 blocks per head, of every kind, for
   // batch 0 and 1 alike.
-  AttentionShape shape = smallShape();
+  AttentionSizes shape = smallShape();
   BlockMask blocks;
   blocks.blockRows = 2;
   blocks.blockKeys = 3;
@@ -364,7 +364,7 @@ double modifierDerivative(double s, int64_t b, int64_t h, int64_t q,
 }
 
 TEST(ReferenceAttentionGrad, ScoreModifier) {
-  AttentionShape shape = smallShape();
+  AttentionSizes shape = smallShape();
   AttentionOptions options;
   options.scale = 0.9;
   options.scoreModifier = modifier;
@@ -391,7 +391,7 @@ TEST(ReferenceAttentionGrad, ScoreModifier) {
 }
 
 TEST(ReferenceAttentionGrad, RejectsBadInputs) {
-  AttentionShape shape = smallShape();
+  AttentionSizes shape = smallShape();
   Inputs inputs(shape);
   auto error = [&](const Inputs &in, const AttentionOptions &options) {
     llvm::Expected<AttentionGradResult> exact = referenceAttentionGrad(
@@ -424,7 +424,7 @@ struct HalfErrors {
   double query, key, value, mask;
 };
 
-HalfErrors halfErrors(const AttentionShape &shape, const Inputs &inputs,
+HalfErrors halfErrors(const AttentionSizes &shape, const Inputs &inputs,
                       const AttentionOptions &options, HalfFormat format) {
   AttentionGradResult exact = gradient(shape, inputs, options);
   llvm::Expected<AttentionGradResult> naive =
@@ -449,7 +449,7 @@ HalfErrors halfErrors(const AttentionShape &shape, const Inputs &inputs,
 }
 
 TEST(NaiveHalfAttentionGrad, ErrsAsMuchAsItsPrecision) {
-  AttentionShape shape;
+  AttentionSizes shape;
   shape.batch = 1;
   shape.queryHeads = 2;
   shape.kvHeads = 1;
@@ -482,7 +482,7 @@ TEST(NaiveHalfAttentionGrad, ErrsAsMuchAsItsPrecision) {
 TEST(NaiveHalfAttentionGrad, RoundsItsInputs) {
   // Inputs already in the format give the same bits: Q, K, V and dO are
   // rounded before anything else.
-  AttentionShape shape = smallShape();
+  AttentionSizes shape = smallShape();
   Inputs inputs(shape, 31);
   AttentionOptions options;
   options.scale = 0.5;
@@ -512,7 +512,7 @@ TEST(NaiveHalfAttentionGrad, RoundsItsInputs) {
 TEST(NaiveHalfAttentionGrad, EveryFeature) {
   // Grouped heads, a broadcast additive mask, a softcap, a modifier (with
   // and without its derivative) and key lengths at once.
-  AttentionShape shape;
+  AttentionSizes shape;
   shape.batch = 2;
   shape.queryHeads = 4;
   shape.kvHeads = 2;

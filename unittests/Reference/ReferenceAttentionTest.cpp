@@ -34,7 +34,7 @@ std::vector<double> randomValues(int64_t count, unsigned seed) {
 
 /// Random Q, K and V for `shape`.
 struct Operands {
-  explicit Operands(const AttentionShape &s, unsigned seed = 1)
+  explicit Operands(const AttentionSizes &s, unsigned seed = 1)
       : query(randomValues(s.batch * s.queryHeads * s.queryLen * s.headDim,
                            seed)),
         key(randomValues(s.batch * s.kvHeads * s.keyLen * s.headDim, seed + 1)),
@@ -43,7 +43,7 @@ struct Operands {
   std::vector<double> query, key, value;
 };
 
-AttentionResult attend(const AttentionShape &shape, const Operands &operands,
+AttentionResult attend(const AttentionSizes &shape, const Operands &operands,
                        const AttentionOptions &options) {
   llvm::Expected<AttentionResult> result = referenceAttention(
       shape, operands.query, operands.key, operands.value, options);
@@ -68,14 +68,14 @@ void expectNear(const std::vector<double> &actual,
 /// One query against keys whose value is their index: O is the mean index
 /// of the keys the query sees, and LSE the log of their count, since the
 /// all-zero query gives every key the same score.
-AttentionShape indexShape(int64_t seqQ, int64_t seqK) {
-  AttentionShape shape;
-  shape.queryLen = seqQ;
-  shape.keyLen = seqK;
+AttentionSizes indexShape(int64_t queryLen, int64_t keyLen) {
+  AttentionSizes shape;
+  shape.queryLen = queryLen;
+  shape.keyLen = keyLen;
   return shape;
 }
 
-Operands indexOperands(const AttentionShape &shape) {
+Operands indexOperands(const AttentionSizes &shape) {
   Operands operands(shape);
   std::fill(operands.query.begin(), operands.query.end(), 0.0);
   for (int64_t k = 0; k < shape.keyLen; ++k)
@@ -85,7 +85,7 @@ Operands indexOperands(const AttentionShape &shape) {
 
 TEST(ReferenceAttention, TwoKeys) {
   // Scores 0 and log 3: probabilities 1/4 and 3/4.
-  AttentionShape shape = indexShape(1, 2);
+  AttentionSizes shape = indexShape(1, 2);
   Operands operands(shape);
   operands.query = {2.0};
   operands.key = {0.0, std::log(3.0)};
@@ -98,7 +98,7 @@ TEST(ReferenceAttention, TwoKeys) {
 }
 
 TEST(ReferenceAttention, LargeScoresAreStable) {
-  AttentionShape shape = indexShape(1, 2);
+  AttentionSizes shape = indexShape(1, 2);
   Operands operands(shape);
   operands.query = {1.0};
   operands.key = {1000.0, 1000.0 + std::log(3.0)};
@@ -109,7 +109,7 @@ TEST(ReferenceAttention, LargeScoresAreStable) {
 }
 
 TEST(ReferenceAttention, CausalIsBottomRightAligned) {
-  AttentionShape shape = indexShape(2, 5);
+  AttentionSizes shape = indexShape(2, 5);
   AttentionOptions options;
   options.causal = true;
   AttentionResult result = attend(shape, indexOperands(shape), options);
@@ -118,14 +118,14 @@ TEST(ReferenceAttention, CausalIsBottomRightAligned) {
   expectNear(result.lse, {std::log(4.0), std::log(5.0)});
 
   // With more queries than keys the first rows see nothing.
-  AttentionShape tall = indexShape(3, 2);
+  AttentionSizes tall = indexShape(3, 2);
   AttentionResult tallResult = attend(tall, indexOperands(tall), options);
   expectNear(tallResult.out, {0.0, 0.0, 0.5});
   expectNear(tallResult.lse, {-kInf, 0.0, std::log(2.0)});
 }
 
 TEST(ReferenceAttention, SlidingWindow) {
-  AttentionShape shape = indexShape(5, 5);
+  AttentionSizes shape = indexShape(5, 5);
   AttentionOptions options;
   options.window = {1, 2};
   AttentionResult result = attend(shape, indexOperands(shape), options);
@@ -136,7 +136,7 @@ TEST(ReferenceAttention, SlidingWindow) {
 
   // Causal cuts the right side; the window is relative to the bottom-right
   // diagonal too.
-  AttentionShape wide = indexShape(2, 4);
+  AttentionSizes wide = indexShape(2, 4);
   options.causal = true;
   options.window = {1, 0};
   AttentionResult causal = attend(wide, indexOperands(wide), options);
@@ -144,7 +144,7 @@ TEST(ReferenceAttention, SlidingWindow) {
 }
 
 TEST(ReferenceAttention, FullyMaskedRowIsZeroWithoutNaN) {
-  AttentionShape shape = indexShape(2, 3);
+  AttentionSizes shape = indexShape(2, 3);
   Operands operands(shape, 7);
   AttentionOptions options;
   ScoreMask mask;
@@ -166,7 +166,7 @@ TEST(ReferenceAttention, FullyMaskedRowIsZeroWithoutNaN) {
 }
 
 TEST(ReferenceAttention, GroupedQueryHeadsShareKVHeads) {
-  AttentionShape gqa;
+  AttentionSizes gqa;
   gqa.batch = 2;
   gqa.queryHeads = 4;
   gqa.kvHeads = 2;
@@ -177,7 +177,7 @@ TEST(ReferenceAttention, GroupedQueryHeadsShareKVHeads) {
   Operands operands(gqa);
 
   // The same attention with each KV head repeated for its two query heads.
-  AttentionShape mha = gqa;
+  AttentionSizes mha = gqa;
   mha.kvHeads = 4;
   Operands repeated(mha);
   repeated.query = operands.query;
@@ -198,7 +198,7 @@ TEST(ReferenceAttention, GroupedQueryHeadsShareKVHeads) {
 }
 
 TEST(ReferenceAttention, MasksBroadcast) {
-  AttentionShape shape;
+  AttentionSizes shape;
   shape.batch = 2;
   shape.queryHeads = 3;
   shape.kvHeads = 3;
@@ -249,7 +249,7 @@ TEST(ReferenceAttention, MasksBroadcast) {
 TEST(ReferenceAttention, BlockMaskIsAnElementMask) {
   // 5 x 7 scores in 2 x 3 blocks (the last ones short): 3 x 3 blocks, per
   // head, of every kind.
-  AttentionShape shape;
+  AttentionSizes shape;
   shape.queryHeads = 2;
   shape.kvHeads = 2;
   shape.queryLen = 5;
@@ -309,7 +309,7 @@ TEST(ReferenceAttention, BlockMaskIsAnElementMask) {
 }
 
 TEST(ReferenceAttention, Softcap) {
-  AttentionShape shape = indexShape(1, 2);
+  AttentionSizes shape = indexShape(1, 2);
   Operands operands(shape);
   operands.query = {1.0};
   operands.key = {3.0, -1.0};
@@ -324,7 +324,7 @@ TEST(ReferenceAttention, Softcap) {
 }
 
 TEST(ReferenceAttention, ScoreModifierSeesItsCoordinates) {
-  AttentionShape shape;
+  AttentionSizes shape;
   shape.batch = 2;
   shape.queryHeads = 2;
   shape.kvHeads = 1;
@@ -368,7 +368,7 @@ TEST(ReferenceAttention, ScoreModifierSeesItsCoordinates) {
 }
 
 TEST(ReferenceAttention, NaNScoresReachTheOutput) {
-  AttentionShape shape = indexShape(1, 2);
+  AttentionSizes shape = indexShape(1, 2);
   AttentionOptions options;
   options.scoreModifier = [](double, int64_t, int64_t, int64_t, int64_t) {
     return std::nan("");
@@ -379,19 +379,19 @@ TEST(ReferenceAttention, NaNScoresReachTheOutput) {
 }
 
 TEST(ReferenceAttention, RejectsMismatchedOperands) {
-  AttentionShape shape = indexShape(2, 3);
+  AttentionSizes shape = indexShape(2, 3);
   Operands operands(shape);
-  auto error = [&](const AttentionShape &s, const AttentionOptions &options) {
+  auto error = [&](const AttentionSizes &s, const AttentionOptions &options) {
     llvm::Expected<AttentionResult> result = referenceAttention(
         s, operands.query, operands.key, operands.value, options);
     return result ? std::string("no error")
                   : llvm::toString(result.takeError());
   };
-  AttentionShape wrongLength = shape;
+  AttentionSizes wrongLength = shape;
   wrongLength.queryLen = 4;
   EXPECT_EQ(error(wrongLength, {}),
             "reference attention: Q has 2 elements, expected 4");
-  AttentionShape wrongHeads = shape;
+  AttentionSizes wrongHeads = shape;
   wrongHeads.queryHeads = 3;
   wrongHeads.kvHeads = 2;
   EXPECT_EQ(error(wrongHeads, {}),
@@ -417,7 +417,7 @@ TEST(ReferenceAttention, RejectsMismatchedOperands) {
 }
 
 TEST(NaiveHalfAttention, ErrsAsMuchAsItsPrecision) {
-  AttentionShape shape;
+  AttentionSizes shape;
   shape.batch = 1;
   shape.queryHeads = 2;
   shape.kvHeads = 1;
@@ -457,7 +457,7 @@ TEST(NaiveHalfAttention, ErrsAsMuchAsItsPrecision) {
 }
 
 TEST(NaiveHalfAttention, FullyMaskedRowIsZero) {
-  AttentionShape shape = indexShape(3, 2);
+  AttentionSizes shape = indexShape(3, 2);
   AttentionOptions options;
   options.causal = true;
   Operands operands = indexOperands(shape);

@@ -224,9 +224,9 @@ TEST_F(ReferenceCaseTest, TheKernelRunsOnTheCaseAndIsComparedWithIt) {
   KernelReport report;
   ASSERT_EQ(run(regionCase(), report), "");
   // The lengths are the case's.
-  EXPECT_EQ(report.batch, 2);
-  EXPECT_EQ(report.seqQ, 3);
-  EXPECT_EQ(report.seqK, 5);
+  EXPECT_EQ(report.sizes.batch, 2);
+  EXPECT_EQ(report.sizes.queryLen, 3);
+  EXPECT_EQ(report.sizes.keyLen, 5);
   EXPECT_TRUE(report.unchecked.empty()) << report.unchecked;
   ASSERT_EQ(report.checks.size(), 3u);
   EXPECT_EQ(report.checks[0].name, "repeat");

@@ -15,6 +15,7 @@
 #define ATTN_ANALYSIS_ATTENTIONPROBLEM_H
 
 #include "attn/Analysis/MaskGeometry.h"
+#include "attn/Support/AttentionSizes.h"
 
 #include "mlir/Support/LLVM.h"
 #include "mlir/Support/LogicalResult.h"
@@ -43,14 +44,9 @@ struct IndexRange {
   }
 };
 
-struct AttentionProblem {
-  int64_t batch = 1;
-  int64_t queryHeads = 1;
-  int64_t kvHeads = 1;
-  int64_t queryLen = 1;
-  int64_t kvLen = 1;
-  int64_t headDim = 1;
-  int64_t valueDim = 1;
+/// An attention's sizes and what decides which keys each query sees: what
+/// the compiler's schedules count with.
+struct AttentionProblem : AttentionSizes {
   bool causal = false;
   /// Sliding window sizes (left, right), if any.
   std::optional<std::pair<int64_t, int64_t>> window;
@@ -61,7 +57,7 @@ struct AttentionProblem {
 
   /// The problem of a verified op, with the packing of its tiles; std::nullopt
   /// when a size is dynamic or the op has a frame (its positions are run-time
-  /// values). With `dynamicLengths`, batch, queryLen and kvLen may be
+  /// values). With `dynamicLengths`, batch, queryLen and keyLen may be
   /// ShapedType::kDynamic (a kernel that takes them at run time); head
   /// counts and head dimensions must still be static.
   static std::optional<AttentionProblem> fromOp(AttentionOp op,
@@ -70,7 +66,7 @@ struct AttentionProblem {
   static std::optional<AttentionProblem> fromOp(AttentionGradOp op,
                                                 bool dynamicLengths = false);
 
-  /// Whether batch, queryLen and kvLen are known (not ShapedType::kDynamic).
+  /// Whether batch, queryLen and keyLen are known (not ShapedType::kDynamic).
   bool hasStaticLengths() const;
 
   /// Whether the causal mask hides any key: not from a single query row,
@@ -81,8 +77,6 @@ struct AttentionProblem {
   /// or a sliding window.
   bool masksByPosition() const { return causalHidesKeys() || window; }
 
-  /// Query heads that share one key/value head.
-  int64_t groupSize() const { return queryHeads / kvHeads; }
   /// The heads and the rows per head that tiles cover (packedHeads).
   int64_t tiledHeads() const { return queryHeads / packedHeads; }
   int64_t tiledRows() const { return queryLen * packedHeads; }

@@ -103,7 +103,7 @@ struct DistributedLayout {
   int64_t bytesSent(const AttentionProblem &problem,
                     int64_t elementBytes) const {
     int64_t queryShardLen = shardLength(problem.queryLen);
-    int64_t keyShardLen = shardLength(problem.kvLen);
+    int64_t keyShardLen = shardLength(problem.keyLen);
     int64_t kvShardBytes = problem.batch * problem.kvHeads * keyShardLen *
                            (problem.headDim + problem.valueDim) * elementBytes;
     if (ring)

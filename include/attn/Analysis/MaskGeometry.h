@@ -52,7 +52,7 @@ template <typename A> struct MaskGeometry {
   using C = typename A::Cond;
 
   A &a;
-  V queryLen, kvLen;
+  V queryLen, keyLen;
   bool causal;
   /// Sliding window sizes (left, right), if any.
   std::optional<std::pair<int64_t, int64_t>> window;
@@ -111,7 +111,7 @@ template <typename A> struct MaskGeometry {
   }
 
   V diagonal(V row) {
-    return a.add(row, frame ? frame->shift : a.sub(kvLen, queryLen));
+    return a.add(row, frame ? frame->shift : a.sub(keyLen, queryLen));
   }
 
   /// The first key visible from `row`; may be negative (nothing is hidden on
@@ -125,7 +125,7 @@ template <typename A> struct MaskGeometry {
   /// One past the last key visible from `row`, at most Sk (and the frame's
   /// key end); may be below visibleBegin (the row sees nothing).
   V visibleEnd(V row) {
-    V end = frame ? a.min(kvLen, frame->keyEnd) : kvLen;
+    V end = frame ? a.min(keyLen, frame->keyEnd) : keyLen;
     if (!causal && !window)
       return end;
     V next = a.add(diagonal(row), a.constant(1));
@@ -197,7 +197,7 @@ template <typename A> struct MaskGeometry {
   std::pair<V, V> queryRowRange(V key0, V keys) {
     V zero = a.constant(0);
     V begin = zero, end = queryLen;
-    V shift = frame ? frame->shift : a.sub(kvLen, queryLen);
+    V shift = frame ? frame->shift : a.sub(keyLen, queryLen);
     if (causal || window) {
       // visibleEnd(row) = diagonal(row) + 1 + right > key0, right = 0 when
       // causal (the causal edge is the nearer one).

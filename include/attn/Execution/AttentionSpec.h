@@ -8,6 +8,8 @@
 #ifndef ATTN_EXECUTION_ATTENTIONSPEC_H
 #define ATTN_EXECUTION_ATTENTIONSPEC_H
 
+#include "attn/Support/AttentionSizes.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
@@ -23,15 +25,11 @@ class AttentionGradOp;
 
 enum class MaskKind { None, Boolean, Additive };
 
-/// Everything attn-run needs to build one attention without a module.
-struct AttentionSpec {
-  int64_t batch = 1;
-  int64_t heads = 8;
-  int64_t kvHeads = 8;
-  int64_t seqQ = 128;
-  int64_t seqK = 128;
-  int64_t headDim = 64;
-  int64_t valueDim = 64;
+/// Everything attn-run and the C API need to build one attention without a
+/// module: its sizes (by default B = 1, Hq = Hkv = 8, Sq = Sk = 128, D = Dv =
+/// 64, attn-run's) and what it computes.
+struct AttentionSpec : AttentionSizes {
+  AttentionSpec() : AttentionSizes{1, 8, 8, 128, 128, 64, 64} {}
   /// f16, bf16 or f32, for Q, K and V; O uses `outType`.
   std::string inputType = "f32";
   std::string outType = "f32";
@@ -80,7 +78,7 @@ struct AttentionSpec {
 /// The lengths of one call: batch, Sq and Sk (ShapedType::kDynamic for
 /// run-time ones).
 struct AttentionLengths {
-  int64_t batch, seqQ, seqK;
+  int64_t batch, queryLen, keyLen;
 };
 
 /// The shapes of the function's operands in order: Q, K, V, [mask], [block

@@ -20,6 +20,7 @@
 
 #include "attn/GpuCheck/ReferenceCase.h"
 #include "attn/Runtime/attnrt.hpp"
+#include "attn/Support/AttentionSizes.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -45,7 +46,7 @@ struct CheckOptions {
   /// The batch, Sq and Sk to run a kernel compiled for run-time lengths
   /// with (its dynamic sizes); a static size is the manifest's.
   struct Lengths {
-    int64_t batch = 1, queryLen = 1, kvLen = 1;
+    int64_t batch = 1, queryLen = 1, keyLen = 1;
   };
   std::optional<Lengths> lengths;
 };
@@ -119,8 +120,7 @@ struct KernelReport {
   std::string kernel;
   std::string target;
   attnrtDType dtype = ATTNRT_BF16;
-  int64_t batch = 0, heads = 0, kvHeads = 0, seqQ = 0, seqK = 0, headDim = 0,
-          valueDim = 0;
+  mlir::attn::AttentionSizes sizes;
   attnrtAttentionInfo attention = {};
   attnrtKernelResources resources = {};
   uint32_t grid[3] = {0, 0, 0};

@@ -33,6 +33,7 @@
 #ifndef ATTN_REFERENCE_REFERENCEATTENTION_H
 #define ATTN_REFERENCE_REFERENCEATTENTION_H
 
+#include "attn/Support/AttentionSizes.h"
 #include "attn/Support/HalfFloat.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -45,18 +46,6 @@
 #include <vector>
 
 namespace mlir::attn::reference {
-
-/// The sizes of one attention.
-struct AttentionShape {
-  int64_t batch = 1;
-  int64_t queryHeads = 1;
-  /// Divides queryHeads.
-  int64_t kvHeads = 1;
-  int64_t queryLen = 1;
-  int64_t keyLen = 1;
-  int64_t headDim = 1;
-  int64_t valueDim = 1;
-};
 
 /// An explicit mask, [batch, heads, Sq, Sk] row-major, where a size-1 batch
 /// or head dimension broadcasts.
@@ -121,7 +110,7 @@ struct AttentionResult {
 /// The attention of Q, K and V (row-major, shapes as above) in float64.
 /// Fails, saying why, when the operands or options do not fit `shape`.
 llvm::Expected<AttentionResult>
-referenceAttention(const AttentionShape &shape, llvm::ArrayRef<double> query,
+referenceAttention(const AttentionSizes &shape, llvm::ArrayRef<double> query,
                    llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
                    const AttentionOptions &options);
 
@@ -133,7 +122,7 @@ referenceAttention(const AttentionShape &shape, llvm::ArrayRef<double> query,
 /// each probability exp(s_k - m) / sum, and each output. LSE, which kernels
 /// keep in float, is m + log(sum) in float.
 llvm::Expected<AttentionResult>
-naiveHalfAttention(const AttentionShape &shape, llvm::ArrayRef<double> query,
+naiveHalfAttention(const AttentionSizes &shape, llvm::ArrayRef<double> query,
                    llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
                    const AttentionOptions &options, HalfFormat format);
 

@@ -72,7 +72,7 @@ ScoreModifierDerivative centralDifference(const ScoreModifier &modifier);
 /// Fails, saying why, on the inputs referenceAttention rejects and when
 /// `gradOut` has the wrong size.
 llvm::Expected<AttentionGradResult> referenceAttentionGrad(
-    const AttentionShape &shape, llvm::ArrayRef<double> query,
+    const AttentionSizes &shape, llvm::ArrayRef<double> query,
     llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
     llvm::ArrayRef<double> gradOut, const AttentionOptions &options,
     const ScoreModifierDerivative &modifierDerivative = {});
@@ -87,7 +87,7 @@ llvm::Expected<AttentionGradResult> referenceAttentionGrad(
 /// each element of dQ, of a query head's dK and dV, of their sum over a KV
 /// head's group and of the mask gradient.
 llvm::Expected<AttentionGradResult> naiveHalfAttentionGrad(
-    const AttentionShape &shape, llvm::ArrayRef<double> query,
+    const AttentionSizes &shape, llvm::ArrayRef<double> query,
     llvm::ArrayRef<double> key, llvm::ArrayRef<double> value,
     llvm::ArrayRef<double> gradOut, const AttentionOptions &options,
     HalfFormat format, const ScoreModifierDerivative &modifierDerivative = {});

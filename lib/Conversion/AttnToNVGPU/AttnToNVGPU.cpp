@@ -8,7 +8,7 @@
 // Builds, for each attn.attention, a gpu.func that runs FlashAttention-2's
 // forward pass, and the manifest entry the runtime launches it by. The pass
 // driver of four jobs, each in its own file: what the kernel is made for
-// (KernelAnalysis.cpp: the checks, the tile choice), what it takes
+// (KernelAnalysis.cpp: the checks, chooseTiles' tiles), what it takes
 // (KernelAbi.cpp: views, workspaces, signature), how the schedule's work
 // maps onto CTAs (KernelSkeletons.cpp), and what one CTA runs over its
 // key/value blocks (CtaBody.h, the interface; MmaSyncCtaBody.cpp, the body).

@@ -109,15 +109,16 @@ struct KernelShape {
   /// length may have).
   bool needsElementMask() const {
     return problem.masksByPosition() || keyLengths ||
-           ShapedType::isDynamic(problem.kvLen) || problem.kvLen % blockN != 0;
+           ShapedType::isDynamic(problem.keyLen) ||
+           problem.keyLen % blockN != 0;
   }
 };
 
 /// The lengths the kernel computes with, as values of its entry block:
 /// constants when the attention's are static, else read from the kernel's
-/// arguments; with key lengths, kvLen is the CTA's sequence's.
+/// arguments; with key lengths, keyLen is the CTA's sequence's.
 struct KernelLengths {
-  Value batch, queryLen, kvLen;
+  Value batch, queryLen, keyLen;
 };
 
 /// The tensors the CTA body reads key/value block by block, as memrefs: K

@@ -39,8 +39,8 @@ struct GridCta {
       Value length = arith::IndexCastOp::create(
           b, b.getIndexType(),
           memref::LoadOp::create(b, args.keyLengths, ValueRange{cta.batch}));
-      lengths.kvLen =
-          MaskGeometry<IndexArith>::sequenceKeys(a, length, lengths.kvLen);
+      lengths.keyLen =
+          MaskGeometry<IndexArith>::sequenceKeys(a, length, lengths.keyLen);
     }
     body.setUp(lengths);
     return cta;

@@ -227,7 +227,7 @@ MmaSyncCtaBody::Extent MmaSyncCtaBody::extent(Value length) {
 
 void MmaSyncCtaBody::setUp(const KernelLengths &lengths) {
   queryLen = extent(lengths.queryLen);
-  kvLen = extent(lengths.kvLen);
+  keyLen = extent(lengths.keyLen);
   tiledLen = s.problem.packedHeads == 1
                  ? queryLen
                  : extent(b.createOrFold<arith::MulIOp>(
@@ -277,9 +277,9 @@ Value MmaSyncCtaBody::copyKV(Value k, Value v, Value batch, Value kvHead,
                              Value block, Value stage) {
   auto [kStage, vStage] = kvTiles(stage);
   Value key0 = mul(block, index(s.blockN));
-  SmallVector<Value> tokens = copyTile(k, batch, kvHead, key0, s.blockN, kvLen,
+  SmallVector<Value> tokens = copyTile(k, batch, kvHead, key0, s.blockN, keyLen,
                                        s.problem.headDim, kStage);
-  llvm::append_range(tokens, copyTile(v, batch, kvHead, key0, s.blockN, kvLen,
+  llvm::append_range(tokens, copyTile(v, batch, kvHead, key0, s.blockN, keyLen,
                                       s.problem.valueDim, vStage));
   return commit(tokens);
 }

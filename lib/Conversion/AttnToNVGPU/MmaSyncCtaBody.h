@@ -40,7 +40,7 @@ public:
   MaskGeometry<IndexArith> geometry() override {
     return {arith,
             queryLen.length,
-            kvLen.length,
+            keyLen.length,
             s.problem.causalHidesKeys(),
             s.problem.window,
             std::nullopt,
@@ -204,7 +204,7 @@ private:
   /// The first row of this warp's slice of the query block.
   Value warpRow;
   /// Sq, Sk, and the tiled rows p Sq of a tiled head.
-  Extent queryLen, kvLen, tiledLen;
+  Extent queryLen, keyLen, tiledLen;
   /// Dynamic shared memory, its Q tile, and the same memory as the O block's
   /// staging tile (rows Dv wide).
   Value shared, qTile, oTile;
