@@ -46,10 +46,7 @@ struct IndexRange {
 
 /// An attention's sizes and what decides which keys each query sees: what
 /// the compiler's schedules count with.
-struct AttentionProblem : AttentionSizes {
-  bool causal = false;
-  /// Sliding window sizes (left, right), if any.
-  std::optional<std::pair<int64_t, int64_t>> window;
+struct AttentionProblem : AttentionSizes, PositionMask {
   /// Query heads whose rows share a tile (GQA packing, #attn.fa2's
   /// packed_heads; MaskGeometry.h): tiles run over tiledRows() rows of
   /// tiledHeads() heads.

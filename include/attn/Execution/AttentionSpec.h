@@ -28,13 +28,11 @@ enum class MaskKind { None, Boolean, Additive };
 /// Everything attn-run and the C API need to build one attention without a
 /// module: its sizes (by default B = 1, Hq = Hkv = 8, Sq = Sk = 128, D = Dv =
 /// 64, attn-run's) and what it computes.
-struct AttentionSpec : AttentionSizes {
+struct AttentionSpec : AttentionSizes, PositionMask {
   AttentionSpec() : AttentionSizes{1, 8, 8, 128, 128, 64, 64} {}
   /// f16, bf16 or f32, for Q, K and V; O uses `outType`.
   std::string inputType = "f32";
   std::string outType = "f32";
-  bool causal = false;
-  std::optional<std::pair<int64_t, int64_t>> window;
   std::optional<float> scale;
   std::optional<float> softcap;
   /// The mask operand, [B or 1, Hq or 1, Sq, Sk]: i1 when boolean, of

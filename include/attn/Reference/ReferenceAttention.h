@@ -83,12 +83,11 @@ struct BlockMask {
 using ScoreModifier = std::function<double(double score, int64_t b, int64_t h,
                                            int64_t q, int64_t k)>;
 
-struct AttentionOptions {
+/// What the attention computes besides its sizes: the masks by position
+/// (causal, window), then the rest.
+struct AttentionOptions : PositionMask {
   /// Multiplies the dot products; there is no implicit 1/sqrt(D).
   double scale = 1.0;
-  bool causal = false;
-  /// (left, right), both >= 0: the keys around the diagonal a query sees.
-  std::optional<std::pair<int64_t, int64_t>> window;
   /// > 0.
   std::optional<double> softcap;
   std::optional<ScoreMask> mask;

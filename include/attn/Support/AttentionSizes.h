@@ -5,11 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The one type for an attention's sizes, shared by the compiler
-// (AttentionProblem), the float64 reference, attn-run's and the C API's
-// attention specification (AttentionSpec) and the GPU check. It depends on
-// nothing, so that the reference, which shares no code with the compiler's
-// lowering, can use it too.
+// The one type for an attention's sizes, and the one for its masks by
+// position, shared by the compiler (AttentionProblem), the float64 reference,
+// attn-run's and the C API's attention specification (AttentionSpec) and the
+// GPU check. They depend on nothing, so that the reference, which shares no
+// code with the compiler's lowering, can use them too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,8 @@
 #define ATTN_SUPPORT_ATTENTIONSIZES_H
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 
 namespace mlir::attn {
 
@@ -35,6 +37,17 @@ struct AttentionSizes {
 
   /// Query heads that share one key/value head.
   int64_t groupSize() const { return queryHeads / kvHeads; }
+};
+
+/// The keys a query sees by position, aligned to the bottom-right corner as
+/// in FlashAttention-2: with d = i + Sk - Sq the diagonal of query i, a causal
+/// mask keeps keys k <= d, a window (left, right) keys d - left <= k <=
+/// d + right. The one type for them in the compiler (AttentionProblem), the
+/// reference (its AttentionOptions) and AttentionSpec.
+struct PositionMask {
+  bool causal = false;
+  /// (left, right), both >= 0.
+  std::optional<std::pair<int64_t, int64_t>> window;
 };
 
 } // namespace mlir::attn
