@@ -66,10 +66,10 @@ struct TileChoice {
 ///      table for an op that splits keys and values, cut down to nest in the
 ///      block mask's blocks): with `request.gpu`, the first that fits the
 ///      target (selectFa2Tiling), else the first within the registers
-///      (defaultFa2Tiling); with GQA packing (selectPackedHeads). For the CPU only,
-///      a block mask whose sides are not multiples of 16, in which no
-///      #attn.fa2 tiling nests, gets the largest divisors of its sides not
-///      above the table's first tiling's.
+///      (defaultFa2Tiling); with GQA packing (selectPackedHeads). For the
+///      CPU only, a block mask whose sides are not multiples of 16, in which
+///      no #attn.fa2 tiling nests, gets the largest divisors of its sides
+///      not above the table's first tiling's.
 ///   3. The request's sides replace the chosen ones; warps are halved until
 ///      each owns whole m16 tiles of rows.
 /// Failure, with `why` (a sentence on how to go on), when the request's sides
