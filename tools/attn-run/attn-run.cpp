@@ -432,31 +432,32 @@ std::string describeBlockMask(AttentionOp op, const Operand &blocks) {
 }
 
 std::string describeSchedule(AttentionOp op, AttentionProblem problem) {
+  TargetAttr target = getEnclosingTarget(op);
   std::string why;
-  FailureOr<TileChoice> choice = chooseTiles(
-      op, {TileTarget::Cpu, blockM, blockN, getEnclosingTarget(op)}, why);
+  FailureOr<TileChoice> choice =
+      chooseTiles(op, {TileTarget::Cpu, blockM, blockN, target}, why);
   if (failed(choice))
     return "no tiling applies (pin one with --block-m and --block-n)";
-  const Fa2Tiling *tiles = &choice->tiling;
-  problem.packedHeads = tiles->packedHeads;
+  const Fa2Tiling &tiles = choice->tiling;
+  problem.packedHeads = tiles.packedHeads;
   std::string origin;
   if (blockM && blockN)
     origin = "--block-m/--block-n";
   else if (choice->fromOp)
     origin = "the op's tiles";
   else
-    origin = describeDefaultTiling(op, getEnclosingTarget(op));
+    origin = describeDefaultTiling(op, target);
   if ((blockM || blockN) && !(blockM && blockN))
     origin += " with --block-m/--block-n";
-  TiledWork work = countTiledWork(problem, tiles->blockM, tiles->blockN);
+  TiledWork work = countTiledWork(problem, tiles.blockM, tiles.blockN);
   std::string text = llvm::formatv(
       "tiles {0}x{1} ({2}); per (batch, {3}) {4} query blocks, {5} of {6} "
       "key blocks visited, {7} with an element mask",
-      tiles->blockM, tiles->blockN, origin, problem.tiledHeadName(),
+      tiles.blockM, tiles.blockN, origin, problem.tiledHeadName(),
       work.queryBlocks, work.visitedBlocks, work.denseBlocks,
       work.maskedBlocks);
   if (std::optional<DerivedBlockMask> derived =
-          deriveBlockMask(op, tiles->blockM, tiles->blockN))
+          deriveBlockMask(op, tiles.blockM, tiles.blockN))
     text += llvm::formatv(
         "; the IR proves {0} of {1} blocks empty and {2} full (a block mask "
         "is attached)",
@@ -468,12 +469,12 @@ std::string describeSchedule(AttentionOp op, AttentionProblem problem) {
     IntegerArith a;
     int64_t batchHeads = problem.batch * problem.tiledHeads();
     LeanWork<IntegerArith> lean = LeanWork<IntegerArith>::create(
-        a, problem.geometry(), tiles->blockM, tiles->blockN, work.queryBlocks,
+        a, problem.geometry(), tiles.blockM, tiles.blockN, work.queryBlocks,
         batchHeads, leanAttr.getCtas());
     LeanAssignment<IntegerArith> &assignment = lean.assignment;
     int64_t leanTiles = assignment.leanTiles;
     int64_t maxBlocks =
-        *llvm::max_element(problem.kvBlockCounts(tiles->blockM, tiles->blockN));
+        *llvm::max_element(problem.kvBlockCounts(tiles.blockM, tiles.blockN));
     text += llvm::formatv(
         "; Lean over {0} CTAs: {1} LeanTiles, {2} per CTA, {3} partial "
         "slots per output tile merged with attn.merge",

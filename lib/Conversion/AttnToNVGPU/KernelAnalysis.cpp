@@ -125,13 +125,13 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op) {
       chooseTiles(op, {TileTarget::Gpu, 0, 0, target}, why);
   if (failed(choice))
     return op.emitError("attn-to-nvgpu: ") << why;
-  const Fa2Tiling *tiling = &choice->tiling;
-  problem->packedHeads = tiling->packedHeads;
+  const Fa2Tiling &tiling = choice->tiling;
+  problem->packedHeads = tiling.packedHeads;
   KernelShape shape{*problem, element, 0, 0, 0, 0, 0, false};
-  shape.blockM = tiling->blockM;
-  shape.blockN = tiling->blockN;
-  shape.warps = tiling->warps;
-  shape.stages = tiling->stages;
+  shape.blockM = tiling.blockM;
+  shape.blockN = tiling.blockN;
+  shape.warps = tiling.warps;
+  shape.stages = tiling.stages;
   assert(shape.blockM % (16 * shape.warps) == 0 && shape.blockN % 16 == 0 &&
          "#attn.fa2's verifier and the default tilings keep block_m a "
          "multiple of 16 * warps and block_n one of 16");
