@@ -165,7 +165,7 @@ bool takeSpace(Word &word, Space &space) {
 /// Memory ordering and scope: the emulator runs memory operations one at a
 /// time in a total order, which every ordering allows; acquire and release
 /// are kept for the memory-model checks.
-void takeOrdering(Word &word, uint32_t &flags) {
+void takeOrdering(Word &word, uint64_t &flags) {
   if (word.take("volatile"))
     flags |= mod::Volatile;
   if (word.take("relaxed"))
@@ -182,7 +182,7 @@ void takeOrdering(Word &word, uint32_t &flags) {
     word.take(scope);
 }
 
-void takeRounding(Word &word, uint32_t &flags) {
+void takeRounding(Word &word, uint64_t &flags) {
   static const std::pair<const char *, uint32_t> modes[] = {
       {"rn", mod::Rn},   {"rz", mod::Rz},   {"rm", mod::Rm},
       {"rp", mod::Rp},   {"rni", mod::Rni}, {"rzi", mod::Rzi},
@@ -257,6 +257,8 @@ private:
   bool decodeArithmetic(std::string &error);
   bool decodeMemory(std::string &error);
   bool decodeCvt(std::string &error);
+  bool decodeMbarrier(std::string &error);
+  bool decodeBulkCopy(std::string &error);
 
   /// The whole opcode word, for messages.
   const std::string original;
@@ -687,6 +689,17 @@ bool Decoder::decode(std::string &error) {
   }
   if (b == "membar" || b == "fence") {
     in.op = b == "membar" ? Opcode::Membar : Opcode::Fence;
+    // The proxy fences (generic and async proxies) and the fence that makes
+    // mbarrier.init visible: the emulator's memory is one sequentially
+    // consistent proxy, so they order like any fence.
+    if (b == "fence" && word.take("proxy")) {
+      if (!word.take("async") && !word.take("alias"))
+        return unsupported(error, "proxy kind");
+      (void)(word.take("global") || word.take("shared::cta") ||
+             word.take("shared::cluster"));
+    } else if (b == "fence") {
+      word.take("mbarrier_init");
+    }
     takeOrdering(word, in.flags);
     word.take("gl");
     if (b == "membar")
@@ -834,6 +847,8 @@ bool Decoder::decode(std::string &error) {
   if (b == "cp") {
     if (!word.take("async"))
       return unsupported(error);
+    if (word.take("bulk"))
+      return decodeBulkCopy(error);
     if (word.take("commit_group")) {
       in.op = Opcode::CpAsyncCommit;
       return done(error) && shape(error, ops.empty());
@@ -879,7 +894,125 @@ bool Decoder::decode(std::string &error) {
       return unsupported(error, ".cg copies 16 bytes");
     return true;
   }
+  if (b == "mbarrier")
+    return decodeMbarrier(error);
+  if (b == "elect") {
+    in.op = Opcode::ElectSync;
+    if (!word.take("sync") || !done(error))
+      return error.empty() ? unsupported(error) : false;
+    return shape(error, ops.size() == 3 && isRegOrSink(ops[0]) &&
+                            isReg(ops[1]) && isValue(ops[2]));
+  }
+  if (b == "setmaxnreg") {
+    in.op = Opcode::Setmaxnreg;
+    if (word.take("inc"))
+      in.atomOp = AtomOp::Inc;
+    else if (word.take("dec"))
+      in.atomOp = AtomOp::Dec;
+    else
+      return unsupported(error, "neither .inc nor .dec");
+    if (!word.take("sync") || !word.take("aligned"))
+      return unsupported(error, "without .sync.aligned");
+    if (!oneType(error, {Type::U32}) ||
+        !shape(error, ops.size() == 1 && ops[0].kind == Kind::Immediate))
+      return false;
+    uint64_t count = ops[0].value;
+    if (count < 24 || count > 256 || count % 8 != 0)
+      return unsupported(error, "a register count outside 24..256 or not a "
+                                "multiple of 8");
+    return true;
+  }
   return unsupported(error);
+}
+
+bool Decoder::decodeMbarrier(std::string &error) {
+  in.op = Opcode::Mbarrier;
+  using M = MbarrierOp;
+  if (word.take("init"))
+    in.mbarrier = M::Init;
+  else if (word.take("inval"))
+    in.mbarrier = M::Inval;
+  else if (word.take("arrive"))
+    in.mbarrier = M::Arrive;
+  else if (word.take("arrive_drop"))
+    in.mbarrier = M::ArriveDrop;
+  else if (word.take("expect_tx"))
+    in.mbarrier = M::ExpectTx;
+  else if (word.take("complete_tx"))
+    in.mbarrier = M::CompleteTx;
+  else if (word.take("test_wait"))
+    in.mbarrier = M::TestWait;
+  else if (word.take("try_wait"))
+    in.mbarrier = M::TryWait;
+  else
+    return unsupported(error);
+  bool arrive = in.mbarrier == M::Arrive || in.mbarrier == M::ArriveDrop;
+  bool wait = in.mbarrier == M::TestWait || in.mbarrier == M::TryWait;
+  if (arrive && word.take("expect_tx"))
+    in.flags |= mod::ExpectTx;
+  if (arrive && word.take("noComplete"))
+    in.flags |= mod::NoComplete;
+  if (wait && word.take("parity"))
+    in.flags |= mod::Parity;
+  takeOrdering(word, in.flags);
+  // A shared::cluster address of the executing CTA's own shared memory is
+  // its shared::cta address (no clusters are launched).
+  if (word.take("shared") || word.take("shared::cta") ||
+      word.take("shared::cluster"))
+    in.space = Space::Shared;
+  if (!oneType(error, {Type::B64}))
+    return false;
+  auto address = [&](size_t i) {
+    return i < ops.size() && ops[i].kind == Kind::Address;
+  };
+  switch (in.mbarrier) {
+  case M::Init:
+  case M::ExpectTx:
+  case M::CompleteTx:
+    return shape(error, ops.size() == 2 && address(0) && isValue(ops[1]));
+  case M::Inval:
+    return shape(error, ops.size() == 1 && address(0));
+  case M::Arrive:
+  case M::ArriveDrop: {
+    // state, [addr] {, count}; .expect_tx and .noComplete take the count.
+    bool counted = in.flags & (mod::ExpectTx | mod::NoComplete);
+    return shape(error, (ops.size() == 3 || (!counted && ops.size() == 2)) &&
+                            isRegOrSink(ops[0]) && address(1) &&
+                            (ops.size() == 2 || isValue(ops[2])));
+  }
+  case M::TestWait:
+  case M::TryWait:
+    // waitComplete, [addr], state or parity {, suspendTimeHint}.
+    return shape(error, (ops.size() == 3 ||
+                         (in.mbarrier == M::TryWait && ops.size() == 4)) &&
+                            isReg(ops[0]) && address(1) && isValue(ops[2]) &&
+                            isValue(ops.back()));
+  }
+  return unsupported(error);
+}
+
+bool Decoder::decodeBulkCopy(std::string &error) {
+  // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
+  //     [dst], [src], size, [mbar] {, cache-policy}
+  in.op = Opcode::CpAsyncBulk;
+  if (word.take("tensor"))
+    return unsupported(error, "tensor copies");
+  bool toShared = word.take("shared::cluster") || word.take("shared::cta");
+  if (!toShared || !word.take("global") ||
+      !word.take("mbarrier::complete_tx::bytes"))
+    return unsupported(error, "only global to shared memory, completing on "
+                              "an mbarrier");
+  bool hasHint = word.take("L2::cache_hint");
+  if (!done(error))
+    return false;
+  if (hasHint) {
+    if (ops.empty())
+      return shape(error, false);
+    ops.pop_back();
+  }
+  return shape(error, ops.size() == 4 && ops[0].kind == Kind::Address &&
+                          ops[1].kind == Kind::Address && isValue(ops[2]) &&
+                          ops[3].kind == Kind::Address);
 }
 
 } // namespace

@@ -58,6 +58,7 @@ Profile::Class classify(const Instruction &in) {
   case Opcode::Atom:
   case Opcode::Red:
   case Opcode::CpAsync:
+  case Opcode::CpAsyncBulk:
     return Profile::Memory;
   case Opcode::Bra:
   case Opcode::Ret:
@@ -74,6 +75,9 @@ Profile::Class classify(const Instruction &in) {
   case Opcode::CpAsyncCommit:
   case Opcode::CpAsyncWait:
   case Opcode::CpAsyncWaitAll:
+  case Opcode::Mbarrier:
+  case Opcode::ElectSync:
+  case Opcode::Setmaxnreg:
     return Profile::Synchronisation;
   case Opcode::Cvt:
   case Opcode::CvtPack:
@@ -85,7 +89,7 @@ Profile::Class classify(const Instruction &in) {
 
 /// Rounds a double to f32 in the direction of the instruction's rounding
 /// modifier (round to nearest even when it has none).
-float roundToFloat(double value, uint32_t flags) {
+float roundToFloat(double value, uint64_t flags) {
   if (!(flags & (mod::Rz | mod::Rm | mod::Rp)))
     return static_cast<float>(value);
   int saved = std::fegetround();
@@ -99,7 +103,7 @@ float roundToFloat(double value, uint32_t flags) {
 }
 
 /// Round to an integral value (.rni, .rzi, .rmi, .rpi).
-double roundIntegral(double value, uint32_t flags) {
+double roundIntegral(double value, uint64_t flags) {
   if (flags & mod::Rzi)
     return std::trunc(value);
   if (flags & mod::Rmi)
@@ -180,6 +184,8 @@ bool isWarpCollective(Opcode op) {
   case Opcode::Ldmatrix:
   case Opcode::Shfl:
   case Opcode::Vote:
+  case Opcode::ElectSync:
+  case Opcode::Setmaxnreg:
     return true;
   default:
     return false;
@@ -187,6 +193,18 @@ bool isWarpCollective(Opcode op) {
 }
 
 } // namespace
+
+uint64_t Launch::operandValue(const Warp &warp, const Operand &o,
+                              unsigned lane) const {
+  switch (o.kind) {
+  case Operand::Kind::Register:
+    return warp.registers[static_cast<size_t>(o.reg) * 32 + lane];
+  case Operand::Kind::Special:
+    return specialRegister(warp, lane, o.special);
+  default:
+    return o.value;
+  }
+}
 
 bool Launch::step(Warp &w) {
   uint32_t live = w.liveMask;
@@ -258,14 +276,7 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
       w.pc[__builtin_ctz(m)] = pc + 1;
   };
   auto value = [&](const Operand &o, unsigned lane) -> uint64_t {
-    switch (o.kind) {
-    case Operand::Kind::Register:
-      return reg(o.reg, lane);
-    case Operand::Kind::Special:
-      return specialRegister(w, lane, o.special);
-    default:
-      return o.value;
-    }
+    return operandValue(w, o, lane);
   };
   auto predicate = [&](const Operand &o, unsigned lane) -> bool {
     return (value(o, lane) != 0) != o.negated;
@@ -1375,6 +1386,44 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
 
   case Opcode::CpAsyncWait:
     if (exec && !completeCopies(w, ops[0].value))
+      return false;
+    advance();
+    return true;
+
+  case Opcode::Mbarrier:
+    if (!executeMbarrier(w, in, exec))
+      return false;
+    advance();
+    return true;
+
+  case Opcode::CpAsyncBulk:
+    if (!executeBulkCopy(w, in, exec))
+      return false;
+    advance();
+    return true;
+
+  case Opcode::ElectSync: {
+    // The lowest lane of membermask among the converged lanes leads; the
+    // mask must name only lanes that execute it together (.sync).
+    uint32_t members =
+        static_cast<uint32_t>(value(ops[2], __builtin_ctz(group)));
+    if ((members & live) != exec)
+      return fault(w, __builtin_ctz(group), &in,
+                   "elect.sync's membermask names lanes that do not execute "
+                   "it here, or leaves out lanes that do");
+    unsigned leader = __builtin_ctz(exec);
+    forExec([&](unsigned lane) {
+      write(ops[0], lane, leader, 4);
+      write(ops[1], lane, lane == leader, 1);
+    });
+    advance();
+    return true;
+  }
+
+  case Opcode::Setmaxnreg:
+    // Registers are not a limited resource here; the count was checked
+    // when the kernel loaded, and the warp must execute it converged.
+    if (!requireWholeWarp("setmaxnreg"))
       return false;
     advance();
     return true;

@@ -24,6 +24,8 @@ using namespace attn::ptxemu;
 
 namespace {
 constexpr unsigned kSliceInstructions = 512;
+constexpr const char *kUnordered =
+    "with no barrier or mbarrier wait ordering them";
 /// Rounds without progress before a deadlock is declared.
 constexpr unsigned kIdleRounds = 200;
 } // namespace
@@ -156,6 +158,11 @@ std::unique_ptr<Cta> Launch::startCta(uint32_t linear) {
   cta->shared.assign(sharedBytes, 0);
   cta->shadow.assign(sharedBytes, SharedShadow());
   uint32_t warps = (cta->threads + 31) / 32;
+  cta->agents = warps + 1;
+  cta->readClocks.assign(static_cast<size_t>(sharedBytes / 4 + 1) * cta->agents,
+                         0);
+  cta->asyncClock.assign(cta->agents, 0);
+  cta->asyncClock[cta->asyncAgent()] = 1;
   for (uint32_t i = 0; i < warps; ++i) {
     auto warp = std::make_unique<Warp>();
     warp->cta = cta.get();
@@ -165,6 +172,8 @@ std::unique_ptr<Cta> Launch::startCta(uint32_t linear) {
     warp->registers.assign(static_cast<size_t>(kernel.registerCount()) * 32,
                            0);
     warp->local.assign(static_cast<size_t>(kernel.localBytes) * 32, 0);
+    warp->clock.assign(cta->agents, 0);
+    warp->clock[i] = 1;
     cta->warps.push_back(std::move(warp));
   }
   cta->liveWarps = warps;
@@ -181,6 +190,8 @@ std::string Launch::describeWarp(const Warp &warp) const {
     pc = std::min(pc, warp.pc[__builtin_ctz(m)]);
   if (warp.atBarrier)
     text += " waits at barrier " + std::to_string(warp.barrier);
+  if (warp.waitingOn >= 0)
+    text += " waits on " + describeMbarrier(*warp.cta, warp.waitingOn);
   if (pc < kernel.code.size()) {
     // The barrier's pc was advanced past it.
     const Instruction &in =
@@ -297,13 +308,15 @@ uint8_t *Launch::globalPointer(Warp &warp, unsigned lane, uint64_t address,
 
 bool Launch::sharedOffset(Warp &warp, unsigned lane, uint64_t at,
                           unsigned bytes, uint32_t &offset,
-                          const Instruction &in) {
+                          const Instruction &in, unsigned alignment) {
+  if (alignment == 0)
+    alignment = bytes;
   if (at + bytes > sharedBytes || at >= kWindowSize)
     return fault(warp, lane, &in,
                  "out-of-bounds shared access of " + std::to_string(bytes) +
                      " bytes at offset " + std::to_string(int64_t(at)) +
                      " (the CTA has " + std::to_string(sharedBytes) + ")");
-  if (at % bytes != 0)
+  if (at % alignment != 0)
     return fault(warp, lane, &in,
                  "misaligned shared access of " + std::to_string(bytes) +
                      " bytes at offset " + std::to_string(at));
@@ -311,11 +324,23 @@ bool Launch::sharedOffset(Warp &warp, unsigned lane, uint64_t at,
   return true;
 }
 
+std::string Launch::agentName(const Cta &cta, uint32_t agent) {
+  return agent == cta.asyncAgent()
+             ? std::string("the async proxy (a bulk copy)")
+             : "warp " + std::to_string(agent);
+}
+
 void Launch::checkSharedRead(Warp &warp, unsigned lane, uint32_t offset,
                              unsigned bytes, const Instruction &in) {
   Cta &cta = *warp.cta;
+  uint32_t agent = warp.index;
+  const VectorClock &clock = warp.clock;
   for (unsigned i = 0; i < bytes; ++i) {
     SharedShadow &s = cta.shadow[offset + i];
+    if (s.mbarrier) {
+      fault(warp, lane, &in, mbarrierAccess(offset + i));
+      return;
+    }
     if (s.pendingCopy) {
       fault(warp, lane, &in,
             "reads shared offset " + std::to_string(offset + i) +
@@ -323,59 +348,73 @@ void Launch::checkSharedRead(Warp &warp, unsigned lane, uint32_t offset,
                 "(cp.async.wait_group)");
       return;
     }
-    if (s.writeEpoch == 0) {
+    if (s.writeClock == 0) {
       fault(warp, lane, &in,
             "reads shared offset " + std::to_string(offset + i) +
                 ", which nothing wrote");
       return;
     }
-    if (s.writeEpoch == cta.epoch && s.writer != warp.index) {
+    if (s.writer != agent && clock[s.writer] < s.writeClock) {
       fault(warp, lane, &in,
             "shared-memory race: reads offset " + std::to_string(offset + i) +
-                " written by warp " + std::to_string(s.writer) + " (line " +
-                std::to_string(s.writerLine) + ") with no barrier between");
+                " written by " + agentName(cta, s.writer) + " (line " +
+                std::to_string(s.writerLine) + ") " + kUnordered);
       return;
     }
-    if (s.readEpoch != cta.epoch) {
-      s.readEpoch = cta.epoch;
-      s.reader = static_cast<uint16_t>(warp.index);
-      s.readerLine = in.line;
-      s.manyReaders = false;
-    } else if (s.reader != warp.index) {
-      s.manyReaders = true;
-    }
+    s.readers |= 1ull << agent;
+    s.reader = static_cast<uint8_t>(agent);
+    s.readerLine = in.line;
+    cta.readClocks[(offset + i) / 4 * cta.agents + agent] = clock[agent];
   }
 }
 
 void Launch::markSharedWrite(Warp &warp, unsigned lane, uint32_t offset,
-                             unsigned bytes, const Instruction &in) {
+                             unsigned bytes, const Instruction &in,
+                             bool async) {
   Cta &cta = *warp.cta;
+  uint32_t agent = async ? cta.asyncAgent() : warp.index;
+  const VectorClock &clock = async ? cta.asyncClock : warp.clock;
+  std::string who = async ? "a bulk copy writes" : "writes";
   progressed();
   for (unsigned i = 0; i < bytes; ++i) {
     SharedShadow &s = cta.shadow[offset + i];
+    if (s.mbarrier) {
+      fault(warp, lane, &in, mbarrierAccess(offset + i));
+      return;
+    }
     if (s.pendingCopy) {
       fault(warp, lane, &in,
-            "writes shared offset " + std::to_string(offset + i) +
+            who + " shared offset " + std::to_string(offset + i) +
                 " that a cp.async has not finished writing");
       return;
     }
-    if (s.writeEpoch == cta.epoch && s.writer != warp.index) {
+    if (s.writeClock != 0 && s.writer != agent &&
+        clock[s.writer] < s.writeClock) {
       fault(warp, lane, &in,
-            "shared-memory race: writes offset " + std::to_string(offset + i) +
-                " also written by warp " + std::to_string(s.writer) +
-                " (line " + std::to_string(s.writerLine) +
-                ") with no barrier between");
+            "shared-memory race: " + who + " offset " +
+                std::to_string(offset + i) + " also written by " +
+                agentName(cta, s.writer) + " (line " +
+                std::to_string(s.writerLine) + ") " + kUnordered);
       return;
     }
-    if (s.readEpoch == cta.epoch && (s.reader != warp.index || s.manyReaders)) {
+    const uint32_t *readClocks = &cta.readClocks[(offset + i) / 4 * cta.agents];
+    for (uint64_t m = s.readers & ~(1ull << agent); m; m &= m - 1) {
+      unsigned reader = __builtin_ctzll(m);
+      if (clock[reader] >= readClocks[reader])
+        continue;
       fault(warp, lane, &in,
-            "shared-memory race: writes offset " + std::to_string(offset + i) +
-                " read by warp " + std::to_string(s.reader) + " (line " +
-                std::to_string(s.readerLine) + ") with no barrier between");
+            "shared-memory race: " + who + " offset " +
+                std::to_string(offset + i) + " read by " +
+                agentName(cta, reader) +
+                (reader == s.reader
+                     ? " (line " + std::to_string(s.readerLine) + ")"
+                     : std::string()) +
+                " " + kUnordered);
       return;
     }
-    s.writeEpoch = cta.epoch;
-    s.writer = static_cast<uint16_t>(warp.index);
+    s.readers = 0;
+    s.writeClock = clock[agent];
+    s.writer = static_cast<uint8_t>(agent);
     s.writerLine = in.line;
   }
 }
@@ -531,8 +570,8 @@ bool Launch::completeCopies(Warp &warp, size_t keep) {
       for (unsigned i = 0; i < copy.bytes; ++i) {
         SharedShadow &s = cta.shadow[copy.sharedOffset + i];
         s.pendingCopy = false;
-        s.writeEpoch = cta.epoch;
-        s.writer = static_cast<uint16_t>(warp.index);
+        s.writeClock = warp.clock[warp.index];
+        s.writer = static_cast<uint8_t>(warp.index);
         s.writerLine = kernel.code[copy.instruction].line;
       }
     }
@@ -557,6 +596,12 @@ void Launch::arriveAtBarrier(Warp &warp, uint32_t id, uint32_t threads,
     return;
   }
   barrier.arrivedThreads += 32;
+  // The arrival releases what the warp did so far; what it does next is
+  // after it.
+  if (barrier.arrivals.empty())
+    barrier.arrivals.assign(cta.agents, 0);
+  join(barrier.arrivals, warp.clock);
+  ++warp.clock[warp.index];
   if (wait) {
     warp.atBarrier = true;
     warp.barrier = id;
@@ -568,6 +613,7 @@ void Launch::arriveAtBarrier(Warp &warp, uint32_t id, uint32_t threads,
   // the destination of the bar.red each of them executed.
   for (Warp *waiter : barrier.waiting) {
     waiter->atBarrier = false;
+    join(waiter->clock, barrier.arrivals);
     uint32_t pc = UINT32_MAX;
     for (uint32_t m = waiter->liveMask; m; m &= m - 1)
       pc = std::min(pc, waiter->pc[__builtin_ctz(m)]);
@@ -582,7 +628,6 @@ void Launch::arriveAtBarrier(Warp &warp, uint32_t id, uint32_t threads,
     }
   }
   barrier = Barrier();
-  ++cta.epoch;
   progressed();
 }
 
@@ -618,8 +663,9 @@ LaunchResult Launch::run() {
         if (warp->done() || warp->atBarrier)
           continue;
         ranAny = true;
+        warp->yield = false;
         for (unsigned i = 0; i < kSliceInstructions && !warp->done() &&
-                             !warp->atBarrier;
+                             !warp->atBarrier && !warp->yield;
              ++i)
           if (!step(*warp))
             break;
@@ -654,8 +700,8 @@ LaunchResult Launch::run() {
       failed = true;
       error = "kernel " + kernel.name + ": deadlock: " +
               (ranAny ? "the resident CTAs keep running without changing "
-                        "memory or passing a barrier (spinning on a flag "
-                        "nothing will set?)"
+                        "memory or passing a barrier (spinning on a flag or "
+                        "an mbarrier phase nothing will complete?)"
                       : "every resident warp waits at a barrier that cannot "
                         "complete") +
               where;

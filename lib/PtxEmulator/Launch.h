@@ -55,13 +55,49 @@ public:
   uint8_t *localPointer(Warp &warp, unsigned lane, uint64_t offset,
                         unsigned bytes, const Instruction &in);
   /// The shared offset AT as an index into the CTA's shared memory, after
-  /// the bounds and alignment checks.
+  /// the bounds and alignment checks (to ALIGNMENT, by default BYTES).
   bool sharedOffset(Warp &warp, unsigned lane, uint64_t at, unsigned bytes,
-                    uint32_t &offset, const Instruction &in);
+                    uint32_t &offset, const Instruction &in,
+                    unsigned alignment = 0);
+  /// The race and initialisation checks of a shared access by WARP, or
+  /// for a write with ASYNC by the async proxy on its behalf (a bulk copy),
+  /// and the shadow's record of it.
   void checkSharedRead(Warp &warp, unsigned lane, uint32_t offset,
                        unsigned bytes, const Instruction &in);
   void markSharedWrite(Warp &warp, unsigned lane, uint32_t offset,
-                       unsigned bytes, const Instruction &in);
+                       unsigned bytes, const Instruction &in,
+                       bool async = false);
+  static std::string agentName(const Cta &cta, uint32_t agent);
+
+  /// A register of LANE, and an operand's value (register, special
+  /// register or constant).
+  static uint64_t &registerOf(Warp &warp, int32_t slot, unsigned lane) {
+    return warp.registers[static_cast<size_t>(slot) * 32 + lane];
+  }
+  uint64_t operandValue(const Warp &warp, const Operand &operand,
+                        unsigned lane) const;
+  /// The address an Address operand names for LANE.
+  static uint64_t addressOf(const Warp &warp, const Operand &address,
+                            unsigned lane) {
+    return (address.reg >= 0
+                ? warp.registers[static_cast<size_t>(address.reg) * 32 + lane]
+                : 0) +
+           address.value;
+  }
+
+  // Mbarriers.cpp: mbarrier objects and the bulk copies that complete on
+  // them. False on a fault.
+  bool executeMbarrier(Warp &warp, const Instruction &in, uint32_t exec);
+  bool executeBulkCopy(Warp &warp, const Instruction &in, uint32_t exec);
+  /// The live mbarrier at AT (in SPACE) that NAME uses, after the checks
+  /// that it is one and that its init is ordered before; null on a fault.
+  MBarrier *findMbarrier(Warp &warp, unsigned lane, Space space, uint64_t at,
+                         const Instruction &in, const std::string &name,
+                         uint32_t &offset);
+  /// Why a plain access of shared OFFSET, part of an mbarrier, is refused.
+  std::string mbarrierAccess(uint32_t offset) const;
+  /// The mbarrier at OFFSET and its state, for deadlock reports.
+  std::string describeMbarrier(const Cta &cta, int64_t offset) const;
 
   /// Counts one warp request of BYTES per lane at ADDRESSES (the lanes of
   /// LANES): shared wavefronts with bank conflicts, or global sectors.

@@ -6,9 +6,17 @@
 //===----------------------------------------------------------------------===//
 //
 // The state of a launch: resident CTAs with their shared memory and its
-// shadow (who wrote and read each byte since the last barrier, whether a
-// cp.async still owns it), warps with a register file laid out register by
-// register (32 lanes side by side) and one program counter per lane.
+// shadow (who wrote and read each byte, at which of their vector clocks,
+// whether a cp.async still owns it), their mbarrier objects, warps with a
+// register file laid out register by register (32 lanes side by side) and
+// one program counter per lane.
+//
+// The race checks order a CTA's shared-memory accesses by happens-before:
+// each agent (a warp, and the asynchronous proxy that performs bulk copies)
+// has a vector clock; a barrier release joins its participants' clocks, an
+// mbarrier phase's completion carries its arrivals' (and its bulk copies')
+// clocks to whoever waits on the phase. An access races with an earlier one
+// by another agent unless the earlier one happens before it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +25,9 @@
 
 #include "attn/PtxEmulator/Device.h"
 
+#include <algorithm>
 #include <deque>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -29,14 +39,41 @@ constexpr uint64_t kSharedWindow = 0xF100000000000000ull;
 constexpr uint64_t kLocalWindow = 0xF200000000000000ull;
 constexpr uint64_t kWindowSize = 1ull << 32;
 
-/// What the race and initialisation checks know of one shared byte.
+/// A vector clock: for each agent of a CTA (its warps, then the async
+/// proxy), the last of its clock values known to the holder.
+using VectorClock = std::vector<uint32_t>;
+inline void join(VectorClock &into, const VectorClock &from) {
+  for (size_t i = 0; i < into.size(); ++i)
+    into[i] = std::max(into[i], from[i]);
+}
+
+/// What the race and initialisation checks know of one shared byte. The
+/// clocks at which the `readers` read are kept per 4-byte word in
+/// Cta::readClocks.
 struct SharedShadow {
-  uint32_t writeEpoch = 0; // 0: never written
-  uint32_t readEpoch = 0;
-  uint16_t writer = 0, reader = 0; // warp indices
+  uint32_t writeClock = 0; // the writer's own clock; 0: never written
   uint32_t writerLine = 0, readerLine = 0; // PTX lines, for messages
-  bool manyReaders = false;
+  uint8_t writer = 0, reader = 0;          // agents: the last ones
   bool pendingCopy = false; // a cp.async owns it until its wait
+  bool mbarrier = false;    // part of a live mbarrier object
+  uint64_t readers = 0;     // agents that read it since its last write
+};
+
+/// An mbarrier object (PTX ISA, "Parallel Synchronization and Communication
+/// Instructions: mbarrier"): its phase, the arrivals the current phase
+/// still expects and the transaction bytes it still waits for. The phase
+/// completes when both reach zero.
+struct MBarrier {
+  uint32_t expected = 0, pending = 0;
+  int64_t txCount = 0;
+  /// Phases completed so far: the current phase's parity is phase % 2.
+  uint32_t phase = 0;
+  /// Clocks of the current phase's arrivals and completed transactions,
+  /// and of the last completed phase of each parity.
+  VectorClock arrivals, completed[2];
+  /// Who initialised it, for the check that its users see the init.
+  uint8_t initAgent = 0;
+  uint32_t initClock = 0, initLine = 0;
 };
 
 struct PendingCopy {
@@ -62,6 +99,13 @@ struct Warp {
   std::vector<uint8_t> local;      // [lane * localBytes + offset]
   bool atBarrier = false;
   uint32_t barrier = 0;
+  /// The warp's vector clock (its own entry is clock[index]).
+  VectorClock clock;
+  /// The mbarrier (shared offset) whose wait last failed, until one
+  /// succeeds: where a spinning warp waits, for deadlock reports.
+  int64_t waitingOn = -1;
+  /// Ends the warp's slice (a failed mbarrier wait: let the others run).
+  bool yield = false;
   // cp.async: copies not yet committed, then the committed groups.
   std::vector<PendingCopy> openGroup;
   std::deque<std::vector<PendingCopy>> groups;
@@ -72,6 +116,8 @@ struct Barrier {
   uint32_t arrivedThreads = 0;
   uint32_t expectedThreads = 0;
   std::vector<Warp *> waiting;
+  /// The join of the arriving warps' clocks.
+  VectorClock arrivals;
   // bar.red: the running reduction.
   uint32_t popc = 0;
   bool andValue = true, orValue = false;
@@ -83,10 +129,18 @@ struct Cta {
   uint32_t threads = 0;
   std::vector<uint8_t> shared;
   std::vector<SharedShadow> shadow;
+  /// [word * agents + agent]: the agent's clock at its last read of the
+  /// 4-byte word.
+  std::vector<uint32_t> readClocks;
   std::vector<std::unique_ptr<Warp>> warps;
   Barrier barriers[16];
-  /// Barrier releases so far, plus one: the race checks' epoch.
-  uint32_t epoch = 1;
+  /// Agents: the warps, then the async proxy (asyncAgent()).
+  uint32_t agents = 0;
+  uint32_t asyncAgent() const { return agents - 1; }
+  /// The async proxy's clock: bulk copies are its accesses.
+  VectorClock asyncClock;
+  /// Live mbarrier objects by shared offset.
+  std::map<uint32_t, MBarrier> mbarriers;
   uint32_t liveWarps = 0;
 };
 

@@ -207,8 +207,32 @@ private:
   std::unordered_map<std::string, const GlobalVariable *> globalsByName;
 
   // Per kernel while its body is parsed.
-  std::unordered_map<std::string, int32_t> registers;
-  std::unordered_map<std::string, uint32_t> labels;
+  /// Registers and labels are scoped by the body's { } blocks, as PTX
+  /// scopes them: an inline-assembly block that declares `.reg .pred P1` and
+  /// a label `LAB_WAIT` may appear many times in one kernel. Scope 0 is the
+  /// kernel's body; each block's scope names its parent.
+  struct Scope {
+    int parent = -1;
+    std::unordered_map<std::string, int32_t> registers;
+    std::unordered_map<std::string, uint32_t> labels;
+  };
+  std::vector<Scope> scopes;
+  int scope = 0;
+  /// The register NAME visible in the current scope, or -1.
+  int32_t findRegister(const std::string &name) const {
+    for (int at = scope; at >= 0; at = scopes[at].parent)
+      if (auto it = scopes[at].registers.find(name);
+          it != scopes[at].registers.end())
+        return it->second;
+    return -1;
+  }
+  /// The label NAME visible from scope FROM.
+  const uint32_t *findLabel(int from, const std::string &name) const {
+    for (int at = from; at >= 0; at = scopes[at].parent)
+      if (auto it = scopes[at].labels.find(name); it != scopes[at].labels.end())
+        return &it->second;
+    return nullptr;
+  }
   std::unordered_map<std::string, uint32_t> parameters;
   /// Symbols in operands resolved once the shared layout is known:
   /// (instruction, operand path) -> name.
@@ -217,6 +241,8 @@ private:
     size_t operand;
     std::string name;
     bool isLabel;
+    /// The scope the name appears in, which a label is looked up from.
+    int scope = 0;
   };
   std::vector<Fixup> fixups;
   std::unordered_map<std::string, SharedDeclaration> kernelShared;
@@ -434,8 +460,8 @@ bool Parser::parseEntry() {
   if (peek().kind != Token::Kind::Word)
     return fail("expected a kernel name");
   kernel->name = next().text;
-  registers.clear();
-  labels.clear();
+  scopes.assign(1, Scope());
+  scope = 0;
   parameters.clear();
   fixups.clear();
   kernelShared.clear();
@@ -533,6 +559,7 @@ bool Parser::parseRegisters(Kernel &kernel) {
       return fail("expected a register name");
     std::string name = next().text;
     auto declare = [&](const std::string &full) {
+      auto &registers = scopes[scope].registers;
       if (!registers.count(full)) {
         registers[full] = static_cast<int32_t>(kernel.registerNames.size());
         kernel.registerNames.push_back(full);
@@ -561,15 +588,23 @@ bool Parser::parseBody(Kernel &kernel) {
     if (isPunct("{")) {
       next();
       ++depth;
+      scopes.push_back(Scope{scope, {}, {}});
+      scope = static_cast<int>(scopes.size()) - 1;
       continue;
     }
     if (isPunct("}")) {
       next();
       --depth;
+      if (depth > 0)
+        scope = scopes[scope].parent;
       continue;
     }
     if (token.kind == Token::Kind::Word && isPunct(":", 1)) {
-      labels[token.text] = static_cast<uint32_t>(kernel.code.size());
+      if (!scopes[scope]
+               .labels
+               .emplace(token.text, static_cast<uint32_t>(kernel.code.size()))
+               .second)
+        return fail("label " + token.text + " defined twice in one scope");
       position += 2;
       continue;
     }
@@ -637,13 +672,12 @@ bool Parser::parseSimpleOperand(Kernel &kernel, Operand &operand) {
     operand.kind = Operand::Kind::Sink;
     return true;
   }
+  if (int32_t slot = findRegister(t); slot >= 0) {
+    operand.kind = Operand::Kind::Register;
+    operand.reg = slot;
+    return true;
+  }
   if (t[0] == '%') {
-    auto it = registers.find(t);
-    if (it != registers.end()) {
-      operand.kind = Operand::Kind::Register;
-      operand.reg = it->second;
-      return true;
-    }
     static const std::unordered_map<std::string, SpecialRegister> specials = {
         {"%tid.x", SpecialRegister::TidX},
         {"%tid.y", SpecialRegister::TidY},
@@ -681,7 +715,7 @@ bool Parser::parseSimpleOperand(Kernel &kernel, Operand &operand) {
   }
   // A label or a variable's name: resolved when the kernel ends.
   operand.kind = Operand::Kind::Label;
-  fixups.push_back({kernel.code.size(), 0, t, true});
+  fixups.push_back({kernel.code.size(), 0, t, true, scope});
   return true;
 }
 
@@ -711,16 +745,15 @@ bool Parser::parseOperand(Kernel &kernel, Operand &operand) {
     if (base.kind == Token::Kind::Number) {
       if (!parseInteger(base.text, operand.value))
         return fail("bad address '" + base.text + "'");
-    } else if (base.kind == Token::Kind::Word && base.text[0] == '%' &&
-               registers.count(base.text)) {
-      operand.reg = registers[base.text];
+    } else if (base.kind == Token::Kind::Word && findRegister(base.text) >= 0) {
+      operand.reg = findRegister(base.text);
     } else if (base.kind == Token::Kind::Word) {
       auto parameter = parameters.find(base.text);
       if (parameter != parameters.end()) {
         operand.isParam = true;
         operand.value = parameter->second;
       } else {
-        fixups.push_back({kernel.code.size(), 0, base.text, false});
+        fixups.push_back({kernel.code.size(), 0, base.text, false, scope});
       }
     } else {
       return fail("bad address base '" + base.text + "'");
@@ -753,10 +786,9 @@ bool Parser::parseInstruction(Kernel &kernel) {
       instruction.guardNegated = true;
     }
     Token guard = next();
-    auto it = registers.find(guard.text);
-    if (it == registers.end())
+    instruction.guard = findRegister(guard.text);
+    if (instruction.guard < 0)
       return fail("undeclared guard predicate " + guard.text);
-    instruction.guard = it->second;
   }
   if (peek().kind != Token::Kind::Word)
     return fail("expected an instruction, found '" + peek().text + "'");
@@ -825,7 +857,7 @@ bool Parser::finishKernel(Kernel &kernel) {
   for (auto &[name, d] : kernelShared)
     place(name, d);
   for (const Fixup &fixup : fixups)
-    if (!fixup.isLabel || !labels.count(fixup.name))
+    if (!fixup.isLabel || !findLabel(fixup.scope, fixup.name))
       if (auto it = moduleShared.find(fixup.name); it != moduleShared.end() &&
                                                    !kernelShared.count(fixup.name))
         place(fixup.name, it->second);
@@ -852,9 +884,9 @@ bool Parser::finishKernel(Kernel &kernel) {
     Operand &operand = instruction.operands[fixup.operand];
     uint64_t address = 0;
     Space space = Space::Generic;
-    if (auto label = labels.find(fixup.name);
-        fixup.isLabel && label != labels.end()) {
-      operand.value = label->second;
+    if (const uint32_t *label = findLabel(fixup.scope, fixup.name);
+        fixup.isLabel && label) {
+      operand.value = *label;
       continue;
     }
     if (auto it = sharedOffsets.find(fixup.name); it != sharedOffsets.end()) {

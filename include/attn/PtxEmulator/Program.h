@@ -49,21 +49,84 @@ const char *spaceName(Space s);
 
 enum class Opcode : uint16_t {
   // Data movement and conversion.
-  Mov, Cvt, Cvta, CvtaTo, CvtPack, Ld, St, Prmt,
+  Mov,
+  Cvt,
+  Cvta,
+  CvtaTo,
+  CvtPack,
+  Ld,
+  St,
+  Prmt,
   // Integer and bit.
-  Add, Sub, Mul, MulHi, MulWide, Mad, MadHi, MadWide, Div, Rem, Neg, Abs,
-  Min, Max, And, Or, Xor, Not, Cnot, Shl, Shr, Popc, Clz, Brev, Bfe, Bfi,
+  Add,
+  Sub,
+  Mul,
+  MulHi,
+  MulWide,
+  Mad,
+  MadHi,
+  MadWide,
+  Div,
+  Rem,
+  Neg,
+  Abs,
+  Min,
+  Max,
+  And,
+  Or,
+  Xor,
+  Not,
+  Cnot,
+  Shl,
+  Shr,
+  Popc,
+  Clz,
+  Brev,
+  Bfe,
+  Bfi,
   // Floating point (Add, Sub, Mul, Min, Max, Neg, Abs, Div shared above).
-  Fma, Rcp, Sqrt, Rsqrt, Ex2, Lg2, Tanh, Sin, Cos, Copysign, Testp,
+  Fma,
+  Rcp,
+  Sqrt,
+  Rsqrt,
+  Ex2,
+  Lg2,
+  Tanh,
+  Sin,
+  Cos,
+  Copysign,
+  Testp,
   // Comparison and selection.
-  Setp, Selp,
+  Setp,
+  Selp,
   // Control.
-  Bra, Ret, Exit,
+  Bra,
+  Ret,
+  Exit,
   // Synchronisation and communication.
-  BarSync, BarArrive, BarRed, BarWarpSync, Membar, Fence, Atom, Red,
-  Shfl, Vote,
+  BarSync,
+  BarArrive,
+  BarRed,
+  BarWarpSync,
+  Membar,
+  Fence,
+  Atom,
+  Red,
+  Shfl,
+  Vote,
   // Matrix and asynchronous copies.
-  Mma, Ldmatrix, CpAsync, CpAsyncCommit, CpAsyncWait, CpAsyncWaitAll,
+  Mma,
+  Ldmatrix,
+  CpAsync,
+  CpAsyncCommit,
+  CpAsyncWait,
+  CpAsyncWaitAll,
+  // Hopper: mbarrier objects, bulk copies that complete on them, warp
+  // election and register reallocation.
+  Mbarrier,
+  CpAsyncBulk,
+  ElectSync,
+  Setmaxnreg,
 };
 
 enum class SpecialRegister : uint8_t {
@@ -103,16 +166,19 @@ struct Operand {
 
 /// Rounding and other modifiers, as bits of Instruction::flags.
 namespace mod {
-constexpr uint32_t Rn = 1u << 0, Rz = 1u << 1, Rm = 1u << 2, Rp = 1u << 3,
+constexpr uint64_t Rn = 1u << 0, Rz = 1u << 1, Rm = 1u << 2, Rp = 1u << 3,
                    Rni = 1u << 4, Rzi = 1u << 5, Rmi = 1u << 6, Rpi = 1u << 7,
                    Ftz = 1u << 8, Sat = 1u << 9, Approx = 1u << 10,
                    Full = 1u << 11, Trans = 1u << 12, Volatile = 1u << 13,
                    Acquire = 1u << 14, Release = 1u << 15, Relaxed = 1u << 16,
                    Lo = 1u << 17, Hi = 1u << 18, Wide = 1u << 19,
-                   Uni = 1u << 20, Nc = 1u << 21, NaN = 1u << 22,
-                   Cg = 1u << 23, Ca = 1u << 24, Aligned = 1u << 25,
-                   Relu = 1u << 26, Cc = 1u << 27, Shiftw = 1u << 28,
-                   Xorsign = 1u << 29;
+                   Uni = 1u << 20, Nc = 1u << 21, NaN = 1u << 22, Cg = 1u << 23,
+                   Ca = 1u << 24, Aligned = 1u << 25, Relu = 1u << 26,
+                   Cc = 1u << 27, Shiftw = 1u << 28, Xorsign = 1u << 29,
+                   // mbarrier: the phase's parity rather than a state
+                   // operand; an arrive that also expects transaction bytes;
+                   // an arrive that must not complete the phase.
+    Parity = 1u << 30, ExpectTx = 1u << 31, NoComplete = 1ull << 32;
 } // namespace mod
 
 enum class Compare : uint8_t {
@@ -122,6 +188,18 @@ enum class Compare : uint8_t {
 enum class BoolOp : uint8_t { None, And, Or, Xor, Popc };
 enum class AtomOp : uint8_t { Add, Min, Max, Inc, Dec, And, Or, Xor, Exch, Cas };
 enum class ShflMode : uint8_t { Up, Down, Bfly, Idx };
+/// What an mbarrier instruction does (its .expect_tx, .noComplete and
+/// .parity variants are mod:: bits).
+enum class MbarrierOp : uint8_t {
+  Init,
+  Inval,
+  Arrive,
+  ArriveDrop,
+  ExpectTx,
+  CompleteTx,
+  TestWait,
+  TryWait,
+};
 
 /// One decoded instruction.
 struct Instruction {
@@ -130,11 +208,12 @@ struct Instruction {
   Type type2 = Type::None;  // cvt's source type, setp's compared type, ...
   Space space = Space::Generic;
   uint8_t vector = 1;       // .v2/.v4 of ld/st; .x1/.x2/.x4 of ldmatrix
-  uint32_t flags = 0;       // mod:: bits
+  uint64_t flags = 0;       // mod:: bits
   Compare compare = Compare::Eq;
   BoolOp boolOp = BoolOp::None;
   AtomOp atomOp = AtomOp::Add;
   ShflMode shfl = ShflMode::Bfly;
+  MbarrierOp mbarrier = MbarrierOp::Init;
   /// mma.sync's shape (16, 8, 16 or 16, 8, 8) and operand types.
   uint8_t m = 0, n = 0, k = 0;
   Type typeA = Type::None, typeB = Type::None, typeC = Type::None;

@@ -24,7 +24,7 @@
 // RUN: cp -r %t/prefill %t/no-top-barrier
 // RUN: awk 'prev ~ /^\$L__BB[0-9_]+:$/ && $0 ~ /bar.sync/ && !done { done = 1; prev = $0; next } { print; prev = $0 }' %t/prefill/kernels.ptx > %t/no-top-barrier/kernels.ptx
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-top-barrier 2>&1 | FileCheck %s --check-prefix=NO-TOP-BARRIER
-// NO-TOP-BARRIER: PTX emulator: kernel prefill_attention0: shared-memory race: {{.*}} with no barrier between; CTA {{.*}} line {{[0-9]+}}: cp.async
+// NO-TOP-BARRIER: PTX emulator: kernel prefill_attention0: shared-memory race: {{.*}} with no barrier or mbarrier wait ordering them; CTA {{.*}} line {{[0-9]+}}: cp.async
 //
 // One ldmatrix of V without .trans: V enters the second product transposed.
 // RUN: cp -r %t/prefill %t/no-trans

@@ -1,0 +1,312 @@
+//===- Mbarriers.cpp - mbarrier objects and bulk copies -------------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The mbarrier object of the PTX ISA ("Parallel Synchronization and
+// Communication Instructions: mbarrier", 9.7.13.15): a phase, a pending
+// arrival count reset to the expected count when a phase completes, and a
+// transaction count (tx-count) of bytes that asynchronous copies still have
+// to deliver. A phase completes when the pending arrivals and the tx-count
+// are both zero; test_wait and try_wait report whether the phase named by a
+// state or a parity has completed.
+//
+// Bulk copies (cp.async.bulk, 9.7.9.25) are performed by the asynchronous
+// proxy: here they land at once, as writes of the CTA's async agent, and
+// complete their bytes on the mbarrier, so a reader that does not wait on
+// the mbarrier's phase is a race even though the bytes are already there.
+//
+// Happens-before: an arrival releases the arriving warp's clock into the
+// phase, a bulk copy the async agent's; a wait that sees the phase complete
+// acquires the phase's clocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Launch.h"
+
+#include <cstring>
+
+using namespace attn::ptxemu;
+
+namespace {
+
+constexpr uint32_t kMbarrierBytes = 8;
+/// The largest arrival count and tx-count (PTX ISA: 2^20 - 1).
+constexpr int64_t kMbarrierLimit = (1 << 20) - 1;
+
+const char *mbarrierOpName(MbarrierOp op) {
+  static const char *names[] = {"init",        "inval",     "arrive",
+                                "arrive_drop", "expect_tx", "complete_tx",
+                                "test_wait",   "try_wait"};
+  return names[static_cast<int>(op)];
+}
+
+/// Completes the current phase of M when no arrival and no transaction byte
+/// is pending: the phase's clocks are kept for its waiters and the next
+/// phase expects the expected arrivals again.
+bool completePhaseIfDone(MBarrier &m) {
+  if (m.pending != 0 || m.txCount != 0)
+    return false;
+  m.completed[m.phase % 2] = m.arrivals;
+  std::fill(m.arrivals.begin(), m.arrivals.end(), 0);
+  ++m.phase;
+  m.pending = m.expected;
+  return true;
+}
+
+} // namespace
+
+MBarrier *Launch::findMbarrier(Warp &w, unsigned lane, Space space, uint64_t at,
+                               const Instruction &in, const std::string &name,
+                               uint32_t &offset) {
+  if (resolve(space, at) != Space::Shared) {
+    fault(w, lane, &in, name + " of an address outside shared memory");
+    return nullptr;
+  }
+  if (!sharedOffset(w, lane, at, kMbarrierBytes, offset, in))
+    return nullptr;
+  auto found = w.cta->mbarriers.find(offset);
+  if (found == w.cta->mbarriers.end()) {
+    fault(w, lane, &in,
+          name + " of shared offset " + std::to_string(offset) +
+              ", which holds no initialised mbarrier");
+    return nullptr;
+  }
+  MBarrier &m = found->second;
+  if (w.clock[m.initAgent] < m.initClock) {
+    fault(w, lane, &in,
+          name + " of the mbarrier at shared offset " + std::to_string(offset) +
+              " before its mbarrier.init (line " + std::to_string(m.initLine) +
+              ") is ordered before it (no barrier after the init)");
+    return nullptr;
+  }
+  return &m;
+}
+
+std::string Launch::mbarrierAccess(uint32_t offset) const {
+  return "a plain access of shared offset " + std::to_string(offset) +
+         ", part of an mbarrier object (only mbarrier instructions may "
+         "access it until mbarrier.inval)";
+}
+
+std::string Launch::describeMbarrier(const Cta &cta, int64_t offset) const {
+  std::string text = "the mbarrier at shared offset " + std::to_string(offset);
+  auto it = cta.mbarriers.find(static_cast<uint32_t>(offset));
+  if (it == cta.mbarriers.end())
+    return text + " (invalidated)";
+  const MBarrier &m = it->second;
+  return text + " (phase " + std::to_string(m.phase) + ", parity " +
+         std::to_string(m.phase % 2) + ": " + std::to_string(m.pending) +
+         " of " + std::to_string(m.expected) + " arrivals and " +
+         std::to_string(m.txCount) + " transaction bytes pending)";
+}
+
+bool Launch::executeMbarrier(Warp &w, const Instruction &in, uint32_t exec) {
+  Cta &cta = *w.cta;
+  const std::vector<Operand> &ops = in.operands;
+  const Operand &address = ops[in.mbarrier == MbarrierOp::Arrive ||
+                                       in.mbarrier == MbarrierOp::ArriveDrop ||
+                                       in.mbarrier == MbarrierOp::TestWait ||
+                                       in.mbarrier == MbarrierOp::TryWait
+                                   ? 1
+                                   : 0];
+  std::string name = std::string("mbarrier.") + mbarrierOpName(in.mbarrier);
+  bool released = false;
+  for (uint32_t lanes = exec; lanes; lanes &= lanes - 1) {
+    unsigned lane = __builtin_ctz(lanes);
+    uint64_t at = addressOf(w, address, lane);
+    uint32_t offset;
+    if (in.mbarrier == MbarrierOp::Init) {
+      if (resolve(in.space, at) != Space::Shared)
+        return fault(w, lane, &in,
+                     name + " of an address outside shared memory");
+      if (!sharedOffset(w, lane, at, kMbarrierBytes, offset, in))
+        return false;
+      if (cta.mbarriers.count(offset))
+        return fault(w, lane, &in,
+                     "mbarrier.init of a live mbarrier at shared offset " +
+                         std::to_string(offset) + " (mbarrier.inval it first)");
+      uint64_t count = operandValue(w, ops[1], lane);
+      if (count == 0 || count > kMbarrierLimit)
+        return fault(w, lane, &in,
+                     "mbarrier.init with an arrival count of " +
+                         std::to_string(count) + " (1 to 2^20 - 1)");
+      markSharedWrite(w, lane, offset, kMbarrierBytes, in);
+      if (failed)
+        return false;
+      MBarrier &m = cta.mbarriers[offset];
+      m.expected = m.pending = static_cast<uint32_t>(count);
+      m.arrivals.assign(cta.agents, 0);
+      m.completed[0] = m.completed[1] = m.arrivals;
+      m.initAgent = static_cast<uint8_t>(w.index);
+      m.initClock = w.clock[w.index];
+      m.initLine = in.line;
+      for (uint32_t i = 0; i < kMbarrierBytes; ++i)
+        cta.shadow[offset + i].mbarrier = true;
+      continue;
+    }
+
+    MBarrier *found = findMbarrier(w, lane, in.space, at, in, name, offset);
+    if (!found)
+      return false;
+    MBarrier &m = *found;
+    auto addTransactions = [&](int64_t bytes) {
+      m.txCount += bytes;
+      if (m.txCount > kMbarrierLimit || m.txCount < -kMbarrierLimit)
+        return fault(w, lane, &in,
+                     name + " takes the mbarrier's tx-count to " +
+                         std::to_string(m.txCount) +
+                         " (at most 2^20 - 1 "
+                         "either way)");
+      return true;
+    };
+
+    switch (in.mbarrier) {
+    case MbarrierOp::Init:
+      break;
+    case MbarrierOp::Inval:
+      cta.mbarriers.erase(offset);
+      for (uint32_t i = 0; i < kMbarrierBytes; ++i)
+        cta.shadow[offset + i].mbarrier = false;
+      markSharedWrite(w, lane, offset, kMbarrierBytes, in);
+      if (failed)
+        return false;
+      break;
+    case MbarrierOp::ExpectTx:
+      if (!addTransactions(static_cast<int64_t>(operandValue(w, ops[1], lane))))
+        return false;
+      break;
+    case MbarrierOp::CompleteTx:
+      if (!addTransactions(
+              -static_cast<int64_t>(operandValue(w, ops[1], lane))))
+        return false;
+      join(m.arrivals, w.clock);
+      released = true;
+      if (completePhaseIfDone(m))
+        progressed();
+      break;
+    case MbarrierOp::Arrive:
+    case MbarrierOp::ArriveDrop: {
+      bool expectTx = in.flags & mod::ExpectTx;
+      uint64_t count =
+          ops.size() == 3 && !expectTx ? operandValue(w, ops[2], lane) : 1;
+      if (expectTx &&
+          !addTransactions(static_cast<int64_t>(operandValue(w, ops[2], lane))))
+        return false;
+      if (count == 0 || count > m.pending)
+        return fault(w, lane, &in,
+                     name + " of " + std::to_string(count) +
+                         " arrivals at the mbarrier at shared offset " +
+                         std::to_string(offset) + ", whose phase " +
+                         std::to_string(m.phase) + " expects " +
+                         std::to_string(m.pending) + " more");
+      uint64_t state = m.phase;
+      m.pending -= static_cast<uint32_t>(count);
+      if (in.mbarrier == MbarrierOp::ArriveDrop)
+        m.expected -= static_cast<uint32_t>(count);
+      if ((in.flags & mod::NoComplete) && m.pending == 0 && m.txCount == 0)
+        return fault(w, lane, &in,
+                     name +
+                         ".noComplete completes the phase of the "
+                         "mbarrier at shared offset " +
+                         std::to_string(offset));
+      join(m.arrivals, w.clock);
+      released = true;
+      if (completePhaseIfDone(m))
+        progressed();
+      if (ops[0].kind == Operand::Kind::Register)
+        registerOf(w, ops[0].reg, lane) = state;
+      break;
+    }
+    case MbarrierOp::TestWait:
+    case MbarrierOp::TryWait: {
+      // The phase waited for: the one of the given parity (the current
+      // phase or the one before it), or the one a state from arrive names.
+      uint64_t operand = operandValue(w, ops[2], lane);
+      bool complete;
+      VectorClock *phaseClock;
+      if (in.flags & mod::Parity) {
+        complete = m.phase % 2 != (operand & 1);
+        phaseClock = &m.completed[operand & 1];
+      } else {
+        complete = static_cast<uint32_t>(operand) != m.phase;
+        phaseClock = &m.completed[operand % 2];
+      }
+      if (complete)
+        join(w.clock, *phaseClock);
+      registerOf(w, ops[0].reg, lane) = complete;
+      w.waitingOn = complete ? -1 : static_cast<int64_t>(offset);
+      // A failed wait lets the other warps run (the hardware suspends a
+      // try_wait for a while).
+      w.yield = w.yield || !complete;
+      break;
+    }
+    }
+  }
+  // An arrival releases what the warp did before it; what it does next is
+  // not ordered before the phase's waiters.
+  if (released)
+    ++w.clock[w.index];
+  return !failed;
+}
+
+bool Launch::executeBulkCopy(Warp &w, const Instruction &in, uint32_t exec) {
+  Cta &cta = *w.cta;
+  const std::vector<Operand> &ops = in.operands;
+  for (uint32_t lanes = exec; lanes; lanes &= lanes - 1) {
+    unsigned lane = __builtin_ctz(lanes);
+    uint64_t destination = addressOf(w, ops[0], lane);
+    uint64_t source = addressOf(w, ops[1], lane);
+    uint64_t size = operandValue(w, ops[2], lane);
+    uint64_t barrierAt = addressOf(w, ops[3], lane);
+    if (size == 0 || size % 16 != 0 || destination % 16 != 0 ||
+        source % 16 != 0)
+      return fault(w, lane, &in,
+                   "cp.async.bulk of " + std::to_string(size) +
+                       " bytes: the size and both addresses must be "
+                       "multiples of 16");
+    // The mbarrier first: a copy that completes on nothing is a fault
+    // whatever it copies.
+    uint32_t barrierOffset;
+    MBarrier *m =
+        findMbarrier(w, lane, Space::Shared, barrierAt, in,
+                     "cp.async.bulk completing on an mbarrier", barrierOffset);
+    if (!m)
+      return false;
+    uint32_t offset;
+    if (!sharedOffset(w, lane, destination, static_cast<unsigned>(size), offset,
+                      in, /*alignment=*/16))
+      return false;
+    const uint8_t *from = globalPointer(
+        w, lane, source, static_cast<unsigned>(size), GlobalAccess::Read, in);
+    if (!from)
+      return false;
+    // The async proxy performs the copy after the issuing warp's accesses
+    // so far.
+    join(cta.asyncClock, w.clock);
+    ++cta.asyncClock[cta.asyncAgent()];
+    markSharedWrite(w, lane, offset, static_cast<unsigned>(size), in,
+                    /*async=*/true);
+    if (failed)
+      return false;
+    std::memcpy(cta.shared.data() + offset, from, size);
+    if (profileTraffic) {
+      uint64_t sources[32] = {};
+      sources[lane] = source;
+      countRequest(Space::Global, sources, 1u << lane,
+                   static_cast<unsigned>(size));
+    }
+    // complete_tx: the bytes have arrived.
+    m->txCount -= static_cast<int64_t>(size);
+    if (m->txCount < -kMbarrierLimit)
+      return fault(w, lane, &in,
+                   "cp.async.bulk takes the mbarrier's tx-count below "
+                   "-(2^20 - 1)");
+    join(m->arrivals, cta.asyncClock);
+    completePhaseIfDone(*m);
+    progressed();
+  }
+  return true;
+}
