@@ -258,6 +258,7 @@ private:
   bool decodeMemory(std::string &error);
   bool decodeCvt(std::string &error);
   bool decodeMbarrier(std::string &error);
+  bool decodeWgmma(std::string &error);
   bool decodeBulkCopy(std::string &error);
 
   /// The whole opcode word, for messages.
@@ -896,6 +897,8 @@ bool Decoder::decode(std::string &error) {
   }
   if (b == "mbarrier")
     return decodeMbarrier(error);
+  if (b == "wgmma")
+    return decodeWgmma(error);
   if (b == "elect") {
     in.op = Opcode::ElectSync;
     if (!word.take("sync") || !done(error))
@@ -989,6 +992,56 @@ bool Decoder::decodeMbarrier(std::string &error) {
                             isValue(ops.back()));
   }
   return unsupported(error);
+}
+
+bool Decoder::decodeWgmma(std::string &error) {
+  bool fence = word.take("fence"), commit = word.take("commit_group");
+  bool wait = word.take("wait_group"), mma = word.take("mma_async");
+  if (fence + commit + wait + mma != 1)
+    return unsupported(error);
+  if (!word.take("sync") || !word.take("aligned"))
+    return unsupported(error, "without .sync.aligned");
+  if (!mma) {
+    in.op = fence    ? Opcode::WgmmaFence
+            : commit ? Opcode::WgmmaCommit
+                     : Opcode::WgmmaWait;
+    return done(error) &&
+           shape(error, wait ? ops.size() == 1 && ops[0].kind == Kind::Immediate
+                             : ops.empty());
+  }
+  // wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16}
+  //     d, a-desc | {a0..a3}, b-desc, scale-d, imm-scale-a, imm-scale-b,
+  //     [imm-trans-a,] imm-trans-b
+  in.op = Opcode::WgmmaMma;
+  in.m = 64, in.k = 16;
+  for (unsigned n = 8; n <= 256; n += 8)
+    if (word.take(("m64n" + std::to_string(n) + "k16").c_str()))
+      in.n = static_cast<uint16_t>(n);
+  if (in.n == 0)
+    return unsupported(error, "shape");
+  std::vector<Type> types = word.takeTypes();
+  if (!done(error))
+    return false;
+  if (types.size() != 3 || types[0] != Type::F32 || types[1] != types[2] ||
+      (types[1] != Type::F16 && types[1] != Type::BF16))
+    return unsupported(error, "types other than f32 += f16/bf16 x f16/bf16");
+  in.type = in.typeC = types[0];
+  in.typeA = types[1];
+  in.typeB = types[2];
+  bool registerA = ops.size() == 7 && ops[1].kind == Kind::Vector;
+  if (!shape(error,
+             (ops.size() == 8 || registerA) && isRegVector(ops[0], in.n / 2) &&
+                 (registerA ? isValueVector(ops[1], 4) : isValue(ops[1])) &&
+                 isValue(ops[2]) && isValue(ops[3])))
+    return false;
+  for (size_t i = 4; i < ops.size(); ++i) {
+    uint64_t v = ops[i].value;
+    bool scale = i < 6;
+    if (ops[i].kind != Kind::Immediate ||
+        !(scale ? v == 1 || v == ~uint64_t(0) : v <= 1))
+      return unsupported(error, "imm-scale must be 1 or -1, imm-trans 0 or 1");
+  }
+  return true;
 }
 
 bool Decoder::decodeBulkCopy(std::string &error) {

@@ -48,6 +48,7 @@ uint64_t asUnsigned(uint64_t bits, Type t) {
 Profile::Class classify(const Instruction &in) {
   switch (in.op) {
   case Opcode::Mma:
+  case Opcode::WgmmaMma:
     return Profile::Mma;
   case Opcode::Ldmatrix:
     return Profile::Ldmatrix;
@@ -78,6 +79,9 @@ Profile::Class classify(const Instruction &in) {
   case Opcode::Mbarrier:
   case Opcode::ElectSync:
   case Opcode::Setmaxnreg:
+  case Opcode::WgmmaFence:
+  case Opcode::WgmmaCommit:
+  case Opcode::WgmmaWait:
     return Profile::Synchronisation;
   case Opcode::Cvt:
   case Opcode::CvtPack:
@@ -153,16 +157,6 @@ bool compareInteger(Compare compare, uint64_t a, uint64_t b, Type t) {
   }
 }
 
-/// A 16-bit float of TYPE (F16 or BF16) to f32 and back.
-float unpackHalf(uint16_t bits, Type t) {
-  return t == Type::BF16 || t == Type::BF16x2 ? bfloatToFloat(bits)
-                                              : halfToFloat(bits);
-}
-uint16_t packHalf(float value, Type t) {
-  return t == Type::BF16 || t == Type::BF16x2 ? floatToBFloat(value)
-                                              : floatToHalf(value);
-}
-
 double maxNaN(double a, double b, bool propagate, bool isMax) {
   if (std::isnan(a) || std::isnan(b)) {
     if (propagate || (std::isnan(a) && std::isnan(b)))
@@ -186,6 +180,10 @@ bool isWarpCollective(Opcode op) {
   case Opcode::Vote:
   case Opcode::ElectSync:
   case Opcode::Setmaxnreg:
+  case Opcode::WgmmaMma:
+  case Opcode::WgmmaFence:
+  case Opcode::WgmmaCommit:
+  case Opcode::WgmmaWait:
     return true;
   default:
     return false;
@@ -269,6 +267,8 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
         exec |= 1u << lane;
     }
   }
+  if (w.wgmmaPendingRegisters && !checkWgmmaRegisters(w, in, group))
+    return false;
   profile.warpInstructions[classify(in)] += 1;
   profile.threadInstructions += __builtin_popcount(exec);
   auto advance = [&]() {
@@ -1398,6 +1398,15 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
 
   case Opcode::CpAsyncBulk:
     if (!executeBulkCopy(w, in, exec))
+      return false;
+    advance();
+    return true;
+
+  case Opcode::WgmmaMma:
+  case Opcode::WgmmaFence:
+  case Opcode::WgmmaCommit:
+  case Opcode::WgmmaWait:
+    if (!executeWgmma(w, in, exec))
       return false;
     advance();
     return true;

@@ -376,6 +376,11 @@ void Launch::markSharedWrite(Warp &warp, unsigned lane, uint32_t offset,
   const VectorClock &clock = async ? cta.asyncClock : warp.clock;
   std::string who = async ? "a bulk copy writes" : "writes";
   progressed();
+  if (cta.wgmmaInFlight) {
+    checkWgmmaReads(warp, lane, offset, bytes, in);
+    if (failed)
+      return;
+  }
   for (unsigned i = 0; i < bytes; ++i) {
     SharedShadow &s = cta.shadow[offset + i];
     if (s.mbarrier) {

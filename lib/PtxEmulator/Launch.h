@@ -94,6 +94,15 @@ public:
   MBarrier *findMbarrier(Warp &warp, unsigned lane, Space space, uint64_t at,
                          const Instruction &in, const std::string &name,
                          uint32_t &offset);
+  // Wgmma.cpp: warpgroup matrix multiply-accumulate.
+  bool executeWgmma(Warp &warp, const Instruction &in, uint32_t exec);
+  /// Faults when IN (not a wgmma) touches a register an unretired wgmma
+  /// writes.
+  bool checkWgmmaRegisters(Warp &warp, const Instruction &in, uint32_t group);
+  /// Faults when a write of shared [OFFSET, +BYTES) hits bytes an
+  /// unretired wgmma reads.
+  void checkWgmmaReads(Warp &warp, unsigned lane, uint32_t offset,
+                       unsigned bytes, const Instruction &in);
   /// Why a plain access of shared OFFSET, part of an mbarrier, is refused.
   std::string mbarrierAccess(uint32_t offset) const;
   /// The mbarrier at OFFSET and its state, for deadlock reports.

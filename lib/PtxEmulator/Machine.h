@@ -85,6 +85,15 @@ struct PendingCopy {
 
 struct Cta;
 
+/// wgmma.mma_async instructions of one commit group: the accumulator
+/// registers they write and the shared bytes they read ([begin, end)
+/// ranges), which stay theirs until a wgmma.wait_group retires the group.
+struct WgmmaGroup {
+  std::vector<int32_t> registers;
+  std::vector<std::pair<uint32_t, uint32_t>> reads;
+  uint32_t line = 0;
+};
+
 struct Warp {
   Cta *cta = nullptr;
   uint32_t index = 0;      // within the CTA
@@ -106,6 +115,12 @@ struct Warp {
   int64_t waitingOn = -1;
   /// Ends the warp's slice (a failed mbarrier wait: let the others run).
   bool yield = false;
+  /// wgmma: the group being issued, then the committed ones, oldest first;
+  /// per register slot, how many unretired groups write it.
+  WgmmaGroup wgmmaOpen;
+  std::deque<WgmmaGroup> wgmmaGroups;
+  std::vector<uint16_t> wgmmaPending;
+  uint32_t wgmmaPendingRegisters = 0;
   // cp.async: copies not yet committed, then the committed groups.
   std::vector<PendingCopy> openGroup;
   std::deque<std::vector<PendingCopy>> groups;
@@ -141,6 +156,9 @@ struct Cta {
   VectorClock asyncClock;
   /// Live mbarrier objects by shared offset.
   std::map<uint32_t, MBarrier> mbarriers;
+  /// wgmma groups of the CTA's warps not yet retired (the shared bytes they
+  /// read must not be written until then).
+  uint32_t wgmmaInFlight = 0;
   uint32_t liveWarps = 0;
 };
 

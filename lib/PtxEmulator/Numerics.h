@@ -16,6 +16,8 @@
 #ifndef ATTN_LIB_PTXEMULATOR_NUMERICS_H
 #define ATTN_LIB_PTXEMULATOR_NUMERICS_H
 
+#include "attn/PtxEmulator/Program.h"
+
 #include <cstdint>
 #include <cstring>
 
@@ -48,6 +50,16 @@ uint16_t floatToBFloat(float value);
 /// Exact widening.
 float halfToFloat(uint16_t bits);
 float bfloatToFloat(uint16_t bits);
+/// A 16-bit float of TYPE (F16 or BF16, or their x2 pairs) to f32 and
+/// back.
+inline float unpackHalf(uint16_t bits, Type t) {
+  return t == Type::BF16 || t == Type::BF16x2 ? bfloatToFloat(bits)
+                                              : halfToFloat(bits);
+}
+inline uint16_t packHalf(float value, Type t) {
+  return t == Type::BF16 || t == Type::BF16x2 ? floatToBFloat(value)
+                                              : floatToHalf(value);
+}
 
 /// Subnormal f32 to a zero of the same sign (.ftz).
 float flushToZero(float value);

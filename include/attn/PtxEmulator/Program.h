@@ -47,87 +47,31 @@ const char *typeName(Type t);
 enum class Space : uint8_t { Generic, Global, Shared, Param, Local, Const };
 const char *spaceName(Space s);
 
+// clang-format off
 enum class Opcode : uint16_t {
   // Data movement and conversion.
-  Mov,
-  Cvt,
-  Cvta,
-  CvtaTo,
-  CvtPack,
-  Ld,
-  St,
-  Prmt,
+  Mov, Cvt, Cvta, CvtaTo, CvtPack, Ld, St, Prmt,
   // Integer and bit.
-  Add,
-  Sub,
-  Mul,
-  MulHi,
-  MulWide,
-  Mad,
-  MadHi,
-  MadWide,
-  Div,
-  Rem,
-  Neg,
-  Abs,
-  Min,
-  Max,
-  And,
-  Or,
-  Xor,
-  Not,
-  Cnot,
-  Shl,
-  Shr,
-  Popc,
-  Clz,
-  Brev,
-  Bfe,
-  Bfi,
+  Add, Sub, Mul, MulHi, MulWide, Mad, MadHi, MadWide, Div, Rem, Neg, Abs,
+  Min, Max, And, Or, Xor, Not, Cnot, Shl, Shr, Popc, Clz, Brev, Bfe, Bfi,
   // Floating point (Add, Sub, Mul, Min, Max, Neg, Abs, Div shared above).
-  Fma,
-  Rcp,
-  Sqrt,
-  Rsqrt,
-  Ex2,
-  Lg2,
-  Tanh,
-  Sin,
-  Cos,
-  Copysign,
-  Testp,
+  Fma, Rcp, Sqrt, Rsqrt, Ex2, Lg2, Tanh, Sin, Cos, Copysign, Testp,
   // Comparison and selection.
-  Setp,
-  Selp,
+  Setp, Selp,
   // Control.
-  Bra,
-  Ret,
-  Exit,
+  Bra, Ret, Exit,
   // Synchronisation and communication.
-  BarSync,
-  BarArrive,
-  BarRed,
-  BarWarpSync,
-  Membar,
-  Fence,
-  Atom,
-  Red,
-  Shfl,
-  Vote,
+  BarSync, BarArrive, BarRed, BarWarpSync, Membar, Fence, Atom, Red,
+  Shfl, Vote,
   // Matrix and asynchronous copies.
-  Mma,
-  Ldmatrix,
-  CpAsync,
-  CpAsyncCommit,
-  CpAsyncWait,
-  CpAsyncWaitAll,
+  Mma, Ldmatrix, CpAsync, CpAsyncCommit, CpAsyncWait, CpAsyncWaitAll,
   // Hopper: mbarrier objects, bulk copies that complete on them, warp
   // election and register reallocation.
-  Mbarrier,
-  CpAsyncBulk,
-  ElectSync,
-  Setmaxnreg,
+  Mbarrier, CpAsyncBulk, ElectSync, Setmaxnreg,
+  // Warpgroup matrix multiply-accumulate and its fence and groups.
+  WgmmaMma, WgmmaFence, WgmmaCommit, WgmmaWait,
 };
+// clang-format on
 
 enum class SpecialRegister : uint8_t {
   TidX, TidY, TidZ, NtidX, NtidY, NtidZ,
@@ -174,11 +118,12 @@ constexpr uint64_t Rn = 1u << 0, Rz = 1u << 1, Rm = 1u << 2, Rp = 1u << 3,
                    Lo = 1u << 17, Hi = 1u << 18, Wide = 1u << 19,
                    Uni = 1u << 20, Nc = 1u << 21, NaN = 1u << 22, Cg = 1u << 23,
                    Ca = 1u << 24, Aligned = 1u << 25, Relu = 1u << 26,
-                   Cc = 1u << 27, Shiftw = 1u << 28, Xorsign = 1u << 29,
-                   // mbarrier: the phase's parity rather than a state
-                   // operand; an arrive that also expects transaction bytes;
-                   // an arrive that must not complete the phase.
-    Parity = 1u << 30, ExpectTx = 1u << 31, NoComplete = 1ull << 32;
+                   Cc = 1u << 27, Shiftw = 1u << 28, Xorsign = 1u << 29;
+/// mbarrier: the phase's parity rather than a state operand; an arrive that
+/// also expects transaction bytes; an arrive that must not complete the
+/// phase.
+constexpr uint64_t Parity = 1ull << 30, ExpectTx = 1ull << 31,
+                   NoComplete = 1ull << 32;
 } // namespace mod
 
 enum class Compare : uint8_t {
@@ -214,8 +159,9 @@ struct Instruction {
   AtomOp atomOp = AtomOp::Add;
   ShflMode shfl = ShflMode::Bfly;
   MbarrierOp mbarrier = MbarrierOp::Init;
-  /// mma.sync's shape (16, 8, 16 or 16, 8, 8) and operand types.
-  uint8_t m = 0, n = 0, k = 0;
+  /// mma.sync's shape (16, 8, 16 or 16, 8, 8), wgmma's (64, N, 16), and
+  /// the operand types.
+  uint16_t m = 0, n = 0, k = 0;
   Type typeA = Type::None, typeB = Type::None, typeC = Type::None;
   /// The guard predicate's slot, or -1.
   int32_t guard = -1;

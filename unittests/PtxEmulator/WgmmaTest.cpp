@@ -1,0 +1,342 @@
+//===- WgmmaTest.cpp - Warpgroup MMA on the emulator ----------------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// wgmma.mma_async.m64nNk16.f32.bf16.bf16 run by one warpgroup on the PTX
+// emulator, each operand laid out in shared memory by the test in one of the
+// PTX ISA's canonical layouts (K-major and MN-major; no swizzle, 32B, 64B and
+// 128B swizzle) or, for A, held in registers. The layouts are written here
+// row by row, as the ISA's figures draw them (the swizzles as "16-byte chunk
+// c of row r moves to chunk c XOR f(r)"), not as the emulator computes
+// addresses (bit operations on the address), and the products of distinct
+// small integers are exact, so every accumulator element is checked against
+// the plain product A B (+ C). Also the faults: an accumulator read, or an
+// operand overwritten, before the wgmma.wait_group that retires it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmulatorTestSupport.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace attn::ptxemu;
+using namespace attn::ptxemu::testing;
+
+namespace {
+
+uint16_t bf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  EXPECT_EQ(bits & 0xffffu, 0u) << value << " is not exact in bf16";
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+enum class Swizzle { None, B32, B64, B128 };
+
+unsigned swizzleBytes(Swizzle s) {
+  return s == Swizzle::B32 ? 32 : s == Swizzle::B64 ? 64 : 128;
+}
+
+/// The descriptor's layout-type field (bits 62-63).
+uint64_t layoutField(Swizzle s) {
+  return s == Swizzle::None   ? 0
+         : s == Swizzle::B128 ? 1
+         : s == Swizzle::B64  ? 2
+                              : 3;
+}
+
+uint64_t descriptor(uint32_t start, uint32_t leading, uint32_t stride,
+                    Swizzle s) {
+  return (uint64_t(start >> 4) & 0x3fff) |
+         ((uint64_t(leading >> 4) & 0x3fff) << 16) |
+         ((uint64_t(stride >> 4) & 0x3fff) << 32) | (layoutField(s) << 62);
+}
+
+/// A swizzled layout's rows: row r of `pitch` bytes (the swizzle's width)
+/// keeps its 16-byte chunk c at chunk c ^ ((r / rowsPerPhase) % chunks),
+/// where a 128-byte line holds 128 / pitch rows: the ISA's figures of the
+/// 32B, 64B and 128B swizzle modes, each repeating after 8 lines.
+uint32_t swizzledByte(uint32_t row, uint32_t byte, unsigned pitch) {
+  unsigned chunks = pitch / 16, rowsPerLine = 128 / pitch;
+  uint32_t chunk = (byte / 16) ^ ((row / rowsPerLine) % chunks);
+  return row * pitch + chunk * 16 + byte % 16;
+}
+
+/// An operand of R rows (M or N) by 16 columns of K stored K-major at
+/// `base`: the shared bytes of each element, and the descriptor.
+struct Placement {
+  std::map<std::pair<unsigned, unsigned>, uint32_t> at; // (row, k) -> byte
+  uint64_t desc = 0;
+};
+
+Placement placeKMajor(unsigned rows, Swizzle s, uint32_t base) {
+  Placement p;
+  if (s == Swizzle::None) {
+    // Core matrices of 8 rows x 16 bytes, each contiguous; the two k
+    // halves 128 bytes apart (LBO), groups of 8 rows 256 apart (SBO).
+    for (unsigned r = 0; r < rows; ++r)
+      for (unsigned k = 0; k < 16; ++k)
+        p.at[{r, k}] =
+            base + (r / 8) * 256 + (k / 8) * 128 + (r % 8) * 16 + (k % 8) * 2;
+    p.desc = descriptor(base, 128, 256, s);
+    return p;
+  }
+  // Rows of the swizzle's width (K continues past 16 in a real tile); 8-row
+  // groups one 8-row block apart (SBO); LBO unused.
+  unsigned pitch = swizzleBytes(s);
+  for (unsigned r = 0; r < rows; ++r)
+    for (unsigned k = 0; k < 16; ++k)
+      p.at[{r, k}] = base + swizzledByte(r, 2 * k, pitch);
+  p.desc = descriptor(base, 16, 8 * pitch, s);
+  return p;
+}
+
+/// B (16 x N) stored MN-major (N contiguous) at `base`.
+Placement placeMnMajor(unsigned n, Swizzle s, uint32_t base) {
+  Placement p;
+  if (s == Swizzle::None) {
+    // Core matrices of 8 k rows x 8 columns (16 bytes a row), each
+    // contiguous; the two k halves 128 bytes apart (LBO), 8-column groups
+    // 256 apart (SBO).
+    for (unsigned c = 0; c < n; ++c)
+      for (unsigned k = 0; k < 16; ++k)
+        p.at[{c, k}] =
+            base + (c / 8) * 256 + (k / 8) * 128 + (k % 8) * 16 + (c % 8) * 2;
+    p.desc = descriptor(base, 128, 256, s);
+    return p;
+  }
+  // Atoms of 8 k rows x (pitch / 2) columns, rows swizzled; the two k
+  // halves one atom apart (SBO), column blocks two atoms apart (LBO).
+  unsigned pitch = swizzleBytes(s), columns = pitch / 2, atom = 8 * pitch;
+  for (unsigned c = 0; c < n; ++c)
+    for (unsigned k = 0; k < 16; ++k)
+      p.at[{c, k}] = base + (c / columns) * 2 * atom + (k / 8) * atom +
+                     swizzledByte(k % 8, 2 * (c % columns), pitch);
+  p.desc = descriptor(base, 2 * atom, atom, s);
+  return p;
+}
+
+struct WgmmaCase {
+  unsigned n = 16;
+  Swizzle swizzleA = Swizzle::B128, swizzleB = Swizzle::B128;
+  bool registerA = false, mnMajorB = false;
+  bool accumulate = false, negateA = false;
+};
+
+/// The PTX of one warpgroup copying `imageBytes` of shared memory in from
+/// `image`, optionally loading C (and A's fragments) from global memory,
+/// running one wgmma and storing each thread's accumulators to `out`.
+std::string wgmmaPtx(const WgmmaCase &c, unsigned imageBytes,
+                     const std::string &afterMma = "") {
+  unsigned regs = c.n / 2;
+  std::string d;
+  for (unsigned i = 0; i < regs; ++i)
+    d += (i ? ", %d" : "%d") + std::to_string(i);
+  std::string body = "  .shared .align 1024 .b8 smem[" +
+                     std::to_string(imageBytes) +
+                     "];\n"
+                     "  .reg .pred %p<3>;\n"
+                     "  .reg .b32 %r<12>;\n"
+                     "  .reg .b32 %d<" +
+                     std::to_string(regs) +
+                     ">;\n"
+                     "  .reg .b32 %a<4>;\n"
+                     "  .reg .b64 %rd<12>;\n"
+                     "  ld.param.u64 %rd1, [image];\n"
+                     "  ld.param.u64 %rd2, [out];\n"
+                     "  ld.param.u64 %rd3, [descA];\n"
+                     "  ld.param.u64 %rd4, [descB];\n"
+                     "  ld.param.u64 %rd5, [c];\n"
+                     "  ld.param.u64 %rd6, [aFragments];\n"
+                     "  cvta.to.global.u64 %rd1, %rd1;\n"
+                     "  cvta.to.global.u64 %rd2, %rd2;\n"
+                     "  cvta.to.global.u64 %rd5, %rd5;\n"
+                     "  cvta.to.global.u64 %rd6, %rd6;\n"
+                     "  mov.u32 %r1, %tid.x;\n"
+                     "  mul.lo.u32 %r2, %r1, 16;\n"
+                     "COPY:\n"
+                     "  setp.ge.u32 %p1, %r2, " +
+                     std::to_string(imageBytes) +
+                     ";\n"
+                     "  @%p1 bra COPIED;\n"
+                     "  cvt.u64.u32 %rd7, %r2;\n"
+                     "  add.u64 %rd8, %rd1, %rd7;\n"
+                     "  ld.global.v4.u32 {%r3, %r4, %r5, %r6}, [%rd8];\n"
+                     "  mov.u32 %r7, smem;\n"
+                     "  add.u32 %r7, %r7, %r2;\n"
+                     "  st.shared.v4.u32 [%r7], {%r3, %r4, %r5, %r6};\n"
+                     "  add.u32 %r2, %r2, 2048;\n"
+                     "  bra.uni COPY;\n"
+                     "COPIED:\n"
+                     "  bar.sync 0;\n"
+                     "  fence.proxy.async.shared::cta;\n"
+                     "  mul.wide.u32 %rd9, %r1, " +
+                     std::to_string(4 * regs) +
+                     ";\n"
+                     "  add.u64 %rd10, %rd5, %rd9;\n"
+                     "  add.u64 %rd11, %rd2, %rd9;\n";
+  for (unsigned i = 0; i < regs; ++i)
+    body += "  ld.global.u32 %d" + std::to_string(i) + ", [%rd10+" +
+            std::to_string(4 * i) + "];\n";
+  body += "  mul.wide.u32 %rd9, %r1, 16;\n"
+          "  add.u64 %rd9, %rd6, %rd9;\n"
+          "  ld.global.v4.u32 {%a0, %a1, %a2, %a3}, [%rd9];\n"
+          "  setp.ne.u32 %p2, " +
+          std::to_string(c.accumulate) +
+          ", 0;\n"
+          "  wgmma.fence.sync.aligned;\n"
+          "  wgmma.mma_async.sync.aligned.m64n" +
+          std::to_string(c.n) + "k16.f32.bf16.bf16 {" + d + "}, " +
+          (c.registerA ? "{%a0, %a1, %a2, %a3}" : "%rd3") + ", %rd4, %p2, " +
+          (c.negateA ? "-1" : "1") + ", 1, " + (c.registerA ? "" : "0, ") +
+          (c.mnMajorB ? "1" : "0") +
+          ";\n"
+          "  wgmma.commit_group.sync.aligned;\n" +
+          afterMma + "  wgmma.wait_group.sync.aligned 0;\n";
+  for (unsigned i = 0; i < regs; ++i)
+    body += "  st.global.u32 [%rd11+" + std::to_string(4 * i) + "], %d" +
+            std::to_string(i) + ";\n";
+  body += "  ret;\n";
+  return kernelPtx(".param .u64 image, .param .u64 out, .param .u64 descA, "
+                   ".param .u64 descB, .param .u64 c, .param .u64 aFragments",
+                   body);
+}
+
+float aValue(unsigned m, unsigned k) {
+  return static_cast<float>(int((m * 16 + k) * 37 % 256) - 128);
+}
+float bValue(unsigned k, unsigned n) {
+  return static_cast<float>(int((k * 256 + n) * 13 % 128) - 64);
+}
+float cValue(unsigned m, unsigned n) { return (m * 256 + n) * 0.25f - 100; }
+
+/// Runs one case; "" when every accumulator is right, else the first
+/// difference or the launch's error.
+std::string runWgmma(const WgmmaCase &c, const std::string &afterMma = "") {
+  const uint32_t bBase = 8192, imageBytes = 8192 + 32768;
+  std::vector<uint8_t> image(imageBytes, 0);
+  auto put = [&](uint32_t at, float value) {
+    uint16_t bits = bf16(value);
+    std::memcpy(image.data() + at, &bits, 2);
+  };
+  Placement a = placeKMajor(64, c.swizzleA, 0);
+  for (unsigned m = 0; m < 64; ++m)
+    for (unsigned k = 0; k < 16; ++k)
+      put(a.at[{m, k}], aValue(m, k));
+  Placement b = c.mnMajorB ? placeMnMajor(c.n, c.swizzleB, bBase)
+                           : placeKMajor(c.n, c.swizzleB, bBase);
+  for (unsigned n = 0; n < c.n; ++n)
+    for (unsigned k = 0; k < 16; ++k)
+      put(b.at[{n, k}], bValue(k, n));
+
+  // Thread (warp w, lane l = 4 g + t): register d[4 j + 2 i + e] is D(16 w +
+  // g + 8 i, 8 j + 2 t + e); A register a[2 h + i] holds A(16 w + g + 8 i,
+  // 2 t + 8 h + e) in half e (the ISA's .m64nNk16 fragment figures).
+  unsigned regs = c.n / 2;
+  auto rowOf = [](unsigned thread, unsigned r) {
+    return 16 * (thread / 32) + (thread % 32) / 4 + 8 * ((r / 2) % 2);
+  };
+  auto colOf = [](unsigned thread, unsigned r) {
+    return 8 * (r / 4) + 2 * (thread % 4) + r % 2;
+  };
+  Device device;
+  uint8_t *imageOnDevice = allocateArray<uint8_t>(device, imageBytes);
+  std::memcpy(imageOnDevice, image.data(), imageBytes);
+  float *out = allocateArray<float>(device, 128 * regs);
+  float *cOnDevice = allocateArray<float>(device, 128 * regs);
+  uint32_t *fragments = allocateArray<uint32_t>(device, 128 * 4);
+  for (unsigned thread = 0; thread < 128; ++thread) {
+    for (unsigned r = 0; r < regs; ++r)
+      cOnDevice[thread * regs + r] = cValue(rowOf(thread, r), colOf(thread, r));
+    for (unsigned r = 0; r < 4; ++r) {
+      unsigned row = 16 * (thread / 32) + (thread % 32) / 4 + 8 * (r % 2);
+      unsigned k = 2 * (thread % 4) + 8 * (r / 2);
+      fragments[thread * 4 + r] =
+          bf16(aValue(row, k)) | (uint32_t(bf16(aValue(row, k + 1))) << 16);
+    }
+  }
+  auto module = parse(wgmmaPtx(c, imageBytes, afterMma));
+  if (!module)
+    return "does not load";
+  LaunchResult result =
+      launch(device, *module,
+             {addressOf(imageOnDevice), addressOf(out), a.desc, b.desc,
+              addressOf(cOnDevice), addressOf(fragments)},
+             128);
+  if (!result.ok)
+    return result.error;
+  for (unsigned thread = 0; thread < 128; ++thread)
+    for (unsigned r = 0; r < regs; ++r) {
+      unsigned m = rowOf(thread, r), n = colOf(thread, r);
+      double expected = 0;
+      for (unsigned k = 0; k < 16; ++k)
+        expected += double(aValue(m, k)) * bValue(k, n);
+      if (c.negateA)
+        expected = -expected;
+      if (c.accumulate)
+        expected += cValue(m, n);
+      if (out[thread * regs + r] != static_cast<float>(expected))
+        return "D(" + std::to_string(m) + ", " + std::to_string(n) +
+               ") = " + std::to_string(out[thread * regs + r]) + ", expected " +
+               std::to_string(expected);
+    }
+  return "";
+}
+
+TEST(PtxEmulatorWgmma, KMajorOperandsEverySwizzle) {
+  for (Swizzle s : {Swizzle::None, Swizzle::B32, Swizzle::B64, Swizzle::B128})
+    for (unsigned n : {8u, 64u, 256u}) {
+      WgmmaCase c;
+      c.n = n;
+      c.swizzleA = c.swizzleB = s;
+      EXPECT_EQ(runWgmma(c), "") << "swizzle " << int(s) << ", N " << n;
+    }
+}
+
+TEST(PtxEmulatorWgmma, MnMajorBEverySwizzle) {
+  // B stored N-contiguous, as a row-major V tile is for O += P V.
+  for (Swizzle s : {Swizzle::None, Swizzle::B32, Swizzle::B64, Swizzle::B128})
+    for (unsigned n : {16u, 128u}) {
+      WgmmaCase c;
+      c.n = n;
+      c.swizzleB = s;
+      c.mnMajorB = true;
+      EXPECT_EQ(runWgmma(c), "") << "swizzle " << int(s) << ", N " << n;
+    }
+}
+
+TEST(PtxEmulatorWgmma, RegisterAAccumulateAndNegate) {
+  WgmmaCase c;
+  c.n = 64;
+  c.registerA = true;
+  c.mnMajorB = true;
+  c.accumulate = true;
+  EXPECT_EQ(runWgmma(c), "");
+  WgmmaCase negated;
+  negated.negateA = true;
+  negated.accumulate = true;
+  EXPECT_EQ(runWgmma(negated), "");
+}
+
+TEST(PtxEmulatorWgmma, UnretiredResultsAndOperands) {
+  WgmmaCase c;
+  // Reading an accumulator before the wait.
+  std::string error = runWgmma(c, "  st.global.u32 [%rd11], %d0;\n");
+  EXPECT_NE(error.find("touches %d0, an accumulator of a wgmma.mma_async"),
+            std::string::npos)
+      << error;
+  // Overwriting B's bytes before the wait.
+  error = runWgmma(c, "  st.shared.u32 [smem+8192], %r3;\n");
+  EXPECT_NE(error.find("writes shared offset 8192, which a wgmma.mma_async of "
+                       "warp"),
+            std::string::npos)
+      << error;
+}
+
+} // namespace
