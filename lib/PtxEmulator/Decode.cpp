@@ -260,6 +260,7 @@ private:
   bool decodeMbarrier(std::string &error);
   bool decodeWgmma(std::string &error);
   bool decodeBulkCopy(std::string &error);
+  bool decodeTensorCopy(std::string &error);
 
   /// The whole opcode word, for messages.
   const std::string original;
@@ -1044,12 +1045,49 @@ bool Decoder::decodeWgmma(std::string &error) {
   return true;
 }
 
+bool Decoder::decodeTensorCopy(std::string &error) {
+  // cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}
+  //     .mbarrier::complete_tx::bytes [dst], [tensorMap, {c...}], [mbar]
+  //     {, cache-policy}
+  in.op = Opcode::CpAsyncBulkTensor;
+  in.vector = 0; // the rank
+  for (unsigned rank = 1; rank <= 5; ++rank)
+    if (word.take((std::to_string(rank) + "d").c_str()))
+      in.vector = static_cast<uint8_t>(rank);
+  if (in.vector == 0)
+    return unsupported(error, "no dimension count");
+  word.take("tile");
+  bool toShared = word.take("shared::cluster") || word.take("shared::cta");
+  if (!toShared || !word.take("global") ||
+      !word.take("mbarrier::complete_tx::bytes"))
+    return unsupported(error, "only tile-mode loads from global to shared "
+                              "memory, completing on an mbarrier");
+  bool hasHint = word.take("L2::cache_hint");
+  if (!done(error))
+    return false;
+  if (hasHint) {
+    if (ops.empty())
+      return shape(error, false);
+    ops.pop_back();
+  }
+  return shape(error,
+               ops.size() == 3 && ops[0].kind == Kind::Address &&
+                   ops[1].kind == Kind::Address &&
+                   ops[1].elements.size() == in.vector &&
+                   std::all_of(ops[1].elements.begin(), ops[1].elements.end(),
+                               [](const Operand &c) {
+                                 return c.kind == Kind::Register ||
+                                        c.kind == Kind::Immediate;
+                               }) &&
+                   ops[2].kind == Kind::Address);
+}
+
 bool Decoder::decodeBulkCopy(std::string &error) {
   // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
   //     [dst], [src], size, [mbar] {, cache-policy}
   in.op = Opcode::CpAsyncBulk;
   if (word.take("tensor"))
-    return unsupported(error, "tensor copies");
+    return decodeTensorCopy(error);
   bool toShared = word.take("shared::cluster") || word.take("shared::cta");
   if (!toShared || !word.take("global") ||
       !word.take("mbarrier::complete_tx::bytes"))

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/PtxEmulator/Device.h"
+#include "attn/PtxEmulator/TensorMap.h"
 #include "attn/Runtime/CudaDriver.h"
 
 #include <chrono>
@@ -647,6 +648,41 @@ CUresult cuEventElapsedTime(float *milliseconds, CUevent start, CUevent end) {
   *milliseconds = std::chrono::duration<float, std::milli>(end->time -
                                                            start->time)
                       .count();
+  return cu::kSuccess;
+}
+
+/// cuTensorMapEncodeTiled, with the driver API's argument types (the enums
+/// are ints): the fields, checked as the driver checks them, in the map for
+/// the emulator's tensor copies to read.
+CUresult cuTensorMapEncodeTiled(void *tensorMap, int dataType, uint32_t rank,
+                                void *globalAddress, const uint64_t *globalDim,
+                                const uint64_t *globalStrides,
+                                const uint32_t *boxDim,
+                                const uint32_t *elementStrides, int interleave,
+                                int swizzle, int l2Promotion, int oobFill) {
+  if (!globalDim || !boxDim || !elementStrides || rank < 1 || rank > 5 ||
+      (rank > 1 && !globalStrides))
+    return failWith(cu::kErrorInvalidValue,
+                    "cuTensorMapEncodeTiled: a missing array or rank " +
+                        std::to_string(rank));
+  TiledTensorMap fields;
+  fields.dataType = static_cast<uint32_t>(dataType);
+  fields.rank = rank;
+  fields.globalAddress = reinterpret_cast<uint64_t>(globalAddress);
+  for (uint32_t i = 0; i < rank; ++i) {
+    fields.globalDim[i] = globalDim[i];
+    fields.boxDim[i] = boxDim[i];
+    fields.elementStrides[i] = elementStrides[i];
+    if (i > 0)
+      fields.globalStrides[i - 1] = globalStrides[i - 1];
+  }
+  fields.interleave = static_cast<uint32_t>(interleave);
+  fields.swizzle = static_cast<uint32_t>(swizzle);
+  fields.l2Promotion = static_cast<uint32_t>(l2Promotion);
+  fields.oobFill = static_cast<uint32_t>(oobFill);
+  std::string error;
+  if (!encodeTensorMap(tensorMap, fields, error))
+    return failWith(cu::kErrorInvalidValue, error);
   return cu::kSuccess;
 }
 

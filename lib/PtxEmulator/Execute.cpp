@@ -60,6 +60,7 @@ Profile::Class classify(const Instruction &in) {
   case Opcode::Red:
   case Opcode::CpAsync:
   case Opcode::CpAsyncBulk:
+  case Opcode::CpAsyncBulkTensor:
     return Profile::Memory;
   case Opcode::Bra:
   case Opcode::Ret:
@@ -1397,6 +1398,7 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
     return true;
 
   case Opcode::CpAsyncBulk:
+  case Opcode::CpAsyncBulkTensor:
     if (!executeBulkCopy(w, in, exec))
       return false;
     advance();

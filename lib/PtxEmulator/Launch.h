@@ -89,6 +89,18 @@ public:
   // them. False on a fault.
   bool executeMbarrier(Warp &warp, const Instruction &in, uint32_t exec);
   bool executeBulkCopy(Warp &warp, const Instruction &in, uint32_t exec);
+  /// What a copy writes into shared memory: BYTES at SHAREDOFFSET from
+  /// SOURCE, or FILL's low bytes (an element outside the tensor).
+  struct CopyPiece {
+    uint32_t sharedOffset, bytes;
+    const uint8_t *source;
+    uint64_t fill;
+  };
+  /// The pieces of the tensor copy IN of LANE into DESTINATION, and the
+  /// box's bytes.
+  bool tensorCopyPieces(Warp &warp, unsigned lane, const Instruction &in,
+                        uint32_t destination, std::vector<CopyPiece> &pieces,
+                        uint64_t &bytes);
   /// The live mbarrier at AT (in SPACE) that NAME uses, after the checks
   /// that it is one and that its init is ordered before; null on a fault.
   MBarrier *findMbarrier(Warp &warp, unsigned lane, Space space, uint64_t at,

@@ -13,10 +13,14 @@
 // are both zero; test_wait and try_wait report whether the phase named by a
 // state or a parity has completed.
 //
-// Bulk copies (cp.async.bulk, 9.7.9.25) are performed by the asynchronous
-// proxy: here they land at once, as writes of the CTA's async agent, and
-// complete their bytes on the mbarrier, so a reader that does not wait on
-// the mbarrier's phase is a race even though the bytes are already there.
+// Bulk copies (cp.async.bulk, 9.7.9.25) and tensor copies
+// (cp.async.bulk.tensor, 9.7.9.27: a box of a tiled tensor map, elements
+// outside the tensor filled, 16-byte chunks placed by the map's swizzle,
+// the same address function wgmma's descriptors read with) are performed by
+// the asynchronous proxy: here they land at once, as writes of the CTA's async
+// agent, and complete their bytes on the mbarrier, so a reader that does not
+// wait on the mbarrier's phase is a race even though the bytes are already
+// there.
 //
 // Happens-before: an arrival releases the arriving warp's clock into the
 // phase, a bulk copy the async agent's; a wait that sees the phase complete
@@ -25,6 +29,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Launch.h"
+
+#include "attn/PtxEmulator/TensorMap.h"
 
 #include <cstring>
 
@@ -252,58 +258,168 @@ bool Launch::executeMbarrier(Warp &w, const Instruction &in, uint32_t exec) {
   return !failed;
 }
 
+bool Launch::tensorCopyPieces(Warp &w, unsigned lane, const Instruction &in,
+                              uint32_t destination,
+                              std::vector<CopyPiece> &pieces, uint64_t &bytes) {
+  const Operand &source = in.operands[1];
+  // The tensor map: a kernel parameter (a __grid_constant__ CUtensorMap)
+  // or global memory.
+  uint8_t map[kTensorMapBytes];
+  if (source.isParam && source.reg < 0) {
+    if (source.value + kTensorMapBytes > params.size())
+      return fault(w, lane, &in,
+                   "the tensor map parameter is past the "
+                   "parameter buffer");
+    std::memcpy(map, params.data() + source.value, kTensorMapBytes);
+  } else {
+    uint64_t at = addressOf(w, source, lane);
+    if (resolve(Space::Generic, at) != Space::Global)
+      return fault(w, lane, &in,
+                   "the tensor map is not in global memory or "
+                   "a parameter");
+    const uint8_t *from =
+        globalPointer(w, lane, at, kTensorMapBytes, GlobalAccess::Read, in);
+    if (!from)
+      return false;
+    std::memcpy(map, from, kTensorMapBytes);
+  }
+  TiledTensorMap t;
+  if (!decodeTensorMap(map, t))
+    return fault(w, lane, &in,
+                 "the tensor map was not encoded by "
+                 "cuTensorMapEncodeTiled");
+  if (t.rank != in.vector)
+    return fault(w, lane, &in,
+                 "a " + std::to_string(in.vector) + "-d copy of a rank-" +
+                     std::to_string(t.rank) + " tensor map");
+  for (uint32_t i = 0; i < t.rank; ++i)
+    if (t.elementStrides[i] != 1)
+      return fault(w, lane, &in,
+                   "tensor maps with element strides other "
+                   "than 1 are not emulated");
+  if (destination % 128 != 0)
+    return fault(w, lane, &in,
+                 "a tensor copy's shared destination must be "
+                 "128-byte aligned");
+  int64_t corner[5] = {};
+  for (uint32_t i = 0; i < t.rank; ++i)
+    corner[i] = static_cast<int32_t>(operandValue(w, source.elements[i], lane));
+  unsigned element = t.elementBytes();
+  unsigned perChunk = 16 / element;
+  uint32_t swizzleMask = (1u << t.swizzle) - 1; // 0, 1, 3, 7
+  uint64_t rows = 1;
+  for (uint32_t i = 1; i < t.rank; ++i)
+    rows *= t.boxDim[i];
+  bytes = t.boxBytes();
+  uint64_t fill = t.oobFill == 1 ? ~uint64_t(0) : 0; // NaN or zero
+  // Box element (b0, row) goes to destination + (row boxDim[0] + b0) bytes,
+  // then the swizzle moves its 16-byte chunk.
+  for (uint64_t row = 0; row < rows; ++row) {
+    bool rowInside = true;
+    uint64_t rowAddress = t.globalAddress;
+    uint64_t rest = row;
+    for (uint32_t i = 1; i < t.rank; ++i) {
+      int64_t x = corner[i] + static_cast<int64_t>(rest % t.boxDim[i]);
+      rest /= t.boxDim[i];
+      rowInside =
+          rowInside && x >= 0 && x < static_cast<int64_t>(t.globalDim[i]);
+      rowAddress += static_cast<uint64_t>(x) * t.globalStrides[i - 1];
+    }
+    for (uint32_t b0 = 0; b0 < t.boxDim[0]; b0 += perChunk) {
+      uint32_t at = destination +
+                    static_cast<uint32_t>((row * t.boxDim[0] + b0) * element);
+      at ^= ((at >> 7) & swizzleMask) << 4;
+      for (uint32_t e = 0; e < perChunk; ++e) {
+        int64_t x = corner[0] + b0 + e;
+        bool inside =
+            rowInside && x >= 0 && x < static_cast<int64_t>(t.globalDim[0]);
+        const uint8_t *from = nullptr;
+        if (inside) {
+          from = globalPointer(w, lane, rowAddress + uint64_t(x) * element,
+                               element, GlobalAccess::Read, in);
+          if (!from)
+            return false;
+        }
+        pieces.push_back({at + e * element, element, from, fill});
+      }
+    }
+  }
+  return true;
+}
+
 bool Launch::executeBulkCopy(Warp &w, const Instruction &in, uint32_t exec) {
   Cta &cta = *w.cta;
   const std::vector<Operand> &ops = in.operands;
+  bool tensor = in.op == Opcode::CpAsyncBulkTensor;
+  std::string name = tensor ? "cp.async.bulk.tensor" : "cp.async.bulk";
   for (uint32_t lanes = exec; lanes; lanes &= lanes - 1) {
     unsigned lane = __builtin_ctz(lanes);
     uint64_t destination = addressOf(w, ops[0], lane);
-    uint64_t source = addressOf(w, ops[1], lane);
-    uint64_t size = operandValue(w, ops[2], lane);
-    uint64_t barrierAt = addressOf(w, ops[3], lane);
-    if (size == 0 || size % 16 != 0 || destination % 16 != 0 ||
-        source % 16 != 0)
-      return fault(w, lane, &in,
-                   "cp.async.bulk of " + std::to_string(size) +
-                       " bytes: the size and both addresses must be "
-                       "multiples of 16");
     // The mbarrier first: a copy that completes on nothing is a fault
     // whatever it copies.
     uint32_t barrierOffset;
-    MBarrier *m =
-        findMbarrier(w, lane, Space::Shared, barrierAt, in,
-                     "cp.async.bulk completing on an mbarrier", barrierOffset);
+    MBarrier *m = findMbarrier(
+        w, lane, Space::Shared, addressOf(w, ops[tensor ? 2 : 3], lane), in,
+        name + " completing on an mbarrier", barrierOffset);
     if (!m)
       return false;
-    uint32_t offset;
-    if (!sharedOffset(w, lane, destination, static_cast<unsigned>(size), offset,
-                      in, /*alignment=*/16))
-      return false;
-    const uint8_t *from = globalPointer(
-        w, lane, source, static_cast<unsigned>(size), GlobalAccess::Read, in);
-    if (!from)
-      return false;
+    std::vector<CopyPiece> pieces;
+    uint64_t size = 0;
+    if (tensor) {
+      if (destination >= kWindowSize)
+        return fault(w, lane, &in,
+                     "a tensor copy's destination is not a "
+                     "shared address");
+      if (!tensorCopyPieces(w, lane, in, static_cast<uint32_t>(destination),
+                            pieces, size))
+        return false;
+    } else {
+      uint64_t source = addressOf(w, ops[1], lane);
+      size = operandValue(w, ops[2], lane);
+      if (size == 0 || size % 16 != 0 || destination % 16 != 0 ||
+          source % 16 != 0)
+        return fault(w, lane, &in,
+                     "cp.async.bulk of " + std::to_string(size) +
+                         " bytes: the size and both addresses must be "
+                         "multiples of 16");
+      uint32_t offset;
+      if (!sharedOffset(w, lane, destination, static_cast<unsigned>(size),
+                        offset, in, /*alignment=*/16))
+        return false;
+      const uint8_t *from = globalPointer(
+          w, lane, source, static_cast<unsigned>(size), GlobalAccess::Read, in);
+      if (!from)
+        return false;
+      pieces.push_back({offset, static_cast<uint32_t>(size), from, 0});
+      if (profileTraffic) {
+        uint64_t sources[32] = {};
+        sources[lane] = source;
+        countRequest(Space::Global, sources, 1u << lane,
+                     static_cast<unsigned>(size));
+      }
+    }
     // The async proxy performs the copy after the issuing warp's accesses
     // so far.
     join(cta.asyncClock, w.clock);
     ++cta.asyncClock[cta.asyncAgent()];
-    markSharedWrite(w, lane, offset, static_cast<unsigned>(size), in,
-                    /*async=*/true);
-    if (failed)
-      return false;
-    std::memcpy(cta.shared.data() + offset, from, size);
-    if (profileTraffic) {
-      uint64_t sources[32] = {};
-      sources[lane] = source;
-      countRequest(Space::Global, sources, 1u << lane,
-                   static_cast<unsigned>(size));
+    for (const CopyPiece &piece : pieces) {
+      uint32_t offset;
+      if (!sharedOffset(w, lane, piece.sharedOffset, piece.bytes, offset, in,
+                        /*alignment=*/1))
+        return false;
+      markSharedWrite(w, lane, offset, piece.bytes, in, /*async=*/true);
+      if (failed)
+        return false;
+      if (piece.source)
+        std::memcpy(cta.shared.data() + offset, piece.source, piece.bytes);
+      else
+        std::memcpy(cta.shared.data() + offset, &piece.fill, piece.bytes);
     }
     // complete_tx: the bytes have arrived.
     m->txCount -= static_cast<int64_t>(size);
     if (m->txCount < -kMbarrierLimit)
       return fault(w, lane, &in,
-                   "cp.async.bulk takes the mbarrier's tx-count below "
-                   "-(2^20 - 1)");
+                   name + " takes the mbarrier's tx-count below -(2^20 - 1)");
     join(m->arrivals, cta.asyncClock);
     completePhaseIfDone(*m);
     progressed();

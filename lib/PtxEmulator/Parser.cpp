@@ -770,6 +770,14 @@ bool Parser::parseOperand(Kernel &kernel, Operand &operand) {
         return fail("bad address offset");
       operand.value += negative ? ~offset + 1 : offset;
     }
+    // A tensor copy's [tensorMap, {c0, c1, ...}]: the coordinates.
+    if (isPunct(",")) {
+      next();
+      Operand coordinates;
+      if (!isPunct("{") || !parseOperand(kernel, coordinates))
+        return fail("expected the coordinates of a tensor address");
+      operand.elements = std::move(coordinates.elements);
+    }
     return expectPunct("]");
   }
   return parseSimpleOperand(kernel, operand);

@@ -67,7 +67,7 @@ enum class Opcode : uint16_t {
   Mma, Ldmatrix, CpAsync, CpAsyncCommit, CpAsyncWait, CpAsyncWaitAll,
   // Hopper: mbarrier objects, bulk copies that complete on them, warp
   // election and register reallocation.
-  Mbarrier, CpAsyncBulk, ElectSync, Setmaxnreg,
+  Mbarrier, CpAsyncBulk, CpAsyncBulkTensor, ElectSync, Setmaxnreg,
   // Warpgroup matrix multiply-accumulate and its fence and groups.
   WgmmaMma, WgmmaFence, WgmmaCommit, WgmmaWait,
 };
@@ -104,7 +104,8 @@ struct Operand {
   /// Immediate or Address naming a variable: the variable's state space
   /// (Generic when no variable is named).
   Space symbolSpace = Space::Generic;
-  /// Vector: the elements (registers, immediates or sinks).
+  /// Vector: the elements (registers, immediates or sinks). Address of a
+  /// tensor copy ([tensorMap, {c0, c1, ...}]): the coordinates.
   std::vector<Operand> elements;
 };
 

@@ -1,0 +1,365 @@
+//===- TensorCopyTest.cpp - Tensor maps and tensor copies on the emulator -===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// cp.async.bulk.tensor with tiled tensor maps on the PTX emulator: a box
+// that overhangs the tensor (its outside filled with zeros) lands in shared
+// memory row by row with the 128-byte swizzle as the ISA draws it (16-byte
+// chunk c of row r at chunk c XOR r mod 8); a Q K^T-shaped product of two
+// tiles brought in by tensor copies and multiplied by four chained wgmma
+// k-steps, each descriptor advanced 32 bytes along the swizzled rows, as
+// FlashAttention-3's kernels do; cuTensorMapEncodeTiled's argument checks;
+// and the faults of misused tensor copies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmulatorTestSupport.h"
+
+#include "attn/PtxEmulator/TensorMap.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace attn::ptxemu;
+using namespace attn::ptxemu::testing;
+
+namespace {
+
+uint16_t bf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  EXPECT_EQ(bits & 0xffffu, 0u) << value << " is not exact in bf16";
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+/// A row-major bf16 matrix's 2-d map with a box of boxRows x boxCols.
+TiledTensorMap matrixMap(const void *data, uint64_t rows, uint64_t cols,
+                         uint32_t boxRows, uint32_t boxCols,
+                         uint32_t swizzle = TiledTensorMap::Swizzle128B) {
+  TiledTensorMap t;
+  t.dataType = TiledTensorMap::BF16;
+  t.rank = 2;
+  t.globalAddress = reinterpret_cast<uint64_t>(data);
+  t.globalDim[0] = cols;
+  t.globalDim[1] = rows;
+  t.globalStrides[0] = cols * 2;
+  t.boxDim[0] = boxCols;
+  t.boxDim[1] = boxRows;
+  t.elementStrides[0] = t.elementStrides[1] = 1;
+  t.swizzle = swizzle;
+  return t;
+}
+
+/// The parameter buffer of a kernel whose parameters are 128-byte tensor
+/// maps (aligned to 64) and then u64 values.
+std::vector<uint8_t> mapParameters(const Kernel &kernel,
+                                   const std::vector<TiledTensorMap> &maps,
+                                   const std::vector<uint64_t> &values) {
+  std::vector<uint8_t> buffer(kernel.parameterBytes + 64, 0);
+  // The buffer's data must be 64-byte aligned for the encoder; encode into
+  // an aligned scratch map and copy.
+  alignas(64) uint8_t map[kTensorMapBytes];
+  size_t i = 0;
+  for (const TiledTensorMap &t : maps) {
+    std::string error;
+    EXPECT_TRUE(encodeTensorMap(map, t, error)) << error;
+    std::memcpy(buffer.data() + kernel.parameters[i++].offset, map,
+                kTensorMapBytes);
+  }
+  for (uint64_t v : values)
+    std::memcpy(buffer.data() + kernel.parameters[i++].offset, &v, 8);
+  buffer.resize(kernel.parameterBytes);
+  return buffer;
+}
+
+LaunchResult launchWith(Device &device, const Module &module,
+                        const std::vector<uint8_t> &params, uint32_t threads) {
+  LaunchShape shape;
+  shape.block = {threads, 1, 1};
+  return device.launch(*module.findKernel("k"), shape, params);
+}
+
+//===----------------------------------------------------------------------===//
+// A box in shared memory
+//===----------------------------------------------------------------------===//
+
+/// Thread 0 copies the box at (col0, row0) of `map` into `smem` (8 rows of
+/// 64 bf16) and waits; then each of 32 threads copies 32 bytes of the
+/// shared box to `out`, so the test sees the shared bytes as they are.
+const char *const kBoxPtx = R"(
+  .shared .align 1024 .b8 smem[1024];
+  .shared .align 8 .b64 bar;
+  .reg .pred %p<3>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r8, [col0];
+  ld.param.u32 %r9, [row0];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra WAIT;
+  mbarrier.init.shared.b64 [bar], 1;
+  mbarrier.arrive.expect_tx.shared.b64 _, [bar], 1024;
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [smem], [map, {%r8, %r9}], [bar];
+WAIT:
+  bar.sync 0;
+SPIN:
+  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+  @!%p2 bra SPIN;
+  shl.b32 %r2, %r1, 5;
+  mov.u32 %r3, smem;
+  add.u32 %r3, %r3, %r2;
+  ld.shared.v4.u32 {%r4, %r5, %r6, %r7}, [%r3];
+  cvt.u64.u32 %rd2, %r2;
+  add.u64 %rd3, %rd1, %rd2;
+  st.global.v4.u32 [%rd3], {%r4, %r5, %r6, %r7};
+  ld.shared.v4.u32 {%r4, %r5, %r6, %r7}, [%r3+16];
+  st.global.v4.u32 [%rd3+16], {%r4, %r5, %r6, %r7};
+  ret;
+)";
+
+TEST(PtxEmulatorTensorCopy, OverhangingBoxIsSwizzledAndZeroFilled) {
+  // A 20 x 100 matrix whose element (r, c) is r * 100 + c (exact in bf16
+  // below 256, so use (r * 100 + c) % 256); the box of 8 rows x 64 columns
+  // at column 60, row 16 overhangs both edges: columns 100.. and rows 20..
+  // are outside.
+  const uint64_t rows = 20, cols = 104; // rows padded to 16-byte strides
+  Device device;
+  uint16_t *matrix = allocateArray<uint16_t>(device, rows * cols);
+  auto value = [](uint64_t r, uint64_t c) {
+    return static_cast<float>((r * 100 + c) % 256);
+  };
+  for (uint64_t r = 0; r < rows; ++r)
+    for (uint64_t c = 0; c < cols; ++c)
+      matrix[r * cols + c] = bf16(value(r, c));
+  TiledTensorMap t = matrixMap(matrix, rows, 100, 8, 64);
+  t.globalStrides[0] = cols * 2;
+  uint16_t *out = allocateArray<uint16_t>(device, 512);
+  std::string ptx = kernelPtx(".param .align 64 .b8 map[128], .param .u64 out, "
+                              ".param .u32 col0, .param .u32 row0",
+                              kBoxPtx);
+  auto module = parse(ptx);
+  ASSERT_TRUE(module);
+  std::vector<uint8_t> params =
+      mapParameters(*module->findKernel("k"), {t}, {addressOf(out)});
+  uint32_t col0 = 60, row0 = 16;
+  const Kernel &kernel = *module->findKernel("k");
+  std::memcpy(params.data() + kernel.parameters[2].offset, &col0, 4);
+  std::memcpy(params.data() + kernel.parameters[3].offset, &row0, 4);
+  LaunchResult result = launchWith(device, *module, params, 32);
+  ASSERT_TRUE(result.ok) << result.error;
+  for (unsigned r = 0; r < 8; ++r)
+    for (unsigned c = 0; c < 64; ++c) {
+      // Box row r holds 128 bytes; its chunk c / 8 sits at chunk
+      // (c / 8) ^ r (rows 0-7 of a 1024-byte-aligned box).
+      unsigned at = r * 64 + (((c / 8) ^ r) * 8) + c % 8;
+      uint64_t gr = row0 + r, gc = col0 + c;
+      float expected = gr < rows && gc < 100 ? value(gr, gc) : 0.0f;
+      EXPECT_EQ(out[at], bf16(expected)) << "box (" << r << ", " << c << ")";
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor copies feeding wgmma
+//===----------------------------------------------------------------------===//
+
+TEST(PtxEmulatorTensorCopy, TensorCopiesFeedChainedWgmma) {
+  // S = Q K^T for a 64 x 64 Q and K (head dimension 64): both tiles come
+  // in by tensor copies with the 128-byte swizzle (rows of 128 bytes), and
+  // four wgmma.m64n64k16 k-steps advance both descriptors by 32 bytes.
+  Device device;
+  uint16_t *q = allocateArray<uint16_t>(device, 64 * 64);
+  uint16_t *k = allocateArray<uint16_t>(device, 64 * 64);
+  auto qValue = [](unsigned m, unsigned d) {
+    return static_cast<float>(int((m * 64 + d) * 37 % 16) - 8);
+  };
+  auto kValue = [](unsigned n, unsigned d) {
+    return static_cast<float>(int((n * 64 + d) * 13 % 16) - 8);
+  };
+  for (unsigned i = 0; i < 64; ++i)
+    for (unsigned d = 0; d < 64; ++d) {
+      q[i * 64 + d] = bf16(qValue(i, d));
+      k[i * 64 + d] = bf16(kValue(i, d));
+    }
+  float *out = allocateArray<float>(device, 128 * 32);
+  std::string d;
+  for (unsigned i = 0; i < 32; ++i)
+    d += (i ? ", %d" : "%d") + std::to_string(i);
+  // Descriptors: start >> 4 in bits 0-13, SBO = 1024 (8 rows of 128
+  // bytes) in bits 32-45, LBO = 16 (unused), 128B swizzle (1 << 62).
+  std::string body = R"(
+  .shared .align 1024 .b8 qs[8192];
+  .shared .align 1024 .b8 ks[8192];
+  .shared .align 8 .b64 bar;
+  .reg .pred %p<4>;
+  .reg .b32 %r<8>;
+  .reg .b32 %d<32>;
+  .reg .b64 %rd<12>;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra WAIT;
+  mbarrier.init.shared.b64 [bar], 1;
+  mbarrier.arrive.expect_tx.shared.b64 _, [bar], 16384;
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [qs], [qmap, {0, 0}], [bar];
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [ks], [kmap, {0, 0}], [bar];
+WAIT:
+  bar.sync 0;
+SPIN:
+  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+  @!%p2 bra SPIN;
+  mov.u32 %r2, qs;
+  mov.u32 %r3, ks;
+  cvt.u64.u32 %rd2, %r2;
+  cvt.u64.u32 %rd3, %r3;
+  shr.u64 %rd2, %rd2, 4;
+  shr.u64 %rd3, %rd3, 4;
+  or.b64 %rd4, %rd2, 0x4000004000010000;
+  or.b64 %rd5, %rd3, 0x4000004000010000;
+  wgmma.fence.sync.aligned;
+  setp.ne.u32 %p3, 0, 0;
+  wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {)" +
+                     d + R"(}, %rd4, %rd5, %p3, 1, 1, 0, 0;
+  setp.ne.u32 %p3, 1, 0;
+  add.s64 %rd4, %rd4, 2;
+  add.s64 %rd5, %rd5, 2;
+  wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {)" +
+                     d + R"(}, %rd4, %rd5, %p3, 1, 1, 0, 0;
+  add.s64 %rd4, %rd4, 2;
+  add.s64 %rd5, %rd5, 2;
+  wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {)" +
+                     d + R"(}, %rd4, %rd5, %p3, 1, 1, 0, 0;
+  add.s64 %rd4, %rd4, 2;
+  add.s64 %rd5, %rd5, 2;
+  wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {)" +
+                     d + R"(}, %rd4, %rd5, %p3, 1, 1, 0, 0;
+  wgmma.commit_group.sync.aligned;
+  wgmma.wait_group.sync.aligned 0;
+  mul.wide.u32 %rd6, %r1, 128;
+  add.u64 %rd7, %rd1, %rd6;
+)";
+  for (unsigned i = 0; i < 32; ++i)
+    body += "  st.global.f32 [%rd7+" + std::to_string(4 * i) + "], %d" +
+            std::to_string(i) + ";\n";
+  body += "  ret;\n";
+  auto module = parse(kernelPtx(".param .align 64 .b8 qmap[128], .param "
+                                ".align 64 .b8 kmap[128], .param .u64 out",
+                                body));
+  ASSERT_TRUE(module);
+  std::vector<uint8_t> params = mapParameters(
+      *module->findKernel("k"),
+      {matrixMap(q, 64, 64, 64, 64), matrixMap(k, 64, 64, 64, 64)},
+      {addressOf(out)});
+  LaunchResult result = launchWith(device, *module, params, 128);
+  ASSERT_TRUE(result.ok) << result.error;
+  for (unsigned thread = 0; thread < 128; ++thread)
+    for (unsigned r = 0; r < 32; ++r) {
+      unsigned m = 16 * (thread / 32) + (thread % 32) / 4 + 8 * ((r / 2) % 2);
+      unsigned n = 8 * (r / 4) + 2 * (thread % 4) + r % 2;
+      double expected = 0;
+      for (unsigned dd = 0; dd < 64; ++dd)
+        expected += double(qValue(m, dd)) * kValue(n, dd);
+      ASSERT_EQ(out[thread * 32 + r], static_cast<float>(expected))
+          << "S(" << m << ", " << n << ")";
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// The encoder's checks and the copies' faults
+//===----------------------------------------------------------------------===//
+
+TEST(PtxEmulatorTensorCopy, EncoderChecksItsArguments) {
+  alignas(64) uint8_t map[kTensorMapBytes];
+  alignas(16) static uint16_t data[64 * 64];
+  struct {
+    const char *what;
+    void (*edit)(TiledTensorMap &);
+    const char *message;
+  } cases[] = {
+      {"rank 6", [](TiledTensorMap &t) { t.rank = 6; }, "rank 6"},
+      {"a box of 512", [](TiledTensorMap &t) { t.boxDim[1] = 512; },
+       "box size 512 of dimension 1"},
+      {"a 200-byte stride", [](TiledTensorMap &t) { t.globalStrides[0] = 200; },
+       "byte stride 200 of dimension 1"},
+      {"an inner box wider than the swizzle",
+       [](TiledTensorMap &t) { t.boxDim[0] = 128; },
+       "wider than the swizzle's 128"},
+      {"an unaligned address", [](TiledTensorMap &t) { t.globalAddress += 2; },
+       "not 16-byte aligned"},
+  };
+  std::string error;
+  EXPECT_TRUE(encodeTensorMap(map, matrixMap(data, 64, 64, 64, 64), error))
+      << error;
+  TiledTensorMap decoded;
+  ASSERT_TRUE(decodeTensorMap(map, decoded));
+  EXPECT_EQ(decoded.boxDim[0], 64u);
+  EXPECT_EQ(decoded.globalStrides[0], 128u);
+  for (const auto &c : cases) {
+    TiledTensorMap t = matrixMap(data, 64, 64, 64, 64);
+    c.edit(t);
+    error.clear();
+    EXPECT_FALSE(encodeTensorMap(map, t, error)) << c.what;
+    EXPECT_NE(error.find(c.message), std::string::npos)
+        << c.what << ": " << error;
+  }
+}
+
+TEST(PtxEmulatorTensorCopy, Faults) {
+  Device device;
+  uint16_t *matrix = allocateArray<uint16_t>(device, 64 * 64);
+  uint16_t *out = allocateArray<uint16_t>(device, 512);
+  auto run = [&](const std::string &ptx, bool encode) {
+    auto module = parse(ptx);
+    if (!module)
+      return std::string("does not load");
+    const Kernel &kernel = *module->findKernel("k");
+    std::vector<uint8_t> params = mapParameters(
+        kernel, {matrixMap(matrix, 64, 64, 8, 64)}, {addressOf(out)});
+    if (!encode)
+      std::memset(params.data() + kernel.parameters[0].offset, 0,
+                  kTensorMapBytes);
+    LaunchResult result = launchWith(device, *module, params, 32);
+    return result.ok ? std::string() : result.error;
+  };
+  const std::string parameters =
+      ".param .align 64 .b8 map[128], .param .u64 out, .param .u32 col0, "
+      ".param .u32 row0";
+  std::string box = kBoxPtx;
+  // A map the encoder did not write.
+  EXPECT_NE(run(kernelPtx(parameters, box), false)
+                .find("the tensor map was not encoded by "
+                      "cuTensorMapEncodeTiled"),
+            std::string::npos);
+  // A 3-d copy of a 2-d map.
+  std::string threeD = box;
+  threeD.replace(threeD.find("tensor.2d"), 9, "tensor.3d");
+  threeD.replace(threeD.find("{%r8, %r9}"), 10, "{%r8, %r9, %r9}");
+  EXPECT_NE(run(kernelPtx(parameters, threeD), true)
+                .find("a 3-d copy of a rank-2 tensor map"),
+            std::string::npos);
+  // A destination off the 128-byte grid.
+  std::string shifted = box;
+  shifted.replace(shifted.find("[smem], [map"), 12, "[smem+64], [map");
+  EXPECT_NE(run(kernelPtx(parameters, shifted), true)
+                .find("must be 128-byte aligned"),
+            std::string::npos);
+  // Reading the box before waiting for it.
+  std::string early = box;
+  const std::string wait = "SPIN:\n"
+                           "  mbarrier.try_wait.parity.shared.b64 %p2, [bar], "
+                           "0;\n"
+                           "  @!%p2 bra SPIN;\n";
+  early.replace(early.find(wait), wait.size(), "");
+  std::string error = run(kernelPtx(parameters, early), true);
+  EXPECT_NE(error.find("written by the async proxy (a bulk copy)"),
+            std::string::npos)
+      << error;
+}
+
+} // namespace
