@@ -292,6 +292,18 @@ private:
           break;
         if (token.is('[')) {
           param.array = true;
+          token = next();
+          if (token.kind == Lexer::Word &&
+              std::isdigit(static_cast<unsigned char>(token.text[0])))
+            param.arrayLength = std::atoll(std::string(token.text).c_str());
+          else
+            unread(token);
+        } else if (token.isWord(".align")) {
+          token = next();
+          if (token.kind != Lexer::Word ||
+              !std::isdigit(static_cast<unsigned char>(token.text[0])))
+            return malformed(token);
+          param.alignment = std::atoll(std::string(token.text).c_str());
         } else if (token.isWord(".ptr")) {
           param.pointer = true;
         } else if (token.kind == Lexer::Word && isPtxType(token.text)) {
@@ -345,9 +357,16 @@ bool PtxParam::is64BitInteger() const {
   return !array && (type == "u64" || type == "s64" || type == "b64");
 }
 
+bool PtxParam::isTensorMap() const {
+  return array && arrayLength == 128 && (type == "b8" || type == "u8") &&
+         alignment >= 64;
+}
+
 std::string PtxParam::kind() const {
-  return (pointer && is64BitInteger() ? std::string("ptr") : type) +
-         (array ? "[]" : "");
+  if (array)
+    return (alignment ? ".align " + std::to_string(alignment) + " " : "") +
+           type + "[" + (arrayLength ? std::to_string(arrayLength) : "") + "]";
+  return pointer && is64BitInteger() ? std::string("ptr") : type;
 }
 
 const PtxEntry *PtxModule::find(const std::string &name) const {
@@ -466,11 +485,14 @@ private:
 
   /// 1. The runtime passes one 64-bit value per parameter (Runtime.cpp,
   /// attnrtLaunch): the tensors' pointers, the workspaces', then the
-  /// scalars. The entry must take exactly those.
+  /// scalars; then each tensor map, 128 bytes by value. The entry must take
+  /// exactly those.
   bool checkParams(const KernelSpec &kernel, const PtxEntry &entry) {
     size_t pointers = kernel.params.size() + kernel.workspaces.size();
+    size_t values = pointers + kernel.scalars.size();
     std::vector<std::string> expected(pointers, "ptr");
-    expected.resize(pointers + kernel.scalars.size(), "u64");
+    expected.resize(values, "u64");
+    expected.resize(values + kernel.tensorMaps.size(), ".align 64 b8[128]");
     std::vector<std::string> actual;
     bool matches = entry.params.size() == expected.size();
     for (size_t i = 0; i < entry.params.size(); ++i) {
@@ -478,22 +500,26 @@ private:
       actual.push_back(param.kind());
       // A pointer may be declared a plain .u64 (only LLVM marks .ptr); a
       // scalar must not be a pointer.
-      if (!param.is64BitInteger() || (i >= pointers && param.pointer))
+      if (i >= values
+              ? !param.isTensorMap()
+              : !param.is64BitInteger() || (i >= pointers && param.pointer))
         matches = false;
     }
     if (matches)
       return true;
-    return fail(kernel,
-                "the manifest gives it " + plural(expected.size(), "parameter") +
-                    " (" + plural(kernel.params.size(), "tensor") + ", " +
-                    plural(kernel.workspaces.size(), "workspace") + ", " +
-                    plural(kernel.scalars.size(), "scalar") + ": " +
-                    describeKinds(expected) + "), its entry in " + ptxName +
-                    " (line " + std::to_string(entry.line) + ") takes " +
-                    std::to_string(entry.params.size()) + " (" +
-                    describeKinds(actual) +
-                    "); the runtime passes each as 64 bits, the tensors' and "
-                    "workspaces' pointers, then the scalars");
+    return fail(
+        kernel,
+        "the manifest gives it " + plural(expected.size(), "parameter") + " (" +
+            plural(kernel.params.size(), "tensor") + ", " +
+            plural(kernel.workspaces.size(), "workspace") + ", " +
+            plural(kernel.scalars.size(), "scalar") + ", " +
+            plural(kernel.tensorMaps.size(), "tensor map") + ": " +
+            describeKinds(expected) + "), its entry in " + ptxName + " (line " +
+            std::to_string(entry.line) + ") takes " +
+            std::to_string(entry.params.size()) + " (" + describeKinds(actual) +
+            "); the runtime passes the tensors' and workspaces' "
+            "pointers, then the scalars, each as 64 bits, then the "
+            "tensor maps, 128 bytes each");
   }
 
   /// 2. The block the kernel was compiled for: its .reqntid or .maxntid

@@ -32,12 +32,19 @@ struct PtxParam {
   std::string type;
   /// `.ptr` (LLVM's NVPTX marks a kernel's pointer parameters so).
   bool pointer = false;
-  /// `name[N]`: an array of the type (a by-value struct).
+  /// `name[N]`: an array of N of the type (a by-value struct); 0 when not
+  /// an array.
   bool array = false;
+  int64_t arrayLength = 0;
+  /// `.align N`; 0 without.
+  int64_t alignment = 0;
 
   /// Whether the runtime's 64-bit value fits it: a .u64, .s64 or .b64.
   bool is64BitInteger() const;
-  /// "ptr", "u64", "b32", "b8[]": for messages.
+  /// Whether a CUtensorMap fits it: `.align 64 .b8 name[128]` (or wider
+  /// alignment).
+  bool isTensorMap() const;
+  /// "ptr", "u64", "b32", "b8[128]": for messages.
   std::string kind() const;
 };
 

@@ -101,6 +101,10 @@ OpenedDriver open() {
   resolve(library, "cuEventElapsedTime", d.cuEventElapsedTime, e);
   if (!e.empty())
     return opened;
+  // Optional: a driver before CUDA 12 has no tensor maps.
+  d.cuTensorMapEncodeTiled =
+      reinterpret_cast<decltype(d.cuTensorMapEncodeTiled)>(
+          dlsym(library, "cuTensorMapEncodeTiled"));
   if (CUresult result = d.cuInit(0); result != cu::kSuccess) {
     e = "the CUDA driver (" + std::string(path) +
         ") failed to initialise: " + describeCudaError(d, result);

@@ -246,6 +246,47 @@ bool readScalar(Reader &reader, const Value &entry, const std::string &path,
   return true;
 }
 
+/// One tensor map: {"name": NAME, "param": TENSOR, "box": [...],
+/// "swizzle": BYTES}, the box innermost dimension first.
+bool readTensorMap(Reader &reader, const Value &entry, const std::string &path,
+                   KernelSpec &kernel) {
+  if (!entry.is_object())
+    return reader.fail(path, "is not an object");
+  TensorMapSpec &map = kernel.tensorMaps.emplace_back();
+  map.name = reader.string(entry, path, "name");
+  std::string name = reader.string(entry, path, "param");
+  if (reader.failed() ||
+      !reader.integerMember(entry, path, "swizzle", 0, map.swizzleBytes))
+    return false;
+  map.param = kernel.paramIndex(name);
+  if (map.param < 0)
+    return reader.fail(path + ".param", "no parameter \"" + name + "\"");
+  const ParamSpec &param = kernel.params[map.param];
+  if (param.dtype != ATTNRT_F16 && param.dtype != ATTNRT_BF16 &&
+      param.dtype != ATTNRT_F32)
+    return reader.fail(path + ".param", "\"" + name +
+                                            "\" is not an f16, bf16 or f32 "
+                                            "tensor");
+  const Value *box = reader.member(entry, path, "box", Kind::Array);
+  if (!box || !readExtents(reader, *box, path + ".box", 1, param.rank, map.box))
+    return false;
+  for (int32_t i = 0; i < param.rank; ++i)
+    if (map.box[i] < 1 || map.box[i] > 256)
+      return reader.fail(path + ".box", "sizes must be 1 to 256");
+  if (map.swizzleBytes != 0 && map.swizzleBytes != 32 &&
+      map.swizzleBytes != 64 && map.swizzleBytes != 128)
+    return reader.fail(path + ".swizzle", "must be 0, 32, 64 or 128");
+  int64_t inner =
+      map.box[0] * static_cast<int64_t>(attnrtDTypeSize(param.dtype));
+  if (inner % 16 != 0 || (map.swizzleBytes && inner > map.swizzleBytes))
+    return reader.fail(
+        path + ".box",
+        "the inner box is " + std::to_string(inner) +
+            " bytes: it must be a multiple of 16" +
+            (map.swizzleBytes ? " no wider than the swizzle" : std::string()));
+  return true;
+}
+
 bool readKernel(Reader &reader, const Value &entry, const std::string &path,
                 KernelSpec &kernel) {
   if (!entry.is_object())
@@ -354,6 +395,18 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
       if (!readScalar(reader, (*scalars)[i],
                       path + ".scalars[" + std::to_string(i) + "]", kernel))
         return false;
+  if (const Value *maps =
+          reader.member(entry, path, "tensor_maps", Kind::Array, true)) {
+    if (!maps->empty() && targetComputeCapability(kernel.target) < 90)
+      return reader.fail(path + ".tensor_maps",
+                         "tensor maps need sm_90 or later, not " +
+                             kernel.target);
+    for (size_t i = 0; i < maps->size(); ++i)
+      if (!readTensorMap(reader, (*maps)[i],
+                         path + ".tensor_maps[" + std::to_string(i) + "]",
+                         kernel))
+        return false;
+  }
   const Value *attention =
       reader.member(entry, path, "attention", Kind::Object);
   if (!attention)
@@ -451,9 +504,9 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &manifest,
   if (format != "attn-kernel-bundle")
     return reader.fail("format", "\"" + format +
                                      "\" is not \"attn-kernel-bundle\"");
-  if (version < 2 || version > 8)
+  if (version < 2 || version > 9)
     return reader.fail("version",
-                       "this runtime reads versions 2 to 8, not " +
+                       "this runtime reads versions 2 to 9, not " +
                            std::to_string(version) +
                            " (recompile the bundle with attn-compile)");
   manifest.ptx = reader.string(root, "(root)", "ptx");

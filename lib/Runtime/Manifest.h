@@ -63,6 +63,20 @@ struct WorkspaceSpec {
   bool kernelResets = false;
 };
 
+/// A tensor map (manifest version 9) the runtime encodes for each launch
+/// with cuTensorMapEncodeTiled over tensor parameter `param` (every one of
+/// its dimensions, innermost first: sizes and byte strides as given at the
+/// launch), read in boxes of `box` elements per dimension (innermost
+/// first) with the swizzle of `swizzleBytes` (0, 32, 64 or 128), elements
+/// outside the tensor read as zero. It is passed by value, a 128-byte
+/// `.param .align 64 .b8 NAME[128]`, after the scalars.
+struct TensorMapSpec {
+  std::string name;
+  int32_t param = -1;
+  int64_t box[ATTNRT_MAX_RANK] = {};
+  int64_t swizzleBytes = 0;
+};
+
 /// The kernel's schedule (the manifest's "tiles", which attn-compile writes
 /// for every kernel): a CTA of `warps` warps computes `blockM` query rows
 /// against key blocks of `blockN`, staging K and V in `stages` buffers;
@@ -84,6 +98,7 @@ struct KernelSpec {
   int64_t dynamicSharedBytes = 0;
   std::vector<WorkspaceSpec> workspaces;
   std::vector<ScalarSpec> scalars;
+  std::vector<TensorMapSpec> tensorMaps;
   /// All CTAs must be resident at once (Lean attention's persistent CTAs
   /// wait for each other): the runtime checks occupancy before a launch.
   bool persistent = false;

@@ -45,6 +45,15 @@ struct attnrtKernel_ {
   bool launched = false;
   /// The driver's occupancy, for persistent launches; -1 until asked.
   int32_t ctasPerMultiprocessor = -1;
+  /// The manifest's tensor maps as last encoded, with the tensor they were
+  /// encoded from: a launch on the same tensor reuses its map.
+  struct TensorMap {
+    alignas(64) uint8_t bytes[128] = {};
+    bool valid = false;
+    uint64_t data = 0;
+    int64_t sizes[ATTNRT_MAX_RANK] = {}, strides[ATTNRT_MAX_RANK] = {};
+  };
+  std::vector<TensorMap> tensorMaps;
 };
 
 struct attnrtBundle_ {
@@ -899,6 +908,73 @@ static attnrtStatus checkResidency(attnrtKernel kernel,
                   "): compile with fewer Lean CTAs");
 }
 
+/// Encodes the kernel's tensor maps for ARGS (checked), unless the map of
+/// the same tensor (pointer, sizes and strides) is already encoded.
+static attnrtStatus encodeTensorMaps(attnrtKernel kernel,
+                                     const attnrtTensor *args) {
+  const KernelSpec &spec = kernel->spec;
+  kernel->tensorMaps.resize(spec.tensorMaps.size());
+  const CudaDriver &d = *kernel->context->driver;
+  for (size_t i = 0; i < spec.tensorMaps.size(); ++i) {
+    const TensorMapSpec &map = spec.tensorMaps[i];
+    const ParamSpec &param = spec.params[map.param];
+    const attnrtTensor &tensor = args[map.param];
+    attnrtKernel_::TensorMap &encoded = kernel->tensorMaps[i];
+    int32_t rank = param.rank;
+    if (encoded.valid && encoded.data == tensor.data &&
+        std::equal(tensor.sizes, tensor.sizes + rank, encoded.sizes) &&
+        std::equal(tensor.strides, tensor.strides + rank, encoded.strides))
+      continue;
+    std::string what = "tensor map " + map.name + " of kernel " + spec.name +
+                       " (over " + param.name + ")";
+    if (!d.cuTensorMapEncodeTiled)
+      return fail(ATTNRT_ERROR_UNSUPPORTED,
+                  what + ": the CUDA driver has no cuTensorMapEncodeTiled "
+                         "(CUDA 12 or later)");
+    if (tensor.strides[rank - 1] != 1)
+      return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                  what +
+                      ": the innermost dimension must be contiguous "
+                      "(stride 1), not stride " +
+                      std::to_string(tensor.strides[rank - 1]));
+    // The driver's dimensions run innermost first; its strides are in
+    // bytes, for dimensions 1 and up.
+    uint64_t elementBytes = attnrtDTypeSize(param.dtype);
+    uint64_t dims[ATTNRT_MAX_RANK], strides[ATTNRT_MAX_RANK];
+    uint32_t box[ATTNRT_MAX_RANK], elementStrides[ATTNRT_MAX_RANK];
+    for (int32_t j = 0; j < rank; ++j) {
+      dims[j] = static_cast<uint64_t>(tensor.sizes[rank - 1 - j]);
+      box[j] = static_cast<uint32_t>(map.box[j]);
+      elementStrides[j] = 1;
+      if (j > 0)
+        strides[j - 1] =
+            static_cast<uint64_t>(tensor.strides[rank - 1 - j]) * elementBytes;
+    }
+    // CUtensorMapDataType: FLOAT16 6, FLOAT32 7, BFLOAT16 9;
+    // CUtensorMapSwizzle: none, 32B, 64B, 128B; L2 promotion 128B (2).
+    int dataType = param.dtype == ATTNRT_F16   ? 6
+                   : param.dtype == ATTNRT_F32 ? 7
+                                               : 9;
+    int swizzle = map.swizzleBytes == 0    ? 0
+                  : map.swizzleBytes == 32 ? 1
+                  : map.swizzleBytes == 64 ? 2
+                                           : 3;
+    encoded.valid = false;
+    ATTNRT_CALL(d,
+                d.cuTensorMapEncodeTiled(
+                    encoded.bytes, dataType, static_cast<uint32_t>(rank),
+                    reinterpret_cast<void *>(tensor.data), dims, strides, box,
+                    elementStrides, /*interleave=*/0, swizzle,
+                    /*l2Promotion=*/2, /*oobFill=*/0),
+                "encoding " + what);
+    encoded.valid = true;
+    encoded.data = tensor.data;
+    std::copy(tensor.sizes, tensor.sizes + rank, encoded.sizes);
+    std::copy(tensor.strides, tensor.strides + rank, encoded.strides);
+  }
+  return ATTNRT_SUCCESS;
+}
+
 attnrtStatus attnrtLaunch(attnrtKernel kernel, const attnrtTensor *args,
                           int32_t numArgs, attnrtStream stream) {
   if (!kernel)
@@ -918,8 +994,8 @@ attnrtStatus attnrtLaunch(attnrtKernel kernel, const attnrtTensor *args,
   if (!spec.workspaces.empty())
     if (attnrtStatus status = prepareWorkspaces(kernel, grid, cuStream))
       return status;
-  // The kernel's parameters, each 64 bits: the tensors' pointers, the
-  // workspaces', then the run-time sizes and strides the manifest names.
+  // The kernel's parameters: the tensors' pointers, the workspaces', then
+  // the run-time sizes and strides the manifest names, each 64 bits.
   std::vector<uint64_t> values;
   for (size_t i = 0; i < spec.params.size(); ++i)
     values.push_back(args[i].data);
@@ -930,9 +1006,14 @@ attnrtStatus attnrtLaunch(attnrtKernel kernel, const attnrtTensor *args,
     values.push_back(static_cast<uint64_t>(
         scalar.stride ? arg.strides[scalar.dim] : arg.sizes[scalar.dim]));
   }
+  // Then the tensor maps, by value.
+  if (attnrtStatus status = encodeTensorMaps(kernel, args))
+    return status;
   std::vector<void *> params;
   for (uint64_t &value : values)
     params.push_back(&value);
+  for (attnrtKernel_::TensorMap &map : kernel->tensorMaps)
+    params.push_back(map.bytes);
   const CudaDriver &d = *kernel->context->driver;
   ATTNRT_CALL(d,
               d.cuLaunchKernel(kernel->function, grid[0], grid[1], grid[2],

@@ -40,17 +40,17 @@
 // past the end of the parameters).
 // RUN: cp -r %t/good %t/no-lse && %{edit} %t/no-lse/manifest.json lse_attention0 "k['params'].pop()"
 // RUN: not attn-launch --validate %t/no-lse 2>&1 | FileCheck %s --check-prefix=NO-LSE
-// NO-LSE: attn-launch: error: {{.*}}no-lse/manifest.json: kernel lse_attention0: the manifest gives it 4 parameters (4 tensors, 0 workspaces, 0 scalars: 4 x ptr), its entry in {{.*}}no-lse/kernels.ptx (line {{[0-9]+}}) takes 5 (5 x ptr); the runtime passes each as 64 bits, the tensors' and workspaces' pointers, then the scalars
+// NO-LSE: attn-launch: error: {{.*}}no-lse/manifest.json: kernel lse_attention0: the manifest gives it 4 parameters (4 tensors, 0 workspaces, 0 scalars, 0 tensor maps: 4 x ptr), its entry in {{.*}}no-lse/kernels.ptx (line {{[0-9]+}}) takes 5 (5 x ptr); the runtime passes the tensors' and workspaces' pointers, then the scalars, each as 64 bits, then the tensor maps, 128 bytes each
 // RUN: cp -r %t/good %t/no-block-mask && %{edit} %t/no-block-mask/manifest.json sparse_attention0 "k['params'].pop()"
 // RUN: not attn-launch --validate %t/no-block-mask 2>&1 | FileCheck %s --check-prefix=NO-BLOCK-MASK
-// NO-BLOCK-MASK: attn-launch: error: {{.*}}no-block-mask/manifest.json: kernel sparse_attention0: the manifest gives it 4 parameters (4 tensors, 0 workspaces, 0 scalars: 4 x ptr), its entry in {{.*}}no-block-mask/kernels.ptx (line {{[0-9]+}}) takes 5 (5 x ptr)
+// NO-BLOCK-MASK: attn-launch: error: {{.*}}no-block-mask/manifest.json: kernel sparse_attention0: the manifest gives it 4 parameters (4 tensors, 0 workspaces, 0 scalars, 0 tensor maps: 4 x ptr), its entry in {{.*}}no-block-mask/kernels.ptx (line {{[0-9]+}}) takes 5 (5 x ptr)
 // RUN: cp -r %t/good %t/no-workspace && %{edit} %t/no-workspace/manifest.json split_attention0 "k['workspaces'].pop()"
 // RUN: not attn-launch --validate %t/no-workspace 2>&1 | FileCheck %s --check-prefix=NO-WORKSPACE
-// NO-WORKSPACE: attn-launch: error: {{.*}}no-workspace/manifest.json: kernel split_attention0: the manifest gives it 6 parameters (4 tensors, 2 workspaces, 0 scalars: 6 x ptr), its entry in {{.*}}no-workspace/kernels.ptx (line {{[0-9]+}}) takes 7 (7 x ptr)
+// NO-WORKSPACE: attn-launch: error: {{.*}}no-workspace/manifest.json: kernel split_attention0: the manifest gives it 6 parameters (4 tensors, 2 workspaces, 0 scalars, 0 tensor maps: 6 x ptr), its entry in {{.*}}no-workspace/kernels.ptx (line {{[0-9]+}}) takes 7 (7 x ptr)
 // A PTX parameter the runtime cannot pass as 64 bits.
 // RUN: cp -r %t/good %t/b32 && sed -i 's/\.param \.u64 \.ptr \.align 1 lse_attention0_param_4/.param .b32 lse_attention0_param_4/' %t/b32/kernels.ptx
 // RUN: not attn-launch --validate %t/b32 2>&1 | FileCheck %s --check-prefix=B32
-// B32: attn-launch: error: {{.*}}b32/manifest.json: kernel lse_attention0: the manifest gives it 5 parameters (5 tensors, 0 workspaces, 0 scalars: 5 x ptr), its entry in {{.*}}b32/kernels.ptx (line {{[0-9]+}}) takes 5 (4 x ptr, 1 x b32)
+// B32: attn-launch: error: {{.*}}b32/manifest.json: kernel lse_attention0: the manifest gives it 5 parameters (5 tensors, 0 workspaces, 0 scalars, 0 tensor maps: 5 x ptr), its entry in {{.*}}b32/kernels.ptx (line {{[0-9]+}}) takes 5 (4 x ptr, 1 x b32)
 //
 // A block of other threads than the kernel was compiled for (.maxntid) and
 // its tiles' warps lay out.

@@ -552,6 +552,35 @@ CUresult cuEventElapsedTime(float *milliseconds, CUevent start, CUevent end) {
   return cu::kSuccess;
 }
 
+CUresult cuTensorMapEncodeTiled(void *tensorMap, int dataType, uint32_t rank,
+                                void *globalAddress, const uint64_t *globalDim,
+                                const uint64_t *globalStrides,
+                                const uint32_t *boxDim,
+                                const uint32_t *elementStrides, int interleave,
+                                int swizzle, int l2Promotion, int oobFill) {
+  if (!tensorMap || rank < 1 || rank > 5 ||
+      reinterpret_cast<uintptr_t>(tensorMap) % 64 != 0)
+    return cu::kErrorInvalidValue;
+  if (state().config.tensorMapResult != cu::kSuccess)
+    return state().config.tensorMapResult;
+  TensorMapRecord record{dataType,
+                         rank,
+                         reinterpret_cast<DevicePtr>(globalAddress),
+                         {globalDim, globalDim + rank},
+                         {globalStrides, globalStrides + rank - 1},
+                         {boxDim, boxDim + rank},
+                         {elementStrides, elementStrides + rank},
+                         interleave,
+                         swizzle,
+                         l2Promotion,
+                         oobFill};
+  DevicePtr mark = kTensorMapMark + state().records.tensorMaps.size();
+  std::memset(tensorMap, 0, 128);
+  std::memcpy(tensorMap, &mark, sizeof(mark));
+  state().records.tensorMaps.push_back(std::move(record));
+  return cu::kSuccess;
+}
+
 } // extern "C"
 
 // Each entry point has the type of the CudaDriver member that the runtime

@@ -57,6 +57,9 @@ struct Config {
   int staticSharedBytes = 0;
   int localBytesPerThread = 0;
   int maxThreadsPerBlock = 1024;
+  /// What cuTensorMapEncodeTiled returns when not CUDA_SUCCESS (as the
+  /// driver does for arguments it refuses).
+  int tensorMapResult = 0;
   /// How far the clock that events read advances per launch.
   float millisecondsPerLaunch = 0.5f;
 };
@@ -100,8 +103,22 @@ struct AllocationRecord {
   size_t bytes;
 };
 
+/// A call of cuTensorMapEncodeTiled. The fake writes kTensorMapMark + the
+/// record's index into the map's first 8 bytes, so a launch's argument
+/// shows which map it passed.
+constexpr DevicePtr kTensorMapMark = 0x7e45000000000000ull;
+struct TensorMapRecord {
+  int dataType;
+  uint32_t rank;
+  DevicePtr address;
+  std::vector<uint64_t> dims, strides;
+  std::vector<uint32_t> box, elementStrides;
+  int interleave, swizzle, l2Promotion, oobFill;
+};
+
 struct Records {
   std::vector<LaunchRecord> launches;
+  std::vector<TensorMapRecord> tensorMaps;
   std::vector<MemsetRecord> memsets;
   std::vector<StreamWaitRecord> streamWaits;
   std::vector<EventRecordRecord> eventRecords;

@@ -756,8 +756,8 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
     const char *to;
     const char *message;
   } cases[] = {
-      {"\"version\": 5", "\"version\": 9",
-       "manifest: version: this runtime reads versions 2 to 8, not 9"},
+      {"\"version\": 5", "\"version\": 10",
+       "manifest: version: this runtime reads versions 2 to 9, not 10"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 0}",
        "manifest: kernels[1].grid[0].times: must be at least 1"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 4097}",
@@ -1014,7 +1014,7 @@ TEST_F(RuntimeTest, ValidateFromMemoryNeedsNoDriver) {
             ATTNRT_ERROR_INVALID_ARGUMENT);
   // The manifest's own checks come first.
   EXPECT_EQ(validate(replaced(kAttentionManifest, "\"version\": 8",
-                              "\"version\": 9")),
+                              "\"version\": 10")),
             ATTNRT_ERROR_INVALID_BUNDLE);
   EXPECT_TRUE(lastErrorContains("manifest: version: this runtime reads"));
   // Every kernel has its tiles (attn-compile has always written them).
@@ -1042,9 +1042,10 @@ TEST_F(RuntimeTest, ParametersMatchThePtxEntry) {
                 "]"),
        kAttentionPtx,
        "manifest: kernel attn_split: the manifest gives it 13 parameters (4 "
-       "tensors, 3 workspaces, 6 scalars: 7 x ptr, 6 x u64), its entry in the "
-       "bundle's PTX (line 11) takes 14 (8 x ptr, 6 x u64); the runtime "
-       "passes each as 64 bits"},
+       "tensors, 3 workspaces, 6 scalars, 0 tensor maps: 7 x ptr, 6 x u64), "
+       "its entry in the bundle's PTX (line 11) takes 14 (8 x ptr, 6 x u64); "
+       "the runtime passes the tensors' and workspaces' pointers, then the "
+       "scalars, each as 64 bits"},
       // A workspace dropped.
       {replaced(kAttentionManifest,
                 R"(,
@@ -1052,7 +1053,8 @@ TEST_F(RuntimeTest, ParametersMatchThePtxEntry) {
                 ""),
        kAttentionPtx,
        "kernel attn_lean: the manifest gives it 6 parameters (4 tensors, 2 "
-       "workspaces, 0 scalars: 6 x ptr), its entry in the bundle's PTX"},
+       "workspaces, 0 scalars, 0 tensor maps: 6 x ptr), its entry in the "
+       "bundle's PTX"},
       // A scalar dropped.
       {replaced(kAttentionManifest, R"(, {"param": "V", "stride": 1}])", "]"),
        kAttentionPtx, "(8 x ptr, 6 x u64)"},
@@ -1069,7 +1071,7 @@ TEST_F(RuntimeTest, ParametersMatchThePtxEntry) {
       {kAttentionManifest,
        replaced(kAttentionPtx, ".param .u64 .ptr .align 1 attn_lean_param_0",
                 ".param .align 8 .b8 attn_lean_param_0[8]"),
-       "takes 7 (1 x b8[], 6 x ptr)"},
+       "takes 7 (1 x .align 8 b8[8], 6 x ptr)"},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.message);
@@ -1736,3 +1738,178 @@ TEST_F(RuntimeTest, TimerMeasuresBetweenItsEvents) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Tensor maps (manifest version 9)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr const char *kTensorMapManifest = R"({
+  "format": "attn-kernel-bundle",
+  "version": 9,
+  "ptx": "kernels.ptx",
+  "kernels": [
+    {
+      "name": "attn_tma",
+      "target": "sm_90a",
+      "params": [
+        {"name": "K", "type": "bf16", "shape": [1, 2, null, 64],
+         "strides": [null, null, 64, 1], "alignment": 16},
+        {"name": "O", "type": "bf16", "shape": [null], "strides": [1],
+         "alignment": 16}
+      ],
+      "grid": [{"param": "K", "dim": 2, "ceil_div": 128}, 1, 1],
+      "scalars": [{"param": "K", "size": 2}],
+      "tensor_maps": [{"name": "K_map", "param": "K", "box": [64, 128, 1, 1],
+                       "swizzle": 128}],
+      "block": [128, 1, 1],
+      "dynamic_shared_memory": 16384,
+      "tiles": {"block_m": 64, "block_n": 128, "warps": 4, "stages": 1},
+      "attention": {"scale": 0.125, "causal": false}
+    }
+  ]
+})";
+
+constexpr const char *kTensorMapPtx = R"(.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry attn_tma(
+	.param .u64 attn_tma_param_0,
+	.param .u64 attn_tma_param_1,
+	.param .u64 attn_tma_param_2,
+	.param .align 64 .b8 attn_tma_param_3[128]
+)
+{
+	ret;
+}
+)";
+
+/// K [1, 2, keys, 64] and O of 64 elements, contiguous.
+struct TensorMapArgs {
+  attnrt::DeviceBuffer k, o;
+  std::vector<attnrtTensor> tensors;
+
+  TensorMapArgs(attnrtContext context, int64_t keys) {
+    EXPECT_TRUE(k.allocate(context, 2 * keys * 64 * 2).ok());
+    EXPECT_TRUE(o.allocate(context, 64 * 2).ok());
+    tensors = {
+        attnrt::contiguousTensor(k.data(), ATTNRT_BF16, {1, 2, keys, 64}),
+        attnrt::contiguousTensor(o.data(), ATTNRT_BF16, {64})};
+  }
+};
+
+} // namespace
+
+TEST_F(RuntimeTest, LaunchEncodesTensorMapsOncePerTensor) {
+  fake::config().computeMajor = 9;
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle =
+      loadBundle(context.get(), kTensorMapManifest, kTensorMapPtx);
+  attnrtKernel kernel = findKernel(bundle.get(), "attn_tma");
+  TensorMapArgs args(context.get(), 300);
+  ASSERT_EQ(attnrtLaunch(kernel, args.tensors.data(), 2, nullptr),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  const fake::Records &records = fake::records();
+  // Dimensions innermost first, byte strides of dimensions 1 to 3, the
+  // box, BFLOAT16 (9), the 128-byte swizzle (3), L2 promotion 128B (2),
+  // zero fill.
+  ASSERT_EQ(records.tensorMaps.size(), 1u);
+  const fake::TensorMapRecord &map = records.tensorMaps[0];
+  EXPECT_EQ(map.dataType, 9);
+  EXPECT_EQ(map.rank, 4u);
+  EXPECT_EQ(map.address, args.k.data());
+  EXPECT_EQ(map.dims, (std::vector<uint64_t>{64, 300, 2, 1}));
+  EXPECT_EQ(map.strides, (std::vector<uint64_t>{128, 38400, 76800}));
+  EXPECT_EQ(map.box, (std::vector<uint32_t>{64, 128, 1, 1}));
+  EXPECT_EQ(map.elementStrides, (std::vector<uint32_t>{1, 1, 1, 1}));
+  EXPECT_EQ(map.swizzle, 3);
+  EXPECT_EQ(map.l2Promotion, 2);
+  EXPECT_EQ(map.oobFill, 0);
+  EXPECT_EQ(map.interleave, 0);
+  // The pointers, the scalar, then the map by value.
+  ASSERT_EQ(records.launches.size(), 1u);
+  EXPECT_EQ(records.launches[0].args,
+            (std::vector<fake::DevicePtr>{args.k.data(), args.o.data(), 300,
+                                          fake::kTensorMapMark + 0}));
+  // The same tensor again: the map is reused.
+  ASSERT_EQ(attnrtLaunch(kernel, args.tensors.data(), 2, nullptr),
+            ATTNRT_SUCCESS);
+  EXPECT_EQ(records.tensorMaps.size(), 1u);
+  EXPECT_EQ(records.launches[1].args.back(), fake::kTensorMapMark + 0);
+  // Another length: encoded anew.
+  TensorMapArgs shorter(context.get(), 200);
+  ASSERT_EQ(attnrtLaunch(kernel, shorter.tensors.data(), 2, nullptr),
+            ATTNRT_SUCCESS);
+  ASSERT_EQ(records.tensorMaps.size(), 2u);
+  EXPECT_EQ(records.tensorMaps[1].dims, (std::vector<uint64_t>{64, 200, 2, 1}));
+  EXPECT_EQ(records.launches[2].args.back(), fake::kTensorMapMark + 1);
+}
+
+TEST_F(RuntimeTest, TensorMapManifestsAreChecked) {
+  fake::config().computeMajor = 9;
+  attnrt::Context context = createContext();
+  struct {
+    const char *what, *from, *to, *message;
+  } cases[] = {
+      {"a box of the wrong rank", "\"box\": [64, 128, 1, 1]",
+       "\"box\": [64, 128]", "box: has 2 entries, expected 4"},
+      {"a box past 256", "\"box\": [64, 128, 1, 1]", "\"box\": [64, 512, 1, 1]",
+       "sizes must be 1 to 256"},
+      {"an inner box wider than the swizzle", "\"swizzle\": 128",
+       "\"swizzle\": 64", "the inner box is 128 bytes"},
+      {"a swizzle of 100", "\"swizzle\": 128", "\"swizzle\": 100",
+       "must be 0, 32, 64 or 128"},
+      {"no such tensor", "\"param\": \"K\", \"box\"",
+       "\"param\": \"V\", \"box\"", "no parameter \"V\""},
+      {"version 8", "\"version\": 9", "\"version\": 8", ""},
+      {"an sm_80 kernel", "\"sm_90a\"", "\"sm_80\"",
+       "tensor maps need sm_90 or later, not sm_80"},
+  };
+  for (const auto &c : cases) {
+    std::string manifest = replaced(kTensorMapManifest, c.from, c.to);
+    attnrtStatus status = tryLoad(context.get(), manifest, kTensorMapPtx);
+    if (!*c.message) {
+      // Version 8 reads the manifest (tensor_maps is simply new).
+      EXPECT_EQ(status, ATTNRT_SUCCESS)
+          << c.what << ": " << attnrtLastErrorMessage();
+      continue;
+    }
+    EXPECT_NE(status, ATTNRT_SUCCESS) << c.what;
+    EXPECT_TRUE(lastErrorContains(c.message)) << c.what;
+  }
+  // The kernel's entry must take the map, 128 bytes aligned to 64.
+  std::string unaligned =
+      replaced(kTensorMapPtx, ".param .align 64 .b8", ".param .align 8 .b8");
+  EXPECT_NE(tryLoad(context.get(), kTensorMapManifest, unaligned),
+            ATTNRT_SUCCESS);
+  EXPECT_TRUE(lastErrorContains(
+      "(2 tensors, 0 workspaces, 1 scalar, 1 tensor map: 2 x ptr, 1 x u64, 1 "
+      "x .align 64 b8[128]), its entry in the bundle's PTX (line 5) takes 4 "
+      "(3 x u64, 1 x .align 8 b8[128])"));
+}
+
+TEST_F(RuntimeTest, TensorMapEncoderFailuresFailTheLaunch) {
+  // The driver refuses a map: the launch fails, names the map, and
+  // launches nothing.
+  fake::config().computeMajor = 9;
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle =
+      loadBundle(context.get(), kTensorMapManifest, kTensorMapPtx);
+  attnrtKernel kernel = findKernel(bundle.get(), "attn_tma");
+  TensorMapArgs args(context.get(), 300);
+  fake::config().tensorMapResult = 1; // CUDA_ERROR_INVALID_VALUE
+  EXPECT_NE(attnrtLaunch(kernel, args.tensors.data(), 2, nullptr),
+            ATTNRT_SUCCESS);
+  EXPECT_TRUE(lastErrorContains(
+      "encoding tensor map K_map of kernel attn_tma (over K)"));
+  EXPECT_TRUE(fake::records().launches.empty());
+  // Once the driver accepts it, the launch goes ahead.
+  fake::config().tensorMapResult = 0;
+  EXPECT_EQ(attnrtLaunch(kernel, args.tensors.data(), 2, nullptr),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  EXPECT_EQ(fake::records().launches.size(), 1u);
+}

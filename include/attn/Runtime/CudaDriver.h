@@ -16,6 +16,7 @@
 #define ATTN_RUNTIME_CUDADRIVER_H
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -150,6 +151,14 @@ struct CudaDriver {
   CUresult (*cuEventSynchronize)(CUevent event);
   CUresult (*cuEventElapsedTime)(float *milliseconds, CUevent start,
                                  CUevent end);
+  /// The tiled tensor map encoder (CUDA 12 and later), with the driver's
+  /// argument types (CUtensorMap *, and its enums as int); null when the
+  /// driver has none, which only a kernel with tensor maps needs.
+  CUresult (*cuTensorMapEncodeTiled)(
+      void *tensorMap, int dataType, uint32_t rank, void *globalAddress,
+      const uint64_t *globalDim, const uint64_t *globalStrides,
+      const uint32_t *boxDim, const uint32_t *elementStrides, int interleave,
+      int swizzle, int l2Promotion, int oobFill);
 };
 
 /// In a library that implements the driver's entry points (a driver without
@@ -162,40 +171,43 @@ struct CudaDriver {
 
 /// Every entry point's check, for a library that implements them all.
 #define ATTN_CHECK_DRIVER_ENTRIES()                                            \
-  ATTN_CHECK_DRIVER_ENTRY(cuInit, cuInit); \
-  ATTN_CHECK_DRIVER_ENTRY(cuGetErrorName, cuGetErrorName); \
-  ATTN_CHECK_DRIVER_ENTRY(cuGetErrorString, cuGetErrorString); \
-  ATTN_CHECK_DRIVER_ENTRY(cuDeviceGetCount, cuDeviceGetCount); \
-  ATTN_CHECK_DRIVER_ENTRY(cuDeviceGet, cuDeviceGet); \
-  ATTN_CHECK_DRIVER_ENTRY(cuDeviceGetName, cuDeviceGetName); \
-  ATTN_CHECK_DRIVER_ENTRY(cuDeviceGetAttribute, cuDeviceGetAttribute); \
-  ATTN_CHECK_DRIVER_ENTRY(cuDeviceTotalMem, cuDeviceTotalMem_v2); \
+  ATTN_CHECK_DRIVER_ENTRY(cuInit, cuInit);                                     \
+  ATTN_CHECK_DRIVER_ENTRY(cuGetErrorName, cuGetErrorName);                     \
+  ATTN_CHECK_DRIVER_ENTRY(cuGetErrorString, cuGetErrorString);                 \
+  ATTN_CHECK_DRIVER_ENTRY(cuDeviceGetCount, cuDeviceGetCount);                 \
+  ATTN_CHECK_DRIVER_ENTRY(cuDeviceGet, cuDeviceGet);                           \
+  ATTN_CHECK_DRIVER_ENTRY(cuDeviceGetName, cuDeviceGetName);                   \
+  ATTN_CHECK_DRIVER_ENTRY(cuDeviceGetAttribute, cuDeviceGetAttribute);         \
+  ATTN_CHECK_DRIVER_ENTRY(cuDeviceTotalMem, cuDeviceTotalMem_v2);              \
   ATTN_CHECK_DRIVER_ENTRY(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain); \
-  ATTN_CHECK_DRIVER_ENTRY(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2); \
-  ATTN_CHECK_DRIVER_ENTRY(cuCtxGetCurrent, cuCtxGetCurrent); \
-  ATTN_CHECK_DRIVER_ENTRY(cuCtxSetCurrent, cuCtxSetCurrent); \
-  ATTN_CHECK_DRIVER_ENTRY(cuModuleLoadDataEx, cuModuleLoadDataEx); \
-  ATTN_CHECK_DRIVER_ENTRY(cuModuleUnload, cuModuleUnload); \
-  ATTN_CHECK_DRIVER_ENTRY(cuModuleGetFunction, cuModuleGetFunction); \
-  ATTN_CHECK_DRIVER_ENTRY(cuFuncGetAttribute, cuFuncGetAttribute); \
-  ATTN_CHECK_DRIVER_ENTRY(cuFuncSetAttribute, cuFuncSetAttribute); \
-  ATTN_CHECK_DRIVER_ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor); \
-  ATTN_CHECK_DRIVER_ENTRY(cuLaunchKernel, cuLaunchKernel); \
-  ATTN_CHECK_DRIVER_ENTRY(cuMemAlloc, cuMemAlloc_v2); \
-  ATTN_CHECK_DRIVER_ENTRY(cuMemFree, cuMemFree_v2); \
-  ATTN_CHECK_DRIVER_ENTRY(cuMemcpyHtoD, cuMemcpyHtoD_v2); \
-  ATTN_CHECK_DRIVER_ENTRY(cuMemcpyDtoH, cuMemcpyDtoH_v2); \
-  ATTN_CHECK_DRIVER_ENTRY(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2); \
-  ATTN_CHECK_DRIVER_ENTRY(cuMemsetD8Async, cuMemsetD8Async); \
-  ATTN_CHECK_DRIVER_ENTRY(cuMemsetD16Async, cuMemsetD16Async); \
-  ATTN_CHECK_DRIVER_ENTRY(cuMemsetD32Async, cuMemsetD32Async); \
-  ATTN_CHECK_DRIVER_ENTRY(cuStreamSynchronize, cuStreamSynchronize); \
-  ATTN_CHECK_DRIVER_ENTRY(cuStreamWaitEvent, cuStreamWaitEvent); \
-  ATTN_CHECK_DRIVER_ENTRY(cuEventCreate, cuEventCreate); \
-  ATTN_CHECK_DRIVER_ENTRY(cuEventDestroy, cuEventDestroy_v2); \
-  ATTN_CHECK_DRIVER_ENTRY(cuEventRecord, cuEventRecord); \
-  ATTN_CHECK_DRIVER_ENTRY(cuEventSynchronize, cuEventSynchronize); \
-  ATTN_CHECK_DRIVER_ENTRY(cuEventElapsedTime, cuEventElapsedTime)
+  ATTN_CHECK_DRIVER_ENTRY(cuDevicePrimaryCtxRelease,                           \
+                          cuDevicePrimaryCtxRelease_v2);                       \
+  ATTN_CHECK_DRIVER_ENTRY(cuCtxGetCurrent, cuCtxGetCurrent);                   \
+  ATTN_CHECK_DRIVER_ENTRY(cuCtxSetCurrent, cuCtxSetCurrent);                   \
+  ATTN_CHECK_DRIVER_ENTRY(cuModuleLoadDataEx, cuModuleLoadDataEx);             \
+  ATTN_CHECK_DRIVER_ENTRY(cuModuleUnload, cuModuleUnload);                     \
+  ATTN_CHECK_DRIVER_ENTRY(cuModuleGetFunction, cuModuleGetFunction);           \
+  ATTN_CHECK_DRIVER_ENTRY(cuFuncGetAttribute, cuFuncGetAttribute);             \
+  ATTN_CHECK_DRIVER_ENTRY(cuFuncSetAttribute, cuFuncSetAttribute);             \
+  ATTN_CHECK_DRIVER_ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor,         \
+                          cuOccupancyMaxActiveBlocksPerMultiprocessor);        \
+  ATTN_CHECK_DRIVER_ENTRY(cuLaunchKernel, cuLaunchKernel);                     \
+  ATTN_CHECK_DRIVER_ENTRY(cuMemAlloc, cuMemAlloc_v2);                          \
+  ATTN_CHECK_DRIVER_ENTRY(cuMemFree, cuMemFree_v2);                            \
+  ATTN_CHECK_DRIVER_ENTRY(cuMemcpyHtoD, cuMemcpyHtoD_v2);                      \
+  ATTN_CHECK_DRIVER_ENTRY(cuMemcpyDtoH, cuMemcpyDtoH_v2);                      \
+  ATTN_CHECK_DRIVER_ENTRY(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2);            \
+  ATTN_CHECK_DRIVER_ENTRY(cuMemsetD8Async, cuMemsetD8Async);                   \
+  ATTN_CHECK_DRIVER_ENTRY(cuMemsetD16Async, cuMemsetD16Async);                 \
+  ATTN_CHECK_DRIVER_ENTRY(cuMemsetD32Async, cuMemsetD32Async);                 \
+  ATTN_CHECK_DRIVER_ENTRY(cuStreamSynchronize, cuStreamSynchronize);           \
+  ATTN_CHECK_DRIVER_ENTRY(cuStreamWaitEvent, cuStreamWaitEvent);               \
+  ATTN_CHECK_DRIVER_ENTRY(cuEventCreate, cuEventCreate);                       \
+  ATTN_CHECK_DRIVER_ENTRY(cuEventDestroy, cuEventDestroy_v2);                  \
+  ATTN_CHECK_DRIVER_ENTRY(cuEventRecord, cuEventRecord);                       \
+  ATTN_CHECK_DRIVER_ENTRY(cuEventSynchronize, cuEventSynchronize);             \
+  ATTN_CHECK_DRIVER_ENTRY(cuEventElapsedTime, cuEventElapsedTime);             \
+  ATTN_CHECK_DRIVER_ENTRY(cuTensorMapEncodeTiled, cuTensorMapEncodeTiled)
 
 /// The driver, opened and initialised (cuInit) once per process from the
 /// file named by ATTNRT_LIBCUDA, else libcuda.so.1. Null when that fails:
