@@ -821,8 +821,10 @@ bool Decoder::decode(std::string &error) {
                             isValueVector(ops[2], bRegs) &&
                             isValueVector(ops[3], 4));
   }
-  if (b == "ldmatrix") {
-    in.op = Opcode::Ldmatrix;
+  if (b == "ldmatrix" || b == "stmatrix") {
+    // stmatrix (sm_90) is ldmatrix's inverse: the same matrices, rows
+    // addressed by the same lanes, registers as sources.
+    in.op = b == "ldmatrix" ? Opcode::Ldmatrix : Opcode::Stmatrix;
     if (!word.take("sync") || !word.take("aligned") || !word.take("m8n8"))
       return unsupported(error);
     if (word.take("x1"))
@@ -841,16 +843,30 @@ bool Decoder::decode(std::string &error) {
       return unsupported(error, "state space");
     if (!oneType(error, {Type::B16}))
       return false;
-    bool destination = in.vector == 1 ? isReg(ops[0])
-                                      : isRegVector(ops[0], in.vector);
-    return shape(error, ops.size() == 2 && destination &&
-                            ops[1].kind == Kind::Address);
+    size_t registers = in.op == Opcode::Ldmatrix ? 0 : 1;
+    const Operand &fragments = ops.size() == 2 ? ops[registers] : ops[0];
+    bool valid =
+        in.vector == 1 ? isReg(fragments) : isRegVector(fragments, in.vector);
+    return shape(error, ops.size() == 2 && valid &&
+                            ops[1 - registers].kind == Kind::Address);
   }
   if (b == "cp") {
     if (!word.take("async"))
       return unsupported(error);
-    if (word.take("bulk"))
+    if (word.take("bulk")) {
+      if (word.take("commit_group")) {
+        in.op = Opcode::CpAsyncBulkCommit;
+        return done(error) && shape(error, ops.empty());
+      }
+      if (word.take("wait_group")) {
+        in.op = Opcode::CpAsyncBulkWait;
+        if (word.take("read"))
+          in.flags |= mod::Read;
+        return done(error) &&
+               shape(error, ops.size() == 1 && ops[0].kind == Kind::Immediate);
+      }
       return decodeBulkCopy(error);
+    }
     if (word.take("commit_group")) {
       in.op = Opcode::CpAsyncCommit;
       return done(error) && shape(error, ops.empty());
@@ -1049,6 +1065,8 @@ bool Decoder::decodeTensorCopy(std::string &error) {
   // cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}
   //     .mbarrier::complete_tx::bytes [dst], [tensorMap, {c...}], [mbar]
   //     {, cache-policy}
+  // cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group
+  //     [tensorMap, {c...}], [src] {, cache-policy}
   in.op = Opcode::CpAsyncBulkTensor;
   in.vector = 0; // the rank
   for (unsigned rank = 1; rank <= 5; ++rank)
@@ -1057,11 +1075,18 @@ bool Decoder::decodeTensorCopy(std::string &error) {
   if (in.vector == 0)
     return unsupported(error, "no dimension count");
   word.take("tile");
-  bool toShared = word.take("shared::cluster") || word.take("shared::cta");
-  if (!toShared || !word.take("global") ||
-      !word.take("mbarrier::complete_tx::bytes"))
-    return unsupported(error, "only tile-mode loads from global to shared "
-                              "memory, completing on an mbarrier");
+  // A load: [dst], [tensorMap, {c...}], [mbar]; a store (bulk_group):
+  // [tensorMap, {c...}], [src].
+  bool store = word.take("bulk_group");
+  if (store)
+    in.flags |= mod::ToGlobal;
+  bool shared = word.take("shared::cluster") || word.take("shared::cta");
+  bool global = word.take("global");
+  if (!shared || !global ||
+      (!store && !word.take("mbarrier::complete_tx::bytes")))
+    return unsupported(error, "only tile-mode copies between global and "
+                              "shared memory, loads completing on an "
+                              "mbarrier");
   bool hasHint = word.take("L2::cache_hint");
   if (!done(error))
     return false;
@@ -1070,29 +1095,38 @@ bool Decoder::decodeTensorCopy(std::string &error) {
       return shape(error, false);
     ops.pop_back();
   }
-  return shape(error,
-               ops.size() == 3 && ops[0].kind == Kind::Address &&
-                   ops[1].kind == Kind::Address &&
-                   ops[1].elements.size() == in.vector &&
-                   std::all_of(ops[1].elements.begin(), ops[1].elements.end(),
-                               [](const Operand &c) {
-                                 return c.kind == Kind::Register ||
-                                        c.kind == Kind::Immediate;
-                               }) &&
-                   ops[2].kind == Kind::Address);
+  size_t map = store ? 0 : 1;
+  auto coordinate = [](const Operand &c) {
+    return c.kind == Kind::Register || c.kind == Kind::Immediate;
+  };
+  return shape(error, ops.size() == (store ? 2u : 3u) &&
+                          ops[map].kind == Kind::Address &&
+                          ops[map].elements.size() == in.vector &&
+                          std::all_of(ops[map].elements.begin(),
+                                      ops[map].elements.end(), coordinate) &&
+                          ops[1 - map].kind == Kind::Address &&
+                          (store || ops[2].kind == Kind::Address));
 }
 
 bool Decoder::decodeBulkCopy(std::string &error) {
   // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
   //     [dst], [src], size, [mbar] {, cache-policy}
+  // cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size
+  //     {, cache-policy}
   in.op = Opcode::CpAsyncBulk;
   if (word.take("tensor"))
     return decodeTensorCopy(error);
-  bool toShared = word.take("shared::cluster") || word.take("shared::cta");
-  if (!toShared || !word.take("global") ||
-      !word.take("mbarrier::complete_tx::bytes"))
-    return unsupported(error, "only global to shared memory, completing on "
-                              "an mbarrier");
+  // A load: [dst], [src], size, [mbar]; a store (bulk_group): [dst],
+  // [src], size.
+  bool store = word.take("bulk_group");
+  if (store)
+    in.flags |= mod::ToGlobal;
+  bool shared = word.take("shared::cluster") || word.take("shared::cta");
+  bool global = word.take("global");
+  if (!shared || !global ||
+      (!store && !word.take("mbarrier::complete_tx::bytes")))
+    return unsupported(error, "only copies between global and shared "
+                              "memory, loads completing on an mbarrier");
   bool hasHint = word.take("L2::cache_hint");
   if (!done(error))
     return false;
@@ -1101,9 +1135,10 @@ bool Decoder::decodeBulkCopy(std::string &error) {
       return shape(error, false);
     ops.pop_back();
   }
-  return shape(error, ops.size() == 4 && ops[0].kind == Kind::Address &&
+  return shape(error, ops.size() == (store ? 3u : 4u) &&
+                          ops[0].kind == Kind::Address &&
                           ops[1].kind == Kind::Address && isValue(ops[2]) &&
-                          ops[3].kind == Kind::Address);
+                          (store || ops[3].kind == Kind::Address));
 }
 
 } // namespace

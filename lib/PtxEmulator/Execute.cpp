@@ -56,6 +56,7 @@ Profile::Class classify(const Instruction &in) {
     return Profile::Exp2;
   case Opcode::Ld:
   case Opcode::St:
+  case Opcode::Stmatrix:
   case Opcode::Atom:
   case Opcode::Red:
   case Opcode::CpAsync:
@@ -80,6 +81,8 @@ Profile::Class classify(const Instruction &in) {
   case Opcode::Mbarrier:
   case Opcode::ElectSync:
   case Opcode::Setmaxnreg:
+  case Opcode::CpAsyncBulkCommit:
+  case Opcode::CpAsyncBulkWait:
   case Opcode::WgmmaFence:
   case Opcode::WgmmaCommit:
   case Opcode::WgmmaWait:
@@ -177,6 +180,7 @@ bool isWarpCollective(Opcode op) {
   case Opcode::BarWarpSync:
   case Opcode::Mma:
   case Opcode::Ldmatrix:
+  case Opcode::Stmatrix:
   case Opcode::Shfl:
   case Opcode::Vote:
   case Opcode::ElectSync:
@@ -1324,6 +1328,44 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
     return true;
   }
 
+  case Opcode::Stmatrix: {
+    if (!requireWholeWarp("stmatrix.sync.aligned"))
+      return false;
+    unsigned matrices = in.vector;
+    // Lane l holds row l / 4, columns 2 (l % 4) and + 1 of each matrix (of
+    // the transpose with .trans); row r of matrix m goes to the address of
+    // lane 8 m + r.
+    uint16_t rows[4][8][8];
+    for (unsigned lane = 0; lane < 32; ++lane)
+      for (unsigned m = 0; m < matrices; ++m) {
+        const Operand &source = matrices == 1 ? ops[1] : ops[1].elements[m];
+        uint32_t pair = static_cast<uint32_t>(value(source, lane));
+        unsigned row = lane / 4, col = 2 * (lane % 4);
+        uint16_t lo = static_cast<uint16_t>(pair), hi = pair >> 16;
+        if (in.flags & mod::Trans) {
+          rows[m][col][row] = lo;
+          rows[m][col + 1][row] = hi;
+        } else {
+          rows[m][row][col] = lo;
+          rows[m][row][col + 1] = hi;
+        }
+      }
+    uint64_t addresses[32];
+    for (unsigned m = 0; m < matrices; ++m)
+      for (unsigned r = 0; r < 8; ++r) {
+        unsigned lane = 8 * m + r;
+        uint64_t at = addressOf(w, ops[0], lane);
+        addresses[lane] = at;
+        if (!store(w, lane, in.space, at, 16, rows[m][r], in))
+          return false;
+      }
+    if (profileTraffic)
+      countRequest(in.space, addresses,
+                   matrices == 4 ? ~0u : (1u << (8 * matrices)) - 1, 16);
+    advance();
+    return true;
+  }
+
   case Opcode::CpAsync: {
     bool ok = true;
     unsigned size = static_cast<unsigned>(ops[2].value);
@@ -1401,6 +1443,22 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
   case Opcode::CpAsyncBulkTensor:
     if (!executeBulkCopy(w, in, exec))
       return false;
+    advance();
+    return true;
+
+  case Opcode::CpAsyncBulkCommit:
+    if (exec) {
+      w.bulkGroups.push_back(std::move(w.bulkOpen));
+      w.bulkOpen = AsyncGroup();
+    }
+    advance();
+    return true;
+
+  case Opcode::CpAsyncBulkWait:
+    // Copies land when issued here, so .read and the full wait both retire
+    // the groups: their shared sources may be written again.
+    if (exec)
+      retireGroups(w, w.bulkGroups, ops[0].value);
     advance();
     return true;
 

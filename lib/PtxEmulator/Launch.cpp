@@ -376,8 +376,8 @@ void Launch::markSharedWrite(Warp &warp, unsigned lane, uint32_t offset,
   const VectorClock &clock = async ? cta.asyncClock : warp.clock;
   std::string who = async ? "a bulk copy writes" : "writes";
   progressed();
-  if (cta.wgmmaInFlight) {
-    checkWgmmaReads(warp, lane, offset, bytes, in);
+  if (cta.asyncReadsInFlight) {
+    checkAsyncReads(warp, lane, offset, bytes, in);
     if (failed)
       return;
   }

@@ -89,17 +89,20 @@ public:
   // them. False on a fault.
   bool executeMbarrier(Warp &warp, const Instruction &in, uint32_t exec);
   bool executeBulkCopy(Warp &warp, const Instruction &in, uint32_t exec);
-  /// What a copy writes into shared memory: BYTES at SHAREDOFFSET from
-  /// SOURCE, or FILL's low bytes (an element outside the tensor).
+  bool executeBulkStore(Warp &warp, const Instruction &in, uint32_t exec);
+  /// What a copy moves: BYTES between shared SHAREDOFFSET and GLOBAL, or,
+  /// for a load of an element outside the tensor (GLOBAL null), FILL's low
+  /// bytes into shared memory.
   struct CopyPiece {
     uint32_t sharedOffset, bytes;
-    const uint8_t *source;
+    uint8_t *global;
     uint64_t fill;
   };
-  /// The pieces of the tensor copy IN of LANE into DESTINATION, and the
-  /// box's bytes.
+  /// The pieces of the tensor copy IN of LANE between the box and shared
+  /// memory at SHARED, and the box's bytes. A load fills the elements
+  /// outside the tensor; a store skips them.
   bool tensorCopyPieces(Warp &warp, unsigned lane, const Instruction &in,
-                        uint32_t destination, std::vector<CopyPiece> &pieces,
+                        uint32_t shared, std::vector<CopyPiece> &pieces,
                         uint64_t &bytes);
   /// The live mbarrier at AT (in SPACE) that NAME uses, after the checks
   /// that it is one and that its init is ordered before; null on a fault.
@@ -112,9 +115,14 @@ public:
   /// writes.
   bool checkWgmmaRegisters(Warp &warp, const Instruction &in, uint32_t group);
   /// Faults when a write of shared [OFFSET, +BYTES) hits bytes an
-  /// unretired wgmma reads.
-  void checkWgmmaReads(Warp &warp, unsigned lane, uint32_t offset,
+  /// unretired wgmma or bulk copy to global memory reads.
+  void checkAsyncReads(Warp &warp, unsigned lane, uint32_t offset,
                        unsigned bytes, const Instruction &in);
+  /// Retires the oldest of GROUPS until KEEP are left.
+  void retireGroups(Warp &warp, std::deque<AsyncGroup> &groups, size_t keep);
+  /// Records that the open group OPEN reads shared [BEGIN, END).
+  void recordAsyncRead(Cta &cta, AsyncGroup &open, uint32_t begin, uint32_t end,
+                       uint32_t line);
   /// Why a plain access of shared OFFSET, part of an mbarrier, is refused.
   std::string mbarrierAccess(uint32_t offset) const;
   /// The mbarrier at OFFSET and its state, for deadlock reports.

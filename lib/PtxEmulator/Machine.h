@@ -85,10 +85,11 @@ struct PendingCopy {
 
 struct Cta;
 
-/// wgmma.mma_async instructions of one commit group: the accumulator
-/// registers they write and the shared bytes they read ([begin, end)
-/// ranges), which stay theirs until a wgmma.wait_group retires the group.
-struct WgmmaGroup {
+/// The asynchronous instructions of one commit group, wgmma.mma_async's or
+/// bulk copies' to global memory: the accumulator registers they write and
+/// the shared bytes they read ([begin, end) ranges), which stay theirs until
+/// a wgmma.wait_group or a cp.async.bulk.wait_group retires the group.
+struct AsyncGroup {
   std::vector<int32_t> registers;
   std::vector<std::pair<uint32_t, uint32_t>> reads;
   uint32_t line = 0;
@@ -115,10 +116,11 @@ struct Warp {
   int64_t waitingOn = -1;
   /// Ends the warp's slice (a failed mbarrier wait: let the others run).
   bool yield = false;
-  /// wgmma: the group being issued, then the committed ones, oldest first;
-  /// per register slot, how many unretired groups write it.
-  WgmmaGroup wgmmaOpen;
-  std::deque<WgmmaGroup> wgmmaGroups;
+  /// wgmma and bulk copies to global memory: the group being issued, then
+  /// the committed ones, oldest first; per register slot, how many
+  /// unretired wgmma groups write it.
+  AsyncGroup wgmmaOpen, bulkOpen;
+  std::deque<AsyncGroup> wgmmaGroups, bulkGroups;
   std::vector<uint16_t> wgmmaPending;
   uint32_t wgmmaPendingRegisters = 0;
   // cp.async: copies not yet committed, then the committed groups.
@@ -156,9 +158,9 @@ struct Cta {
   VectorClock asyncClock;
   /// Live mbarrier objects by shared offset.
   std::map<uint32_t, MBarrier> mbarriers;
-  /// wgmma groups of the CTA's warps not yet retired (the shared bytes they
-  /// read must not be written until then).
-  uint32_t wgmmaInFlight = 0;
+  /// Groups of the CTA's warps that read shared memory and are not yet
+  /// retired (the bytes they read must not be written until then).
+  uint32_t asyncReadsInFlight = 0;
   uint32_t liveWarps = 0;
 };
 

@@ -32,6 +32,7 @@
 
 #include "attn/PtxEmulator/TensorMap.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace attn::ptxemu;
@@ -259,9 +260,10 @@ bool Launch::executeMbarrier(Warp &w, const Instruction &in, uint32_t exec) {
 }
 
 bool Launch::tensorCopyPieces(Warp &w, unsigned lane, const Instruction &in,
-                              uint32_t destination,
-                              std::vector<CopyPiece> &pieces, uint64_t &bytes) {
-  const Operand &source = in.operands[1];
+                              uint32_t shared, std::vector<CopyPiece> &pieces,
+                              uint64_t &bytes) {
+  bool toGlobal = in.flags & mod::ToGlobal;
+  const Operand &source = in.operands[toGlobal ? 0 : 1];
   // The tensor map: a kernel parameter (a __grid_constant__ CUtensorMap)
   // or global memory.
   uint8_t map[kTensorMapBytes];
@@ -297,9 +299,9 @@ bool Launch::tensorCopyPieces(Warp &w, unsigned lane, const Instruction &in,
       return fault(w, lane, &in,
                    "tensor maps with element strides other "
                    "than 1 are not emulated");
-  if (destination % 128 != 0)
+  if (shared % 128 != 0)
     return fault(w, lane, &in,
-                 "a tensor copy's shared destination must be "
+                 "a tensor copy's shared memory must be "
                  "128-byte aligned");
   int64_t corner[5] = {};
   for (uint32_t i = 0; i < t.rank; ++i)
@@ -312,8 +314,8 @@ bool Launch::tensorCopyPieces(Warp &w, unsigned lane, const Instruction &in,
     rows *= t.boxDim[i];
   bytes = t.boxBytes();
   uint64_t fill = t.oobFill == 1 ? ~uint64_t(0) : 0; // NaN or zero
-  // Box element (b0, row) goes to destination + (row boxDim[0] + b0) bytes,
-  // then the swizzle moves its 16-byte chunk.
+  // Box element (b0, row) is at shared + (row boxDim[0] + b0) bytes, its
+  // 16-byte chunk moved by the swizzle.
   for (uint64_t row = 0; row < rows; ++row) {
     bool rowInside = true;
     uint64_t rowAddress = t.globalAddress;
@@ -326,28 +328,91 @@ bool Launch::tensorCopyPieces(Warp &w, unsigned lane, const Instruction &in,
       rowAddress += static_cast<uint64_t>(x) * t.globalStrides[i - 1];
     }
     for (uint32_t b0 = 0; b0 < t.boxDim[0]; b0 += perChunk) {
-      uint32_t at = destination +
-                    static_cast<uint32_t>((row * t.boxDim[0] + b0) * element);
+      uint32_t at =
+          shared + static_cast<uint32_t>((row * t.boxDim[0] + b0) * element);
       at ^= ((at >> 7) & swizzleMask) << 4;
       for (uint32_t e = 0; e < perChunk; ++e) {
         int64_t x = corner[0] + b0 + e;
         bool inside =
             rowInside && x >= 0 && x < static_cast<int64_t>(t.globalDim[0]);
-        const uint8_t *from = nullptr;
+        // A store leaves what lies outside the tensor alone.
+        if (!inside && toGlobal)
+          continue;
+        uint8_t *global = nullptr;
         if (inside) {
-          from = globalPointer(w, lane, rowAddress + uint64_t(x) * element,
-                               element, GlobalAccess::Read, in);
-          if (!from)
+          global = globalPointer(
+              w, lane, rowAddress + uint64_t(x) * element, element,
+              toGlobal ? GlobalAccess::Write : GlobalAccess::Read, in);
+          if (!global)
             return false;
         }
-        pieces.push_back({at + e * element, element, from, fill});
+        pieces.push_back({at + e * element, element, global, fill});
       }
     }
   }
   return true;
 }
 
+bool Launch::executeBulkStore(Warp &w, const Instruction &in, uint32_t exec) {
+  Cta &cta = *w.cta;
+  const std::vector<Operand> &ops = in.operands;
+  bool tensor = in.op == Opcode::CpAsyncBulkTensor;
+  for (uint32_t lanes = exec; lanes; lanes &= lanes - 1) {
+    unsigned lane = __builtin_ctz(lanes);
+    uint64_t source = addressOf(w, ops[1], lane);
+    std::vector<CopyPiece> pieces;
+    if (tensor) {
+      uint64_t bytes = 0;
+      if (source >= kWindowSize)
+        return fault(w, lane, &in,
+                     "a tensor copy's source is not a shared "
+                     "address");
+      if (!tensorCopyPieces(w, lane, in, static_cast<uint32_t>(source), pieces,
+                            bytes))
+        return false;
+    } else {
+      uint64_t destination = addressOf(w, ops[0], lane);
+      uint64_t size = operandValue(w, ops[2], lane);
+      if (size == 0 || size % 16 != 0 || destination % 16 != 0 ||
+          source % 16 != 0)
+        return fault(w, lane, &in,
+                     "cp.async.bulk of " + std::to_string(size) +
+                         " bytes: the size and both addresses must be "
+                         "multiples of 16");
+      uint8_t *to =
+          globalPointer(w, lane, destination, static_cast<unsigned>(size),
+                        GlobalAccess::Write, in);
+      if (!to)
+        return false;
+      pieces.push_back(
+          {static_cast<uint32_t>(source), static_cast<uint32_t>(size), to, 0});
+    }
+    // The copy reads shared memory as the issuing warp (after its own
+    // accesses), and the bytes stay the copy's until a
+    // cp.async.bulk.wait_group retires its group.
+    uint32_t begin = UINT32_MAX, end = 0;
+    for (const CopyPiece &piece : pieces) {
+      uint32_t offset;
+      if (!sharedOffset(w, lane, piece.sharedOffset, piece.bytes, offset, in,
+                        /*alignment=*/1))
+        return false;
+      checkSharedRead(w, lane, offset, piece.bytes, in);
+      if (failed)
+        return false;
+      std::memcpy(piece.global, cta.shared.data() + offset, piece.bytes);
+      begin = std::min(begin, offset);
+      end = std::max(end, offset + piece.bytes);
+    }
+    if (end > begin)
+      recordAsyncRead(cta, w.bulkOpen, begin, end, in.line);
+    progressed();
+  }
+  return true;
+}
+
 bool Launch::executeBulkCopy(Warp &w, const Instruction &in, uint32_t exec) {
+  if (in.flags & mod::ToGlobal)
+    return executeBulkStore(w, in, exec);
   Cta &cta = *w.cta;
   const std::vector<Operand> &ops = in.operands;
   bool tensor = in.op == Opcode::CpAsyncBulkTensor;
@@ -386,7 +451,7 @@ bool Launch::executeBulkCopy(Warp &w, const Instruction &in, uint32_t exec) {
       if (!sharedOffset(w, lane, destination, static_cast<unsigned>(size),
                         offset, in, /*alignment=*/16))
         return false;
-      const uint8_t *from = globalPointer(
+      uint8_t *from = globalPointer(
           w, lane, source, static_cast<unsigned>(size), GlobalAccess::Read, in);
       if (!from)
         return false;
@@ -410,8 +475,8 @@ bool Launch::executeBulkCopy(Warp &w, const Instruction &in, uint32_t exec) {
       markSharedWrite(w, lane, offset, piece.bytes, in, /*async=*/true);
       if (failed)
         return false;
-      if (piece.source)
-        std::memcpy(cta.shared.data() + offset, piece.source, piece.bytes);
+      if (piece.global)
+        std::memcpy(cta.shared.data() + offset, piece.global, piece.bytes);
       else
         std::memcpy(cta.shared.data() + offset, &piece.fill, piece.bytes);
     }

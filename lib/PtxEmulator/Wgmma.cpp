@@ -129,31 +129,56 @@ bool Launch::checkWgmmaRegisters(Warp &w, const Instruction &in,
   return true;
 }
 
-void Launch::checkWgmmaReads(Warp &w, unsigned lane, uint32_t offset,
+void Launch::checkAsyncReads(Warp &w, unsigned lane, uint32_t offset,
                              unsigned bytes, const Instruction &in) {
-  Cta &cta = *w.cta;
-  for (const auto &warp : cta.warps) {
-    auto overlaps = [&](const WgmmaGroup &g) {
-      for (auto [begin, end] : g.reads)
-        if (offset < end && begin < offset + bytes)
-          return true;
-      return false;
-    };
-    const WgmmaGroup *hit =
-        overlaps(warp->wgmmaOpen) ? &warp->wgmmaOpen : nullptr;
-    for (const WgmmaGroup &g : warp->wgmmaGroups)
-      if (!hit && overlaps(g))
-        hit = &g;
-    if (hit) {
+  auto overlaps = [&](const AsyncGroup &g) {
+    for (auto [begin, end] : g.reads)
+      if (offset < end && begin < offset + bytes)
+        return true;
+    return false;
+  };
+  for (const auto &warp : w.cta->warps)
+    for (bool wgmma : {true, false}) {
+      const AsyncGroup *hit = nullptr;
+      if (overlaps(wgmma ? warp->wgmmaOpen : warp->bulkOpen))
+        hit = wgmma ? &warp->wgmmaOpen : &warp->bulkOpen;
+      for (const AsyncGroup &g : wgmma ? warp->wgmmaGroups : warp->bulkGroups)
+        if (!hit && overlaps(g))
+          hit = &g;
+      if (!hit)
+        continue;
       fault(w, lane, &in,
-            "writes shared offset " + std::to_string(offset) +
-                ", which a wgmma.mma_async of warp " +
-                std::to_string(warp->index) + " (line " +
-                std::to_string(hit->line) +
-                ") reads and no wgmma.wait_group has retired");
+            "writes shared offset " + std::to_string(offset) + ", which " +
+                (wgmma ? "a wgmma.mma_async" : "a bulk copy to global memory") +
+                " of warp " + std::to_string(warp->index) + " (line " +
+                std::to_string(hit->line) + ") reads and no " +
+                (wgmma ? "wgmma.wait_group" : "cp.async.bulk.wait_group") +
+                " has retired");
       return;
     }
+}
+
+void Launch::retireGroups(Warp &w, std::deque<AsyncGroup> &groups,
+                          size_t keep) {
+  while (groups.size() > keep) {
+    const AsyncGroup &g = groups.front();
+    for (int32_t slot : g.registers)
+      if (--w.wgmmaPending[slot] == 0)
+        --w.wgmmaPendingRegisters;
+    if (!g.reads.empty())
+      --w.cta->asyncReadsInFlight;
+    groups.pop_front();
   }
+  progressed();
+}
+
+void Launch::recordAsyncRead(Cta &cta, AsyncGroup &open, uint32_t begin,
+                             uint32_t end, uint32_t line) {
+  if (open.registers.empty() && open.reads.empty())
+    open.line = line;
+  if (open.reads.empty())
+    ++cta.asyncReadsInFlight;
+  open.reads.push_back({begin, end});
 }
 
 bool Launch::executeWgmma(Warp &w, const Instruction &in, uint32_t exec) {
@@ -167,31 +192,18 @@ bool Launch::executeWgmma(Warp &w, const Instruction &in, uint32_t exec) {
     return fault(w, lane0, &in,
                  "wgmma in a CTA of " + std::to_string(cta.warps.size()) +
                      " warps: warpgroups are 4 warps");
-  auto retire = [&](const WgmmaGroup &g) {
-    for (int32_t slot : g.registers)
-      if (--w.wgmmaPending[slot] == 0)
-        --w.wgmmaPendingRegisters;
-    if (!g.reads.empty())
-      --cta.wgmmaInFlight;
-  };
   const std::vector<Operand> &ops = in.operands;
   switch (in.op) {
   case Opcode::WgmmaFence:
     return true;
   case Opcode::WgmmaCommit:
     w.wgmmaGroups.push_back(std::move(w.wgmmaOpen));
-    w.wgmmaOpen = WgmmaGroup();
+    w.wgmmaOpen = AsyncGroup();
     return true;
-  case Opcode::WgmmaWait: {
+  case Opcode::WgmmaWait:
     // Groups still issuing are not part of any wait: commit them first.
-    size_t keep = ops[0].value;
-    while (w.wgmmaGroups.size() > keep) {
-      retire(w.wgmmaGroups.front());
-      w.wgmmaGroups.pop_front();
-    }
-    progressed();
+    retireGroups(w, w.wgmmaGroups, ops[0].value);
     return true;
-  }
   default:
     break;
   }
@@ -287,17 +299,14 @@ bool Launch::executeWgmma(Warp &w, const Instruction &in, uint32_t exec) {
   // The registers and the shared bytes are the wgmma's until retired.
   if (w.wgmmaPending.empty())
     w.wgmmaPending.assign(kernel.registerCount(), 0);
+  if (readEnd > readBegin)
+    recordAsyncRead(cta, w.wgmmaOpen, readBegin, readEnd, in.line);
   if (w.wgmmaOpen.registers.empty() && w.wgmmaOpen.reads.empty())
     w.wgmmaOpen.line = in.line;
   for (const Operand &e : d.elements) {
     if (w.wgmmaPending[e.reg]++ == 0)
       ++w.wgmmaPendingRegisters;
     w.wgmmaOpen.registers.push_back(e.reg);
-  }
-  if (readEnd > readBegin) {
-    if (w.wgmmaOpen.reads.empty())
-      ++cta.wgmmaInFlight;
-    w.wgmmaOpen.reads.push_back({readBegin, readEnd});
   }
   return true;
 }

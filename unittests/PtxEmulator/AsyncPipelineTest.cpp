@@ -560,7 +560,8 @@ TEST(PtxEmulatorMbarrier, UnsupportedFormsFailToLoad) {
   for (const char *instruction :
        {"setmaxnreg.inc.sync.aligned.u32 250;",
         "mbarrier.pending_count.b64 %rd1, %rd2;",
-        "cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%rd2], 16;"}) {
+        "cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::"
+        "complete_tx::bytes [%rd1], [%rd2, {%r1, %r1}], [%rd1];"}) {
     std::string error;
     auto module =
         parseModule(kernelPtx("", std::string("  .reg .b32 %r<2>;\n"

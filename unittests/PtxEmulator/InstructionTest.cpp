@@ -275,11 +275,95 @@ void checkLdmatrix(unsigned count, bool transposed) {
     }
 }
 
+/// stmatrix.sync.aligned.m8n8.x{COUNT}{.trans}.shared.b16: each lane's
+/// registers hold the fragments ldmatrix would give it (PTX ISA, stmatrix:
+/// "the inverse of ldmatrix"); lane 8 i + r addresses row r of matrix i.
+/// The shared rows are then copied out and compared element by element.
+void checkStmatrix(unsigned count, bool transposed) {
+  Device device;
+  uint32_t *out = allocateArray<uint32_t>(device, 32 * 4);
+  // Element (matrix, row, col) of the matrices as they must land.
+  auto element = [](unsigned matrix, unsigned row, unsigned col) {
+    return static_cast<uint16_t>(0x2000 + 64 * matrix + 8 * row + col);
+  };
+  std::string sources = count == 4   ? "{%r1, %r2, %r3, %r4}"
+                        : count == 2 ? "{%r1, %r2}"
+                                     : "%r1";
+  std::string body = "  .shared .align 16 .b8 smem[512];\n"
+                     "  .reg .b32 %r<12>;\n"
+                     "  .reg .b64 %rd<8>;\n"
+                     "  ld.param.u64 %rd1, [out];\n"
+                     "  ld.param.u64 %rd2, [fragments];\n"
+                     "  cvta.to.global.u64 %rd1, %rd1;\n"
+                     "  cvta.to.global.u64 %rd2, %rd2;\n"
+                     "  mov.u32 %r0, %laneid;\n"
+                     "  mul.wide.u32 %rd3, %r0, 16;\n"
+                     "  add.s64 %rd2, %rd2, %rd3;\n"
+                     "  add.s64 %rd1, %rd1, %rd3;\n"
+                     "  ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd2];\n"
+                     "  mov.u32 %r5, smem;\n"
+                     // The row address: smem + 16 * ((5 * lane + 3) % 32).
+                     "  mad.lo.u32 %r7, %r0, 5, 3;\n"
+                     "  and.b32 %r7, %r7, 31;\n"
+                     "  shl.b32 %r7, %r7, 4;\n"
+                     "  add.u32 %r7, %r5, %r7;\n"
+                     "  stmatrix.sync.aligned.m8n8.x" +
+                     std::to_string(count) + (transposed ? ".trans" : "") +
+                     ".shared.b16 [%r7], " + sources +
+                     ";\n"
+                     "  bar.warp.sync -1;\n"
+                     "  shl.b32 %r6, %r0, 4;\n"
+                     "  add.u32 %r6, %r5, %r6;\n"
+                     "  ld.shared.v4.b32 {%r1, %r2, %r3, %r4}, [%r6];\n"
+                     "  st.global.v4.b32 [%rd1], {%r1, %r2, %r3, %r4};\n"
+                     "  ret;\n";
+  // Lane l's register i: row l / 4, columns 2 (l % 4) and + 1 of matrix i,
+  // or of its transpose with .trans (low half first). Rows no matrix
+  // writes are left zero; lanes past the matrices hold zeros too.
+  uint32_t *fragments = allocateArray<uint32_t>(device, 32 * 4);
+  for (unsigned lane = 0; lane < 32; ++lane)
+    for (unsigned matrix = 0; matrix < count; ++matrix) {
+      unsigned row = lane / 4, col = 2 * (lane % 4);
+      uint16_t lo =
+          transposed ? element(matrix, col, row) : element(matrix, row, col);
+      uint16_t hi = transposed ? element(matrix, col + 1, row)
+                               : element(matrix, row, col + 1);
+      fragments[lane * 4 + matrix] = (uint32_t(hi) << 16) | lo;
+    }
+  auto module =
+      parse(kernelPtx(".param .u64 out, .param .u64 fragments", body));
+  ASSERT_TRUE(module);
+  LaunchResult result =
+      launch(device, *module, {addressOf(out), addressOf(fragments)}, 32);
+  if (count < 4) {
+    // Rows of matrices past COUNT are read back without having been
+    // written: the emulator says so.
+    EXPECT_FALSE(result.ok);
+    EXPECT_NE(result.error.find("which nothing wrote"), std::string::npos)
+        << result.error;
+    return;
+  }
+  ASSERT_TRUE(result.ok) << result.error;
+  const uint16_t *shared = reinterpret_cast<const uint16_t *>(out);
+  for (unsigned matrix = 0; matrix < 4; ++matrix)
+    for (unsigned row = 0; row < 8; ++row)
+      for (unsigned col = 0; col < 8; ++col)
+        EXPECT_EQ(shared[8 * sharedRowOf(8 * matrix + row) + col],
+                  element(matrix, row, col))
+            << "x4" << (transposed ? ".trans" : "") << " matrix " << matrix
+            << " row " << row << " col " << col;
+}
+
 TEST(PtxEmulatorInstruction, LdmatrixX4) { checkLdmatrix(4, false); }
 TEST(PtxEmulatorInstruction, LdmatrixX4Trans) { checkLdmatrix(4, true); }
 TEST(PtxEmulatorInstruction, LdmatrixX2) { checkLdmatrix(2, false); }
 TEST(PtxEmulatorInstruction, LdmatrixX2Trans) { checkLdmatrix(2, true); }
 TEST(PtxEmulatorInstruction, LdmatrixX1) { checkLdmatrix(1, false); }
+TEST(PtxEmulatorInstruction, StmatrixX4) { checkStmatrix(4, false); }
+TEST(PtxEmulatorInstruction, StmatrixX4Trans) { checkStmatrix(4, true); }
+TEST(PtxEmulatorInstruction, StmatrixX2LeavesTheOtherRows) {
+  checkStmatrix(2, false);
+}
 
 //===----------------------------------------------------------------------===//
 // shfl.sync

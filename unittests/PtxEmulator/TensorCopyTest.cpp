@@ -12,7 +12,9 @@
 // tiles brought in by tensor copies and multiplied by four chained wgmma
 // k-steps, each descriptor advanced 32 bytes along the swizzled rows, as
 // FlashAttention-3's kernels do; cuTensorMapEncodeTiled's argument checks;
-// and the faults of misused tensor copies.
+// tensor stores, which skip what lies outside the tensor and keep their
+// shared source until their group is retired; and the faults of misused
+// tensor copies.
 //
 //===----------------------------------------------------------------------===//
 
@@ -268,6 +270,92 @@ SPIN:
       ASSERT_EQ(out[thread * 32 + r], static_cast<float>(expected))
           << "S(" << m << ", " << n << ")";
     }
+}
+
+//===----------------------------------------------------------------------===//
+// Stores: shared memory to the tensor
+//===----------------------------------------------------------------------===//
+
+/// One thread loads the 8 x 64 box at (0, 0) of `in` into shared memory and
+/// stores it with a tensor store to the box at (col0, row0) of `out`, then
+/// waits for the store's group (`WAIT`, by default cp.async.bulk's
+/// wait_group.read 0); `AFTER` runs between the store and the wait.
+std::string
+storePtx(const std::string &after = "",
+         const std::string &wait = "  cp.async.bulk.wait_group.read 0;\n") {
+  return kernelPtx(".param .align 64 .b8 in[128], .param .align 64 .b8 "
+                   "out[128], .param .u32 col0, .param .u32 row0",
+                   "  .shared .align 1024 .b8 smem[1024];\n"
+                   "  .shared .align 8 .b64 bar;\n"
+                   "  .reg .pred %p<3>;\n"
+                   "  .reg .b32 %r<4>;\n"
+                   "  ld.param.u32 %r1, [col0];\n"
+                   "  ld.param.u32 %r2, [row0];\n"
+                   "  mbarrier.init.shared.b64 [bar], 1;\n"
+                   "  mbarrier.arrive.expect_tx.shared.b64 _, [bar], 1024;\n"
+                   "  cp.async.bulk.tensor.2d.shared::cluster.global.tile."
+                   "mbarrier::complete_tx::bytes [smem], [in, {0, 0}], "
+                   "[bar];\n"
+                   "SPIN:\n"
+                   "  mbarrier.try_wait.parity.shared.b64 %p1, [bar], 0;\n"
+                   "  @!%p1 bra SPIN;\n"
+                   "  cp.async.bulk.tensor.2d.global.shared::cta.tile."
+                   "bulk_group [out, {%r1, %r2}], [smem];\n"
+                   "  cp.async.bulk.commit_group;\n" +
+                       after + wait + "  ret;\n");
+}
+
+TEST(PtxEmulatorTensorCopy, TensorStoresSkipWhatLiesOutside) {
+  // `in` is 8 x 64; `out` is 12 x 100, filled with a sentinel. The box is
+  // stored at column 60, row 8: rows 8-11 and columns 60-99 are written,
+  // the rest of the box lies outside and is skipped, and nothing else of
+  // `out` changes. Both maps use the 128-byte swizzle, so the box comes
+  // back unswizzled.
+  Device device;
+  uint16_t *in = allocateArray<uint16_t>(device, 8 * 64);
+  const uint64_t outCols = 104; // 208-byte rows: a multiple of 16
+  uint16_t *out = allocateArray<uint16_t>(device, 12 * outCols);
+  for (unsigned i = 0; i < 8 * 64; ++i)
+    in[i] = bf16(static_cast<float>(i % 200));
+  const uint16_t sentinel = bf16(-1.0f);
+  for (unsigned i = 0; i < 12 * outCols; ++i)
+    out[i] = sentinel;
+  TiledTensorMap outMap = matrixMap(out, 12, 100, 8, 64);
+  outMap.globalStrides[0] = outCols * 2;
+  auto module = parse(storePtx());
+  ASSERT_TRUE(module);
+  const Kernel &kernel = *module->findKernel("k");
+  std::vector<uint8_t> params =
+      mapParameters(kernel, {matrixMap(in, 8, 64, 8, 64), outMap}, {});
+  uint32_t col0 = 60, row0 = 8;
+  std::memcpy(params.data() + kernel.parameters[2].offset, &col0, 4);
+  std::memcpy(params.data() + kernel.parameters[3].offset, &row0, 4);
+  LaunchResult result = launchWith(device, *module, params, 1);
+  ASSERT_TRUE(result.ok) << result.error;
+  for (unsigned r = 0; r < 12; ++r)
+    for (unsigned c = 0; c < outCols; ++c) {
+      bool written = r >= 8 && c >= 60 && c < 100;
+      uint16_t expected = written ? in[(r - 8) * 64 + (c - 60)] : sentinel;
+      ASSERT_EQ(out[r * outCols + c], expected)
+          << "out (" << r << ", " << c << ")";
+    }
+
+  // Writing the box in shared memory before the store's group is retired
+  // is caught.
+  auto early = parse(storePtx("  st.shared.u32 [smem], %r1;\n"));
+  ASSERT_TRUE(early);
+  result = launchWith(device, *early, params, 1);
+  ASSERT_FALSE(result.ok);
+  EXPECT_NE(result.error.find("which a bulk copy to global memory of warp 0 "
+                              "(line"),
+            std::string::npos)
+      << result.error;
+  // After the wait it is fine.
+  auto late = parse(storePtx("", "  cp.async.bulk.wait_group.read 0;\n"
+                                 "  st.shared.u32 [smem], %r1;\n"));
+  ASSERT_TRUE(late);
+  result = launchWith(device, *late, params, 1);
+  EXPECT_TRUE(result.ok) << result.error;
 }
 
 //===----------------------------------------------------------------------===//

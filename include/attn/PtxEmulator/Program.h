@@ -64,10 +64,12 @@ enum class Opcode : uint16_t {
   BarSync, BarArrive, BarRed, BarWarpSync, Membar, Fence, Atom, Red,
   Shfl, Vote,
   // Matrix and asynchronous copies.
-  Mma, Ldmatrix, CpAsync, CpAsyncCommit, CpAsyncWait, CpAsyncWaitAll,
+  Mma, Ldmatrix, Stmatrix, CpAsync, CpAsyncCommit, CpAsyncWait,
+  CpAsyncWaitAll,
   // Hopper: mbarrier objects, bulk copies that complete on them, warp
   // election and register reallocation.
-  Mbarrier, CpAsyncBulk, CpAsyncBulkTensor, ElectSync, Setmaxnreg,
+  Mbarrier, CpAsyncBulk, CpAsyncBulkTensor, CpAsyncBulkCommit,
+  CpAsyncBulkWait, ElectSync, Setmaxnreg,
   // Warpgroup matrix multiply-accumulate and its fence and groups.
   WgmmaMma, WgmmaFence, WgmmaCommit, WgmmaWait,
 };
@@ -125,6 +127,9 @@ constexpr uint64_t Rn = 1u << 0, Rz = 1u << 1, Rm = 1u << 2, Rp = 1u << 3,
 /// phase.
 constexpr uint64_t Parity = 1ull << 30, ExpectTx = 1ull << 31,
                    NoComplete = 1ull << 32;
+/// A bulk or tensor copy from shared to global memory (bulk_group);
+/// cp.async.bulk.wait_group's .read.
+constexpr uint64_t ToGlobal = 1ull << 33, Read = 1ull << 34;
 } // namespace mod
 
 enum class Compare : uint8_t {
