@@ -6,7 +6,7 @@
 #                                  (scripts/build-sanitize.sh: Clang 22,
 #                                  ASan, UBSan, libFuzzer)
 #   scripts/fuzz.sh run TARGET...  for each TARGET (mlir, npy, manifest,
-#                                  bundle, capi): replay its kept crashes,
+#                                  bundle, capi, ptx): replay its kept crashes,
 #                                  then fuzz it
 #
 # ATTN_FUZZ_SECONDS (default 60) bounds each target's fuzzing; 0 replays the
@@ -20,12 +20,12 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
 seconds="${ATTN_FUZZ_SECONDS:-60}"
-targets=(mlir npy manifest bundle capi)
+targets=(mlir npy manifest bundle capi ptx)
 source "$root/scripts/sanitizer-env.sh"
 
 # Inputs longer than this are not generated; the longest MLIR seed (a lit
 # test's split) is under 10 KB.
-declare -A max_len=([mlir]=16384 [npy]=4096 [manifest]=16384 [bundle]=16384 [capi]=1024)
+declare -A max_len=([mlir]=16384 [npy]=4096 [manifest]=16384 [bundle]=16384 [capi]=1024 [ptx]=8192)
 
 usage() {
   sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2

@@ -3,8 +3,9 @@
 # UndefinedBehaviorSanitizer (docs/reliability.md, "Sanitizers and fuzzing").
 # Builds what they need in build-sanitize/ (scripts/build-sanitize.sh: Clang
 # 22, ASan + UBSan, the same build the fuzz targets use), then runs
-#   1. AttnUnitTests and AttnRuntimeTests (GoogleTest; the runtime's against
-#      its fake CUDA driver);
+#   1. AttnUnitTests, AttnRuntimeTests and AttnPtxEmulatorTests (GoogleTest;
+#      the runtime's against its fake CUDA driver; the PTX emulator's, which
+#      runs whatever PTX a bundle holds);
 #   2. lit on build-sanitize/test: every test, with the sanitized attn-opt,
 #      attn-run, attn-compile and attn-launch, except
 #        Plugin/   Debian's mlir-opt loading AttnPlugin.so: an uninstrumented
@@ -27,7 +28,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
 source "$root/scripts/sanitizer-env.sh"
 
-"$root/scripts/build-sanitize.sh" AttnUnitTests AttnRuntimeTests \
+"$root/scripts/build-sanitize.sh" AttnUnitTests AttnRuntimeTests AttnPtxEmulatorTests \
   attn-opt attn-run attn-compile attn-launch attnrt-launch-overhead attn-doc \
   AttnPlugin  # Robustness/bundles.mlir reads its bytes as a garbage PTX file
 
@@ -36,6 +37,8 @@ echo "== AttnUnitTests =="
 "$build/bin/AttnUnitTests" --gtest_brief=1 || failed+=(AttnUnitTests)
 echo "== AttnRuntimeTests =="
 "$build/bin/AttnRuntimeTests" --gtest_brief=1 || failed+=(AttnRuntimeTests)
+echo "== AttnPtxEmulatorTests =="
+"$build/bin/AttnPtxEmulatorTests" --gtest_brief=1 || failed+=(AttnPtxEmulatorTests)
 
 echo "== lit (sanitized tools; without the tests that load AttnPlugin.so) =="
 lit="$(command -v lit || echo /usr/lib/llvm-22/bin/lit)"

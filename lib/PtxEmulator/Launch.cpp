@@ -669,11 +669,20 @@ LaunchResult Launch::run() {
           continue;
         ranAny = true;
         warp->yield = false;
-        for (unsigned i = 0; i < kSliceInstructions && !warp->done() &&
-                             !warp->atBarrier && !warp->yield;
+        unsigned i = 0;
+        for (; i < kSliceInstructions && !warp->done() && !warp->atBarrier &&
+               !warp->yield;
              ++i)
           if (!step(*warp))
             break;
+        executedInstructions += i;
+        if (shape.instructionLimit && !failed &&
+            executedInstructions > shape.instructionLimit) {
+          failed = true;
+          error = "kernel " + kernel.name + ": ran past the launch's limit " +
+                  "of " + std::to_string(shape.instructionLimit) +
+                  " warp instructions";
+        }
         if (failed)
           break;
       }

@@ -162,6 +162,8 @@ private:
   std::unique_ptr<Cta> startCta(uint32_t linear);
   std::string describeWarp(const Warp &warp) const;
   bool progress = false;
+  /// Warp instructions executed so far, for the instruction limit.
+  uint64_t executedInstructions = 0;
 };
 
 } // namespace attn::ptxemu

@@ -65,6 +65,10 @@ struct LaunchShape {
   uint32_t dynamicSharedBytes = 0;
   /// How many CTAs may be resident at once (SMs times CTAs per SM).
   uint32_t residentCtas = 1;
+  /// A watchdog: the launch fails once its warps have executed this many
+  /// instructions (0: no limit), as a GPU's watchdog ends a kernel that
+  /// runs too long. For callers that run untrusted code (the fuzzer).
+  uint64_t instructionLimit = 0;
 };
 
 struct LaunchResult {
