@@ -948,24 +948,21 @@ bool Decoder::decode(std::string &error) {
 bool Decoder::decodeMbarrier(std::string &error) {
   in.op = Opcode::Mbarrier;
   using M = MbarrierOp;
-  if (word.take("init"))
-    in.mbarrier = M::Init;
-  else if (word.take("inval"))
-    in.mbarrier = M::Inval;
-  else if (word.take("arrive"))
-    in.mbarrier = M::Arrive;
-  else if (word.take("arrive_drop"))
-    in.mbarrier = M::ArriveDrop;
-  else if (word.take("expect_tx"))
-    in.mbarrier = M::ExpectTx;
-  else if (word.take("complete_tx"))
-    in.mbarrier = M::CompleteTx;
-  else if (word.take("test_wait"))
-    in.mbarrier = M::TestWait;
-  else if (word.take("try_wait"))
-    in.mbarrier = M::TryWait;
-  else
+  // The operation is the first word after mbarrier (.expect_tx also
+  // follows .arrive).
+  static const std::pair<const char *, MbarrierOp> operations[] = {
+      {"init", M::Init},          {"inval", M::Inval},
+      {"arrive", M::Arrive},      {"arrive_drop", M::ArriveDrop},
+      {"expect_tx", M::ExpectTx}, {"complete_tx", M::CompleteTx},
+      {"test_wait", M::TestWait}, {"try_wait", M::TryWait}};
+  auto operation = std::find_if(
+      std::begin(operations), std::end(operations), [&](const auto &entry) {
+        return !word.parts.empty() && word.parts[0] == entry.first;
+      });
+  if (operation == std::end(operations))
     return unsupported(error);
+  in.mbarrier = operation->second;
+  word.parts.erase(word.parts.begin());
   bool arrive = in.mbarrier == M::Arrive || in.mbarrier == M::ArriveDrop;
   bool wait = in.mbarrier == M::TestWait || in.mbarrier == M::TryWait;
   if (arrive && word.take("expect_tx"))

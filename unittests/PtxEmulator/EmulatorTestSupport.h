@@ -27,6 +27,14 @@
 
 namespace attn::ptxemu::testing {
 
+/// The bf16 pattern of a float that bf16 holds exactly (its upper half).
+inline uint16_t exactBFloat(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  EXPECT_EQ(bits & 0xffffu, 0u) << value << " is not exact in bf16";
+  return static_cast<uint16_t>(bits >> 16);
+}
+
 /// A kernel named k with the given parameters and body, in the module
 /// boilerplate every test shares.
 inline std::string kernelPtx(const std::string &parameters,

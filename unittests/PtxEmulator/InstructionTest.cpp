@@ -45,13 +45,6 @@ float floatOf(uint32_t bits) {
   return value;
 }
 
-/// The bf16 pattern of a float that bf16 holds exactly (its upper half).
-uint16_t exactBFloat(float value) {
-  uint32_t bits = bitsOf(value);
-  EXPECT_EQ(bits & 0xffffu, 0u) << value << " is not exact in bf16";
-  return static_cast<uint16_t>(bits >> 16);
-}
-
 /// The IEEE binary16 pattern of a normal (or zero) float that binary16 holds
 /// exactly: sign, 5-bit exponent biased by 15, 10-bit fraction.
 uint16_t exactHalf(float value) {

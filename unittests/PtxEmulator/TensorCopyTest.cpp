@@ -31,13 +31,6 @@ using namespace attn::ptxemu::testing;
 
 namespace {
 
-uint16_t bf16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  EXPECT_EQ(bits & 0xffffu, 0u) << value << " is not exact in bf16";
-  return static_cast<uint16_t>(bits >> 16);
-}
-
 /// A row-major bf16 matrix's 2-d map with a box of boxRows x boxCols.
 TiledTensorMap matrixMap(const void *data, uint64_t rows, uint64_t cols,
                          uint32_t boxRows, uint32_t boxCols,
@@ -138,7 +131,7 @@ TEST(PtxEmulatorTensorCopy, OverhangingBoxIsSwizzledAndZeroFilled) {
   };
   for (uint64_t r = 0; r < rows; ++r)
     for (uint64_t c = 0; c < cols; ++c)
-      matrix[r * cols + c] = bf16(value(r, c));
+      matrix[r * cols + c] = exactBFloat(value(r, c));
   TiledTensorMap t = matrixMap(matrix, rows, 100, 8, 64);
   t.globalStrides[0] = cols * 2;
   uint16_t *out = allocateArray<uint16_t>(device, 512);
@@ -162,7 +155,8 @@ TEST(PtxEmulatorTensorCopy, OverhangingBoxIsSwizzledAndZeroFilled) {
       unsigned at = r * 64 + (((c / 8) ^ r) * 8) + c % 8;
       uint64_t gr = row0 + r, gc = col0 + c;
       float expected = gr < rows && gc < 100 ? value(gr, gc) : 0.0f;
-      EXPECT_EQ(out[at], bf16(expected)) << "box (" << r << ", " << c << ")";
+      EXPECT_EQ(out[at], exactBFloat(expected))
+          << "box (" << r << ", " << c << ")";
     }
 }
 
@@ -185,8 +179,8 @@ TEST(PtxEmulatorTensorCopy, TensorCopiesFeedChainedWgmma) {
   };
   for (unsigned i = 0; i < 64; ++i)
     for (unsigned d = 0; d < 64; ++d) {
-      q[i * 64 + d] = bf16(qValue(i, d));
-      k[i * 64 + d] = bf16(kValue(i, d));
+      q[i * 64 + d] = exactBFloat(qValue(i, d));
+      k[i * 64 + d] = exactBFloat(kValue(i, d));
     }
   float *out = allocateArray<float>(device, 128 * 32);
   std::string d;
@@ -316,8 +310,8 @@ TEST(PtxEmulatorTensorCopy, TensorStoresSkipWhatLiesOutside) {
   const uint64_t outCols = 104; // 208-byte rows: a multiple of 16
   uint16_t *out = allocateArray<uint16_t>(device, 12 * outCols);
   for (unsigned i = 0; i < 8 * 64; ++i)
-    in[i] = bf16(static_cast<float>(i % 200));
-  const uint16_t sentinel = bf16(-1.0f);
+    in[i] = exactBFloat(static_cast<float>(i % 200));
+  const uint16_t sentinel = exactBFloat(-1.0f);
   for (unsigned i = 0; i < 12 * outCols; ++i)
     out[i] = sentinel;
   TiledTensorMap outMap = matrixMap(out, 12, 100, 8, 64);

@@ -30,13 +30,6 @@ using namespace attn::ptxemu::testing;
 
 namespace {
 
-uint16_t bf16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  EXPECT_EQ(bits & 0xffffu, 0u) << value << " is not exact in bf16";
-  return static_cast<uint16_t>(bits >> 16);
-}
-
 enum class Swizzle { None, B32, B64, B128 };
 
 unsigned swizzleBytes(Swizzle s) {
@@ -222,7 +215,7 @@ std::string runWgmma(const WgmmaCase &c, const std::string &afterMma = "") {
   const uint32_t bBase = 8192, imageBytes = 8192 + 32768;
   std::vector<uint8_t> image(imageBytes, 0);
   auto put = [&](uint32_t at, float value) {
-    uint16_t bits = bf16(value);
+    uint16_t bits = exactBFloat(value);
     std::memcpy(image.data() + at, &bits, 2);
   };
   Placement a = placeKMajor(64, c.swizzleA, 0);
@@ -258,7 +251,8 @@ std::string runWgmma(const WgmmaCase &c, const std::string &afterMma = "") {
       unsigned row = 16 * (thread / 32) + (thread % 32) / 4 + 8 * (r % 2);
       unsigned k = 2 * (thread % 4) + 8 * (r / 2);
       fragments[thread * 4 + r] =
-          bf16(aValue(row, k)) | (uint32_t(bf16(aValue(row, k + 1))) << 16);
+          exactBFloat(aValue(row, k)) |
+          (uint32_t(exactBFloat(aValue(row, k + 1))) << 16);
     }
   }
   auto module = parse(wgmmaPtx(c, imageBytes, afterMma));
