@@ -261,6 +261,8 @@ private:
   bool decodeWgmma(std::string &error);
   bool decodeBulkCopy(std::string &error);
   bool decodeTensorCopy(std::string &error);
+  /// A bulk copy's direction, spaces, completion and cache hint.
+  bool decodeBulkDirection(std::string &error, const char *what);
 
   /// The whole opcode word, for messages.
   const std::string original;
@@ -1058,6 +1060,31 @@ bool Decoder::decodeWgmma(std::string &error) {
   return true;
 }
 
+bool Decoder::decodeBulkDirection(std::string &error, const char *what) {
+  // A store: .global.shared::cta.bulk_group; a load:
+  // .shared::cluster.global.mbarrier::complete_tx::bytes.
+  if (word.take("bulk_group"))
+    in.flags |= mod::ToGlobal;
+  bool store = in.flags & mod::ToGlobal;
+  bool shared = word.take("shared::cluster") || word.take("shared::cta");
+  bool global = word.take("global");
+  if (!shared || !global ||
+      (!store && !word.take("mbarrier::complete_tx::bytes")))
+    return unsupported(error, std::string("only ") + what +
+                                  " between global and shared memory, loads "
+                                  "completing on an mbarrier");
+  bool hasHint = word.take("L2::cache_hint");
+  if (!done(error))
+    return false;
+  // The cache policy operand of .L2::cache_hint: a hint only.
+  if (hasHint) {
+    if (ops.empty())
+      return shape(error, false);
+    ops.pop_back();
+  }
+  return true;
+}
+
 bool Decoder::decodeTensorCopy(std::string &error) {
   // cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}
   //     .mbarrier::complete_tx::bytes [dst], [tensorMap, {c...}], [mbar]
@@ -1074,24 +1101,9 @@ bool Decoder::decodeTensorCopy(std::string &error) {
   word.take("tile");
   // A load: [dst], [tensorMap, {c...}], [mbar]; a store (bulk_group):
   // [tensorMap, {c...}], [src].
-  bool store = word.take("bulk_group");
-  if (store)
-    in.flags |= mod::ToGlobal;
-  bool shared = word.take("shared::cluster") || word.take("shared::cta");
-  bool global = word.take("global");
-  if (!shared || !global ||
-      (!store && !word.take("mbarrier::complete_tx::bytes")))
-    return unsupported(error, "only tile-mode copies between global and "
-                              "shared memory, loads completing on an "
-                              "mbarrier");
-  bool hasHint = word.take("L2::cache_hint");
-  if (!done(error))
+  if (!decodeBulkDirection(error, "tile-mode copies"))
     return false;
-  if (hasHint) {
-    if (ops.empty())
-      return shape(error, false);
-    ops.pop_back();
-  }
+  bool store = in.flags & mod::ToGlobal;
   size_t map = store ? 0 : 1;
   auto coordinate = [](const Operand &c) {
     return c.kind == Kind::Register || c.kind == Kind::Immediate;
@@ -1115,23 +1127,9 @@ bool Decoder::decodeBulkCopy(std::string &error) {
     return decodeTensorCopy(error);
   // A load: [dst], [src], size, [mbar]; a store (bulk_group): [dst],
   // [src], size.
-  bool store = word.take("bulk_group");
-  if (store)
-    in.flags |= mod::ToGlobal;
-  bool shared = word.take("shared::cluster") || word.take("shared::cta");
-  bool global = word.take("global");
-  if (!shared || !global ||
-      (!store && !word.take("mbarrier::complete_tx::bytes")))
-    return unsupported(error, "only copies between global and shared "
-                              "memory, loads completing on an mbarrier");
-  bool hasHint = word.take("L2::cache_hint");
-  if (!done(error))
+  if (!decodeBulkDirection(error, "copies"))
     return false;
-  if (hasHint) {
-    if (ops.empty())
-      return shape(error, false);
-    ops.pop_back();
-  }
+  bool store = in.flags & mod::ToGlobal;
   return shape(error, ops.size() == (store ? 3u : 4u) &&
                           ops[0].kind == Kind::Address &&
                           ops[1].kind == Kind::Address && isValue(ops[2]) &&
