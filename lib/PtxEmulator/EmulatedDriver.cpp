@@ -367,7 +367,9 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
   const Chip &chip = state().device.chip();
   std::string target = loaded->module->target;
   int capability = chip.computeMajor * 10 + chip.computeMinor;
-  int wanted = target.size() > 3 ? std::atoi(target.c_str() + 3) : 0;
+  // sm_XY: a number past any architecture reads as one no chip runs.
+  long wanted =
+      target.size() > 3 ? std::strtol(target.c_str() + 3, nullptr, 10) : 0;
   bool archSpecific = !target.empty() && target.back() == 'a';
   if (wanted > capability || (archSpecific && wanted != capability))
     return logError(cu::kErrorNoBinaryForGpu,

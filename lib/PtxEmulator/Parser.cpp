@@ -281,13 +281,17 @@ bool Parser::parseModuleStatement() {
   const std::string &word = token.text;
   if (word == ".version") {
     next();
+    // MAJOR.MINOR, one digit each in every PTX ISA so far; anything else
+    // is refused rather than read into an overflowing number.
     Token version = next();
-    size_t dot = version.text.find('.');
-    module.ptxVersion =
-        dot == std::string::npos
-            ? 0
-            : std::atoi(version.text.substr(0, dot).c_str()) * 10 +
-                  std::atoi(version.text.substr(dot + 1).c_str());
+    const std::string &text = version.text;
+    size_t dot = text.find('.');
+    uint64_t major = 0, minor = 0;
+    if (dot == std::string::npos || dot > 2 || text.size() - dot - 1 > 2 ||
+        !parseInteger(text.substr(0, dot), major) ||
+        !parseInteger(text.substr(dot + 1), minor))
+      return fail("bad .version '" + text + "'");
+    module.ptxVersion = static_cast<unsigned>(major * 10 + minor);
     return true;
   }
   if (word == ".target") {
