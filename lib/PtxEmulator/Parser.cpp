@@ -111,6 +111,15 @@ bool tokenize(std::string_view text, std::vector<Token> &tokens,
   return true;
 }
 
+/// What a kernel may declare: registers (LLVM's kernels declare a few
+/// thousand; each costs 256 bytes per warp here), one shared variable (a
+/// block's 227 KiB), a thread's local memory (512 KiB, the GPU's), a
+/// constant bank (64 KiB), and all global variables together (the
+/// emulator's bound: they live in host memory).
+constexpr uint64_t kRegisterLimit = 1 << 16, kSharedLimit = 227 * 1024,
+                   kLocalLimit = 512 * 1024, kConstLimit = 64 * 1024,
+                   kVariableLimit = uint64_t(256) << 20;
+
 bool parseInteger(const std::string &text, uint64_t &value) {
   if (text.empty())
     return false;
@@ -205,6 +214,8 @@ private:
   /// Module-level shared variables, laid out per kernel that uses them.
   std::unordered_map<std::string, SharedDeclaration> moduleShared;
   std::unordered_map<std::string, const GlobalVariable *> globalsByName;
+  /// The bytes of the module's global variables so far.
+  uint64_t globalBytes = 0;
 
   // Per kernel while its body is parsed.
   /// Registers and labels are scoped by the body's { } blocks, as PTX
@@ -361,7 +372,9 @@ bool Parser::parseVariable(Space space, bool isExtern, Kernel *kernel) {
     std::string word = next().text;
     if (word == ".align") {
       uint64_t value = 0;
-      if (!parseInteger(next().text, value))
+      // A power of two, at most a page (PTX's are 1 to 1024 in practice).
+      if (!parseInteger(next().text, value) || value == 0 ||
+          (value & (value - 1)) != 0 || value > 4096)
         return fail("bad .align");
       alignment = static_cast<uint32_t>(value);
     } else if (word == ".v2" || word == ".v4") {
@@ -387,7 +400,10 @@ bool Parser::parseVariable(Space space, bool isExtern, Kernel *kernel) {
     uint64_t dimension = 0;
     if (!parseInteger(next().text, dimension))
       return fail("bad array size of " + name);
-    count *= dimension;
+    // Checked against the space's limit below; kept from overflowing here.
+    count = dimension != 0 && count > kVariableLimit / dimension
+                ? kVariableLimit + 1
+                : count * dimension;
     if (!expectPunct("]"))
       return false;
   }
@@ -395,6 +411,22 @@ bool Parser::parseVariable(Space space, bool isExtern, Kernel *kernel) {
   if (alignment == 0)
     alignment = elementBytes;
   uint64_t bytes = unsized ? 0 : count * elementBytes;
+  // What a GPU allows each space (a block's shared memory, a thread's local
+  // memory, a constant bank), and for global variables the emulator's own
+  // bound: it holds them in host memory.
+  uint64_t limit = space == Space::Shared  ? kSharedLimit
+                   : space == Space::Local ? kLocalLimit
+                   : space == Space::Const ? kConstLimit
+                                           : kVariableLimit;
+  if (bytes > limit ||
+      (space == Space::Global && globalBytes + bytes > kVariableLimit))
+    return fail(std::string(spaceName(space)) + " variable " + name +
+                " is larger than the " + std::to_string(limit) +
+                " bytes the emulator allows " +
+                (space == Space::Global ? "all global variables"
+                                        : "one variable of its space"));
+  if (space == Space::Global)
+    globalBytes += bytes;
   if (space == Space::Shared || space == Space::Local) {
     if (isPunct("="))
       return fail("initialised " + std::string(spaceName(space)) +
@@ -562,6 +594,9 @@ bool Parser::parseRegisters(Kernel &kernel) {
     if (peek().kind != Token::Kind::Word)
       return fail("expected a register name");
     std::string name = next().text;
+    if (kernel.registerNames.size() + (isPunct("<") ? 0 : 1) > kRegisterLimit)
+      return fail("more than " + std::to_string(kRegisterLimit) +
+                  " registers in " + kernel.name);
     auto declare = [&](const std::string &full) {
       auto &registers = scopes[scope].registers;
       if (!registers.count(full)) {
@@ -574,6 +609,9 @@ bool Parser::parseRegisters(Kernel &kernel) {
       uint64_t count = 0;
       if (!parseInteger(next().text, count) || !expectPunct(">"))
         return fail("bad register range " + name);
+      if (count > kRegisterLimit - kernel.registerNames.size())
+        return fail("more than " + std::to_string(kRegisterLimit) +
+                    " registers in " + kernel.name);
       for (uint64_t i = 0; i < count; ++i)
         declare(name + std::to_string(i));
     } else {
@@ -851,6 +889,7 @@ bool Parser::finishKernel(Kernel &kernel) {
   std::unordered_map<std::string, uint32_t> sharedOffsets;
   uint32_t dynamicAlignment = 16;
   std::vector<std::string> dynamicNames;
+  bool tooMuchShared = false;
   auto place = [&](const std::string &name, const SharedDeclaration &d) {
     if (sharedOffsets.count(name))
       return;
@@ -865,6 +904,7 @@ bool Parser::finishKernel(Kernel &kernel) {
     sharedOffsets[name] = offset;
     kernel.sharedVariables.push_back({name, offset, d.bytes, false});
     kernel.staticSharedBytes = offset + d.bytes;
+    tooMuchShared = tooMuchShared || kernel.staticSharedBytes > kSharedLimit;
   };
   for (auto &[name, d] : kernelShared)
     place(name, d);
@@ -873,6 +913,11 @@ bool Parser::finishKernel(Kernel &kernel) {
       if (auto it = moduleShared.find(fixup.name); it != moduleShared.end() &&
                                                    !kernelShared.count(fixup.name))
         place(fixup.name, it->second);
+  if (tooMuchShared) {
+    failure = kernel.name + "'s shared variables take more than the " +
+              std::to_string(kSharedLimit) + " bytes a block can have";
+    return false;
+  }
   kernel.dynamicSharedOffset =
       (kernel.staticSharedBytes + dynamicAlignment - 1) / dynamicAlignment *
       dynamicAlignment;
@@ -888,6 +933,12 @@ bool Parser::finishKernel(Kernel &kernel) {
     localBytes = (localBytes + d.alignment - 1) / d.alignment * d.alignment;
     localOffsets[name] = localBytes;
     localBytes += d.bytes;
+  }
+  if (localBytes > kLocalLimit) {
+    failure = kernel.name + "'s local variables take " +
+              std::to_string(localBytes) + " bytes a thread, past the " +
+              std::to_string(kLocalLimit) + " a GPU allows";
+    return false;
   }
   kernel.localBytes = localBytes;
 
