@@ -845,12 +845,13 @@ bool Decoder::decode(std::string &error) {
       return unsupported(error, "state space");
     if (!oneType(error, {Type::B16}))
       return false;
+    if (ops.size() != 2)
+      return shape(error, false);
     size_t registers = in.op == Opcode::Ldmatrix ? 0 : 1;
-    const Operand &fragments = ops.size() == 2 ? ops[registers] : ops[0];
+    const Operand &fragments = ops[registers];
     bool valid =
         in.vector == 1 ? isReg(fragments) : isRegVector(fragments, in.vector);
-    return shape(error, ops.size() == 2 && valid &&
-                            ops[1 - registers].kind == Kind::Address);
+    return shape(error, valid && ops[1 - registers].kind == Kind::Address);
   }
   if (b == "cp") {
     if (!word.take("async"))
