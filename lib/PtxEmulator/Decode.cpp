@@ -253,6 +253,18 @@ private:
   bool shape(std::string &error, bool ok) {
     return ok ? true : unsupported(error, "operands of an unexpected shape");
   }
+  /// Drops the cache-policy operand that `.L2::cache_hint` adds last (a hint
+  /// only), once the opcode word is done.
+  bool dropCacheHint(std::string &error, bool hasHint) {
+    if (!done(error))
+      return false;
+    if (!hasHint)
+      return true;
+    if (ops.empty())
+      return shape(error, false);
+    ops.pop_back();
+    return true;
+  }
 
   bool decodeArithmetic(std::string &error);
   bool decodeMemory(std::string &error);
@@ -895,13 +907,8 @@ bool Decoder::decode(std::string &error) {
       return unsupported(error, "state spaces other than .shared.global");
     bool hasHint = word.take("L2::cache_hint");
     word.dropHints();
-    if (!done(error))
+    if (!dropCacheHint(error, hasHint))
       return false;
-    if (hasHint) {
-      if (ops.empty())
-        return shape(error, false);
-      ops.pop_back();
-    }
     if (ops.size() != 3 && ops.size() != 4)
       return shape(error, false);
     if (ops[0].kind != Kind::Address || ops[1].kind != Kind::Address ||
@@ -1074,16 +1081,7 @@ bool Decoder::decodeBulkDirection(std::string &error, const char *what) {
     return unsupported(error, std::string("only ") + what +
                                   " between global and shared memory, loads "
                                   "completing on an mbarrier");
-  bool hasHint = word.take("L2::cache_hint");
-  if (!done(error))
-    return false;
-  // The cache policy operand of .L2::cache_hint: a hint only.
-  if (hasHint) {
-    if (ops.empty())
-      return shape(error, false);
-    ops.pop_back();
-  }
-  return true;
+  return dropCacheHint(error, word.take("L2::cache_hint"));
 }
 
 bool Decoder::decodeTensorCopy(std::string &error) {

@@ -301,8 +301,6 @@ bool Launch::executeWgmma(Warp &w, const Instruction &in, uint32_t exec) {
     w.wgmmaPending.assign(kernel.registerCount(), 0);
   if (readEnd > readBegin)
     recordAsyncRead(cta, w.wgmmaOpen, readBegin, readEnd, in.line);
-  if (w.wgmmaOpen.registers.empty() && w.wgmmaOpen.reads.empty())
-    w.wgmmaOpen.line = in.line;
   for (const Operand &e : d.elements) {
     if (w.wgmmaPending[e.reg]++ == 0)
       ++w.wgmmaPendingRegisters;
