@@ -5,10 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Analysis/MatrixUnit.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
-#include "attn/Dialect/Attn/IR/Attn.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
@@ -42,6 +43,7 @@ void mlir::attn::buildKernelsToPTXPipeline(OpPassManager &pm,
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createAttnAlignDynamicSharedMemory());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
@@ -142,6 +144,14 @@ static std::string formatPTXVersion(unsigned version) {
 }
 
 std::string AttnToPTXOptions::validate() const {
+  std::optional<MatrixUnitRequest> unit = parseMatrixUnitRequest(matrixUnit);
+  if (!unit)
+    return "matrix-unit must be auto, mma-sync or wgmma, got \"" + matrixUnit +
+           "\"";
+  if (*unit == MatrixUnitRequest::Wgmma && chip != "sm_90a")
+    return "matrix-unit=wgmma needs chip sm_90a (wgmma is an "
+           "architecture-specific feature of sm_90), got " +
+           chip;
   int64_t capability = computeCapabilityOf(chip);
   if (capability < 0)
     return "chip must name an NVPTX architecture such as sm_80 or sm_90a, "
@@ -214,7 +224,12 @@ void mlir::attn::buildAttnToKernelsPipeline(OpPassManager &pm,
   // With the tiles chosen: the block sparsity the IR proves, which the
   // kernel skips.
   pm.addPass(createAttnDeriveBlockMask());
-  pm.addPass(createAttnToNVGPU());
+  // wgmma only where the PTX is for sm_90a, whatever the module's target
+  // says.
+  AttnToNVGPUOptions kernels;
+  kernels.matrixUnit = options.chip == "sm_90a" ? options.matrixUnit.getValue()
+                                                : std::string("mma-sync");
+  pm.addPass(createAttnToNVGPU(kernels));
 }
 
 void mlir::attn::buildAttnToPTXPipeline(OpPassManager &pm,

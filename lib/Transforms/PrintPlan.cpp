@@ -11,6 +11,7 @@
 #include "attn/Analysis/DistributionCost.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
+#include "attn/Analysis/MatrixUnit.h"
 #include "attn/Analysis/SchedulePicture.h"
 #include "attn/Analysis/TileSizes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
@@ -41,6 +42,19 @@ std::string formatFlops(double flops) {
     ++unit;
   }
   return llvm::formatv("{0:F2} {1}", flops, units[unit]).str();
+}
+
+/// The CTA body attn-to-ptx builds for `tiling` on `target`
+/// (chooseMatrixUnit with matrix-unit=auto).
+std::string describeMatrixUnit(TargetAttr target, const Fa2Tiling &tiling,
+                               const AttentionProblem &problem) {
+  MatrixUnit unit = *chooseMatrixUnit(MatrixUnitRequest::Auto, target.getChip(),
+                                      tiling, problem.valueDim);
+  std::string text =
+      "CTA body: FlashAttention-2's loop on " + matrixUnitName(unit).str();
+  if (unit == MatrixUnit::MmaSync && target.getChip() == "sm_90a")
+    text += " (" + wgmmaUnfit(target.getChip(), tiling, problem.valueDim) + ")";
+  return text;
 }
 
 std::string formatBytes(double bytes) {
@@ -263,6 +277,8 @@ struct AttnPrintPlanPass
       if (target && sharedBytes > target.getSmemPerBlock())
         remark << ", more than the " << target.getSmemPerBlock()
                << " bytes a block may use on " << target.getChip();
+      if (target)
+        remark << "\n  " << describeMatrixUnit(target, *tiling, *problem);
     }
     if (tiling && staticLengths) {
       TiledWork work = countTiledWork(*problem, tiling->blockM, tiling->blockN);
@@ -299,7 +315,8 @@ struct AttnPrintPlanPass
         remark << "; attn-to-ptx splits it (FlashAttention-2's rule, "
                   "split-KV by default): "
                << split->partition << " over "
-               << fa2TilesAttrOf(op.getContext(), split->tiling);
+               << fa2TilesAttrOf(op.getContext(), split->tiling) << "; its "
+               << describeMatrixUnit(target, split->tiling, *problem);
     }
     if (!staticLengths)
       return {tiling, std::nullopt};

@@ -43,6 +43,7 @@ func.func @decode(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x4096x128xbf16>, %o
 // for D=256 whose CTA fits sm_80's shared memory and registers.
 // REMARK: remark: attention B=1 Hq=2 Hkv=1 (MQA) Sq=4096 Sk=4096 D=256 Dv=256 bf16 window=[256, 0]
 // REMARK: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1> (FlashAttention-2's default for D=256 on sm_80), 128.0 KiB shared memory per CTA
+// REMARK-NEXT: CTA body: FlashAttention-2's loop on mma.sync{{$}}
 // REMARK-NEXT: per (batch, head): 32 query blocks, 186 of 2048 key blocks visited (9.1%), 124 with an element mask
 module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @window(%q: tensor<1x2x4096x256xbf16>, %k: tensor<1x1x4096x256xbf16>, %o: tensor<1x2x4096x256xbf16>) -> tensor<1x2x4096x256xbf16> {
@@ -55,8 +56,10 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_pe
 
 // -----
 
-// A pinned tiling that does not fit the target is reported as such.
+// A pinned tiling that does not fit the target is reported as such, and
+// why its products are not wgmma's.
 // REMARK: tiles: #attn.fa2<block_m = 256, block_n = 128, warps = 8, stages = 3> (pinned), 256.0 KiB shared memory per CTA, more than the 232448 bytes a block may use on sm_90a
+// REMARK-NEXT: CTA body: FlashAttention-2's loop on mma.sync (wgmma needs warps in warpgroups of 4, each warp owning 16 rows (block_m = 16 x warps); the tiles are 256 x 128 with 8 warps)
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @pinned(%q: tensor<1x1x512x128xf16>, %o: tensor<1x1x512x128xf16>) -> tensor<1x1x512x128xf16> {
     // expected-remark @+1 {{pinned}}
@@ -77,10 +80,12 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // REMARK: remark: attention B=? Hq=32 Hkv=8 (GQA 4:1) Sq=1 Sk=? D=128 Dv=128 bf16
 // REMARK-NEXT: work: counted at launch from the lengths (one kernel for every B, Sq and Sk marked ?)
 // REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4> (FlashAttention-2's default for D=128 on sm_90a), 160.0 KiB shared memory per CTA
-// REMARK-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 29> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>
+// REMARK-NEXT: CTA body: FlashAttention-2's loop on wgmma
+// REMARK-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 29> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>; its CTA body: FlashAttention-2's loop on wgmma
 // REMARK: remark: attention B=1 Hq=8 Hkv=8 (MHA) Sq=? Sk=? D=64 Dv=64 f16
 // REMARK-NEXT: work: counted at launch
 // REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+// REMARK-NEXT: CTA body: FlashAttention-2's loop on mma.sync (wgmma needs warps in warpgroups of 4
 // REMARK-NEXT: partition: none{{$}}
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @decode(%q: tensor<?x32x1x128xbf16>, %kv: tensor<?x8x?x128xbf16>, %o: tensor<?x32x1x128xbf16>) -> tensor<?x32x1x128xbf16> {

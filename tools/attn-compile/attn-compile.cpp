@@ -61,6 +61,11 @@ cl::opt<bool> splitKv("split-kv",
                                "on; --split-kv=false keeps FlashAttention-2's "
                                "grid)"),
                       cl::init(true));
+cl::opt<std::string> matrixUnit(
+    "matrix-unit",
+    cl::desc("The kernels' matrix instructions: auto (default: wgmma for "
+             "sm_90a where the tiles fit, else mma.sync), mma-sync, or wgmma"),
+    cl::init("auto"));
 cl::opt<std::string> chip("chip",
                           cl::desc("GPU to compile for (default: the chip of "
                                    "the module's #attn.target, else sm_80)"));
@@ -117,6 +122,7 @@ int main(int argc, char **argv) {
   options.chip = "sm_80";
   options.lean = lean;
   options.splitKv = splitKv;
+  options.matrixUnit = matrixUnit;
   if (auto target = (*module)->getAttrOfType<TargetAttr>(
           AttnDialect::getTargetAttrName()))
     options.chip = target.getChip().str();

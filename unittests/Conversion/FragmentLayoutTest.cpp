@@ -280,7 +280,7 @@ template <size_t N> Fragment<N> table(Position (*element)(int64_t, int64_t)) {
 }
 
 /// Where element (row, col) of a swizzled row-major tile with `width`
-/// columns is stored: its column within its row (MmaSyncCtaBody::swizzle), and
+/// columns is stored: its column within its row (Fa2CtaBody::swizzle), and
 /// its
 /// offset in elements from the tile's start.
 int64_t swizzledColumn(int64_t row, int64_t col, int64_t width) {

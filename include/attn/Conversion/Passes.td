@@ -35,6 +35,12 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
       from `nvgpu.ldmatrix` (transposed for V); P is the f32 accumulator of
       `S` rounded to the input type and reused as the A operand of `P V`
       without going through shared memory;
+    - on an sm_90a `#attn.target`, where the tiles are whole warpgroups of
+      warps owning 16 rows each (`matrix-unit=auto`), the two products are
+      warpgroup MMAs instead (`wgmma.mma_async` m64nNk16: Q, K and V read
+      from shared memory by matrix descriptor in the 128-byte swizzle's
+      layout, P from registers), with the same fragments in every lane;
+      `matrix-unit=mma-sync` or `wgmma` forces one (docs/gpu-kernel.md);
     - row max and row sum are reduced over the 4 lanes that share a row with
       warp shuffles; exp2 with `scale * log2(e)` folded in; O is divided by l
       once at the end; fully masked rows give O = 0 and LSE = -inf.
@@ -98,6 +104,12 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     default for the head dimension (split-KV's for split-KV and Lean
     kernels).
   }];
+  let options = [
+    Option<"matrixUnit", "matrix-unit", "std::string", /*default=*/"\"auto\"",
+           "The matrix instructions of S = Q K^T and O += P V: auto (wgmma "
+           "where the op's #attn.target is sm_90a and the tiles fit, else "
+           "mma.sync), mma-sync, or wgmma (an error where it does not fit)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
@@ -108,6 +120,21 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
   ];
+}
+
+def AttnAlignDynamicSharedMemory
+    : Pass<"attn-align-dynamic-shared-memory", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Align the kernels' dynamic shared memory to 1024 bytes";
+  let description = [{
+    Runs after `convert-gpu-to-nvvm`, which declares a kernel module's
+    dynamic shared memory (`gpu.dynamic_shared_memory`) as a zero-sized
+    LLVM global in address space 3 aligned to 16 bytes. The kernels of attn-to-nvgpu
+    keep their tiles in the 128-byte swizzle's layout, whose 8-row atoms
+    wgmma (and a tensor copy) place by the address bits of shared memory:
+    each atom must start 1024-byte aligned, so the memory they are carved
+    from must. This raises the alignment of every such global to 1024 bytes
+    (the PTX's `.align 1024`); any larger alignment is kept.
+  }];
 }
 
 #endif // ATTN_CONVERSION_PASSES_TD

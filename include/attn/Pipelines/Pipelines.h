@@ -39,7 +39,6 @@ struct AttnToCPUOptions : public PassPipelineOptions<AttnToCPUOptions> {
                      "key/value range for the module's target (as "
                      "attn-to-ptx's split-kv; default on)"),
       llvm::cl::init(true)};
-
   /// Why the options cannot be used (a negative or oversized block), or an
   /// empty string.
   std::string validate() const;
@@ -78,6 +77,13 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
                      "key/value range (attn-select-schedule split-kv=true; "
                      "default on, false keeps FlashAttention-2's grid)"),
       llvm::cl::init(true)};
+
+  PassOptions::Option<std::string> matrixUnit{
+      *this, "matrix-unit",
+      llvm::cl::desc("The kernels' matrix instructions: auto (wgmma for "
+                     "sm_90a where the tiles fit, else mma.sync), mma-sync, "
+                     "or wgmma (sm_90a only)"),
+      llvm::cl::init("auto")};
 
   /// Why the options cannot be used, or an empty string: `chip` must name
   /// an NVPTX architecture the kernels run on (sm_80 or newer: they use

@@ -11,7 +11,7 @@
 // (KernelAnalysis.cpp: the checks, chooseTiles' tiles), what it takes
 // (KernelAbi.cpp: views, workspaces, signature), how the schedule's work
 // maps onto CTAs (KernelSkeletons.cpp), and what one CTA runs over its
-// key/value blocks (CtaBody.h, the interface; MmaSyncCtaBody.cpp, the body).
+// key/value blocks (CtaBody.h, the interface; Fa2CtaBody.cpp, the body).
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,12 +75,21 @@ DictionaryAttr describeAttention(Builder &b, AttentionOp op) {
 }
 
 struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
+  using AttnToNVGPUBase::AttnToNVGPUBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<AttentionOp> ops;
     module.walk([&](AttentionOp op) { ops.push_back(op); });
     if (ops.empty())
       return;
+    std::optional<MatrixUnitRequest> request =
+        parseMatrixUnitRequest(matrixUnit);
+    if (!request) {
+      emitError(module.getLoc(), "attn-to-nvgpu: matrix-unit must be auto, "
+                                 "mma-sync or wgmma; got '")
+          << matrixUnit << "'";
+      return signalPassFailure();
+    }
     MLIRContext *ctx = &getContext();
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(ctx));
@@ -89,7 +98,7 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
     auto kernels = gpu::GPUModuleOp::create(b, "attn_kernels");
 
     for (AttentionOp op : ops) {
-      FailureOr<KernelShape> shape = analyseKernel(op);
+      FailureOr<KernelShape> shape = analyseKernel(op, *request);
       if (failed(shape))
         return signalPassFailure();
       std::string name = getAttentionKernelName(op);

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CtaBody.h"
-#include "MmaSyncCtaBody.h"
+#include "Fa2CtaBody.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -18,7 +18,7 @@ using namespace mlir::attn;
 
 std::unique_ptr<CtaBody> mlir::attn::createCtaBody(ImplicitLocOpBuilder &b,
                                                    const KernelShape &shape) {
-  return std::make_unique<MmaSyncCtaBody>(b, shape);
+  return std::make_unique<Fa2CtaBody>(b, shape);
 }
 
 static bool isScalar(Type type) {
@@ -35,7 +35,7 @@ bool mlir::attn::isInlinableScoreOp(Operation &op) {
       !llvm::all_of(op.getOperandTypes(), isScalar) ||
       !llvm::all_of(op.getResultTypes(), isScalar))
     return false;
-  // The math operations a body lowers itself (MmaSyncCtaBody::modifyScore).
+  // The math operations a body lowers itself (Fa2CtaBody::modifyScore).
   return isa<arith::ArithDialect>(op.getDialect()) ||
          isa<math::TanhOp, math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op,
              math::AbsFOp, math::SqrtOp>(op);

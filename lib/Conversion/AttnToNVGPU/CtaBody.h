@@ -9,9 +9,9 @@
 // a schedule's work onto CTAs, and the CTA body, which computes an output
 // tile's attention over a range of key/value blocks with a target's matrix
 // instructions. The skeletons see the body's state only through this
-// interface, so a body built on other instructions (warpgroup MMA) plugs
-// into every skeleton unchanged. The first body is MmaSyncCtaBody
-// (FlashAttention-2's loop on mma.sync).
+// interface, so a body that restructures the loop (FlashAttention-3's
+// warp-specialised pipeline) plugs into every skeleton unchanged. The first
+// body is Fa2CtaBody (FlashAttention-2's loop, on mma.sync or wgmma).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,7 @@
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/MaskGeometry.h"
+#include "attn/Analysis/MatrixUnit.h"
 #include "attn/Transforms/IndexArith.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -34,6 +35,9 @@ constexpr int64_t kWarpSize = 32;
 /// Elements of a 16-byte chunk of 16-bit values: one cp.async, one row of an
 /// ldmatrix 8x8 matrix.
 constexpr int64_t kChunk = 8;
+/// Columns of a block of a shared-memory tile: 64 16-bit elements, one
+/// 128-byte row of the swizzle (Fa2CtaBody::tileIndex).
+constexpr int64_t kBlockColumns = 64;
 
 /// Everything the kernel is specialised for.
 struct KernelShape {
@@ -77,6 +81,9 @@ struct KernelShape {
   /// Split-KV's pieces of each output tile's key/value blocks; 1 for
   /// FlashAttention-2's grid.
   int64_t splits = 1;
+  /// The matrix instructions of the CTA body's two products
+  /// (chooseMatrixUnit).
+  MatrixUnit matrixUnit = MatrixUnit::MmaSync;
 
   bool modifiesScores() const { return softcap || scoreRegion; }
   bool hasBlockMask() const { return blockMaskRows != 0; }
@@ -211,8 +218,8 @@ public:
   virtual void finishTile() = 0;
 };
 
-/// The CTA body for `shape`: MmaSyncCtaBody, the only one yet (sm_80 and
-/// sm_90a alike).
+/// The CTA body for `shape`: Fa2CtaBody, the only one yet, its products on
+/// the shape's matrix unit.
 std::unique_ptr<CtaBody> createCtaBody(ImplicitLocOpBuilder &b,
                                        const KernelShape &shape);
 

@@ -57,7 +57,8 @@ LogicalResult checkScoreRegion(AttentionOp op) {
 
 namespace mlir::attn {
 
-FailureOr<KernelShape> analyseKernel(AttentionOp op) {
+FailureOr<KernelShape> analyseKernel(AttentionOp op,
+                                     MatrixUnitRequest request) {
   if (TargetAttr target = getEnclosingTarget(op);
       target && target.getComputeCapability() < kMinComputeCapability)
     return op.emitError("attn-to-nvgpu generates sm_80 code (mma.sync "
@@ -148,6 +149,16 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op) {
            << "target allows " << sharedLimit
            << ": pin smaller tiles (block_m or block_n of the op's tiles "
               "attribute)";
+  StringRef chip = target ? target.getChip() : StringRef();
+  std::optional<MatrixUnit> unit =
+      chooseMatrixUnit(request, chip, shape.tiling(), problem->valueDim);
+  if (!unit)
+    return op.emitError("attn-to-nvgpu matrix-unit=wgmma: ")
+           << wgmmaUnfit(chip.empty() ? "none (no #attn.target)" : chip,
+                         shape.tiling(), problem->valueDim)
+           << ": use matrix-unit=auto or pin tiles that fit (the op's tiles "
+              "attribute)";
+  shape.matrixUnit = *unit;
   shape.scale = op.getEffectiveScale();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   if (std::optional<APFloat> softcap = op.getSoftcap())

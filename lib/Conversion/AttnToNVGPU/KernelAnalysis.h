@@ -21,8 +21,10 @@
 
 namespace mlir::attn {
 
-/// Why `op` cannot become a kernel, or its shape.
-FailureOr<KernelShape> analyseKernel(AttentionOp op);
+/// Why `op` cannot become a kernel, or its shape, its products on the
+/// matrix unit `request` asks for (chooseMatrixUnit with the op's
+/// #attn.target).
+FailureOr<KernelShape> analyseKernel(AttentionOp op, MatrixUnitRequest request);
 
 } // namespace mlir::attn
 

@@ -4,13 +4,34 @@
 // the kernels as compiled pass (docs/emulator.md).
 //
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-compile %s --function=prefill -o %t/prefill --split-kv=false
-// RUN: attn-compile %s --function=lean -o %t/lean
-// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/prefill %t/lean | FileCheck %s --check-prefix=INTACT
+// The mma.sync kernels (the target's default would be wgmma for these
+// tiles), and the prefill on wgmma.
+// RUN: attn-compile %s --function=prefill -o %t/prefill --split-kv=false --matrix-unit=mma-sync
+// RUN: attn-compile %s --function=lean -o %t/lean --matrix-unit=mma-sync
+// RUN: attn-compile %s --function=prefill -o %t/wgmma --split-kv=false
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/wgmma/kernels.ptx
+// WGMMA: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/prefill %t/lean %t/wgmma | FileCheck %s --check-prefix=INTACT
 // INTACT: kernel prefill_attention0
 // INTACT: O {{.*}}: PASS
 // INTACT: kernel lean_attention0
 // INTACT: O {{.*}}: PASS
+// INTACT: kernel prefill_attention0
+// INTACT: O {{.*}}: PASS
+//
+// wgmma: a product's wait removed: what follows it touches the product's
+// registers or overwrites its shared operands before any wait retires it.
+// RUN: cp -r %t/wgmma %t/no-wgmma-wait
+// RUN: sed '0,/wgmma.wait_group.sync.aligned[ \t]*0;/s///' %t/wgmma/kernels.ptx > %t/no-wgmma-wait/kernels.ptx
+// RUN: not diff -q %t/wgmma/kernels.ptx %t/no-wgmma-wait/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-wgmma-wait 2>&1 | FileCheck %s --check-prefix=NO-WGMMA-WAIT
+// NO-WGMMA-WAIT: PTX emulator: kernel prefill_attention0: {{.*}}wgmma.mma_async {{.*}}no wgmma.wait_group has retired
+//
+// wgmma: V read K-major in one k slice of O += P V (imm-trans-b 1 -> 0).
+// RUN: cp -r %t/wgmma %t/wgmma-no-trans
+// RUN: sed '0,/p, 1, 1, 1;/s//p, 1, 1, 0;/' %t/wgmma/kernels.ptx > %t/wgmma-no-trans/kernels.ptx
+// RUN: not diff -q %t/wgmma/kernels.ptx %t/wgmma-no-trans/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/wgmma-no-trans 2>&1 | FileCheck %s --check-prefix=WRONG
 //
 // The barrier after the loop's cp.async.wait_group: warps read K tiles other
 // warps' copies have not landed in.

@@ -14,7 +14,9 @@
 // SM80-SAME: .target sm_80
 // SM90-SAME: .target sm_90
 // CHECK-SAME: .visible .entry prefill_attention0(
-// CHECK-SAME: .shared .align 16 .b8 __dynamic_shmem__0;
+// Dynamic shared memory aligned for the swizzle's 1024-byte atoms
+// (attn-align-dynamic-shared-memory).
+// CHECK-SAME: .shared .align 1024 .b8 __dynamic_shmem__0;
 // CHECK-DAG: cp.async.cg.shared.global [%{{[a-z0-9]+}}], [%{{[a-z0-9]+}}], 16, %{{[a-z0-9]+}};
 // CHECK-DAG: cp.async.wait_group \091;
 // CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16

@@ -1,19 +1,20 @@
-//===- MmaSyncCtaBody.h - FlashAttention-2's body on mma.sync -*- C++ -*-===//
+//===- Fa2CtaBody.h - FlashAttention-2's CTA body ---------------*- C++ -*-===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
 //
 //===----------------------------------------------------------------------===//
 //
-// The CTA body on mma.sync (sm_80 and later): FlashAttention-2's forward loop
-// over a range of key/value blocks with mma.sync m16n8k16, K and V staged
-// through shared memory by cp.async, P kept in registers, the rows of the
-// query block split between the warps (split-Q).
+// FlashAttention-2's forward loop over a range of key/value blocks, K and V
+// staged through shared memory by cp.async, P kept in registers, the rows of
+// the query block split between the warps (split-Q); its two products on
+// mma.sync m16n8k16 (sm_80 and later) or on warpgroup MMA (sm_90a,
+// WarpgroupMma.h), chosen by KernelShape::matrixUnit.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_LIB_CONVERSION_ATTNTONVGPU_MMASYNCCTABODY_H
-#define ATTN_LIB_CONVERSION_ATTNTONVGPU_MMASYNCCTABODY_H
+#ifndef ATTN_LIB_CONVERSION_ATTNTONVGPU_FA2CTABODY_H
+#define ATTN_LIB_CONVERSION_ATTNTONVGPU_FA2CTABODY_H
 
 #include "CtaBody.h"
 
@@ -26,14 +27,14 @@
 
 namespace mlir::attn {
 
-/// The CTA body on mma.sync (CtaBody.h has what each call does). Its state:
+/// FlashAttention-2's CTA body (CtaBody.h has what each call does). Its state:
 /// the O accumulators [mTiles][Dv / 8] (C fragments), then m (base 2) and l
 /// per m tile, each a pair for the lane's rows g and g + 8. Values are named
 /// after the algorithm. exp2 and log2 are NVVM's approximate intrinsics (what
 /// FlashAttention's exp2f compiles to), so the PTX needs no libdevice.
-class MmaSyncCtaBody final : public CtaBody {
+class Fa2CtaBody final : public CtaBody {
 public:
-  MmaSyncCtaBody(ImplicitLocOpBuilder &b, const KernelShape &shape)
+  Fa2CtaBody(ImplicitLocOpBuilder &b, const KernelShape &shape)
       : b(b), s(shape), f32(b.getF32Type()), arith{b}, layout{arith} {}
 
   void setUp(const KernelLengths &lengths) override;
@@ -103,11 +104,22 @@ private:
         .getResult(0);
   }
 
-  /// The column at which element `col` of row `row` of a tile is stored:
-  /// 16-byte chunks XOR-swizzled with row % 8, so that the 8 rows an
-  /// ldmatrix phase reads, and the 8 chunks of a row a cp.async phase
-  /// writes, fall in distinct banks.
+  /// The column at which element `col` (< 64) of row `row` of a 64-column
+  /// block is stored: 16-byte chunks XOR-swizzled with row % 8, so that the
+  /// 8 rows an ldmatrix phase reads, and the 8 chunks of a row a cp.async
+  /// phase writes, fall in distinct banks.
   Value swizzle(Value row, Value col);
+  /// Where element (row, col) of a tile of `tileRows` rows is stored in its
+  /// view. For wgmma (blockedTiles) tiles are kept as 64-column blocks one
+  /// after the other ([columns / 64][tileRows][64], each block swizzled as
+  /// above), the 128-byte swizzle's canonical layout that wgmma reads
+  /// (K-major for Q and K, MN-major for V) and a tensor copy with a
+  /// 64-element box writes; for mma.sync as whole rows ([tileRows][columns],
+  /// each row's 64-column blocks swizzled as above), which costs its
+  /// address arithmetic a register less (D = 256 on sm_80 spilled with
+  /// blocks).
+  std::pair<Value, Value> tileIndex(Value row, Value col, int64_t tileRows);
+  bool blockedTiles() const { return s.matrixUnit == MatrixUnit::Wgmma; }
 
   /// The swizzled column of 16-byte chunk `chunk0 + laneChunk` in a row
   /// whose index is `phase` mod 8, with `laneChunk` 0 or 1 and `chunk0` even
@@ -149,10 +161,27 @@ private:
   }
 
   /// The tile views of dynamic shared memory: `rows` rows of `columns`
-  /// elements.
+  /// elements (a multiple of 64), as tileIndex indexes them.
   Value sharedTile(Value base, Value byteOffset, int64_t rows, int64_t columns);
-  /// The K and V tiles of pipeline stage `stage`.
-  std::pair<Value, Value> kvTiles(Value stage);
+  /// The K and V tiles of a pipeline stage, and their byte offsets in
+  /// shared memory.
+  struct StageTiles {
+    Value k, v, kOffset, vOffset;
+  };
+  StageTiles kvTiles(Value stage);
+  /// S = Q K^T of the warp's m16 tiles: [mTiles][block_n / 8] C fragments.
+  SmallVector<SmallVector<Value>> scoreProducts(const StageTiles &tiles);
+  /// acc += P V, acc the O fragments [mTiles][Dv / 8], `pFrags` P's A
+  /// fragments [mTiles][block_n / 16].
+  void valueProducts(SmallVector<Value> &acc,
+                     ArrayRef<SmallVector<Value>> pFrags,
+                     const StageTiles &tiles);
+  /// C fragments (vector<2x2xf32>) as their elements in order, and back:
+  /// the registers of a wgmma accumulator (WarpgroupMma.h).
+  SmallVector<Value> elementsOf(ArrayRef<Value> fragments);
+  SmallVector<Value> fragmentsOf(ArrayRef<Value> elements);
+  /// A or B fragment rows (pairs of 16-bit values) as 32-bit registers.
+  SmallVector<Value> packedRegisters(Value fragment);
   /// The cp.async of the K and V tiles of `block` into `stage`, as one group.
   Value copyKV(Value k, Value v, Value batch, Value kvHead, Value block,
                Value stage);
@@ -164,9 +193,11 @@ private:
   int64_t vBase() const { return kBase() + s.stages * kTileBytes(); }
 
   /// ldmatrix.x`numTiles` of the 8x8 matrices whose rows lane l addresses
-  /// at row `row0 + laneRow`, 16-byte chunk `col0 / 8 + laneChunk`.
-  Value ldmatrix(Value tile, Value row0, Value laneRow, Value laneChunk,
-                 int64_t col0, int64_t numTiles, bool transpose);
+  /// at row `row0 + laneRow`, 16-byte chunk `col0 / 8 + laneChunk` of a
+  /// tile of `tileRows` rows.
+  Value ldmatrix(Value tile, int64_t tileRows, Value row0, Value laneRow,
+                 Value laneChunk, int64_t col0, int64_t numTiles,
+                 bool transpose);
   /// Per-lane ldmatrix operands.
   Value loadA(Value tile, Value row0, int64_t col0);
   Value loadB(Value tile, Value row0, int64_t col0);
@@ -206,8 +237,9 @@ private:
   /// Sq, Sk, and the tiled rows p Sq of a tiled head.
   Extent queryLen, keyLen, tiledLen;
   /// Dynamic shared memory, its Q tile, and the same memory as the O block's
-  /// staging tile (rows Dv wide).
-  Value shared, qTile, oTile;
+  /// staging tile (rows Dv wide); with wgmma, its shared-window address
+  /// and the descriptor of the warpgroup's rows of the Q tile.
+  Value shared, qTile, oTile, sharedAddress, queryDescriptor;
   /// Per-lane ldmatrix row offsets and chunk offsets (see loadA/B).
   Value laneRow16, laneRow8, laneHalf16, laneHalf8, vRow, vChunk, lanePhase;
 
@@ -217,4 +249,4 @@ private:
 
 } // namespace mlir::attn
 
-#endif // ATTN_LIB_CONVERSION_ATTNTONVGPU_MMASYNCCTABODY_H
+#endif // ATTN_LIB_CONVERSION_ATTNTONVGPU_FA2CTABODY_H

@@ -1,4 +1,4 @@
-//===- MmaSyncCtaBody.cpp - FlashAttention-2's CTA body on mma.sync ------===//
+//===- Fa2CtaBody.cpp - FlashAttention-2's CTA body -----------------------===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -13,7 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MmaSyncCtaBody.h"
+#include "Fa2CtaBody.h"
+#include "WarpgroupMma.h"
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 
@@ -38,14 +39,23 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-Value MmaSyncCtaBody::swizzle(Value row, Value col) {
+Value Fa2CtaBody::swizzle(Value row, Value col) {
   Value chunk = arith::DivUIOp::create(b, col, index(kChunk));
   Value within = arith::RemUIOp::create(b, col, index(kChunk));
   return add(mul(layout.swizzledChunk(chunk, row), index(kChunk)), within);
 }
 
-Value MmaSyncCtaBody::atEntry(std::pair<int64_t, void *> key,
-                              function_ref<Value()> build) {
+std::pair<Value, Value> Fa2CtaBody::tileIndex(Value row, Value col,
+                                              int64_t tileRows) {
+  if (!blockedTiles())
+    return {row, swizzle(row, col)};
+  Value block = arith::DivUIOp::create(b, col, index(kBlockColumns));
+  Value within = arith::RemUIOp::create(b, col, index(kBlockColumns));
+  return {add(row, mul(block, index(tileRows))), swizzle(row, within)};
+}
+
+Value Fa2CtaBody::atEntry(std::pair<int64_t, void *> key,
+                          function_ref<Value()> build) {
   Value &value = entryValues[key];
   if (!value) {
     OpBuilder::InsertionGuard guard(b);
@@ -56,8 +66,7 @@ Value MmaSyncCtaBody::atEntry(std::pair<int64_t, void *> key,
   return value;
 }
 
-Value MmaSyncCtaBody::swizzledColumn(int64_t chunk0, Value laneChunk,
-                                     Value phase) {
+Value Fa2CtaBody::swizzledColumn(int64_t chunk0, Value laneChunk, Value phase) {
   int64_t low = chunk0 % 8;
   // Every ldmatrix row is the lane's row mod 8 plus a multiple of 8, so the
   // swizzle of the lane's row is that of the lane itself (`phase`).
@@ -68,36 +77,48 @@ Value MmaSyncCtaBody::swizzledColumn(int64_t chunk0, Value laneChunk,
   return add(index((chunk0 - low) * kChunk), within);
 }
 
-Value MmaSyncCtaBody::sharedTile(Value base, Value byteOffset, int64_t rows,
-                                 int64_t columns) {
+Value Fa2CtaBody::sharedTile(Value base, Value byteOffset, int64_t rows,
+                             int64_t columns) {
+  int64_t blocks = blockedTiles() ? columns / kBlockColumns : 1;
   auto type = MemRefType::get(
-      {rows, columns}, s.element, MemRefLayoutAttrInterface(),
+      {blocks * rows, columns / blocks}, s.element, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
   return memref::ViewOp::create(b, type, base, byteOffset, ValueRange{});
 }
 
-SmallVector<Value> MmaSyncCtaBody::copyTile(Value source, Value batch,
-                                            Value head, Value row0,
-                                            int64_t rows, Extent length,
-                                            int64_t columns, Value tile,
-                                            bool tiledRows) {
+SmallVector<Value> Fa2CtaBody::copyTile(Value source, Value batch, Value head,
+                                        Value row0, int64_t rows, Extent length,
+                                        int64_t columns, Value tile,
+                                        bool tiledRows) {
   TileCopyLayout<IndexArith> copy(
       arith, rows, llvm::alignTo(columns, 16) / kChunk, s.threads());
   // The thread's row in round 0 and its chunk and column, and, when the
   // rows of a round are a multiple of the swizzle period 8, its
   // shared-memory column, are the same in every copy with as many threads a
   // row: computed once at the kernel's entry.
-  int64_t key = -4 * copy.lanesPerRow;
+  int64_t key = -8 * copy.lanesPerRow;
   Value laneRow =
       atEntry({key - 1, nullptr}, [&] { return copy.laneRow(tid); });
   Value laneChunk =
       atEntry({key - 2, nullptr}, [&] { return copy.chunk(tid); });
   Value col = atEntry({key - 3, nullptr},
                       [&] { return mul(laneChunk, index(kChunk)); });
+  // In blocked tiles, the thread's column lies in 64-column block col / 64
+  // (rows further in the tile), at col % 64 of its row there.
+  Value laneColumn = col, blockRow;
+  if (blockedTiles()) {
+    Value laneBlock = atEntry({key - 4, nullptr}, [&] {
+      return arith::DivUIOp::create(b, col, index(kBlockColumns));
+    });
+    laneColumn = atEntry({key - 5, nullptr}, [&] {
+      return arith::RemUIOp::create(b, col, index(kBlockColumns));
+    });
+    blockRow = mul(laneBlock, index(rows));
+  }
   Value laneSharedCol;
   if (copy.rowsPerRound() % 8 == 0)
-    laneSharedCol =
-        atEntry({key - 4, nullptr}, [&] { return swizzle(laneRow, col); });
+    laneSharedCol = atEntry({key - 6, nullptr},
+                            [&] { return swizzle(laneRow, laneColumn); });
   SmallVector<Value> tokens;
   for (int64_t round = 0; round < copy.rounds(); ++round) {
     Value row = copy.row(laneRow, round);
@@ -133,7 +154,8 @@ SmallVector<Value> MmaSyncCtaBody::copyTile(Value source, Value batch,
         arith::SelectOp::create(b, inBounds, index(kChunk), index(0));
     Value token = nvgpu::DeviceAsyncCopyOp::create(
         b, tile,
-        ValueRange{row, laneSharedCol ? laneSharedCol : swizzle(row, col)},
+        ValueRange{blockRow ? add(row, blockRow) : row,
+                   laneSharedCol ? laneSharedCol : swizzle(row, laneColumn)},
         source, ValueRange{batch, sourceHead, clamped, sourceCol},
         b.getIndexAttr(kChunk), elements, /*bypassL1=*/b.getUnitAttr());
     if (!idleThreads)
@@ -142,59 +164,46 @@ SmallVector<Value> MmaSyncCtaBody::copyTile(Value source, Value batch,
   return tokens;
 }
 
-Value MmaSyncCtaBody::ldmatrix(Value tile, Value row0, Value laneRow,
-                               Value laneChunk, int64_t col0, int64_t numTiles,
-                               bool transpose) {
-  Value row = add(row0, laneRow);
-  Value col = swizzledColumn(col0 / kChunk, laneChunk, lanePhase);
+Value Fa2CtaBody::ldmatrix(Value tile, int64_t tileRows, Value row0,
+                           Value laneRow, Value laneChunk, int64_t col0,
+                           int64_t numTiles, bool transpose) {
+  // col0 and col0 + 8 lie in one 64-column block.
+  int64_t block = blockedTiles() ? col0 / kBlockColumns : 0;
+  Value row = add(add(row0, index(block * tileRows)), laneRow);
+  Value col = swizzledColumn((col0 - block * kBlockColumns) / kChunk, laneChunk,
+                             lanePhase);
   return nvgpu::LdMatrixOp::create(b, VectorType::get({numTiles, 2}, s.element),
                                    tile, ValueRange{row, col}, transpose,
                                    static_cast<uint32_t>(numTiles));
 }
 
-Value MmaSyncCtaBody::loadA(Value tile, Value row0, int64_t col0) {
+Value Fa2CtaBody::loadA(Value tile, Value row0, int64_t col0) {
   // Lanes 0-15 address rows 0-15 at col0, lanes 16-31 the same rows at
   // col0 + 8: matrices a0a1 | a2a3 | a4a5 | a6a7.
-  return ldmatrix(tile, row0, laneRow16, laneHalf16, col0, 4, false);
+  return ldmatrix(tile, s.blockM, row0, laneRow16, laneHalf16, col0, 4, false);
 }
 
-Value MmaSyncCtaBody::loadB(Value tile, Value row0, int64_t col0) {
+Value Fa2CtaBody::loadB(Value tile, Value row0, int64_t col0) {
   // K stored [key][d]: lanes 0-7 address keys row0..+7 at d = col0, lanes
   // 8-15 the same keys at col0 + 8 (lanes 16-31 repeat; x2 ignores them).
-  return ldmatrix(tile, row0, laneRow8, laneHalf8, col0, 2, false);
+  return ldmatrix(tile, s.blockN, row0, laneRow8, laneHalf8, col0, 2, false);
 }
 
-Value MmaSyncCtaBody::loadBTransposed(Value tile, Value row0, int64_t col0) {
+Value Fa2CtaBody::loadBTransposed(Value tile, Value row0, int64_t col0) {
   // V stored [key][d]: lanes 0-15 address keys row0..+15 at d = col0; the
   // transposed x2 load hands lane l keys 2t, 2t+1 (+8) of column g.
-  return ldmatrix(tile, row0, vRow, vChunk, col0, 2, true);
+  return ldmatrix(tile, s.blockN, row0, vRow, vChunk, col0, 2, true);
 }
 
-Value MmaSyncCtaBody::mma(Value a, Value bFrag, Value c) {
+Value Fa2CtaBody::mma(Value a, Value bFrag, Value c) {
   if (s.element.isF16())
     return nvgpu::MmaSyncOp::create(b, a, bFrag, c,
                                     ArrayRef<int64_t>{16, 8, 16});
-  Type i32 = b.getI32Type();
-  auto registers = [&](Value fragment) {
-    SmallVector<Value> words;
-    int64_t rows = cast<VectorType>(fragment.getType()).getDimSize(0);
-    for (int64_t r = 0; r < rows; ++r) {
-      Value halves = vector::ExtractOp::create(b, fragment, r);
-      Value word =
-          vector::BitCastOp::create(b, VectorType::get({1}, i32), halves);
-      words.push_back(vector::ExtractOp::create(b, word, 0));
-    }
-    return words;
-  };
-  SmallVector<Value> accumulators;
-  for (int64_t i = 0; i < 2; ++i)
-    for (int64_t j = 0; j < 2; ++j)
-      accumulators.push_back(
-          vector::ExtractOp::create(b, c, ArrayRef<int64_t>{i, j}));
+  SmallVector<Value> accumulators = elementsOf(c);
   auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(),
                                                      SmallVector<Type>(4, f32));
   Value d = NVVM::MmaOp::create(
-      b, structType, registers(a), registers(bFrag), accumulators,
+      b, structType, packedRegisters(a), packedRegisters(bFrag), accumulators,
       ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
       std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
@@ -202,11 +211,10 @@ Value MmaSyncCtaBody::mma(Value a, Value bFrag, Value c) {
   SmallVector<Value> elements;
   for (int64_t i = 0; i < 4; ++i)
     elements.push_back(LLVM::ExtractValueOp::create(b, d, i));
-  return vector::FromElementsOp::create(b, VectorType::get({2, 2}, f32),
-                                        elements);
+  return fragmentsOf(elements).front();
 }
 
-Value MmaSyncCtaBody::quadReduce(Value value, bool isMax) {
+Value Fa2CtaBody::quadReduce(Value value, bool isMax) {
   for (int32_t offset : {1, 2}) {
     Value other = gpu::ShuffleOp::create(b, value, offset, kWarpSize,
                                          gpu::ShuffleMode::XOR)
@@ -216,7 +224,7 @@ Value MmaSyncCtaBody::quadReduce(Value value, bool isMax) {
   return value;
 }
 
-MmaSyncCtaBody::Extent MmaSyncCtaBody::extent(Value length) {
+Fa2CtaBody::Extent Fa2CtaBody::extent(Value length) {
   if (std::optional<int64_t> known = getConstantIntValue(length))
     return {length, index(std::max<int64_t>(*known - 1, 0))};
   // A sequence's key length may be 0: its copies then read row 0, which
@@ -225,7 +233,7 @@ MmaSyncCtaBody::Extent MmaSyncCtaBody::extent(Value length) {
                       b, arith::SubIOp::create(b, length, index(1)), index(0))};
 }
 
-void MmaSyncCtaBody::setUp(const KernelLengths &lengths) {
+void Fa2CtaBody::setUp(const KernelLengths &lengths) {
   queryLen = extent(lengths.queryLen);
   keyLen = extent(lengths.keyLen);
   tiledLen = s.problem.packedHeads == 1
@@ -254,6 +262,16 @@ void MmaSyncCtaBody::setUp(const KernelLengths &lengths) {
   shared = gpu::DynamicSharedMemoryOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                          MemRefLayoutAttrInterface(), workgroup));
+  // wgmma's descriptors address shared memory by its shared-window address.
+  // The warpgroup's 64 rows of the Q tile are A of S = Q K^T.
+  if (s.matrixUnit == MatrixUnit::Wgmma) {
+    sharedAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, shared);
+    Value warpgroupRows =
+        mul(arith::DivUIOp::create(b, warp, index(4)), index(64));
+    queryDescriptor = wgmmaDescriptor(
+        b, add(sharedAddress, mul(warpgroupRows, index(kSwizzleRowBytes))),
+        /*leadingBytes=*/16, kSwizzleAtomBytes);
+  }
   // Layout: the Q block, then `stages` K tiles, then `stages` V tiles.
   qTile = sharedTile(shared, index(0), s.blockM, s.keyRow());
   oTile = s.valueRow() == s.keyRow()
@@ -266,31 +284,141 @@ void MmaSyncCtaBody::setUp(const KernelLengths &lengths) {
       OpBuilder::InsertPoint(sharedOp->getBlock(), Block::iterator(sharedOp));
 }
 
-std::pair<Value, Value> MmaSyncCtaBody::kvTiles(Value stage) {
+Fa2CtaBody::StageTiles Fa2CtaBody::kvTiles(Value stage) {
   Value kOffset = add(index(kBase()), mul(stage, index(kTileBytes())));
   Value vOffset = add(index(vBase()), mul(stage, index(vTileBytes())));
   return {sharedTile(shared, kOffset, s.blockN, s.keyRow()),
-          sharedTile(shared, vOffset, s.blockN, s.valueRow())};
+          sharedTile(shared, vOffset, s.blockN, s.valueRow()), kOffset,
+          vOffset};
 }
 
-Value MmaSyncCtaBody::copyKV(Value k, Value v, Value batch, Value kvHead,
-                             Value block, Value stage) {
-  auto [kStage, vStage] = kvTiles(stage);
+SmallVector<SmallVector<Value>>
+Fa2CtaBody::scoreProducts(const StageTiles &tiles) {
+  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8, kSteps = s.kSteps();
+  if (s.matrixUnit == MatrixUnit::Wgmma) {
+    // The warpgroup's 64 rows of Q against the block's keys, k step ks at
+    // 32 bytes into 64-column block ks / 4 of each tile.
+    Value keyDescriptor =
+        wgmmaDescriptor(b, add(sharedAddress, tiles.kOffset),
+                        /*leadingBytes=*/16, kSwizzleAtomBytes);
+    wgmmaFence(b);
+    SmallVector<Value> d;
+    for (int64_t ks = 0; ks < kSteps; ++ks) {
+      int64_t block = ks * 16 / kBlockColumns, within = ks % 4 * 32;
+      d = wgmma(b, s.element, s.blockN, d,
+                advanceDescriptor(b, queryDescriptor,
+                                  block * s.blockM * kSwizzleRowBytes + within),
+                {},
+                advanceDescriptor(b, keyDescriptor,
+                                  block * s.blockN * kSwizzleRowBytes + within),
+                /*transposeB=*/false);
+    }
+    wgmmaCommitWait(b);
+    return {fragmentsOf(d)};
+  }
+  // S = Q K^T for all of the warp's m16 tiles at once, so that each K
+  // fragment is loaded once and used by every tile.
+  Type fragC = VectorType::get({2, 2}, f32);
+  Value zeroC = arith::ConstantOp::create(
+      b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
+  SmallVector<SmallVector<Value>> scores(mTiles,
+                                         SmallVector<Value>(nTiles, zeroC));
+  for (int64_t ks = 0; ks < kSteps; ++ks) {
+    SmallVector<Value> aFrags;
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      aFrags.push_back(loadA(qTile, add(warpRow, index(mt * 16)), ks * 16));
+    for (int64_t nt = 0; nt < nTiles; ++nt) {
+      Value bFrag = loadB(tiles.k, index(nt * 8), ks * 16);
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        scores[mt][nt] = mma(aFrags[mt], bFrag, scores[mt][nt]);
+    }
+  }
+  return scores;
+}
+
+void Fa2CtaBody::valueProducts(SmallVector<Value> &acc,
+                               ArrayRef<SmallVector<Value>> pFrags,
+                               const StageTiles &tiles) {
+  int64_t mTiles = s.mTiles(), kSlices = s.blockN / 16,
+          oTiles = s.problem.valueDim / 8;
+  if (s.matrixUnit == MatrixUnit::Wgmma) {
+    // V, MN-major: 8 keys a 1024-byte atom (the stride), the next 64
+    // columns one block further (the leading offset); k slice kk at key
+    // 16 kk.
+    Value valueDescriptor = wgmmaDescriptor(
+        b, add(sharedAddress, tiles.vOffset),
+        /*leadingBytes=*/s.blockN * kSwizzleRowBytes, kSwizzleAtomBytes);
+    SmallVector<Value> d = elementsOf(acc);
+    wgmmaFence(b);
+    for (int64_t kk = 0; kk < kSlices; ++kk)
+      d = wgmma(
+          b, s.element, s.problem.valueDim, d, Value(),
+          packedRegisters(pFrags[0][kk]),
+          advanceDescriptor(b, valueDescriptor, kk * 16 * kSwizzleRowBytes),
+          /*transposeB=*/true);
+    wgmmaCommitWait(b);
+    acc = fragmentsOf(d);
+    return;
+  }
+  // Each V fragment serves every m16 tile.
+  for (int64_t kk = 0; kk < kSlices; ++kk)
+    for (int64_t ot = 0; ot < oTiles; ++ot) {
+      Value bFrag = loadBTransposed(tiles.v, index(kk * 16), ot * 8);
+      for (int64_t mt = 0; mt < mTiles; ++mt) {
+        Value &fragment = acc[mt * oTiles + ot];
+        fragment = mma(pFrags[mt][kk], bFrag, fragment);
+      }
+    }
+}
+
+SmallVector<Value> Fa2CtaBody::elementsOf(ArrayRef<Value> fragments) {
+  SmallVector<Value> elements;
+  for (Value fragment : fragments)
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t c = 0; c < 2; ++c)
+        elements.push_back(
+            vector::ExtractOp::create(b, fragment, ArrayRef<int64_t>{i, c}));
+  return elements;
+}
+
+SmallVector<Value> Fa2CtaBody::fragmentsOf(ArrayRef<Value> elements) {
+  SmallVector<Value> fragments;
+  auto type = VectorType::get({2, 2}, f32);
+  for (size_t j = 0; j < elements.size(); j += 4)
+    fragments.push_back(
+        vector::FromElementsOp::create(b, type, elements.slice(j, 4)));
+  return fragments;
+}
+
+SmallVector<Value> Fa2CtaBody::packedRegisters(Value fragment) {
+  SmallVector<Value> words;
+  int64_t rows = cast<VectorType>(fragment.getType()).getDimSize(0);
+  for (int64_t r = 0; r < rows; ++r) {
+    Value halves = vector::ExtractOp::create(b, fragment, r);
+    Value word = vector::BitCastOp::create(
+        b, VectorType::get({1}, b.getI32Type()), halves);
+    words.push_back(vector::ExtractOp::create(b, word, 0));
+  }
+  return words;
+}
+
+Value Fa2CtaBody::copyKV(Value k, Value v, Value batch, Value kvHead,
+                         Value block, Value stage) {
+  StageTiles tiles = kvTiles(stage);
   Value key0 = mul(block, index(s.blockN));
   SmallVector<Value> tokens = copyTile(k, batch, kvHead, key0, s.blockN, keyLen,
-                                       s.problem.headDim, kStage);
+                                       s.problem.headDim, tiles.k);
   llvm::append_range(tokens, copyTile(v, batch, kvHead, key0, s.blockN, keyLen,
-                                      s.problem.valueDim, vStage));
+                                      s.problem.valueDim, tiles.v));
   return commit(tokens);
 }
 
-Value MmaSyncCtaBody::loadQueryBlock(Value q, Value batch, Value head,
-                                     Value row0) {
+Value Fa2CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
   return commit(copyTile(q, batch, head, row0, s.blockM, tiledLen,
                          s.problem.headDim, qTile, /*tiledRows=*/true));
 }
 
-CtaState MmaSyncCtaBody::initialState() {
+CtaState Fa2CtaBody::initialState() {
   Type fragC = VectorType::get({2, 2}, f32);
   Type pair = VectorType::get({2}, f32);
   int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
@@ -310,7 +438,7 @@ CtaState MmaSyncCtaBody::initialState() {
   return {state};
 }
 
-Value MmaSyncCtaBody::constantTable(DenseElementsAttr values) {
+Value Fa2CtaBody::constantTable(DenseElementsAttr values) {
   return atEntry({-2, const_cast<void *>(values.getAsOpaquePointer())}, [&] {
     auto module =
         b.getBlock()->getParentOp()->getParentOfType<gpu::GPUModuleOp>();
@@ -327,15 +455,15 @@ Value MmaSyncCtaBody::constantTable(DenseElementsAttr values) {
   });
 }
 
-Value MmaSyncCtaBody::tanh(Value x) {
+Value Fa2CtaBody::tanh(Value x) {
   Value e = exp2(mulF(x, f32Const(2.0 * M_LOG2E)));
   Value reciprocal =
       intrinsic("llvm.nvvm.rcp.approx.ftz.f", addF(e, f32Const(1.0)));
   return subF(f32Const(1.0), mulF(f32Const(2.0), reciprocal));
 }
 
-Value MmaSyncCtaBody::modifyScore(Value x, Value batch, Value head, Value row,
-                                  Value key) {
+Value Fa2CtaBody::modifyScore(Value x, Value batch, Value head, Value row,
+                              Value key) {
   if (s.softcap)
     x = mulF(f32Const(*s.softcap), tanh(mulF(x, f32Const(1.0 / *s.softcap))));
   if (!s.scoreRegion)
@@ -393,8 +521,8 @@ Value MmaSyncCtaBody::modifyScore(Value x, Value batch, Value head, Value row,
   return lookup(cast<attn::YieldOp>(region.getTerminator()).getValue());
 }
 
-Value MmaSyncCtaBody::maskOperandElement(Value mask, Value batch, Value head,
-                                         Value row, Value key, bool clampKey) {
+Value Fa2CtaBody::maskOperandElement(Value mask, Value batch, Value head,
+                                     Value row, Value key, bool clampKey) {
   auto type = cast<MemRefType>(mask.getType());
   // The last row and key of the tensor, where reads past Sq and Sk are
   // clamped to (their scores are never stored, or hidden).
@@ -412,10 +540,10 @@ Value MmaSyncCtaBody::maskOperandElement(Value mask, Value batch, Value head,
                  broadcastIndex(type.getDimSize(1), head), maskRow, maskKey});
 }
 
-CtaState MmaSyncCtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
-                                    Value batch, Value head, Value kvHead,
-                                    Value row0, Value rows, Value blockBegin,
-                                    Value blockEnd) {
+CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
+                                Value batch, Value head, Value kvHead,
+                                Value row0, Value rows, Value blockBegin,
+                                Value blockEnd) {
   const AttentionProblem &p = s.problem;
   Value k = kv.k, v = kv.v, mask = kv.mask;
   MaskGeometry<IndexArith> geometry = this->geometry();
@@ -469,8 +597,12 @@ CtaState MmaSyncCtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
         } else {
           waitGroups(copyKV(k, v, batch, kvHead, block, stage), 0);
         }
+        // wgmma reads shared memory through the async proxy: each thread's
+        // copies, done now, are made visible to it before the barrier.
+        if (s.matrixUnit == MatrixUnit::Wgmma)
+          fenceProxyAsyncShared(b);
         gpu::BarrierOp::create(b);
-        auto [kTile, vTile] = kvTiles(stage);
+        StageTiles tiles = kvTiles(stage);
         // An empty block of the block mask leaves the state as it is (one
         // uniform branch per block; its copies were issued all the same, to
         // keep the pipeline's order).
@@ -493,21 +625,7 @@ CtaState MmaSyncCtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
           b.setInsertionPointToStart(skipEmpty.elseBlock());
         }
 
-        // S = Q K^T for all of the warp's m16 tiles at once, so that each
-        // K fragment is loaded once and used by every tile.
-        SmallVector<SmallVector<Value>> scores(
-            mTiles, SmallVector<Value>(nTiles, zeroC));
-        for (int64_t ks = 0; ks < kSteps; ++ks) {
-          SmallVector<Value> aFrags;
-          for (int64_t mt = 0; mt < mTiles; ++mt)
-            aFrags.push_back(
-                loadA(qTile, add(warpRow, index(mt * 16)), ks * 16));
-          for (int64_t nt = 0; nt < nTiles; ++nt) {
-            Value bFrag = loadB(kTile, index(nt * 8), ks * 16);
-            for (int64_t mt = 0; mt < mTiles; ++mt)
-              scores[mt][nt] = mma(aFrags[mt], bFrag, scores[mt][nt]);
-          }
-        }
+        SmallVector<SmallVector<Value>> scores = scoreProducts(tiles);
 
         // Scaled scores in base 2, [mt][nt][i][j] flattened; with `masked`,
         // keys a row cannot see are -inf; with `maskOperand`, the mask
@@ -679,14 +797,7 @@ CtaState MmaSyncCtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
             }
             next.push_back(acc);
           }
-        for (int64_t kk = 0; kk < nTiles / 2; ++kk)
-          for (int64_t ot = 0; ot < oTiles; ++ot) {
-            Value bFrag = loadBTransposed(vTile, index(kk * 16), ot * 8);
-            for (int64_t mt = 0; mt < mTiles; ++mt) {
-              Value &acc = next[mt * oTiles + ot];
-              acc = mma(pFrags[mt][kk], bFrag, acc);
-            }
-          }
+        valueProducts(next, pFrags, tiles);
         next.append(mNext);
         next.append(lNext);
         scf::YieldOp::create(b, next);
@@ -703,13 +814,13 @@ CtaState MmaSyncCtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
   return {SmallVector<Value>(loop.getResults())};
 }
 
-Value MmaSyncCtaBody::fragmentRow(int64_t mt, int64_t i) {
+Value Fa2CtaBody::fragmentRow(int64_t mt, int64_t i) {
   return add(add(warpRow, index(mt * 16)),
              add(layout.cRow(groupId, 0), index(8 * i)));
 }
 
-MmaSyncCtaBody::RowTotal MmaSyncCtaBody::rowTotal(const CtaState &state,
-                                                  int64_t mt, int64_t i) {
+Fa2CtaBody::RowTotal Fa2CtaBody::rowTotal(const CtaState &state, int64_t mt,
+                                          int64_t i) {
   int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
   Value zeroF = f32Const(0.0);
   Value sum = vector::ExtractOp::create(
@@ -726,8 +837,8 @@ MmaSyncCtaBody::RowTotal MmaSyncCtaBody::rowTotal(const CtaState &state,
   return {sum, inverse, lse};
 }
 
-void MmaSyncCtaBody::storeOutput(const CtaState &state, Value o, Value lse,
-                                 Value batch, Value head, Value row0) {
+void Fa2CtaBody::storeOutput(const CtaState &state, Value o, Value lse,
+                             Value batch, Value head, Value row0) {
   // O = acc / l once; LSE = (m + log2 l) ln 2; l = 0 gives 0 and -inf.
   const AttentionProblem &p = s.problem;
   Type pair = VectorType::get({2}, f32);
@@ -751,9 +862,10 @@ void MmaSyncCtaBody::storeOutput(const CtaState &state, Value o, Value lse,
             vector::ExtractOp::create(b, state.values[mt * oTiles + ot], i);
         Value out = arith::TruncFOp::create(b, VectorType::get({2}, s.element),
                                             mulF(rowPair, inverses));
-        Value col =
-            add(swizzle(rowInTile, index(ot * 8)), layout.cCol(laneInGroup, 0));
-        vector::StoreOp::create(b, out, oTile, ValueRange{rowInTile, col});
+        auto [tileRow, tileCol] = tileIndex(rowInTile, index(ot * 8), s.blockM);
+        vector::StoreOp::create(
+            b, out, oTile,
+            ValueRange{tileRow, add(tileCol, layout.cCol(laneInGroup, 0))});
       }
       if (lse) {
         Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
@@ -792,8 +904,9 @@ void MmaSyncCtaBody::storeOutput(const CtaState &state, Value o, Value lse,
     auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value values = vector::LoadOp::create(
-        b, chunkType, oTile, ValueRange{rowInTile, swizzle(rowInTile, col)});
+    auto [tileRow, tileCol] = tileIndex(rowInTile, col, s.blockM);
+    Value values = vector::LoadOp::create(b, chunkType, oTile,
+                                          ValueRange{tileRow, tileCol});
     // Rows of a multiple of 8 16-bit elements keep every chunk 16-byte
     // aligned (the bundle requires 16-byte aligned tensors).
     auto [queryHead, queryRow] = queryRowOf(head, row);
@@ -803,8 +916,8 @@ void MmaSyncCtaBody::storeOutput(const CtaState &state, Value o, Value lse,
   }
 }
 
-void MmaSyncCtaBody::storePartial(const CtaState &state, Value partialO,
-                                  Value partialLse, Value slot) {
+void Fa2CtaBody::storePartial(const CtaState &state, Value partialO,
+                              Value partialLse, Value slot) {
   Type pair = VectorType::get({2}, f32);
   int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
   for (int64_t mt = 0; mt < mTiles; ++mt)
@@ -825,9 +938,8 @@ void MmaSyncCtaBody::storePartial(const CtaState &state, Value partialO,
     }
 }
 
-CtaState MmaSyncCtaBody::mergePartials(const CtaState &state, Value partialO,
-                                       Value partialLse, Value first,
-                                       Value last) {
+CtaState Fa2CtaBody::mergePartials(const CtaState &state, Value partialO,
+                                   Value partialLse, Value first, Value last) {
   // The raw merge of ALGORITHMS.md over (own, first, ..., last), per row
   // in natural units: M = max LSE; W = sum exp(LSE_s - M);
   // acc = sum exp(LSE_s - M) O_s. The state for storeOutput is
@@ -916,4 +1028,4 @@ CtaState MmaSyncCtaBody::mergePartials(const CtaState &state, Value partialO,
   return {merged, /*wholeRowSums=*/true};
 }
 
-void MmaSyncCtaBody::finishTile() { gpu::BarrierOp::create(b); }
+void Fa2CtaBody::finishTile() { gpu::BarrierOp::create(b); }

@@ -1,0 +1,57 @@
+//===- MatrixUnit.cpp - Which matrix instructions a kernel uses -----------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Analysis/MatrixUnit.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir::attn;
+
+llvm::StringRef mlir::attn::matrixUnitName(MatrixUnit unit) {
+  return unit == MatrixUnit::Wgmma ? "wgmma" : "mma.sync";
+}
+
+std::optional<MatrixUnitRequest>
+mlir::attn::parseMatrixUnitRequest(llvm::StringRef text) {
+  return llvm::StringSwitch<std::optional<MatrixUnitRequest>>(text)
+      .Case("auto", MatrixUnitRequest::Auto)
+      .Case("mma-sync", MatrixUnitRequest::MmaSync)
+      .Case("wgmma", MatrixUnitRequest::Wgmma)
+      .Default(std::nullopt);
+}
+
+std::string mlir::attn::wgmmaUnfit(llvm::StringRef chip,
+                                   const Fa2Tiling &tiling, int64_t valueDim) {
+  if (chip != "sm_90a")
+    return "wgmma needs sm_90a; the chip is " + chip.str();
+  if (tiling.warps % 4 != 0 || tiling.blockM != 16 * tiling.warps)
+    return "wgmma needs warps in warpgroups of 4, each warp owning 16 rows "
+           "(block_m = 16 x warps); the tiles are " +
+           std::to_string(tiling.blockM) + " x " +
+           std::to_string(tiling.blockN) + " with " +
+           std::to_string(tiling.warps) + " warps";
+  if (tiling.blockN > 256 || valueDim > 256)
+    return "wgmma's N is at most 256; block_n is " +
+           std::to_string(tiling.blockN) + " and Dv " +
+           std::to_string(valueDim);
+  return "";
+}
+
+std::optional<MatrixUnit>
+mlir::attn::chooseMatrixUnit(MatrixUnitRequest request, llvm::StringRef chip,
+                             const Fa2Tiling &tiling, int64_t valueDim) {
+  bool fits = wgmmaUnfit(chip, tiling, valueDim).empty();
+  switch (request) {
+  case MatrixUnitRequest::MmaSync:
+    return MatrixUnit::MmaSync;
+  case MatrixUnitRequest::Wgmma:
+    return fits ? std::optional(MatrixUnit::Wgmma) : std::nullopt;
+  case MatrixUnitRequest::Auto:
+    break;
+  }
+  return fits ? MatrixUnit::Wgmma : MatrixUnit::MmaSync;
+}

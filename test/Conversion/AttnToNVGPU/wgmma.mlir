@@ -1,0 +1,77 @@
+// The matrix unit of the CTA body's products (chooseMatrixUnit): wgmma on
+// an sm_90a target where the tiles are whole warpgroups of 16-row warps,
+// mma.sync elsewhere; matrix-unit overrides the choice.
+// RUN: attn-opt %s --split-input-file --attn-to-nvgpu | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-to-nvgpu=matrix-unit=mma-sync | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s --split-input-file --attn-to-nvgpu=matrix-unit=wgmma --verify-diagnostics | FileCheck %s --check-prefix=FORCED
+// RUN: not attn-opt %s --split-input-file --attn-to-nvgpu=matrix-unit=tensor-core 2>&1 | FileCheck %s --check-prefix=BAD
+
+// 64 x 64 tiles with 4 warps: one warpgroup, 16 rows a warp.
+// CHECK-LABEL: gpu.func @decode_attention0(
+// Q's descriptor: the shared window's address of the warpgroup's rows,
+// leading offset 16 bytes, stride 1024 (an 8-row atom), 128-byte swizzle.
+// CHECK: %[[BASE:.+]] = memref.extract_aligned_pointer_as_index
+// CHECK: arith.constant 4611686293305360384 : i64
+// The copies are made visible to the async proxy before the barrier.
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// S = Q K^T: four k steps of D = 64, both operands by descriptor, scale-d 0
+// then 1.
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}}, $32, $33, p, 1, 1, 0, 0;
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// O += P V: V's descriptor has the next 64 columns block_n x 128 bytes on.
+// CHECK: arith.constant 4611686293338849280 : i64
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: gpu.return
+// MMA-LABEL: gpu.func @decode_attention0(
+// MMA-NOT: wgmma
+// MMA: nvgpu.mma.sync
+// FORCED-LABEL: gpu.func @decode_attention0(
+// FORCED: wgmma.mma_async
+// BAD: attn-to-nvgpu: matrix-unit must be auto, mma-sync or wgmma; got 'tensor-core'
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @decode(%q: tensor<1x8x64x64xf16>, %k: tensor<1x8x256x64xf16>, %o: tensor<1x8x64x64xf16>) -> tensor<1x8x64x64xf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<1x8x64x64xf16>, tensor<1x8x256x64xf16>, tensor<1x8x256x64xf16>)
+        outs(%o : tensor<1x8x64x64xf16>)
+        {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<1x8x64x64xf16>
+    return %r : tensor<1x8x64x64xf16>
+  }
+}
+
+// -----
+
+// Two m16 tiles a warp (128 rows, 4 warps): mma.sync, and wgmma refused.
+// CHECK-LABEL: gpu.func @two_tiles_attention0(
+// CHECK-NOT: wgmma
+// CHECK: nvgpu.mma.sync
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @two_tiles(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x256x64xf16>, %o: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+    // expected-error @+1 {{attn-to-nvgpu matrix-unit=wgmma: wgmma needs warps in warpgroups of 4, each warp owning 16 rows (block_m = 16 x warps); the tiles are 128 x 64 with 4 warps: use matrix-unit=auto or pin tiles that fit (the op's tiles attribute)}}
+    %r = attn.attention ins(%q, %k, %k : tensor<1x8x128x64xf16>, tensor<1x8x256x64xf16>, tensor<1x8x256x64xf16>)
+        outs(%o : tensor<1x8x128x64xf16>)
+        {tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>} -> tensor<1x8x128x64xf16>
+    return %r : tensor<1x8x128x64xf16>
+  }
+}
+
+// -----
+
+// sm_80 has no wgmma.
+// CHECK-LABEL: gpu.func @ampere_attention0(
+// CHECK-NOT: wgmma
+// CHECK: nvgpu.mma.sync
+module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @ampere(%q: tensor<1x8x64x64xf16>, %k: tensor<1x8x256x64xf16>, %o: tensor<1x8x64x64xf16>) -> tensor<1x8x64x64xf16> {
+    // expected-error @+1 {{attn-to-nvgpu matrix-unit=wgmma: wgmma needs sm_90a; the chip is sm_80}}
+    %r = attn.attention ins(%q, %k, %k : tensor<1x8x64x64xf16>, tensor<1x8x256x64xf16>, tensor<1x8x256x64xf16>)
+        outs(%o : tensor<1x8x64x64xf16>)
+        {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<1x8x64x64xf16>
+    return %r : tensor<1x8x64x64xf16>
+  }
+}
