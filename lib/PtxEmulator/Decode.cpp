@@ -706,10 +706,13 @@ bool Decoder::decode(std::string &error) {
   if (b == "membar" || b == "fence") {
     in.op = b == "membar" ? Opcode::Membar : Opcode::Fence;
     // The proxy fences (generic and async proxies) and the fence that makes
-    // mbarrier.init visible: the emulator's memory is one sequentially
-    // consistent proxy, so they order like any fence.
+    // mbarrier.init visible order like any fence; fence.proxy.async also
+    // makes the warp's generic writes to shared memory visible to the async
+    // proxy (Launch::checkAsyncProxyRead).
     if (b == "fence" && word.take("proxy")) {
-      if (!word.take("async") && !word.take("alias"))
+      if (word.take("async"))
+        in.flags |= mod::ProxyAsync;
+      else if (!word.take("alias"))
         return unsupported(error, "proxy kind");
       (void)(word.take("global") || word.take("shared::cta") ||
              word.take("shared::cluster"));

@@ -1013,6 +1013,8 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
   case Opcode::Fence:
     if (exec)
       order.fence(w.cta->linear);
+    if (exec && (in.flags & mod::ProxyAsync))
+      fenceProxyAsync(w);
     advance();
     return true;
 

@@ -368,6 +368,39 @@ void Launch::checkSharedRead(Warp &warp, unsigned lane, uint32_t offset,
   }
 }
 
+void Launch::fenceProxyAsync(Warp &warp) {
+  // The warp's writes so far carry clocks up to its own; the fence takes
+  // that value and the warp moves on, so later writes are after it.
+  uint32_t &own = warp.clock[warp.index];
+  if (warp.proxyFences.empty() || warp.proxyFences.back() != own)
+    warp.proxyFences.push_back(own);
+  ++own;
+}
+
+void Launch::checkAsyncProxyRead(Warp &warp, unsigned lane, uint32_t offset,
+                                 unsigned bytes, const Instruction &in) {
+  Cta &cta = *warp.cta;
+  for (unsigned i = 0; i < bytes; ++i) {
+    const SharedShadow &s = cta.shadow[offset + i];
+    if (s.writeClock == 0 || s.writer == cta.asyncAgent())
+      continue;
+    // The writer's first fence after the write, and whether this warp has
+    // synchronised with the writer since.
+    const std::vector<uint32_t> &fences = cta.warps[s.writer]->proxyFences;
+    auto fence = std::lower_bound(fences.begin(), fences.end(), s.writeClock);
+    if (fence != fences.end() && warp.clock[s.writer] > *fence)
+      continue;
+    fault(warp, lane, &in,
+          "reads shared offset " + std::to_string(offset + i) +
+              " through the async proxy, which warp " +
+              std::to_string(s.writer) + " wrote (line " +
+              std::to_string(s.writerLine) +
+              ") through the generic proxy with no fence.proxy.async of " +
+              "that warp after the write and ordered before this read");
+    return;
+  }
+}
+
 void Launch::markSharedWrite(Warp &warp, unsigned lane, uint32_t offset,
                              unsigned bytes, const Instruction &in,
                              bool async) {

@@ -64,6 +64,15 @@ public:
   /// and the shadow's record of it.
   void checkSharedRead(Warp &warp, unsigned lane, uint32_t offset,
                        unsigned bytes, const Instruction &in);
+  /// A read of shared memory through the async proxy (a wgmma operand, the
+  /// source of a bulk copy to global memory) issued by `warp`: bytes a warp
+  /// wrote through the generic proxy (st, atom, cp.async) must have been
+  /// followed by a fence.proxy.async of that warp that this read is ordered
+  /// after (PTX ISA, memory consistency model: proxies).
+  void checkAsyncProxyRead(Warp &warp, unsigned lane, uint32_t offset,
+                           unsigned bytes, const Instruction &in);
+  /// fence.proxy.async by `warp`.
+  void fenceProxyAsync(Warp &warp);
   void markSharedWrite(Warp &warp, unsigned lane, uint32_t offset,
                        unsigned bytes, const Instruction &in,
                        bool async = false);

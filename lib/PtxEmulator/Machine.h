@@ -111,6 +111,10 @@ struct Warp {
   uint32_t barrier = 0;
   /// The warp's vector clock (its own entry is clock[index]).
   VectorClock clock;
+  /// The warp's own clock at each fence.proxy.async, ascending: its
+  /// generic writes of shared memory before one are visible to the async
+  /// proxy to whoever synchronises with the warp after it.
+  std::vector<uint32_t> proxyFences;
   /// The mbarrier (shared offset) whose wait last failed, until one
   /// succeeds: where a spinning warp waits, for deadlock reports.
   int64_t waitingOn = -1;

@@ -397,6 +397,8 @@ bool Launch::executeBulkStore(Warp &w, const Instruction &in, uint32_t exec) {
                         /*alignment=*/1))
         return false;
       checkSharedRead(w, lane, offset, piece.bytes, in);
+      if (!failed)
+        checkAsyncProxyRead(w, lane, offset, piece.bytes, in);
       if (failed)
         return false;
       std::memcpy(piece.global, cta.shared.data() + offset, piece.bytes);

@@ -244,6 +244,8 @@ bool Launch::executeWgmma(Warp &w, const Instruction &in, uint32_t exec) {
     if (!sharedOffset(w, lane0, at, 2, offset, in))
       return false;
     checkSharedRead(w, lane0, offset, 2, in);
+    if (!failed)
+      checkAsyncProxyRead(w, lane0, offset, 2, in);
     if (failed)
       return false;
     uint16_t bits;

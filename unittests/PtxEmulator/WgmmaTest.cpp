@@ -120,6 +120,11 @@ struct WgmmaCase {
   Swizzle swizzleA = Swizzle::B128, swizzleB = Swizzle::B128;
   bool registerA = false, mnMajorB = false;
   bool accumulate = false, negateA = false;
+  /// Where the threads' fence.proxy.async goes relative to the barrier
+  /// after their stores of the operands: before it (right), after it (too
+  /// late for the other warps' reads), or nowhere.
+  enum class ProxyFence { BeforeBarrier, AfterBarrier, None };
+  ProxyFence fence = ProxyFence::BeforeBarrier;
 };
 
 /// The PTX of one warpgroup copying `imageBytes` of shared memory in from
@@ -166,11 +171,18 @@ std::string wgmmaPtx(const WgmmaCase &c, unsigned imageBytes,
                      "  st.shared.v4.u32 [%r7], {%r3, %r4, %r5, %r6};\n"
                      "  add.u32 %r2, %r2, 2048;\n"
                      "  bra.uni COPY;\n"
-                     "COPIED:\n"
-                     "  bar.sync 0;\n"
-                     "  fence.proxy.async.shared::cta;\n"
-                     "  mul.wide.u32 %rd9, %r1, " +
-                     std::to_string(4 * regs) +
+                     "COPIED:\n" +
+                     // Each thread's stores are made visible to the async
+                     // proxy before the barrier that orders them before
+                     // every warp's wgmma.
+                     (c.fence == WgmmaCase::ProxyFence::BeforeBarrier
+                          ? "  fence.proxy.async.shared::cta;\n"
+                          : "") +
+                     "  bar.sync 0;\n" +
+                     (c.fence == WgmmaCase::ProxyFence::AfterBarrier
+                          ? "  fence.proxy.async.shared::cta;\n"
+                          : "") +
+                     "  mul.wide.u32 %rd9, %r1, " + std::to_string(4 * regs) +
                      ";\n"
                      "  add.u64 %rd10, %rd5, %rd9;\n"
                      "  add.u64 %rd11, %rd2, %rd9;\n";
@@ -331,6 +343,27 @@ TEST(PtxEmulatorWgmma, UnretiredResultsAndOperands) {
                        "warp"),
             std::string::npos)
       << error;
+}
+
+TEST(PtxEmulatorWgmma, GenericWritesNeedAProxyFence) {
+  // The operands are stored with st.shared (the generic proxy) and read by
+  // wgmma (the async proxy): each writing thread must fence.proxy.async
+  // before the barrier that orders its stores before the other warps'
+  // products.
+  for (auto fence :
+       {WgmmaCase::ProxyFence::None, WgmmaCase::ProxyFence::AfterBarrier}) {
+    WgmmaCase c;
+    c.fence = fence;
+    std::string error = runWgmma(c);
+    EXPECT_NE(error.find("through the async proxy, which warp "),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find("through the generic proxy with no fence.proxy.async "
+                         "of that warp after the write and ordered before "
+                         "this read"),
+              std::string::npos)
+        << error;
+  }
 }
 
 } // namespace

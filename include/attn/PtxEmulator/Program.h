@@ -130,6 +130,9 @@ constexpr uint64_t Parity = 1ull << 30, ExpectTx = 1ull << 31,
 /// A bulk or tensor copy from shared to global memory (bulk_group);
 /// cp.async.bulk.wait_group's .read.
 constexpr uint64_t ToGlobal = 1ull << 33, Read = 1ull << 34;
+/// fence.proxy.async: orders the thread's generic-proxy accesses with the
+/// async proxy's.
+constexpr uint64_t ProxyAsync = 1ull << 35;
 } // namespace mod
 
 enum class Compare : uint8_t {
