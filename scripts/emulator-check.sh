@@ -15,7 +15,11 @@
 #       r_* bundles at each of sweep.py's EMULATED_RUN_TIME_LENGTHS; and
 #       the Python package's GPU cases (python/tests/gpu_check.py
 #       prepare-emulated: compiled by attn_mlir.precompile at the same
-#       sizes) through attn-launch too.
+#       sizes) through attn-launch too. sm_90a bundles compute on wgmma
+#       where their tiles allow (docs/gpu-kernel.md); MMA_SYNC's
+#       configurations run a second time compiled with
+#       --matrix-unit=mma-sync (NAME+mma-sync), so that the mma.sync body of
+#       sm_80 stays checked on every schedule.
 #       Two bundles at a time; DIR/summary.txt lists the failures. Exits 1
 #       if any bundle failed.
 set -euo pipefail
@@ -35,6 +39,10 @@ mkdir -p "$dir/modules" "$dir/bundles" "$dir/logs"
 PYTHONPATH="$build/python" /usr/bin/python3 "$root/python/tests/gpu_check.py" \
   prepare-emulated "$dir/bundles/python" >"$dir/logs/python-prepare.txt"
 ls "$dir/bundles/python" | sed 's|^|python/|' >>"$dir/list.txt"
+MMA_SYNC="c_bf16_d128_causal c_f16_d256 c_gqa c_split_many c_lean_many
+  c_softcap_d128 c_region_alibi c_mask_boolean c_blocks_mask c_pack_decode
+  c_hd80_1 c_dv_mla r_fa2_causal r_lean_decode"
+for name in $MMA_SYNC; do echo "$name+mma-sync"; done >>"$dir/list.txt"
 lengths="$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sweep
 print(" ".join("--lengths=%d,%d,%d" % t for t in sweep.EMULATED_RUN_TIME_LENGTHS))' \
   "$root/benchmarks/gpu")"
@@ -42,17 +50,19 @@ print(" ".join("--lengths=%d,%d,%d" % t for t in sweep.EMULATED_RUN_TIME_LENGTHS
 # One configuration: compile, write its reference case if the GPU
 # reference cannot check it, run it on the emulator.
 check_one() {
-  local name="$1" split=--split-kv=false
-  case "$name" in c_split_decode) split= ;; esac
+  local name="$1" split=--split-kv=false unit=
+  local module="${name%+mma-sync}"
+  [ "$module" != "$name" ] && unit=--matrix-unit=mma-sync
+  case "$module" in c_split_decode) split= ;; esac
   local log="$dir/logs/${name//\//-}.txt"
   # python/* bundles are compiled already.
   if [ "${name#python/}" = "$name" ] &&
-     ! "$bin/attn-compile" "$dir/modules/$name.mlir" -o "$dir/bundles/$name" $split >"$log" 2>&1; then
+     ! "$bin/attn-compile" "$dir/modules/$module.mlir" -o "$dir/bundles/$name" $split $unit >"$log" 2>&1; then
     echo "$name: FAIL (attn-compile)"; return 0
   fi
   if [ "${name#c_}" != "$name" ] &&
      grep -qE '"(score_region|block_mask)": *true' "$dir/bundles/$name/manifest.json"; then
-    if ! "$bin/attn-run" "$dir/modules/$name.mlir" --write-reference="$dir/bundles/$name/reference" >>"$log" 2>&1; then
+    if ! "$bin/attn-run" "$dir/modules/$module.mlir" --write-reference="$dir/bundles/$name/reference" >>"$log" 2>&1; then
       echo "$name: FAIL (attn-run --write-reference)"; return 0
     fi
   fi

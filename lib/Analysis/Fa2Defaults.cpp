@@ -72,6 +72,18 @@ llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
   return {};
 }
 
+llvm::ArrayRef<Fa2Tiling> mlir::attn::warpgroupCandidates(int64_t headDim) {
+  static const Fa2Tiling upTo128[] = {
+      {128, 128, 8, 2}, {128, 64, 8, 2}, {64, 64, 4, 2}};
+  static const Fa2Tiling upTo256[] = {
+      {128, 64, 8, 1}, {64, 64, 4, 1}, {64, 32, 4, 1}};
+  if (headDim <= 128)
+    return upTo128;
+  if (headDim <= kFa2MaxHeadDim)
+    return upTo256;
+  return {};
+}
+
 llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2SplitKvCandidates(int64_t headDim) {
   static const Fa2Tiling upTo128[] = {{64, 64, 4, 2}, {64, 32, 4, 1}};
   static const Fa2Tiling upTo256[] = {{64, 32, 4, 1}};
@@ -89,10 +101,9 @@ std::optional<int64_t> mlir::attn::fa2NestedSide(int64_t side, int64_t limit) {
   return std::nullopt;
 }
 
-llvm::SmallVector<Fa2Tiling>
-mlir::attn::fa2Tilings(int64_t headDim, bool splitKv, MaskBlocks blocks) {
-  llvm::ArrayRef<Fa2Tiling> table =
-      splitKv ? fa2SplitKvCandidates(headDim) : fa2Candidates(headDim);
+/// `table`'s tilings nested in `blocks` (fa2Tilings).
+static llvm::SmallVector<Fa2Tiling>
+nestedTilings(llvm::ArrayRef<Fa2Tiling> table, MaskBlocks blocks) {
   if (!blocks)
     return llvm::SmallVector<Fa2Tiling>(table);
   llvm::SmallVector<Fa2Tiling> nested;
@@ -130,6 +141,40 @@ mlir::attn::fa2Tilings(int64_t headDim, bool splitKv, MaskBlocks blocks) {
            keys; keys = fa2NestedSide(blocks->second, *keys - 16))
         add(tiling, *rows, *keys);
   return nested;
+}
+
+llvm::SmallVector<Fa2Tiling> mlir::attn::fa2Tilings(int64_t headDim,
+                                                    bool splitKv,
+                                                    MaskBlocks blocks,
+                                                    bool warpgroups) {
+  if (splitKv)
+    return nestedTilings(fa2SplitKvCandidates(headDim), blocks);
+  llvm::SmallVector<Fa2Tiling> tilings =
+      nestedTilings(fa2Candidates(headDim), blocks);
+  if (!warpgroups || tilings.empty())
+    return tilings;
+  // The warpgroup tilings first, each nested in the blocks where it stays
+  // whole warpgroups of 16-row warps; then FlashAttention-2's (what a
+  // warpgroup kernel cannot use runs on mma.sync).
+  llvm::SmallVector<Fa2Tiling> ordered;
+  for (Fa2Tiling tiling : warpgroupCandidates(headDim)) {
+    if (blocks) {
+      std::optional<int64_t> rows = fa2NestedSide(blocks->first, tiling.blockM);
+      std::optional<int64_t> keys =
+          fa2NestedSide(blocks->second, tiling.blockN);
+      if (!rows || !keys || *rows % 64 != 0)
+        continue;
+      tiling.blockM = *rows;
+      tiling.blockN = *keys;
+      tiling.warps = *rows / 16;
+    }
+    if (!llvm::is_contained(ordered, tiling))
+      ordered.push_back(tiling);
+  }
+  for (const Fa2Tiling &tiling : tilings)
+    if (!llvm::is_contained(ordered, tiling))
+      ordered.push_back(tiling);
+  return ordered;
 }
 
 std::optional<Fa2Tiling>

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Analysis/Fa2Resources.h"
+#include "attn/Analysis/MatrixUnit.h"
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 
@@ -16,8 +17,9 @@
 using namespace mlir::attn;
 
 GpuLimits mlir::attn::gpuLimits(TargetAttr target) {
-  return {target.getSms(), target.getSmemPerBlock(), target.getSmemPerSm(),
-          target.getRegsPerSm(), target.getRegsPerThread()};
+  return {target.getSms(),           target.getSmemPerBlock(),
+          target.getSmemPerSm(),     target.getRegsPerSm(),
+          target.getRegsPerThread(), hasWarpgroupMma(target.getChip())};
 }
 
 Fa2Tiling mlir::attn::fa2TilingOf(Fa2TilesAttr tiles) {
@@ -105,7 +107,8 @@ mlir::attn::selectFa2Tiling(int64_t headDim, int64_t valueDim,
   if (lastMisfit)
     *lastMisfit = std::nullopt;
   int64_t widest = std::max(headDim, valueDim);
-  for (const Fa2Tiling &candidate : fa2Tilings(widest, splitKv, blocks)) {
+  for (const Fa2Tiling &candidate :
+       fa2Tilings(widest, splitKv, blocks, limits.warpgroupMma)) {
     for (int64_t stages : {candidate.stages, int64_t(1)}) {
       Fa2Tiling tiling = candidate;
       tiling.stages = stages;

@@ -15,6 +15,10 @@ llvm::StringRef mlir::attn::matrixUnitName(MatrixUnit unit) {
   return unit == MatrixUnit::Wgmma ? "wgmma" : "mma.sync";
 }
 
+bool mlir::attn::hasWarpgroupMma(llvm::StringRef chip) {
+  return chip == "sm_90a";
+}
+
 std::optional<MatrixUnitRequest>
 mlir::attn::parseMatrixUnitRequest(llvm::StringRef text) {
   return llvm::StringSwitch<std::optional<MatrixUnitRequest>>(text)
@@ -26,7 +30,7 @@ mlir::attn::parseMatrixUnitRequest(llvm::StringRef text) {
 
 std::string mlir::attn::wgmmaUnfit(llvm::StringRef chip,
                                    const Fa2Tiling &tiling, int64_t valueDim) {
-  if (chip != "sm_90a")
+  if (!hasWarpgroupMma(chip))
     return "wgmma needs sm_90a; the chip is " + chip.str();
   if (tiling.warps % 4 != 0 || tiling.blockM != 16 * tiling.warps)
     return "wgmma needs warps in warpgroups of 4, each warp owning 16 rows "

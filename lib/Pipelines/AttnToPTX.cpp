@@ -148,7 +148,7 @@ std::string AttnToPTXOptions::validate() const {
   if (!unit)
     return "matrix-unit must be auto, mma-sync or wgmma, got \"" + matrixUnit +
            "\"";
-  if (*unit == MatrixUnitRequest::Wgmma && chip != "sm_90a")
+  if (*unit == MatrixUnitRequest::Wgmma && !hasWarpgroupMma(chip))
     return "matrix-unit=wgmma needs chip sm_90a (wgmma is an "
            "architecture-specific feature of sm_90), got " +
            chip;
@@ -227,8 +227,9 @@ void mlir::attn::buildAttnToKernelsPipeline(OpPassManager &pm,
   // wgmma only where the PTX is for sm_90a, whatever the module's target
   // says.
   AttnToNVGPUOptions kernels;
-  kernels.matrixUnit = options.chip == "sm_90a" ? options.matrixUnit.getValue()
-                                                : std::string("mma-sync");
+  kernels.matrixUnit = hasWarpgroupMma(options.chip)
+                           ? options.matrixUnit.getValue()
+                           : std::string("mma-sync");
   pm.addPass(createAttnToNVGPU(kernels));
 }
 

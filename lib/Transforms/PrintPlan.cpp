@@ -52,7 +52,7 @@ std::string describeMatrixUnit(TargetAttr target, const Fa2Tiling &tiling,
                                       tiling, problem.valueDim);
   std::string text =
       "CTA body: FlashAttention-2's loop on " + matrixUnitName(unit).str();
-  if (unit == MatrixUnit::MmaSync && target.getChip() == "sm_90a")
+  if (unit == MatrixUnit::MmaSync && hasWarpgroupMma(target.getChip()))
     text += " (" + wgmmaUnfit(target.getChip(), tiling, problem.valueDim) + ")";
   return text;
 }

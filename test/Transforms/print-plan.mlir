@@ -84,8 +84,8 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // REMARK-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 29> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>; its CTA body: FlashAttention-2's loop on wgmma
 // REMARK: remark: attention B=1 Hq=8 Hkv=8 (MHA) Sq=? Sk=? D=64 Dv=64 f16
 // REMARK-NEXT: work: counted at launch
-// REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
-// REMARK-NEXT: CTA body: FlashAttention-2's loop on mma.sync (wgmma needs warps in warpgroups of 4
+// REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2> (FlashAttention-2's default for D=64 on sm_90a)
+// REMARK-NEXT: CTA body: FlashAttention-2's loop on wgmma{{$}}
 // REMARK-NEXT: partition: none{{$}}
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @decode(%q: tensor<?x32x1x128xbf16>, %kv: tensor<?x8x?x128xbf16>, %o: tensor<?x32x1x128xbf16>) -> tensor<?x32x1x128xbf16> {

@@ -206,13 +206,14 @@ module attributes {attn.target = #attn.target<chip = "sm_86", sms = 84,
 
 // -----
 
-// sm_90a (H100: 132 SMs, 227 KiB per block): two stages everywhere. D = 64 and
-// D = 128 as on sm_80; D = 256: 128 x 64 with 8 warps, 192 KiB.
+// sm_90a (H100: 132 SMs, 227 KiB per block): the warpgroup tilings
+// (warpgroupCandidates): 128 x 128 in two warpgroups up to D = 128, D = 256:
+// 128 x 64 with 8 warps, one stage.
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   // CHECK-LABEL: func.func @d64_sm90
   // CHECK-NOT: partition
-  // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   func.func @d64_sm90(%q: tensor<2x16x1024x64xf16>, %o: tensor<2x16x1024x64xf16>) -> tensor<2x16x1024x64xf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x64xf16>, tensor<2x16x1024x64xf16>, tensor<2x16x1024x64xf16>)
         outs(%o : tensor<2x16x1024x64xf16>) {causal} -> tensor<2x16x1024x64xf16>
@@ -254,11 +255,11 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   }
 
   // A mask operand's rows are one head's rows: no packing. Its elements, one
-  // per score, take registers: the first tiling that leaves room for them
-  // (128 x 64, 128 x 128 with 8 warps and 128 x 32 would need 368, 296 and
-  // 288).
+  // per score, take registers: the first warpgroup tiling that leaves room
+  // for them (128 x 128 with 8 warps would need 296; 128 x 64 with 8 needs
+  // 216).
   // CHECK-LABEL: func.func @decode_gqa_masked_sm90
-  // NOSPLIT: {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
+  // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 2>}
   func.func @decode_gqa_masked_sm90(%q: tensor<1x32x1x128xbf16>, %kv: tensor<1x8x8192x128xbf16>, %m: tensor<1x1x1x8192xi1>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x32x1x128xbf16>, tensor<1x8x8192x128xbf16>, tensor<1x8x8192x128xbf16>)
         mask(%m : tensor<1x1x1x8192xi1>) outs(%o : tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16>

@@ -136,6 +136,42 @@ TEST(Fa2Defaults, CandidatesAreTheTable) {
   EXPECT_TRUE(fa2Candidates(257).empty());
 }
 
+// Warpgroup-MMA kernels' tilings: whole warpgroups, 16 rows a warp (a
+// warpgroup's 64 rows are one wgmma product), tried before
+// FlashAttention-2's on a chip with wgmma; what does not nest in a block
+// mask as whole warpgroups is left to FlashAttention-2's table.
+TEST(Fa2Defaults, WarpgroupTilingsComeFirst) {
+  for (int64_t d : {32, 64, 128, 192, 256}) {
+    ASSERT_FALSE(warpgroupCandidates(d).empty()) << d;
+    for (const Fa2Tiling &tiling : warpgroupCandidates(d)) {
+      EXPECT_EQ(tiling.warps % 4, 0) << d;
+      EXPECT_EQ(tiling.blockM, 16 * tiling.warps) << d;
+    }
+  }
+  EXPECT_EQ(warpgroupCandidates(64).front(), (Fa2Tiling{128, 128, 8, 2}));
+  EXPECT_EQ(warpgroupCandidates(256).front(), (Fa2Tiling{128, 64, 8, 1}));
+  EXPECT_TRUE(warpgroupCandidates(257).empty());
+
+  SmallVector<Fa2Tiling> hopper = fa2Tilings(128, false, std::nullopt, true);
+  size_t first = warpgroupCandidates(128).size();
+  EXPECT_EQ(SmallVector<Fa2Tiling>(hopper.begin(), hopper.begin() + first),
+            SmallVector<Fa2Tiling>(warpgroupCandidates(128)));
+  for (const Fa2Tiling &tiling : fa2Candidates(128))
+    EXPECT_EQ(llvm::count(hopper, tiling), 1);
+  // Split-KV's tilings are whole warpgroups already.
+  EXPECT_EQ(fa2Tilings(128, true, std::nullopt, true),
+            fa2Tilings(128, true, std::nullopt));
+  // 256-row blocks keep 128 x 128 in two warpgroups; 48-row blocks nest no
+  // warpgroup, 192-row blocks none at 128 rows (96 is no multiple of 64).
+  EXPECT_EQ(fa2Tilings(128, false, {{256, 256}}, true).front(),
+            (Fa2Tiling{128, 128, 8, 2}));
+  EXPECT_EQ(fa2Tilings(128, false, {{48, 80}}, true),
+            fa2Tilings(128, false, {{48, 80}}));
+  EXPECT_EQ(fa2Tilings(64, false, {{64, 32}}, true).front(),
+            (Fa2Tiling{64, 32, 4, 2}));
+  EXPECT_TRUE(fa2Tilings(64, false, {{100, 64}}, true).empty());
+}
+
 // FlashAttention-2's split-KV kernels' 64-row blocks with 4 warps, and
 // 64 or 32 keys (with 128, and with 64 beyond D = 128, causal split kernels
 // spilled under ptxas 13.0).

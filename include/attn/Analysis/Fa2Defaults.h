@@ -114,6 +114,16 @@ constexpr int64_t kFa2MaxHeadDim = 256;
 /// later ones are smaller fallbacks); empty beyond kFa2MaxHeadDim.
 llvm::ArrayRef<Fa2Tiling> fa2Candidates(int64_t headDim);
 
+/// The tilings of kernels whose products are warpgroup MMAs (sm_90a;
+/// MatrixUnit.h), preferred first: whole warpgroups of 4 warps, each warp
+/// owning 16 rows, so that a warpgroup's 64 rows are one wgmma m64 product.
+/// FlashAttention-3's tiles (hopper/tile_size.h in its repository: 128 rows,
+/// block_n 128 up to D = 128, 80 at D = 256) for FlashAttention-2's loop:
+/// 128 x 128 with two warpgroups up to D = 128, 128 x 64 beyond (one stage,
+/// as FlashAttention-2's D = 256), then 64-row fallbacks of one warpgroup;
+/// empty beyond kFa2MaxHeadDim.
+llvm::ArrayRef<Fa2Tiling> warpgroupCandidates(int64_t headDim);
+
 /// The tilings of split-KV kernels, preferred first, then smaller
 /// fallbacks; empty beyond kFa2MaxHeadDim: FlashAttention-2's split kernels'
 /// block_m = 64 with 4 warps, and block_n 64 up to D = 128, 32 beyond (half
@@ -141,9 +151,14 @@ std::optional<int64_t> fa2NestedSide(int64_t side, int64_t limit);
 /// where a warp would own more rows than in the table's tiling; then, in the
 /// table's order, each one's smaller nested sides, largest first; without
 /// repeats. Empty when a block's side is not a multiple of 16 (no #attn.fa2
-/// tiling nests in it) or the head dimension is above kFa2MaxHeadDim.
+/// tiling nests in it) or the head dimension is above kFa2MaxHeadDim. With
+/// `warpgroups` (a chip with warpgroup MMA) and without a split, preceded
+/// by warpgroupCandidates, each nested in the blocks where it keeps whole
+/// 64-row warpgroups (block_m lowered to a multiple of 64, 16 rows a warp;
+/// skipped otherwise); split-KV's tilings are whole warpgroups already.
 llvm::SmallVector<Fa2Tiling> fa2Tilings(int64_t headDim, bool splitKv,
-                                        MaskBlocks blocks);
+                                        MaskBlocks blocks,
+                                        bool warpgroups = false);
 
 /// FlashAttention-2's tiling for `headDim`, the largest of its table
 /// (fa2SplitKvCandidates' for a kernel that splits the keys and values:

@@ -55,6 +55,9 @@ struct GpuLimits {
   int64_t smemPerSm;
   int64_t regsPerSm;
   int64_t regsPerThread;
+  /// Whether the chip has warpgroup MMA (hasWarpgroupMma): the tilings
+  /// tried are then warpgroupCandidates.
+  bool warpgroupMma = false;
 };
 
 /// The limits `target` states.

@@ -27,6 +27,10 @@ namespace mlir::attn {
 
 enum class MatrixUnit { MmaSync, Wgmma };
 
+/// Whether `chip` has warpgroup MMA: sm_90a (the architecture-specific
+/// features of sm_90; later chips drop wgmma).
+bool hasWarpgroupMma(llvm::StringRef chip);
+
 /// "mma.sync" or "wgmma".
 llvm::StringRef matrixUnitName(MatrixUnit unit);
 

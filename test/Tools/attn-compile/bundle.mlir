@@ -10,9 +10,10 @@
 // CHECK:     "attention": {
 // CHECK-NEXT:  "causal": true,
 // CHECK-NEXT:  "scale": 0.125
+// sm_90a's default tiles: 128 x 128 in two warpgroups (wgmma).
 // CHECK:     "block": [
-// CHECK-NEXT:  128,
-// CHECK:     "dynamic_shared_memory": 49152,
+// CHECK-NEXT:  256,
+// CHECK:     "dynamic_shared_memory": 81920,
 // The grid is a formula of the parameters' sizes: (ceil(Sq / 128), B, Hq).
 // CHECK:     "grid": [
 // CHECK-NEXT:  {
@@ -54,15 +55,16 @@
 // CHECK:     "target": "sm_90a",
 // CHECK:     "tiles": {
 // CHECK-NEXT:  "block_m": 128,
-// CHECK-NEXT:  "block_n": 64,
+// CHECK-NEXT:  "block_n": 128,
 // CHECK-NEXT:  "packed_heads": 1,
 // CHECK-NEXT:  "stages": 2,
-// CHECK-NEXT:  "warps": 4
+// CHECK-NEXT:  "warps": 8
 // CHECK: "ptx": "kernels.ptx",
 // CHECK: "version": 8
 
 // PTX: .target sm_90a
 // PTX: .visible .entry prefill_attention0(
+// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 
 // The chip can be named; an attention the kernel does not support, a
 // missing function and a module without attentions are errors.
