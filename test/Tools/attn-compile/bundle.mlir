@@ -127,6 +127,16 @@
 // front (they used to crash in instruction selection).
 // RUN: not attn-compile %s -o %t.75 --function=prefill --chip=sm_75 2>&1 | FileCheck %s --check-prefix=OLD
 // OLD: attn-compile: error: the kernels use sm_80 instructions (mma.sync m16n8k16, cp.async): sm_75 is too old; use sm_80 or newer
+// The matrix unit can be named: mma.sync on sm_90a too; wgmma only on sm_90a.
+// RUN: rm -rf %t.mma && attn-compile %s -o %t.mma --function=prefill --split-kv=false --matrix-unit=mma-sync
+// RUN: FileCheck %s --input-file=%t.mma/kernels.ptx --check-prefix=MMA-SYNC
+// MMA-SYNC-NOT: wgmma
+// MMA-SYNC: mma.sync.aligned.m16n8k16
+// MMA-SYNC-NOT: wgmma
+// RUN: not attn-compile %s -o %t.bad --function=prefill --matrix-unit=wgmma --chip=sm_80 2>&1 | FileCheck %s --check-prefix=WGMMA-SM80
+// WGMMA-SM80: attn-compile: error: matrix-unit=wgmma needs chip sm_90a (wgmma is an architecture-specific feature of sm_90), got sm_80
+// RUN: not attn-compile %s -o %t.bad --function=prefill --matrix-unit=tensor 2>&1 | FileCheck %s --check-prefix=BAD-UNIT
+// BAD-UNIT: attn-compile: error: matrix-unit must be auto, mma-sync or wgmma, got "tensor"
 // RUN: not attn-compile %s -o %t.empty --function=prefill --chip= 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: attn-compile: error: chip must name an NVPTX architecture such as sm_80 or sm_90a, got ""
 // RUN: not attn-compile %s -o %t.80a --function=prefill --chip=sm_80a 2>&1 | FileCheck %s --check-prefix=NOT-A-CHIP
