@@ -28,7 +28,8 @@
 #                      them (each tool run limited to 5 minutes: a
 #                      persistent kernel whose CTAs the tool serialises
 #                      would wait forever);
-#         benchmark    every b_* bundle through attn-launch --bench and the
+#         benchmark    every b_* bundle through attn-launch --bench (and its
+#                      NAME+mma-sync twin, the mma.sync body), and the
 #                      same configurations through PyTorch SDPA's
 #                      FLASH_ATTENTION and CUDNN_ATTENTION backends
 #                      (benchmarks/gpu/compare_sdpa.py): benchmark.md, .csv;
@@ -82,6 +83,11 @@ prepare() {
   xargs -P 2 -I{} sh -c 'case "$2" in *_picked_*|c_split_decode) split= ;; *) split=--split-kv=false ;; esac
     "$0" "$1/modules/$2.mlir" -o "$1/bundles/$2" $split >/dev/null' \
     "$build/bin/attn-compile" "$dir" {} <"$dir/modules/list.txt"
+  # The benchmark's kernels once more on mma.sync (NAME+mma-sync), which
+  # compare_sdpa.py times next to the default body (wgmma on sm_90a).
+  grep '^b_' "$dir/modules/list.txt" | xargs -r -P 2 -I{} \
+    "$build/bin/attn-compile" "$dir/modules/{}.mlir" -o "$dir/bundles/{}+mma-sync" \
+    --split-kv=false --matrix-unit=mma-sync >/dev/null
   # Reference cases for the kernels the GPU reference cannot check (their
   # manifests say score_region or block_mask): attn-run checks the CPU
   # kernel and writes the case, its report in modules/NAME.reference.txt.

@@ -9,7 +9,10 @@ Runs on a GPU machine with PyTorch and Triton (no LLVM/MLIR needed):
     4*B*H*S*S*D, halved for causal), for each configuration one after the
     other: attn-mlir's kernel (bundle b_d<D>_s<S>[_causal] of --bundles, as
     written by scripts/gpu-check.sh prepare, timed by attn-launch --bench),
-    and PyTorch's scaled_dot_product_attention with its FLASH_ATTENTION and
+    the same kernel on mma.sync where --bundles also holds
+    b_d<D>_s<S>[_causal]+mma-sync (an sm_90a bundle's default body is wgmma;
+    the mma.sync one is the comparison), and PyTorch's
+    scaled_dot_product_attention with its FLASH_ATTENTION and
     CUDNN_ATTENTION backends.
 Each SDPA backend is first checked against the math backend on float32 copies
 of the inputs (relative L2 error); attn-launch checks our kernels in the
@@ -127,9 +130,12 @@ def comparison_arguments(doc, bundles, quick):
     return args
 
 
-def ours(attn_launch, bundles, out, s, d, causal, peak):
-    """TFLOP/s and ms of our kernel for one configuration, from attn-launch."""
-    name = f"b_d{d}_s{s}" + ("_causal" if causal else "")
+def ours(attn_launch, bundles, out, s, d, causal, peak, suffix=""):
+    """TFLOP/s and ms of our kernel for one configuration, from attn-launch;
+    None for a bundle name with `suffix` that --bundles does not hold."""
+    name = f"b_d{d}_s{s}" + ("_causal" if causal else "") + suffix
+    if suffix and not os.path.isdir(os.path.join(bundles, name)):
+        return None
     row = attn_launch_bench(attn_launch, os.path.join(bundles, name),
                             os.path.join(out, "attn_launch_bench.csv"), f"--peak-tflops={peak:.1f}")
     return float(row["median_ms"]), float(row["tflops"])
@@ -170,6 +176,10 @@ def main():
                 if args.bundles:
                     row["ours_ms"], row["ours_tflops"] = ours(
                         args.attn_launch, args.bundles, args.out, s, d, causal, peak)
+                    mma_sync = ours(args.attn_launch, args.bundles, args.out, s, d, causal,
+                                    peak, suffix="+mma-sync")
+                    if mma_sync:
+                        row["mma_sync_ms"], row["mma_sync_tflops"] = mma_sync
                 for backend in BACKENDS:
                     b, h, ms, tflops = bench(backend, s, d, causal)
                     row.update({"B": b, "H": h, f"{backend}_ms": ms, f"{backend}_tflops": tflops})
@@ -178,6 +188,8 @@ def main():
                         f"flash {row['flash_tflops']:6.1f}  cudnn {row['cudnn_tflops']:6.1f}")
                 if args.bundles:
                     line += f"  ours {row['ours_tflops']:6.1f} ({row['ours_tflops'] / row['flash_tflops']:.2f}x FA-2)"
+                    if "mma_sync_tflops" in row:
+                        line += f"  ours on mma.sync {row['mma_sync_tflops']:6.1f}"
                 print(line + " TFLOP/s", flush=True)
 
     lines = [
@@ -186,13 +198,14 @@ def main():
     ]
     if args.bundles:
         lines += [
-            "| D | causal | S | B | H | attn-mlir TFLOP/s | FA-2 (flash) | cuDNN | ours / FA-2 | ours / cuDNN | ours % of matmul peak |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            "| D | causal | S | B | H | attn-mlir TFLOP/s | on mma.sync | FA-2 (flash) | cuDNN | ours / FA-2 | ours / cuDNN | ours % of matmul peak |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in rows:
+            mma_sync = f"{r['mma_sync_tflops']:.1f}" if "mma_sync_tflops" in r else "-"
             lines.append(
                 f"| {r['D']} | {'yes' if r['causal'] else 'no'} | {r['S']} | {r['B']} | {r['H']} | "
-                f"{r['ours_tflops']:.1f} | {r['flash_tflops']:.1f} | {r['cudnn_tflops']:.1f} | "
+                f"{r['ours_tflops']:.1f} | {mma_sync} | {r['flash_tflops']:.1f} | {r['cudnn_tflops']:.1f} | "
                 f"{r['ours_tflops'] / r['flash_tflops']:.2f} | {r['ours_tflops'] / r['cudnn_tflops']:.2f} | "
                 f"{100 * r['ours_tflops'] / peak:.0f}% |"
             )
