@@ -352,6 +352,51 @@ TEST(PtxEmulatorTensorCopy, TensorStoresSkipWhatLiesOutside) {
   EXPECT_TRUE(result.ok) << result.error;
 }
 
+TEST(PtxEmulatorTensorCopy, GenericWritesBeforeABulkStoreNeedAProxyFence) {
+  // 64 threads each store 4 bytes of a 256-byte block with st.shared (the
+  // generic proxy); thread 0 then copies the block to global memory with a
+  // bulk store (the async proxy). Each writer fences before the barrier, or
+  // the store's reads are unordered with the writes.
+  auto ptx = [](const std::string &beforeBarrier) {
+    return kernelPtx(".param .u64 out",
+                     "  .shared .align 128 .b8 smem[256];\n"
+                     "  .reg .pred %p<2>;\n"
+                     "  .reg .b32 %r<4>;\n"
+                     "  .reg .b64 %rd<2>;\n"
+                     "  mov.u32 %r1, %tid.x;\n"
+                     "  shl.b32 %r2, %r1, 2;\n"
+                     "  mov.u32 %r3, smem;\n"
+                     "  add.u32 %r3, %r3, %r2;\n"
+                     "  st.shared.u32 [%r3], %r1;\n" +
+                         beforeBarrier +
+                         "  bar.sync 0;\n"
+                         "  setp.ne.u32 %p1, %r1, 0;\n"
+                         "  @%p1 bra DONE;\n"
+                         "  ld.param.u64 %rd1, [out];\n"
+                         "  cp.async.bulk.global.shared::cta.bulk_group "
+                         "[%rd1], [smem], 256;\n"
+                         "  cp.async.bulk.commit_group;\n"
+                         "  cp.async.bulk.wait_group.read 0;\n"
+                         "DONE:\n"
+                         "  ret;\n");
+  };
+  Device device;
+  uint32_t *out = allocateArray<uint32_t>(device, 64);
+  auto fenced = parse(ptx("  fence.proxy.async.shared::cta;\n"));
+  ASSERT_TRUE(fenced);
+  LaunchResult result = launch(device, *fenced, {addressOf(out)}, 64);
+  ASSERT_TRUE(result.ok) << result.error;
+  for (uint32_t i = 0; i < 64; ++i)
+    EXPECT_EQ(out[i], i);
+  auto unfenced = parse(ptx(""));
+  ASSERT_TRUE(unfenced);
+  result = launch(device, *unfenced, {addressOf(out)}, 64);
+  ASSERT_FALSE(result.ok);
+  EXPECT_NE(result.error.find("through the async proxy, which warp "),
+            std::string::npos)
+      << result.error;
+}
+
 //===----------------------------------------------------------------------===//
 // The encoder's checks and the copies' faults
 //===----------------------------------------------------------------------===//
