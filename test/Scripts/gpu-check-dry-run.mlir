@@ -10,7 +10,8 @@
 // RUN: env ATTN_BUILD_DIR=%attn_obj_root bash %attn_src_root/scripts/gpu-check.sh dry-run %t --no-build | FileCheck %s
 // CHECK: 10 bundles for {'chip': 'sm_90', 'sms': 132, 'smem_per_block': 232448} in
 // CHECK: prepared 263 bundles in {{.*}}, 4 with a reference case
-// CHECK: attn-launch --validate: 263 bundles valid, 4 reference cases read
+// The 263, and the 24 benchmark kernels once more on mma.sync (NAME+mma-sync).
+// CHECK: attn-launch --validate: 287 bundles valid, 4 reference cases read
 // CHECK: run-time lengths: 6 bundles, each at --lengths=1,1,1000 --lengths=4,1,4097 --lengths=2,300,300 --lengths=1,1000,300
 // CHECK: attn-launch without a driver: attn-launch: error: cannot open the CUDA driver
 // CHECK: 10 python bundles load without the compiler
