@@ -164,14 +164,12 @@ SmallVector<Value> Fa2CtaBody::copyTile(Value source, Value batch, Value head,
   return tokens;
 }
 
-Value Fa2CtaBody::ldmatrix(Value tile, int64_t tileRows, Value row0,
-                           Value laneRow, Value laneChunk, int64_t col0,
-                           int64_t numTiles, bool transpose) {
-  // col0 and col0 + 8 lie in one 64-column block.
-  int64_t block = blockedTiles() ? col0 / kBlockColumns : 0;
-  Value row = add(add(row0, index(block * tileRows)), laneRow);
-  Value col = swizzledColumn((col0 - block * kBlockColumns) / kChunk, laneChunk,
-                             lanePhase);
+Value Fa2CtaBody::ldmatrix(Value tile, Value row0, Value laneRow,
+                           Value laneChunk, int64_t col0, int64_t numTiles,
+                           bool transpose) {
+  // Only the mma.sync products load fragments: their tiles keep whole rows.
+  Value row = add(row0, laneRow);
+  Value col = swizzledColumn(col0 / kChunk, laneChunk, lanePhase);
   return nvgpu::LdMatrixOp::create(b, VectorType::get({numTiles, 2}, s.element),
                                    tile, ValueRange{row, col}, transpose,
                                    static_cast<uint32_t>(numTiles));
@@ -180,19 +178,19 @@ Value Fa2CtaBody::ldmatrix(Value tile, int64_t tileRows, Value row0,
 Value Fa2CtaBody::loadA(Value tile, Value row0, int64_t col0) {
   // Lanes 0-15 address rows 0-15 at col0, lanes 16-31 the same rows at
   // col0 + 8: matrices a0a1 | a2a3 | a4a5 | a6a7.
-  return ldmatrix(tile, s.blockM, row0, laneRow16, laneHalf16, col0, 4, false);
+  return ldmatrix(tile, row0, laneRow16, laneHalf16, col0, 4, false);
 }
 
 Value Fa2CtaBody::loadB(Value tile, Value row0, int64_t col0) {
   // K stored [key][d]: lanes 0-7 address keys row0..+7 at d = col0, lanes
   // 8-15 the same keys at col0 + 8 (lanes 16-31 repeat; x2 ignores them).
-  return ldmatrix(tile, s.blockN, row0, laneRow8, laneHalf8, col0, 2, false);
+  return ldmatrix(tile, row0, laneRow8, laneHalf8, col0, 2, false);
 }
 
 Value Fa2CtaBody::loadBTransposed(Value tile, Value row0, int64_t col0) {
   // V stored [key][d]: lanes 0-15 address keys row0..+15 at d = col0; the
   // transposed x2 load hands lane l keys 2t, 2t+1 (+8) of column g.
-  return ldmatrix(tile, s.blockN, row0, vRow, vChunk, col0, 2, true);
+  return ldmatrix(tile, row0, vRow, vChunk, col0, 2, true);
 }
 
 Value Fa2CtaBody::mma(Value a, Value bFrag, Value c) {

@@ -193,11 +193,10 @@ private:
   int64_t vBase() const { return kBase() + s.stages * kTileBytes(); }
 
   /// ldmatrix.x`numTiles` of the 8x8 matrices whose rows lane l addresses
-  /// at row `row0 + laneRow`, 16-byte chunk `col0 / 8 + laneChunk` of a
-  /// tile of `tileRows` rows.
-  Value ldmatrix(Value tile, int64_t tileRows, Value row0, Value laneRow,
-                 Value laneChunk, int64_t col0, int64_t numTiles,
-                 bool transpose);
+  /// at row `row0 + laneRow`, 16-byte chunk `col0 / 8 + laneChunk` (the
+  /// mma.sync products only, whose tiles keep whole rows).
+  Value ldmatrix(Value tile, Value row0, Value laneRow, Value laneChunk,
+                 int64_t col0, int64_t numTiles, bool transpose);
   /// Per-lane ldmatrix operands.
   Value loadA(Value tile, Value row0, int64_t col0);
   Value loadB(Value tile, Value row0, int64_t col0);
