@@ -2,7 +2,8 @@
 """Plots a GPU benchmark CSV of the one-call GPU check, ours against PyTorch's.
 
 benchmark.csv (gpu/compare_sdpa.py; columns D, causal, S, ours_tflops,
-flash_tflops, cudnn_tflops): TFLOP/s against S, one panel per (D, causal).
+flash_tflops, cudnn_tflops, and mma_sync_tflops where the run had the
+mma.sync twins): TFLOP/s against S, one panel per (D, causal).
 decode.csv (gpu/compare_decode.py; columns Hq, Hkv, B, Sk and milliseconds
 lean, picked, fa2_grid, flash, cudnn, flex): microseconds against Sk, one
 panel per (Hq/Hkv, B). Which it is, the header says; lines starting with #
@@ -19,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 PREFILL_SERIES = [("ours_tflops", "attn-mlir", "o-"),
+                  ("mma_sync_tflops", "attn-mlir on mma.sync", "d-."),
                   ("flash_tflops", "SDPA FlashAttention-2", "s--"),
                   ("cudnn_tflops", "SDPA cuDNN", "^:")]
 DECODE_SERIES = [("picked", "attn-mlir, picked schedule", "o-"),

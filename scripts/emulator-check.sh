@@ -16,8 +16,8 @@
 #       the Python package's GPU cases (python/tests/gpu_check.py
 #       prepare-emulated: compiled by attn_mlir.precompile at the same
 #       sizes) through attn-launch too. sm_90a bundles compute on wgmma
-#       where their tiles allow (docs/gpu-kernel.md); MMA_SYNC's
-#       configurations run a second time compiled with
+#       where their tiles allow (docs/gpu-kernel.md); sweep.py's
+#       MMA_SYNC_TWINS run a second time compiled with
 #       --matrix-unit=mma-sync (NAME+mma-sync), so that the mma.sync body of
 #       sm_80 stays checked on every schedule.
 #       Two bundles at a time; DIR/summary.txt lists the failures. Exits 1
@@ -39,10 +39,9 @@ mkdir -p "$dir/modules" "$dir/bundles" "$dir/logs"
 PYTHONPATH="$build/python" /usr/bin/python3 "$root/python/tests/gpu_check.py" \
   prepare-emulated "$dir/bundles/python" >"$dir/logs/python-prepare.txt"
 ls "$dir/bundles/python" | sed 's|^|python/|' >>"$dir/list.txt"
-MMA_SYNC="c_bf16_d128_causal c_f16_d256 c_gqa c_split_many c_lean_many
-  c_softcap_d128 c_region_alibi c_mask_boolean c_blocks_mask c_pack_decode
-  c_hd80_1 c_dv_mla r_fa2_causal r_lean_decode"
-for name in $MMA_SYNC; do echo "$name+mma-sync"; done >>"$dir/list.txt"
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sweep
+print("\n".join(name + "+mma-sync" for name in sweep.MMA_SYNC_TWINS))' \
+  "$root/benchmarks/gpu" >>"$dir/list.txt"
 lengths="$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sweep
 print(" ".join("--lengths=%d,%d,%d" % t for t in sweep.EMULATED_RUN_TIME_LENGTHS))' \
   "$root/benchmarks/gpu")"

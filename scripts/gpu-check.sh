@@ -14,9 +14,18 @@
 #       attnrt-launch-overhead), lib/libattnrt.so*, bundles/*, modules/*,
 #       python/attn_mlir (the package without its compiler) and
 #       python-bundles/*.
-#   scripts/gpu-check.sh run DIR OUT [STEP...]
+#   scripts/gpu-check.sh run DIR OUT [all | STEP...]
 #       On the GPU machine (CUDA driver, compute-sanitizer, PyTorch and
-#       Triton; no LLVM/MLIR), the steps named (default: all, in order):
+#       Triton; no LLVM/MLIR). With no step named, the budgeted plan, which
+#       fits one call of at most 10 minutes of device time on an H100,
+#       most valuable first: correctness (all of it); memcheck and
+#       racecheck on c_lean_many, c_split_many and c_region_alibi; the
+#       benchmark at D = 128, S = 4k and 16k (--quick); decode at B = 1,
+#       Hq/Hkv = 32/8, Sk = 16k and 128k against SDPA flash and cuDNN
+#       (--quick); the launch overhead. `all` runs every step in full (what
+#       the budget leaves for a later call: every benchmark size, the
+#       variants, synccheck, two more sanitized kernels); naming steps runs
+#       those in full:
 #         correctness  every c_* bundle through attn-launch (checked against
 #                      the GPU reference, or against its reference case),
 #                      every r_* bundle (compiled for run-time lengths) at
@@ -43,8 +52,8 @@
 #         overhead     the host cost of attnrtLaunch over a bare
 #                      cuLaunchKernel.
 #       Exits non-zero if a step failed; OUT/summary.txt says which. The
-#       steps can go in separate calls (each call of the device tool has a
-#       time limit).
+#       steps can go in separate calls with one OUT (summary.txt is
+#       appended to).
 #   scripts/gpu-check.sh dry-run DIR [--no-build]
 #       Here, without a GPU: prepare, then every step of run that needs none
 #       (each bundle read and checked and each reference case read by
@@ -60,11 +69,13 @@ usage() {
   exit 2
 }
 
+# The sanitizers' kernels, the budgeted plan's first:
 # c_lean_many: a persistent Lean kernel whose hosts wait for contributors.
-# c_region_alibi: a score region inlined into the kernel.
 # c_split_many: split-KV, 16 CTAs counting on one output tile, the last
 # merging.
-sanitized=(c_tail_q_lt_k c_window c_lean_many c_region_alibi c_split_many)
+# c_region_alibi: a score region inlined into the kernel.
+sanitized=(c_lean_many c_split_many c_region_alibi c_tail_q_lt_k c_window)
+budgeted_sanitized=3
 # Debian's interpreter: the one the package's compiler module is built for.
 python=/usr/bin/python3
 
@@ -83,9 +94,12 @@ prepare() {
   xargs -P 2 -I{} sh -c 'case "$2" in *_picked_*|c_split_decode) split= ;; *) split=--split-kv=false ;; esac
     "$0" "$1/modules/$2.mlir" -o "$1/bundles/$2" $split >/dev/null' \
     "$build/bin/attn-compile" "$dir" {} <"$dir/modules/list.txt"
-  # The benchmark's kernels once more on mma.sync (NAME+mma-sync), which
-  # compare_sdpa.py times next to the default body (wgmma on sm_90a).
-  grep '^b_' "$dir/modules/list.txt" | xargs -r -P 2 -I{} \
+  # On mma.sync once more (NAME+mma-sync): the benchmark's kernels, which
+  # compare_sdpa.py times next to the default body (wgmma on sm_90a), and
+  # sweep.py's MMA_SYNC_TWINS, which the correctness step checks beside it.
+  { grep '^b_' "$dir/modules/list.txt"
+    python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sweep
+print("\n".join(sweep.MMA_SYNC_TWINS))' "$root/benchmarks/gpu"; } | xargs -r -P 2 -I{} \
     "$build/bin/attn-compile" "$dir/modules/{}.mlir" -o "$dir/bundles/{}+mma-sync" \
     --split-kv=false --matrix-unit=mma-sync >/dev/null
   # Reference cases for the kernels the GPU reference cannot check (their
@@ -93,7 +107,7 @@ prepare() {
   # kernel and writes the case, its report in modules/NAME.reference.txt.
   { grep -lE '"(score_region|block_mask)": *true' "$dir"/bundles/c_*/manifest.json || true; } |
     xargs -r -n 1 dirname | xargs -r -P 2 -I{} sh -c 'name="$(basename "$2")"
-      "$0" "$1/modules/$name.mlir" --write-reference="$2/reference" \
+      "$0" "$1/modules/${name%+mma-sync}.mlir" --write-reference="$2/reference" \
         >"$1/modules/$name.reference.txt" 2>&1 ||
         { cat "$1/modules/$name.reference.txt" >&2; exit 1; }' \
     "$build/bin/attn-run" "$dir" {}
@@ -101,7 +115,7 @@ prepare() {
   cp -P "$build"/lib/libattnrt.so* "$dir/lib/"
   PYTHONPATH="$build/python" "$python" "$root/python/tests/gpu_check.py" prepare "$dir/python-bundles"
   cp "$build"/python/attn_mlir/*.py "$dir/python/attn_mlir/"
-  echo "prepared $(wc -l <"$dir/modules/list.txt") bundles in $dir," \
+  echo "prepared $(ls -d "$dir"/bundles/*/ | wc -l) bundles in $dir," \
     "$(ls -d "$dir"/bundles/*/reference 2>/dev/null | wc -l) with a reference case"
 }
 
@@ -123,7 +137,7 @@ dry_run() {
   # clear message and exit 1, never crash.
   local status=0
   ATTNRT_LIBCUDA="$dir/no-such-libcuda.so" \
-    "$dir/bin/attn-launch" "$dir/bundles/${sanitized[0]}" 2>"$dir/no-driver.txt" || status=$?
+    "$dir/bin/attn-launch" "$dir/bundles/c_window" 2>"$dir/no-driver.txt" || status=$?
   if [ "$status" -ne 1 ] || ! grep -q "cannot open the CUDA driver" "$dir/no-driver.txt"; then
     echo "attn-launch without a driver: exit $status, $(cat "$dir/no-driver.txt")" >&2
     return 1
@@ -140,12 +154,18 @@ print(attn_mlir.load_bundles(sys.argv[1]), "python bundles load without the comp
 
 # The steps of run, in order; `run DIR OUT STEP...` runs some of them.
 steps=(correctness sanitizers benchmark decode variants overhead)
+# The budgeted plan: these steps, the sanitizers and the benchmarks cut down.
+budgeted=(correctness sanitizers benchmark decode overhead)
 
 run() {
   local dir="$1" out="$2"
   shift 2
-  local chosen=("$@")
-  [ ${#chosen[@]} -gt 0 ] || chosen=("${steps[@]}")
+  local chosen=("$@") quick=no
+  if [ ${#chosen[@]} -eq 0 ]; then
+    chosen=("${budgeted[@]}"); quick=yes
+  elif [ "${chosen[*]}" = all ]; then
+    chosen=("${steps[@]}")
+  fi
   for step in "${chosen[@]}"; do
     case " ${steps[*]} " in
       *" $step "*) ;;
@@ -156,7 +176,7 @@ run() {
   mkdir -p "$out"
   local launch="$dir/bin/attn-launch" failed=() summary="$out/summary.txt"
   # Appended to: the steps may go in several calls with one OUT.
-  echo "== $(date -u '+%Y-%m-%d %H:%M UTC'): run ${chosen[*]}" >>"$summary"
+  echo "== $(date -u '+%Y-%m-%d %H:%M UTC'): run ${chosen[*]}$([ $quick = yes ] && echo ' (budgeted)')" >>"$summary"
   note() { echo "$*" | tee -a "$summary"; }
 
   if wanted correctness; then
@@ -183,19 +203,24 @@ run() {
 
   if wanted sanitizers; then
     echo "== 2. compute-sanitizer =="
-    local sanitizer
+    local sanitizer tools=(memcheck racecheck synccheck) bundles=() limit=300
     sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
-    for tool in memcheck racecheck synccheck; do
+    local names=("${sanitized[@]}")
+    if [ $quick = yes ]; then
+      tools=(memcheck racecheck); names=("${sanitized[@]:0:$budgeted_sanitized}"); limit=90
+    fi
+    for name in "${names[@]}"; do bundles+=("$dir/bundles/$name"); done
+    for tool in "${tools[@]}"; do
       if [ ! -x "$sanitizer" ]; then
         note "$tool: FAIL (compute-sanitizer not found)"; failed+=("$tool"); continue
       fi
-      local bundles=()
-      for name in "${sanitized[@]}"; do bundles+=("$dir/bundles/$name"); done
-      if timeout 300 "$sanitizer" --tool "$tool" --error-exitcode 3 "$launch" "${bundles[@]}" \
+      # Each tool run limited: a persistent kernel whose CTAs the tool
+      # serialises would wait forever.
+      if timeout "$limit" "$sanitizer" --tool "$tool" --error-exitcode 3 "$launch" "${bundles[@]}" \
           >"$out/sanitizer-$tool.txt" 2>&1; then
-        note "$tool: PASS ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY' "$out/sanitizer-$tool.txt" | tail -1))"
+        note "$tool: PASS on ${names[*]} ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY' "$out/sanitizer-$tool.txt" | tail -1))"
       else
-        note "$tool: FAIL (see sanitizer-$tool.txt)"; failed+=("$tool")
+        note "$tool: FAIL on ${names[*]} (exit $?, see sanitizer-$tool.txt)"; failed+=("$tool")
         tail -20 "$out/sanitizer-$tool.txt"
       fi
     done
@@ -208,8 +233,10 @@ run() {
     local script="${bench%%:*}.py" stem="${bench#*:}"
     wanted "$stem" || continue
     echo "== $stem: $script, ours and PyTorch's in the same run =="
+    local options=()
+    [ $quick = yes ] && options=(--quick)
     if python3 "$root/benchmarks/gpu/$script" --attn-launch "$launch" \
-        --bundles "$dir/bundles" --out "$out" 2>&1 | tee "$out/$stem.txt"; then
+        --bundles "$dir/bundles" --out "$out" "${options[@]}" 2>&1 | tee "$out/$stem.txt"; then
       note "$stem: done ($stem.md, $stem.csv)"
     else
       note "$stem: FAIL"; failed+=("$stem")
@@ -218,7 +245,7 @@ run() {
 
   if wanted overhead; then
     echo "== 5. launch overhead =="
-    if "$dir/bin/attnrt-launch-overhead" "$dir/bundles/${sanitized[1]}" 2>&1 | tee "$out/launch-overhead.txt"; then
+    if "$dir/bin/attnrt-launch-overhead" "$dir/bundles/c_window" 2>&1 | tee "$out/launch-overhead.txt"; then
       note "launch overhead: $(grep overhead: "$out/launch-overhead.txt" | sed 's/ *overhead: *//')"
     else
       note "launch overhead: FAIL"; failed+=(launch-overhead)

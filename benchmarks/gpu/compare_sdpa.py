@@ -101,7 +101,11 @@ def bench(backend, s, d, causal, sets=4):
 
 def attn_launch_bench(attn_launch, bundle, csv_path, *options):
     """The row attn-launch --bench appends to CSV_PATH for BUNDLE (a dict
-    of the CSV's columns); its report goes to stderr."""
+    of the CSV's columns); its report goes to stderr. PyTorch's cached
+    blocks are released first: attn-launch allocates in another process
+    (H100, 2026-11-27: the decode sweep ran out of memory at 4 GiB of K and
+    V with tens of GiB held in PyTorch's cache)."""
+    torch.cuda.empty_cache()
     subprocess.run([attn_launch, bundle, "--bench", "--no-check", f"--csv={csv_path}", *options],
                    check=True, stdout=sys.stderr)
     with open(csv_path) as f:
@@ -144,7 +148,7 @@ def ours(attn_launch, bundles, out, s, d, causal, peak, suffix=""):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=".")
-    parser.add_argument("--quick", action="store_true", help="two sizes only")
+    parser.add_argument("--quick", action="store_true", help="D = 128, S = 4k and 16k only")
     parser.add_argument("--attn-launch", help="attn-launch binary")
     parser.add_argument("--bundles", help="directory of the b_* bundles")
     args = parser.parse_args()
@@ -167,9 +171,9 @@ def main():
                 if status != "ok":
                     sys.exit(1)
 
-    lengths = (2048, 8192) if args.quick else (512, 1024, 2048, 4096, 8192, 16384)
+    lengths = (4096, 16384) if args.quick else (512, 1024, 2048, 4096, 8192, 16384)
     rows = []
-    for d in (64, 128):
+    for d in (128,) if args.quick else (64, 128):
         for causal in (False, True):
             for s in lengths:
                 row = {"D": d, "causal": causal, "S": s}

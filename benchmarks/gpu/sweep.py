@@ -32,9 +32,10 @@ attn.attention (a function named like its file) and the module's
   * benchmark (b_*): bf16, B*S = 16k tokens, H*D = 2048, D in {64, 128},
     S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not;
   * decode (d_*): one query row, bf16, D = 128, Hq/Hkv in {32/8, 32/32},
-    B in {1, 4, 16}, Sk in {1k, 4k, 16k, 64k, 256k, 512k} where K and V fit
-    in 32 GiB; Lean attention (d_lean_*, 64 x 64 tiles over 264 CTAs, two per
-    H100 SM), FlashAttention-2's grid without a split (d_fa2_*: one split
+    B in {1, 4, 16}, Sk in {1k, 4k, 16k, 64k, 128k, 256k, 512k} where K and V fit
+    in 32 GiB; Lean attention (d_lean_*, 264 CTAs, two per H100 SM, with the
+    tiles attn-select-schedule attaches: a KV head's query heads packed into
+    one tile), FlashAttention-2's grid without a split (d_fa2_*: one split
     pinned) and the schedule attn-compile picks by default (d_picked_*: GQA
     packing for 32/8, split-KV where FlashAttention-2's rule splits, else its
     grid). gpu-check.sh compiles every other module with --split-kv=false,
@@ -176,6 +177,13 @@ def correctness():
     yield "c_split_causal", "f16", 2, 4, 4, 1000, 1000, 64, "causal, partition = #attn.split_kv<splits = 5>"
     yield "c_split_spec", "bf16", 2, 8, 1, 4, 3000, 128, "causal, partition = #attn.split_kv<splits = 6>"
     yield "c_split_q_gt_k", "f16", 1, 4, 4, 1000, 300, 64, "causal, partition = #attn.split_kv<splits = 3>"
+    # Pinned three-stage pipelines (two blocks in flight): a packed split
+    # decode and a causal prefill on 128 x 128 tiles (224 KiB at D = 128).
+    yield ("c_split_three_stages", "bf16", 1, 32, 8, 1, 3000, 128,
+           "tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 3, packed_heads = 4>, "
+           "partition = #attn.split_kv<splits = 8>")
+    yield ("c_three_stages_causal", "f16", 1, 4, 4, 1000, 1000, 128,
+           "causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 3>")
     # GQA packing (the query heads of a key/value head share a CTA's rows,
     # head after head): a decode step on FlashAttention-2's grid, a causal
     # speculative step whose 12 packed rows span three heads, split-KV and
@@ -293,7 +301,7 @@ def variants():
 
 DECODE_HEADS = ((32, 8), (32, 32))
 DECODE_BATCHES = (1, 4, 16)
-DECODE_LENGTHS = (1024, 4096, 16384, 65536, 262144, 524288)
+DECODE_LENGTHS = (1024, 4096, 16384, 65536, 131072, 262144, 524288)
 
 
 def decode_configs():
@@ -308,11 +316,26 @@ def decode_configs():
 def decode():
     for hq, hkv, b, sk in decode_configs():
         suffix = f"h{hq}_{hkv}_b{b}_s{sk}"
+        # Lean's tiles are the ones attn-select-schedule attaches (a KV
+        # head's query heads packed into one tile; unpacked, each query
+        # head's tile reads K and V again: H100, 2026-11-27, 0.57-0.78 TB/s
+        # at 32/8 with 64 x 64 tiles pinned).
         yield (f"d_lean_{suffix}", "bf16", b, hq, hkv, 1, sk, 128,
-               f"{TILES_64}, partition = #attn.lean<ctas = 264>")
+               "partition = #attn.lean<ctas = 264>")
         yield (f"d_fa2_{suffix}", "bf16", b, hq, hkv, 1, sk, 128,
                "partition = #attn.split_kv<splits = 1>")
         yield f"d_picked_{suffix}", "bf16", b, hq, hkv, 1, sk, 128, ""
+
+
+# Correctness configurations that the emulator check and the GPU check also
+# compile with --matrix-unit=mma-sync (NAME+mma-sync): on sm_90a the default
+# body computes on wgmma, and these keep the mma.sync body (sm_80's)
+# checked on every schedule, beside it.
+MMA_SYNC_TWINS = (
+    "c_bf16_d128_causal", "c_f16_d256", "c_gqa", "c_split_many", "c_lean_many",
+    "c_softcap_d128", "c_region_alibi", "c_mask_boolean", "c_blocks_mask", "c_pack_decode",
+    "c_hd80_1", "c_dv_mla", "r_fa2_causal", "r_lean_decode",
+)
 
 
 def emulated_length(n, base=128):

@@ -75,8 +75,7 @@ llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
 llvm::ArrayRef<Fa2Tiling> mlir::attn::warpgroupCandidates(int64_t headDim) {
   static const Fa2Tiling upTo128[] = {
       {128, 128, 8, 2}, {128, 64, 8, 2}, {64, 64, 4, 2}};
-  static const Fa2Tiling upTo256[] = {
-      {128, 64, 8, 1}, {64, 64, 4, 1}, {64, 32, 4, 1}};
+  static const Fa2Tiling upTo256[] = {{64, 64, 4, 1}, {64, 32, 4, 1}};
   if (headDim <= 128)
     return upTo128;
   if (headDim <= kFa2MaxHeadDim)

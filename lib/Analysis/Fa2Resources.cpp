@@ -109,7 +109,7 @@ mlir::attn::selectFa2Tiling(int64_t headDim, int64_t valueDim,
   int64_t widest = std::max(headDim, valueDim);
   for (const Fa2Tiling &candidate :
        fa2Tilings(widest, splitKv, blocks, limits.warpgroupMma)) {
-    for (int64_t stages : {candidate.stages, int64_t(1)}) {
+    for (int64_t stages = candidate.stages; stages >= 1; --stages) {
       Fa2Tiling tiling = candidate;
       tiling.stages = stages;
       std::optional<Fa2Misfit> misfit = findFa2Misfit(
@@ -119,8 +119,6 @@ mlir::attn::selectFa2Tiling(int64_t headDim, int64_t valueDim,
         return tiling;
       if (lastMisfit)
         *lastMisfit = misfit;
-      if (candidate.stages == 1)
-        break;
     }
   }
   return std::nullopt;

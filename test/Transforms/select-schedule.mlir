@@ -229,7 +229,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   }
   // CHECK-LABEL: func.func @d256_sm90
   // CHECK-NOT: partition
-  // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>}
+  // CHECK: {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
   func.func @d256_sm90(%q: tensor<2x16x1024x256xbf16>, %o: tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>)
         outs(%o : tensor<2x16x1024x256xbf16>) {causal} -> tensor<2x16x1024x256xbf16>
@@ -321,27 +321,28 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
 // -----
 
 // The target is the nearest enclosing one: an inner module without a target
-// uses the outer module's (sm_90a: D = 256 in 128 x 64 tiles), an inner
-// module with its own uses that (sm_86, 99 KiB: 64 x 64).
+// uses the outer module's (sm_90a: D = 128 in 128 x 128 tiles, two
+// stages), an inner module with its own uses that (sm_86, 99 KiB: one
+// stage).
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   module @inherits {
     // CHECK-LABEL: func.func @outer_target
-    // CHECK: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>
-    func.func @outer_target(%q: tensor<2x16x1024x256xbf16>, %o: tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16> {
-      %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>)
-          outs(%o : tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16>
-      return %r : tensor<2x16x1024x256xbf16>
+    // CHECK: tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>
+    func.func @outer_target(%q: tensor<2x16x1024x128xbf16>, %o: tensor<2x16x1024x128xbf16>) -> tensor<2x16x1024x128xbf16> {
+      %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>)
+          outs(%o : tensor<2x16x1024x128xbf16>) -> tensor<2x16x1024x128xbf16>
+      return %r : tensor<2x16x1024x128xbf16>
     }
   }
   module @own attributes {attn.target = #attn.target<chip = "sm_86", sms = 84,
       smem_per_block = 101376, smem_per_sm = 102400, regs_per_sm = 65536, regs_per_thread = 255>} {
     // CHECK-LABEL: func.func @inner_target
-    // CHECK: tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>
-    func.func @inner_target(%q: tensor<2x16x1024x256xbf16>, %o: tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16> {
-      %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>)
-          outs(%o : tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16>
-      return %r : tensor<2x16x1024x256xbf16>
+    // CHECK: tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 1>
+    func.func @inner_target(%q: tensor<2x16x1024x128xbf16>, %o: tensor<2x16x1024x128xbf16>) -> tensor<2x16x1024x128xbf16> {
+      %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>)
+          outs(%o : tensor<2x16x1024x128xbf16>) -> tensor<2x16x1024x128xbf16>
+      return %r : tensor<2x16x1024x128xbf16>
     }
   }
 }

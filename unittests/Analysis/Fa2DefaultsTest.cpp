@@ -149,7 +149,7 @@ TEST(Fa2Defaults, WarpgroupTilingsComeFirst) {
     }
   }
   EXPECT_EQ(warpgroupCandidates(64).front(), (Fa2Tiling{128, 128, 8, 2}));
-  EXPECT_EQ(warpgroupCandidates(256).front(), (Fa2Tiling{128, 64, 8, 1}));
+  EXPECT_EQ(warpgroupCandidates(256).front(), (Fa2Tiling{64, 64, 4, 1}));
   EXPECT_TRUE(warpgroupCandidates(257).empty());
 
   SmallVector<Fa2Tiling> hopper = fa2Tilings(128, false, std::nullopt, true);

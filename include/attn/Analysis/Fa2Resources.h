@@ -130,9 +130,10 @@ std::optional<Fa2Misfit> findFa2Misfit(const Fa2Resources &resources,
                                        const GpuLimits &limits);
 
 /// The tiling schedule selection attaches: the first of
-/// fa2Tilings(max(headDim, valueDim), splitKv, blocks) (FlashAttention-2's
-/// table, nested in the block mask's blocks), each tried with its own stages
-/// and then with one, that fits `limits`. std::nullopt when none does (or the
+/// fa2Tilings(max(headDim, valueDim), splitKv, blocks, limits.warpgroupMma)
+/// (FlashAttention-2's table, nested in the block mask's blocks), each tried
+/// with its own stages and then with one fewer at a time, that fits
+/// `limits`. std::nullopt when none does (or the
 /// head dimension is beyond the table, or nothing nests in the blocks);
 /// `lastMisfit` then says why the last candidate tried did not fit, when
 /// there was one.

@@ -200,17 +200,21 @@ public:
   virtual void storeOutput(const CtaState &state, Value o, Value lse,
                            Value batch, Value head, Value row0) = 0;
 
-  /// Writes the normalised partial of `state` into workspace slot `slot`:
-  /// O / l into partialO[slot] and its LSE into partialLse[slot].
+  /// Writes the normalised partial of `state` (the output tile whose first
+  /// tiled row is `row0`) into workspace slot `slot`: O / l into
+  /// partialO[slot] and its LSE into partialLse[slot], for the tile's rows
+  /// that are query rows only (a decode tile holds few).
   virtual void storePartial(const CtaState &state, Value partialO,
-                            Value partialLse, Value slot) = 0;
+                            Value partialLse, Value slot, Value row0) = 0;
 
   /// The log-sum-exp merge of this CTA's partial (`state`, first) with the
   /// partials in workspace slots first..last (inclusive), in slot order, as
-  /// a state for storeOutput. Deterministic: the order is fixed, whoever
-  /// finished first.
+  /// a state for storeOutput, for the query rows of the tile at `row0` (the
+  /// other rows keep `state`'s values, which storeOutput does not write).
+  /// Deterministic: the order is fixed, whoever finished first.
   virtual CtaState mergePartials(const CtaState &state, Value partialO,
-                                 Value partialLse, Value first, Value last) = 0;
+                                 Value partialLse, Value first, Value last,
+                                 Value row0) = 0;
 
   /// Between two output tiles of one CTA (a persistent kernel's pieces):
   /// waits until the previous tile's epilogue is done with the shared memory

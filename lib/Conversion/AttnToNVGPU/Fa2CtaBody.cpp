@@ -545,12 +545,8 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
   const AttentionProblem &p = s.problem;
   Value k = kv.k, v = kv.v, mask = kv.mask;
   MaskGeometry<IndexArith> geometry = this->geometry();
-  Type fragC = VectorType::get({2, 2}, f32);
   Type pair = VectorType::get({2}, f32);
-  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8, oTiles = p.valueDim / 8,
-          kSteps = s.kSteps();
-  Value zeroC = arith::ConstantOp::create(
-      b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
+  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8, oTiles = p.valueDim / 8;
   SmallVector<Value> init = initialState().values;
   Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
   Value zeroF = f32Const(0.0);
@@ -567,13 +563,18 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
     maskRow = arith::DivUIOp::create(b, row0, index(s.blockMaskRows));
   }
 
-  // Q, and with two stages the first K and V tiles, are in flight.
-  if (s.stages == 2) {
-    copyKV(k, v, batch, kvHead, blockBegin, index(0));
-    waitGroups(qGroup, 1);
-  } else {
-    waitGroups(qGroup, 0);
-  }
+  // Q, and the first `stages` - 1 K and V blocks (the last block again
+  // where the range is shorter: every iteration then waits for the same
+  // number of groups), are in flight.
+  auto clampedBlock = [&](Value block) {
+    // An empty range (blockEnd = 0 wraps) copies blocks the copies guard.
+    return arith::MinUIOp::create(b, block,
+                                  arith::SubIOp::create(b, blockEnd, index(1)));
+  };
+  for (int64_t p = 0; p + 1 < s.stages; ++p)
+    copyKV(k, v, batch, kvHead, clampedBlock(add(blockBegin, index(p))),
+           index(p));
+  waitGroups(qGroup, s.stages - 1);
   auto loop = scf::ForOp::create(
       b, blockBegin, blockEnd, index(1), init,
       [&](OpBuilder &, Location, Value block, ValueRange state) {
@@ -581,17 +582,23 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
         // The tiles of the previous block have been read by every warp.
         gpu::BarrierOp::create(b);
         Value stage = index(0);
-        if (s.stages == 2) {
-          // Block n is in stage (n - begin) % 2 (issued one iteration ago);
-          // the next block goes to the other stage while this one is used.
-          stage = arith::RemUIOp::create(
-              b, arith::SubIOp::create(b, block, blockBegin), index(2));
-          Value next = arith::MinUIOp::create(
-              b, add(block, index(1)),
-              arith::SubIOp::create(b, blockEnd, index(1)));
-          Value group = copyKV(k, v, batch, kvHead, next,
-                               arith::SubIOp::create(b, index(1), stage));
-          waitGroups(group, 1);
+        if (s.stages > 1) {
+          // Block n is in stage (n - begin) % stages (issued stages - 1
+          // iterations ago); block n + stages - 1 goes to the stage block
+          // n - 1 used, which every warp has read (the barrier above), and
+          // block n's copies are done once at most stages - 1 groups wait.
+          Value relative = arith::SubIOp::create(b, block, blockBegin);
+          stage = arith::RemUIOp::create(b, relative, index(s.stages));
+          // (n + stages - 1 - begin) % stages: the stage before this one.
+          Value nextStage = arith::SelectOp::create(
+              b,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::eq, stage,
+                                    index(0)),
+              index(s.stages - 1), arith::SubIOp::create(b, stage, index(1)));
+          Value group =
+              copyKV(k, v, batch, kvHead,
+                     clampedBlock(add(block, index(s.stages - 1))), nextStage);
+          waitGroups(group, s.stages - 1);
         } else {
           waitGroups(copyKV(k, v, batch, kvHead, block, stage), 0);
         }
@@ -807,7 +814,7 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
 
   // No copy may still be writing shared memory when the CTA goes on.
   b.setInsertionPointAfter(loop);
-  if (s.stages == 2)
+  if (s.stages > 1)
     waitGroups(qGroup, 0);
   return {SmallVector<Value>(loop.getResults())};
 }
@@ -866,13 +873,11 @@ void Fa2CtaBody::storeOutput(const CtaState &state, Value o, Value lse,
             ValueRange{tileRow, add(tileCol, layout.cCol(laneInGroup, 0))});
       }
       if (lse) {
-        Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                              tiledLen.length);
         Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                             laneInGroup, index(0));
-        auto store =
-            scf::IfOp::create(b, arith::AndIOp::create(b, inRange, first),
-                              /*withElseRegion=*/false);
+        auto store = scf::IfOp::create(
+            b, arith::AndIOp::create(b, isQueryRow(row0, rowInTile), first),
+            /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(store.thenBlock());
         auto [queryHead, queryRow] = queryRowOf(head, row);
@@ -915,13 +920,19 @@ void Fa2CtaBody::storeOutput(const CtaState &state, Value o, Value lse,
 }
 
 void Fa2CtaBody::storePartial(const CtaState &state, Value partialO,
-                              Value partialLse, Value slot) {
+                              Value partialLse, Value slot, Value row0) {
   Type pair = VectorType::get({2}, f32);
   int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
   for (int64_t mt = 0; mt < mTiles; ++mt)
     for (int64_t i = 0; i < 2; ++i) {
       Value rowInTile = fragmentRow(mt, i);
       RowTotal total = rowTotal(state, mt, i);
+      // Only rows of the tile that are query rows (a decode tile of p packed
+      // heads has p of block_m): mergePartials reads no other.
+      auto store = scf::IfOp::create(b, isQueryRow(row0, rowInTile),
+                                     /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(store.thenBlock());
       Value inverses = vector::BroadcastOp::create(b, pair, total.inverse);
       for (int64_t ot = 0; ot < oTiles; ++ot) {
         Value rowPair =
@@ -937,7 +948,8 @@ void Fa2CtaBody::storePartial(const CtaState &state, Value partialO,
 }
 
 CtaState Fa2CtaBody::mergePartials(const CtaState &state, Value partialO,
-                                   Value partialLse, Value first, Value last) {
+                                   Value partialLse, Value first, Value last,
+                                   Value row0) {
   // The raw merge of ALGORITHMS.md over (own, first, ..., last), per row
   // in natural units: M = max LSE; W = sum exp(LSE_s - M);
   // acc = sum exp(LSE_s - M) O_s. The state for storeOutput is
@@ -984,35 +996,66 @@ CtaState Fa2CtaBody::mergePartials(const CtaState &state, Value partialO,
   init.append(maxima);
   init.append(sums);
 
+  // Whether each fragment row is a query row: the partials hold no other
+  // (storePartial), and storeOutput writes no other.
+  SmallVector<Value> queryRows;
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t i = 0; i < 2; ++i)
+      queryRows.push_back(isQueryRow(row0, fragmentRow(mt, i)));
+
   auto loop = scf::ForOp::create(
       b, first, add(last, index(1)), index(1), init,
       [&](OpBuilder &, Location, Value slot, ValueRange running) {
         SmallVector<Value> next(running.begin(), running.end());
         for (int64_t mt = 0; mt < mTiles; ++mt) {
-          Value &mPair = next[mTiles * oTiles + mt];
-          Value &wPair = next[mTiles * oTiles + mTiles + mt];
           for (int64_t i = 0; i < 2; ++i) {
-            Value rowInTile = fragmentRow(mt, i);
-            Value lseS = memref::LoadOp::create(b, partialLse,
-                                                ValueRange{slot, rowInTile});
-            Value mOld = vector::ExtractOp::create(b, mPair, i);
-            Value mNew = maxF(mOld, lseS);
-            Value alpha = weight(mOld, mNew), beta = weight(lseS, mNew);
-            Value w =
-                addF(mulF(alpha, vector::ExtractOp::create(b, wPair, i)), beta);
-            mPair = vector::InsertOp::create(b, mNew, mPair, i);
-            wPair = vector::InsertOp::create(b, w, wPair, i);
-            for (int64_t ot = 0; ot < oTiles; ++ot) {
-              Value &acc = next[mt * oTiles + ot];
-              Value partial = vector::LoadOp::create(
-                  b, pair, partialO,
-                  ValueRange{slot, rowInTile, fragmentCol(ot)});
-              Value rowPair = vector::ExtractOp::create(b, acc, i);
-              Value merged = addF(
-                  mulF(rowPair, vector::BroadcastOp::create(b, pair, alpha)),
-                  mulF(partial, vector::BroadcastOp::create(b, pair, beta)));
-              acc = vector::InsertOp::create(b, merged, acc, i);
+            // The row's running values: its m tile's accumulators, M and W.
+            SmallVector<Value *> rowValues;
+            for (int64_t ot = 0; ot < oTiles; ++ot)
+              rowValues.push_back(&next[mt * oTiles + ot]);
+            rowValues.push_back(&next[mTiles * oTiles + mt]);
+            rowValues.push_back(&next[mTiles * oTiles + mTiles + mt]);
+            SmallVector<Value> current;
+            SmallVector<Type> types;
+            for (Value *value : rowValues) {
+              current.push_back(*value);
+              types.push_back(value->getType());
             }
+            auto merge = scf::IfOp::create(b, types, queryRows[2 * mt + i],
+                                           /*withElseRegion=*/true);
+            {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(merge.elseBlock());
+              scf::YieldOp::create(b, current);
+              b.setInsertionPointToStart(merge.thenBlock());
+              SmallVector<Value> updated(current);
+              Value &mPair = updated[oTiles], &wPair = updated[oTiles + 1];
+              Value rowInTile = fragmentRow(mt, i);
+              Value lseS = memref::LoadOp::create(b, partialLse,
+                                                  ValueRange{slot, rowInTile});
+              Value mOld = vector::ExtractOp::create(b, mPair, i);
+              Value mNew = maxF(mOld, lseS);
+              Value alpha = weight(mOld, mNew), beta = weight(lseS, mNew);
+              Value w = addF(
+                  mulF(alpha, vector::ExtractOp::create(b, wPair, i)), beta);
+              mPair = vector::InsertOp::create(b, mNew, mPair, i);
+              wPair = vector::InsertOp::create(b, w, wPair, i);
+              for (int64_t ot = 0; ot < oTiles; ++ot) {
+                Value &acc = updated[ot];
+                Value partial = vector::LoadOp::create(
+                    b, pair, partialO,
+                    ValueRange{slot, rowInTile, fragmentCol(ot)});
+                Value rowPair = vector::ExtractOp::create(b, acc, i);
+                Value merged = addF(
+                    mulF(rowPair, vector::BroadcastOp::create(b, pair, alpha)),
+                    mulF(partial, vector::BroadcastOp::create(b, pair, beta)));
+                acc = vector::InsertOp::create(b, merged, acc, i);
+              }
+              scf::YieldOp::create(b, updated);
+            }
+            for (auto [value, result] :
+                 llvm::zip(rowValues, merge.getResults()))
+              *value = result;
           }
         }
         scf::YieldOp::create(b, next);

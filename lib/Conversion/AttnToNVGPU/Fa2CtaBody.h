@@ -55,9 +55,10 @@ public:
   void storeOutput(const CtaState &state, Value o, Value lse, Value batch,
                    Value head, Value row0) override;
   void storePartial(const CtaState &state, Value partialO, Value partialLse,
-                    Value slot) override;
+                    Value slot, Value row0) override;
   CtaState mergePartials(const CtaState &state, Value partialO,
-                         Value partialLse, Value first, Value last) override;
+                         Value partialLse, Value first, Value last,
+                         Value row0) override;
   /// The epilogue stages O through the Q tile: a barrier.
   void finishTile() override;
 
@@ -136,6 +137,13 @@ private:
     Value length, last;
   };
   Extent extent(Value length);
+
+  /// Whether row `rowInTile` of the output tile whose first tiled row is
+  /// `row0` is a query row (below Sq, or Sq x packed heads).
+  Value isQueryRow(Value row0, Value rowInTile) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                 add(row0, rowInTile), tiledLen.length);
+  }
 
   /// cp.async of rows [row0, row0 + rows) of `source[batch, head]`, whose
   /// rows have `columns` elements, into `tile`, in 16-byte chunks up to the

@@ -136,13 +136,12 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
   assert(shape.blockM % (16 * shape.warps) == 0 && shape.blockN % 16 == 0 &&
          "#attn.fa2's verifier and the default tilings keep block_m a "
          "multiple of 16 * warps and block_n one of 16");
-  // Two stages at most, and one when two do not fit the target's shared
+  // The tiles' stages, fewer while they do not fit the target's shared
   // memory per block (without a target: sm_80's).
   int64_t sharedLimit =
       target ? target.getSmemPerBlock() : kSm80SharedBytesPerBlock;
-  shape.stages = std::min<int64_t>(shape.stages, 2);
-  if (shape.stages == 2 && shape.sharedBytes() > sharedLimit)
-    shape.stages = 1;
+  while (shape.stages > 1 && shape.sharedBytes() > sharedLimit)
+    --shape.stages;
   if (shape.sharedBytes() > sharedLimit)
     return op.emitError("attn-to-nvgpu: the tiles need ")
            << shape.sharedBytes() << " bytes of shared memory per block; the "

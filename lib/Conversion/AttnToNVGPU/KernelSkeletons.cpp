@@ -141,7 +141,8 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
       a.mul(a.add(a.mul(batch, s.problem.tiledHeads()), head), queryBlocks),
       queryBlock);
   Value firstSlot = a.mul(tileIndex, s.splits);
-  body->storePartial(state, partialO, partialLse, a.add(firstSlot, split));
+  body->storePartial(state, partialO, partialLse, a.add(firstSlot, split),
+                     tile.row0);
 
   // A release: the CTA's stores happen before the barrier, thread 0's fence
   // orders them (cumulatively) before its increment. The barrier's OR
@@ -186,7 +187,7 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
   gpu::BarrierOp::create(b);
   CtaState merged =
       body->mergePartials(body->initialState(), partialO, partialLse, firstSlot,
-                          a.add(firstSlot, s.splits - 1));
+                          a.add(firstSlot, s.splits - 1), tile.row0);
   body->storeOutput(merged, args.o, args.lse, batch, head, tile.row0);
   // Every piece of the tile has counted: the next launch starts from zero.
   auto reset = scf::IfOp::create(b, isFirstThread, /*withElseRegion=*/false);
@@ -274,7 +275,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
           // (cumulatively) before its flag update: a release.
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(role.elseBlock());
-          body->storePartial(state, partialO, partialLse, cta);
+          body->storePartial(state, partialO, partialLse, cta, row0);
           gpu::BarrierOp::create(b);
           auto signal = scf::IfOp::create(b, isFirstThread, false);
           b.setInsertionPointToStart(signal.thenBlock());
@@ -320,7 +321,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
         }
         gpu::BarrierOp::create(b);
         CtaState merged =
-            body->mergePartials(state, partialO, partialLse, first, last);
+            body->mergePartials(state, partialO, partialLse, first, last, row0);
         body->storeOutput(merged, o, lse, batch, head, row0);
         b.setInsertionPointAfter(role);
         scf::YieldOp::create(

@@ -108,3 +108,43 @@ func.func @decode(%q: tensor<2x4x1x128xf16>, %k: tensor<2x4x500x128xf16>,
       outs(%o : tensor<2x4x1x128xf16>) -> tensor<2x4x1x128xf16>
   return %r : tensor<2x4x1x128xf16>
 }
+
+// -----
+// A pinned pipeline of more stages keeps stages - 1 blocks in flight: the
+// prologue issues blocks 0 .. stages - 2 (clamped to the last block), each
+// iteration issues block n + stages - 1 into the stage before block n's
+// (selected: the last after the first) and waits until at most stages - 1
+// groups are pending. Four stages of
+// 128 x 128 tiles at D = 64 take 144 KiB; at D = 128 (288 KiB) the kernel
+// takes the most that fit sm_80's 163 KiB without a target: two.
+// RUN: attn-opt %s --attn-to-nvgpu --split-input-file 2>&1 | FileCheck %s --check-prefix=STAGES
+// STAGES-LABEL: gpu.func @four_stages_attention0
+// STAGES-SAME: dynamic_shared_memory = 147456 : i64
+// STAGES-SAME: tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 4>
+// STAGES-COUNT-3: arith.minui
+// STAGES: nvgpu.device_async_wait %{{.+}} {numGroups = 3 : i32}
+// STAGES: scf.for
+// STAGES:   arith.remui %{{.+}}, %c4{{.*}} : index
+// STAGES:   arith.select
+// STAGES:   arith.minui
+// STAGES:   nvgpu.device_async_wait %{{.+}} {numGroups = 3 : i32}
+// STAGES: nvgpu.device_async_wait %{{.+}} {numGroups = 0 : i32}
+// STAGES-LABEL: gpu.func @too_many_stages_attention0
+// STAGES-SAME: dynamic_shared_memory = 163840 : i64
+// STAGES-SAME: tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>
+func.func @four_stages(%q: tensor<1x4x1000x64xf16>, %k: tensor<1x4x1000x64xf16>,
+                       %v: tensor<1x4x1000x64xf16>, %o: tensor<1x4x1000x64xf16>) -> tensor<1x4x1000x64xf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x1000x64xf16>, tensor<1x4x1000x64xf16>, tensor<1x4x1000x64xf16>)
+      outs(%o : tensor<1x4x1000x64xf16>)
+      {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 4>} -> tensor<1x4x1000x64xf16>
+  return %r : tensor<1x4x1000x64xf16>
+}
+
+// -----
+func.func @too_many_stages(%q: tensor<1x4x1000x128xf16>, %k: tensor<1x4x1000x128xf16>,
+                           %v: tensor<1x4x1000x128xf16>, %o: tensor<1x4x1000x128xf16>) -> tensor<1x4x1000x128xf16> {
+  %r = attn.attention ins(%q, %k, %v : tensor<1x4x1000x128xf16>, tensor<1x4x1000x128xf16>, tensor<1x4x1000x128xf16>)
+      outs(%o : tensor<1x4x1000x128xf16>)
+      {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 4>} -> tensor<1x4x1000x128xf16>
+  return %r : tensor<1x4x1000x128xf16>
+}

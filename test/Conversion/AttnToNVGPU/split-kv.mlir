@@ -26,6 +26,9 @@
 // CHECK: %[[FIRST:.+]] = arith.muli %[[SPLIT]], %c4
 // CHECK: %[[BEGIN:.+]] = arith.minsi %[[FIRST]], %c16
 // CHECK: scf.for %{{.+}} = %[[BEGIN]] to
+// The partial holds the query rows only (Sq = 1: row 0 of each tile).
+// CHECK: %[[REAL:.+]] = arith.cmpi ult, %{{.+}}, %c1 : index
+// CHECK: scf.if %[[REAL]] {
 // CHECK: vector.store %{{.+}}, %[[SLOTS]]
 // CHECK: memref.store %{{.+}}, %[[LSES]]
 // Release, count, and every thread learns whether the tile is complete.
@@ -38,9 +41,10 @@
 // CHECK: scf.if
 // CHECK: nvvm.memory.barrier <gpu>
 // CHECK: gpu.barrier
-// The merge reads the S slots in order.
+// The merge reads the S slots in order, the query rows only.
 // CHECK: scf.for
-// CHECK: memref.load %[[LSES]]
+// CHECK-NEXT: scf.if %[[REAL]] -> (vector<2x2xf32>
+// CHECK-NEXT: memref.load %[[LSES]]
 // CHECK: vector.load %[[SLOTS]]
 // CHECK: memref.store %c0_i32, %[[COUNTERS]]
 // CHECK: gpu.return
