@@ -16,10 +16,14 @@
 
 using namespace mlir::attn;
 
-GpuLimits mlir::attn::gpuLimits(TargetAttr target) {
-  return {target.getSms(),           target.getSmemPerBlock(),
-          target.getSmemPerSm(),     target.getRegsPerSm(),
-          target.getRegsPerThread(), hasWarpgroupMma(target.getChip())};
+GpuLimits mlir::attn::gpuLimits(TargetAttr target, MatrixUnitRequest unit) {
+  return {target.getSms(),
+          target.getSmemPerBlock(),
+          target.getSmemPerSm(),
+          target.getRegsPerSm(),
+          target.getRegsPerThread(),
+          hasWarpgroupMma(target.getChip()) &&
+              unit != MatrixUnitRequest::MmaSync};
 }
 
 Fa2Tiling mlir::attn::fa2TilingOf(Fa2TilesAttr tiles) {

@@ -89,9 +89,9 @@ static std::optional<Fa2Tiling> defaultTiling(AttentionOp op,
   std::optional<Fa2Tiling> tiling;
   if (request.gpu) {
     std::optional<Fa2Misfit> misfit;
-    tiling = selectFa2Tiling(headDim, valueDim, bytes, gpuLimits(request.gpu),
-                             &misfit, work, splitKv,
-                             unnestable ? std::nullopt : blocks);
+    tiling = selectFa2Tiling(
+        headDim, valueDim, bytes, gpuLimits(request.gpu, request.matrixUnit),
+        &misfit, work, splitKv, unnestable ? std::nullopt : blocks);
     if (!tiling) {
       why = "no FlashAttention-2 tiling fits " + request.gpu.getChip().str();
       if (misfit)

@@ -216,20 +216,22 @@ std::string AttnToPTXOptions::validate() const {
 
 void mlir::attn::buildAttnToKernelsPipeline(OpPassManager &pm,
                                             const AttnToPTXOptions &options) {
+  // wgmma only where the PTX is for sm_90a, whatever the module's target
+  // says; the tiles are chosen for the unit the kernels will use.
+  std::string matrixUnit = hasWarpgroupMma(options.chip)
+                               ? options.matrixUnit.getValue()
+                               : std::string("mma-sync");
   AttnSelectScheduleOptions schedule;
   // Lean attention replaces split-KV.
   schedule.lean = options.lean;
   schedule.splitKv = options.splitKv && !options.lean;
+  schedule.matrixUnit = matrixUnit;
   pm.addPass(createAttnSelectSchedule(schedule));
   // With the tiles chosen: the block sparsity the IR proves, which the
   // kernel skips.
   pm.addPass(createAttnDeriveBlockMask());
-  // wgmma only where the PTX is for sm_90a, whatever the module's target
-  // says.
   AttnToNVGPUOptions kernels;
-  kernels.matrixUnit = hasWarpgroupMma(options.chip)
-                           ? options.matrixUnit.getValue()
-                           : std::string("mma-sync");
+  kernels.matrixUnit = matrixUnit;
   pm.addPass(createAttnToNVGPU(kernels));
 }
 

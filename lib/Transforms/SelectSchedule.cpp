@@ -18,6 +18,7 @@
 #include "attn/Analysis/DistributionCost.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
+#include "attn/Analysis/MatrixUnit.h"
 #include "attn/Analysis/TileSizes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/Passes.h"
@@ -44,6 +45,16 @@ struct AttnSelectSchedulePass
           << "attn-select-schedule: choose split-kv or lean, not both";
       return signalPassFailure();
     }
+    std::optional<MatrixUnitRequest> request =
+        parseMatrixUnitRequest(matrixUnit);
+    if (!request) {
+      emitError(getOperation().getLoc(),
+                "attn-select-schedule: matrix-unit must be auto, mma-sync or "
+                "wgmma; got '")
+          << matrixUnit << "'";
+      return signalPassFailure();
+    }
+    unit = *request;
     WalkResult result = getOperation().walk([&](AttentionOp op) {
       return succeeded(select(op)) ? WalkResult::advance()
                                    : WalkResult::interrupt();
@@ -51,6 +62,9 @@ struct AttnSelectSchedulePass
     if (result.wasInterrupted())
       signalPassFailure();
   }
+
+  /// The matrix-unit option, parsed.
+  MatrixUnitRequest unit = MatrixUnitRequest::Auto;
 
   LogicalResult select(AttentionOp op) {
     if (ClusterAttr cluster = getEnclosingCluster(op))
@@ -64,7 +78,7 @@ struct AttnSelectSchedulePass
                             << "` attribute (#attn.target<...>) on an "
                                "enclosing module";
     }
-    GpuLimits limits = gpuLimits(target);
+    GpuLimits limits = gpuLimits(target, unit);
 
     auto queryType = op.getQuery().getType();
     if (queryType.isDynamicDim(3) || op.getValue().getType().isDynamicDim(3))
@@ -75,7 +89,7 @@ struct AttnSelectSchedulePass
 
     bool tilesPinned = static_cast<bool>(op.getTilesAttr());
     FailureOr<TileChoice> choice =
-        requireTiles(op, {TileTarget::Gpu, 0, 0, target});
+        requireTiles(op, {TileTarget::Gpu, 0, 0, target, unit});
     if (failed(choice))
       return failure();
     const Fa2Tiling &tiling = choice->tiling;

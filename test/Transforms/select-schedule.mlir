@@ -1,6 +1,9 @@
 // RUN: attn-opt %s --split-input-file --attn-select-schedule | FileCheck %s --check-prefixes=CHECK,NOSPLIT
 // RUN: attn-opt %s --split-input-file --attn-select-schedule="split-kv=true" | FileCheck %s --check-prefixes=CHECK,SPLIT
 // RUN: attn-opt %s --split-input-file --attn-select-schedule="lean=true" | FileCheck %s --check-prefixes=CHECK,LEAN
+// RUN: attn-opt %s --split-input-file --attn-select-schedule="matrix-unit=mma-sync" | FileCheck %s --check-prefix=MMASYNC
+// RUN: not attn-opt %s --split-input-file --attn-select-schedule="matrix-unit=tensor-core" 2>&1 | FileCheck %s --check-prefix=BADUNIT
+// BADUNIT: attn-select-schedule: matrix-unit must be auto, mma-sync or wgmma; got 'tensor-core'
 // The plan report agrees with the tiles this pass pins.
 // RUN: attn-opt %s --split-input-file --attn-print-plan --mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAN
 // Idempotent: a second run over the output changes nothing, with either option.
@@ -208,12 +211,16 @@ module attributes {attn.target = #attn.target<chip = "sm_86", sms = 84,
 
 // sm_90a (H100: 132 SMs, 227 KiB per block): the warpgroup tilings
 // (warpgroupCandidates): 128 x 128 in two warpgroups up to D = 128, D = 256:
-// 128 x 64 with 8 warps, one stage.
+// 64 x 64 in one, one stage. With matrix-unit=mma-sync, FlashAttention-2's
+// table as on sm_80: 128 x 64 with 4 warps at D = 64, 128 x 64 with 8 at
+// D = 256.
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   // CHECK-LABEL: func.func @d64_sm90
   // CHECK-NOT: partition
   // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // MMASYNC-LABEL: func.func @d64_sm90
+  // MMASYNC: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
   func.func @d64_sm90(%q: tensor<2x16x1024x64xf16>, %o: tensor<2x16x1024x64xf16>) -> tensor<2x16x1024x64xf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x64xf16>, tensor<2x16x1024x64xf16>, tensor<2x16x1024x64xf16>)
         outs(%o : tensor<2x16x1024x64xf16>) {causal} -> tensor<2x16x1024x64xf16>
@@ -230,6 +237,8 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // CHECK-LABEL: func.func @d256_sm90
   // CHECK-NOT: partition
   // CHECK: {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
+  // MMASYNC-LABEL: func.func @d256_sm90
+  // MMASYNC: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>}
   func.func @d256_sm90(%q: tensor<2x16x1024x256xbf16>, %o: tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>)
         outs(%o : tensor<2x16x1024x256xbf16>) {causal} -> tensor<2x16x1024x256xbf16>

@@ -64,7 +64,8 @@ cl::opt<bool> splitKv("split-kv",
 cl::opt<std::string> matrixUnit(
     "matrix-unit",
     cl::desc("The kernels' matrix instructions: auto (default: wgmma for "
-             "sm_90a where the tiles fit, else mma.sync), mma-sync, or wgmma"),
+             "sm_90a where the tiles fit, else mma.sync), mma-sync, or wgmma; "
+             "the default tiles are chosen for it"),
     cl::init("auto"));
 cl::opt<std::string> chip("chip",
                           cl::desc("GPU to compile for (default: the chip of "

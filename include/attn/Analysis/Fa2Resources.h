@@ -19,6 +19,7 @@
 
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/MatrixUnit.h"
 
 #include "mlir/IR/Attributes.h"
 
@@ -60,8 +61,10 @@ struct GpuLimits {
   bool warpgroupMma = false;
 };
 
-/// The limits `target` states.
-GpuLimits gpuLimits(TargetAttr target);
+/// The limits `target` states; warpgroupMma where its chip has warpgroup MMA
+/// and `unit` does not ask for mma.sync.
+GpuLimits gpuLimits(TargetAttr target,
+                    MatrixUnitRequest unit = MatrixUnitRequest::Auto);
 
 /// What the kernels of `op` do to each score besides FlashAttention-2's:
 /// its softcap or score region, its mask operand.

@@ -46,6 +46,9 @@ struct TileRequest {
   /// The GPU the default must fit (the #attn.target of the op's module);
   /// null: FlashAttention-2's table within the registers alone.
   TargetAttr gpu;
+  /// The matrix unit the kernel will use: mma-sync takes FlashAttention-2's
+  /// table on a chip with warpgroup MMA too (gpuLimits).
+  MatrixUnitRequest matrixUnit = MatrixUnitRequest::Auto;
 };
 
 /// The tiles of an attention and where they come from.

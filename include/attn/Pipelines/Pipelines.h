@@ -82,7 +82,8 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
       *this, "matrix-unit",
       llvm::cl::desc("The kernels' matrix instructions: auto (wgmma for "
                      "sm_90a where the tiles fit, else mma.sync), mma-sync, "
-                     "or wgmma (sm_90a only)"),
+                     "or wgmma (sm_90a only); the default tiles are chosen "
+                     "for it"),
       llvm::cl::init("auto")};
 
   /// Why the options cannot be used, or an empty string: `chip` must name

@@ -212,10 +212,17 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     - one CTA on an SM: its shared memory plus the 1 KiB the hardware
       reserves per CTA within `smem_per_sm`.
 
-    On sm_80 (163 KiB per block) and sm_90a (227 KiB) this gives 128 x 64
-    with 4 warps for D = 64, 128 x 128 with 8 warps for D = 128, and 128 x 64
-    with 8 warps for D = 256 (one stage, the table's: with two, ptxas spilled
-    on sm_90a).
+    On sm_80 (163 KiB per block) this gives 128 x 64 with 4 warps for
+    D = 64, 128 x 128 with 8 warps for D = 128, and 128 x 64 with 8 warps
+    for D = 256 (one stage, the table's: with two, ptxas spilled).
+
+    On a chip with warpgroup MMA (sm_90a) the kernels' products are `wgmma`,
+    and whole-warpgroup tilings are tried first (`warpgroupCandidates`):
+    128 x 128 with 8 warps up to D = 128, 64 x 64 with 4 warps beyond (one
+    stage; measured fastest on an H100, docs/performance.md), then 64-row
+    fallbacks, then FlashAttention-2's table. `matrix-unit=mma-sync` (the
+    kernels' products on `mma.sync`, as attn-to-nvgpu's option of that
+    name) takes FlashAttention-2's table alone, as on sm_80.
 
     With a block mask of `Bq` x `Bk` blocks, each tiling is first cut down
     to nest in them (each tile reads one element of the block mask):
@@ -326,7 +333,11 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
            "would split: G persistent CTAs, as many as the target holds at "
            "once (about two LeanTiles each when there are few)">,
     Option<"requireTarget", "require-target", "bool", /*default=*/"false",
-           "Fail on an attention with no attn.target around it">
+           "Fail on an attention with no attn.target around it">,
+    Option<"matrixUnit", "matrix-unit", "std::string", /*default=*/"\"auto\"",
+           "The matrix unit the kernels will use (auto, mma-sync, wgmma; "
+           "attn-to-nvgpu's option): mma-sync takes FlashAttention-2's "
+           "tilings where the chip has warpgroup MMA">
   ];
 }
 

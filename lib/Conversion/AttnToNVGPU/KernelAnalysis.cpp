@@ -123,7 +123,7 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
   TargetAttr target = getEnclosingTarget(op);
   std::string why;
   FailureOr<TileChoice> choice =
-      chooseTiles(op, {TileTarget::Gpu, 0, 0, target}, why);
+      chooseTiles(op, {TileTarget::Gpu, 0, 0, target, request}, why);
   if (failed(choice))
     return op.emitError("attn-to-nvgpu: ") << why;
   const Fa2Tiling &tiling = choice->tiling;
@@ -194,7 +194,7 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
     // that never starts. The estimate is the one attn-select-schedule picks
     // G with (a kernel that splits the key/value range).
     if (target) {
-      GpuLimits limits = gpuLimits(target);
+      GpuLimits limits = gpuLimits(target, request);
       int64_t perSm =
           leanCtasPerSm(*problem, shape.tiling(), /*elementBytes=*/2,
                         scoreWorkOf(op), limits);

@@ -75,3 +75,22 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_pe
     return %r : tensor<1x8x64x64xf16>
   }
 }
+
+// -----
+
+// Unpinned tiles follow the unit (chooseTiles' matrix-unit): warpgroup tiles
+// for wgmma (128 x 128, 8 warps at D = 64), FlashAttention-2's for mma.sync
+// (128 x 64, 4 warps), as attn-select-schedule's option of the same name.
+// CHECK-LABEL: gpu.func @unpinned_attention0(
+// CHECK-SAME: tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>
+// MMA-LABEL: gpu.func @unpinned_attention0(
+// MMA-SAME: tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>
+// FORCED-LABEL: gpu.func @unpinned_attention0(
+// FORCED-SAME: tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @unpinned(%q: tensor<1x4x1000x64xbf16>, %o: tensor<1x4x1000x64xbf16>) -> tensor<1x4x1000x64xbf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<1x4x1000x64xbf16>, tensor<1x4x1000x64xbf16>, tensor<1x4x1000x64xbf16>)
+        outs(%o : tensor<1x4x1000x64xbf16>) {causal} -> tensor<1x4x1000x64xbf16>
+    return %r : tensor<1x4x1000x64xbf16>
+  }
+}
