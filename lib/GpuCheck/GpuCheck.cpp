@@ -873,6 +873,106 @@ Status attn::gpucheck::runReferenceCase(attnrtContext context,
   return runAndCheck(context, kernel, caseOptions, inputs, &reference, report);
 }
 
+Status attn::gpucheck::runGradientCase(attnrtContext context,
+                                       attnrtKernel kernel,
+                                       const CheckOptions &options,
+                                       const GradientCase &reference,
+                                       KernelReport &report) {
+  std::string error;
+  bool noDevice = false;
+  const CudaDriver *driver = openCudaDriver(error, noDevice);
+  if (!driver)
+    return Status::failure(ATTNRT_ERROR_NO_DRIVER, error);
+  report.kernel = attnrtKernelName(kernel);
+  auto mismatch = [&](const std::string &what) {
+    return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
+                           "the gradient case of kernel " + reference.kernel +
+                               " does not fit kernel " + report.kernel + ": " +
+                               what);
+  };
+  if (reference.kernel != report.kernel)
+    return mismatch("it checks another kernel");
+  // The kernel's parameters, in order; the last three are its outputs.
+  const mlir::attn::NpyArray *arrays[] = {&reference.query,
+                                          &reference.key,
+                                          &reference.value,
+                                          &reference.out,
+                                          &reference.lse,
+                                          &reference.gradOut,
+                                          &reference.gradQuery.values,
+                                          &reference.gradKey.values,
+                                          &reference.gradValue.values};
+  static const char *const names[] = {"Q",  "K",  "V",  "O", "LSE",
+                                      "dO", "dQ", "dK", "dV"};
+  constexpr int32_t kParams = 9, kOutputs = 6;
+  if (attnrtKernelParamCount(kernel) != kParams)
+    return mismatch("a backward kernel has 9 parameters (Q, K, V, O, LSE, "
+                    "dO, dQ, dK, dV)");
+  attnrtParamInfo params[kParams];
+  attnrt::DeviceBuffer buffers[kParams];
+  attnrtTensor tensors[kParams];
+  for (int32_t i = 0; i < kParams; ++i) {
+    attnrtParamInfo &param = params[i];
+    CHECK_STATUS(Status::of(attnrtKernelGetParam(kernel, i, &param)));
+    std::vector<int64_t> sizes(param.sizes, param.sizes + param.rank);
+    if (names[i] != std::string(param.name))
+      return mismatch("parameter " + std::to_string(i) + " is " + param.name +
+                      ", not " + names[i]);
+    if (arrays[i]->shape != sizes)
+      return mismatch(std::string(names[i]) + " has shape " +
+                      shapeText(arrays[i]->shape) + ", the kernel's is " +
+                      shapeText(sizes));
+    if (i < kOutputs && attnrtTypeOf(arrays[i]->elementType) != param.dtype)
+      return mismatch(std::string(names[i]) + " is not in the kernel's " +
+                      attnrtDTypeName(param.dtype));
+    size_t bytes = arrays[i]->numElements() * attnrtDTypeSize(param.dtype);
+    CHECK_STATUS(buffers[i].allocate(context, bytes));
+    tensors[i] = attnrt::contiguousTensor(buffers[i].data(), param.dtype,
+                                          param.sizes, param.rank);
+    if (i < kOutputs)
+      CHECK_STATUS(Status::of(attnrtCopyToDevice(
+          context, buffers[i].data(), arrays[i]->data.data(), bytes)));
+  }
+  report.target = attnrtKernelTarget(kernel);
+  report.dtype = params[0].dtype;
+  const int64_t *q = params[0].sizes, *v = params[2].sizes;
+  report.sizes = {q[0], q[1], v[1], q[2], v[2], q[3], v[3]};
+  CHECK_STATUS(Status::of(attnrtKernelGetAttention(kernel, &report.attention)));
+  CHECK_STATUS(Status::of(attnrtKernelGetResources(kernel, &report.resources)));
+  CHECK_STATUS(
+      Status::of(attnrtKernelGetGrid(kernel, tensors, kParams, report.grid)));
+  // Two launches on outputs filled with NaN (an element no CTA writes
+  // shows): the second's bits must be the first's.
+  std::vector<float> results[2][kParams - kOutputs];
+  for (auto &launch : results) {
+    for (int32_t i = kOutputs; i < kParams; ++i)
+      CHECK_STATUS(poison(*driver, params[i].dtype, buffers[i].data(),
+                          arrays[i]->numElements()));
+    CHECK_STATUS(Status::of(attnrtLaunch(kernel, tensors, kParams, nullptr)));
+    CHECK_STATUS(Status::of(attnrtSynchronize(context, nullptr)));
+    for (int32_t i = kOutputs; i < kParams; ++i)
+      CHECK_STATUS(
+          copyOut(context, buffers[i].data(),
+                  arrays[i]->numElements() * attnrtDTypeSize(params[i].dtype),
+                  params[i].dtype, launch[i - kOutputs]));
+  }
+  OutputCheck repeat =
+      compareRepeat(results[0][0], results[1][0], results[0][1], results[1][1]);
+  OutputCheck valueRepeat = compareRepeat(results[0][2], results[1][2], {}, {});
+  repeat.differing += valueRepeat.differing;
+  repeat.maxAbs = std::max(repeat.maxAbs, valueRepeat.maxAbs);
+  repeat.passed &= valueRepeat.passed;
+  repeat.toleranceOrigin = "bitwise, dQ, dK and dV of a second launch";
+  report.checks.push_back(repeat);
+  const ReferenceOutput *expected[] = {&reference.gradQuery, &reference.gradKey,
+                                       &reference.gradValue};
+  if (options.check)
+    for (int32_t i = 0; i < kParams - kOutputs; ++i)
+      report.checks.push_back(compareWithCase(
+          names[kOutputs + i], results[0][i], *expected[i], options.tolerance));
+  return Status();
+}
+
 void attn::gpucheck::printReport(const KernelReport &r, std::FILE *stream) {
   std::fprintf(stream, "kernel %s (%s)\n", r.kernel.c_str(), r.target.c_str());
   std::fprintf(stream,

@@ -42,7 +42,9 @@ constexpr ArrayFile kQuery{"q.npy", "Q"}, kKey{"k.npy", "K"},
     kValue{"v.npy", "V"}, kMask{"mask.npy", "mask"},
     kBlockMask{"block_mask.npy", "block mask"},
     kKeyLengths{"key_lengths.npy", "key lengths"}, kOut{"o.npy", "O"},
-    kLse{"lse.npy", "LSE"};
+    kLse{"lse.npy", "LSE"}, kGradOut{"do.npy", "dO"},
+    kGradQuery{"dq.npy", "dQ"}, kGradKey{"dk.npy", "dK"},
+    kGradValue{"dv.npy", "dV"};
 
 std::string pathIn(const std::string &dir, const char *file) {
   return dir + "/" + file;
@@ -51,6 +53,45 @@ std::string pathIn(const std::string &dir, const char *file) {
 bool exists(const std::string &path) {
   struct stat status;
   return ::stat(path.c_str(), &status) == 0;
+}
+
+/// Makes `dir` if it is not there; an error unless it is a directory then.
+std::string makeCaseDir(const std::string &dir) {
+  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+    return "cannot create " + dir + ": " + std::strerror(errno);
+  struct stat status;
+  if (::stat(dir.c_str(), &status) != 0 || !S_ISDIR(status.st_mode))
+    return "cannot write a reference case into " + dir + ": not a directory";
+  return {};
+}
+
+/// The JSON object of the case in `dir`'s reference.json, or an error.
+std::string readDescription(const std::string &dir,
+                            nlohmann::json &description) {
+  std::string path = pathIn(dir, kDescription), text;
+  if (std::string error = files::readFile(path, kMaxDescriptionBytes, text);
+      !error.empty())
+    return error;
+  description =
+      nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (description.is_discarded() || !description.is_object())
+    return path + ": not a JSON object";
+  if (!description.contains("format") ||
+      description["format"] != nlohmann::json(kFormat))
+    return path + ": format " +
+           (description.contains("format") ? description["format"].dump()
+                                           : std::string("missing")) +
+           "; this attn-launch reads format " + std::to_string(kFormat) +
+           " (write the case again with the same release's attn-run)";
+  if (!description.contains("kernel") || !description["kernel"].is_string() ||
+      description["kernel"].get<std::string>().empty())
+    return path + ": \"kernel\" must name the kernel the case checks";
+  return {};
+}
+
+bool isGradientDescription(const nlohmann::json &description) {
+  return description.contains("gradient") &&
+         description["gradient"] == nlohmann::json(true);
 }
 
 nlohmann::json describeOutput(const ReferenceOutput &output) {
@@ -121,11 +162,8 @@ attn::gpucheck::bundleReferenceCaseDir(const std::string &bundleDir) {
 
 std::string attn::gpucheck::writeReferenceCase(const std::string &dir,
                                                const ReferenceCase &reference) {
-  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
-    return "cannot create " + dir + ": " + std::strerror(errno);
-  struct stat status;
-  if (::stat(dir.c_str(), &status) != 0 || !S_ISDIR(status.st_mode))
-    return "cannot write a reference case into " + dir + ": not a directory";
+  if (std::string error = makeCaseDir(dir); !error.empty())
+    return error;
   std::pair<ArrayFile, const NpyArray *> arrays[] = {
       {kQuery, &reference.query},
       {kKey, &reference.key},
@@ -156,24 +194,13 @@ std::string attn::gpucheck::writeReferenceCase(const std::string &dir,
 
 std::string attn::gpucheck::readReferenceCase(const std::string &dir,
                                               ReferenceCase &reference) {
-  std::string path = pathIn(dir, kDescription), text;
-  if (std::string error = files::readFile(path, kMaxDescriptionBytes, text);
-      !error.empty())
+  std::string path = pathIn(dir, kDescription);
+  nlohmann::json description;
+  if (std::string error = readDescription(dir, description); !error.empty())
     return error;
-  nlohmann::json description =
-      nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (description.is_discarded() || !description.is_object())
-    return path + ": not a JSON object";
-  if (!description.contains("format") ||
-      description["format"] != nlohmann::json(kFormat))
-    return path + ": format " +
-           (description.contains("format") ? description["format"].dump()
-                                           : std::string("missing")) +
-           "; this attn-launch reads format " + std::to_string(kFormat) +
-           " (write the case again with the same release's attn-run)";
-  if (!description.contains("kernel") || !description["kernel"].is_string() ||
-      description["kernel"].get<std::string>().empty())
-    return path + ": \"kernel\" must name the kernel the case checks";
+  if (isGradientDescription(description))
+    return path + ": a backward kernel's case (attn-run --backward "
+                  "--write-reference), not a forward one";
   reference.kernel = description["kernel"].get<std::string>();
   nlohmann::json outputs = description.contains("outputs")
                                ? description["outputs"]
@@ -256,5 +283,96 @@ std::string attn::gpucheck::readReferenceCase(const std::string &dir,
     return inconsistent("the key lengths have shape " +
                         shapeText(reference.keyLengths->shape) + ", expected " +
                         shapeText({q[0]}));
+  return {};
+}
+
+std::string attn::gpucheck::writeGradientCase(const std::string &dir,
+                                              const GradientCase &reference) {
+  if (std::string error = makeCaseDir(dir); !error.empty())
+    return error;
+  std::pair<ArrayFile, const NpyArray *> arrays[] = {
+      {kQuery, &reference.query},
+      {kKey, &reference.key},
+      {kValue, &reference.value},
+      {kOut, &reference.out},
+      {kLse, &reference.lse},
+      {kGradOut, &reference.gradOut},
+      {kGradQuery, &reference.gradQuery.values},
+      {kGradKey, &reference.gradKey.values},
+      {kGradValue, &reference.gradValue.values}};
+  for (auto [file, array] : arrays)
+    if (NpyError error = mlir::attn::writeNpy(pathIn(dir, file.file), *array);
+        !error.empty())
+      return error;
+  nlohmann::json outputs = {{"dQ", describeOutput(reference.gradQuery)},
+                            {"dK", describeOutput(reference.gradKey)},
+                            {"dV", describeOutput(reference.gradValue)}};
+  nlohmann::json description = {{"format", kFormat},
+                                {"kernel", reference.kernel},
+                                {"gradient", true},
+                                {"outputs", outputs}};
+  return files::writeFile(pathIn(dir, kDescription),
+                          {description.dump(2) + "\n"});
+}
+
+bool attn::gpucheck::isGradientCase(const std::string &dir) {
+  nlohmann::json description;
+  return readDescription(dir, description).empty() &&
+         isGradientDescription(description);
+}
+
+std::string attn::gpucheck::readGradientCase(const std::string &dir,
+                                             GradientCase &reference) {
+  std::string path = pathIn(dir, kDescription);
+  nlohmann::json description;
+  if (std::string error = readDescription(dir, description); !error.empty())
+    return error;
+  if (!isGradientDescription(description))
+    return path + ": a forward kernel's case, not a backward one";
+  reference.kernel = description["kernel"].get<std::string>();
+  nlohmann::json outputs = description.contains("outputs")
+                               ? description["outputs"]
+                               : nlohmann::json();
+  std::string error;
+  for (auto [name, output] : {std::pair{"dQ", &reference.gradQuery},
+                              std::pair{"dK", &reference.gradKey},
+                              std::pair{"dV", &reference.gradValue}})
+    if (!(error = readTolerance(outputs, name, path, *output)).empty())
+      return error;
+  // The inputs as the kernel reads them ('<V2' as bf16), the gradients in
+  // f32.
+  for (auto [file, array] :
+       {std::pair{kQuery, &reference.query}, std::pair{kKey, &reference.key},
+        std::pair{kValue, &reference.value}, std::pair{kOut, &reference.out},
+        std::pair{kGradOut, &reference.gradOut}})
+    if (!(error = mlir::attn::readTensorNpy(pathIn(dir, file.file), *array))
+             .empty())
+      return error;
+  for (auto [file, array] :
+       {std::pair{kLse, &reference.lse},
+        std::pair{kGradQuery, &reference.gradQuery.values},
+        std::pair{kGradKey, &reference.gradKey.values},
+        std::pair{kGradValue, &reference.gradValue.values}})
+    if (!(error = mlir::attn::readNpy(pathIn(dir, file.file), *array,
+                                      NpyElementType::F32))
+             .empty())
+      return error;
+  // The shapes must make one attention's gradient.
+  const std::vector<int64_t> &q = reference.query.shape,
+                             &k = reference.key.shape,
+                             &v = reference.value.shape;
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4 || k[0] != q[0] ||
+      v[0] != q[0] || v[1] != k[1] || v[2] != k[2] || k[3] != q[3])
+    return dir + ": not one attention: Q " + shapeText(q) + ", K " +
+           shapeText(k) + ", V " + shapeText(v);
+  std::vector<int64_t> out = {q[0], q[1], q[2], v[3]};
+  std::pair<const NpyArray *, std::vector<int64_t>> shapes[] = {
+      {&reference.out, out},          {&reference.lse, {q[0], q[1], q[2]}},
+      {&reference.gradOut, out},      {&reference.gradQuery.values, q},
+      {&reference.gradKey.values, k}, {&reference.gradValue.values, v}};
+  for (auto [array, shape] : shapes)
+    if (array->shape != shape)
+      return dir + ": not one attention's gradient: an array has shape " +
+             shapeText(array->shape) + ", expected " + shapeText(shape);
   return {};
 }

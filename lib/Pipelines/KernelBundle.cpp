@@ -29,8 +29,11 @@ namespace {
 /// grid formulas that multiply a size first (times: GQA packing's p Sq); 6
 /// the i32 key_lengths parameter; 7 the mask parameter (i1, f16, bf16 or
 /// f32, alignment its element's bytes); 8 the i8 block_mask parameter and
-/// the attention's block_mask_blocks.
+/// the attention's block_mask_blocks (9, tensor maps, is the runtime's; no
+/// kernel writes them yet). 10 adds backward kernels (gradient), written only
+/// by bundles that hold one.
 constexpr int kManifestVersion = 8;
+constexpr int kGradientManifestVersion = 10;
 
 std::string typeName(Type type) {
   std::string text;
@@ -54,6 +57,9 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
       launch.getAs<ArrayAttr>("param_names").getAsRange<StringAttr>(),
       [](StringAttr name) { return name.getValue(); });
   auto workspaces = launch.getAs<ArrayAttr>("workspaces");
+  // The backward kernel (attn.attention_grad's): Q, K, V, O, LSE, dO, dQ,
+  // dK and dV, rows of 16-bit tensors moved in 16-byte chunks.
+  bool gradient = launch.contains("gradient");
   llvm::json::Array params;
   SmallVector<ArrayRef<int64_t>> shapes;
   for (auto [index, entry] :
@@ -82,8 +88,9 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
         {"shape", extents(memref.getShape())},
         {"strides", extents(strides)},
         {"alignment",
-         index < 4 ? 16
-                   : std::max<int64_t>(1, memref.getElementTypeBitWidth() / 8)},
+         index < 4 || (gradient && names[index] != "LSE")
+             ? 16
+             : std::max<int64_t>(1, memref.getElementTypeBitWidth() / 8)},
     });
   }
   auto tiles = launch.getAs<Fa2TilesAttr>("tiles");
@@ -92,7 +99,15 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
   int64_t blockM = tiles.getBlockM(), packed = tiles.getPackedHeads();
   bool persistent = launch.contains("persistent");
   llvm::json::Array gridFormula;
-  if (persistent) {
+  if (gradient) {
+    // The backward kernel's grid: a CTA per key/value block of each
+    // key/value head and per query block of each query head, for static
+    // sizes.
+    if (grid.size() != 3 || llvm::any_of(grid, ShapedType::isDynamic) ||
+        grid[1] != q[0] || grid[2] != 1)
+      return func.emitError("a backward kernel's grid is not (CTAs, B, 1)");
+    gridFormula = llvm::json::Array{grid[0], grid[1], 1};
+  } else if (persistent) {
     // A fixed set of CTAs, whatever the sizes.
     if (grid.size() != 3 || grid[1] != 1 || grid[2] != 1)
       return func.emitError("a persistent kernel's grid is not (G, 1, 1)");
@@ -173,6 +188,8 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
     kernel["scalars"] = std::move(scalars);
   if (persistent)
     kernel["persistent"] = true;
+  if (gradient)
+    kernel["gradient"] = true;
   if (workspaces) {
     llvm::json::Array entries;
     for (auto entry : workspaces.getAsRange<DictionaryAttr>()) {
@@ -226,10 +243,14 @@ LogicalResult mlir::attn::compileKernelBundle(ModuleOp module,
       bundle.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
   });
   bundle.kernelCount = kernels.size();
-  llvm::json::Object manifest{{"format", "attn-kernel-bundle"},
-                              {"version", kManifestVersion},
-                              {"ptx", "kernels.ptx"},
-                              {"kernels", std::move(kernels)}};
+  bool gradients = llvm::any_of(kernels, [](const llvm::json::Value &kernel) {
+    return kernel.getAsObject()->get("gradient") != nullptr;
+  });
+  llvm::json::Object manifest{
+      {"format", "attn-kernel-bundle"},
+      {"version", gradients ? kGradientManifestVersion : kManifestVersion},
+      {"ptx", "kernels.ptx"},
+      {"kernels", std::move(kernels)}};
   bundle.manifestJson = llvm::formatv(
       "{0:2}\n", llvm::json::Value(std::move(manifest)));
   return success();

@@ -474,7 +474,8 @@ public:
       return false;
     }
     return checkParams(kernel, *entry) && checkBlock(kernel, *entry) &&
-           checkSharedMemory(kernel) && checkGrid(kernel);
+           checkSharedMemory(kernel) && checkGrid(kernel) &&
+           checkGradient(kernel);
   }
 
 private:
@@ -553,7 +554,7 @@ private:
   /// one whose shared memory, grid and workspaces follow from its tiles.
   static bool isAttention(const KernelSpec &kernel) {
     static const char *const names[] = {"Q", "K", "V", "O"};
-    if (kernel.params.size() < 4)
+    if (kernel.gradient || kernel.params.size() < 4)
       return false;
     for (int i = 0; i < 4; ++i)
       if (kernel.params[i].name != names[i] || kernel.params[i].rank != 4)
@@ -606,6 +607,62 @@ private:
                     std::to_string(keyRow) + " and " +
                     std::to_string(valueRow) + ", " +
                     std::to_string(elementBytes) + "-byte elements)");
+  }
+
+  /// 6. A backward kernel (lib/Conversion/AttnToNVGPU/Fa2GradKernel.h):
+  /// Q, K, V, O, LSE, dO, dQ, dK, dV of static shapes, no workspace, the
+  /// grid (ceil(Sk / block_m) Hkv + ceil(Sq / block_m) Hq, B, 1), and
+  /// shared memory for block_m own rows and block_n streamed rows of the
+  /// two row widths, and two f32 arrays of max(block_m, block_n).
+  bool checkGradient(const KernelSpec &kernel) {
+    if (!kernel.gradient)
+      return true;
+    static const char *const names[] = {"Q",  "K",  "V",  "O", "LSE",
+                                        "dO", "dQ", "dK", "dV"};
+    bool layout = kernel.params.size() == 9;
+    for (size_t i = 0; layout && i < 9; ++i) {
+      const ParamSpec &param = kernel.params[i];
+      layout = param.name == names[i] && param.rank == (i == 4 ? 3 : 4);
+      for (int32_t d = 0; layout && d < param.rank; ++d)
+        layout = param.sizes[d] >= 0;
+    }
+    if (!layout)
+      return fail(kernel, "a backward kernel's parameters are Q, K, V, O, "
+                          "LSE, dO, dQ, dK and dV, of static shapes");
+    if (!kernel.workspaces.empty())
+      return fail(kernel, "a backward kernel has no workspaces");
+    const TileSpec &tiles = kernel.tiles;
+    const ParamSpec &q = kernel.params[0], &v = kernel.params[2];
+    int64_t batch = q.sizes[0], queryHeads = q.sizes[1], queryLen = q.sizes[2];
+    int64_t kvHeads = v.sizes[1], keyLen = v.sizes[2];
+    int64_t ctas =
+        add(mul((keyLen + tiles.blockM - 1) / tiles.blockM, kvHeads),
+            mul((queryLen + tiles.blockM - 1) / tiles.blockM, queryHeads));
+    const GridTerm *grid = kernel.grid;
+    if (grid[0].param >= 0 || grid[1].param >= 0 || grid[2].param >= 0 ||
+        grid[0].constant != ctas || grid[1].constant != batch ||
+        grid[2].constant != 1)
+      return fail(kernel, "a backward kernel's grid is [" +
+                              std::to_string(ctas) + ", " +
+                              std::to_string(batch) +
+                              ", 1] (a CTA per key/value block of each "
+                              "key/value head and per query block of each "
+                              "query head, block_m " +
+                              std::to_string(tiles.blockM) + "), not [" +
+                              describeTerm(kernel, grid[0]) + ", " +
+                              describeTerm(kernel, grid[1]) + ", " +
+                              describeTerm(kernel, grid[2]) + "]");
+    int64_t rows = add(tiles.blockM, tiles.blockN);
+    int64_t need =
+        add(mul(mul(rows, add(sharedRow(q.sizes[3]), sharedRow(v.sizes[3]))),
+                static_cast<int64_t>(attnrtDTypeSize(q.dtype))),
+            mul(8, std::max(tiles.blockM, tiles.blockN)));
+    if (kernel.dynamicSharedBytes < need)
+      return fail(kernel, "dynamic_shared_memory " +
+                              std::to_string(kernel.dynamicSharedBytes) +
+                              " is less than the " + std::to_string(need) +
+                              " bytes a backward kernel's tiles stage");
+    return true;
   }
 
   /// Whether `workspaces` are those of the schedule's partials, named

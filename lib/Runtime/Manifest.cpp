@@ -356,6 +356,9 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
   if (const Value *persistent =
           reader.member(entry, path, "persistent", Kind::Bool, true))
     kernel.persistent = persistent->get<bool>();
+  if (const Value *gradient =
+          reader.member(entry, path, "gradient", Kind::Bool, true))
+    kernel.gradient = gradient->get<bool>();
   if (const Value *workspaces =
           reader.member(entry, path, "workspaces", Kind::Array, true)) {
     for (size_t i = 0; i < workspaces->size(); ++i) {
@@ -504,9 +507,9 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &manifest,
   if (format != "attn-kernel-bundle")
     return reader.fail("format", "\"" + format +
                                      "\" is not \"attn-kernel-bundle\"");
-  if (version < 2 || version > 9)
+  if (version < 2 || version > 10)
     return reader.fail("version",
-                       "this runtime reads versions 2 to 9, not " +
+                       "this runtime reads versions 2 to 10, not " +
                            std::to_string(version) +
                            " (recompile the bundle with attn-compile)");
   manifest.ptx = reader.string(root, "(root)", "ptx");

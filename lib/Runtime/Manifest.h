@@ -102,8 +102,18 @@ struct KernelSpec {
   /// All CTAs must be resident at once (Lean attention's persistent CTAs
   /// wait for each other): the runtime checks occupancy before a launch.
   bool persistent = false;
+  /// The backward kernel of an attention (attn.attention_grad): parameters
+  /// Q, K, V, O, LSE, dO, dQ, dK, dV; its grid, (CTAs, B, 1), is constant.
+  bool gradient = false;
   TileSpec tiles;
   attnrtAttentionInfo attention = {};
+
+  /// Whether parameter `name` is one the kernel writes.
+  bool isOutput(const std::string &name) const {
+    if (gradient)
+      return name == "dQ" || name == "dK" || name == "dV";
+    return name == "O" || name == "LSE";
+  }
 
   /// The index of the parameter named `name`, or -1.
   int32_t paramIndex(const std::string &name) const {

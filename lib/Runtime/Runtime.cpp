@@ -256,8 +256,7 @@ attnrtStatus checkArguments(const KernelSpec &spec, const attnrtTensor *args,
     }
     // Run-time strides: any for inputs (0 broadcasts), but the elements of
     // an output must not overlap, or CTAs would race on them.
-    bool output = param.name == "O" || param.name == "LSE";
-    if (output && overlaps(arg))
+    if (spec.isOutput(param.name) && overlaps(arg))
       return invalid(name + "strides " + formatExtents(arg.strides, arg.rank) +
                      " make elements of shape " +
                      formatExtents(arg.sizes, arg.rank) +

@@ -66,6 +66,15 @@ const char *kUsage =
     "                      by class, shared-memory wavefronts against the\n"
     "                      conflict-free count, global sectors per request\n";
 
+/// Whether `kernel` is an attn.attention_grad's (Q, K, V, O, LSE, dO, dQ,
+/// dK, dV).
+bool isBackwardKernel(attnrtKernel kernel) {
+  attnrtParamInfo param;
+  return attnrtKernelParamCount(kernel) == 9 &&
+         attnrtKernelGetParam(kernel, 5, &param) == ATTNRT_SUCCESS &&
+         std::string(param.name) == "dO";
+}
+
 int fail(const std::string &message) {
   std::fprintf(stderr, "attn-launch: error: %s\n", message.c_str());
   return 1;
@@ -232,13 +241,17 @@ int main(int argc, char **argv) {
 
   // The reference case of each bundle that has one, read before any GPU
   // time is spent.
+  // A backward kernel's case is a gradient case.
   std::vector<std::optional<ReferenceCase>> references(bundles.size());
+  std::vector<std::optional<GradientCase>> gradientCases(bundles.size());
   for (size_t i = 0; i < bundles.size(); ++i) {
     std::string dir = bundleReferenceCaseDir(bundles[i]);
     if (!isReferenceCase(dir))
       continue;
-    if (std::string error = readReferenceCase(dir, references[i].emplace());
-        !error.empty())
+    std::string error = isGradientCase(dir)
+                            ? readGradientCase(dir, gradientCases[i].emplace())
+                            : readReferenceCase(dir, references[i].emplace());
+    if (!error.empty())
       return fail(error);
   }
 
@@ -249,10 +262,13 @@ int main(int argc, char **argv) {
         return fail(attnrtLastErrorMessage());
       std::printf("%s: %d kernel(s), manifest valid", bundles[i].c_str(),
                   count);
-      if (references[i])
-        std::printf("; reference case of %s read (matched to the kernel "
-                    "when it runs)",
-                    references[i]->kernel.c_str());
+      if (references[i] || gradientCases[i])
+        std::printf(
+            "; %s case of %s read (matched to the kernel when it "
+            "runs)",
+            references[i] ? "reference" : "gradient",
+            (references[i] ? references[i]->kernel : gradientCases[i]->kernel)
+                .c_str());
       std::printf("\n");
     }
     return 0;
@@ -320,14 +336,17 @@ int main(int argc, char **argv) {
   for (size_t b = 0; b < bundles.size(); ++b) {
     const std::string &path = bundles[b];
     const std::optional<ReferenceCase> &reference = references[b];
+    const std::optional<GradientCase> &gradientCase = gradientCases[b];
     attnrt::Bundle bundle;
     if (attnrtBundleLoad(context.get(), path.c_str(), bundle.out()) !=
         ATTNRT_SUCCESS)
       return fail(attnrtLastErrorMessage());
     attnrtKernel caseKernel = nullptr;
-    if (reference &&
-        attnrtBundleFindKernel(bundle.get(), reference->kernel.c_str(),
-                               &caseKernel) != ATTNRT_SUCCESS)
+    if ((reference || gradientCase) &&
+        attnrtBundleFindKernel(
+            bundle.get(),
+            (reference ? reference->kernel : gradientCase->kernel).c_str(),
+            &caseKernel) != ATTNRT_SUCCESS)
       return fail(path + ": reference/: " + attnrtLastErrorMessage());
     for (int32_t k = 0; k < attnrtBundleKernelCount(bundle.get()); ++k) {
       attnrtKernel kernel;
@@ -343,6 +362,12 @@ int main(int argc, char **argv) {
           it = *it == name ? unmatched.erase(it) : it + 1;
       }
       bool checksCase = kernel == caseKernel;
+      // A backward kernel has no GPU reference: its case checks it.
+      if (isBackwardKernel(kernel) && !(checksCase && gradientCase))
+        return fail(path + ": " + name +
+                    " is a backward kernel: check it against its gradient "
+                    "case (attn-run --backward --write-reference=" +
+                    path + "/reference)");
       // A reference case fixes its lengths: its kernel runs once.
       std::vector<std::optional<CheckOptions::Lengths>> runs = lengthRuns;
       if (checksCase)
@@ -351,10 +376,12 @@ int main(int argc, char **argv) {
         options.lengths = lengths;
         KernelReport report;
         attnrt::Status status =
-            checksCase ? runReferenceCase(context.get(), kernel, options,
-                                          *reference, report)
-                       : runKernel(context.get(), kernel, options, HostInputs(),
-                                   report);
+            !checksCase    ? runKernel(context.get(), kernel, options,
+                                       HostInputs(), report)
+            : gradientCase ? runGradientCase(context.get(), kernel, options,
+                                             *gradientCase, report)
+                           : runReferenceCase(context.get(), kernel, options,
+                                              *reference, report);
         // A case that does not fit its kernel fails that kernel's check;
         // the other bundles are still checked.
         if (!status.ok() && checksCase &&

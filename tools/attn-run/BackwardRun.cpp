@@ -9,6 +9,7 @@
 
 #include "CpuTiming.h"
 
+#include "attn/Conversion/AttnToNVGPU/KernelName.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Execution/AttentionSpec.h"
 #include "attn/Execution/CpuExecutable.h"
@@ -98,13 +99,43 @@ llvm::Expected<bool> mlir::attn::runBackwardOnCpu(
     llvm::outs() << "  check: skipped (--no-check)\n";
     return true;
   }
-  llvm::Expected<std::vector<OutputCheck>> checks =
-      checkGradientAgainstReference(
-          op, operands, *gradOut,
-          GradientOperands{gradients[0], gradients[1], gradients[2],
+  llvm::Expected<GradientVerdict> verdict = checkGradientAgainstReference(
+      op, operands, *gradOut,
+      GradientOperands{gradients[0], gradients[1], gradients[2],
                        options.maskGrad ? &gradients[3] : nullptr},
-          checkOptions);
-  if (!checks)
-    return checks.takeError();
-  return reportChecks(*checks);
+      checkOptions);
+  if (!verdict)
+    return verdict.takeError();
+  bool passed = reportChecks(verdict->checks);
+  if (options.writeReference.empty())
+    return passed;
+  if (options.maskGrad || options.splits > 1)
+    return llvm::createStringError(
+        "--write-reference writes the case of a GPU backward kernel, which "
+        "computes no mask gradient and has its own schedule: drop "
+        "--mask-grad and --grad-splits");
+  // The kernel of the function's first attn.attention_grad: the one built
+  // here, which stands right after its forward.
+  ::attn::gpucheck::GradientCase reference;
+  reference.kernel = getAttentionGradKernelName(grad);
+  reference.query = operands.query().toNpy();
+  reference.key = operands.key().toNpy();
+  reference.value = operands.value().toNpy();
+  reference.out = operands.out().toNpy();
+  reference.lse = operands.lse()->toNpy();
+  reference.gradOut = gradOut->toNpy();
+  const reference::AttentionGradResult &exact = verdict->exact;
+  reference.gradQuery =
+      referenceOutput(gradients[0], exact.dQuery, verdict->checks[0]);
+  reference.gradKey =
+      referenceOutput(gradients[1], exact.dKey, verdict->checks[1]);
+  reference.gradValue =
+      referenceOutput(gradients[2], exact.dValue, verdict->checks[2]);
+  if (std::string error = ::attn::gpucheck::writeGradientCase(
+          options.writeReference, reference);
+      !error.empty())
+    return llvm::createStringError(error);
+  llvm::outs() << "  gradient case: " << options.writeReference << " (kernel "
+               << reference.kernel << ")\n";
+  return passed;
 }

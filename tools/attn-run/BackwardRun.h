@@ -37,6 +37,9 @@ struct BackwardOptions {
   unsigned repeat = 1;
   /// The forward's FLOPs, for the report (the backward counts 2.5 times).
   double forwardFlops = 0;
+  /// Where to write the gradient case of the function's attn.attention_grad
+  /// kernel (GradientCase), when not empty.
+  std::string writeReference;
 };
 
 /// Runs the gradient of `op`, whose outputs in `operands` (O and LSE) hold a

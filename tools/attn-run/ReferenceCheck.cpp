@@ -8,6 +8,7 @@
 #include "ReferenceCheck.h"
 
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Support/Npy.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -149,7 +150,7 @@ mlir::attn::checkAgainstReference(AttentionOp op, AttentionOperands &operands,
   return verdict;
 }
 
-llvm::Expected<std::vector<OutputCheck>> mlir::attn::checkGradientAgainstReference(
+llvm::Expected<GradientVerdict> mlir::attn::checkGradientAgainstReference(
     AttentionOp op, AttentionOperands &operands, const Operand &gradOut,
     const GradientOperands &gradients, const CheckOptions &options) {
   ReferenceProblem problem = referenceProblemOf(op, operands, options);
@@ -169,18 +170,20 @@ llvm::Expected<std::vector<OutputCheck>> mlir::attn::checkGradientAgainstReferen
       return result.takeError();
     naive = std::move(*result);
   }
-  std::vector<OutputCheck> checks{
-      judge(gradients.query, exact->dQuery, naive ? &naive->dQuery : nullptr,
-            problem.half, options),
-      judge(gradients.key, exact->dKey, naive ? &naive->dKey : nullptr,
-            problem.half, options),
-      judge(gradients.value, exact->dValue, naive ? &naive->dValue : nullptr,
-            problem.half, options)};
+  GradientVerdict verdict;
+  std::vector<OutputCheck> &checks = verdict.checks;
+  checks = {judge(gradients.query, exact->dQuery,
+                  naive ? &naive->dQuery : nullptr, problem.half, options),
+            judge(gradients.key, exact->dKey, naive ? &naive->dKey : nullptr,
+                  problem.half, options),
+            judge(gradients.value, exact->dValue,
+                  naive ? &naive->dValue : nullptr, problem.half, options)};
   if (gradients.mask)
     checks.push_back(judge(*gradients.mask, exact->dMask,
                            naive ? &naive->dMask : nullptr, problem.half,
                            options));
-  return checks;
+  verdict.exact = std::move(*exact);
+  return verdict;
 }
 
 llvm::Expected<bool> mlir::attn::checkAndReport(AttentionOp op,
@@ -191,6 +194,18 @@ llvm::Expected<bool> mlir::attn::checkAndReport(AttentionOp op,
   if (!verdict)
     return verdict.takeError();
   return reportChecks(verdict->checks);
+}
+
+::attn::gpucheck::ReferenceOutput
+mlir::attn::referenceOutput(const Operand &operand,
+                            const std::vector<double> &exact,
+                            const OutputCheck &check) {
+  ::attn::gpucheck::ReferenceOutput result;
+  result.values = npyFromFloats(NpyElementType::F32, operand.buffer.shape,
+                                std::vector<float>(exact.begin(), exact.end()));
+  result.tolerance = check.tolerance;
+  result.toleranceOrigin = check.toleranceOrigin;
+  return result;
 }
 
 bool mlir::attn::reportChecks(const std::vector<OutputCheck> &checks) {

@@ -19,6 +19,7 @@
 
 #include "AttentionOperands.h"
 
+#include "attn/GpuCheck/ReferenceCase.h"
 #include "attn/Reference/ErrorMetrics.h"
 #include "attn/Reference/ReferenceAttention.h"
 #include "attn/Reference/ReferenceAttentionGrad.h"
@@ -57,6 +58,11 @@ struct ReferenceVerdict {
   reference::AttentionResult exact;
 };
 
+struct GradientVerdict {
+  std::vector<OutputCheck> checks;
+  reference::AttentionGradResult exact;
+};
+
 /// Checks the outputs in `operands` (after a run of `op` on its inputs).
 /// Fails only when the reference rejects the problem.
 llvm::Expected<ReferenceVerdict>
@@ -77,11 +83,15 @@ struct GradientOperands {
 /// the same tolerances as the forward's outputs: f32's, or twice the error
 /// of a naive backward pass in the 16-bit format. Fails only when the
 /// reference rejects the problem.
-llvm::Expected<std::vector<OutputCheck>>
-checkGradientAgainstReference(AttentionOp op, AttentionOperands &operands,
-                              const Operand &gradOut,
-                              const GradientOperands &gradients,
-                              const CheckOptions &options);
+llvm::Expected<GradientVerdict> checkGradientAgainstReference(
+    AttentionOp op, AttentionOperands &operands, const Operand &gradOut,
+    const GradientOperands &gradients, const CheckOptions &options);
+
+/// An output of a reference case: the reference's `exact` values of
+/// `operand`, rounded to f32, with the tolerance `check` judged it by.
+::attn::gpucheck::ReferenceOutput
+referenceOutput(const Operand &operand, const std::vector<double> &exact,
+                const OutputCheck &check);
 
 /// One line per check on stdout ("  check O  : max abs .., rel ..
 /// (tolerance .., origin) PASS"); whether all passed.

@@ -700,19 +700,10 @@ llvm::Error writeReferenceCase(AttentionOp op, AttentionOperands &operands,
     reference.blockMask = blocks->toNpy();
   if (Operand *lengths = operands.keyLengths())
     reference.keyLengths = lengths->toNpy();
-  auto output = [](const Operand &operand, const std::vector<double> &exact,
-                   const OutputCheck &check) {
-    gpucheck::ReferenceOutput result;
-    result.values =
-        npyFromFloats(NpyElementType::F32, operand.buffer.shape,
-                      std::vector<float>(exact.begin(), exact.end()));
-    result.tolerance = check.tolerance;
-    result.toleranceOrigin = check.toleranceOrigin;
-    return result;
-  };
-  reference.out = output(operands.out(), verdict.exact.out, verdict.checks[0]);
+  reference.out =
+      referenceOutput(operands.out(), verdict.exact.out, verdict.checks[0]);
   if (Operand *lse = operands.lse())
-    reference.lse = output(*lse, verdict.exact.lse, verdict.checks[1]);
+    reference.lse = referenceOutput(*lse, verdict.exact.lse, verdict.checks[1]);
   if (std::string error =
           gpucheck::writeReferenceCase(writeReference, reference);
       !error.empty())
@@ -755,6 +746,7 @@ llvm::Expected<bool> runOnCpu(AttentionOp op, const AttentionProblem &problem,
   options.check = !noCheck;
   options.repeat = repeat;
   options.forwardFlops = problem.nominalForwardFlops();
+  options.writeReference = writeReference;
   llvm::Expected<bool> backwardPassed =
       runBackwardOnCpu(op, operands, options, checkOptions);
   if (!backwardPassed)
@@ -768,7 +760,8 @@ llvm::Expected<bool> checkForward(AttentionOp op, AttentionOperands &operands,
     llvm::outs() << "  check: skipped (--no-check)\n";
     return true;
   }
-  if (writeReference.empty())
+  // With --backward, the case is the gradient's (runBackwardOnCpu).
+  if (writeReference.empty() || backward)
     return checkAndReport(op, operands, checkOptions);
   // The case is written whatever the CPU's verdict: it holds the
   // reference's outputs, not the CPU kernel's.

@@ -756,8 +756,8 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
     const char *to;
     const char *message;
   } cases[] = {
-      {"\"version\": 5", "\"version\": 10",
-       "manifest: version: this runtime reads versions 2 to 9, not 10"},
+      {"\"version\": 5", "\"version\": 11",
+       "manifest: version: this runtime reads versions 2 to 10, not 11"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 0}",
        "manifest: kernels[1].grid[0].times: must be at least 1"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 4097}",
@@ -1014,7 +1014,7 @@ TEST_F(RuntimeTest, ValidateFromMemoryNeedsNoDriver) {
             ATTNRT_ERROR_INVALID_ARGUMENT);
   // The manifest's own checks come first.
   EXPECT_EQ(validate(replaced(kAttentionManifest, "\"version\": 8",
-                              "\"version\": 10")),
+                              "\"version\": 11")),
             ATTNRT_ERROR_INVALID_BUNDLE);
   EXPECT_TRUE(lastErrorContains("manifest: version: this runtime reads"));
   // Every kernel has its tiles (attn-compile has always written them).

@@ -12,7 +12,7 @@ include "mlir/Pass/PassBase.td"
 
 def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
   let summary = "Generate a FlashAttention-2 tensor-core kernel for each "
-                "attn.attention";
+                "attn.attention and attn.attention_grad";
   let description = [{
     For every `attn.attention` with static sizes and f16 or bf16 operands,
     adds to `gpu.module @attn_kernels` a kernel `@<function>_attention<i>`
@@ -66,6 +66,20 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     order, writes O and LSE and sets the counter back to zero: one launch,
     no CTA waiting for another, the same bits on every run. S = 1 is
     FlashAttention-2's grid.
+
+    Every `attn.attention_grad` with static sizes, f16 or bf16 tensors and
+    head dimensions up to 256 gets a backward kernel
+    `@<function>_attention_grad<i>` (`attn.launch` marked `gradient`;
+    parameters Q, K, V, O, LSE, dO, dQ, dK, dV) of two kinds of CTA on
+    `mma.sync`: the first ceil(Sk / 64) Hkv own a key/value block each (K
+    and V stay; for each query head of the group and each query block that
+    sees the block, S^T = K Q^T and dP^T = V dO^T, then dV += P^T dO and
+    dK += dS^T Q), the others a query block each (Q and dO stay; for each
+    key/value block it sees, S = Q K^T, dP = dO V^T, dQ += dS K). P is
+    recomputed from the LSE, Dsum = rowsum(dO O) where it is needed; no CTA
+    reads what another writes, so results are the same bits on every run.
+    A mask operand, block mask, key lengths, score region, dMask, run-time
+    lengths or a partition are refused (docs/backward.md).
 
     Kernel parameters are bare pointers, in operand order: Q, K, V, O, then
     LSE, the mask operand and the key lengths when the op has them; a Lean

@@ -159,6 +159,15 @@ attnrt::Status runReferenceCase(attnrtContext context, attnrtKernel kernel,
                                 KernelReport &report);
 
 /// Human-readable lines: problem, resources, checks, timing.
+/// Runs a backward kernel (attn.attention_grad's) on the inputs of
+/// `reference` twice, checks that both launches write the same bits, and
+/// (with options.check) compares dQ, dK and dV with the case's within its
+/// tolerances or options.tolerance.
+attnrt::Status runGradientCase(attnrtContext context, attnrtKernel kernel,
+                               const CheckOptions &options,
+                               const GradientCase &reference,
+                               KernelReport &report);
+
 void printReport(const KernelReport &report, std::FILE *stream);
 
 /// One CSV row per report (with printCsvHeader first).

@@ -64,6 +64,17 @@ struct ReferenceCase {
 
 /// Writes `reference` into the directory `dir`, created if missing (its
 /// parent must exist). An error message naming the path, or empty.
+/// The case of a backward kernel (attn-run --backward --write-reference):
+/// the inputs it reads (Q, K, V, the forward's O and LSE, and dO) and the
+/// float64 reference's gradients with their tolerances. Its directory
+/// holds q.npy, k.npy, v.npy, o.npy, lse.npy, do.npy, dq.npy, dk.npy,
+/// dv.npy and reference.json ("gradient": true).
+struct GradientCase {
+  std::string kernel;
+  mlir::attn::NpyArray query, key, value, out, lse, gradOut;
+  ReferenceOutput gradQuery, gradKey, gradValue;
+};
+
 std::string writeReferenceCase(const std::string &dir,
                                const ReferenceCase &reference);
 
@@ -75,6 +86,14 @@ std::string readReferenceCase(const std::string &dir, ReferenceCase &reference);
 
 /// Whether `dir` holds a reference case (a reference.json).
 bool isReferenceCase(const std::string &dir);
+
+std::string writeGradientCase(const std::string &dir,
+                              const GradientCase &reference);
+
+std::string readGradientCase(const std::string &dir, GradientCase &reference);
+
+/// Whether the case in `dir` (isReferenceCase) is a GradientCase.
+bool isGradientCase(const std::string &dir);
 
 /// Where attn-launch looks for the reference case of the bundle in
 /// `bundleDir`: its subdirectory `reference`.

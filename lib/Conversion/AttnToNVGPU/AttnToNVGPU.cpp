@@ -12,11 +12,14 @@
 // (KernelAbi.cpp: views, workspaces, signature), how the schedule's work
 // maps onto CTAs (KernelSkeletons.cpp), and what one CTA runs over its
 // key/value blocks (CtaBody.h, the interface; Fa2CtaBody.cpp, the body).
+// Each attn.attention_grad gets its backward kernel (Fa2GradKernel.cpp: its
+// checks, grid and body).
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/Passes.h"
 
+#include "Fa2GradKernel.h"
 #include "KernelAnalysis.h"
 #include "KernelSkeletons.h"
 
@@ -48,7 +51,7 @@ namespace {
 
 /// What the kernel computes, for whoever checks it: the effective scale,
 /// causal, and the window when there is one.
-DictionaryAttr describeAttention(Builder &b, AttentionOp op) {
+template <typename OpT> DictionaryAttr describeAttention(Builder &b, OpT op) {
   SmallVector<NamedAttribute> entries{
       b.getNamedAttr("scale", b.getF32FloatAttr(op.getEffectiveScale())),
       b.getNamedAttr("causal", b.getBoolAttr(op.getCausal()))};
@@ -74,13 +77,58 @@ DictionaryAttr describeAttention(Builder &b, AttentionOp op) {
   return b.getDictionaryAttr(entries);
 }
 
+/// A kernel `name` in the builder's gpu.module over `views` (named `names`)
+/// and `workspaces`, which the runtime passes after them, with its
+/// `attn.launch` entry: `grid`, the shape's block and tiles, `sharedBytes`
+/// of dynamic shared memory, `attention`, and the units in `marks`.
+gpu::GPUFuncOp
+createKernel(ImplicitLocOpBuilder &kb, StringRef name, const KernelShape &shape,
+             ArrayRef<MemRefType> views, ArrayRef<Attribute> names,
+             ArrayRef<Workspace> workspaces, ArrayRef<int64_t> grid,
+             int64_t sharedBytes, DictionaryAttr attention,
+             ArrayRef<NamedAttribute> marks) {
+  SmallVector<MemRefType> workspaceTypes;
+  SmallVector<Attribute> workspaceEntries;
+  for (const Workspace &workspace : workspaces) {
+    workspaceTypes.push_back(workspace.type);
+    workspaceEntries.push_back(describeWorkspace(kb, workspace));
+  }
+  KernelSignature signature = kernelSignature(kb, views, workspaceTypes);
+  auto func = gpu::GPUFuncOp::create(kb, name,
+                                     kb.getFunctionType(signature.params, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
+  int32_t threads = static_cast<int32_t>(shape.threads());
+  func.setKnownBlockSizeAttr(kb.getDenseI32ArrayAttr({threads, 1, 1}));
+  SmallVector<Attribute> viewTypes;
+  for (MemRefType view : views)
+    viewTypes.push_back(TypeAttr::get(view));
+  SmallVector<NamedAttribute> launch{
+      kb.getNamedAttr("params", kb.getArrayAttr(viewTypes)),
+      kb.getNamedAttr("param_names", kb.getArrayAttr(names)),
+      kb.getNamedAttr("scalars", kb.getArrayAttr(signature.scalars)),
+      kb.getNamedAttr("grid", kb.getDenseI64ArrayAttr(grid)),
+      kb.getNamedAttr("block", kb.getDenseI64ArrayAttr({threads, 1, 1})),
+      kb.getNamedAttr("dynamic_shared_memory",
+                      kb.getI64IntegerAttr(sharedBytes)),
+      kb.getNamedAttr("tiles", fa2TilesAttrOf(kb.getContext(), shape.tiling())),
+      kb.getNamedAttr("attention", attention)};
+  llvm::append_range(launch, marks);
+  if (!workspaces.empty())
+    launch.push_back(
+        kb.getNamedAttr("workspaces", kb.getArrayAttr(workspaceEntries)));
+  func->setAttr(AttnDialect::getLaunchAttrName(), kb.getDictionaryAttr(launch));
+  return func;
+}
+
 struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
   using AttnToNVGPUBase::AttnToNVGPUBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<AttentionOp> ops;
     module.walk([&](AttentionOp op) { ops.push_back(op); });
-    if (ops.empty())
+    SmallVector<AttentionGradOp> gradOps;
+    module.walk([&](AttentionGradOp op) { gradOps.push_back(op); });
+    if (ops.empty() && gradOps.empty())
       return;
     std::optional<MatrixUnitRequest> request =
         parseMatrixUnitRequest(matrixUnit);
@@ -128,27 +176,6 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
         views.push_back(kernelView(op.getKeyLengths()));
         names.push_back(kb.getStringAttr("key_lengths"));
       }
-      // The runtime passes the workspaces after the tensors.
-      SmallVector<Workspace> workspaces = kernelWorkspaces(*shape, ctx);
-      SmallVector<MemRefType> workspaceTypes;
-      SmallVector<Attribute> workspaceEntries;
-      for (const Workspace &workspace : workspaces) {
-        workspaceTypes.push_back(workspace.type);
-        workspaceEntries.push_back(describeWorkspace(kb, workspace));
-      }
-      KernelSignature signature = kernelSignature(kb, views, workspaceTypes);
-      auto func = gpu::GPUFuncOp::create(
-          kb, name, kb.getFunctionType(signature.params, {}));
-      func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
-      int32_t threads = static_cast<int32_t>(shape->threads());
-      func.setKnownBlockSizeAttr(kb.getDenseI32ArrayAttr({threads, 1, 1}));
-      // The registers the estimate allowed are a promise ptxas must keep:
-      // with more, fewer CTAs are resident and the waits never end (the
-      // runtime would refuse the launch).
-      if (shape->residentCtasPerSm)
-        func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                      kb.getI32IntegerAttr(
-                          static_cast<int32_t>(shape->residentCtasPerSm)));
       // A grid size that depends on a run-time length is dynamic.
       const AttentionProblem &problem = shape->problem;
       int64_t ctas = shape->leanCtas;
@@ -159,28 +186,25 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
                                           : shape->queryBlocks(),
                                       problem.batch,
                                       problem.tiledHeads() * shape->splits};
-      SmallVector<Attribute> viewTypes;
-      for (MemRefType view : views)
-        viewTypes.push_back(TypeAttr::get(view));
-      SmallVector<NamedAttribute> launch{
-          kb.getNamedAttr("params", kb.getArrayAttr(viewTypes)),
-          kb.getNamedAttr("param_names", kb.getArrayAttr(names)),
-          kb.getNamedAttr("scalars", kb.getArrayAttr(signature.scalars)),
-          kb.getNamedAttr("grid", kb.getDenseI64ArrayAttr(grid)),
-          kb.getNamedAttr("block", kb.getDenseI64ArrayAttr({threads, 1, 1})),
-          kb.getNamedAttr("dynamic_shared_memory",
-                          kb.getI64IntegerAttr(shape->sharedBytes())),
-          kb.getNamedAttr("tiles", fa2TilesAttrOf(ctx, shape->tiling())),
-          kb.getNamedAttr("attention", describeAttention(kb, op))};
       // All CTAs must be resident at once: the runtime checks before
       // launching.
+      SmallVector<NamedAttribute> marks;
       if (ctas)
-        launch.push_back(kb.getNamedAttr("persistent", kb.getUnitAttr()));
-      if (!workspaces.empty())
-        launch.push_back(
-            kb.getNamedAttr("workspaces", kb.getArrayAttr(workspaceEntries)));
-      func->setAttr(AttnDialect::getLaunchAttrName(),
-                    kb.getDictionaryAttr(launch));
+        marks.push_back(kb.getNamedAttr("persistent", kb.getUnitAttr()));
+      SmallVector<Workspace> workspaces = kernelWorkspaces(*shape, ctx);
+      gpu::GPUFuncOp func =
+          createKernel(kb, name, *shape, views, names, workspaces, grid,
+                       shape->sharedBytes(), describeAttention(kb, op), marks);
+      // The registers the estimate allowed are a promise ptxas must keep:
+      // with more, fewer CTAs are resident and the waits never end (the
+      // runtime would refuse the launch).
+      if (shape->residentCtasPerSm)
+        func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                      kb.getI32IntegerAttr(
+                          static_cast<int32_t>(shape->residentCtasPerSm)));
+      SmallVector<MemRefType> workspaceTypes;
+      for (const Workspace &workspace : workspaces)
+        workspaceTypes.push_back(workspace.type);
       KernelArguments args =
           bindArguments(kb, *shape, views, workspaceTypes, func);
       if (ctas)
@@ -190,23 +214,73 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       else
         buildFa2Kernel(kb, *shape, args);
     }
+    for (AttentionGradOp op : gradOps)
+      if (failed(buildGradKernel(op, kernels)))
+        return signalPassFailure();
+  }
+
+  /// The backward kernel of `op` in `kernels`: parameters Q, K, V, O, LSE,
+  /// dO, dQ, dK, dV (static views), no workspace.
+  LogicalResult buildGradKernel(AttentionGradOp op, gpu::GPUModuleOp kernels) {
+    FailureOr<KernelShape> shape = analyseGradKernel(op);
+    if (failed(shape))
+      return failure();
+    MLIRContext *ctx = &getContext();
+    ImplicitLocOpBuilder kb(op.getLoc(), ctx);
+    kb.setInsertionPointToEnd(kernels.getBody());
+    SmallVector<MemRefType> views;
+    SmallVector<Attribute> names;
+    StringRef paramNames[] = {"Q",  "K",  "V",  "O", "LSE",
+                              "dO", "dQ", "dK", "dV"};
+    Value operands[] = {
+        op.getQuery(),      op.getKey(),        op.getValue(),
+        op.getOut(),        op.getLse(),        op.getGradOut(),
+        op.getOutputs()[0], op.getOutputs()[1], op.getOutputs()[2]};
+    for (auto [name, operand] : llvm::zip_equal(paramNames, operands)) {
+      views.push_back(kernelView(operand));
+      names.push_back(kb.getStringAttr(name));
+    }
+    gpu::GPUFuncOp func = createKernel(
+        kb, getAttentionGradKernelName(op), *shape, views, names, {},
+        gradGrid(*shape), gradSharedBytes(*shape), describeAttention(kb, op),
+        {kb.getNamedAttr("gradient", kb.getUnitAttr())});
+    Block &entry = func.getBody().front();
+    kb.setInsertionPointToStart(&entry);
+    GradArguments args{
+        entry.getArgument(0), entry.getArgument(1), entry.getArgument(2),
+        entry.getArgument(3), entry.getArgument(4), entry.getArgument(5),
+        entry.getArgument(6), entry.getArgument(7), entry.getArgument(8)};
+    buildFa2GradKernel(kb, *shape, args);
+    gpu::ReturnOp::create(kb);
+    return success();
   }
 };
 
 } // namespace
 
-std::string mlir::attn::getAttentionKernelName(AttentionOp op) {
-  auto parent = op->getParentOfType<FunctionOpInterface>();
-  Operation *root = parent ? parent.getOperation()
-                           : op->getParentOfType<ModuleOp>().getOperation();
+/// `<function>_<stem><i>` for the i-th op of its kind in its function.
+template <typename OpT>
+static std::string kernelNameOf(OpT op, StringRef stem) {
+  auto parent = op->template getParentOfType<FunctionOpInterface>();
+  Operation *root =
+      parent ? parent.getOperation()
+             : op->template getParentOfType<ModuleOp>().getOperation();
   int index = 0;
-  root->walk([&](AttentionOp other) {
+  root->walk([&](OpT other) {
     if (other == op)
       return WalkResult::interrupt();
-    if (other->getParentOfType<FunctionOpInterface>() == parent)
+    if (other->template getParentOfType<FunctionOpInterface>() == parent)
       ++index;
     return WalkResult::advance();
   });
   std::string base = parent ? parent.getName().str() : "attention";
-  return base + "_attention" + std::to_string(index);
+  return base + "_" + stem.str() + std::to_string(index);
+}
+
+std::string mlir::attn::getAttentionKernelName(AttentionOp op) {
+  return kernelNameOf(op, "attention");
+}
+
+std::string mlir::attn::getAttentionGradKernelName(AttentionGradOp op) {
+  return kernelNameOf(op, "attention_grad");
 }

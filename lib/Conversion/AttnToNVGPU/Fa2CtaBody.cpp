@@ -39,198 +39,6 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-Value Fa2CtaBody::swizzle(Value row, Value col) {
-  Value chunk = arith::DivUIOp::create(b, col, index(kChunk));
-  Value within = arith::RemUIOp::create(b, col, index(kChunk));
-  return add(mul(layout.swizzledChunk(chunk, row), index(kChunk)), within);
-}
-
-std::pair<Value, Value> Fa2CtaBody::tileIndex(Value row, Value col,
-                                              int64_t tileRows) {
-  if (!blockedTiles())
-    return {row, swizzle(row, col)};
-  Value block = arith::DivUIOp::create(b, col, index(kBlockColumns));
-  Value within = arith::RemUIOp::create(b, col, index(kBlockColumns));
-  return {add(row, mul(block, index(tileRows))), swizzle(row, within)};
-}
-
-Value Fa2CtaBody::atEntry(std::pair<int64_t, void *> key,
-                          function_ref<Value()> build) {
-  Value &value = entryValues[key];
-  if (!value) {
-    OpBuilder::InsertionGuard guard(b);
-    b.restoreInsertionPoint(entryPoint);
-    value = build();
-    entryPoint = b.saveInsertionPoint();
-  }
-  return value;
-}
-
-Value Fa2CtaBody::swizzledColumn(int64_t chunk0, Value laneChunk, Value phase) {
-  int64_t low = chunk0 % 8;
-  // Every ldmatrix row is the lane's row mod 8 plus a multiple of 8, so the
-  // swizzle of the lane's row is that of the lane itself (`phase`).
-  Value within = atEntry({low, laneChunk.getAsOpaquePointer()}, [&] {
-    Value chunk = add(index(low), laneChunk);
-    return mul(layout.swizzledChunk(chunk, lane), index(kChunk));
-  });
-  return add(index((chunk0 - low) * kChunk), within);
-}
-
-Value Fa2CtaBody::sharedTile(Value base, Value byteOffset, int64_t rows,
-                             int64_t columns) {
-  int64_t blocks = blockedTiles() ? columns / kBlockColumns : 1;
-  auto type = MemRefType::get(
-      {blocks * rows, columns / blocks}, s.element, MemRefLayoutAttrInterface(),
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
-  return memref::ViewOp::create(b, type, base, byteOffset, ValueRange{});
-}
-
-SmallVector<Value> Fa2CtaBody::copyTile(Value source, Value batch, Value head,
-                                        Value row0, int64_t rows, Extent length,
-                                        int64_t columns, Value tile,
-                                        bool tiledRows) {
-  TileCopyLayout<IndexArith> copy(
-      arith, rows, llvm::alignTo(columns, 16) / kChunk, s.threads());
-  // The thread's row in round 0 and its chunk and column, and, when the
-  // rows of a round are a multiple of the swizzle period 8, its
-  // shared-memory column, are the same in every copy with as many threads a
-  // row: computed once at the kernel's entry.
-  int64_t key = -8 * copy.lanesPerRow;
-  Value laneRow =
-      atEntry({key - 1, nullptr}, [&] { return copy.laneRow(tid); });
-  Value laneChunk =
-      atEntry({key - 2, nullptr}, [&] { return copy.chunk(tid); });
-  Value col = atEntry({key - 3, nullptr},
-                      [&] { return mul(laneChunk, index(kChunk)); });
-  // In blocked tiles, the thread's column lies in 64-column block col / 64
-  // (rows further in the tile), at col % 64 of its row there.
-  Value laneColumn = col, blockRow;
-  if (blockedTiles()) {
-    Value laneBlock = atEntry({key - 4, nullptr}, [&] {
-      return arith::DivUIOp::create(b, col, index(kBlockColumns));
-    });
-    laneColumn = atEntry({key - 5, nullptr}, [&] {
-      return arith::RemUIOp::create(b, col, index(kBlockColumns));
-    });
-    blockRow = mul(laneBlock, index(rows));
-  }
-  Value laneSharedCol;
-  if (copy.rowsPerRound() % 8 == 0)
-    laneSharedCol = atEntry({key - 6, nullptr},
-                            [&] { return swizzle(laneRow, laneColumn); });
-  SmallVector<Value> tokens;
-  for (int64_t round = 0; round < copy.rounds(); ++round) {
-    Value row = copy.row(laneRow, round);
-    // The threads that copy nothing in this round skip it. Their copies'
-    // tokens are not needed: cp.async.commit_group groups every copy the
-    // thread issued before it.
-    std::optional<OpBuilder::InsertionGuard> guarded;
-    bool idleThreads = copy.hasIdleThreads(round);
-    if (idleThreads) {
-      guarded.emplace(b);
-      auto ifOp = scf::IfOp::create(b, copy.copies(laneChunk, row, round),
-                                    /*withElseRegion=*/false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-    }
-    // Past the end of the rows or the columns: read nothing (the address
-    // stays in bounds) and fill 0.
-    Value sourceRow = add(row0, row);
-    Value inBounds = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                           sourceRow, length.length);
-    Value clamped = arith::MinUIOp::create(b, sourceRow, length.last);
-    Value sourceHead = head;
-    if (tiledRows)
-      std::tie(sourceHead, clamped) = queryRowOf(head, clamped);
-    Value sourceCol = col;
-    if (columns % 16 != 0) {
-      inBounds = arith::AndIOp::create(
-          b, inBounds,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
-                                index(columns)));
-      sourceCol = arith::MinUIOp::create(b, col, index(columns - kChunk));
-    }
-    Value elements =
-        arith::SelectOp::create(b, inBounds, index(kChunk), index(0));
-    Value token = nvgpu::DeviceAsyncCopyOp::create(
-        b, tile,
-        ValueRange{blockRow ? add(row, blockRow) : row,
-                   laneSharedCol ? laneSharedCol : swizzle(row, laneColumn)},
-        source, ValueRange{batch, sourceHead, clamped, sourceCol},
-        b.getIndexAttr(kChunk), elements, /*bypassL1=*/b.getUnitAttr());
-    if (!idleThreads)
-      tokens.push_back(token);
-  }
-  return tokens;
-}
-
-Value Fa2CtaBody::ldmatrix(Value tile, Value row0, Value laneRow,
-                           Value laneChunk, int64_t col0, int64_t numTiles,
-                           bool transpose) {
-  // Only the mma.sync products load fragments: their tiles keep whole rows.
-  Value row = add(row0, laneRow);
-  Value col = swizzledColumn(col0 / kChunk, laneChunk, lanePhase);
-  return nvgpu::LdMatrixOp::create(b, VectorType::get({numTiles, 2}, s.element),
-                                   tile, ValueRange{row, col}, transpose,
-                                   static_cast<uint32_t>(numTiles));
-}
-
-Value Fa2CtaBody::loadA(Value tile, Value row0, int64_t col0) {
-  // Lanes 0-15 address rows 0-15 at col0, lanes 16-31 the same rows at
-  // col0 + 8: matrices a0a1 | a2a3 | a4a5 | a6a7.
-  return ldmatrix(tile, row0, laneRow16, laneHalf16, col0, 4, false);
-}
-
-Value Fa2CtaBody::loadB(Value tile, Value row0, int64_t col0) {
-  // K stored [key][d]: lanes 0-7 address keys row0..+7 at d = col0, lanes
-  // 8-15 the same keys at col0 + 8 (lanes 16-31 repeat; x2 ignores them).
-  return ldmatrix(tile, row0, laneRow8, laneHalf8, col0, 2, false);
-}
-
-Value Fa2CtaBody::loadBTransposed(Value tile, Value row0, int64_t col0) {
-  // V stored [key][d]: lanes 0-15 address keys row0..+15 at d = col0; the
-  // transposed x2 load hands lane l keys 2t, 2t+1 (+8) of column g.
-  return ldmatrix(tile, row0, vRow, vChunk, col0, 2, true);
-}
-
-Value Fa2CtaBody::mma(Value a, Value bFrag, Value c) {
-  if (s.element.isF16())
-    return nvgpu::MmaSyncOp::create(b, a, bFrag, c,
-                                    ArrayRef<int64_t>{16, 8, 16});
-  SmallVector<Value> accumulators = elementsOf(c);
-  auto structType = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                     SmallVector<Type>(4, f32));
-  Value d = NVVM::MmaOp::create(
-      b, structType, packedRegisters(a), packedRegisters(bFrag), accumulators,
-      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  SmallVector<Value> elements;
-  for (int64_t i = 0; i < 4; ++i)
-    elements.push_back(LLVM::ExtractValueOp::create(b, d, i));
-  return fragmentsOf(elements).front();
-}
-
-Value Fa2CtaBody::quadReduce(Value value, bool isMax) {
-  for (int32_t offset : {1, 2}) {
-    Value other = gpu::ShuffleOp::create(b, value, offset, kWarpSize,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    value = isMax ? maxF(value, other) : addF(value, other);
-  }
-  return value;
-}
-
-Fa2CtaBody::Extent Fa2CtaBody::extent(Value length) {
-  if (std::optional<int64_t> known = getConstantIntValue(length))
-    return {length, index(std::max<int64_t>(*known - 1, 0))};
-  // A sequence's key length may be 0: its copies then read row 0, which
-  // every tensor has, and fill zeros.
-  return {length, arith::MaxSIOp::create(
-                      b, arith::SubIOp::create(b, length, index(1)), index(0))};
-}
-
 void Fa2CtaBody::setUp(const KernelLengths &lengths) {
   queryLen = extent(lengths.queryLen);
   keyLen = extent(lengths.keyLen);
@@ -238,28 +46,10 @@ void Fa2CtaBody::setUp(const KernelLengths &lengths) {
                  ? queryLen
                  : extent(b.createOrFold<arith::MulIOp>(
                        lengths.queryLen, index(s.problem.packedHeads)));
-  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  lane = arith::RemUIOp::create(b, tid, index(kWarpSize));
-  warp = arith::DivUIOp::create(b, tid, index(kWarpSize));
-  groupId = layout.groupId(lane);
-  laneInGroup = layout.laneInGroup(lane);
-  // ldmatrix rows start at multiples of 8, so a lane's row mod 8 (its
-  // swizzle phase) is lane mod 8 in every load.
-  laneRow16 = layout.aRow(lane);
-  laneHalf16 = layout.aChunk(lane);
-  laneRow8 = layout.bRow(lane);
-  laneHalf8 = layout.bChunk(lane);
-  vRow = layout.vRow(lane);
-  vChunk = layout.vChunk(lane);
-  lanePhase = laneRow8;
+  setUpLanes();
   // The first row of this warp's slice of the query block.
   warpRow = mul(warp, index(s.blockM / s.warps));
-
-  auto workgroup =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  shared = gpu::DynamicSharedMemoryOp::create(
-      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                         MemRefLayoutAttrInterface(), workgroup));
+  setUpSharedMemory();
   // wgmma's descriptors address shared memory by its shared-window address.
   // The warpgroup's 64 rows of the Q tile are A of S = Q K^T.
   if (s.matrixUnit == MatrixUnit::Wgmma) {
@@ -275,11 +65,6 @@ void Fa2CtaBody::setUp(const KernelLengths &lengths) {
   oTile = s.valueRow() == s.keyRow()
               ? qTile
               : sharedTile(shared, index(0), s.blockM, s.valueRow());
-  // Per-lane values that addresses share are built ahead of the shared
-  // memory's views, whatever the skeleton builds after them.
-  Operation *sharedOp = shared.getDefiningOp();
-  entryPoint =
-      OpBuilder::InsertPoint(sharedOp->getBlock(), Block::iterator(sharedOp));
 }
 
 Fa2CtaBody::StageTiles Fa2CtaBody::kvTiles(Value stage) {
@@ -369,37 +154,6 @@ void Fa2CtaBody::valueProducts(SmallVector<Value> &acc,
     }
 }
 
-SmallVector<Value> Fa2CtaBody::elementsOf(ArrayRef<Value> fragments) {
-  SmallVector<Value> elements;
-  for (Value fragment : fragments)
-    for (int64_t i = 0; i < 2; ++i)
-      for (int64_t c = 0; c < 2; ++c)
-        elements.push_back(
-            vector::ExtractOp::create(b, fragment, ArrayRef<int64_t>{i, c}));
-  return elements;
-}
-
-SmallVector<Value> Fa2CtaBody::fragmentsOf(ArrayRef<Value> elements) {
-  SmallVector<Value> fragments;
-  auto type = VectorType::get({2, 2}, f32);
-  for (size_t j = 0; j < elements.size(); j += 4)
-    fragments.push_back(
-        vector::FromElementsOp::create(b, type, elements.slice(j, 4)));
-  return fragments;
-}
-
-SmallVector<Value> Fa2CtaBody::packedRegisters(Value fragment) {
-  SmallVector<Value> words;
-  int64_t rows = cast<VectorType>(fragment.getType()).getDimSize(0);
-  for (int64_t r = 0; r < rows; ++r) {
-    Value halves = vector::ExtractOp::create(b, fragment, r);
-    Value word = vector::BitCastOp::create(
-        b, VectorType::get({1}, b.getI32Type()), halves);
-    words.push_back(vector::ExtractOp::create(b, word, 0));
-  }
-  return words;
-}
-
 Value Fa2CtaBody::copyKV(Value k, Value v, Value batch, Value kvHead,
                          Value block, Value stage) {
   StageTiles tiles = kvTiles(stage);
@@ -412,8 +166,9 @@ Value Fa2CtaBody::copyKV(Value k, Value v, Value batch, Value kvHead,
 }
 
 Value Fa2CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
-  return commit(copyTile(q, batch, head, row0, s.blockM, tiledLen,
-                         s.problem.headDim, qTile, /*tiledRows=*/true));
+  return commit(copyTile(
+      q, batch, head, row0, s.blockM, tiledLen, s.problem.headDim, qTile,
+      [&](Value head, Value row) { return queryRowOf(head, row); }));
 }
 
 CtaState Fa2CtaBody::initialState() {
@@ -451,13 +206,6 @@ Value Fa2CtaBody::constantTable(DenseElementsAttr values) {
     symbols.insert(table, module.getBody()->begin());
     return memref::GetGlobalOp::create(b, type, table.getSymName());
   });
-}
-
-Value Fa2CtaBody::tanh(Value x) {
-  Value e = exp2(mulF(x, f32Const(2.0 * M_LOG2E)));
-  Value reciprocal =
-      intrinsic("llvm.nvvm.rcp.approx.ftz.f", addF(e, f32Const(1.0)));
-  return subF(f32Const(1.0), mulF(f32Const(2.0), reciprocal));
 }
 
 Value Fa2CtaBody::modifyScore(Value x, Value batch, Value head, Value row,

@@ -86,15 +86,10 @@ Value releaseAndIncrement(ImplicitLocOpBuilder &b, Value counters,
                                      counters, ValueRange{index});
 }
 
-/// Keeps LLVM's loop-invariant code motion out of `loop` (loops nested in
-/// it are still optimised). A persistent kernel's loop over its pieces must
-/// not have the per-lane addresses of a piece's query load, output store and
-/// merge hoisted above it: they would stay live through the CTA body's loop
-/// over key/value blocks (LICM does not weigh register pressure). Measured
-/// on the Lean kernel with run-time lengths, D = 128, 64 x 64 tiles, sm_90a:
-/// 96 bytes spilled with LICM, none without. scf-to-cf forwards the
-/// attribute (an LLVM dialect attribute named as llvm.br's) to the loop's
-/// back edge, and the translation emits llvm.licm.disable.
+} // namespace
+
+namespace mlir::attn {
+
 void disableLoopInvariantCodeMotion(Operation *loop) {
   MLIRContext *context = loop->getContext();
   auto keep = LLVM::LoopLICMAttr::get(context, BoolAttr::get(context, true),
@@ -105,10 +100,6 @@ void disableLoopInvariantCodeMotion(Operation *loop) {
                                               {}, {}, {}, {}, {}, {}, {}, {},
                                               {}));
 }
-
-} // namespace
-
-namespace mlir::attn {
 
 void buildFa2Kernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                     const KernelArguments &args) {

@@ -6,8 +6,9 @@
 //===----------------------------------------------------------------------===//
 //
 // attn-to-nvgpu names the kernel of an attention `<function>_attention<i>`,
-// the i-th attention of its function in walk order; bundles carry that name
-// and attn-run looks kernels up by it.
+// the i-th attention of its function in walk order, and the kernel of an
+// attn.attention_grad `<function>_attention_grad<i>`; bundles carry those
+// names and attn-run looks kernels up by them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +20,10 @@
 namespace mlir::attn {
 
 class AttentionOp;
+class AttentionGradOp;
 
 std::string getAttentionKernelName(AttentionOp op);
+std::string getAttentionGradKernelName(AttentionGradOp op);
 
 } // namespace mlir::attn
 

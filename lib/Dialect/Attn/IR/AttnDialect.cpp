@@ -58,14 +58,16 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
       });
   auto bytes =
       dict ? dict.getAs<IntegerAttr>("dynamic_shared_memory") : nullptr;
-  // Optional: `persistent` (unit) and `workspaces`, each {name, bytes > 0,
-  // zero_init} and optionally the units per_cta and kernel_resets.
+  // Optional: `persistent` and `gradient` (units) and `workspaces`, each
+  // {name, bytes > 0, zero_init} and optionally the units per_cta and
+  // kernel_resets.
   size_t optional = 0;
   bool optionalValid = true;
-  if (dict && dict.contains("persistent")) {
-    ++optional;
-    optionalValid &= isa<UnitAttr>(dict.get("persistent"));
-  }
+  for (StringRef unit : {"persistent", "gradient"})
+    if (dict && dict.contains(unit)) {
+      ++optional;
+      optionalValid &= isa<UnitAttr>(dict.get(unit));
+    }
   if (dict && dict.contains("workspaces")) {
     ++optional;
     auto workspaces = dict.getAs<ArrayAttr>("workspaces");
@@ -98,7 +100,7 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
               "param_names = [a string per param], scalars = [{param = i, size "
               "= d} or {param = i, stride = "
               "d}]} with positive sizes (a grid size may be dynamic), and "
-              "optionally persistent and workspaces = [{name, bytes, "
+              "optionally persistent, gradient and workspaces = [{name, bytes, "
               "zero_init, optionally per_cta and kernel_resets}], got "
            << launch;
   return success();

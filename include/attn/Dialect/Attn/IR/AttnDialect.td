@@ -50,7 +50,8 @@ def Attn_Dialect : Dialect {
     /// `{param = i, stride = d}`); a persistent kernel (Lean attention) adds `persistent` (all CTAs must
     /// be resident at once) and `workspaces` (a list of dictionaries of
     /// name, bytes and zero_init: buffers the runtime passes after the
-    /// parameters).
+    /// parameters); a backward kernel (attn.attention_grad's) adds
+    /// `gradient`.
     static constexpr ::llvm::StringLiteral getLaunchAttrName() {
       return ::llvm::StringLiteral("attn.launch");
     }

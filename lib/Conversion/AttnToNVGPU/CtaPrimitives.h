@@ -1,0 +1,172 @@
+//===- CtaPrimitives.h - The building blocks of the CTA bodies --*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// What every CTA body of attn-to-nvgpu builds its loops from: the per-lane
+// values of the fragment layouts, tiles of dynamic shared memory (16-byte
+// chunks XOR-swizzled), cp.async copies of tiles from global memory,
+// ldmatrix and mma.sync m16n8k16, quad reductions and the hardware's
+// approximate math. The forward's body (Fa2CtaBody) and the backward's
+// (Fa2GradBody) derive from it, so a fragment or an address is formed one
+// way in every kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTONVGPU_CTAPRIMITIVES_H
+#define ATTN_LIB_CONVERSION_ATTNTONVGPU_CTAPRIMITIVES_H
+
+#include "CtaBody.h"
+
+#include "attn/Conversion/AttnToNVGPU/FragmentLayout.h"
+#include "attn/Conversion/AttnToNVGPU/TileCopyLayout.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+namespace mlir::attn {
+
+class CtaPrimitives {
+protected:
+  CtaPrimitives(ImplicitLocOpBuilder &b, const KernelShape &shape)
+      : b(b), s(shape), f32(b.getF32Type()), arith{b}, layout{arith} {}
+
+  /// The thread's lane, warp and the lane's ldmatrix offsets (below), at
+  /// the kernel's entry.
+  void setUpLanes();
+  /// The dynamic shared memory; values built later by atEntry go before it.
+  void setUpSharedMemory();
+
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, value);
+  }
+  Value f32Const(double value) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(value));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value addF(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
+  Value mulF(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
+  Value subF(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
+  Value maxF(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
+  Value exp2(Value x) { return intrinsic("llvm.nvvm.ex2.approx.ftz.f", x); }
+  Value log2(Value x) { return intrinsic("llvm.nvvm.lg2.approx.ftz.f", x); }
+  /// tanh(x) = 1 - 2 / (2^(2 x log2(e)) + 1) with ex2.approx and
+  /// rcp.approx: within about 1e-7 of tanh absolutely (tanh.approx.f32 errs
+  /// up to 2^-11 relatively), and no division's slow path.
+  Value tanh(Value x);
+  Value intrinsic(StringRef name, Value x) {
+    return LLVM::CallIntrinsicOp::create(b, f32, b.getStringAttr(name),
+                                         ValueRange{x})
+        .getResult(0);
+  }
+
+  /// The column at which element `col` (< 64) of row `row` of a 64-column
+  /// block is stored: 16-byte chunks XOR-swizzled with row % 8, so that the
+  /// 8 rows an ldmatrix phase reads, and the 8 chunks of a row a cp.async
+  /// phase writes, fall in distinct banks.
+  Value swizzle(Value row, Value col);
+  /// Where element (row, col) of a tile of `tileRows` rows is stored in its
+  /// view. For wgmma (blockedTiles) tiles are kept as 64-column blocks one
+  /// after the other ([columns / 64][tileRows][64], each block swizzled as
+  /// above), the 128-byte swizzle's canonical layout that wgmma reads
+  /// (K-major for Q and K, MN-major for V) and a tensor copy with a
+  /// 64-element box writes; for mma.sync as whole rows ([tileRows][columns],
+  /// each row's 64-column blocks swizzled as above), which costs its
+  /// address arithmetic a register less (D = 256 on sm_80 spilled with
+  /// blocks).
+  std::pair<Value, Value> tileIndex(Value row, Value col, int64_t tileRows);
+  bool blockedTiles() const { return s.matrixUnit == MatrixUnit::Wgmma; }
+
+  /// The swizzled column of 16-byte chunk `chunk0 + laneChunk` in a row
+  /// whose index is `phase` mod 8, with `laneChunk` 0 or 1 and `chunk0` even
+  /// when it can be 1. The lane-dependent part is computed once at the
+  /// kernel's entry, so every address in the loop is a per-lane base plus a
+  /// constant.
+  Value swizzledColumn(int64_t chunk0, Value laneChunk, Value phase);
+  /// Builds `build` at the kernel's entry, once per `key`.
+  Value atEntry(std::pair<int64_t, void *> key, function_ref<Value()> build);
+
+  /// A run-time length and its last index (length - 1, and 0 for an empty
+  /// length), built at the entry.
+  struct Extent {
+    Value length, last;
+  };
+  Extent extent(Value length);
+
+  /// The source head and row of row `row` of head `head` of a copied tile
+  /// (a tiled head's rows with GQA packing, MaskGeometry.h); null: the
+  /// head's own rows.
+  using RowMap = function_ref<std::pair<Value, Value>(Value, Value)>;
+  /// cp.async of rows [row0, row0 + rows) of `source[batch, head]`, whose
+  /// rows have `columns` elements, into `tile`, in 16-byte chunks up to the
+  /// next multiple of 16 elements (an mma k step); rows at or past `length`
+  /// and chunks past `columns` are zero-filled. Returns the tokens of the
+  /// copies every thread makes, which `commit` groups.
+  SmallVector<Value> copyTile(Value source, Value batch, Value head, Value row0,
+                              int64_t rows, Extent length, int64_t columns,
+                              Value tile, RowMap rowOf = nullptr);
+  Value commit(ArrayRef<Value> tokens) {
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  }
+  /// Waits until at most `pending` committed groups are still in flight.
+  void waitGroups(Value group, int32_t pending) {
+    nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(pending));
+  }
+
+  /// The tile views of dynamic shared memory: `rows` rows of `columns`
+  /// elements (a multiple of 64), as tileIndex indexes them.
+  Value sharedTile(Value base, Value byteOffset, int64_t rows, int64_t columns);
+
+  /// C fragments (vector<2x2xf32>) as their elements in order, and back:
+  /// the registers of a wgmma accumulator (WarpgroupMma.h).
+  SmallVector<Value> elementsOf(ArrayRef<Value> fragments);
+  SmallVector<Value> fragmentsOf(ArrayRef<Value> elements);
+  /// A or B fragment rows (pairs of 16-bit values) as 32-bit registers.
+  SmallVector<Value> packedRegisters(Value fragment);
+
+  /// ldmatrix.x`numTiles` of the 8x8 matrices whose rows lane l addresses
+  /// at row `row0 + laneRow`, 16-byte chunk `col0 / 8 + laneChunk` (the
+  /// mma.sync products only, whose tiles keep whole rows).
+  Value ldmatrix(Value tile, Value row0, Value laneRow, Value laneChunk,
+                 int64_t col0, int64_t numTiles, bool transpose);
+  /// Per-lane ldmatrix operands of m16n8k16: A (16 rows x 16 columns at
+  /// col0 of rows row0...), B from a tile stored [n][k] (8 rows at row0),
+  /// and B from a tile stored [k][n] (16 rows at row0, 8 columns at col0,
+  /// loaded transposed).
+  Value loadA(Value tile, Value row0, int64_t col0);
+  Value loadB(Value tile, Value row0, int64_t col0);
+  Value loadBTransposed(Value tile, Value row0, int64_t col0);
+
+  /// D = A B + C, m16n8k16. nvgpu.mma.sync for f16; for bf16, whose
+  /// nvgpu lowering cannot name the PTX type, nvvm.mma.sync on the packed
+  /// 32-bit registers.
+  Value mma(Value a, Value bFrag, Value c);
+
+  /// max / sum of `value` over the 4 lanes of a quad.
+  Value quadReduce(Value value, bool isMax);
+
+  ImplicitLocOpBuilder &b;
+  const KernelShape &s;
+  Type f32;
+  IndexArith arith;
+  /// Every lane-to-element and lane-to-address formula (unit-tested).
+  FragmentLayout<IndexArith> layout;
+  Value lane, groupId, laneInGroup, tid, warp;
+  /// Dynamic shared memory.
+  Value shared;
+  /// Per-lane ldmatrix row offsets and chunk offsets (see loadA/B).
+  Value laneRow16, laneRow8, laneHalf16, laneHalf8, vRow, vChunk, lanePhase;
+
+private:
+  OpBuilder::InsertPoint entryPoint;
+  DenseMap<std::pair<int64_t, void *>, Value> entryValues;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_CONVERSION_ATTNTONVGPU_CTAPRIMITIVES_H

@@ -1,0 +1,673 @@
+//===- Fa2GradKernel.cpp - The backward pass on tensor cores --------------===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// Both kinds of CTA hold a tile of rows (keys, or queries) and stream the
+// blocks of the other side past it; every product is one of the forward's
+// two forms on mma.sync: rows x streamed^T with both operands from shared
+// memory through ldmatrix (S or S^T, dP or dP^T), and a register operand
+// times a streamed tile loaded transposed (dV += P^T dO, dK += dS^T Q,
+// dQ += dS K). P and dS never leave the registers: the C fragments of two
+// adjacent n8 tiles are the A fragment of a k16 slice, as in the forward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Fa2GradKernel.h"
+#include "CtaPrimitives.h"
+#include "KernelSkeletons.h"
+
+#include "attn/Analysis/AttentionProblem.h"
+#include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/Fa2Resources.h"
+#include "attn/Analysis/MaskGeometry.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The tiles of the backward kernel: a CTA's own rows and its warps (16
+/// rows each).
+constexpr int64_t kGradRows = 64, kGradWarps = 4;
+/// The rows of each block streamed past them: 64, or 32 where the rows are
+/// wider than 64 (a warp's dK and dV fragments then take 128 registers, and
+/// S and dP of 64 columns another 64: ptxas spilled at D = 128).
+int64_t gradStreamedRows(int64_t headDim, int64_t valueDim) {
+  return std::max(headDim, valueDim) <= 64 ? 64 : 32;
+}
+/// The widest head dimension the kernel takes (FlashAttention's), and the
+/// widest whose dK and dV a key/value CTA accumulates in one walk.
+constexpr int64_t kGradMaxHeadDim = kFa2MaxHeadDim, kGradBothAtOnce = 128;
+
+/// Which side of the attention a CTA's rows are.
+enum class Rows { Keys, Queries };
+
+class Fa2GradBody : CtaPrimitives {
+public:
+  Fa2GradBody(ImplicitLocOpBuilder &b, const KernelShape &s)
+      : CtaPrimitives(b, s) {}
+
+  void build(const GradArguments &args);
+
+private:
+  /// dK and dV of key block `block` of (batch, kvHead).
+  void keyBlock(const GradArguments &args, Value batch, Value kvHead,
+                Value block);
+  /// The walk of the key block at key0 over the query heads of kvHead's
+  /// group and the query blocks that see it: dK's fragments with `key`,
+  /// then dV's with `value`, unscaled.
+  SmallVector<Value> walkQueryBlocks(const GradArguments &args, Value batch,
+                                     Value kvHead, Value key0, bool value,
+                                     bool key);
+  /// dQ of query block `block` of (batch, head).
+  void queryBlock(const GradArguments &args, Value batch, Value head,
+                  Value block);
+
+  /// rows x streamed^T for the warp's m16 tiles, both from shared memory:
+  /// [mTiles][block_n / 8] C fragments over `columns` (D or Dv) columns.
+  SmallVector<SmallVector<Value>> rowProducts(Value rowTile, Value streamTile,
+                                              int64_t columns);
+  /// acc [mTiles][width / 8] += frags (A fragments [mTiles][block_n / 16])
+  /// times the streamed tile (rows the k dimension, `width` columns).
+  void accumulate(SmallVector<Value> &acc, ArrayRef<SmallVector<Value>> frags,
+                  Value streamTile, int64_t width);
+
+  /// The statistics of rows [row0, row0 + rows) of (batch, head), into the
+  /// shared arrays: LSE in base 2 (+inf for a row past Sq, or one that saw
+  /// no key: its P is 0) and Dsum = rowsum(dO O) (0 past Sq). Every warp
+  /// takes every `warps`-th row; its lanes split the row's Dv elements.
+  void rowStatistics(const GradArguments &args, Value batch, Value head,
+                     Value row0, int64_t rows);
+
+  /// P and dS of one element: score product x, dP element y, the row's or
+  /// column's LSE (base 2) and Dsum; `hidden` (null when no element mask
+  /// applies) gives 0 for both. Without y and Dsum, P only.
+  std::pair<Value, Value> gradients(Value x, Value y, Value lse2, Value dsum,
+                                    Value hidden);
+  /// The A fragments of a k16 slice of the [mTiles][block_n / 8 * 4] flat
+  /// element values, rounded to the element type.
+  SmallVector<SmallVector<Value>> aFragments(ArrayRef<Value> flat);
+
+  /// Stores acc * factor into rows row0 + (the warp's fragment rows) of
+  /// out[batch, head], rows below `length` only.
+  void storeRows(ArrayRef<Value> acc, int64_t width, float factor, Value out,
+                 Value batch, Value head, Value row0, Value length);
+
+  Value fragmentRow(int64_t mt, int64_t i) {
+    return add(add(warpRow, index(mt * 16)),
+               add(layout.cRow(groupId, 0), index(8 * i)));
+  }
+  /// A C fragment of zeros.
+  Value zeroFragment();
+  /// Element (i, j) of a C fragment.
+  Value element(Value fragment, int64_t i, int64_t j) {
+    return vector::ExtractOp::create(b, fragment, ArrayRef<int64_t>{i, j});
+  }
+  MaskGeometry<IndexArith> geometry() {
+    return {arith,
+            queryLen.length,
+            keyLen.length,
+            s.problem.causalHidesKeys(),
+            s.problem.window,
+            std::nullopt,
+            /*packedHeads=*/1};
+  }
+  int64_t keyRow() const { return s.keyRow(); }
+  int64_t valueRow() const { return s.valueRow(); }
+
+  Value warpRow;
+  Extent queryLen, keyLen;
+  /// The CTA's own rows (Q or K, and dO or V), the streamed block (K or Q,
+  /// and V or dO), and the streamed rows' (or the own rows') LSE and Dsum.
+  Value rowsA, rowsB, streamA, streamB, lseRows, dsumRows;
+};
+
+int64_t tileBytes(int64_t rows, int64_t rowElements) {
+  return rows * rowElements * 2;
+}
+
+} // namespace
+
+Value Fa2GradBody::zeroFragment() {
+  Type fragC = VectorType::get({2, 2}, f32);
+  return arith::ConstantOp::create(
+      b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
+}
+
+SmallVector<SmallVector<Value>>
+Fa2GradBody::rowProducts(Value rowTile, Value streamTile, int64_t columns) {
+  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8,
+          kSteps = llvm::divideCeil(columns, 16);
+  SmallVector<SmallVector<Value>> products(
+      mTiles, SmallVector<Value>(nTiles, zeroFragment()));
+  for (int64_t ks = 0; ks < kSteps; ++ks) {
+    SmallVector<Value> aFrags;
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      aFrags.push_back(loadA(rowTile, add(warpRow, index(mt * 16)), ks * 16));
+    for (int64_t nt = 0; nt < nTiles; ++nt) {
+      Value bFrag = loadB(streamTile, index(nt * 8), ks * 16);
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        products[mt][nt] = mma(aFrags[mt], bFrag, products[mt][nt]);
+    }
+  }
+  return products;
+}
+
+void Fa2GradBody::accumulate(SmallVector<Value> &acc,
+                             ArrayRef<SmallVector<Value>> frags,
+                             Value streamTile, int64_t width) {
+  int64_t mTiles = s.mTiles(), kSlices = s.blockN / 16, oTiles = width / 8;
+  for (int64_t kk = 0; kk < kSlices; ++kk)
+    for (int64_t ot = 0; ot < oTiles; ++ot) {
+      Value bFrag = loadBTransposed(streamTile, index(kk * 16), ot * 8);
+      for (int64_t mt = 0; mt < mTiles; ++mt) {
+        Value &fragment = acc[mt * oTiles + ot];
+        fragment = mma(frags[mt][kk], bFrag, fragment);
+      }
+    }
+}
+
+void Fa2GradBody::rowStatistics(const GradArguments &args, Value batch,
+                                Value head, Value row0, int64_t rows) {
+  int64_t dv = s.problem.valueDim;
+  Value inf = f32Const(std::numeric_limits<float>::infinity());
+  auto loop = scf::ForOp::create(b, warp, index(rows), index(s.warps));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value rowInTile = loop.getInductionVar();
+  Value row = add(row0, rowInTile);
+  Value inRange =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, queryLen.length);
+  Value clamped = arith::MinUIOp::create(b, row, queryLen.last);
+  // Lane l adds up elements l, l + 32, ... of the row; the warp's
+  // butterfly gives every lane the sum.
+  Value dot = f32Const(0.0);
+  for (int64_t col0 = 0; col0 < dv; col0 += attn::kWarpSize) {
+    Value col = add(lane, index(col0));
+    Value valid =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col, index(dv));
+    Value safeCol = dv % attn::kWarpSize == 0
+                        ? col
+                        : arith::MinUIOp::create(b, col, index(dv - 1));
+    ValueRange at{batch, head, clamped, safeCol};
+    Value gradOut = memref::LoadOp::create(b, args.gradOut, at);
+    Value out = memref::LoadOp::create(b, args.o, at);
+    Value term = mulF(arith::ExtFOp::create(b, f32, gradOut),
+                      arith::ExtFOp::create(b, f32, out));
+    if (dv % attn::kWarpSize != 0)
+      term = arith::SelectOp::create(b, valid, term, f32Const(0.0));
+    dot = addF(dot, term);
+  }
+  for (int32_t offset : {16, 8, 4, 2, 1})
+    dot = addF(dot, gpu::ShuffleOp::create(b, dot, offset, attn::kWarpSize,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult());
+  Value lse =
+      memref::LoadOp::create(b, args.lse, ValueRange{batch, head, clamped});
+  // A row that saw no key has LSE -inf; +inf makes its P 0, as past Sq.
+  Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, lse,
+                                      f32Const(-INFINITY));
+  Value lse2 = arith::SelectOp::create(
+      b,
+      arith::AndIOp::create(
+          b, inRange,
+          arith::XOrIOp::create(b, empty,
+                                arith::ConstantIntOp::create(b, 1, 1))),
+      mulF(lse, f32Const(M_LOG2E)), inf);
+  Value dsum = arith::SelectOp::create(b, inRange, dot, f32Const(0.0));
+  auto first = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, index(0)),
+      /*withElseRegion=*/false);
+  b.setInsertionPointToStart(first.thenBlock());
+  memref::StoreOp::create(b, lse2, lseRows, ValueRange{rowInTile});
+  memref::StoreOp::create(b, dsum, dsumRows, ValueRange{rowInTile});
+}
+
+std::pair<Value, Value> Fa2GradBody::gradients(Value x, Value y, Value lse2,
+                                               Value dsum, Value hidden) {
+  // s = softcap tanh(scale x / softcap), or scale x; P = exp(s - LSE);
+  // dS = P (dP - Dsum), times ds/dc = 1 - tanh^2 under a softcap (the scale
+  // is applied to dQ and dK once, at the end).
+  Value t, logit2;
+  if (s.softcap) {
+    t = tanh(mulF(x, f32Const(s.scale / *s.softcap)));
+    logit2 = mulF(t, f32Const(*s.softcap * M_LOG2E));
+  } else {
+    logit2 = mulF(x, f32Const(s.scaleLog2));
+  }
+  Value p = exp2(subF(logit2, lse2));
+  if (hidden)
+    p = arith::SelectOp::create(b, hidden, f32Const(0.0), p);
+  if (!y)
+    return {p, Value()};
+  Value ds = mulF(p, subF(y, dsum));
+  if (s.softcap)
+    ds = mulF(ds, subF(f32Const(1.0), mulF(t, t)));
+  return {p, ds};
+}
+
+SmallVector<SmallVector<Value>> Fa2GradBody::aFragments(ArrayRef<Value> flat) {
+  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8;
+  Type fragA = VectorType::get({4, 2}, s.element);
+  SmallVector<SmallVector<Value>> frags(mTiles);
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
+      SmallVector<Value> halves;
+      for (int64_t nt : {2 * kk, 2 * kk + 1})
+        for (int64_t e = 0; e < 4; ++e)
+          halves.push_back(arith::TruncFOp::create(
+              b, s.element, flat[(mt * nTiles + nt) * 4 + e]));
+      frags[mt].push_back(
+          vector::FromElementsOp::create(b, cast<VectorType>(fragA), halves));
+    }
+  return frags;
+}
+
+void Fa2GradBody::storeRows(ArrayRef<Value> acc, int64_t width, float factor,
+                            Value out, Value batch, Value head, Value row0,
+                            Value length) {
+  Type pair = VectorType::get({2}, f32);
+  int64_t oTiles = width / 8;
+  Value factors = vector::BroadcastOp::create(b, pair, f32Const(factor));
+  for (int64_t mt = 0; mt < s.mTiles(); ++mt)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = add(row0, fragmentRow(mt, i));
+      auto store = scf::IfOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, length),
+          /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      for (int64_t ot = 0; ot < oTiles; ++ot) {
+        Value rowPair = vector::ExtractOp::create(b, acc[mt * oTiles + ot], i);
+        Value values = arith::TruncFOp::create(
+            b, VectorType::get({2}, s.element), mulF(rowPair, factors));
+        vector::StoreOp::create(
+            b, values, out,
+            ValueRange{batch, head, row,
+                       add(index(ot * 8), layout.cCol(laneInGroup, 0))});
+      }
+    }
+}
+
+void Fa2GradBody::keyBlock(const GradArguments &args, Value batch, Value kvHead,
+                           Value block) {
+  const AttentionProblem &p = s.problem;
+  int64_t kFragments = s.mTiles() * (p.headDim / 8);
+  Value key0 = mul(block, index(s.blockM));
+  copyTile(args.k, batch, kvHead, key0, s.blockM, keyLen, p.headDim, rowsA);
+  Value ownRows = commit(copyTile(args.v, batch, kvHead, key0, s.blockM, keyLen,
+                                  p.valueDim, rowsB));
+  // Rows wider than 128 take dV, then dK, in a walk each (the fragments of
+  // both take 256 registers at D = 256), dV stored before the second walk
+  // so that its fragments are not live through it.
+  auto store = [&](ArrayRef<Value> fragments, bool key) {
+    storeRows(fragments, key ? p.headDim : p.valueDim, key ? s.scale : 1.0f,
+              key ? args.gradKey : args.gradValue, batch, kvHead, key0,
+              keyLen.length);
+  };
+  if (std::max(p.headDim, p.valueDim) > kGradBothAtOnce) {
+    store(walkQueryBlocks(args, batch, kvHead, key0, /*value=*/true,
+                          /*key=*/false),
+          /*key=*/false);
+    store(walkQueryBlocks(args, batch, kvHead, key0, /*value=*/false,
+                          /*key=*/true),
+          /*key=*/true);
+  } else {
+    SmallVector<Value> both = walkQueryBlocks(args, batch, kvHead, key0,
+                                              /*value=*/true, /*key=*/true);
+    store(ArrayRef<Value>(both).take_front(kFragments), /*key=*/true);
+    store(ArrayRef<Value>(both).drop_front(kFragments), /*key=*/false);
+  }
+  waitGroups(ownRows, 0);
+}
+
+SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
+                                                Value batch, Value kvHead,
+                                                Value key0, bool value,
+                                                bool key) {
+  const AttentionProblem &p = s.problem;
+  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8;
+  int64_t kFragments = key ? mTiles * (p.headDim / 8) : 0;
+  MaskGeometry<IndexArith> geometry = this->geometry();
+  Value queryBegin, queryEnd;
+  std::tie(queryBegin, queryEnd) =
+      geometry.queryBlockRange(key0, index(s.blockM), s.blockN);
+  // dK's fragments, then dV's, those asked for.
+  SmallVector<Value> init(kFragments + (value ? mTiles * (p.valueDim / 8) : 0),
+                          zeroFragment());
+
+  // Over the query heads of the group and the query blocks that see the
+  // key block.
+  int64_t group = p.groupSize();
+  auto heads = scf::ForOp::create(
+      b, index(0), index(group), index(1), init,
+      [&](OpBuilder &, Location, Value g, ValueRange acc) {
+        Value head = add(mul(kvHead, index(group)), g);
+        auto blocks = scf::ForOp::create(
+            b, queryBegin, queryEnd, index(1), acc,
+            [&](OpBuilder &, Location, Value queryBlock, ValueRange state) {
+              Value query0 = mul(queryBlock, index(s.blockN));
+              // Every warp is done with the previous block's tiles.
+              gpu::BarrierOp::create(b);
+              copyTile(args.q, batch, head, query0, s.blockN, queryLen,
+                       p.headDim, streamA);
+              Value streamed =
+                  commit(copyTile(args.gradOut, batch, head, query0, s.blockN,
+                                  queryLen, p.valueDim, streamB));
+              rowStatistics(args, batch, head, query0, s.blockN);
+              waitGroups(streamed, 0);
+              gpu::BarrierOp::create(b);
+              // S^T = K Q^T, and for dS, dP^T = V dO^T.
+              SmallVector<SmallVector<Value>> scores =
+                  rowProducts(rowsA, streamA, p.headDim);
+              SmallVector<SmallVector<Value>> dps;
+              if (key)
+                dps = rowProducts(rowsB, streamB, p.valueDim);
+              Value queryRows =
+                  geometry.queryBlockRows(queryBlock, s.blockN).second;
+              Value straddles = geometry.needsElementMask(
+                  query0, queryRows, key0, add(key0, index(s.blockM)));
+              int64_t elements = mTiles * nTiles * 4;
+              SmallVector<Type> types((value + key) * elements, f32);
+              auto branch = scf::IfOp::create(b, types, straddles,
+                                              /*withElseRegion=*/true);
+              for (bool masked : {true, false}) {
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPointToStart(masked ? branch.thenBlock()
+                                                  : branch.elseBlock());
+                SmallVector<Value> ps, dss;
+                for (int64_t mt = 0; mt < mTiles; ++mt)
+                  for (int64_t nt = 0; nt < nTiles; ++nt)
+                    for (int64_t i = 0; i < 2; ++i)
+                      for (int64_t j = 0; j < 2; ++j) {
+                        Value col =
+                            add(index(nt * 8 + j), layout.cCol(laneInGroup, 0));
+                        Value hidden;
+                        if (masked)
+                          hidden = geometry.isHidden(
+                              add(query0, col), add(key0, fragmentRow(mt, i)));
+                        auto [pv, ds] = gradients(
+                            element(scores[mt][nt], i, j),
+                            key ? element(dps[mt][nt], i, j) : Value(),
+                            memref::LoadOp::create(b, lseRows, col),
+                            key ? memref::LoadOp::create(b, dsumRows, col)
+                                : Value(),
+                            hidden);
+                        if (value)
+                          ps.push_back(pv);
+                        if (key)
+                          dss.push_back(ds);
+                      }
+                ps.append(dss);
+                scf::YieldOp::create(b, ps);
+              }
+              SmallVector<Value> results(branch.getResults());
+              ArrayRef<Value> flat(results);
+              SmallVector<Value> next(state.begin(), state.end());
+              MutableArrayRef<Value> all(next);
+              // dK += dS^T Q, dV += P^T dO.
+              if (key) {
+                SmallVector<Value> gradKey(all.take_front(kFragments));
+                accumulate(gradKey, aFragments(flat.take_back(elements)),
+                           streamA, p.headDim);
+                llvm::copy(gradKey, all.begin());
+              }
+              if (value) {
+                SmallVector<Value> gradValue(all.drop_front(kFragments));
+                accumulate(gradValue, aFragments(flat.take_front(elements)),
+                           streamB, p.valueDim);
+                llvm::copy(gradValue, all.begin() + kFragments);
+              }
+              scf::YieldOp::create(b, next);
+            });
+        scf::YieldOp::create(b, blocks.getResults());
+      });
+  // What LICM hoists out of the walk over the group's heads stays live
+  // through it: D = 96, GQA 2:1, Sq = 1 spilled 4 bytes on sm_90a with it.
+  disableLoopInvariantCodeMotion(heads);
+  return SmallVector<Value>(heads.getResults());
+}
+
+void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
+                             Value block) {
+  const AttentionProblem &p = s.problem;
+  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8;
+  MaskGeometry<IndexArith> geometry = this->geometry();
+  Value query0 = mul(block, index(s.blockM));
+  Value kvHead = arith::DivUIOp::create(b, head, index(p.groupSize()));
+  copyTile(args.q, batch, head, query0, s.blockM, queryLen, p.headDim, rowsA);
+  Value ownRows = commit(copyTile(args.gradOut, batch, head, query0, s.blockM,
+                                  queryLen, p.valueDim, rowsB));
+  // The LSE and Dsum of the lane's rows, through shared memory.
+  rowStatistics(args, batch, head, query0, s.blockM);
+  gpu::BarrierOp::create(b);
+  SmallVector<Value> lse2, dsum;
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t i = 0; i < 2; ++i) {
+      lse2.push_back(memref::LoadOp::create(b, lseRows, fragmentRow(mt, i)));
+      dsum.push_back(memref::LoadOp::create(b, dsumRows, fragmentRow(mt, i)));
+    }
+  Value rows = geometry.queryBlockRows(block, s.blockM).second;
+  Value blockBegin, blockEnd;
+  std::tie(blockBegin, blockEnd) =
+      geometry.kvBlockRange(query0, rows, s.blockN);
+  SmallVector<Value> init(mTiles * (p.headDim / 8), zeroFragment());
+  auto loop = scf::ForOp::create(
+      b, blockBegin, blockEnd, index(1), init,
+      [&](OpBuilder &, Location, Value kvBlock, ValueRange state) {
+        Value key0 = mul(kvBlock, index(s.blockN));
+        gpu::BarrierOp::create(b);
+        copyTile(args.k, batch, kvHead, key0, s.blockN, keyLen, p.headDim,
+                 streamA);
+        waitGroups(commit(copyTile(args.v, batch, kvHead, key0, s.blockN,
+                                   keyLen, p.valueDim, streamB)),
+                   0);
+        gpu::BarrierOp::create(b);
+        // S = Q K^T and dP = dO V^T.
+        SmallVector<SmallVector<Value>> scores =
+            rowProducts(rowsA, streamA, p.headDim);
+        SmallVector<SmallVector<Value>> dps =
+            rowProducts(rowsB, streamB, p.valueDim);
+        Value straddles = geometry.needsElementMask(query0, rows, key0,
+                                                    add(key0, index(s.blockN)));
+        SmallVector<Type> types(mTiles * nTiles * 4, f32);
+        auto branch = scf::IfOp::create(b, types, straddles,
+                                        /*withElseRegion=*/true);
+        for (bool masked : {true, false}) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(masked ? branch.thenBlock()
+                                            : branch.elseBlock());
+          SmallVector<Value> dss;
+          for (int64_t mt = 0; mt < mTiles; ++mt)
+            for (int64_t nt = 0; nt < nTiles; ++nt)
+              for (int64_t i = 0; i < 2; ++i)
+                for (int64_t j = 0; j < 2; ++j) {
+                  Value hidden;
+                  if (masked) {
+                    Value key = add(add(key0, index(nt * 8 + j)),
+                                    layout.cCol(laneInGroup, 0));
+                    hidden =
+                        geometry.isHidden(add(query0, fragmentRow(mt, i)), key);
+                  }
+                  dss.push_back(gradients(element(scores[mt][nt], i, j),
+                                          element(dps[mt][nt], i, j),
+                                          lse2[2 * mt + i], dsum[2 * mt + i],
+                                          hidden)
+                                    .second);
+                }
+          scf::YieldOp::create(b, dss);
+        }
+        // dQ += dS K.
+        SmallVector<Value> acc(state.begin(), state.end());
+        SmallVector<Value> flat(branch.getResults());
+        accumulate(acc, aFragments(flat), streamA, p.headDim);
+        scf::YieldOp::create(b, acc);
+      });
+  waitGroups(ownRows, 0);
+  SmallVector<Value> acc(loop.getResults());
+  storeRows(acc, p.headDim, s.scale, args.gradQuery, batch, head, query0,
+            queryLen.length);
+}
+
+void Fa2GradBody::build(const GradArguments &args) {
+  const AttentionProblem &p = s.problem;
+  queryLen = extent(index(p.queryLen));
+  keyLen = extent(index(p.keyLen));
+  setUpLanes();
+  warpRow = mul(warp, index(s.blockM / s.warps));
+  setUpSharedMemory();
+  // Layout: the own rows' two tiles, the streamed block's two, then the
+  // LSE and Dsum arrays.
+  int64_t offset = 0;
+  auto tile = [&](int64_t rows, int64_t rowElements) {
+    Value view = sharedTile(shared, index(offset), rows, rowElements);
+    offset += tileBytes(rows, rowElements);
+    return view;
+  };
+  rowsA = tile(s.blockM, keyRow());
+  rowsB = tile(s.blockM, valueRow());
+  streamA = tile(s.blockN, keyRow());
+  streamB = tile(s.blockN, valueRow());
+  int64_t statistics = std::max(s.blockM, s.blockN);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto arrayType = MemRefType::get({statistics}, f32,
+                                   MemRefLayoutAttrInterface(), workgroup);
+  lseRows =
+      memref::ViewOp::create(b, arrayType, shared, index(offset), ValueRange{});
+  dsumRows = memref::ViewOp::create(
+      b, arrayType, shared, index(offset + 4 * statistics), ValueRange{});
+
+  Value cta = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value batch = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  int64_t keyBlocks = llvm::divideCeil(p.keyLen, s.blockM);
+  int64_t queryBlocks = llvm::divideCeil(p.queryLen, s.blockM);
+  Value keyCtas = index(keyBlocks * p.kvHeads);
+  auto role = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, cta, keyCtas),
+      /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(role.thenBlock());
+    keyBlock(args, batch, arith::DivUIOp::create(b, cta, index(keyBlocks)),
+             arith::RemUIOp::create(b, cta, index(keyBlocks)));
+    b.setInsertionPointToStart(role.elseBlock());
+    Value local = arith::SubIOp::create(b, cta, keyCtas);
+    queryBlock(args, batch,
+               arith::DivUIOp::create(b, local, index(queryBlocks)),
+               arith::RemUIOp::create(b, local, index(queryBlocks)));
+  }
+}
+
+namespace mlir::attn {
+
+FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
+  if (TargetAttr target = getEnclosingTarget(op);
+      target && target.getComputeCapability() < kMinComputeCapability)
+    return op.emitError("attn-to-nvgpu generates sm_80 code (mma.sync "
+                        "m16n8k16, cp.async); the target ")
+           << target.getChip()
+           << " is older: run the gradient on the CPU (attn-to-cpu)";
+  std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
+  if (!problem)
+    return op.emitError("attn-to-nvgpu's backward kernel needs static sizes "
+                        "(run-time lengths are not supported on the GPU yet): "
+                        "run the gradient on the CPU (attn-to-cpu)");
+  auto unsupported = [&](StringRef what) {
+    return op.emitError("attn-to-nvgpu's backward kernel does not support ")
+           << what << " yet: run the gradient on the CPU (attn-to-cpu)";
+  };
+  if (op.getMask())
+    return unsupported("a mask operand");
+  if (op.getBlockMask())
+    return unsupported("a block mask");
+  if (op.hasKeyLengths())
+    return unsupported("key lengths");
+  if (op.hasScoreModifier())
+    return unsupported("a score region");
+  if (op.getInitGradMask())
+    return unsupported("the mask's gradient");
+  if (op.getPartitionAttr())
+    return op.emitError("attn-to-nvgpu's backward kernel has its own "
+                        "schedule (a CTA per key/value block and per query "
+                        "block); the partition ")
+           << op.getPartitionAttr()
+           << " cuts the CPU's loops: drop it for the GPU";
+  Type element = op.getQuery().getType().getElementType();
+  if (!element.isF16() && !element.isBF16())
+    return op.emitError("attn-to-nvgpu supports f16 and bf16 operands, got ")
+           << element
+           << ": the tensor cores multiply 16-bit inputs, or run the gradient "
+              "on the CPU (attn-to-cpu)";
+  for (Value tensor : {Value(op.getKey()), Value(op.getValue()),
+                       Value(op.getOut()), Value(op.getGradOut()),
+                       op.getGradQuery(), op.getGradKey(), op.getGradValue()})
+    if (getElementTypeOrSelf(tensor) != element)
+      return op.emitError("attn-to-nvgpu's backward kernel needs K, V, O, dO, "
+                          "dQ, dK and dV in the element type of Q (")
+             << element << "), got " << getElementTypeOrSelf(tensor);
+  for (int64_t dim : {problem->headDim, problem->valueDim})
+    if (dim % kChunk != 0 || dim > kGradMaxHeadDim)
+      return op.emitError("attn-to-nvgpu's backward kernel needs head "
+                          "dimensions that are multiples of 8 up to ")
+             << kGradMaxHeadDim << "; got D = " << problem->headDim
+             << ", Dv = " << problem->valueDim
+             << ": run the gradient on the CPU (attn-to-cpu)";
+  int64_t streamed = gradStreamedRows(problem->headDim, problem->valueDim);
+  if (Fa2TilesAttr tiles = op.getTilesAttr();
+      tiles &&
+      (tiles.getBlockM() != kGradRows || tiles.getBlockN() != streamed))
+    return op.emitError("attn-to-nvgpu's backward kernel takes ")
+           << kGradRows << " x " << streamed
+           << " tiles at D = " << problem->headDim
+           << ", Dv = " << problem->valueDim << "; got " << tiles.getBlockM()
+           << " x " << tiles.getBlockN()
+           << ": drop the tiles attribute for the GPU";
+  KernelShape shape{*problem,     element, kGradRows, streamed, kGradWarps,
+                    /*stages=*/1, 0,       false};
+  shape.scale = op.getEffectiveScale();
+  shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
+  if (std::optional<APFloat> softcap = op.getSoftcap())
+    shape.softcap = softcap->convertToFloat();
+  TargetAttr target = getEnclosingTarget(op);
+  int64_t sharedLimit =
+      target ? target.getSmemPerBlock() : kSm80SharedBytesPerBlock;
+  if (gradSharedBytes(shape) > sharedLimit)
+    return op.emitError("attn-to-nvgpu's backward kernel needs ")
+           << gradSharedBytes(shape) << " bytes of shared memory per block; "
+           << "the target allows " << sharedLimit;
+  return shape;
+}
+
+int64_t gradSharedBytes(const KernelShape &s) {
+  return tileBytes(s.blockM + s.blockN, s.keyRow()) +
+         tileBytes(s.blockM + s.blockN, s.valueRow()) +
+         2 * 4 * std::max(s.blockM, s.blockN);
+}
+
+SmallVector<int64_t> gradGrid(const KernelShape &s) {
+  const AttentionProblem &p = s.problem;
+  int64_t keyCtas = llvm::divideCeil(p.keyLen, s.blockM) * p.kvHeads;
+  int64_t queryCtas = llvm::divideCeil(p.queryLen, s.blockM) * p.queryHeads;
+  return {keyCtas + queryCtas, p.batch, 1};
+}
+
+void buildFa2GradKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
+                        const GradArguments &args) {
+  Fa2GradBody(b, s).build(args);
+}
+
+} // namespace mlir::attn

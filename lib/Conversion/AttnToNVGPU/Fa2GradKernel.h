@@ -1,0 +1,54 @@
+//===- Fa2GradKernel.h - The backward pass on tensor cores ------*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernel of an attn.attention_grad: FlashAttention-2's backward over
+// key/value blocks for dK and dV, and over query blocks for dQ, in one
+// launch (docs/backward.md, "On the GPU").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTONVGPU_FA2GRADKERNEL_H
+#define ATTN_LIB_CONVERSION_ATTNTONVGPU_FA2GRADKERNEL_H
+
+#include "CtaBody.h"
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+namespace mlir::attn {
+
+/// The tensors of the backward kernel, in its parameters' order.
+struct GradArguments {
+  Value q, k, v, o, lse, gradOut, gradQuery, gradKey, gradValue;
+};
+
+/// Why `op` cannot become a backward kernel, or its shape: block_m rows of
+/// a CTA's own tile (64: four warps of 16 rows), block_n rows of each
+/// block it streams past them (64), one stage.
+FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op);
+
+/// Bytes of dynamic shared memory of the backward kernel.
+int64_t gradSharedBytes(const KernelShape &s);
+
+/// The grid of the backward kernel: (key/value blocks x Hkv + query blocks
+/// x Hq, B, 1).
+SmallVector<int64_t> gradGrid(const KernelShape &s);
+
+/// The backward kernel's body. CTA x of key/value head h = x / Nk owns key
+/// block x mod Nk: K and V stay in shared memory while it walks the query
+/// heads of h's group and the query blocks that see the block
+/// (MaskGeometry::queryBlockRange), and it writes the block's dK and dV.
+/// The CTAs after those own a query block of a query head each: Q and dO
+/// stay while they walk the key/value blocks the block sees, and they write
+/// its dQ. Both recompute P from the LSE and Dsum = rowsum(dO O); no CTA
+/// writes what another reads, so the results are the same bytes run to
+/// run.
+void buildFa2GradKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
+                        const GradArguments &args);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_CONVERSION_ATTNTONVGPU_FA2GRADKERNEL_H

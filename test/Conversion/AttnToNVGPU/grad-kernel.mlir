@@ -1,0 +1,87 @@
+// RUN: attn-opt %s --attn-to-nvgpu --canonicalize --cse --split-input-file | FileCheck %s
+
+// The backward kernel of a causal GQA attention (4 query heads over 2
+// key/value heads, Sq = 100, Sk = 130): CTAs 0..5 own a key/value block of
+// 64 keys each (3 blocks x 2 key/value heads), CTAs 6..13 a query block of
+// 64 rows (2 blocks x 4 query heads).
+func.func @gqa(%q: tensor<1x4x100x64xf16>, %k: tensor<1x2x130x64xf16>, %v: tensor<1x2x130x64xf16>,
+               %o: tensor<1x4x100x64xf16>, %lse: tensor<1x4x100xf32>, %do: tensor<1x4x100x64xf16>,
+               %dq0: tensor<1x4x100x64xf16>, %dk0: tensor<1x2x130x64xf16>, %dv0: tensor<1x2x130x64xf16>)
+    -> (tensor<1x4x100x64xf16>, tensor<1x2x130x64xf16>, tensor<1x2x130x64xf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x4x100x64xf16>, tensor<1x2x130x64xf16>, tensor<1x2x130x64xf16>)
+      out(%o, %lse : tensor<1x4x100x64xf16>, tensor<1x4x100xf32>) grad(%do : tensor<1x4x100x64xf16>)
+      outs(%dq0, %dk0, %dv0 : tensor<1x4x100x64xf16>, tensor<1x2x130x64xf16>, tensor<1x2x130x64xf16>) {causal}
+      -> tensor<1x4x100x64xf16>, tensor<1x2x130x64xf16>, tensor<1x2x130x64xf16>
+  return %dq, %dk, %dv : tensor<1x4x100x64xf16>, tensor<1x2x130x64xf16>, tensor<1x2x130x64xf16>
+}
+
+// CHECK-LABEL: gpu.func @gqa_attention_grad0
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: memref<1x4x100x64xf16>, %[[K:[a-z0-9]+]]: memref<1x2x130x64xf16>, %[[V:[a-z0-9]+]]: memref<1x2x130x64xf16>,
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1x4x100x64xf16>, %[[LSE:[a-z0-9]+]]: memref<1x4x100xf32>, %[[DO:[a-z0-9]+]]: memref<1x4x100x64xf16>,
+// CHECK-SAME: %[[DQ:[a-z0-9]+]]: memref<1x4x100x64xf16>, %[[DK:[a-z0-9]+]]: memref<1x2x130x64xf16>, %[[DV:[a-z0-9]+]]: memref<1x2x130x64xf16>)
+// CHECK-SAME: attn.launch = {attention = {causal = true, scale = 1.250000e-01 : f32}, block = array<i64: 128, 1, 1>,
+// Own rows (two 64 x 64 tiles), the streamed block (two more) and the
+// streamed rows' LSE and Dsum: 4 x 8192 + 2 x 256 bytes.
+// CHECK-SAME: dynamic_shared_memory = 33280 : i64, gradient, grid = array<i64: 14, 1, 1>,
+// CHECK-SAME: param_names = ["Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV"]
+// CHECK-SAME: tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>
+// CHECK: %[[ROWSA:.+]] = memref.view %{{.+}}[%c0][] : {{.+}} to memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[ROWSB:.+]] = memref.view %{{.+}}[%c8192][] : {{.+}} to memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[STREAMA:.+]] = memref.view %{{.+}}[%c16384][] : {{.+}} to memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[STREAMB:.+]] = memref.view %{{.+}}[%c24576][] : {{.+}} to memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[LSEROWS:.+]] = memref.view %{{.+}}[%c32768][] : {{.+}} to memref<64xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[DSUMROWS:.+]] = memref.view %{{.+}}[%c33024][] : {{.+}} to memref<64xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[CTA:.+]] = gpu.block_id x
+// CHECK: %[[KEYCTA:.+]] = arith.cmpi ult, %[[CTA]], %c6 : index
+// CHECK: scf.if %[[KEYCTA]] {
+// A key/value CTA: K and V of its block stay; it walks the 2 query heads of
+// its group and the query blocks that see the block.
+// CHECK: nvgpu.device_async_copy %[[K]]{{.+}}, %[[ROWSA]]
+// CHECK: nvgpu.device_async_copy %[[V]]{{.+}}, %[[ROWSB]]
+// CHECK: scf.for %{{.+}} = %c0 to %c2 step %c1 iter_args
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: nvgpu.device_async_copy %[[Q]]{{.+}}, %[[STREAMA]]
+// CHECK: nvgpu.device_async_copy %[[DO]]{{.+}}, %[[STREAMB]]
+// Dsum = rowsum(dO O) of the streamed query rows, a row a warp at a time.
+// CHECK: memref.load %[[DO]]
+// CHECK: memref.load %[[O]]
+// CHECK: gpu.shuffle xor %{{.+}}, %c16_i32, %c32_i32 : f32
+// CHECK: memref.load %[[LSE]]
+// CHECK: memref.store %{{.+}}, %[[LSEROWS]]
+// CHECK: memref.store %{{.+}}, %[[DSUMROWS]]
+// CHECK: nvgpu.device_async_wait
+// CHECK: gpu.barrier
+// S^T = K Q^T, dP^T = V dO^T (4 k steps x 8 n tiles each), then
+// dV += P^T dO and dK += dS^T Q (4 k slices x 8 n tiles each).
+// CHECK-COUNT-128: nvgpu.mma.sync
+// dK is scaled once, at the end; dV is not.
+// CHECK: vector.store %{{.+}}, %[[DK]]
+// CHECK: vector.store %{{.+}}, %[[DV]]
+// CHECK: } else {
+// A query CTA: Q and dO stay; S = Q K^T, dP = dO V^T, dQ += dS K.
+// CHECK: nvgpu.device_async_copy %[[Q]]{{.+}}, %[[ROWSA]]
+// CHECK: nvgpu.device_async_copy %[[DO]]{{.+}}, %[[ROWSB]]
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_copy %[[K]]{{.+}}, %[[STREAMA]]
+// CHECK: nvgpu.device_async_copy %[[V]]{{.+}}, %[[STREAMB]]
+// CHECK-COUNT-96: nvgpu.mma.sync
+// CHECK: vector.store %{{.+}}, %[[DQ]]
+// CHECK-NOT: nvgpu.mma.sync
+
+// -----
+
+// Rows wider than 64 stream 32-row blocks (a warp's dK and dV fragments
+// take 128 registers at D = 128).
+func.func @wide(%q: tensor<1x1x64x128xbf16>, %o: tensor<1x1x64x128xbf16>, %lse: tensor<1x1x64xf32>)
+    -> (tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %q, %q : tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16>)
+      out(%o, %lse : tensor<1x1x64x128xbf16>, tensor<1x1x64xf32>) grad(%o : tensor<1x1x64x128xbf16>)
+      outs(%q, %q, %q : tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16>) {softcap = 30.0 : f32}
+      -> tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16>
+  return %dq, %dk, %dv : tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16>
+}
+
+// CHECK-LABEL: gpu.func @wide_attention_grad0
+// CHECK-SAME: dynamic_shared_memory = 49664 : i64, gradient, grid = array<i64: 2, 1, 1>
+// CHECK-SAME: tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 1>

@@ -1,0 +1,241 @@
+// The backward kernel on the PTX emulator (its race and bounds checks on),
+// against the float64 reference gradient: FlashAttention's backward test
+// matrix (test_flash_attn.py) where the kernel takes it, head dimensions 32
+// to 256 with Dv != D (above 128 dV and dK in a walk each), causal and sliding-window masks, softcap, grouped-
+// query heads 2:1, 4:1 and 8:1, f16 and bf16, sm_80 and sm_90a. Each
+// function holds an attention and its gradient: attn-compile builds both
+// kernels, attn-run runs the forward and the gradient on the CPU and writes
+// the gradient case (the inputs, the forward's O and LSE, a seeded dO, and
+// the reference's dQ, dK and dV with FlashAttention's tolerance: twice a
+// naive backward pass's error in the same format), and attn-launch runs the
+// backward kernel twice on the case: the same bits both times, and dQ, dK
+// and dV within the tolerance.
+
+// RUN: rm -rf %t && split-file %s %t
+// RUN: attn-compile %t/d32_causal.mlir -o %t/d32_causal --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/d32_causal.mlir --backward --write-reference=%t/d32_causal/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d32_causal --kernel=d32_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/d40_window.mlir -o %t/d40_window --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/d40_window.mlir --backward --write-reference=%t/d40_window/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d40_window --kernel=d40_window_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/d64_softcap.mlir -o %t/d64_softcap --chip=sm_90a --split-kv=false > /dev/null
+// RUN: attn-run %t/d64_softcap.mlir --backward --write-reference=%t/d64_softcap/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d64_softcap --kernel=d64_softcap_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/d80_gqa_causal.mlir -o %t/d80_gqa_causal --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/d80_gqa_causal.mlir --backward --write-reference=%t/d80_gqa_causal/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d80_gqa_causal --kernel=d80_gqa_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/d96_causal_softcap.mlir -o %t/d96_causal_softcap --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/d96_causal_softcap.mlir --backward --write-reference=%t/d96_causal_softcap/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d96_causal_softcap --kernel=d96_causal_softcap_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/d128_dv64_causal.mlir -o %t/d128_dv64_causal --chip=sm_90a --split-kv=false > /dev/null
+// RUN: attn-run %t/d128_dv64_causal.mlir --backward --write-reference=%t/d128_dv64_causal/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d128_dv64_causal --kernel=d128_dv64_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/mqa_decode.mlir -o %t/mqa_decode --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/mqa_decode.mlir --backward --write-reference=%t/mqa_decode/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/mqa_decode --kernel=mqa_decode_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/one_key.mlir -o %t/one_key --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/one_key.mlir --backward --write-reference=%t/one_key/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/one_key --kernel=one_key_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/d128_window_softcap.mlir -o %t/d128_window_softcap --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/d128_window_softcap.mlir --backward --write-reference=%t/d128_window_softcap/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d128_window_softcap --kernel=d128_window_softcap_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/d64_dv128_gqa.mlir -o %t/d64_dv128_gqa --chip=sm_90a --split-kv=false > /dev/null
+// RUN: attn-run %t/d64_dv128_gqa.mlir --backward --write-reference=%t/d64_dv128_gqa/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d64_dv128_gqa --kernel=d64_dv128_gqa_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/d160_window.mlir -o %t/d160_window --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/d160_window.mlir --backward --write-reference=%t/d160_window/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d160_window --kernel=d160_window_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/d192_dv128_causal.mlir -o %t/d192_dv128_causal --chip=sm_90a --split-kv=false > /dev/null
+// RUN: attn-run %t/d192_dv128_causal.mlir --backward --write-reference=%t/d192_dv128_causal/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d192_dv128_causal --kernel=d192_dv128_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/d256_mqa_decode.mlir -o %t/d256_mqa_decode --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/d256_mqa_decode.mlir --backward --write-reference=%t/d256_mqa_decode/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d256_mqa_decode --kernel=d256_mqa_decode_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/one_key.mlir -o %t/one_key_plain --chip=sm_80 --split-kv=false > /dev/null
+
+// CPU: check dQ : {{.*}} PASS
+// CPU: check dK : {{.*}} PASS
+// CPU: check dV : {{.*}} PASS
+// CPU: gradient case: {{.*}}/reference (kernel [[KERNEL:.+_attention_grad0]])
+// CPU: {{^PASS$}}
+
+// EMULATOR: kernel {{.+}}_attention_grad0 (sm_{{80|90a}})
+// EMULATOR: repeat {{.*}} (bitwise, dQ, dK and dV of a second launch): PASS
+// EMULATOR: dQ {{.*}} (reference case, 2x naive {{bf16|f16}}: {{.*}}): PASS
+// EMULATOR: dK {{.*}}: PASS
+// EMULATOR: dV {{.*}}: PASS
+// EMULATOR-NOT: FAIL
+
+// RUN: attn-launch --validate %t/d32_causal | FileCheck %s --check-prefix=VALID
+// VALID: 2 kernel(s), manifest valid; gradient case of d32_causal_attention_grad0 read (matched to the kernel when it runs)
+
+// A backward kernel has no GPU reference: without its case, attn-launch says
+// how to write one.
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/one_key_plain 2>&1 | FileCheck %s --check-prefix=NOCASE
+// NOCASE: attn-launch: error: {{.*}}one_key_plain: one_key_attention_grad0 is a backward kernel: check it against its gradient case (attn-run --backward --write-reference={{.*}}one_key_plain/reference)
+
+// The runtime checks a backward kernel's manifest entry against its own
+// tiles: a grid of one CTA less, or shared memory without the statistics
+// arrays, is refused before any launch.
+// RUN: cp -r %t/one_key_plain %t/bad_grid && %python -c "import json, sys; p = sys.argv[1]; m = json.load(open(p)); m['kernels'][1]['grid'][0] -= 1; json.dump(m, open(p, 'w'))" %t/bad_grid/manifest.json
+// RUN: not attn-launch --validate %t/bad_grid 2>&1 | FileCheck %s --check-prefix=BADGRID
+// BADGRID: kernel one_key_attention_grad0: a backward kernel's grid is [10, 1, 1] (a CTA per key/value block of each key/value head and per query block of each query head, block_m 64), not [9, 1, 1]
+// RUN: cp -r %t/one_key_plain %t/bad_shared && %python -c "import json, sys; p = sys.argv[1]; m = json.load(open(p)); m['kernels'][1]['dynamic_shared_memory'] -= 4; json.dump(m, open(p, 'w'))" %t/bad_shared/manifest.json
+// RUN: not attn-launch --validate %t/bad_shared 2>&1 | FileCheck %s --check-prefix=BADSHARED
+// BADSHARED: kernel one_key_attention_grad0: dynamic_shared_memory 33276 is less than the 33280 bytes a backward kernel's tiles stage
+
+//--- d32_causal.mlir
+func.func @d32_causal(%q: tensor<1x2x113x32xbf16>, %k: tensor<1x2x203x32xbf16>, %v: tensor<1x2x203x32xbf16>, %do: tensor<1x2x113x32xbf16>) -> (tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>) {
+  %o0 = tensor.empty() : tensor<1x2x113x32xbf16>
+  %l0 = tensor.empty() : tensor<1x2x113xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>)
+      outs(%o0, %l0 : tensor<1x2x113x32xbf16>, tensor<1x2x113xf32>) {causal} -> tensor<1x2x113x32xbf16>, tensor<1x2x113xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>)
+      out(%o, %lse : tensor<1x2x113x32xbf16>, tensor<1x2x113xf32>) grad(%do : tensor<1x2x113x32xbf16>)
+      outs(%q, %k, %v : tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>) {causal} -> tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>
+  return %dq, %dk, %dv : tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>
+}
+
+//--- d40_window.mlir
+func.func @d40_window(%q: tensor<1x2x128x40xf16>, %k: tensor<1x2x217x40xf16>, %v: tensor<1x2x217x24xf16>, %do: tensor<1x2x128x24xf16>) -> (tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x24xf16>) {
+  %o0 = tensor.empty() : tensor<1x2x128x24xf16>
+  %l0 = tensor.empty() : tensor<1x2x128xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x24xf16>)
+      outs(%o0, %l0 : tensor<1x2x128x24xf16>, tensor<1x2x128xf32>) {window = array<i64: 32, 8>} -> tensor<1x2x128x24xf16>, tensor<1x2x128xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x24xf16>)
+      out(%o, %lse : tensor<1x2x128x24xf16>, tensor<1x2x128xf32>) grad(%do : tensor<1x2x128x24xf16>)
+      outs(%q, %k, %v : tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x24xf16>) {window = array<i64: 32, 8>} -> tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x24xf16>
+  return %dq, %dk, %dv : tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x24xf16>
+}
+
+//--- d64_softcap.mlir
+func.func @d64_softcap(%q: tensor<1x2x113x64xbf16>, %k: tensor<1x2x211x64xbf16>, %v: tensor<1x2x211x64xbf16>, %do: tensor<1x2x113x64xbf16>) -> (tensor<1x2x113x64xbf16>, tensor<1x2x211x64xbf16>, tensor<1x2x211x64xbf16>) {
+  %o0 = tensor.empty() : tensor<1x2x113x64xbf16>
+  %l0 = tensor.empty() : tensor<1x2x113xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x113x64xbf16>, tensor<1x2x211x64xbf16>, tensor<1x2x211x64xbf16>)
+      outs(%o0, %l0 : tensor<1x2x113x64xbf16>, tensor<1x2x113xf32>) {softcap = 30.0 : f32} -> tensor<1x2x113x64xbf16>, tensor<1x2x113xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x113x64xbf16>, tensor<1x2x211x64xbf16>, tensor<1x2x211x64xbf16>)
+      out(%o, %lse : tensor<1x2x113x64xbf16>, tensor<1x2x113xf32>) grad(%do : tensor<1x2x113x64xbf16>)
+      outs(%q, %k, %v : tensor<1x2x113x64xbf16>, tensor<1x2x211x64xbf16>, tensor<1x2x211x64xbf16>) {softcap = 30.0 : f32} -> tensor<1x2x113x64xbf16>, tensor<1x2x211x64xbf16>, tensor<1x2x211x64xbf16>
+  return %dq, %dk, %dv : tensor<1x2x113x64xbf16>, tensor<1x2x211x64xbf16>, tensor<1x2x211x64xbf16>
+}
+
+//--- d80_gqa_causal.mlir
+func.func @d80_gqa_causal(%q: tensor<1x4x108x80xbf16>, %k: tensor<1x2x256x80xbf16>, %v: tensor<1x2x256x80xbf16>, %do: tensor<1x4x108x80xbf16>) -> (tensor<1x4x108x80xbf16>, tensor<1x2x256x80xbf16>, tensor<1x2x256x80xbf16>) {
+  %o0 = tensor.empty() : tensor<1x4x108x80xbf16>
+  %l0 = tensor.empty() : tensor<1x4x108xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x4x108x80xbf16>, tensor<1x2x256x80xbf16>, tensor<1x2x256x80xbf16>)
+      outs(%o0, %l0 : tensor<1x4x108x80xbf16>, tensor<1x4x108xf32>) {causal} -> tensor<1x4x108x80xbf16>, tensor<1x4x108xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x4x108x80xbf16>, tensor<1x2x256x80xbf16>, tensor<1x2x256x80xbf16>)
+      out(%o, %lse : tensor<1x4x108x80xbf16>, tensor<1x4x108xf32>) grad(%do : tensor<1x4x108x80xbf16>)
+      outs(%q, %k, %v : tensor<1x4x108x80xbf16>, tensor<1x2x256x80xbf16>, tensor<1x2x256x80xbf16>) {causal} -> tensor<1x4x108x80xbf16>, tensor<1x2x256x80xbf16>, tensor<1x2x256x80xbf16>
+  return %dq, %dk, %dv : tensor<1x4x108x80xbf16>, tensor<1x2x256x80xbf16>, tensor<1x2x256x80xbf16>
+}
+
+//--- d96_causal_softcap.mlir
+func.func @d96_causal_softcap(%q: tensor<1x2x256x96xf16>, %k: tensor<1x2x160x96xf16>, %v: tensor<1x2x160x96xf16>, %do: tensor<1x2x256x96xf16>) -> (tensor<1x2x256x96xf16>, tensor<1x2x160x96xf16>, tensor<1x2x160x96xf16>) {
+  %o0 = tensor.empty() : tensor<1x2x256x96xf16>
+  %l0 = tensor.empty() : tensor<1x2x256xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x256x96xf16>, tensor<1x2x160x96xf16>, tensor<1x2x160x96xf16>)
+      outs(%o0, %l0 : tensor<1x2x256x96xf16>, tensor<1x2x256xf32>) {causal, softcap = 50.0 : f32} -> tensor<1x2x256x96xf16>, tensor<1x2x256xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x256x96xf16>, tensor<1x2x160x96xf16>, tensor<1x2x160x96xf16>)
+      out(%o, %lse : tensor<1x2x256x96xf16>, tensor<1x2x256xf32>) grad(%do : tensor<1x2x256x96xf16>)
+      outs(%q, %k, %v : tensor<1x2x256x96xf16>, tensor<1x2x160x96xf16>, tensor<1x2x160x96xf16>) {causal, softcap = 50.0 : f32} -> tensor<1x2x256x96xf16>, tensor<1x2x160x96xf16>, tensor<1x2x160x96xf16>
+  return %dq, %dk, %dv : tensor<1x2x256x96xf16>, tensor<1x2x160x96xf16>, tensor<1x2x160x96xf16>
+}
+
+//--- d128_dv64_causal.mlir
+func.func @d128_dv64_causal(%q: tensor<1x2x200x128xbf16>, %k: tensor<1x2x128x128xbf16>, %v: tensor<1x2x128x64xbf16>, %do: tensor<1x2x200x64xbf16>) -> (tensor<1x2x200x128xbf16>, tensor<1x2x128x128xbf16>, tensor<1x2x128x64xbf16>) {
+  %o0 = tensor.empty() : tensor<1x2x200x64xbf16>
+  %l0 = tensor.empty() : tensor<1x2x200xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x200x128xbf16>, tensor<1x2x128x128xbf16>, tensor<1x2x128x64xbf16>)
+      outs(%o0, %l0 : tensor<1x2x200x64xbf16>, tensor<1x2x200xf32>) {causal} -> tensor<1x2x200x64xbf16>, tensor<1x2x200xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x200x128xbf16>, tensor<1x2x128x128xbf16>, tensor<1x2x128x64xbf16>)
+      out(%o, %lse : tensor<1x2x200x64xbf16>, tensor<1x2x200xf32>) grad(%do : tensor<1x2x200x64xbf16>)
+      outs(%q, %k, %v : tensor<1x2x200x128xbf16>, tensor<1x2x128x128xbf16>, tensor<1x2x128x64xbf16>) {causal} -> tensor<1x2x200x128xbf16>, tensor<1x2x128x128xbf16>, tensor<1x2x128x64xbf16>
+  return %dq, %dk, %dv : tensor<1x2x200x128xbf16>, tensor<1x2x128x128xbf16>, tensor<1x2x128x64xbf16>
+}
+
+//--- mqa_decode.mlir
+func.func @mqa_decode(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x1x239x64xbf16>, %v: tensor<1x1x239x64xbf16>, %do: tensor<1x8x1x64xbf16>) -> (tensor<1x8x1x64xbf16>, tensor<1x1x239x64xbf16>, tensor<1x1x239x64xbf16>) {
+  %o0 = tensor.empty() : tensor<1x8x1x64xbf16>
+  %l0 = tensor.empty() : tensor<1x8x1xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x8x1x64xbf16>, tensor<1x1x239x64xbf16>, tensor<1x1x239x64xbf16>)
+      outs(%o0, %l0 : tensor<1x8x1x64xbf16>, tensor<1x8x1xf32>) {softcap = 30.0 : f32} -> tensor<1x8x1x64xbf16>, tensor<1x8x1xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x8x1x64xbf16>, tensor<1x1x239x64xbf16>, tensor<1x1x239x64xbf16>)
+      out(%o, %lse : tensor<1x8x1x64xbf16>, tensor<1x8x1xf32>) grad(%do : tensor<1x8x1x64xbf16>)
+      outs(%q, %k, %v : tensor<1x8x1x64xbf16>, tensor<1x1x239x64xbf16>, tensor<1x1x239x64xbf16>) {softcap = 30.0 : f32} -> tensor<1x8x1x64xbf16>, tensor<1x1x239x64xbf16>, tensor<1x1x239x64xbf16>
+  return %dq, %dk, %dv : tensor<1x8x1x64xbf16>, tensor<1x1x239x64xbf16>, tensor<1x1x239x64xbf16>
+}
+
+//--- one_key.mlir
+func.func @one_key(%q: tensor<1x2x239x32xf16>, %k: tensor<1x2x1x32xf16>, %v: tensor<1x2x1x32xf16>, %do: tensor<1x2x239x32xf16>) -> (tensor<1x2x239x32xf16>, tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>) {
+  %o0 = tensor.empty() : tensor<1x2x239x32xf16>
+  %l0 = tensor.empty() : tensor<1x2x239xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x239x32xf16>, tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>)
+      outs(%o0, %l0 : tensor<1x2x239x32xf16>, tensor<1x2x239xf32>) {causal} -> tensor<1x2x239x32xf16>, tensor<1x2x239xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x239x32xf16>, tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>)
+      out(%o, %lse : tensor<1x2x239x32xf16>, tensor<1x2x239xf32>) grad(%do : tensor<1x2x239x32xf16>)
+      outs(%q, %k, %v : tensor<1x2x239x32xf16>, tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>) {causal} -> tensor<1x2x239x32xf16>, tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>
+  return %dq, %dk, %dv : tensor<1x2x239x32xf16>, tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>
+}
+
+//--- d128_window_softcap.mlir
+func.func @d128_window_softcap(%q: tensor<1x2x100x128xf16>, %k: tensor<1x2x150x128xf16>, %v: tensor<1x2x150x128xf16>, %do: tensor<1x2x100x128xf16>) -> (tensor<1x2x100x128xf16>, tensor<1x2x150x128xf16>, tensor<1x2x150x128xf16>) {
+  %o0 = tensor.empty() : tensor<1x2x100x128xf16>
+  %l0 = tensor.empty() : tensor<1x2x100xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x100x128xf16>, tensor<1x2x150x128xf16>, tensor<1x2x150x128xf16>)
+      outs(%o0, %l0 : tensor<1x2x100x128xf16>, tensor<1x2x100xf32>) {window = array<i64: 40, 40>, softcap = 20.0 : f32} -> tensor<1x2x100x128xf16>, tensor<1x2x100xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x100x128xf16>, tensor<1x2x150x128xf16>, tensor<1x2x150x128xf16>)
+      out(%o, %lse : tensor<1x2x100x128xf16>, tensor<1x2x100xf32>) grad(%do : tensor<1x2x100x128xf16>)
+      outs(%q, %k, %v : tensor<1x2x100x128xf16>, tensor<1x2x150x128xf16>, tensor<1x2x150x128xf16>) {window = array<i64: 40, 40>, softcap = 20.0 : f32} -> tensor<1x2x100x128xf16>, tensor<1x2x150x128xf16>, tensor<1x2x150x128xf16>
+  return %dq, %dk, %dv : tensor<1x2x100x128xf16>, tensor<1x2x150x128xf16>, tensor<1x2x150x128xf16>
+}
+
+//--- d64_dv128_gqa.mlir
+func.func @d64_dv128_gqa(%q: tensor<1x8x128x64xf16>, %k: tensor<1x2x128x64xf16>, %v: tensor<1x2x128x128xf16>, %do: tensor<1x8x128x128xf16>) -> (tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x128xf16>) {
+  %o0 = tensor.empty() : tensor<1x8x128x128xf16>
+  %l0 = tensor.empty() : tensor<1x8x128xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x128xf16>)
+      outs(%o0, %l0 : tensor<1x8x128x128xf16>, tensor<1x8x128xf32>) {causal} -> tensor<1x8x128x128xf16>, tensor<1x8x128xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x128xf16>)
+      out(%o, %lse : tensor<1x8x128x128xf16>, tensor<1x8x128xf32>) grad(%do : tensor<1x8x128x128xf16>)
+      outs(%q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x128xf16>) {causal} -> tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x128xf16>
+  return %dq, %dk, %dv : tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x128xf16>
+}
+
+//--- d160_window.mlir
+func.func @d160_window(%q: tensor<1x1x128x160xbf16>, %k: tensor<1x1x217x160xbf16>, %v: tensor<1x1x217x160xbf16>, %do: tensor<1x1x128x160xbf16>) -> (tensor<1x1x128x160xbf16>, tensor<1x1x217x160xbf16>, tensor<1x1x217x160xbf16>) {
+  %o0 = tensor.empty() : tensor<1x1x128x160xbf16>
+  %l0 = tensor.empty() : tensor<1x1x128xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x1x128x160xbf16>, tensor<1x1x217x160xbf16>, tensor<1x1x217x160xbf16>)
+      outs(%o0, %l0 : tensor<1x1x128x160xbf16>, tensor<1x1x128xf32>) {window = array<i64: 64, 0>} -> tensor<1x1x128x160xbf16>, tensor<1x1x128xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x1x128x160xbf16>, tensor<1x1x217x160xbf16>, tensor<1x1x217x160xbf16>)
+      out(%o, %lse : tensor<1x1x128x160xbf16>, tensor<1x1x128xf32>) grad(%do : tensor<1x1x128x160xbf16>)
+      outs(%q, %k, %v : tensor<1x1x128x160xbf16>, tensor<1x1x217x160xbf16>, tensor<1x1x217x160xbf16>) {window = array<i64: 64, 0>} -> tensor<1x1x128x160xbf16>, tensor<1x1x217x160xbf16>, tensor<1x1x217x160xbf16>
+  return %dq, %dk, %dv : tensor<1x1x128x160xbf16>, tensor<1x1x217x160xbf16>, tensor<1x1x217x160xbf16>
+}
+
+//--- d192_dv128_causal.mlir
+func.func @d192_dv128_causal(%q: tensor<1x2x113x192xf16>, %k: tensor<1x1x203x192xf16>, %v: tensor<1x1x203x128xf16>, %do: tensor<1x2x113x128xf16>) -> (tensor<1x2x113x192xf16>, tensor<1x1x203x192xf16>, tensor<1x1x203x128xf16>) {
+  %o0 = tensor.empty() : tensor<1x2x113x128xf16>
+  %l0 = tensor.empty() : tensor<1x2x113xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x113x192xf16>, tensor<1x1x203x192xf16>, tensor<1x1x203x128xf16>)
+      outs(%o0, %l0 : tensor<1x2x113x128xf16>, tensor<1x2x113xf32>) {causal} -> tensor<1x2x113x128xf16>, tensor<1x2x113xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x113x192xf16>, tensor<1x1x203x192xf16>, tensor<1x1x203x128xf16>)
+      out(%o, %lse : tensor<1x2x113x128xf16>, tensor<1x2x113xf32>) grad(%do : tensor<1x2x113x128xf16>)
+      outs(%q, %k, %v : tensor<1x2x113x192xf16>, tensor<1x1x203x192xf16>, tensor<1x1x203x128xf16>) {causal} -> tensor<1x2x113x192xf16>, tensor<1x1x203x192xf16>, tensor<1x1x203x128xf16>
+  return %dq, %dk, %dv : tensor<1x2x113x192xf16>, tensor<1x1x203x192xf16>, tensor<1x1x203x128xf16>
+}
+
+//--- d256_mqa_decode.mlir
+func.func @d256_mqa_decode(%q: tensor<1x8x1x256xbf16>, %k: tensor<1x1x239x256xbf16>, %v: tensor<1x1x239x256xbf16>, %do: tensor<1x8x1x256xbf16>) -> (tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>) {
+  %o0 = tensor.empty() : tensor<1x8x1x256xbf16>
+  %l0 = tensor.empty() : tensor<1x8x1xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>)
+      outs(%o0, %l0 : tensor<1x8x1x256xbf16>, tensor<1x8x1xf32>) {softcap = 30.0 : f32} -> tensor<1x8x1x256xbf16>, tensor<1x8x1xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>)
+      out(%o, %lse : tensor<1x8x1x256xbf16>, tensor<1x8x1xf32>) grad(%do : tensor<1x8x1x256xbf16>)
+      outs(%q, %k, %v : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>) {softcap = 30.0 : f32} -> tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>
+  return %dq, %dk, %dv : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>
+}

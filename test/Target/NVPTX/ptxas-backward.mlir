@@ -1,0 +1,114 @@
+// The backward kernel (attn.attention_grad) assembles with ptxas for sm_80
+// and sm_90a without spilling at every head dimension it takes (multiples of
+// 8 up to 256; above 128 a key/value CTA takes dV and dK in a walk each),
+// Dv != D, causal, windowed and softcapped, with grouped-query
+// heads and FlashAttention's backward test lengths.
+// REQUIRES: ptxas
+// RUN: rm -rf %t && attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE
+// RUN: attn-compile %s -o %t/sm90a --chip=sm_90a | FileCheck %s --check-prefix=COMPILE
+// RUN: %ptxas -arch=sm_80 -v %t/sm80/kernels.ptx -o %t/sm80.cubin > %t/sm80.log 2>&1
+// RUN: %ptxas -arch=sm_90a -v %t/sm90a/kernels.ptx -o %t/sm90a.cubin > %t/sm90a.log 2>&1
+// RUN: FileCheck %s --input-file=%t/sm80.log
+// RUN: FileCheck %s --input-file=%t/sm90a.log
+// RUN: FileCheck %s --check-prefix=NOSPILL --input-file=%t/sm80.log
+// RUN: FileCheck %s --check-prefix=NOSPILL --input-file=%t/sm90a.log
+// The manifest marks the kernels (version 10).
+// RUN: FileCheck %s --check-prefix=MANIFEST --input-file=%t/sm80/manifest.json
+
+// NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
+// NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+
+// COMPILE: 10 kernel(s)
+// CHECK-DAG: Compiling entry function 'd32_causal_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd40_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd64_gqa_window_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd80_softcap_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd96_causal_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd128_causal_softcap_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd64_dv128_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd160_window_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd192_dv128_causal_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd256_gqa_softcap_attention_grad0'
+
+// MANIFEST-DAG: "version": 10
+// MANIFEST-DAG: "gradient": true
+
+func.func @d32_causal(%q: tensor<1x2x113x32xbf16>, %k: tensor<1x1x203x32xbf16>, %v: tensor<1x1x203x32xbf16>, %o: tensor<1x2x113x32xbf16>, %lse: tensor<1x2x113xf32>, %do: tensor<1x2x113x32xbf16>)
+    -> (tensor<1x2x113x32xbf16>, tensor<1x1x203x32xbf16>, tensor<1x1x203x32xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x113x32xbf16>, tensor<1x1x203x32xbf16>, tensor<1x1x203x32xbf16>)
+      out(%o, %lse : tensor<1x2x113x32xbf16>, tensor<1x2x113xf32>) grad(%do : tensor<1x2x113x32xbf16>)
+      outs(%q, %k, %v : tensor<1x2x113x32xbf16>, tensor<1x1x203x32xbf16>, tensor<1x1x203x32xbf16>) {causal} -> tensor<1x2x113x32xbf16>, tensor<1x1x203x32xbf16>, tensor<1x1x203x32xbf16>
+  return %dq, %dk, %dv : tensor<1x2x113x32xbf16>, tensor<1x1x203x32xbf16>, tensor<1x1x203x32xbf16>
+}
+
+func.func @d40(%q: tensor<1x2x128x40xf16>, %k: tensor<1x2x217x40xf16>, %v: tensor<1x2x217x40xf16>, %o: tensor<1x2x128x40xf16>, %lse: tensor<1x2x128xf32>, %do: tensor<1x2x128x40xf16>)
+    -> (tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x40xf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x40xf16>)
+      out(%o, %lse : tensor<1x2x128x40xf16>, tensor<1x2x128xf32>) grad(%do : tensor<1x2x128x40xf16>)
+      outs(%q, %k, %v : tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x40xf16>) {} -> tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x40xf16>
+  return %dq, %dk, %dv : tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x40xf16>
+}
+
+func.func @d64_gqa_window(%q: tensor<2x8x256x64xbf16>, %k: tensor<2x1x512x64xbf16>, %v: tensor<2x1x512x64xbf16>, %o: tensor<2x8x256x64xbf16>, %lse: tensor<2x8x256xf32>, %do: tensor<2x8x256x64xbf16>)
+    -> (tensor<2x8x256x64xbf16>, tensor<2x1x512x64xbf16>, tensor<2x1x512x64xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<2x8x256x64xbf16>, tensor<2x1x512x64xbf16>, tensor<2x1x512x64xbf16>)
+      out(%o, %lse : tensor<2x8x256x64xbf16>, tensor<2x8x256xf32>) grad(%do : tensor<2x8x256x64xbf16>)
+      outs(%q, %k, %v : tensor<2x8x256x64xbf16>, tensor<2x1x512x64xbf16>, tensor<2x1x512x64xbf16>) {window = array<i64: 100, 0>} -> tensor<2x8x256x64xbf16>, tensor<2x1x512x64xbf16>, tensor<2x1x512x64xbf16>
+  return %dq, %dk, %dv : tensor<2x8x256x64xbf16>, tensor<2x1x512x64xbf16>, tensor<2x1x512x64xbf16>
+}
+
+func.func @d80_softcap(%q: tensor<1x2x108x80xf16>, %k: tensor<1x2x256x80xf16>, %v: tensor<1x2x256x80xf16>, %o: tensor<1x2x108x80xf16>, %lse: tensor<1x2x108xf32>, %do: tensor<1x2x108x80xf16>)
+    -> (tensor<1x2x108x80xf16>, tensor<1x2x256x80xf16>, tensor<1x2x256x80xf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x108x80xf16>, tensor<1x2x256x80xf16>, tensor<1x2x256x80xf16>)
+      out(%o, %lse : tensor<1x2x108x80xf16>, tensor<1x2x108xf32>) grad(%do : tensor<1x2x108x80xf16>)
+      outs(%q, %k, %v : tensor<1x2x108x80xf16>, tensor<1x2x256x80xf16>, tensor<1x2x256x80xf16>) {softcap = 30.0 : f32} -> tensor<1x2x108x80xf16>, tensor<1x2x256x80xf16>, tensor<1x2x256x80xf16>
+  return %dq, %dk, %dv : tensor<1x2x108x80xf16>, tensor<1x2x256x80xf16>, tensor<1x2x256x80xf16>
+}
+
+func.func @d96_causal(%q: tensor<1x4x1x96xbf16>, %k: tensor<1x2x239x96xbf16>, %v: tensor<1x2x239x96xbf16>, %o: tensor<1x4x1x96xbf16>, %lse: tensor<1x4x1xf32>, %do: tensor<1x4x1x96xbf16>)
+    -> (tensor<1x4x1x96xbf16>, tensor<1x2x239x96xbf16>, tensor<1x2x239x96xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x4x1x96xbf16>, tensor<1x2x239x96xbf16>, tensor<1x2x239x96xbf16>)
+      out(%o, %lse : tensor<1x4x1x96xbf16>, tensor<1x4x1xf32>) grad(%do : tensor<1x4x1x96xbf16>)
+      outs(%q, %k, %v : tensor<1x4x1x96xbf16>, tensor<1x2x239x96xbf16>, tensor<1x2x239x96xbf16>) {causal} -> tensor<1x4x1x96xbf16>, tensor<1x2x239x96xbf16>, tensor<1x2x239x96xbf16>
+  return %dq, %dk, %dv : tensor<1x4x1x96xbf16>, tensor<1x2x239x96xbf16>, tensor<1x2x239x96xbf16>
+}
+
+func.func @d128_causal_softcap(%q: tensor<1x2x239x128xbf16>, %k: tensor<1x2x1x128xbf16>, %v: tensor<1x2x1x128xbf16>, %o: tensor<1x2x239x128xbf16>, %lse: tensor<1x2x239xf32>, %do: tensor<1x2x239x128xbf16>)
+    -> (tensor<1x2x239x128xbf16>, tensor<1x2x1x128xbf16>, tensor<1x2x1x128xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x239x128xbf16>, tensor<1x2x1x128xbf16>, tensor<1x2x1x128xbf16>)
+      out(%o, %lse : tensor<1x2x239x128xbf16>, tensor<1x2x239xf32>) grad(%do : tensor<1x2x239x128xbf16>)
+      outs(%q, %k, %v : tensor<1x2x239x128xbf16>, tensor<1x2x1x128xbf16>, tensor<1x2x1x128xbf16>) {causal, softcap = 50.0 : f32} -> tensor<1x2x239x128xbf16>, tensor<1x2x1x128xbf16>, tensor<1x2x1x128xbf16>
+  return %dq, %dk, %dv : tensor<1x2x239x128xbf16>, tensor<1x2x1x128xbf16>, tensor<1x2x1x128xbf16>
+}
+
+func.func @d64_dv128(%q: tensor<1x2x200x64xf16>, %k: tensor<1x1x300x64xf16>, %v: tensor<1x1x300x128xf16>, %o: tensor<1x2x200x128xf16>, %lse: tensor<1x2x200xf32>, %do: tensor<1x2x200x128xf16>)
+    -> (tensor<1x2x200x64xf16>, tensor<1x1x300x64xf16>, tensor<1x1x300x128xf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x200x64xf16>, tensor<1x1x300x64xf16>, tensor<1x1x300x128xf16>)
+      out(%o, %lse : tensor<1x2x200x128xf16>, tensor<1x2x200xf32>) grad(%do : tensor<1x2x200x128xf16>)
+      outs(%q, %k, %v : tensor<1x2x200x64xf16>, tensor<1x1x300x64xf16>, tensor<1x1x300x128xf16>) {causal} -> tensor<1x2x200x64xf16>, tensor<1x1x300x64xf16>, tensor<1x1x300x128xf16>
+  return %dq, %dk, %dv : tensor<1x2x200x64xf16>, tensor<1x1x300x64xf16>, tensor<1x1x300x128xf16>
+}
+
+func.func @d160_window(%q: tensor<1x2x1024x160xf16>, %k: tensor<1x2x1023x160xf16>, %v: tensor<1x2x1023x160xf16>, %o: tensor<1x2x1024x160xf16>, %lse: tensor<1x2x1024xf32>, %do: tensor<1x2x1024x160xf16>)
+    -> (tensor<1x2x1024x160xf16>, tensor<1x2x1023x160xf16>, tensor<1x2x1023x160xf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x1024x160xf16>, tensor<1x2x1023x160xf16>, tensor<1x2x1023x160xf16>)
+      out(%o, %lse : tensor<1x2x1024x160xf16>, tensor<1x2x1024xf32>) grad(%do : tensor<1x2x1024x160xf16>)
+      outs(%q, %k, %v : tensor<1x2x1024x160xf16>, tensor<1x2x1023x160xf16>, tensor<1x2x1023x160xf16>) {window = array<i64: 128, 0>} -> tensor<1x2x1024x160xf16>, tensor<1x2x1023x160xf16>, tensor<1x2x1023x160xf16>
+  return %dq, %dk, %dv : tensor<1x2x1024x160xf16>, tensor<1x2x1023x160xf16>, tensor<1x2x1023x160xf16>
+}
+
+func.func @d192_dv128_causal(%q: tensor<1x2x1023x192xbf16>, %k: tensor<1x1x1024x192xbf16>, %v: tensor<1x1x1024x128xbf16>, %o: tensor<1x2x1023x128xbf16>, %lse: tensor<1x2x1023xf32>, %do: tensor<1x2x1023x128xbf16>)
+    -> (tensor<1x2x1023x192xbf16>, tensor<1x1x1024x192xbf16>, tensor<1x1x1024x128xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x1023x192xbf16>, tensor<1x1x1024x192xbf16>, tensor<1x1x1024x128xbf16>)
+      out(%o, %lse : tensor<1x2x1023x128xbf16>, tensor<1x2x1023xf32>) grad(%do : tensor<1x2x1023x128xbf16>)
+      outs(%q, %k, %v : tensor<1x2x1023x192xbf16>, tensor<1x1x1024x192xbf16>, tensor<1x1x1024x128xbf16>) {causal} -> tensor<1x2x1023x192xbf16>, tensor<1x1x1024x192xbf16>, tensor<1x1x1024x128xbf16>
+  return %dq, %dk, %dv : tensor<1x2x1023x192xbf16>, tensor<1x1x1024x192xbf16>, tensor<1x1x1024x128xbf16>
+}
+
+func.func @d256_gqa_softcap(%q: tensor<1x8x1x256xbf16>, %k: tensor<1x1x239x256xbf16>, %v: tensor<1x1x239x256xbf16>, %o: tensor<1x8x1x256xbf16>, %lse: tensor<1x8x1xf32>, %do: tensor<1x8x1x256xbf16>)
+    -> (tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>)
+      out(%o, %lse : tensor<1x8x1x256xbf16>, tensor<1x8x1xf32>) grad(%do : tensor<1x8x1x256xbf16>)
+      outs(%q, %k, %v : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>) {softcap = 30.0 : f32} -> tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>
+  return %dq, %dk, %dv : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>
+}
