@@ -8,8 +8,8 @@
 #       emulator's sizes (sweep.py --emulated) into DIR, compiles each to a
 #       bundle with attn-compile (as gpu-check.sh does: the schedule each
 #       names), gives the kernels the GPU reference cannot check (a score
-#       region, a constant block mask) a reference case (attn-run
-#       --write-reference), and runs every bundle through attn-launch on the
+#       region, a constant block mask, a backward kernel) a reference case
+#       (attn-run [--backward] --write-reference), and runs every bundle through attn-launch on the
 #       emulator (ATTNRT_LIBCUDA=emulator): checked against the GPU
 #       reference kernels (themselves emulated) or the reference case, the
 #       r_* bundles at each of sweep.py's EMULATED_RUN_TIME_LENGTHS; and
@@ -59,9 +59,12 @@ check_one() {
      ! "$bin/attn-compile" "$dir/modules/$module.mlir" -o "$dir/bundles/$name" $split $unit >"$log" 2>&1; then
     echo "$name: FAIL (attn-compile)"; return 0
   fi
+  # A backward kernel's case is the gradient's (attn-run --backward).
+  local backward=
+  grep -qE '"gradient": *true' "$dir/bundles/$name/manifest.json" && backward=--backward
   if [ "${name#c_}" != "$name" ] &&
-     grep -qE '"(score_region|block_mask)": *true' "$dir/bundles/$name/manifest.json"; then
-    if ! "$bin/attn-run" "$dir/modules/$module.mlir" --write-reference="$dir/bundles/$name/reference" >>"$log" 2>&1; then
+     grep -qE '"(score_region|block_mask|gradient)": *true' "$dir/bundles/$name/manifest.json"; then
+    if ! "$bin/attn-run" "$dir/modules/$module.mlir" $backward --write-reference="$dir/bundles/$name/reference" >>"$log" 2>&1; then
       echo "$name: FAIL (attn-run --write-reference)"; return 0
     fi
   fi

@@ -6,9 +6,10 @@
 #       attnrt-launch-overhead and the Python package, writes the sweep's
 #       modules (benchmarks/gpu/sweep.py) and compiles each to a bundle;
 #       gives each c_* bundle whose kernel the GPU reference cannot check
-#       (a score region, a constant block mask) a reference case in its
-#       reference/ (attn-run --write-reference: the inputs and the float64
-#       reference's outputs);
+#       (a score region, a constant block mask, a backward kernel) a
+#       reference case in its reference/ (attn-run [--backward]
+#       --write-reference: the inputs and the float64 reference's outputs or
+#       gradients);
 #       compiles python/tests/gpu_check.py's cases with attn_mlir, and puts
 #       in DIR everything the GPU machine needs: bin/ (attn-launch,
 #       attnrt-launch-overhead), lib/libattnrt.so*, bundles/*, modules/*,
@@ -103,11 +104,13 @@ print("\n".join(sweep.MMA_SYNC_TWINS))' "$root/benchmarks/gpu"; } | xargs -r -P 
     "$build/bin/attn-compile" "$dir/modules/{}.mlir" -o "$dir/bundles/{}+mma-sync" \
     --split-kv=false --matrix-unit=mma-sync >/dev/null
   # Reference cases for the kernels the GPU reference cannot check (their
-  # manifests say score_region or block_mask): attn-run checks the CPU
-  # kernel and writes the case, its report in modules/NAME.reference.txt.
-  { grep -lE '"(score_region|block_mask)": *true' "$dir"/bundles/c_*/manifest.json || true; } |
+  # manifests say score_region, block_mask or gradient: a backward kernel,
+  # whose case is the gradient's): attn-run checks the CPU kernel and writes
+  # the case, its report in modules/NAME.reference.txt.
+  { grep -lE '"(score_region|block_mask|gradient)": *true' "$dir"/bundles/c_*/manifest.json || true; } |
     xargs -r -n 1 dirname | xargs -r -P 2 -I{} sh -c 'name="$(basename "$2")"
-      "$0" "$1/modules/${name%+mma-sync}.mlir" --write-reference="$2/reference" \
+      backward=; grep -qE "\"gradient\": *true" "$2/manifest.json" && backward=--backward
+      "$0" "$1/modules/${name%+mma-sync}.mlir" $backward --write-reference="$2/reference" \
         >"$1/modules/$name.reference.txt" 2>&1 ||
         { cat "$1/modules/$name.reference.txt" >&2; exit 1; }' \
     "$build/bin/attn-run" "$dir" {}

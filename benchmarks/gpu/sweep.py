@@ -104,14 +104,18 @@ def documents(length, count):
 
 
 def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target, region="",
-           dv=None, key_lengths=False, mask=None, block_mask=None):
+           dv=None, key_lengths=False, mask=None, block_mask=None,
+           backward=False):
     """`d` is the head dimension of Q and K; `dv`, that of V and O, is `d`
     unless given. With `key_lengths`, the attention takes per-sequence key
     lengths (attn-launch fills them: the first sequence full, the second
     empty, the others random). `mask` = (element type, batch, heads) gives
     it a mask operand [batch, heads, Sq, Sk] (1 broadcasts); `block_mask` =
     (batch, heads, Bq, Bk) a block mask argument [batch, heads, ceil(Sq /
-    Bq), ceil(Sk / Bk)] of Bq x Bk blocks."""
+    Bq), ceil(Sk / Bk)] of Bq x Bk blocks. With `backward`, the function
+    also takes dO and computes the attention's gradient
+    (attn.attention_grad, the same attributes): its bundle holds the
+    backward kernel beside the forward's."""
     dv = dv or d
     q = f"tensor<{b}x{hq}x{sq}x{d}x{dtype}>"
     k = f"tensor<{b}x{hkv}x{sk}x{d}x{dtype}>"
@@ -134,11 +138,19 @@ def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target, region="",
         blocks_type = f"tensor<{blocks_b}x{blocks_h}x{count(sq, rows)}x{count(sk, keys)}xi8>"
         mask_arg += f", %bm: {blocks_type}"
         mask_operand += f" block_mask(%bm : {blocks_type} blocks [{rows}, {keys}])"
+    grad_arg = grad_results = grad_op = ""
+    if backward:
+        grad_arg = f", %do: {o}"
+        grad_results = f", {q}, {k}, {v}"
+        grad_op = (f"  %g:3 = attn.attention_grad ins(%q, %k, %v : {q}, {k}, {v}) out(%r#0, %r#1 : {o}, {lse})"
+                   f" grad(%do : {o}) outs(%q, %k, %v : {q}, {k}, {v}){attrs} -> {q}, {k}, {v}\n")
+    returned = f"%r#0, %r#1{', %g#0, %g#1, %g#2' if backward else ''} : {o}, {lse}{grad_results}"
     return (
         f"module attributes {{attn.target = {target}}} {{\n"
-        f"func.func @{name}(%q: {q}, %k: {k}, %v: {v}{mask_arg}{lengths_arg}, %o: {o}, %l: {lse}) -> ({o}, {lse}) {{\n"
+        f"func.func @{name}(%q: {q}, %k: {k}, %v: {v}{mask_arg}{lengths_arg}, %o: {o}, %l: {lse}{grad_arg}) -> ({o}, {lse}{grad_results}) {{\n"
         f"  %r:2 = attn.attention ins(%q, %k, %v : {q}, {k}, {v}){mask_operand}{lengths_operand} outs(%o, %l : {o}, {lse}){attrs} -> {o}, {lse}{region}\n"
-        f"  return %r#0, %r#1 : {o}, {lse}\n"
+        f"{grad_op}"
+        f"  return {returned}\n"
         f"}}\n}}\n"
     )
 
@@ -248,6 +260,15 @@ def correctness():
     # tiles of two.
     yield "c_blocks_one_warp", "f16", 2, 4, 4, 300, 500, 64, "causal", "", {"block_mask": (1, 4, 48, 48)}
     yield "c_blocks_two_warps", "bf16", 1, 4, 2, 300, 300, 128, "", "", {"block_mask": (1, 4, 32, 32)}
+    # The backward kernel (attn.attention_grad), beside its forward's in the
+    # bundle, checked against a gradient case (attn-run --backward
+    # --write-reference: the float64 reference gradient): GQA, causal,
+    # window, softcap, Dv != D, D = 256.
+    yield "c_grad_d64_causal_gqa", "bf16", 1, 8, 2, 1000, 1000, 64, "causal", "", {"backward": True}
+    yield "c_grad_d128", "f16", 1, 4, 4, 1000, 777, 128, "", "", {"backward": True}
+    yield "c_grad_d128_window_softcap", "bf16", 1, 4, 1, 700, 700, 128, "window = array<i64: 100, 20>, softcap = 30.0 : f32", "", {"backward": True}
+    yield "c_grad_dv128", "f16", 1, 2, 2, 300, 1000, (64, 128), "causal", "", {"backward": True}
+    yield "c_grad_d256", "bf16", 1, 2, 1, 300, 300, 256, "causal", "", {"backward": True}
 
 
 def run_time():

@@ -52,9 +52,6 @@ int64_t gradStreamedRows(int64_t headDim, int64_t valueDim) {
 /// widest whose dK and dV a key/value CTA accumulates in one walk.
 constexpr int64_t kGradMaxHeadDim = kFa2MaxHeadDim, kGradBothAtOnce = 128;
 
-/// Which side of the attention a CTA's rows are.
-enum class Rows { Keys, Queries };
-
 class Fa2GradBody : CtaPrimitives {
 public:
   Fa2GradBody(ImplicitLocOpBuilder &b, const KernelShape &s)
