@@ -1,15 +1,16 @@
 // The backward kernel on the PTX emulator (its race and bounds checks on),
 // against the float64 reference gradient: FlashAttention's backward test
 // matrix (test_flash_attn.py) where the kernel takes it, head dimensions 32
-// to 256 with Dv != D (above 128 dV and dK in a walk each), causal and sliding-window masks, softcap, grouped-
-// query heads 2:1, 4:1 and 8:1, f16 and bf16, sm_80 and sm_90a. Each
-// function holds an attention and its gradient: attn-compile builds both
-// kernels, attn-run runs the forward and the gradient on the CPU and writes
-// the gradient case (the inputs, the forward's O and LSE, a seeded dO, and
-// the reference's dQ, dK and dV with FlashAttention's tolerance: twice a
-// naive backward pass's error in the same format), and attn-launch runs the
-// backward kernel twice on the case: the same bits both times, and dQ, dK
-// and dV within the tolerance.
+// to 256 with Dv != D (above 128 dV and dK in a walk each), causal and
+// sliding-window masks, softcap, grouped-query heads 2:1, 4:1 and 8:1, one
+// and two sequences, f16 and bf16, sm_80 and sm_90a. Each function holds an
+// attention and its gradient: attn-compile builds both kernels, attn-run
+// runs the forward and the gradient on the CPU and writes the gradient case
+// (the inputs, the forward's O and LSE, a seeded dO, and the reference's dQ,
+// dK and dV with FlashAttention's tolerance: twice a naive backward pass's
+// error in the same format), and attn-launch runs the backward kernel twice
+// on the case: the same bits both times, and dQ, dK and dV within the
+// tolerance.
 
 // RUN: rm -rf %t && split-file %s %t
 // RUN: attn-compile %t/d32_causal.mlir -o %t/d32_causal --chip=sm_80 --split-kv=false > /dev/null
@@ -121,15 +122,15 @@ func.func @d64_softcap(%q: tensor<1x2x113x64xbf16>, %k: tensor<1x2x211x64xbf16>,
 }
 
 //--- d80_gqa_causal.mlir
-func.func @d80_gqa_causal(%q: tensor<1x4x108x80xbf16>, %k: tensor<1x2x256x80xbf16>, %v: tensor<1x2x256x80xbf16>, %do: tensor<1x4x108x80xbf16>) -> (tensor<1x4x108x80xbf16>, tensor<1x2x256x80xbf16>, tensor<1x2x256x80xbf16>) {
-  %o0 = tensor.empty() : tensor<1x4x108x80xbf16>
-  %l0 = tensor.empty() : tensor<1x4x108xf32>
-  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x4x108x80xbf16>, tensor<1x2x256x80xbf16>, tensor<1x2x256x80xbf16>)
-      outs(%o0, %l0 : tensor<1x4x108x80xbf16>, tensor<1x4x108xf32>) {causal} -> tensor<1x4x108x80xbf16>, tensor<1x4x108xf32>
-  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x4x108x80xbf16>, tensor<1x2x256x80xbf16>, tensor<1x2x256x80xbf16>)
-      out(%o, %lse : tensor<1x4x108x80xbf16>, tensor<1x4x108xf32>) grad(%do : tensor<1x4x108x80xbf16>)
-      outs(%q, %k, %v : tensor<1x4x108x80xbf16>, tensor<1x2x256x80xbf16>, tensor<1x2x256x80xbf16>) {causal} -> tensor<1x4x108x80xbf16>, tensor<1x2x256x80xbf16>, tensor<1x2x256x80xbf16>
-  return %dq, %dk, %dv : tensor<1x4x108x80xbf16>, tensor<1x2x256x80xbf16>, tensor<1x2x256x80xbf16>
+func.func @d80_gqa_causal(%q: tensor<2x4x108x80xbf16>, %k: tensor<2x2x256x80xbf16>, %v: tensor<2x2x256x80xbf16>, %do: tensor<2x4x108x80xbf16>) -> (tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>) {
+  %o0 = tensor.empty() : tensor<2x4x108x80xbf16>
+  %l0 = tensor.empty() : tensor<2x4x108xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>)
+      outs(%o0, %l0 : tensor<2x4x108x80xbf16>, tensor<2x4x108xf32>) {causal} -> tensor<2x4x108x80xbf16>, tensor<2x4x108xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>)
+      out(%o, %lse : tensor<2x4x108x80xbf16>, tensor<2x4x108xf32>) grad(%do : tensor<2x4x108x80xbf16>)
+      outs(%q, %k, %v : tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>) {causal} -> tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>
+  return %dq, %dk, %dv : tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>
 }
 
 //--- d96_causal_softcap.mlir
