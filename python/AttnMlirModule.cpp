@@ -224,17 +224,18 @@ private:
   AttnCpuAttentionGradRef handle = nullptr;
 };
 
-/// The kernel bundle (manifest JSON, PTX) of `spec` for a GPU.
-std::pair<std::string, std::string> compileGpu(Spec spec,
-                                               const std::string &chip,
-                                               int64_t sms,
-                                               int64_t smemPerBlock) {
+/// The kernel bundle (manifest JSON, PTX) of `spec` for a GPU, or with
+/// `gradient` that of its gradient.
+std::pair<std::string, std::string>
+compileGpu(Spec spec, const std::string &chip, int64_t sms,
+           int64_t smemPerBlock, bool gradient) {
   AttnGpuTarget target{checkNoNul(chip, "chip").c_str(), sms, smemPerBlock};
   char *manifest = nullptr, *ptx = nullptr, *error = nullptr;
   bool ok;
   {
     py::gil_scoped_release release;
-    ok = attnGpuAttentionCompile(spec.get(), &target, &manifest, &ptx, &error);
+    ok = (gradient ? attnGpuAttentionGradCompile : attnGpuAttentionCompile)(
+        spec.get(), &target, &manifest, &ptx, &error);
   }
   if (!ok)
     raise(error);
@@ -289,8 +290,9 @@ PYBIND11_MODULE(_attn_mlir, m) {
            py::arg("block_mask") = py::none(),
            py::arg("key_lengths") = py::none());
   m.def("compile_gpu", &compileGpu, py::arg("spec"), py::arg("chip"),
-        py::arg("sms"), py::arg("smem_per_block"),
-        "The kernel bundle of `spec` for a GPU: (manifest JSON, PTX text)");
+        py::arg("sms"), py::arg("smem_per_block"), py::arg("gradient") = false,
+        "The kernel bundle of `spec` for a GPU, or with `gradient` of its "
+        "gradient: (manifest JSON, PTX text)");
   m.def("run_pipeline", &runPipeline, py::arg("module"), py::arg("pipeline"),
         "Parse `module` (MLIR text), run the textual pass pipeline, return "
         "the result as text");

@@ -157,6 +157,17 @@ bool attnGpuAttentionCompile(const AttnAttentionSpec *spec,
                              const AttnGpuTarget *target, char **manifest,
                              char **ptx, char **error);
 
+/* Compiles the gradient of `spec`'s attention (static lengths; with_lse is
+   ignored: the gradient reads the forward's LSE) for `target` into a bundle
+   of one backward kernel, as attnGpuAttentionCompile: its tensor parameters
+   are Q, K, V, O, LSE (the forward's results), dO, dQ, dK and dV,
+   contiguous. Its results are the same bytes run to run. The kernel takes
+   f16 and bf16 attentions without a mask, block mask or key lengths (the
+   error says what it refuses). */
+bool attnGpuAttentionGradCompile(const AttnAttentionSpec *spec,
+                                 const AttnGpuTarget *target, char **manifest,
+                                 char **ptx, char **error);
+
 /* Parses `module` (MLIR text with the attn dialect and every upstream one;
    refused, as by the tools, when nested more than 1000 levels deep or
    holding a number of more than 4096 digits), runs `pipeline` (a textual pass pipeline, e.g.

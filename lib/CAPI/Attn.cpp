@@ -350,6 +350,74 @@ bool runCpu(AttnCpuAttention &compiled,
   return true;
 }
 
+/// The kernel bundle of `in`'s attention, or (`gradient`) of its gradient,
+/// for `target`, as attnGpuAttentionCompile and attnGpuAttentionGradCompile
+/// return it.
+bool compileGpu(const AttnAttentionSpec *in, const AttnGpuTarget *target,
+                bool gradient, char **manifest, char **ptx, char **error) {
+  if (!in || !in->dtype || !target || !target->chip || !manifest || !ptx) {
+    setError(error, "no attention spec, target or output given");
+    return false;
+  }
+  AttnToPTXOptions options;
+  options.chip = target->chip;
+  if (std::string invalid = options.validate(); !invalid.empty()) {
+    setError(error, invalid);
+    return false;
+  }
+  if (in->run_time_lengths) {
+    setError(error, "run_time_lengths: kernel bundles of this API have static "
+                    "lengths");
+    return false;
+  }
+  if (target->sms <= 0 || target->smem_per_block <= 0) {
+    setError(error, "the target needs a positive SM count and shared memory "
+                    "per block");
+    return false;
+  }
+  std::unique_ptr<MLIRContext> context = makeContext();
+  MLIRContext *ctx = context.get();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(ctx));
+  (*module)->setAttr(
+      AttnDialect::getTargetAttrName(),
+      TargetAttr::get(ctx, target->chip, target->sms, target->smem_per_block,
+                      target->smem_per_block + kReservedSharedBytesPerCta,
+                      kRegistersPerSm, kMaxRegistersPerThread));
+  llvm::Expected<AttentionSpec> spec = toAttentionSpec(*in);
+  if (!spec) {
+    setError(error, llvm::toString(spec.takeError()));
+    return false;
+  }
+  DiagnosticText diagnostics(ctx);
+  if (gradient) {
+    llvm::Expected<AttentionGradOp> grad =
+        buildAttentionGradFunction(*module, *spec);
+    if (!grad) {
+      setError(error, llvm::toString(grad.takeError()));
+      return false;
+    }
+    if (failed(verify(*module))) {
+      setError(error, "invalid gradient:\n" + diagnostics.str());
+      return false;
+    }
+  } else if (llvm::Expected<AttentionOp> op =
+                 buildVerifiedAttention(*module, *spec);
+             !op) {
+    setError(error, llvm::toString(op.takeError()));
+    return false;
+  }
+  KernelBundle bundle;
+  if (failed(compileKernelBundle(*module, options, bundle))) {
+    setError(error, std::string("cannot compile the ") +
+                        (gradient ? "gradient of the attention" : "attention") +
+                        " for " + options.chip + ":\n" + diagnostics.str());
+    return false;
+  }
+  *manifest = copyString(bundle.manifestJson);
+  *ptx = copyString(bundle.ptx);
+  return true;
+}
+
 } // namespace
 
 extern "C" {
@@ -486,54 +554,13 @@ void attnCpuAttentionGradDestroy(AttnCpuAttentionGradRef grad) { delete grad; }
 bool attnGpuAttentionCompile(const AttnAttentionSpec *in,
                              const AttnGpuTarget *target, char **manifest,
                              char **ptx, char **error) {
-  if (!in || !in->dtype || !target || !target->chip || !manifest || !ptx) {
-    setError(error, "no attention spec, target or output given");
-    return false;
-  }
-  AttnToPTXOptions options;
-  options.chip = target->chip;
-  if (std::string invalid = options.validate(); !invalid.empty()) {
-    setError(error, invalid);
-    return false;
-  }
-  if (in->run_time_lengths) {
-    setError(error, "run_time_lengths: kernel bundles of this API have static "
-                    "lengths");
-    return false;
-  }
-  if (target->sms <= 0 || target->smem_per_block <= 0) {
-    setError(error, "the target needs a positive SM count and shared memory "
-                    "per block");
-    return false;
-  }
-  std::unique_ptr<MLIRContext> context = makeContext();
-  MLIRContext *ctx = context.get();
-  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(ctx));
-  (*module)->setAttr(
-      AttnDialect::getTargetAttrName(),
-      TargetAttr::get(ctx, target->chip, target->sms, target->smem_per_block,
-                      target->smem_per_block + kReservedSharedBytesPerCta,
-                      kRegistersPerSm, kMaxRegistersPerThread));
-  llvm::Expected<AttentionSpec> spec = toAttentionSpec(*in);
-  if (!spec) {
-    setError(error, llvm::toString(spec.takeError()));
-    return false;
-  }
-  llvm::Expected<AttentionOp> op = buildVerifiedAttention(*module, *spec);
-  if (!op) {
-    setError(error, llvm::toString(op.takeError()));
-    return false;
-  }
-  DiagnosticText diagnostics(ctx);
-  KernelBundle bundle;
-  if (failed(compileKernelBundle(*module, options, bundle))) {
-    setError(error, "cannot compile the attention for " + options.chip + ":\n" +
-                        diagnostics.str());
-    return false;
-  }
-  *manifest = copyString(bundle.manifestJson);
-  *ptx = copyString(bundle.ptx);
-  return true;
+  return compileGpu(in, target, /*gradient=*/false, manifest, ptx, error);
+}
+
+bool attnGpuAttentionGradCompile(const AttnAttentionSpec *in,
+                                 const AttnGpuTarget *target, char **manifest,
+                                 char **ptx, char **error) {
+  return compileGpu(in, target, /*gradient=*/true, manifest, ptx, error);
 }
 
 char *attnRunPipeline(const char *moduleText, const char *pipeline,

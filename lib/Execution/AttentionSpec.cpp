@@ -280,3 +280,33 @@ AttentionGradOp mlir::attn::buildAttentionGrad(AttentionOp forward,
   grad.setDeterministic(deterministic);
   return grad;
 }
+
+llvm::Expected<AttentionGradOp>
+mlir::attn::buildAttentionGradFunction(ModuleOp module,
+                                       const AttentionSpec &spec) {
+  AttentionSpec withLse = spec;
+  withLse.withLse = true;
+  llvm::Expected<AttentionOp> forward = buildAttention(module, withLse);
+  if (!forward)
+    return forward.takeError();
+  // The forward's function with the forward taken out: its O and LSE
+  // arguments (the forward's destinations) are the forward's results given,
+  // dO is appended, and the gradient is returned.
+  auto func = (*forward)->getParentOfType<func::FuncOp>();
+  func.setSymName("attention_grad");
+  Value out = forward->getOut();
+  if (failed(func.insertArgument(func.getNumArguments(), out.getType(), {},
+                                 forward->getLoc())))
+    return llvm::createStringError("cannot add dO to the gradient's function");
+  AttentionGradOp grad = buildAttentionGrad(*forward, /*pieces=*/1,
+                                            /*deterministic=*/true,
+                                            /*maskGrad=*/false);
+  grad.getGradOutMutable().assign(func.getArguments().back());
+  Operation *terminator = func.getBody().front().getTerminator();
+  terminator->setOperands(grad.getResults());
+  forward->replaceAllUsesWith(forward->getOutputs());
+  forward->erase();
+  func.setFunctionType(FunctionType::get(
+      module.getContext(), func.getArgumentTypes(), grad.getResultTypes()));
+  return grad;
+}

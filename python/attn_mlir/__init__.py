@@ -116,9 +116,11 @@ def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
     FlashAttention-2's backward: the forward keeps O and LSE, the backward
     recomputes P; a mask's gradient is summed over the dimensions it was
     broadcast along); deterministic=True asks for gradients that are the
-    same bytes run to run (the CPU's always are). Tensors on a CUDA device
-    that require grad are refused (ValueError): the GPU has no backward pass
-    yet. The returned LSE is not differentiable.
+    same bytes run to run (the CPU's always are). On CUDA tensors, with
+    respect to query, key and value, through the GPU's backward kernel
+    (float16 and bfloat16, no attn_mask, block_mask or key_lengths: others
+    raise CompilerError at the call), whose gradients are always the same
+    bytes run to run. The returned LSE is not differentiable.
     """
     if not isinstance(deterministic, bool):
         raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
@@ -313,14 +315,8 @@ def _torch_attention(query, key, value, operands, options, deterministic):
     _check_one_dtype(query, key, value)
     operands = _torch_operands(query, operands)
     lengths, mask, blocks = (operands[name] for name in ("key_lengths", "attn_mask", "block_mask"))
-    # What has no backward pass yet is refused: a result cut off from
-    # autograd would lose the gradient without a word.
     differentiable = torch.is_grad_enabled() and any(
         x is not None and x.requires_grad for x in (query, key, value, mask))
-    if differentiable and query.device.type != "cpu":
-        raise ValueError(f"query, key, value or attn_mask requires grad on {query.device}: attn_mlir's "
-                         "backward pass runs on the CPU only so far; call it under "
-                         "torch.no_grad() or pass detached tensors")
     if mask is not None and mask.dtype == torch.float64:
         mask = mask.float()
     spec = _make_spec(query.shape, key.shape, value.shape,
@@ -344,16 +340,32 @@ def _torch_attention(query, key, value, operands, options, deterministic):
         mask = mask.reshape(_padded_shape(mask.shape)).expand(spec.mask_full_shape())
     if blocks is not None:
         blocks = blocks.reshape(spec.block_mask_full_shape()).to(torch.int64).clamp(-128, 127).to(torch.int8)
-    if query.device.type == "cuda":
-        return _gpu.attention(spec, query, key, value, lengths, mask, blocks)
+    if differentiable and query.device.type == "cuda":
+        _check_gpu_gradient(spec, query)
     if differentiable:
         o, lse = _differentiable_attention()(
             query, key, value, spec, lengths, mask, blocks, deterministic)
         return (o, lse) if spec.with_lse else o
+    if query.device.type == "cuda":
+        return _gpu.attention(spec, query, key, value, lengths, mask, blocks)
     result = _cpu_run(spec, *(_host(x) for x in (query, key, value, lengths, mask, blocks)))
     if spec.with_lse:
         return _from_host(result[0], query.dtype), torch.from_numpy(result[1])
     return _from_host(result, query.dtype)
+
+
+def _check_gpu_gradient(spec, query):
+    """Loads the backward kernel of `spec` on Q's device before the forward
+    runs, so that an attention the GPU's backward pass does not take is
+    refused at the call (a result cut off from autograd would lose the
+    gradient without a word)."""
+    try:
+        _gpu.load_gradient(spec, query)
+    except CompilerError as error:
+        raise CompilerError(
+            f"query, key, value or attn_mask requires grad on {query.device}, and the GPU's "
+            f"backward pass does not take this attention ({error}); run it on CPU tensors, "
+            "or under torch.no_grad()") from None
 
 
 def _host(x):
@@ -393,12 +405,18 @@ def _make_autograd_function():
     class Attention(torch.autograd.Function):
         @staticmethod
         def forward(ctx, query, key, value, spec, lengths, mask, blocks, deterministic):
-            # The masks and lengths are the call's own copies (expanded,
-            # clamped), kept as they went in.
-            fixed = [_host(x) for x in (lengths, mask, blocks)]
-            o, lse = _cpu_run(spec._replace(with_lse=True),
-                              *(_host(x) for x in (query, key, value)), *fixed)
-            o, lse = _from_host(o, query.dtype), torch.from_numpy(lse)
+            if query.device.type == "cuda":
+                # The GPU's backward kernel takes no mask, block mask or
+                # key lengths (_check_gpu_gradient), so none is kept.
+                o, lse = _gpu.attention(spec._replace(with_lse=True), query, key, value)
+                fixed = None
+            else:
+                # The masks and lengths are the call's own copies
+                # (expanded, clamped), kept as they went in.
+                fixed = [_host(x) for x in (lengths, mask, blocks)]
+                o, lse = _cpu_run(spec._replace(with_lse=True),
+                                  *(_host(x) for x in (query, key, value)), *fixed)
+                o, lse = _from_host(o, query.dtype), torch.from_numpy(lse)
             ctx.spec, ctx.deterministic, ctx.fixed = spec, deterministic, fixed
             ctx.mask_dtype = None if mask is None else mask.dtype
             ctx.save_for_backward(query, key, value, o, lse)
@@ -407,6 +425,12 @@ def _make_autograd_function():
 
         @staticmethod
         def backward(ctx, grad_out, _grad_lse):
+            if ctx.fixed is None:
+                q, k, v, o, lse = ctx.saved_tensors
+                # Deterministic whatever was asked: no CTA accumulates
+                # into what another writes.
+                dq, dk, dv = _gpu.attention_grad(ctx.spec, q, k, v, o, lse, grad_out.to(q.dtype))
+                return dq, dk, dv, None, None, None, None, None
             q, k, v, o, lse = (_host(x) for x in ctx.saved_tensors)
             lengths, mask, blocks = ctx.fixed
             dtype = ctx.saved_tensors[0].dtype
@@ -428,7 +452,7 @@ def precompile(query_shape, key_shape, value_shape, dtype, *, chip, sms,
                smem_per_block, causal=False, scale=None, window=None,
                softcap=None, enable_gqa=False, return_lse=False,
                key_lengths=False, attn_mask=None, block_mask=None,
-               block_size=None):
+               block_size=None, backward=False):
     """Compiles the GPU kernel that attention() would run for tensors of these
     shapes and dtype ("float16", "bfloat16", "float32"), with key lengths
     when key_lengths is true, with a mask of attn_mask = (shape, dtype)
@@ -436,6 +460,10 @@ def precompile(query_shape, key_shape, value_shape, dtype, *, chip, sms,
     block_size when given, on a GPU of this chip ("sm_90"), SM count and
     opt-in shared memory per block, without that GPU; save_bundles then
     writes it. Returns the manifest (JSON text).
+
+    backward=True compiles what a call whose inputs require grad runs: the
+    forward kernel with the LSE its backward pass reads, and the backward
+    kernel; it returns the backward kernel's manifest.
     """
     spec = _make_spec(query_shape, key_shape, value_shape, dtype,
                       causal=causal, scale=scale, window=window,
@@ -446,7 +474,13 @@ def precompile(query_shape, key_shape, value_shape, dtype, *, chip, sms,
                       block_size=block_size)
     if spec.key_shape[2] == 0:
         raise ValueError("Sk = 0 needs no kernel: attention() returns O = 0 without one")
-    return _gpu.compile_bundle(spec, _gpu.Target.checked(chip, sms, smem_per_block))[0]
+    if not isinstance(backward, bool):
+        raise ValueError(f"backward must be True or False, got {backward!r}")
+    target = _gpu.Target.checked(chip, sms, smem_per_block)
+    if not backward:
+        return _gpu.compile_bundle(spec, target)[0]
+    _gpu.compile_bundle(spec._replace(with_lse=True), target)
+    return _gpu.compile_bundle(spec, target, gradient=True)[0]
 
 
 def save_bundles(directory):

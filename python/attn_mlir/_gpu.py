@@ -1,7 +1,8 @@
-"""Attention on a CUDA GPU: one kernel bundle per attention and GPU
-(attn-to-ptx through the compiler, or loaded from a directory that
-save_bundles wrote), launched by libattnrt on torch tensors, on their
-device's current stream, without copies through the host."""
+"""Attention on a CUDA GPU: one kernel bundle per attention and GPU, and
+one per gradient of an attention (attn-to-ptx through the compiler, or
+loaded from a directory that save_bundles wrote), launched by libattnrt on
+torch tensors, on their device's current stream, without copies through
+the host."""
 
 import hashlib
 import json
@@ -22,9 +23,9 @@ _FILE_LIMITS = {"attention.json": 1 << 20, "manifest.json": 64 << 20,
                 "kernels.ptx": 1 << 30}
 
 _lock = threading.Lock()
-# (Spec, Target) -> (manifest JSON, PTX).
+# (Spec, Target, gradient) -> (manifest JSON, PTX).
 _bundles = {}
-# (Spec, Target, device index) -> _runtime.Kernel.
+# (Spec, Target, gradient, device index) -> _runtime.Kernel.
 _kernels = {}
 
 
@@ -50,17 +51,25 @@ def target_of(device):
                   device.shared_memory_per_block)
 
 
-def compile_bundle(spec, target):
-    """The bundle of `spec` for `target`, compiled once per process."""
+def _key(spec, gradient):
+    """The bundle's key for `spec`: a gradient reads the forward's LSE
+    whether or not the call returns it, so its spec always has it."""
+    return (spec._replace(with_lse=True) if gradient else spec), gradient
+
+
+def compile_bundle(spec, target, gradient=False):
+    """The bundle of `spec` (or with `gradient` of its gradient) for
+    `target`, compiled once per process."""
+    spec, gradient = _key(spec, gradient)
     with _lock:
-        bundle = _bundles.get((spec, target))
+        bundle = _bundles.get((spec, target, gradient))
     if bundle is None:
         try:
-            bundle = compiler().compile_gpu(spec.native(), *target)
+            bundle = compiler().compile_gpu(spec.native(), *target, gradient=gradient)
         except RuntimeError as error:
             raise CompilerError(str(error)) from None
         with _lock:
-            _bundles[(spec, target)] = bundle
+            _bundles[(spec, target, gradient)] = bundle
     return bundle
 
 
@@ -76,21 +85,22 @@ def clear():
         _kernels.clear()
 
 
-def _kernel(spec, device):
+def _kernel(spec, device, gradient=False):
     target = target_of(device)
-    key = (spec, target, device.index)
+    spec, gradient = _key(spec, gradient)
+    key = (spec, target, gradient, device.index)
     with _lock:
         kernel = _kernels.get(key)
     if kernel is None:
-        manifest, ptx = compile_bundle(spec, target)
+        manifest, ptx = compile_bundle(spec, target, gradient)
         kernel = _runtime.Kernel(device, manifest, ptx)
         with _lock:
             _kernels[key] = kernel
     return kernel
 
 
-def _directory_name(spec, target):
-    key = json.dumps([spec._asdict(), target._asdict()], sort_keys=True)
+def _directory_name(spec, target, gradient):
+    key = json.dumps([spec._asdict(), target._asdict(), gradient], sort_keys=True)
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
@@ -137,14 +147,14 @@ def save_bundles(directory):
     directory = _path(directory)
     with _lock:
         bundles = dict(_bundles)
-    for (spec, target), (manifest, ptx) in bundles.items():
-        path = os.path.join(directory, _directory_name(spec, target))
+    for (spec, target, gradient), (manifest, ptx) in bundles.items():
+        path = os.path.join(directory, _directory_name(spec, target, gradient))
         try:
             os.makedirs(path, exist_ok=True)
         except OSError as error:
             raise OSError(error.errno, f"cannot make {path}: {error.strerror}") from None
         described = json.dumps({"spec": spec._asdict(), "target": target._asdict(),
-                                "digest": _digest(manifest, ptx)},
+                                "gradient": gradient, "digest": _digest(manifest, ptx)},
                                indent=1, sort_keys=True)
         for name, text in (("manifest.json", manifest), ("kernels.ptx", ptx),
                            ("attention.json", described)):
@@ -192,14 +202,18 @@ def _json(path, text):
         raise ValueError(f"{path} is not JSON: {error}") from None
 
 
-def _expected_params(spec):
+def _expected_params(spec, gradient):
     """The kernel parameters (name -> (type, shape)) an attention of `spec`
-    takes, as attn-to-ptx writes them in the manifest."""
+    (or with `gradient` its gradient) takes, as attn-to-ptx writes them in
+    the manifest."""
+    value_shape = spec.key_shape[:3] + (spec.value_dim,)
     params = {"Q": (spec.dtype, spec.query_shape), "K": (spec.dtype, spec.key_shape),
-              "V": (spec.dtype, spec.key_shape[:3] + (spec.value_dim,)),
-              "O": (spec.dtype, spec.out_shape())}
-    if spec.with_lse:
+              "V": (spec.dtype, value_shape), "O": (spec.dtype, spec.out_shape())}
+    if spec.with_lse or gradient:
         params["LSE"] = ("f32", spec.lse_shape())
+    if gradient:
+        params.update({"dO": params["O"], "dQ": params["Q"], "dK": params["K"],
+                       "dV": params["V"]})
     if spec.mask_dtype is not None:
         params["mask"] = (spec.mask_dtype, spec.mask_full_shape())
     if spec.block_size is not None:
@@ -213,9 +227,10 @@ def _close(a, b):
     return math.isclose(a, b, rel_tol=1e-6, abs_tol=0)
 
 
-def _check_labels(path, spec, target, manifest):
-    """That the manifest's kernel is the attention attention.json says it
-    is (a mislabelled bundle would serve a call the wrong attention)."""
+def _check_labels(path, spec, target, gradient, manifest):
+    """That the manifest's kernel is the attention (or the gradient)
+    attention.json says it is (a mislabelled bundle would serve a call the
+    wrong attention)."""
     kernels = manifest.get("kernels") if isinstance(manifest, dict) else None
     if not isinstance(kernels, list) or len(kernels) != 1 or not isinstance(kernels[0], dict):
         raise ValueError(f"{path}: the manifest must hold one kernel")
@@ -225,11 +240,14 @@ def _check_labels(path, spec, target, manifest):
                          f"kernel {compiled!r}")
     if kernel.get("target") != target.chip:
         mismatch("chip", target.chip, kernel.get("target"))
+    if kernel.get("gradient", False) is not gradient:
+        mismatch("gradient", gradient, kernel.get("gradient", False))
     params = kernel.get("params")
     if not isinstance(params, list) or not all(isinstance(p, dict) for p in params):
         raise ValueError(f"{path}: the manifest's kernel has no parameter list")
     found = {p.get("name"): (p.get("type"), tuple(p.get("shape") or ())) for p in params}
-    expected = {name: (dtype, tuple(shape)) for name, (dtype, shape) in _expected_params(spec).items()}
+    expected = {name: (dtype, tuple(shape))
+                for name, (dtype, shape) in _expected_params(spec, gradient).items()}
     if found != expected:
         mismatch("parameters", expected, found)
     semantics = kernel.get("attention")
@@ -275,6 +293,9 @@ def load_bundles(directory):
         try:
             spec = Spec.from_json(fields["spec"])
             target = Target.checked(**fields["target"])
+            gradient = fields.get("gradient", False)
+            if not isinstance(gradient, bool):
+                raise ValueError(f"gradient must be true or false, got {gradient!r}")
         except (ValueError, KeyError, TypeError) as error:
             raise ValueError(f"{path} is not a bundle save_bundles wrote: {error}") from None
         manifest = _read(os.path.join(path, "manifest.json"))
@@ -285,8 +306,10 @@ def load_bundles(directory):
         # libattnrt's checks first: the labels are then compared with a
         # well-formed manifest.
         _runtime.validate_bundle(path, manifest, ptx)
-        _check_labels(path, spec, target, _json(os.path.join(path, "manifest.json"), manifest))
-        loaded[(spec, target)] = (manifest, ptx)
+        _check_labels(path, spec, target, gradient,
+                      _json(os.path.join(path, "manifest.json"), manifest))
+        spec, gradient = _key(spec, gradient)
+        loaded[(spec, target, gradient)] = (manifest, ptx)
     with _lock:
         _bundles.update(loaded)
     return len(loaded)
@@ -302,6 +325,12 @@ def _view(tensor, dtype):
                                       list(tensor.stride()))
 
 
+def _device_of(tensor):
+    import torch
+    return _runtime.device(tensor.device.index if tensor.device.index is not None
+                           else torch.cuda.current_device())
+
+
 def attention(spec, q, k, v, key_lengths=None, mask=None, block_mask=None):
     """O (and LSE) of `spec` on CUDA tensors q, k, v (and int32 key
     lengths, the mask of spec.mask_full_shape(), the int8 block mask) of one
@@ -309,9 +338,7 @@ def attention(spec, q, k, v, key_lengths=None, mask=None, block_mask=None):
     import torch
     if k.device != q.device or v.device != q.device:
         raise ValueError(f"Q, K and V must be on one device, got {q.device}, {k.device}, {v.device}")
-    device = _runtime.device(q.device.index if q.device.index is not None
-                             else torch.cuda.current_device())
-    kernel = _kernel(spec, device)
+    kernel = _kernel(spec, _device_of(q))
     q, q_arg = _view(q.detach(), spec.dtype)
     k, k_arg = _view(k.detach(), spec.dtype)
     v, v_arg = _view(v.detach(), spec.dtype)
@@ -332,3 +359,30 @@ def attention(spec, q, k, v, key_lengths=None, mask=None, block_mask=None):
             views.append(tensor)
     kernel.launch(args, torch.cuda.current_stream(q.device).cuda_stream)
     return (o, lse) if spec.with_lse else o
+
+
+def load_gradient(spec, q):
+    """Compiles (or finds) and loads the backward kernel of `spec` on Q's
+    device; CompilerError says what it does not take."""
+    _kernel(spec, _device_of(q), gradient=True)
+
+
+def attention_grad(spec, q, k, v, o, lse, grad_out):
+    """(dQ, dK, dV) of `spec`'s attention on CUDA tensors of Q's device: Q,
+    K, V, the forward's O and LSE, and dO (the backward kernel takes no
+    mask, block mask or key lengths). The same bytes run to run."""
+    import torch
+    kernel = _kernel(spec, _device_of(q), gradient=True)
+    inputs = {"Q": q, "K": k, "V": v, "O": o, "dO": grad_out}
+    # Held until the launch is enqueued, as attention()'s views.
+    views, args = [], {}
+    for name, tensor in inputs.items():
+        tensor, args[name] = _view(tensor.detach(), spec.dtype)
+        views.append(tensor)
+    lse, args["LSE"] = _view(lse.detach(), "f32")
+    grads = [torch.empty(inputs[name].shape, dtype=q.dtype, device=q.device)
+             for name in ("Q", "K", "V")]
+    for name, grad in zip(("dQ", "dK", "dV"), grads):
+        args[name] = _view(grad, spec.dtype)[1]
+    kernel.launch(args, torch.cuda.current_stream(q.device).cuda_stream)
+    return tuple(grads)

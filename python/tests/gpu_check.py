@@ -6,7 +6,8 @@ check (scripts/gpu-check.sh).
                                # 227 KiB per block), saved in DIR
     gpu_check.py run DIR       # on the GPU machine, without the compiler:
                                # loads DIR and runs every case on torch CUDA
-                               # tensors
+                               # tensors, and the gradients of
+                               # GRADIENT_CASES through torch autograd
     gpu_check.py prepare-emulated DIR
                                # the same cases' bundles at the PTX
                                # emulator's sizes, which
@@ -18,7 +19,9 @@ Each case is checked against PyTorch in float64 on the GPU with the CPU
 backend's rule (docs/attn-run.md): the relative L2 error of O (and of the
 log-sum-exp) at most twice that of a naive attention computed in the same
 16-bit format (PyTorch's matmuls: products rounded to it, sums in f32), and
-at least 1e-5.
+at least 1e-5. The gradient cases' dQ, dK and dV are held to the same rule
+against torch autograd of the same two attentions (FlashAttention's
+backward test), and a second backward pass must give the same bytes.
 """
 import math
 import os
@@ -61,6 +64,16 @@ CASES = {
 }
 
 
+# Training shapes for the GPU's backward kernel (attention() on inputs that
+# require grad: the forward with LSE, then the backward kernel).
+GRADIENT_CASES = {
+    "grad_gqa_causal": (2, 16, 4, 1024, 1024, 128, 128, "bfloat16",
+                        dict(causal=True, enable_gqa=True)),
+    "grad_window_softcap": (1, 8, 8, 500, 700, 64, 64, "float16",
+                            dict(window=(128, 0), softcap=30.0)),
+}
+
+
 def emulated(case):
     """CASE at the PTX emulator's sizes (benchmarks/gpu/sweep.py's rule:
     one or two sequences, at most two key/value heads with the GQA ratio
@@ -88,11 +101,12 @@ def emulated(case):
     return small_b, small_hq, small_hkv, small_sq, small_sk, d, dv, dtype, options
 
 
-def prepare(directory, cases=None):
-    for b, hq, hkv, sq, sk, d, dv, dtype, options in (cases or CASES.values()):
-        options = dict(options, key_lengths="key_lengths" in options)
-        attn_mlir.precompile((b, hq, sq, d), (b, hkv, sk, d), (b, hkv, sk, dv),
-                             dtype, **TARGET, **options)
+def prepare(directory, cases=None, gradient_cases=()):
+    for backward, group in ((False, cases or CASES.values()), (True, gradient_cases)):
+        for b, hq, hkv, sq, sk, d, dv, dtype, options in group:
+            options = dict(options, key_lengths="key_lengths" in options)
+            attn_mlir.precompile((b, hq, sq, d), (b, hkv, sk, d), (b, hkv, sk, dv),
+                                 dtype, **TARGET, **options, backward=backward)
     print(f"{attn_mlir.save_bundles(directory)} bundles for {TARGET} in {directory}")
 
 
@@ -198,8 +212,41 @@ def run(directory):
         failed += not ok
         print(f"{name}: {'PASS' if ok else 'FAIL'} " +
               " ".join(f"{what} rel L2 {e:.2e} (bound {t:.2e})" for what, e, t in errors))
-    print(f"{len(CASES) - failed} of {len(CASES)} passed")
+    for name, case in GRADIENT_CASES.items():
+        failed += not check_gradient(torch, generator, name, case)
+    total = len(CASES) + len(GRADIENT_CASES)
+    print(f"{total - failed} of {total} passed")
     return 1 if failed else 0
+
+
+def check_gradient(torch, generator, name, case):
+    """dQ, dK and dV of attention() through torch autograd on the GPU
+    against autograd of the float64 attention, within twice the error of
+    the naive one in the same format; a second backward pass the same
+    bytes."""
+    b, hq, hkv, sq, sk, d, dv, dtype, options = case
+    dt = getattr(torch, dtype)
+    q, k, v, grad_out = (torch.randn(*shape, generator=generator, device="cuda").to(dt)
+                         for shape in ((b, hq, sq, d), (b, hkv, sk, d), (b, hkv, sk, dv),
+                                       (b, hq, sq, dv)))
+
+    def gradients(attend, dtype):
+        leaves = [x.detach().to(dtype).requires_grad_() for x in (q, k, v)]
+        attend(*leaves).backward(grad_out.to(dtype))
+        return [x.grad for x in leaves]
+
+    naive = lambda precision: lambda *x: reference(torch, *x, precision, **options)[0]  # noqa: E731
+    ours = lambda *x: attn_mlir.attention(*x, **options)  # noqa: E731
+    got, again = gradients(ours, dt), gradients(ours, dt)
+    exact, same_format = gradients(naive(torch.float64), torch.float64), gradients(naive(dt), dt)
+    errors = [(f"d{what}", relative_error(x, ref), 2 * max(relative_error(y, ref), 5e-6))
+              for what, x, y, ref in zip("QKV", got, same_format, exact)]
+    repeat = all(torch.equal(x.view(torch.int16), y.view(torch.int16)) for x, y in zip(got, again))
+    ok = repeat and all(e <= t for _, e, t in errors)
+    print(f"{name}: {'PASS' if ok else 'FAIL'} " +
+          " ".join(f"{what} rel L2 {e:.2e} (bound {t:.2e})" for what, e, t in errors) +
+          f" repeat {'bitwise' if repeat else 'DIFFERS'}")
+    return ok
 
 
 if __name__ == "__main__":
@@ -207,7 +254,7 @@ if __name__ == "__main__":
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     if sys.argv[1] == "prepare":
-        prepare(sys.argv[2])
+        prepare(sys.argv[2], gradient_cases=GRADIENT_CASES.values())
     elif sys.argv[1] == "prepare-emulated":
         prepare(sys.argv[2], [emulated(case) for case in CASES.values()])
     else:

@@ -274,6 +274,37 @@ TEST(AttnCApi, StaticLengthsRefuseOthers) {
   attnCpuAttentionDestroy(attention);
 }
 
+TEST(AttnCApi, GpuGradientBundle) {
+  AttnAttentionSpec spec = gqaSpec();
+  spec.query_len = 100;
+  spec.key_len = 150;
+  spec.head_dim = spec.value_dim = 64;
+  spec.dtype = "bf16";
+  spec.with_lse = false;
+  AttnGpuTarget target{"sm_80", 108, 166912};
+  char *manifest = nullptr, *ptx = nullptr, *error = nullptr;
+  ASSERT_TRUE(
+      attnGpuAttentionGradCompile(&spec, &target, &manifest, &ptx, &error))
+      << take(error);
+  std::string text = take(manifest);
+  EXPECT_NE(take(ptx).find(".entry attention_grad_attention_grad0"),
+            std::string::npos);
+  // One kernel: the backward one, of the nine tensors.
+  EXPECT_NE(text.find("\"gradient\": true"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\"name\": \"attention_grad_attention0\""),
+            std::string::npos);
+  for (const char *name : {"\"LSE\"", "\"dO\"", "\"dQ\"", "\"dK\"", "\"dV\""})
+    EXPECT_NE(text.find(name), std::string::npos) << name;
+  // What the kernel does not take is refused with the reason.
+  spec.mask_dtype = "i1";
+  spec.mask_batch = spec.mask_heads = 1;
+  EXPECT_FALSE(
+      attnGpuAttentionGradCompile(&spec, &target, &manifest, &ptx, &error));
+  EXPECT_NE(take(error).find("cannot compile the gradient of the attention "
+                             "for sm_80"),
+            std::string::npos);
+}
+
 TEST(AttnCApi, RunPipelineAppliesTheSourceBounds) {
   char *error = nullptr;
   std::string nested = "module attributes {a = " + std::string(5000, '[') +

@@ -105,6 +105,14 @@ llvm::Expected<AttentionOp> buildAttention(ModuleOp module,
 AttentionGradOp buildAttentionGrad(AttentionOp forward, int64_t pieces,
                                    bool deterministic, bool maskGrad);
 
+/// Appends `func.func @attention_grad` holding the gradient of `spec`'s
+/// attention alone, what a GPU bundle of the backward kernel is compiled
+/// from: its arguments are the forward's operands (Q, K, V, [mask], [block
+/// mask], [key lengths]), the forward's O and LSE, then dO; it returns dQ,
+/// dK and dV. The gradient is `deterministic`. Errors as buildAttention's.
+llvm::Expected<AttentionGradOp>
+buildAttentionGradFunction(ModuleOp module, const AttentionSpec &spec);
+
 } // namespace mlir::attn
 
 #endif // ATTN_EXECUTION_ATTENTIONSPEC_H
