@@ -220,6 +220,81 @@ TEST_F(ReferenceCaseTest, BrokenCasesAreRefusedWithTheReason) {
   EXPECT_NE(readError().find("v.npy"), std::string::npos);
 }
 
+/// A backward kernel's case: GQA 2:1, Sq = 3, Sk = 5, D = 64, Dv = 32.
+GradientCase gradientCase() {
+  GradientCase reference;
+  reference.kernel = "attn_grad";
+  reference.query = counting(NpyElementType::BF16, {1, 2, 3, 64});
+  reference.key = counting(NpyElementType::BF16, {1, 1, 5, 64});
+  reference.value = counting(NpyElementType::BF16, {1, 1, 5, 32});
+  reference.out = counting(NpyElementType::BF16, {1, 2, 3, 32});
+  reference.lse = counting(NpyElementType::F32, {1, 2, 3});
+  reference.gradOut = counting(NpyElementType::BF16, {1, 2, 3, 32});
+  for (auto [output, shape] :
+       {std::pair{&reference.gradQuery, std::vector<int64_t>{1, 2, 3, 64}},
+        std::pair{&reference.gradKey, std::vector<int64_t>{1, 1, 5, 64}},
+        std::pair{&reference.gradValue, std::vector<int64_t>{1, 1, 5, 32}}}) {
+    output->values = counting(NpyElementType::F32, shape);
+    output->tolerance = 7e-3;
+    output->toleranceOrigin = "2x naive bf16: 3.50e-03";
+  }
+  return reference;
+}
+
+TEST_F(ReferenceCaseTest, GradientCasesReadBackAndBrokenOnesAreRefused) {
+  std::string caseDir = (dir / "grad").string();
+  ASSERT_EQ(writeGradientCase(caseDir, gradientCase()), "");
+  EXPECT_TRUE(isReferenceCase(caseDir));
+  EXPECT_TRUE(isGradientCase(caseDir));
+  GradientCase read;
+  ASSERT_EQ(readGradientCase(caseDir, read), "");
+  EXPECT_EQ(read.kernel, "attn_grad");
+  EXPECT_EQ(read.query.elementType, NpyElementType::BF16);
+  EXPECT_EQ(read.gradOut.data, gradientCase().gradOut.data);
+  EXPECT_EQ(read.lse.shape, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(read.gradKey.values.data, gradientCase().gradKey.values.data);
+  EXPECT_EQ(read.gradValue.tolerance, 7e-3);
+  EXPECT_EQ(read.gradQuery.toleranceOrigin, "2x naive bf16: 3.50e-03");
+
+  auto readError = [&] {
+    GradientCase again;
+    return readGradientCase(caseDir, again);
+  };
+  // A forward kernel's case is not a gradient case, and the other way.
+  std::string forwardDir = (dir / "forward").string();
+  ASSERT_EQ(writeReferenceCase(forwardDir, regionCase()), "");
+  EXPECT_FALSE(isGradientCase(forwardDir));
+  GradientCase notOne;
+  EXPECT_NE(readGradientCase(forwardDir, notOne)
+                .find("a forward kernel's case, not a backward one"),
+            std::string::npos);
+  // Arrays that do not make one attention's gradient.
+  GradientCase wrong = gradientCase();
+  wrong.key = counting(NpyElementType::BF16, {1, 1, 5, 32});
+  ASSERT_EQ(writeGradientCase(caseDir, wrong), "");
+  EXPECT_NE(readError().find("not one attention: Q [1, 2, 3, 64], K [1, 1, "
+                             "5, 32], V [1, 1, 5, 32]"),
+            std::string::npos);
+  wrong = gradientCase();
+  wrong.gradKey.values = counting(NpyElementType::F32, {1, 2, 5, 64});
+  ASSERT_EQ(writeGradientCase(caseDir, wrong), "");
+  EXPECT_NE(readError().find("not one attention's gradient: an array has "
+                             "shape [1, 2, 5, 64], expected [1, 1, 5, 64]"),
+            std::string::npos);
+  wrong = gradientCase();
+  wrong.lse = counting(NpyElementType::F32, {1, 2, 4});
+  ASSERT_EQ(writeGradientCase(caseDir, wrong), "");
+  EXPECT_NE(readError().find("expected [1, 2, 3]"), std::string::npos);
+  wrong = gradientCase();
+  wrong.gradValue.tolerance = 0;
+  ASSERT_EQ(writeGradientCase(caseDir, wrong), "");
+  EXPECT_NE(readError().find("outputs.dV.tolerance must be positive"),
+            std::string::npos);
+  ASSERT_EQ(writeGradientCase(caseDir, gradientCase()), "");
+  fs::remove(fs::path(caseDir) / "do.npy");
+  EXPECT_NE(readError().find("do.npy"), std::string::npos);
+}
+
 TEST_F(ReferenceCaseTest, TheKernelRunsOnTheCaseAndIsComparedWithIt) {
   KernelReport report;
   ASSERT_EQ(run(regionCase(), report), "");

@@ -200,6 +200,47 @@ Value CtaPrimitives::mma(Value a, Value bFrag, Value c) {
   return fragmentsOf(elements).front();
 }
 
+Value CtaPrimitives::zeroFragment() {
+  Type fragC = VectorType::get({2, 2}, f32);
+  return arith::ConstantOp::create(
+      b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
+}
+
+SmallVector<SmallVector<Value>> CtaPrimitives::rowProducts(Value rowTile,
+                                                           Value firstRow,
+                                                           Value streamTile,
+                                                           int64_t columns) {
+  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8,
+          kSteps = llvm::divideCeil(columns, 16);
+  SmallVector<SmallVector<Value>> products(
+      mTiles, SmallVector<Value>(nTiles, zeroFragment()));
+  for (int64_t ks = 0; ks < kSteps; ++ks) {
+    SmallVector<Value> aFrags;
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      aFrags.push_back(loadA(rowTile, add(firstRow, index(mt * 16)), ks * 16));
+    for (int64_t nt = 0; nt < nTiles; ++nt) {
+      Value bFrag = loadB(streamTile, index(nt * 8), ks * 16);
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        products[mt][nt] = mma(aFrags[mt], bFrag, products[mt][nt]);
+    }
+  }
+  return products;
+}
+
+void CtaPrimitives::accumulateProducts(SmallVector<Value> &acc,
+                                       ArrayRef<SmallVector<Value>> aFrags,
+                                       Value streamTile, int64_t width) {
+  int64_t mTiles = s.mTiles(), kSlices = s.blockN / 16, oTiles = width / 8;
+  for (int64_t kk = 0; kk < kSlices; ++kk)
+    for (int64_t ot = 0; ot < oTiles; ++ot) {
+      Value bFrag = loadBTransposed(streamTile, index(kk * 16), ot * 8);
+      for (int64_t mt = 0; mt < mTiles; ++mt) {
+        Value &fragment = acc[mt * oTiles + ot];
+        fragment = mma(aFrags[mt][kk], bFrag, fragment);
+      }
+    }
+}
+
 Value CtaPrimitives::quadReduce(Value value, bool isMax) {
   for (int32_t offset : {1, 2}) {
     Value other = gpu::ShuffleOp::create(b, value, offset, kWarpSize,

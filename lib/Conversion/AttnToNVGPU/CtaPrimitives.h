@@ -146,6 +146,36 @@ protected:
   /// nvgpu lowering cannot name the PTX type, nvvm.mma.sync on the packed
   /// 32-bit registers.
   Value mma(Value a, Value bFrag, Value c);
+  /// A C fragment (vector<2x2xf32>) of zeros.
+  Value zeroFragment();
+  /// rows x streamed^T on mma.sync, both tiles in shared memory: the
+  /// warp's m16 tiles of `rowTile` (from row `firstRow`) times the
+  /// s.blockN rows of `streamTile` over their first `columns` columns, as
+  /// [mTiles][blockN / 8] C fragments; each B fragment is loaded once and
+  /// serves every m16 tile (S = Q K^T, and the backward's other products of
+  /// that form).
+  SmallVector<SmallVector<Value>>
+  rowProducts(Value rowTile, Value firstRow, Value streamTile, int64_t columns);
+  /// acc [mTiles][width / 8] += aFrags ([mTiles][blockN / 16] A fragments)
+  /// times the s.blockN rows of `streamTile` (the k dimension; `width`
+  /// columns, loaded transposed), on mma.sync (O += P V, and the backward's
+  /// other products of that form).
+  void accumulateProducts(SmallVector<Value> &acc,
+                          ArrayRef<SmallVector<Value>> aFrags, Value streamTile,
+                          int64_t width);
+  /// The masking geometry of the kernel's lengths, with `packedHeads`
+  /// query heads per tiled head.
+  MaskGeometry<IndexArith> maskGeometry(const Extent &queryLen,
+                                        const Extent &keyLen,
+                                        int64_t packedHeads) {
+    return {arith,
+            queryLen.length,
+            keyLen.length,
+            s.problem.causalHidesKeys(),
+            s.problem.window,
+            std::nullopt,
+            packedHeads};
+  }
 
   /// max / sum of `value` over the 4 lanes of a quad.
   Value quadReduce(Value value, bool isMax);

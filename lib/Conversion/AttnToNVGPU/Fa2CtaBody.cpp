@@ -77,7 +77,7 @@ Fa2CtaBody::StageTiles Fa2CtaBody::kvTiles(Value stage) {
 
 SmallVector<SmallVector<Value>>
 Fa2CtaBody::scoreProducts(const StageTiles &tiles) {
-  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8, kSteps = s.kSteps();
+  int64_t kSteps = s.kSteps();
   if (s.matrixUnit == MatrixUnit::Wgmma) {
     // The warpgroup's 64 rows of Q against the block's keys, k step ks at
     // 32 bytes into 64-column block ks / 4 of each tile.
@@ -99,32 +99,15 @@ Fa2CtaBody::scoreProducts(const StageTiles &tiles) {
     wgmmaCommitWait(b);
     return {fragmentsOf(d)};
   }
-  // S = Q K^T for all of the warp's m16 tiles at once, so that each K
-  // fragment is loaded once and used by every tile.
-  Type fragC = VectorType::get({2, 2}, f32);
-  Value zeroC = arith::ConstantOp::create(
-      b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
-  SmallVector<SmallVector<Value>> scores(mTiles,
-                                         SmallVector<Value>(nTiles, zeroC));
-  for (int64_t ks = 0; ks < kSteps; ++ks) {
-    SmallVector<Value> aFrags;
-    for (int64_t mt = 0; mt < mTiles; ++mt)
-      aFrags.push_back(loadA(qTile, add(warpRow, index(mt * 16)), ks * 16));
-    for (int64_t nt = 0; nt < nTiles; ++nt) {
-      Value bFrag = loadB(tiles.k, index(nt * 8), ks * 16);
-      for (int64_t mt = 0; mt < mTiles; ++mt)
-        scores[mt][nt] = mma(aFrags[mt], bFrag, scores[mt][nt]);
-    }
-  }
-  return scores;
+  // S = Q K^T for all of the warp's m16 tiles at once.
+  return rowProducts(qTile, warpRow, tiles.k, s.problem.headDim);
 }
 
 void Fa2CtaBody::valueProducts(SmallVector<Value> &acc,
                                ArrayRef<SmallVector<Value>> pFrags,
                                const StageTiles &tiles) {
-  int64_t mTiles = s.mTiles(), kSlices = s.blockN / 16,
-          oTiles = s.problem.valueDim / 8;
   if (s.matrixUnit == MatrixUnit::Wgmma) {
+    int64_t kSlices = s.blockN / 16;
     // V, MN-major: 8 keys a 1024-byte atom (the stride), the next 64
     // columns one block further (the leading offset); k slice kk at key
     // 16 kk.
@@ -143,15 +126,7 @@ void Fa2CtaBody::valueProducts(SmallVector<Value> &acc,
     acc = fragmentsOf(d);
     return;
   }
-  // Each V fragment serves every m16 tile.
-  for (int64_t kk = 0; kk < kSlices; ++kk)
-    for (int64_t ot = 0; ot < oTiles; ++ot) {
-      Value bFrag = loadBTransposed(tiles.v, index(kk * 16), ot * 8);
-      for (int64_t mt = 0; mt < mTiles; ++mt) {
-        Value &fragment = acc[mt * oTiles + ot];
-        fragment = mma(pFrags[mt][kk], bFrag, fragment);
-      }
-    }
+  accumulateProducts(acc, pFrags, tiles.v, s.problem.valueDim);
 }
 
 Value Fa2CtaBody::copyKV(Value k, Value v, Value batch, Value kvHead,
@@ -172,11 +147,9 @@ Value Fa2CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
 }
 
 CtaState Fa2CtaBody::initialState() {
-  Type fragC = VectorType::get({2, 2}, f32);
   Type pair = VectorType::get({2}, f32);
   int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
-  Value zeroC = arith::ConstantOp::create(
-      b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
+  Value zeroC = zeroFragment();
   Value minusInfPair = arith::ConstantOp::create(
       b, pair,
       DenseElementsAttr::get(cast<ShapedType>(pair),

@@ -32,13 +32,7 @@ public:
 
   void setUp(const KernelLengths &lengths) override;
   MaskGeometry<IndexArith> geometry() override {
-    return {arith,
-            queryLen.length,
-            keyLen.length,
-            s.problem.causalHidesKeys(),
-            s.problem.window,
-            std::nullopt,
-            s.problem.packedHeads};
+    return maskGeometry(queryLen, keyLen, s.problem.packedHeads);
   }
   Value loadQueryBlock(Value q, Value batch, Value head, Value row0) override;
   CtaState initialState() override;

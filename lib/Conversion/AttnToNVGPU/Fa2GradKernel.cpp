@@ -17,6 +17,7 @@
 
 #include "Fa2GradKernel.h"
 #include "CtaPrimitives.h"
+#include "KernelAnalysis.h"
 #include "KernelSkeletons.h"
 
 #include "attn/Analysis/AttentionProblem.h"
@@ -73,15 +74,6 @@ private:
   void queryBlock(const GradArguments &args, Value batch, Value head,
                   Value block);
 
-  /// rows x streamed^T for the warp's m16 tiles, both from shared memory:
-  /// [mTiles][block_n / 8] C fragments over `columns` (D or Dv) columns.
-  SmallVector<SmallVector<Value>> rowProducts(Value rowTile, Value streamTile,
-                                              int64_t columns);
-  /// acc [mTiles][width / 8] += frags (A fragments [mTiles][block_n / 16])
-  /// times the streamed tile (rows the k dimension, `width` columns).
-  void accumulate(SmallVector<Value> &acc, ArrayRef<SmallVector<Value>> frags,
-                  Value streamTile, int64_t width);
-
   /// The statistics of rows [row0, row0 + rows) of (batch, head), into the
   /// shared arrays: LSE in base 2 (+inf for a row past Sq, or one that saw
   /// no key: its P is 0) and Dsum = rowsum(dO O) (0 past Sq). Every warp
@@ -107,20 +99,12 @@ private:
     return add(add(warpRow, index(mt * 16)),
                add(layout.cRow(groupId, 0), index(8 * i)));
   }
-  /// A C fragment of zeros.
-  Value zeroFragment();
   /// Element (i, j) of a C fragment.
   Value element(Value fragment, int64_t i, int64_t j) {
     return vector::ExtractOp::create(b, fragment, ArrayRef<int64_t>{i, j});
   }
   MaskGeometry<IndexArith> geometry() {
-    return {arith,
-            queryLen.length,
-            keyLen.length,
-            s.problem.causalHidesKeys(),
-            s.problem.window,
-            std::nullopt,
-            /*packedHeads=*/1};
+    return maskGeometry(queryLen, keyLen, /*packedHeads=*/1);
   }
   int64_t keyRow() const { return s.keyRow(); }
   int64_t valueRow() const { return s.valueRow(); }
@@ -137,45 +121,6 @@ int64_t tileBytes(int64_t rows, int64_t rowElements) {
 }
 
 } // namespace
-
-Value Fa2GradBody::zeroFragment() {
-  Type fragC = VectorType::get({2, 2}, f32);
-  return arith::ConstantOp::create(
-      b, fragC, DenseElementsAttr::get(cast<ShapedType>(fragC), 0.0f));
-}
-
-SmallVector<SmallVector<Value>>
-Fa2GradBody::rowProducts(Value rowTile, Value streamTile, int64_t columns) {
-  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8,
-          kSteps = llvm::divideCeil(columns, 16);
-  SmallVector<SmallVector<Value>> products(
-      mTiles, SmallVector<Value>(nTiles, zeroFragment()));
-  for (int64_t ks = 0; ks < kSteps; ++ks) {
-    SmallVector<Value> aFrags;
-    for (int64_t mt = 0; mt < mTiles; ++mt)
-      aFrags.push_back(loadA(rowTile, add(warpRow, index(mt * 16)), ks * 16));
-    for (int64_t nt = 0; nt < nTiles; ++nt) {
-      Value bFrag = loadB(streamTile, index(nt * 8), ks * 16);
-      for (int64_t mt = 0; mt < mTiles; ++mt)
-        products[mt][nt] = mma(aFrags[mt], bFrag, products[mt][nt]);
-    }
-  }
-  return products;
-}
-
-void Fa2GradBody::accumulate(SmallVector<Value> &acc,
-                             ArrayRef<SmallVector<Value>> frags,
-                             Value streamTile, int64_t width) {
-  int64_t mTiles = s.mTiles(), kSlices = s.blockN / 16, oTiles = width / 8;
-  for (int64_t kk = 0; kk < kSlices; ++kk)
-    for (int64_t ot = 0; ot < oTiles; ++ot) {
-      Value bFrag = loadBTransposed(streamTile, index(kk * 16), ot * 8);
-      for (int64_t mt = 0; mt < mTiles; ++mt) {
-        Value &fragment = acc[mt * oTiles + ot];
-        fragment = mma(frags[mt][kk], bFrag, fragment);
-      }
-    }
-}
 
 void Fa2GradBody::rowStatistics(const GradArguments &args, Value batch,
                                 Value head, Value row0, int64_t rows) {
@@ -369,10 +314,10 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
               gpu::BarrierOp::create(b);
               // S^T = K Q^T, and for dS, dP^T = V dO^T.
               SmallVector<SmallVector<Value>> scores =
-                  rowProducts(rowsA, streamA, p.headDim);
+                  rowProducts(rowsA, warpRow, streamA, p.headDim);
               SmallVector<SmallVector<Value>> dps;
               if (key)
-                dps = rowProducts(rowsB, streamB, p.valueDim);
+                dps = rowProducts(rowsB, warpRow, streamB, p.valueDim);
               Value queryRows =
                   geometry.queryBlockRows(queryBlock, s.blockN).second;
               Value straddles = geometry.needsElementMask(
@@ -418,14 +363,16 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
               // dK += dS^T Q, dV += P^T dO.
               if (key) {
                 SmallVector<Value> gradKey(all.take_front(kFragments));
-                accumulate(gradKey, aFragments(flat.take_back(elements)),
-                           streamA, p.headDim);
+                accumulateProducts(gradKey,
+                                   aFragments(flat.take_back(elements)),
+                                   streamA, p.headDim);
                 llvm::copy(gradKey, all.begin());
               }
               if (value) {
                 SmallVector<Value> gradValue(all.drop_front(kFragments));
-                accumulate(gradValue, aFragments(flat.take_front(elements)),
-                           streamB, p.valueDim);
+                accumulateProducts(gradValue,
+                                   aFragments(flat.take_front(elements)),
+                                   streamB, p.valueDim);
                 llvm::copy(gradValue, all.begin() + kFragments);
               }
               scf::YieldOp::create(b, next);
@@ -475,9 +422,9 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
         gpu::BarrierOp::create(b);
         // S = Q K^T and dP = dO V^T.
         SmallVector<SmallVector<Value>> scores =
-            rowProducts(rowsA, streamA, p.headDim);
+            rowProducts(rowsA, warpRow, streamA, p.headDim);
         SmallVector<SmallVector<Value>> dps =
-            rowProducts(rowsB, streamB, p.valueDim);
+            rowProducts(rowsB, warpRow, streamB, p.valueDim);
         Value straddles = geometry.needsElementMask(query0, rows, key0,
                                                     add(key0, index(s.blockN)));
         SmallVector<Type> types(mTiles * nTiles * 4, f32);
@@ -510,7 +457,7 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
         // dQ += dS K.
         SmallVector<Value> acc(state.begin(), state.end());
         SmallVector<Value> flat(branch.getResults());
-        accumulate(acc, aFragments(flat), streamA, p.headDim);
+        accumulateProducts(acc, aFragments(flat), streamA, p.headDim);
         scf::YieldOp::create(b, acc);
       });
   waitGroups(ownRows, 0);
@@ -572,12 +519,8 @@ void Fa2GradBody::build(const GradArguments &args) {
 namespace mlir::attn {
 
 FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
-  if (TargetAttr target = getEnclosingTarget(op);
-      target && target.getComputeCapability() < kMinComputeCapability)
-    return op.emitError("attn-to-nvgpu generates sm_80 code (mma.sync "
-                        "m16n8k16, cp.async); the target ")
-           << target.getChip()
-           << " is older: run the gradient on the CPU (attn-to-cpu)";
+  if (failed(checkComputeCapability(op, "the gradient")))
+    return failure();
   std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
   if (!problem)
     return op.emitError("attn-to-nvgpu's backward kernel needs static sizes "

@@ -57,14 +57,20 @@ LogicalResult checkScoreRegion(AttentionOp op) {
 
 namespace mlir::attn {
 
-FailureOr<KernelShape> analyseKernel(AttentionOp op,
-                                     MatrixUnitRequest request) {
+LogicalResult checkComputeCapability(Operation *op, StringRef what) {
   if (TargetAttr target = getEnclosingTarget(op);
       target && target.getComputeCapability() < kMinComputeCapability)
-    return op.emitError("attn-to-nvgpu generates sm_80 code (mma.sync "
-                        "m16n8k16, cp.async); the target ")
-           << target.getChip()
-           << " is older: run the attention on the CPU (attn-to-cpu)";
+    return op->emitError("attn-to-nvgpu generates sm_80 code (mma.sync "
+                         "m16n8k16, cp.async); the target ")
+           << target.getChip() << " is older: run " << what
+           << " on the CPU (attn-to-cpu)";
+  return success();
+}
+
+FailureOr<KernelShape> analyseKernel(AttentionOp op,
+                                     MatrixUnitRequest request) {
+  if (failed(checkComputeCapability(op, "the attention")))
+    return failure();
   if (op.hasFrame())
     return op.emitError("attn-to-nvgpu does not support a frame (a part of a "
                         "larger attention, which attn-distribute makes) yet: "

@@ -26,6 +26,11 @@ namespace mlir::attn {
 /// #attn.target).
 FailureOr<KernelShape> analyseKernel(AttentionOp op, MatrixUnitRequest request);
 
+/// That `op`'s #attn.target, if any, runs the kernels (sm_80 or newer);
+/// else an error on `op` saying to run `what` ("the attention", "the
+/// gradient") on the CPU.
+LogicalResult checkComputeCapability(Operation *op, StringRef what);
+
 } // namespace mlir::attn
 
 #endif // ATTN_LIB_CONVERSION_ATTNTONVGPU_KERNELANALYSIS_H
