@@ -21,7 +21,8 @@
 #       fits one call of at most 10 minutes of device time on an H100,
 #       most valuable first: correctness (all of it); memcheck and
 #       racecheck on c_lean_many, c_split_many and c_region_alibi; the
-#       benchmark at D = 128, S = 4k and 16k (--quick); decode at B = 1,
+#       benchmark and the backward benchmark at D = 128, S = 4k and 16k
+#       (--quick); decode at B = 1,
 #       Hq/Hkv = 32/8, Sk = 16k and 128k against SDPA flash and cuDNN
 #       (--quick); the launch overhead. `all` runs every step in full (what
 #       the budget leaves for a later call: every benchmark size, the
@@ -43,6 +44,12 @@
 #                      same configurations through PyTorch SDPA's
 #                      FLASH_ATTENTION and CUDNN_ATTENTION backends
 #                      (benchmarks/gpu/compare_sdpa.py): benchmark.md, .csv;
+#         backward     the backward kernel of every g_* bundle through
+#                      attn-launch --bench --no-check, and SDPA's backward
+#                      pass with its FLASH_ATTENTION and CUDNN_ATTENTION
+#                      backends on the same shapes
+#                      (benchmarks/gpu/compare_backward.py): backward.md,
+#                      .csv;
 #         decode       the d_* bundles (Lean, FlashAttention-2's grid, the
 #                      picked schedule) against SDPA flash, cuDNN and
 #                      FlexDecoding (compare_decode.py): decode.md, .csv;
@@ -60,7 +67,8 @@
 #       (each bundle read and checked and each reference case read by
 #       attn-launch --validate; attn-launch fails cleanly without a driver; the package
 #       in DIR loads its bundles without the compiler; the benchmark scripts
-#       compile).
+#       compile; DIR fits in 56 MiB, what the device tool carries besides
+#       the working tree).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_BUILD_DIR:-$root/build}"
@@ -150,15 +158,25 @@ dry_run() {
   PYTHONPATH="$dir/python" "$python" -c 'import sys, attn_mlir
 print(attn_mlir.load_bundles(sys.argv[1]), "python bundles load without the compiler")' "$dir/python-bundles"
   python3 -m py_compile "$root/benchmarks/gpu/compare_sdpa.py" \
-    "$root/benchmarks/gpu/compare_decode.py" "$root/benchmarks/gpu/compare_flex.py"
-  echo "compare_sdpa.py, compare_decode.py and compare_flex.py compile"
+    "$root/benchmarks/gpu/compare_backward.py" "$root/benchmarks/gpu/compare_decode.py" \
+    "$root/benchmarks/gpu/compare_flex.py"
+  echo "compare_sdpa.py, compare_backward.py, compare_decode.py and compare_flex.py compile"
+  # The device tool carries at most 64 MiB with the working tree: the
+  # prepared directory must leave room for it (reference cases are big).
+  local bytes limit=$((56 << 20))
+  bytes="$(du -sb "$dir" | cut -f1)"
+  if [ "$bytes" -gt "$limit" ]; then
+    echo "gpu-check.sh: $dir holds $((bytes >> 20)) MiB, more than the $((limit >> 20)) MiB the device tool can carry with the working tree" >&2
+    return 1
+  fi
+  echo "the prepared directory fits the device tool's carry ($((bytes >> 20)) of $((limit >> 20)) MiB)"
   echo "dry run passed; on the GPU machine: scripts/gpu-check.sh run $dir OUT"
 }
 
 # The steps of run, in order; `run DIR OUT STEP...` runs some of them.
-steps=(correctness sanitizers benchmark decode variants overhead)
+steps=(correctness sanitizers benchmark backward decode variants overhead)
 # The budgeted plan: these steps, the sanitizers and the benchmarks cut down.
-budgeted=(correctness sanitizers benchmark decode overhead)
+budgeted=(correctness sanitizers benchmark backward decode overhead)
 
 run() {
   local dir="$1" out="$2"
@@ -229,10 +247,11 @@ run() {
     done
   fi
 
-  # 3-4: the prefill sweep (benchmark.*), the decode sweep (decode.*) and
-  # the variants against FlexAttention (variants.*), each with PyTorch's
-  # kernels in the same run.
-  for bench in compare_sdpa:benchmark compare_decode:decode compare_flex:variants; do
+  # 3-4: the prefill sweep (benchmark.*), its backward passes
+  # (backward.*), the decode sweep (decode.*) and the variants against
+  # FlexAttention (variants.*), each with PyTorch's kernels in the same run.
+  for bench in compare_sdpa:benchmark compare_backward:backward compare_decode:decode \
+      compare_flex:variants; do
     local script="${bench%%:*}.py" stem="${bench#*:}"
     wanted "$stem" || continue
     echo "== $stem: $script, ours and PyTorch's in the same run =="

@@ -31,6 +31,9 @@ attn.attention (a function named like its file) and the module's
     a boolean mask operand and a block mask with per-sequence key lengths;
   * benchmark (b_*): bf16, B*S = 16k tokens, H*D = 2048, D in {64, 128},
     S in {512, 1k, 2k, 4k, 8k, 16k}, causal or not;
+  * backward (g_*): the same shapes for S in {1k, 2k, 4k, 8k, 16k}, each
+    function an attention and its gradient (benchmarks/gpu/compare_backward.py
+    times the backward kernel);
   * decode (d_*): one query row, bf16, D = 128, Hq/Hkv in {32/8, 32/32},
     B in {1, 4, 16}, Sk in {1k, 4k, 16k, 64k, 128k, 256k, 512k} where K and V fit
     in 32 GiB; Lean attention (d_lean_*, 264 CTAs, two per H100 SM, with the
@@ -49,7 +52,7 @@ attn.attention (a function named like its file) and the module's
 With --emulated, the same configurations at the sizes the PTX emulator runs
 in the test suite (scripts/emulator-check.sh): see emulated().
 
-Usage: sweep.py DIR [--set correctness|run-time|benchmark|decode|variants|all] [--target ATTR] [--emulated]
+Usage: sweep.py DIR [--set correctness|run-time|benchmark|backward|decode|variants|all] [--target ATTR] [--emulated]
 """
 import argparse
 import os
@@ -214,8 +217,8 @@ def correctness():
     # A score region: the GPU reference cannot evaluate it, so attn-launch
     # checks it against the reference case gpu-check.sh writes with attn-run
     # (run, repeated bit for bit and sanitized too).
-    yield "c_region_alibi", "f16", 1, 4, 4, 1000, 1000, 128, "causal, softcap = 30.0 : f32", ALIBI
-    yield "c_region_documents", "bf16", 1, 4, 4, 1000, 1000, 64, "causal", documents(1000, 4)
+    yield "c_region_alibi", "f16", 1, 4, 4, 600, 600, 128, "causal, softcap = 30.0 : f32", ALIBI
+    yield "c_region_documents", "bf16", 1, 4, 4, 600, 600, 64, "causal", documents(600, 4)
     yield "c_region_alibi_packed", "f16", 2, 8, 2, 4, 1000, 64, "causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>", ALIBI
     # FlashAttention's test matrix: head dimensions other than 64, 128 and
     # 256 (rows padded in shared memory) over its length pairs, causal or
@@ -252,7 +255,7 @@ def correctness():
     yield "c_blocks_d96", "bf16", 2, 8, 2, 1000, 1000, 96, "causal, softcap = 30.0 : f32", "", {"block_mask": (1, 8, 128, 128)}
     # The same with ALiBi as a score region (checked against a reference
     # case, above).
-    yield "c_blocks_d96_alibi", "bf16", 1, 8, 2, 1000, 1000, 96, "causal, softcap = 30.0 : f32", ALIBI, {"block_mask": (1, 8, 128, 128)}
+    yield "c_blocks_d96_alibi", "bf16", 1, 8, 2, 600, 600, 96, "causal, softcap = 30.0 : f32", ALIBI, {"block_mask": (1, 8, 128, 128)}
     yield "c_blocks_split", "bf16", 4, 32, 8, 1, 4096, 128, "partition = #attn.split_kv<splits = 8>", "", {"block_mask": (4, 1, 64, 256)}
     yield "c_blocks_lean", "bf16", 1, 32, 8, 4, 2000, 128, "causal, partition = #attn.lean<ctas = 132>", "", {"block_mask": (1, 32, 64, 256)}
     # Blocks smaller than FlashAttention-2's tiles take tiles nested in
@@ -264,10 +267,12 @@ def correctness():
     # bundle, checked against a gradient case (attn-run --backward
     # --write-reference: the float64 reference gradient): GQA, causal,
     # window, softcap, Dv != D, D = 256.
-    yield "c_grad_d64_causal_gqa", "bf16", 1, 8, 2, 1000, 1000, 64, "causal", "", {"backward": True}
-    yield "c_grad_d128", "f16", 1, 4, 4, 1000, 777, 128, "", "", {"backward": True}
-    yield "c_grad_d128_window_softcap", "bf16", 1, 4, 1, 700, 700, 128, "window = array<i64: 100, 20>, softcap = 30.0 : f32", "", {"backward": True}
-    yield "c_grad_dv128", "f16", 1, 2, 2, 300, 1000, (64, 128), "causal", "", {"backward": True}
+    # Sizes kept small: a gradient case holds nine arrays, and the prepared
+    # check must fit the device tool's carry (gpu-check.sh dry-run).
+    yield "c_grad_d64_causal_gqa", "bf16", 2, 4, 1, 500, 500, 64, "causal", "", {"backward": True}
+    yield "c_grad_d128", "f16", 1, 2, 2, 500, 389, 128, "", "", {"backward": True}
+    yield "c_grad_d128_window_softcap", "bf16", 1, 4, 1, 400, 400, 128, "window = array<i64: 100, 20>, softcap = 30.0 : f32", "", {"backward": True}
+    yield "c_grad_dv128", "f16", 1, 2, 2, 300, 600, (64, 128), "causal", "", {"backward": True}
     yield "c_grad_d256", "bf16", 1, 2, 1, 300, 300, 256, "causal", "", {"backward": True}
 
 
@@ -289,6 +294,18 @@ def benchmark():
             for s in (512, 1024, 2048, 4096, 8192, 16384):
                 name = f"b_d{d}_s{s}" + ("_causal" if causal else "")
                 yield name, "bf16", 16384 // s, 2048 // d, 2048 // d, s, s, d, "causal" if causal else ""
+
+
+BACKWARD_LENGTHS = (1024, 2048, 4096, 8192, 16384)
+
+
+def backward():
+    for d in (64, 128):
+        for causal in (False, True):
+            for s in BACKWARD_LENGTHS:
+                name = f"g_d{d}_s{s}" + ("_causal" if causal else "")
+                yield (name, "bf16", 16384 // s, 2048 // d, 2048 // d, s, s, d,
+                       "causal" if causal else "", "", {"backward": True})
 
 
 # The variants compared with FlexAttention: name -> (flags, score region) of
@@ -408,7 +425,8 @@ def emulated(config):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir")
-    parser.add_argument("--set", choices=("correctness", "run-time", "benchmark", "decode", "variants", "all"),
+    parser.add_argument("--set", choices=("correctness", "run-time", "benchmark", "backward", "decode",
+                                           "variants", "all"),
                         default="all")
     parser.add_argument("--target", default=H100, help="the modules' #attn.target")
     parser.add_argument("--emulated", action="store_true",
@@ -422,6 +440,8 @@ def main():
         configs += list(run_time())
     if args.set in ("benchmark", "all"):
         configs += list(benchmark())
+    if args.set in ("backward", "all"):
+        configs += list(backward())
     if args.set in ("decode", "all"):
         configs += list(decode())
     if args.set in ("variants", "all"):

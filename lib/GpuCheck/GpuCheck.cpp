@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -560,44 +561,34 @@ Status matchReferenceCase(const std::string &kernel, const Layout &layout,
   return Status();
 }
 
-Status bench(const CudaDriver &d, attnrtContext context,
-             const attnrtDeviceInfo &device, attnrtKernel kernel,
-             const Layout &layout, const CheckOptions &options,
-             TensorSet &first, const HostInputs &launchInputs,
-             KernelReport &report) {
-  // Enough input sets that the ones in flight never fit in L2 together,
-  // within a quarter of the device's memory.
-  size_t setBytes = layout.totalBytes();
+/// How many sets of a launch's tensors (`setBytes` each) a timing rotates
+/// through: enough that the ones in flight never fit in L2 together,
+/// within a quarter of the device's memory.
+int benchSets(const attnrtDeviceInfo &device, size_t setBytes) {
   size_t wanted = 2 * static_cast<size_t>(device.l2CacheBytes) / setBytes + 2;
   size_t affordable = static_cast<size_t>(device.totalMemoryBytes) / 4 /
                       setBytes;
-  int sets = static_cast<int>(
+  return static_cast<int>(
       std::max<size_t>(1, std::min<size_t>({wanted, affordable, 64})));
-  std::vector<std::unique_ptr<TensorSet>> extra;
-  // Other inputs, the same masks and key lengths: every launch does the
-  // same work.
-  HostInputs others = launchInputs;
-  others.query = others.key = others.value = nullptr;
-  for (int s = 1; s < sets; ++s) {
-    auto set = std::make_unique<TensorSet>();
-    CHECK_STATUS(allocateSet(context, layout, *set));
-    CHECK_STATUS(
-        fillInputs(d, context, layout, others, options.seed + 3 * s, *set));
-    extra.push_back(std::move(set));
-  }
-  auto tensorsOf = [&](int i) {
-    return i % sets == 0 ? first.tensors : extra[i % sets - 1]->tensors;
-  };
+}
+
+/// Times `kernel` (options.warmup launches, then options.iterations timed
+/// one by one with CUDA events), launch i on the `params` tensors of
+/// tensorsOf(i): report.timing, from the median.
+Status timeLaunches(attnrtContext context, attnrtKernel kernel, int32_t params,
+                    const std::function<attnrtTensor *(int)> &tensorsOf,
+                    int sets, const CheckOptions &options,
+                    KernelReport &report) {
   for (int i = 0; i < options.warmup; ++i)
     CHECK_STATUS(
-        Status::of(attnrtLaunch(kernel, tensorsOf(i), layout.count, nullptr)));
+        Status::of(attnrtLaunch(kernel, tensorsOf(i), params, nullptr)));
   std::vector<attnrt::Timer> timers(options.iterations);
   for (attnrt::Timer &timer : timers)
     CHECK_STATUS(Status::of(attnrtTimerCreate(context, timer.out())));
   for (int i = 0; i < options.iterations; ++i) {
     CHECK_STATUS(Status::of(attnrtTimerStart(timers[i].get(), nullptr)));
-    CHECK_STATUS(Status::of(attnrtLaunch(kernel, tensorsOf(options.warmup + i),
-                                         layout.count, nullptr)));
+    CHECK_STATUS(Status::of(
+        attnrtLaunch(kernel, tensorsOf(options.warmup + i), params, nullptr)));
     CHECK_STATUS(Status::of(attnrtTimerStop(timers[i].get(), nullptr)));
   }
   std::vector<double> times;
@@ -619,6 +610,31 @@ Status bench(const CudaDriver &d, attnrtContext context,
   timing.iterations = options.iterations;
   report.timing = timing;
   return Status();
+}
+
+Status bench(const CudaDriver &d, attnrtContext context,
+             const attnrtDeviceInfo &device, attnrtKernel kernel,
+             const Layout &layout, const CheckOptions &options,
+             TensorSet &first, const HostInputs &launchInputs,
+             KernelReport &report) {
+  int sets = benchSets(device, layout.totalBytes());
+  std::vector<std::unique_ptr<TensorSet>> extra;
+  // Other inputs, the same masks and key lengths: every launch does the
+  // same work.
+  HostInputs others = launchInputs;
+  others.query = others.key = others.value = nullptr;
+  for (int s = 1; s < sets; ++s) {
+    auto set = std::make_unique<TensorSet>();
+    CHECK_STATUS(allocateSet(context, layout, *set));
+    CHECK_STATUS(
+        fillInputs(d, context, layout, others, options.seed + 3 * s, *set));
+    extra.push_back(std::move(set));
+  }
+  auto tensorsOf = [&](int i) {
+    return i % sets == 0 ? first.tensors : extra[i % sets - 1]->tensors;
+  };
+  return timeLaunches(context, kernel, layout.count, tensorsOf, sets, options,
+                      report);
 }
 
 } // namespace
@@ -692,7 +708,7 @@ double KernelReport::flops() const {
   if (!keyLengths.empty())
     keys = std::accumulate(keyLengths.begin(), keyLengths.end(), 0.0);
   double flops = 4.0 * sizes.queryHeads * sizes.queryLen * keys * sizes.headDim;
-  return attention.causal ? flops / 2 : flops;
+  return (attention.causal ? flops / 2 : flops) * (gradient ? 2.5 : 1.0);
 }
 
 namespace {
@@ -873,6 +889,48 @@ Status attn::gpucheck::runReferenceCase(attnrtContext context,
   return runAndCheck(context, kernel, caseOptions, inputs, &reference, report);
 }
 
+namespace {
+
+/// A backward kernel's parameters, in order: its inputs, then its outputs.
+constexpr int32_t kGradParams = 9, kGradInputs = 6;
+const char *const kGradNames[kGradParams] = {"Q",  "K",  "V",  "O", "LSE",
+                                             "dO", "dQ", "dK", "dV"};
+
+/// Reads a backward kernel's parameters into `params`; why they are not
+/// Q, K, V, O, LSE, dO, dQ, dK, dV, or empty.
+std::string readGradientParams(attnrtKernel kernel,
+                               attnrtParamInfo (&params)[kGradParams]) {
+  if (attnrtKernelParamCount(kernel) != kGradParams)
+    return "a backward kernel has 9 parameters (Q, K, V, O, LSE, dO, dQ, dK, "
+           "dV)";
+  for (int32_t i = 0; i < kGradParams; ++i) {
+    if (attnrtKernelGetParam(kernel, i, &params[i]) != ATTNRT_SUCCESS)
+      return attnrtLastErrorMessage();
+    if (kGradNames[i] != std::string(params[i].name))
+      return "parameter " + std::to_string(i) + " is " + params[i].name +
+             ", not " + kGradNames[i];
+  }
+  return {};
+}
+
+/// What `report` says of a backward kernel launched on `tensors`.
+Status describeGradientKernel(attnrtKernel kernel,
+                              const attnrtParamInfo (&params)[kGradParams],
+                              attnrtTensor (&tensors)[kGradParams],
+                              KernelReport &report) {
+  report.gradient = true;
+  report.target = attnrtKernelTarget(kernel);
+  report.dtype = params[0].dtype;
+  const int64_t *q = params[0].sizes, *v = params[2].sizes;
+  report.sizes = {q[0], q[1], v[1], q[2], v[2], q[3], v[3]};
+  CHECK_STATUS(Status::of(attnrtKernelGetAttention(kernel, &report.attention)));
+  CHECK_STATUS(Status::of(attnrtKernelGetResources(kernel, &report.resources)));
+  return Status::of(
+      attnrtKernelGetGrid(kernel, tensors, kGradParams, report.grid));
+}
+
+} // namespace
+
 Status attn::gpucheck::runGradientCase(attnrtContext context,
                                        attnrtKernel kernel,
                                        const CheckOptions &options,
@@ -902,22 +960,16 @@ Status attn::gpucheck::runGradientCase(attnrtContext context,
                                           &reference.gradQuery.values,
                                           &reference.gradKey.values,
                                           &reference.gradValue.values};
-  static const char *const names[] = {"Q",  "K",  "V",  "O", "LSE",
-                                      "dO", "dQ", "dK", "dV"};
-  constexpr int32_t kParams = 9, kOutputs = 6;
-  if (attnrtKernelParamCount(kernel) != kParams)
-    return mismatch("a backward kernel has 9 parameters (Q, K, V, O, LSE, "
-                    "dO, dQ, dK, dV)");
+  const char *const *names = kGradNames;
+  constexpr int32_t kParams = kGradParams, kOutputs = kGradInputs;
   attnrtParamInfo params[kParams];
+  if (std::string error = readGradientParams(kernel, params); !error.empty())
+    return mismatch(error);
   attnrt::DeviceBuffer buffers[kParams];
   attnrtTensor tensors[kParams];
   for (int32_t i = 0; i < kParams; ++i) {
     attnrtParamInfo &param = params[i];
-    CHECK_STATUS(Status::of(attnrtKernelGetParam(kernel, i, &param)));
     std::vector<int64_t> sizes(param.sizes, param.sizes + param.rank);
-    if (names[i] != std::string(param.name))
-      return mismatch("parameter " + std::to_string(i) + " is " + param.name +
-                      ", not " + names[i]);
     if (arrays[i]->shape != sizes)
       return mismatch(std::string(names[i]) + " has shape " +
                       shapeText(arrays[i]->shape) + ", the kernel's is " +
@@ -933,14 +985,7 @@ Status attn::gpucheck::runGradientCase(attnrtContext context,
       CHECK_STATUS(Status::of(attnrtCopyToDevice(
           context, buffers[i].data(), arrays[i]->data.data(), bytes)));
   }
-  report.target = attnrtKernelTarget(kernel);
-  report.dtype = params[0].dtype;
-  const int64_t *q = params[0].sizes, *v = params[2].sizes;
-  report.sizes = {q[0], q[1], v[1], q[2], v[2], q[3], v[3]};
-  CHECK_STATUS(Status::of(attnrtKernelGetAttention(kernel, &report.attention)));
-  CHECK_STATUS(Status::of(attnrtKernelGetResources(kernel, &report.resources)));
-  CHECK_STATUS(
-      Status::of(attnrtKernelGetGrid(kernel, tensors, kParams, report.grid)));
+  CHECK_STATUS(describeGradientKernel(kernel, params, tensors, report));
   // Two launches on outputs filled with NaN (an element no CTA writes
   // shows): the second's bits must be the first's.
   std::vector<float> results[2][kParams - kOutputs];
@@ -971,6 +1016,63 @@ Status attn::gpucheck::runGradientCase(attnrtContext context,
       report.checks.push_back(compareWithCase(
           names[kOutputs + i], results[0][i], *expected[i], options.tolerance));
   return Status();
+}
+
+Status attn::gpucheck::benchGradientKernel(attnrtContext context,
+                                           attnrtKernel kernel,
+                                           const CheckOptions &options,
+                                           KernelReport &report) {
+  if (options.iterations < 1 || options.warmup < 0)
+    return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
+                           "iterations must be positive, warm-up not negative");
+  std::string error;
+  bool noDevice = false;
+  const CudaDriver *driver = openCudaDriver(error, noDevice);
+  if (!driver)
+    return Status::failure(ATTNRT_ERROR_NO_DRIVER, error);
+  report.kernel = attnrtKernelName(kernel);
+  attnrtParamInfo params[kGradParams];
+  if (std::string why = readGradientParams(kernel, params); !why.empty())
+    return Status::failure(ATTNRT_ERROR_INVALID_BUNDLE,
+                           "kernel " + report.kernel + ": " + why);
+  auto elements = [&](int32_t i) {
+    uint64_t count = 1;
+    for (int32_t d = 0; d < params[i].rank; ++d)
+      count *= params[i].sizes[d];
+    return count;
+  };
+  size_t setBytes = 0;
+  for (int32_t i = 0; i < kGradParams; ++i)
+    setBytes += elements(i) * attnrtDTypeSize(params[i].dtype);
+  attnrtDeviceInfo device;
+  CHECK_STATUS(Status::of(attnrtContextGetDeviceInfo(context, &device)));
+  int sets = benchSets(device, setBytes);
+  struct GradientSet {
+    attnrt::DeviceBuffer buffers[kGradParams];
+    attnrtTensor tensors[kGradParams];
+  };
+  std::vector<std::unique_ptr<GradientSet>> launchSets;
+  for (int s = 0; s < sets; ++s) {
+    auto set = std::make_unique<GradientSet>();
+    for (int32_t i = 0; i < kGradParams; ++i) {
+      CHECK_STATUS(set->buffers[i].allocate(
+          context, elements(i) * attnrtDTypeSize(params[i].dtype)));
+      set->tensors[i] =
+          attnrt::contiguousTensor(set->buffers[i].data(), params[i].dtype,
+                                   params[i].sizes, params[i].rank);
+      if (i < kGradInputs)
+        CHECK_STATUS(fillNormal(*driver, params[i].dtype,
+                                set->buffers[i].data(), elements(i),
+                                options.seed + kGradInputs * s + i));
+    }
+    launchSets.push_back(std::move(set));
+  }
+  CHECK_STATUS(
+      describeGradientKernel(kernel, params, launchSets[0]->tensors, report));
+  return timeLaunches(
+      context, kernel, kGradParams,
+      [&](int i) { return launchSets[i % sets]->tensors; }, sets, options,
+      report);
 }
 
 void attn::gpucheck::printReport(const KernelReport &r, std::FILE *stream) {

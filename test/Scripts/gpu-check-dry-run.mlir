@@ -12,22 +12,23 @@
 // RUN: rm -rf %t
 // RUN: env ATTN_BUILD_DIR=%attn_obj_root bash %attn_src_root/scripts/gpu-check.sh dry-run %t --no-build | FileCheck %s
 // CHECK: 14 bundles for {'chip': 'sm_90', 'sms': 132, 'smem_per_block': 232448} in
-// The sweep's 288 modules, the 24 benchmark kernels once more on mma.sync
+// The sweep's 308 modules (20 of them g_* backward benchmarks), the 24 benchmark kernels once more on mma.sync
 // and sweep.py's 14 MMA_SYNC_TWINS (NAME+mma-sync; c_region_alibi's twin
 // has a reference case too).
-// CHECK: prepared 326 bundles in {{.*}}, 10 with a reference case
-// CHECK: attn-launch --validate: 326 bundles valid, 10 reference cases read
+// CHECK: prepared 346 bundles in {{.*}}, 10 with a reference case
+// CHECK: attn-launch --validate: 346 bundles valid, 10 reference cases read
 // CHECK: run-time lengths: 8 bundles, each at --lengths=1,1,1000 --lengths=4,1,4097 --lengths=2,300,300 --lengths=1,1000,300
 // CHECK: attn-launch without a driver: attn-launch: error: cannot open the CUDA driver
 // CHECK: 14 python bundles load without the compiler
-// CHECK: compare_sdpa.py, compare_decode.py and compare_flex.py compile
+// CHECK: compare_sdpa.py, compare_backward.py, compare_decode.py and compare_flex.py compile
+// CHECK: the prepared directory fits the device tool's carry ({{[0-9]+}} of 56 MiB)
 // CHECK: dry run passed
 // RUN: ls %t/bundles/c_region_alibi/reference %t/bundles/c_blocks_d96_alibi/reference | FileCheck %s --check-prefix=CASES
 // CASES: block_mask.npy
 // CASES: reference.json
 // CASES: reference.json
 // RUN: not bash %attn_src_root/scripts/gpu-check.sh run %t %t/out frobnicate 2>&1 | FileCheck %s --check-prefix=STEP
-// STEP: gpu-check.sh: no step 'frobnicate' (steps: correctness sanitizers benchmark decode variants overhead)
+// STEP: gpu-check.sh: no step 'frobnicate' (steps: correctness sanitizers benchmark backward decode variants overhead)
 // RUN: ls %t/bin | FileCheck %s --check-prefix=CARRY
 // CARRY: attn-launch
 // CARRY: attnrt-launch-overhead

@@ -38,7 +38,8 @@ const char *kUsage =
     "directory reference/ (attn-run --write-reference) runs that case's\n"
     "kernel on the case's inputs instead and checks it against the case's\n"
     "outputs: the float64 reference, which evaluates score regions and\n"
-    "constant block masks too.\n"
+    "constant block masks too. A backward kernel is checked against its\n"
+    "gradient case, or only timed (--bench --no-check) without one.\n"
     "  --kernel=NAME       only this kernel (repeatable)\n"
     "  --device=N          CUDA device (default 0)\n"
     "  --seed=N            seed of the inputs (default 1)\n"
@@ -60,7 +61,8 @@ const char *kUsage =
     "                      reference cases (no GPU needed)\n"
     "  --probe             only open the device and describe it (exit 1 if\n"
     "                      there is none)\n"
-    "  --emulator          run on the PTX emulator (as ATTNRT_LIBCUDA=emulator)\n"
+    "  --emulator          run on the PTX emulator (as "
+    "ATTNRT_LIBCUDA=emulator)\n"
     "  --profile           on the PTX emulator (ATTNRT_LIBCUDA=emulator):\n"
     "                      print each kernel's dynamic instruction counts\n"
     "                      by class, shared-memory wavefronts against the\n"
@@ -362,12 +364,18 @@ int main(int argc, char **argv) {
           it = *it == name ? unmatched.erase(it) : it + 1;
       }
       bool checksCase = kernel == caseKernel;
-      // A backward kernel has no GPU reference: its case checks it.
-      if (isBackwardKernel(kernel) && !(checksCase && gradientCase))
+      // A backward kernel has no GPU reference: its case checks it. Timed
+      // only, it needs none.
+      bool timesGradient = isBackwardKernel(kernel) && !checksCase &&
+                           options.bench && !options.check;
+      if (isBackwardKernel(kernel) && !(checksCase && gradientCase) &&
+          !timesGradient)
         return fail(path + ": " + name +
                     " is a backward kernel: check it against its gradient "
                     "case (attn-run --backward --write-reference=" +
-                    path + "/reference)");
+                    path +
+                    "/reference), or time it alone (--bench "
+                    "--no-check)");
       // A reference case fixes its lengths: its kernel runs once.
       std::vector<std::optional<CheckOptions::Lengths>> runs = lengthRuns;
       if (checksCase)
@@ -376,7 +384,9 @@ int main(int argc, char **argv) {
         options.lengths = lengths;
         KernelReport report;
         attnrt::Status status =
-            !checksCase    ? runKernel(context.get(), kernel, options,
+            timesGradient
+                ? benchGradientKernel(context.get(), kernel, options, report)
+            : !checksCase  ? runKernel(context.get(), kernel, options,
                                        HostInputs(), report)
             : gradientCase ? runGradientCase(context.get(), kernel, options,
                                              *gradientCase, report)

@@ -295,6 +295,17 @@ TEST_F(ReferenceCaseTest, GradientCasesReadBackAndBrokenOnesAreRefused) {
   EXPECT_NE(readError().find("do.npy"), std::string::npos);
 }
 
+TEST(KernelReportTest, FlopsOfForwardAndBackwardKernels) {
+  KernelReport report;
+  report.sizes = {1, 2, 2, 100, 200, 64, 64};
+  EXPECT_EQ(report.flops(), 4.0 * 2 * 100 * 200 * 64);
+  report.attention.causal = true;
+  EXPECT_EQ(report.flops(), 2.0 * 2 * 100 * 200 * 64);
+  // A backward pass: five products to the forward's two.
+  report.gradient = true;
+  EXPECT_EQ(report.flops(), 2.5 * 2.0 * 2 * 100 * 200 * 64);
+}
+
 TEST_F(ReferenceCaseTest, TheKernelRunsOnTheCaseAndIsComparedWithIt) {
   KernelReport report;
   ASSERT_EQ(run(regionCase(), report), "");

@@ -132,10 +132,14 @@ struct KernelReport {
   std::vector<float> out, lse;
   /// The per-sequence key lengths the kernel ran with; empty without.
   std::vector<int32_t> keyLengths;
+  /// A backward kernel's report.
+  bool gradient = false;
 
   bool passed() const;
   /// 4 * B * Hq * Sq * Sk * D (with key lengths, their sum for B Sk),
-  /// halved with a causal mask.
+  /// halved with a causal mask; for a backward kernel 2.5 times that (its
+  /// five products to the forward's two, FlashAttention's count, whatever
+  /// the kernel recomputes).
   double flops() const;
 };
 
@@ -158,7 +162,6 @@ attnrt::Status runReferenceCase(attnrtContext context, attnrtKernel kernel,
                                 const ReferenceCase &reference,
                                 KernelReport &report);
 
-/// Human-readable lines: problem, resources, checks, timing.
 /// Runs a backward kernel (attn.attention_grad's) on the inputs of
 /// `reference` twice, checks that both launches write the same bits, and
 /// (with options.check) compares dQ, dK and dV with the case's within its
@@ -168,6 +171,15 @@ attnrt::Status runGradientCase(attnrtContext context, attnrtKernel kernel,
                                const GradientCase &reference,
                                KernelReport &report);
 
+/// Times a backward kernel as runKernel's --bench does (options.warmup,
+/// iterations, inputs rotated among sets that do not fit in L2 together)
+/// on seeded random Q, K, V, O, LSE and dO: its speed does not depend on
+/// the values, so no case is needed. Nothing is checked.
+attnrt::Status benchGradientKernel(attnrtContext context, attnrtKernel kernel,
+                                   const CheckOptions &options,
+                                   KernelReport &report);
+
+/// Human-readable lines: problem, resources, checks, timing.
 void printReport(const KernelReport &report, std::FILE *stream);
 
 /// One CSV row per report (with printCsvHeader first).

@@ -73,7 +73,17 @@
 // A backward kernel has no GPU reference: without its case, attn-launch says
 // how to write one.
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/one_key_plain 2>&1 | FileCheck %s --check-prefix=NOCASE
-// NOCASE: attn-launch: error: {{.*}}one_key_plain: one_key_attention_grad0 is a backward kernel: check it against its gradient case (attn-run --backward --write-reference={{.*}}one_key_plain/reference)
+// NOCASE: attn-launch: error: {{.*}}one_key_plain: one_key_attention_grad0 is a backward kernel: check it against its gradient case (attn-run --backward --write-reference={{.*}}one_key_plain/reference), or time it alone (--bench --no-check)
+
+// Timed alone, it needs no case: seeded inputs rotated among sets, and the
+// FLOPs of a backward pass (2.5 times the forward's) in the rate.
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/one_key_plain --kernel=one_key_attention_grad0 --bench --no-check --warmup=1 --iterations=2 --csv=%t/bench.csv | FileCheck %s --check-prefix=BENCH
+// RUN: FileCheck %s --check-prefix=BENCHCSV < %t/bench.csv
+// BENCH: kernel one_key_attention_grad0 (sm_80)
+// BENCH-NEXT: problem f16 B=1 Hq=2 Hkv=2 Sq=239 Sk=1 D=32 Dv=32 scale={{.*}} causal
+// BENCH: time {{[0-9.]+}} ms median (min {{[0-9.]+}}) of 2 launches over {{[0-9]+}} input set(s)
+// BENCH-NOT: PASS
+// BENCHCSV: one_key_attention_grad0,sm_80,f16,1,2,2,239,1,32,1,
 
 // The runtime checks a backward kernel's manifest entry against its own
 // tiles: a grid of one CTA less, or shared memory without the statistics
