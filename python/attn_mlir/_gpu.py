@@ -46,9 +46,12 @@ class Target(NamedTuple):
 
 
 def target_of(device):
+    """The target of `device`: compute capability 9.0 is sm_90a, whose
+    architecture-specific instructions (wgmma, setmaxnreg) the Hopper
+    kernels use; its PTX loads on sm_90 devices only, which this one is."""
     major, minor = device.compute_capability
-    return Target(f"sm_{major}{minor}", device.multiprocessors,
-                  device.shared_memory_per_block)
+    chip = f"sm_{major}{minor}" + ("a" if (major, minor) == (9, 0) else "")
+    return Target(chip, device.multiprocessors, device.shared_memory_per_block)
 
 
 def _key(spec, gradient):

@@ -2,7 +2,7 @@
 check (scripts/gpu-check.sh).
 
     gpu_check.py prepare DIR   # here, with the compiler: each case's kernel
-                               # bundle for an H100/H200 (sm_90, 132 SMs,
+                               # bundle for an H100/H200 (sm_90a, 132 SMs,
                                # 227 KiB per block), saved in DIR
     gpu_check.py run DIR       # on the GPU machine, without the compiler:
                                # loads DIR and runs every case on torch CUDA
@@ -29,8 +29,9 @@ import sys
 
 import attn_mlir
 
-# The GPU the bundles are prepared for: an H100 SXM or an H200.
-TARGET = dict(chip="sm_90", sms=132, smem_per_block=232448)
+# The GPU the bundles are prepared for, as the package names it: an H100
+# SXM or an H200 (compute capability 9.0: sm_90a).
+TARGET = dict(chip="sm_90a", sms=132, smem_per_block=232448)
 
 # name: (B, Hq, Hkv, Sq, Sk, D, Dv, dtype, options). Split-KV with packed
 # GQA heads for the decode shapes (the cost model's choice for 132 SMs).

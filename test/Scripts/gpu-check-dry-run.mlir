@@ -11,7 +11,7 @@
 // cases).
 // RUN: rm -rf %t
 // RUN: env ATTN_BUILD_DIR=%attn_obj_root bash %attn_src_root/scripts/gpu-check.sh dry-run %t --no-build | FileCheck %s
-// CHECK: 14 bundles for {'chip': 'sm_90', 'sms': 132, 'smem_per_block': 232448} in
+// CHECK: 14 bundles for {'chip': 'sm_90a', 'sms': 132, 'smem_per_block': 232448} in
 // The sweep's 308 modules (20 of them g_* backward benchmarks), the 24 benchmark kernels once more on mma.sync
 // and sweep.py's 14 MMA_SYNC_TWINS (NAME+mma-sync; c_region_alibi's twin
 // has a reference case too).
