@@ -146,7 +146,8 @@ def module(name, dtype, b, hq, hkv, sq, sk, d, flags, target, region="",
         grad_arg = f", %do: {o}"
         grad_results = f", {q}, {k}, {v}"
         grad_op = (f"  %g:3 = attn.attention_grad ins(%q, %k, %v : {q}, {k}, {v}) out(%r#0, %r#1 : {o}, {lse})"
-                   f" grad(%do : {o}) outs(%q, %k, %v : {q}, {k}, {v}){attrs} -> {q}, {k}, {v}\n")
+                   f" grad(%do : {o}){mask_operand}{lengths_operand} outs(%q, %k, %v : {q}, {k}, {v}){attrs}"
+                   f" -> {q}, {k}, {v}\n")
     returned = f"%r#0, %r#1{', %g#0, %g#1, %g#2' if backward else ''} : {o}, {lse}{grad_results}"
     return (
         f"module attributes {{attn.target = {target}}} {{\n"
@@ -274,6 +275,7 @@ def correctness():
     yield "c_grad_d128_window_softcap", "bf16", 1, 4, 1, 400, 400, 128, "window = array<i64: 100, 20>, softcap = 30.0 : f32", "", {"backward": True}
     yield "c_grad_dv128", "f16", 1, 2, 2, 300, 600, (64, 128), "causal", "", {"backward": True}
     yield "c_grad_d256", "bf16", 1, 2, 1, 300, 300, 256, "causal", "", {"backward": True}
+    yield "c_grad_key_lengths", "bf16", 3, 2, 1, 200, 400, 64, "causal", "", {"backward": True, "key_lengths": True}
 
 
 def run_time():

@@ -891,42 +891,60 @@ Status attn::gpucheck::runReferenceCase(attnrtContext context,
 
 namespace {
 
-/// A backward kernel's parameters, in order: its inputs, then its outputs.
-constexpr int32_t kGradParams = 9, kGradInputs = 6;
-const char *const kGradNames[kGradParams] = {"Q",  "K",  "V",  "O", "LSE",
-                                             "dO", "dQ", "dK", "dV"};
+/// A backward kernel's parameters, in order: inputs Q, K, V, O, LSE, dO,
+/// outputs dQ, dK, dV, and with key lengths the input key_lengths.
+constexpr int32_t kGradParams = 9, kGradMaxParams = 10;
+constexpr int32_t kGradOutputs[] = {6, 7, 8};
+const char *const kGradNames[kGradMaxParams] = {
+    "Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV", "key_lengths"};
+bool isGradientInput(int32_t index) { return index < 6 || index == 9; }
 
-/// Reads a backward kernel's parameters into `params`; why they are not
-/// Q, K, V, O, LSE, dO, dQ, dK, dV, or empty.
-std::string readGradientParams(attnrtKernel kernel,
-                               attnrtParamInfo (&params)[kGradParams]) {
-  if (attnrtKernelParamCount(kernel) != kGradParams)
+/// A backward kernel's parameters, and their number (9, or 10 with key
+/// lengths).
+struct GradientParams {
+  attnrtParamInfo info[kGradMaxParams];
+  int32_t count = 0;
+
+  uint64_t elements(int32_t i) const {
+    uint64_t count = 1;
+    for (int32_t d = 0; d < info[i].rank; ++d)
+      count *= info[i].sizes[d];
+    return count;
+  }
+  size_t bytes(int32_t i) const {
+    return elements(i) * attnrtDTypeSize(info[i].dtype);
+  }
+};
+
+/// Reads a backward kernel's parameters; why they are not Q, K, V, O, LSE,
+/// dO, dQ, dK, dV[, key_lengths], or empty.
+std::string readGradientParams(attnrtKernel kernel, GradientParams &params) {
+  params.count = attnrtKernelParamCount(kernel);
+  if (params.count != kGradParams && params.count != kGradMaxParams)
     return "a backward kernel has 9 parameters (Q, K, V, O, LSE, dO, dQ, dK, "
-           "dV)";
-  for (int32_t i = 0; i < kGradParams; ++i) {
-    if (attnrtKernelGetParam(kernel, i, &params[i]) != ATTNRT_SUCCESS)
+           "dV), then key_lengths when it has key lengths";
+  for (int32_t i = 0; i < params.count; ++i) {
+    if (attnrtKernelGetParam(kernel, i, &params.info[i]) != ATTNRT_SUCCESS)
       return attnrtLastErrorMessage();
-    if (kGradNames[i] != std::string(params[i].name))
-      return "parameter " + std::to_string(i) + " is " + params[i].name +
+    if (kGradNames[i] != std::string(params.info[i].name))
+      return "parameter " + std::to_string(i) + " is " + params.info[i].name +
              ", not " + kGradNames[i];
   }
   return {};
 }
 
 /// What `report` says of a backward kernel launched on `tensors`.
-Status describeGradientKernel(attnrtKernel kernel,
-                              const attnrtParamInfo (&params)[kGradParams],
-                              attnrtTensor (&tensors)[kGradParams],
-                              KernelReport &report) {
+Status describeGradientKernel(attnrtKernel kernel, const GradientParams &params,
+                              attnrtTensor *tensors, KernelReport &report) {
   report.gradient = true;
   report.target = attnrtKernelTarget(kernel);
-  report.dtype = params[0].dtype;
-  const int64_t *q = params[0].sizes, *v = params[2].sizes;
+  report.dtype = params.info[0].dtype;
+  const int64_t *q = params.info[0].sizes, *v = params.info[2].sizes;
   report.sizes = {q[0], q[1], v[1], q[2], v[2], q[3], v[3]};
   CHECK_STATUS(Status::of(attnrtKernelGetAttention(kernel, &report.attention)));
   CHECK_STATUS(Status::of(attnrtKernelGetResources(kernel, &report.resources)));
   return Status::of(
-      attnrtKernelGetGrid(kernel, tensors, kGradParams, report.grid));
+      attnrtKernelGetGrid(kernel, tensors, params.count, report.grid));
 }
 
 } // namespace
@@ -950,56 +968,67 @@ Status attn::gpucheck::runGradientCase(attnrtContext context,
   };
   if (reference.kernel != report.kernel)
     return mismatch("it checks another kernel");
-  // The kernel's parameters, in order; the last three are its outputs.
-  const mlir::attn::NpyArray *arrays[] = {&reference.query,
-                                          &reference.key,
-                                          &reference.value,
-                                          &reference.out,
-                                          &reference.lse,
-                                          &reference.gradOut,
-                                          &reference.gradQuery.values,
-                                          &reference.gradKey.values,
-                                          &reference.gradValue.values};
-  const char *const *names = kGradNames;
-  constexpr int32_t kParams = kGradParams, kOutputs = kGradInputs;
-  attnrtParamInfo params[kParams];
-  if (std::string error = readGradientParams(kernel, params); !error.empty())
-    return mismatch(error);
-  attnrt::DeviceBuffer buffers[kParams];
-  attnrtTensor tensors[kParams];
-  for (int32_t i = 0; i < kParams; ++i) {
-    attnrtParamInfo &param = params[i];
+  GradientParams params;
+  if (std::string why = readGradientParams(kernel, params); !why.empty())
+    return mismatch(why);
+  bool keyLengths = params.count == kGradMaxParams;
+  if (keyLengths != reference.keyLengths.has_value())
+    return mismatch(keyLengths ? "the kernel takes key lengths, the case has "
+                                 "none"
+                               : "the case has key lengths, the kernel takes "
+                                 "none");
+  // The case's array of each parameter.
+  const mlir::attn::NpyArray *arrays[kGradMaxParams] = {
+      &reference.query,
+      &reference.key,
+      &reference.value,
+      &reference.out,
+      &reference.lse,
+      &reference.gradOut,
+      &reference.gradQuery.values,
+      &reference.gradKey.values,
+      &reference.gradValue.values,
+      keyLengths ? &*reference.keyLengths : nullptr};
+  attnrt::DeviceBuffer buffers[kGradMaxParams];
+  attnrtTensor tensors[kGradMaxParams];
+  for (int32_t i = 0; i < params.count; ++i) {
+    const attnrtParamInfo &param = params.info[i];
     std::vector<int64_t> sizes(param.sizes, param.sizes + param.rank);
     if (arrays[i]->shape != sizes)
-      return mismatch(std::string(names[i]) + " has shape " +
+      return mismatch(std::string(kGradNames[i]) + " has shape " +
                       shapeText(arrays[i]->shape) + ", the kernel's is " +
                       shapeText(sizes));
-    if (i < kOutputs && attnrtTypeOf(arrays[i]->elementType) != param.dtype)
-      return mismatch(std::string(names[i]) + " is not in the kernel's " +
+    if (isGradientInput(i) &&
+        attnrtTypeOf(arrays[i]->elementType) != param.dtype)
+      return mismatch(std::string(kGradNames[i]) + " is not in the kernel's " +
                       attnrtDTypeName(param.dtype));
-    size_t bytes = arrays[i]->numElements() * attnrtDTypeSize(param.dtype);
-    CHECK_STATUS(buffers[i].allocate(context, bytes));
+    CHECK_STATUS(buffers[i].allocate(context, params.bytes(i)));
     tensors[i] = attnrt::contiguousTensor(buffers[i].data(), param.dtype,
                                           param.sizes, param.rank);
-    if (i < kOutputs)
-      CHECK_STATUS(Status::of(attnrtCopyToDevice(
-          context, buffers[i].data(), arrays[i]->data.data(), bytes)));
+    if (isGradientInput(i))
+      CHECK_STATUS(Status::of(attnrtCopyToDevice(context, buffers[i].data(),
+                                                 arrays[i]->data.data(),
+                                                 params.bytes(i))));
   }
   CHECK_STATUS(describeGradientKernel(kernel, params, tensors, report));
+  if (keyLengths) {
+    const int32_t *lengths =
+        reinterpret_cast<const int32_t *>(reference.keyLengths->data.data());
+    report.keyLengths.assign(lengths, lengths + report.sizes.batch);
+  }
   // Two launches on outputs filled with NaN (an element no CTA writes
   // shows): the second's bits must be the first's.
-  std::vector<float> results[2][kParams - kOutputs];
+  std::vector<float> results[2][std::size(kGradOutputs)];
   for (auto &launch : results) {
-    for (int32_t i = kOutputs; i < kParams; ++i)
-      CHECK_STATUS(poison(*driver, params[i].dtype, buffers[i].data(),
-                          arrays[i]->numElements()));
-    CHECK_STATUS(Status::of(attnrtLaunch(kernel, tensors, kParams, nullptr)));
+    for (int32_t i : kGradOutputs)
+      CHECK_STATUS(poison(*driver, params.info[i].dtype, buffers[i].data(),
+                          params.elements(i)));
+    CHECK_STATUS(
+        Status::of(attnrtLaunch(kernel, tensors, params.count, nullptr)));
     CHECK_STATUS(Status::of(attnrtSynchronize(context, nullptr)));
-    for (int32_t i = kOutputs; i < kParams; ++i)
-      CHECK_STATUS(
-          copyOut(context, buffers[i].data(),
-                  arrays[i]->numElements() * attnrtDTypeSize(params[i].dtype),
-                  params[i].dtype, launch[i - kOutputs]));
+    for (int32_t i : kGradOutputs)
+      CHECK_STATUS(copyOut(context, buffers[i].data(), params.bytes(i),
+                           params.info[i].dtype, launch[i - kGradOutputs[0]]));
   }
   OutputCheck repeat =
       compareRepeat(results[0][0], results[1][0], results[0][1], results[1][1]);
@@ -1012,9 +1041,10 @@ Status attn::gpucheck::runGradientCase(attnrtContext context,
   const ReferenceOutput *expected[] = {&reference.gradQuery, &reference.gradKey,
                                        &reference.gradValue};
   if (options.check)
-    for (int32_t i = 0; i < kParams - kOutputs; ++i)
-      report.checks.push_back(compareWithCase(
-          names[kOutputs + i], results[0][i], *expected[i], options.tolerance));
+    for (int32_t i : kGradOutputs)
+      report.checks.push_back(
+          compareWithCase(kGradNames[i], results[0][i - kGradOutputs[0]],
+                          *expected[i - kGradOutputs[0]], options.tolerance));
   return Status();
 }
 
@@ -1031,46 +1061,49 @@ Status attn::gpucheck::benchGradientKernel(attnrtContext context,
   if (!driver)
     return Status::failure(ATTNRT_ERROR_NO_DRIVER, error);
   report.kernel = attnrtKernelName(kernel);
-  attnrtParamInfo params[kGradParams];
+  GradientParams params;
   if (std::string why = readGradientParams(kernel, params); !why.empty())
     return Status::failure(ATTNRT_ERROR_INVALID_BUNDLE,
                            "kernel " + report.kernel + ": " + why);
-  auto elements = [&](int32_t i) {
-    uint64_t count = 1;
-    for (int32_t d = 0; d < params[i].rank; ++d)
-      count *= params[i].sizes[d];
-    return count;
-  };
   size_t setBytes = 0;
-  for (int32_t i = 0; i < kGradParams; ++i)
-    setBytes += elements(i) * attnrtDTypeSize(params[i].dtype);
+  for (int32_t i = 0; i < params.count; ++i)
+    setBytes += params.bytes(i);
   attnrtDeviceInfo device;
   CHECK_STATUS(Status::of(attnrtContextGetDeviceInfo(context, &device)));
   int sets = benchSets(device, setBytes);
+  // Key lengths: every sequence full (Sk keys), the work of the kernel's
+  // shapes.
+  const attnrtParamInfo &value = params.info[2];
+  std::vector<int32_t> lengths(params.info[0].sizes[0],
+                               static_cast<int32_t>(value.sizes[2]));
   struct GradientSet {
-    attnrt::DeviceBuffer buffers[kGradParams];
-    attnrtTensor tensors[kGradParams];
+    attnrt::DeviceBuffer buffers[kGradMaxParams];
+    attnrtTensor tensors[kGradMaxParams];
   };
   std::vector<std::unique_ptr<GradientSet>> launchSets;
   for (int s = 0; s < sets; ++s) {
     auto set = std::make_unique<GradientSet>();
-    for (int32_t i = 0; i < kGradParams; ++i) {
-      CHECK_STATUS(set->buffers[i].allocate(
-          context, elements(i) * attnrtDTypeSize(params[i].dtype)));
-      set->tensors[i] =
-          attnrt::contiguousTensor(set->buffers[i].data(), params[i].dtype,
-                                   params[i].sizes, params[i].rank);
-      if (i < kGradInputs)
-        CHECK_STATUS(fillNormal(*driver, params[i].dtype,
-                                set->buffers[i].data(), elements(i),
-                                options.seed + kGradInputs * s + i));
+    for (int32_t i = 0; i < params.count; ++i) {
+      const attnrtParamInfo &param = params.info[i];
+      CHECK_STATUS(set->buffers[i].allocate(context, params.bytes(i)));
+      set->tensors[i] = attnrt::contiguousTensor(
+          set->buffers[i].data(), param.dtype, param.sizes, param.rank);
+      if (i == 9)
+        CHECK_STATUS(Status::of(attnrtCopyToDevice(
+            context, set->buffers[i].data(), lengths.data(), params.bytes(i))));
+      else if (isGradientInput(i))
+        CHECK_STATUS(fillNormal(*driver, param.dtype, set->buffers[i].data(),
+                                params.elements(i),
+                                options.seed + kGradMaxParams * s + i));
     }
     launchSets.push_back(std::move(set));
   }
   CHECK_STATUS(
       describeGradientKernel(kernel, params, launchSets[0]->tensors, report));
+  if (params.count == kGradMaxParams)
+    report.keyLengths = lengths;
   return timeLaunches(
-      context, kernel, kGradParams,
+      context, kernel, params.count,
       [&](int i) { return launchSets[i % sets]->tensors; }, sets, options,
       report);
 }

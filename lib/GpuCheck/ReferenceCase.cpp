@@ -160,6 +160,28 @@ attn::gpucheck::bundleReferenceCaseDir(const std::string &bundleDir) {
   return pathIn(bundleDir, "reference");
 }
 
+namespace {
+
+/// Writes each array to its file in `dir`; a file whose array is null is
+/// removed (a file of an earlier case would be taken for this one's).
+template <size_t N>
+std::string
+writeArrays(const std::string &dir,
+            const std::pair<ArrayFile, const NpyArray *> (&arrays)[N]) {
+  for (auto [file, array] : arrays) {
+    std::string path = pathIn(dir, file.file);
+    if (array) {
+      if (NpyError error = mlir::attn::writeNpy(path, *array); !error.empty())
+        return error;
+    } else if (exists(path) && ::unlink(path.c_str()) != 0) {
+      return "cannot remove " + path + ": " + std::strerror(errno);
+    }
+  }
+  return {};
+}
+
+} // namespace
+
 std::string attn::gpucheck::writeReferenceCase(const std::string &dir,
                                                const ReferenceCase &reference) {
   if (std::string error = makeCaseDir(dir); !error.empty())
@@ -173,16 +195,8 @@ std::string attn::gpucheck::writeReferenceCase(const std::string &dir,
       {kKeyLengths, reference.keyLengths ? &*reference.keyLengths : nullptr},
       {kOut, &reference.out.values},
       {kLse, reference.lse ? &reference.lse->values : nullptr}};
-  for (auto [file, array] : arrays) {
-    std::string path = pathIn(dir, file.file);
-    if (array) {
-      if (NpyError error = mlir::attn::writeNpy(path, *array); !error.empty())
-        return error;
-    } else if (exists(path) && ::unlink(path.c_str()) != 0) {
-      // A file of an earlier case would be taken for this one's.
-      return "cannot remove " + path + ": " + std::strerror(errno);
-    }
-  }
+  if (std::string error = writeArrays(dir, arrays); !error.empty())
+    return error;
   nlohmann::json outputs = {{"O", describeOutput(reference.out)}};
   if (reference.lse)
     outputs["LSE"] = describeOutput(*reference.lse);
@@ -299,11 +313,10 @@ std::string attn::gpucheck::writeGradientCase(const std::string &dir,
       {kGradOut, &reference.gradOut},
       {kGradQuery, &reference.gradQuery.values},
       {kGradKey, &reference.gradKey.values},
-      {kGradValue, &reference.gradValue.values}};
-  for (auto [file, array] : arrays)
-    if (NpyError error = mlir::attn::writeNpy(pathIn(dir, file.file), *array);
-        !error.empty())
-      return error;
+      {kGradValue, &reference.gradValue.values},
+      {kKeyLengths, reference.keyLengths ? &*reference.keyLengths : nullptr}};
+  if (std::string error = writeArrays(dir, arrays); !error.empty())
+    return error;
   nlohmann::json outputs = {{"dQ", describeOutput(reference.gradQuery)},
                             {"dK", describeOutput(reference.gradKey)},
                             {"dV", describeOutput(reference.gradValue)}};
@@ -357,6 +370,12 @@ std::string attn::gpucheck::readGradientCase(const std::string &dir,
                                       NpyElementType::F32))
              .empty())
       return error;
+  if (exists(pathIn(dir, kKeyLengths.file)) &&
+      !(error = mlir::attn::readNpy(pathIn(dir, kKeyLengths.file),
+                                    reference.keyLengths.emplace(),
+                                    NpyElementType::I32))
+           .empty())
+    return error;
   // The shapes must make one attention's gradient.
   const std::vector<int64_t> &q = reference.query.shape,
                              &k = reference.key.shape,
@@ -374,5 +393,10 @@ std::string attn::gpucheck::readGradientCase(const std::string &dir,
     if (array->shape != shape)
       return dir + ": not one attention's gradient: an array has shape " +
              shapeText(array->shape) + ", expected " + shapeText(shape);
+  if (reference.keyLengths &&
+      reference.keyLengths->shape != std::vector<int64_t>{q[0]})
+    return dir + ": the key lengths have shape " +
+           shapeText(reference.keyLengths->shape) + ", expected " +
+           shapeText({q[0]});
   return {};
 }

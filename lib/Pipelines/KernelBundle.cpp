@@ -88,7 +88,7 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
         {"shape", extents(memref.getShape())},
         {"strides", extents(strides)},
         {"alignment",
-         index < 4 || (gradient && names[index] != "LSE")
+         index < 4 || (gradient && index < 9 && names[index] != "LSE")
              ? 16
              : std::max<int64_t>(1, memref.getElementTypeBitWidth() / 8)},
     });

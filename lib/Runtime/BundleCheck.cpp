@@ -617,18 +617,26 @@ private:
   bool checkGradient(const KernelSpec &kernel) {
     if (!kernel.gradient)
       return true;
-    static const char *const names[] = {"Q",  "K",  "V",  "O", "LSE",
-                                        "dO", "dQ", "dK", "dV"};
-    bool layout = kernel.params.size() == 9;
-    for (size_t i = 0; layout && i < 9; ++i) {
+    static const char *const names[] = {"Q",  "K",  "V",  "O",  "LSE",
+                                        "dO", "dQ", "dK", "dV", "key_lengths"};
+    size_t count = kernel.params.size();
+    bool layout = count == 9 || count == 10;
+    for (size_t i = 0; layout && i < count; ++i) {
       const ParamSpec &param = kernel.params[i];
-      layout = param.name == names[i] && param.rank == (i == 4 ? 3 : 4);
+      layout = param.name == names[i] && param.rank == (i == 4   ? 3
+                                                        : i == 9 ? 1
+                                                                 : 4);
       for (int32_t d = 0; layout && d < param.rank; ++d)
         layout = param.sizes[d] >= 0;
     }
+    // Key lengths: [B] int32.
+    if (layout && count == 10)
+      layout = kernel.params[9].dtype == ATTNRT_I32 &&
+               kernel.params[9].sizes[0] == kernel.params[0].sizes[0];
     if (!layout)
       return fail(kernel, "a backward kernel's parameters are Q, K, V, O, "
-                          "LSE, dO, dQ, dK and dV, of static shapes");
+                          "LSE, dO, dQ, dK and dV, of static shapes, and "
+                          "optionally key_lengths, [B] i32");
     if (!kernel.workspaces.empty())
       return fail(kernel, "a backward kernel has no workspaces");
     const TileSpec &tiles = kernel.tiles;

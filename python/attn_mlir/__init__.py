@@ -118,7 +118,7 @@ def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
     broadcast along); deterministic=True asks for gradients that are the
     same bytes run to run (the CPU's always are). On CUDA tensors, with
     respect to query, key and value, through the GPU's backward kernel
-    (float16 and bfloat16, no attn_mask, block_mask or key_lengths: others
+    (float16 and bfloat16, key_lengths, no attn_mask or block_mask: others
     raise CompilerError at the call), whose gradients are always the same
     bytes run to run. The returned LSE is not differentiable.
     """
@@ -406,10 +406,12 @@ def _make_autograd_function():
         @staticmethod
         def forward(ctx, query, key, value, spec, lengths, mask, blocks, deterministic):
             if query.device.type == "cuda":
-                # The GPU's backward kernel takes no mask, block mask or
-                # key lengths (_check_gpu_gradient), so none is kept.
-                o, lse = _gpu.attention(spec._replace(with_lse=True), query, key, value)
-                fixed = None
+                # The GPU's backward kernel takes no mask or block mask
+                # (_check_gpu_gradient); the key lengths (clamped) are kept
+                # on the device.
+                o, lse = _gpu.attention(spec._replace(with_lse=True), query, key, value,
+                                        lengths)
+                ctx.lengths, fixed = lengths, None
             else:
                 # The masks and lengths are the call's own copies
                 # (expanded, clamped), kept as they went in.
@@ -429,7 +431,8 @@ def _make_autograd_function():
                 q, k, v, o, lse = ctx.saved_tensors
                 # Deterministic whatever was asked: no CTA accumulates
                 # into what another writes.
-                dq, dk, dv = _gpu.attention_grad(ctx.spec, q, k, v, o, lse, grad_out.to(q.dtype))
+                dq, dk, dv = _gpu.attention_grad(ctx.spec, q, k, v, o, lse, grad_out.to(q.dtype),
+                                                 ctx.lengths)
                 return dq, dk, dv, None, None, None, None, None
             q, k, v, o, lse = (_host(x) for x in ctx.saved_tensors)
             lengths, mask, blocks = ctx.fixed

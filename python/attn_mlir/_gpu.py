@@ -370,10 +370,11 @@ def load_gradient(spec, q):
     _kernel(spec, _device_of(q), gradient=True)
 
 
-def attention_grad(spec, q, k, v, o, lse, grad_out):
+def attention_grad(spec, q, k, v, o, lse, grad_out, key_lengths=None):
     """(dQ, dK, dV) of `spec`'s attention on CUDA tensors of Q's device: Q,
-    K, V, the forward's O and LSE, and dO (the backward kernel takes no
-    mask, block mask or key lengths). The same bytes run to run."""
+    K, V, the forward's O and LSE, dO, and the int32 key lengths the forward
+    took (the backward kernel takes no mask or block mask). The same bytes
+    run to run."""
     import torch
     kernel = _kernel(spec, _device_of(q), gradient=True)
     inputs = {"Q": q, "K": k, "V": v, "O": o, "dO": grad_out}
@@ -383,6 +384,8 @@ def attention_grad(spec, q, k, v, o, lse, grad_out):
         tensor, args[name] = _view(tensor.detach(), spec.dtype)
         views.append(tensor)
     lse, args["LSE"] = _view(lse.detach(), "f32")
+    if key_lengths is not None:
+        key_lengths, args["key_lengths"] = _view(key_lengths, "i32")
     grads = [torch.empty(inputs[name].shape, dtype=q.dtype, device=q.device)
              for name in ("Q", "K", "V")]
     for name, grad in zip(("dQ", "dK", "dV"), grads):

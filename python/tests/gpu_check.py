@@ -72,6 +72,9 @@ GRADIENT_CASES = {
                         dict(causal=True, enable_gqa=True)),
     "grad_window_softcap": (1, 8, 8, 500, 700, 64, 64, "float16",
                             dict(window=(128, 0), softcap=30.0)),
+    # Per-sequence key lengths (one empty), causal, aligned to each.
+    "grad_key_lengths": (3, 8, 2, 512, 1024, 128, 128, "bfloat16",
+                         dict(causal=True, enable_gqa=True, key_lengths=[1024, 0, 700])),
 }
 
 

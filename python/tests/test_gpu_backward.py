@@ -46,7 +46,6 @@ def test_precompile_backward_compiles_both_kernels():
 
 
 @pytest.mark.parametrize("options, refusal", [
-    (dict(key_lengths=True), "does not support key lengths"),
     (dict(attn_mask=((1, 1, 100, 150), "bool")), "does not support a mask operand"),
     (dict(block_mask=(2, 3), block_size=(64, 64)), "does not support a block mask"),
 ])
@@ -94,7 +93,7 @@ from attn_mlir._spec import make_spec
 
 device = _runtime.device(0)
 emulator = ctypes.CDLL(os.path.join(os.path.dirname(_runtime._load()._name), "libattnemu.so"))
-dtypes = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
+dtypes = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32", torch.int32: "i32"}
 
 def on_device(x):
     x = x.contiguous()
@@ -111,10 +110,14 @@ def from_device(tensor, like):
     return out
 
 CASE
+lengths = options.get("key_lengths")
 spec = make_spec(q.shape, k.shape, v.shape, str(q.dtype)[6:], causal=options.get("causal", False),
                  scale=None, window=options.get("window"), softcap=options.get("softcap"),
-                 enable_gqa=True, return_lse=True)
-args = {name: on_device(x) for name, x in dict(Q=q, K=k, V=v, dO=grad_out).items()}
+                 enable_gqa=True, return_lse=True, key_lengths=lengths is not None)
+inputs = dict(Q=q, K=k, V=v, dO=grad_out)
+if lengths is not None:
+    inputs["key_lengths"] = torch.tensor(lengths, dtype=torch.int32)
+args = {name: on_device(x) for name, x in inputs.items()}
 o_like = torch.empty(spec.out_shape(), dtype=q.dtype)
 for name, like in (("O", o_like), ("LSE", torch.empty(spec.lse_shape())), ("dQ", q), ("dK", k),
                    ("dV", v)):
@@ -135,16 +138,24 @@ def attend(q, k, v):
     s = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
     if options.get("softcap"):
         s = options["softcap"] * torch.tanh(s / options["softcap"])
-    sq, sk = s.shape[-2:]
-    rows = torch.arange(sq)[:, None] + sk - sq
+    b, _, sq, sk = s.shape
+    # Each sequence's keys: its key length's first ones, its masks aligned
+    # to that length.
+    n = torch.tensor(lengths if lengths is not None else [sk] * b).view(b, 1, 1, 1)
+    rows = torch.arange(sq)[:, None] + n - sq
     keys = torch.arange(sk)[None, :]
+    hidden = keys >= n
     if options.get("causal"):
-        s = s.masked_fill(keys > rows, -math.inf)
+        hidden = hidden | (keys > rows)
     if options.get("window"):
         left, right = options["window"]
-        s = s.masked_fill((keys < rows - left) | (keys > rows + right), -math.inf)
-    p = torch.softmax(s if s.dtype == torch.float64 else s.float(), -1).to(s.dtype)
-    return p @ v
+        hidden = hidden | (keys < rows - left) | (keys > rows + right)
+    # A row that sees no key gives 0 (its scores kept finite, so that its
+    # gradient is 0 rather than NaN).
+    empty = hidden.all(-1, keepdim=True)
+    s = s.masked_fill(hidden & ~empty, -math.inf)
+    p = torch.softmax(s if s.dtype == torch.float64 else s.float(), -1).masked_fill(hidden, 0.0)
+    return p.to(s.dtype) @ v
 
 def gradients(dtype):
     leaves = [x.to(dtype).requires_grad_() for x in (q, k, v)]
@@ -179,6 +190,16 @@ grad_out = torch.randn(2, 2, 70, 48, generator=g)
 q, k, v, grad_out = (x.bfloat16() for x in (q, k, v, grad_out))
 options = dict(window=(24, 8), softcap=15.0)
 """,
+    # Per-sequence key lengths, causal, aligned to each: a full sequence,
+    # an empty one, one cut inside a key block.
+    "key_lengths": """
+g = torch.Generator().manual_seed(2)
+q, k, v = torch.randn(3, 4, 50, 64, generator=g), torch.randn(3, 2, 160, 64, generator=g), \\
+    torch.randn(3, 2, 160, 64, generator=g)
+grad_out = torch.randn(3, 4, 50, 64, generator=g)
+q, k, v, grad_out = (x.bfloat16() for x in (q, k, v, grad_out))
+options = dict(causal=True, key_lengths=[160, 0, 100])
+""",
 }
 
 
@@ -187,7 +208,8 @@ def test_backward_kernel_runs_on_the_emulator(case):
     run = run_python(EMULATED.replace("CASE", CASES[case]), ATTNRT_LIBCUDA="emulator")
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[0] == "backward kernel ['Q', 'K', 'V', 'O', 'LSE', 'dO', 'dQ', 'dK', 'dV']"
+    lengths = ", 'key_lengths'" if case == "key_lengths" else ""
+    assert lines[0] == f"backward kernel ['Q', 'K', 'V', 'O', 'LSE', 'dO', 'dQ', 'dK', 'dV'{lengths}]"
     assert [line.split()[0] for line in lines[1:4]] == ["dQ", "dK", "dV"]
     assert all(line.endswith("PASS") for line in lines[1:4]), run.stdout
     assert lines[4] == "repeat bitwise"

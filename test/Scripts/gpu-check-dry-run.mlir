@@ -2,24 +2,24 @@
 // sweep's modules compiled to bundles, each bundle read back and checked by
 // attn-launch --validate, the r_* bundles' run-time lengths, attn-launch
 // failing cleanly without a driver, the Python package carried without its
-// compiler loading its bundles (the ten forward cases' and the two gradient
-// cases' forward-with-LSE and backward bundles), the benchmark scripts
-// compiling). The
+// compiler loading its bundles (the ten forward cases', and the three
+// gradient cases' forward-with-LSE and backward bundles), the benchmark
+// scripts compiling). The
 // kernels the GPU reference cannot check have reference cases: a score
 // region (ALiBi), the causal softcapped ALiBi D = 96 one with a block
-// mask argument, and the five c_grad_* bundles' backward kernels (gradient
+// mask argument, and the six c_grad_* bundles' backward kernels (gradient
 // cases).
 // RUN: rm -rf %t
 // RUN: env ATTN_BUILD_DIR=%attn_obj_root bash %attn_src_root/scripts/gpu-check.sh dry-run %t --no-build | FileCheck %s
-// CHECK: 14 bundles for {'chip': 'sm_90a', 'sms': 132, 'smem_per_block': 232448} in
-// The sweep's 308 modules (20 of them g_* backward benchmarks), the 24 benchmark kernels once more on mma.sync
+// CHECK: 16 bundles for {'chip': 'sm_90a', 'sms': 132, 'smem_per_block': 232448} in
+// The sweep's 309 modules (20 of them g_* backward benchmarks), the 24 benchmark kernels once more on mma.sync
 // and sweep.py's 14 MMA_SYNC_TWINS (NAME+mma-sync; c_region_alibi's twin
 // has a reference case too).
-// CHECK: prepared 346 bundles in {{.*}}, 10 with a reference case
-// CHECK: attn-launch --validate: 346 bundles valid, 10 reference cases read
+// CHECK: prepared 347 bundles in {{.*}}, 11 with a reference case
+// CHECK: attn-launch --validate: 347 bundles valid, 11 reference cases read
 // CHECK: run-time lengths: 8 bundles, each at --lengths=1,1,1000 --lengths=4,1,4097 --lengths=2,300,300 --lengths=1,1000,300
 // CHECK: attn-launch without a driver: attn-launch: error: cannot open the CUDA driver
-// CHECK: 14 python bundles load without the compiler
+// CHECK: 16 python bundles load without the compiler
 // CHECK: compare_sdpa.py, compare_backward.py, compare_decode.py and compare_flex.py compile
 // CHECK: the prepared directory fits the device tool's carry ({{[0-9]+}} of 56 MiB)
 // CHECK: dry run passed

@@ -69,10 +69,10 @@ const char *kUsage =
     "                      conflict-free count, global sectors per request\n";
 
 /// Whether `kernel` is an attn.attention_grad's (Q, K, V, O, LSE, dO, dQ,
-/// dK, dV).
+/// dK, dV[, key_lengths]).
 bool isBackwardKernel(attnrtKernel kernel) {
   attnrtParamInfo param;
-  return attnrtKernelParamCount(kernel) == 9 &&
+  return attnrtKernelParamCount(kernel) >= 9 &&
          attnrtKernelGetParam(kernel, 5, &param) == ATTNRT_SUCCESS &&
          std::string(param.name) == "dO";
 }

@@ -255,6 +255,23 @@ TEST_F(ReferenceCaseTest, GradientCasesReadBackAndBrokenOnesAreRefused) {
   EXPECT_EQ(read.gradKey.values.data, gradientCase().gradKey.values.data);
   EXPECT_EQ(read.gradValue.tolerance, 7e-3);
   EXPECT_EQ(read.gradQuery.toleranceOrigin, "2x naive bf16: 3.50e-03");
+  EXPECT_FALSE(read.keyLengths);
+  // With key lengths ([B] int32), and without them again: the old file
+  // goes.
+  GradientCase withLengths = gradientCase();
+  withLengths.keyLengths = counting(NpyElementType::I32, {1});
+  ASSERT_EQ(writeGradientCase(caseDir, withLengths), "");
+  GradientCase readLengths;
+  ASSERT_EQ(readGradientCase(caseDir, readLengths), "");
+  ASSERT_TRUE(readLengths.keyLengths);
+  EXPECT_EQ(readLengths.keyLengths->data, withLengths.keyLengths->data);
+  withLengths.keyLengths = counting(NpyElementType::I32, {2});
+  ASSERT_EQ(writeGradientCase(caseDir, withLengths), "");
+  EXPECT_NE(readGradientCase(caseDir, readLengths)
+                .find("the key lengths have shape [2], expected [1]"),
+            std::string::npos);
+  ASSERT_EQ(writeGradientCase(caseDir, gradientCase()), "");
+  EXPECT_FALSE(fs::exists(fs::path(caseDir) / "key_lengths.npy"));
 
   auto readError = [&] {
     GradientCase again;

@@ -68,10 +68,13 @@ struct ReferenceCase {
 /// the inputs it reads (Q, K, V, the forward's O and LSE, and dO) and the
 /// float64 reference's gradients with their tolerances. Its directory
 /// holds q.npy, k.npy, v.npy, o.npy, lse.npy, do.npy, dq.npy, dk.npy,
-/// dv.npy and reference.json ("gradient": true).
+/// dv.npy, key_lengths.npy for an attention with key lengths, and
+/// reference.json ("gradient": true).
 struct GradientCase {
   std::string kernel;
   mlir::attn::NpyArray query, key, value, out, lse, gradOut;
+  /// [B] int32, the kernel's last parameter, when it has key lengths.
+  std::optional<mlir::attn::NpyArray> keyLengths;
   ReferenceOutput gradQuery, gradKey, gradValue;
 };
 

@@ -110,6 +110,8 @@ private:
   int64_t valueRow() const { return s.valueRow(); }
 
   Value warpRow;
+  /// Sq, and the sequence's Sk (its key length, clamped to Sk, with key
+  /// lengths).
   Extent queryLen, keyLen;
   /// The CTA's own rows (Q or K, and dO or V), the streamed block (K or Q,
   /// and V or dO), and the streamed rows' (or the own rows') LSE and Dsum.
@@ -255,10 +257,12 @@ void Fa2GradBody::keyBlock(const GradArguments &args, Value batch, Value kvHead,
   // Rows wider than 128 take dV, then dK, in a walk each (the fragments of
   // both take 256 registers at D = 256), dV stored before the second walk
   // so that its fragments are not live through it.
+  // Every key of the tensor gets its dK and dV: 0 past the sequence's
+  // length.
   auto store = [&](ArrayRef<Value> fragments, bool key) {
     storeRows(fragments, key ? p.headDim : p.valueDim, key ? s.scale : 1.0f,
               key ? args.gradKey : args.gradValue, batch, kvHead, key0,
-              keyLen.length);
+              index(p.keyLen));
   };
   if (std::max(p.headDim, p.valueDim) > kGradBothAtOnce) {
     store(walkQueryBlocks(args, batch, kvHead, key0, /*value=*/true,
@@ -287,6 +291,13 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
   Value queryBegin, queryEnd;
   std::tie(queryBegin, queryEnd) =
       geometry.queryBlockRange(key0, index(s.blockM), s.blockN);
+  // A block past the sequence's keys (key lengths) is seen by no row.
+  if (args.keyLengths)
+    queryEnd = arith::SelectOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, key0,
+                              keyLen.length),
+        queryEnd, queryBegin);
   // dK's fragments, then dV's, those asked for.
   SmallVector<Value> init(kFragments + (value ? mTiles * (p.valueDim / 8) : 0),
                           zeroFragment());
@@ -468,8 +479,17 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
 
 void Fa2GradBody::build(const GradArguments &args) {
   const AttentionProblem &p = s.problem;
+  Value batch = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   queryLen = extent(index(p.queryLen));
-  keyLen = extent(index(p.keyLen));
+  Value keys = index(p.keyLen);
+  if (args.keyLengths)
+    keys = MaskGeometry<IndexArith>::sequenceKeys(
+        arith,
+        arith::IndexCastOp::create(
+            b, b.getIndexType(),
+            memref::LoadOp::create(b, args.keyLengths, ValueRange{batch})),
+        keys);
+  keyLen = extent(keys);
   setUpLanes();
   warpRow = mul(warp, index(s.blockM / s.warps));
   setUpSharedMemory();
@@ -496,7 +516,6 @@ void Fa2GradBody::build(const GradArguments &args) {
       b, arrayType, shared, index(offset + 4 * statistics), ValueRange{});
 
   Value cta = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value batch = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   int64_t keyBlocks = llvm::divideCeil(p.keyLen, s.blockM);
   int64_t queryBlocks = llvm::divideCeil(p.queryLen, s.blockM);
   Value keyCtas = index(keyBlocks * p.kvHeads);
@@ -534,8 +553,6 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
     return unsupported("a mask operand");
   if (op.getBlockMask())
     return unsupported("a block mask");
-  if (op.hasKeyLengths())
-    return unsupported("key lengths");
   if (op.hasScoreModifier())
     return unsupported("a score region");
   if (op.getInitGradMask())
@@ -578,6 +595,7 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
            << ": drop the tiles attribute for the GPU";
   KernelShape shape{*problem,     element, kGradRows, streamed, kGradWarps,
                     /*stages=*/1, 0,       false};
+  shape.keyLengths = op.hasKeyLengths();
   shape.scale = op.getEffectiveScale();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   if (std::optional<APFloat> softcap = op.getSoftcap())

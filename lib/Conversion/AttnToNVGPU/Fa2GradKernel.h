@@ -20,9 +20,10 @@
 
 namespace mlir::attn {
 
-/// The tensors of the backward kernel, in its parameters' order.
+/// The tensors of the backward kernel, in its parameters' order; key
+/// lengths ([B] i32, the last parameter) only when the gradient has them.
 struct GradArguments {
-  Value q, k, v, o, lse, gradOut, gradQuery, gradKey, gradValue;
+  Value q, k, v, o, lse, gradOut, gradQuery, gradKey, gradValue, keyLengths;
 };
 
 /// Why `op` cannot become a backward kernel, or its shape: block_m rows of
@@ -43,7 +44,9 @@ SmallVector<int64_t> gradGrid(const KernelShape &s);
 /// (MaskGeometry::queryBlockRange), and it writes the block's dK and dV.
 /// The CTAs after those own a query block of a query head each: Q and dO
 /// stay while they walk the key/value blocks the block sees, and they write
-/// its dQ. Both recompute P from the LSE and Dsum = rowsum(dO O); no CTA
+/// its dQ. With key lengths, a sequence's keys past its length are absent
+/// (dK = dV = 0 there), as in the forward (MaskGeometry::sequenceKeys).
+/// Both recompute P from the LSE and Dsum = rowsum(dO O); no CTA
 /// writes what another reads, so the results are the same bytes run to
 /// run.
 void buildFa2GradKernel(ImplicitLocOpBuilder &b, const KernelShape &s,

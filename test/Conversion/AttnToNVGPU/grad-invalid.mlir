@@ -13,17 +13,6 @@ func.func @mask(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>, %lse: tens
 
 // -----
 
-func.func @key_lengths(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>, %n: tensor<1xi32>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu's backward kernel does not support key lengths yet: run the gradient on the CPU (attn-to-cpu)}}
-  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
-      out(%q, %lse : tensor<1x1x64x64xf16>, tensor<1x1x64xf32>) grad(%q : tensor<1x1x64x64xf16>)
-      key_lengths(%n : tensor<1xi32>)
-      outs(%q, %k, %k : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)  -> tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
-  return %dq : tensor<1x1x64x64xf16>
-}
-
-// -----
-
 func.func @partition(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>) -> tensor<1x1x64x64xf16> {
   // expected-error @+1 {{attn-to-nvgpu's backward kernel has its own schedule (a CTA per key/value block and per query block); the partition #attn.split_kv<splits = 2> cuts the CPU's loops: drop it for the GPU}}
   %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)

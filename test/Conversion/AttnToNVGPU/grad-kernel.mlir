@@ -85,3 +85,35 @@ func.func @wide(%q: tensor<1x1x64x128xbf16>, %o: tensor<1x1x64x128xbf16>, %lse: 
 // CHECK-LABEL: gpu.func @wide_attention_grad0
 // CHECK-SAME: dynamic_shared_memory = 49664 : i64, gradient, grid = array<i64: 2, 1, 1>
 // CHECK-SAME: tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 4, stages = 1>
+
+// -----
+
+// Key lengths: the last parameter; each sequence's Sk is its entry clamped
+// to [0, Sk] (read once, at the entry), and a key/value block past it is
+// seen by no query block: its dK and dV are stored as zeros, every key of
+// the tensor written.
+func.func @key_lengths(%q: tensor<2x2x64x64xf16>, %k: tensor<2x2x200x64xf16>, %o: tensor<2x2x64x64xf16>,
+                       %lse: tensor<2x2x64xf32>, %n: tensor<2xi32>)
+    -> (tensor<2x2x64x64xf16>, tensor<2x2x200x64xf16>, tensor<2x2x200x64xf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<2x2x64x64xf16>, tensor<2x2x200x64xf16>, tensor<2x2x200x64xf16>)
+      out(%o, %lse : tensor<2x2x64x64xf16>, tensor<2x2x64xf32>) grad(%o : tensor<2x2x64x64xf16>)
+      key_lengths(%n : tensor<2xi32>)
+      outs(%q, %k, %k : tensor<2x2x64x64xf16>, tensor<2x2x200x64xf16>, tensor<2x2x200x64xf16>) {causal}
+      -> tensor<2x2x64x64xf16>, tensor<2x2x200x64xf16>, tensor<2x2x200x64xf16>
+  return %dq, %dk, %dv : tensor<2x2x64x64xf16>, tensor<2x2x200x64xf16>, tensor<2x2x200x64xf16>
+}
+
+// CHECK-LABEL: gpu.func @key_lengths_attention_grad0
+// CHECK-SAME: %[[DV:[a-z0-9]+]]: memref<2x2x200x64xf16>, %[[N:[a-z0-9]+]]: memref<2xi32>)
+// CHECK-SAME: grid = array<i64: 10, 2, 1>
+// CHECK-SAME: param_names = ["Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV", "key_lengths"]
+// CHECK: %[[B:.+]] = gpu.block_id y
+// CHECK: %[[ENTRY:.+]] = memref.load %[[N]][%[[B]]] : memref<2xi32>
+// CHECK: %[[LENGTH:.+]] = arith.index_cast %[[ENTRY]] : i32 to index
+// CHECK: %[[POSITIVE:.+]] = arith.maxsi %[[LENGTH]], %c0 : index
+// CHECK: %[[KEYS:.+]] = arith.minsi %[[POSITIVE]], %c200 : index
+// CHECK: scf.if
+// CHECK: %[[SEEN:.+]] = arith.cmpi ult, %[[KEY0:.+]], %[[KEYS]] : index
+// CHECK: arith.select %[[SEEN]]
+// The stores of dK and dV run to Sk = 200, not to the sequence's length.
+// CHECK: arith.cmpi ult, %{{.+}}, %c200 : index

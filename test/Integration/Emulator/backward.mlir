@@ -25,6 +25,12 @@
 // RUN: attn-compile %t/d80_gqa_causal.mlir -o %t/d80_gqa_causal --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-run %t/d80_gqa_causal.mlir --backward --write-reference=%t/d80_gqa_causal/reference | FileCheck %s --check-prefix=CPU
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d80_gqa_causal --kernel=d80_gqa_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/key_lengths.mlir -o %t/key_lengths --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/key_lengths.mlir --backward --write-reference=%t/key_lengths/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths --kernel=key_lengths_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
+// RUN: attn-compile %t/key_lengths_window.mlir -o %t/key_lengths_window --chip=sm_90a --split-kv=false > /dev/null
+// RUN: attn-run %t/key_lengths_window.mlir --backward --write-reference=%t/key_lengths_window/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths_window --kernel=key_lengths_window_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
 // RUN: attn-compile %t/d96_causal_softcap.mlir -o %t/d96_causal_softcap --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-run %t/d96_causal_softcap.mlir --backward --write-reference=%t/d96_causal_softcap/reference | FileCheck %s --check-prefix=CPU
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d96_causal_softcap --kernel=d96_causal_softcap_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
@@ -61,6 +67,10 @@
 // CPU: {{^PASS$}}
 
 // EMULATOR: kernel {{.+}}_attention_grad0 (sm_{{80|90a}})
+// Per-sequence key lengths (three sequences: the first full, the second
+// empty, the third cut inside a key block): keys past a sequence's length
+// get dK = dV = 0, its causal and window masks align to its length.
+// LENGTHS: problem {{.*}} key-lengths={{[0-9]+}},0,{{[0-9]+$}}
 // EMULATOR: repeat {{.*}} (bitwise, dQ, dK and dV of a second launch): PASS
 // EMULATOR: dQ {{.*}} (reference case, 2x naive {{bf16|f16}}: {{.*}}): PASS
 // EMULATOR: dK {{.*}}: PASS
@@ -94,6 +104,9 @@
 // RUN: cp -r %t/one_key_plain %t/bad_shared && %python -c "import json, sys; p = sys.argv[1]; m = json.load(open(p)); m['kernels'][1]['dynamic_shared_memory'] -= 4; json.dump(m, open(p, 'w'))" %t/bad_shared/manifest.json
 // RUN: not attn-launch --validate %t/bad_shared 2>&1 | FileCheck %s --check-prefix=BADSHARED
 // BADSHARED: kernel one_key_attention_grad0: dynamic_shared_memory 33276 is less than the 33280 bytes a backward kernel's tiles stage
+// RUN: cp -r %t/key_lengths %t/bad_lengths && %python -c "import json, sys; p = sys.argv[1]; m = json.load(open(p)); m['kernels'][1]['params'][9]['shape'] = [2]; json.dump(m, open(p, 'w'))" %t/bad_lengths/manifest.json
+// RUN: not attn-launch --validate %t/bad_lengths 2>&1 | FileCheck %s --check-prefix=BADLENGTHS
+// BADLENGTHS: kernel key_lengths_attention_grad0: a backward kernel's parameters are Q, K, V, O, LSE, dO, dQ, dK and dV, of static shapes, and optionally key_lengths, [B] i32
 
 //--- d32_causal.mlir
 func.func @d32_causal(%q: tensor<1x2x113x32xbf16>, %k: tensor<1x2x203x32xbf16>, %v: tensor<1x2x203x32xbf16>, %do: tensor<1x2x113x32xbf16>) -> (tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>) {
@@ -141,6 +154,34 @@ func.func @d80_gqa_causal(%q: tensor<2x4x108x80xbf16>, %k: tensor<2x2x256x80xbf1
       out(%o, %lse : tensor<2x4x108x80xbf16>, tensor<2x4x108xf32>) grad(%do : tensor<2x4x108x80xbf16>)
       outs(%q, %k, %v : tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>) {causal} -> tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>
   return %dq, %dk, %dv : tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>
+}
+
+//--- key_lengths.mlir
+func.func @key_lengths(%q: tensor<3x4x100x64xbf16>, %k: tensor<3x2x200x64xbf16>, %v: tensor<3x2x200x64xbf16>, %n: tensor<3xi32>, %do: tensor<3x4x100x64xbf16>) -> (tensor<3x4x100x64xbf16>, tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>) {
+  %o0 = tensor.empty() : tensor<3x4x100x64xbf16>
+  %l0 = tensor.empty() : tensor<3x4x100xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<3x4x100x64xbf16>, tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>)
+      key_lengths(%n : tensor<3xi32>)
+      outs(%o0, %l0 : tensor<3x4x100x64xbf16>, tensor<3x4x100xf32>) {causal} -> tensor<3x4x100x64xbf16>, tensor<3x4x100xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<3x4x100x64xbf16>, tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>)
+      out(%o, %lse : tensor<3x4x100x64xbf16>, tensor<3x4x100xf32>) grad(%do : tensor<3x4x100x64xbf16>)
+      key_lengths(%n : tensor<3xi32>)
+      outs(%q, %k, %v : tensor<3x4x100x64xbf16>, tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>) {causal} -> tensor<3x4x100x64xbf16>, tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>
+  return %dq, %dk, %dv : tensor<3x4x100x64xbf16>, tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>
+}
+
+//--- key_lengths_window.mlir
+func.func @key_lengths_window(%q: tensor<3x2x70x96xf16>, %k: tensor<3x2x150x96xf16>, %v: tensor<3x2x150x96xf16>, %n: tensor<3xi32>, %do: tensor<3x2x70x96xf16>) -> (tensor<3x2x70x96xf16>, tensor<3x2x150x96xf16>, tensor<3x2x150x96xf16>) {
+  %o0 = tensor.empty() : tensor<3x2x70x96xf16>
+  %l0 = tensor.empty() : tensor<3x2x70xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<3x2x70x96xf16>, tensor<3x2x150x96xf16>, tensor<3x2x150x96xf16>)
+      key_lengths(%n : tensor<3xi32>)
+      outs(%o0, %l0 : tensor<3x2x70x96xf16>, tensor<3x2x70xf32>) {window = array<i64: 40, 10>, softcap = 20.0 : f32} -> tensor<3x2x70x96xf16>, tensor<3x2x70xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<3x2x70x96xf16>, tensor<3x2x150x96xf16>, tensor<3x2x150x96xf16>)
+      out(%o, %lse : tensor<3x2x70x96xf16>, tensor<3x2x70xf32>) grad(%do : tensor<3x2x70x96xf16>)
+      key_lengths(%n : tensor<3xi32>)
+      outs(%q, %k, %v : tensor<3x2x70x96xf16>, tensor<3x2x150x96xf16>, tensor<3x2x150x96xf16>) {window = array<i64: 40, 10>, softcap = 20.0 : f32} -> tensor<3x2x70x96xf16>, tensor<3x2x150x96xf16>, tensor<3x2x150x96xf16>
+  return %dq, %dk, %dv : tensor<3x2x70x96xf16>, tensor<3x2x150x96xf16>, tensor<3x2x150x96xf16>
 }
 
 //--- d96_causal_softcap.mlir

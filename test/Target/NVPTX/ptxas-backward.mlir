@@ -2,7 +2,8 @@
 // and sm_90a without spilling at every head dimension it takes (multiples of
 // 8 up to 256; above 128 a key/value CTA takes dV and dK in a walk each),
 // Dv != D, causal, windowed and softcapped, with grouped-query
-// heads and FlashAttention's backward test lengths.
+// heads, per-sequence key lengths and FlashAttention's backward test
+// lengths.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm90a --chip=sm_90a | FileCheck %s --check-prefix=COMPILE
@@ -18,7 +19,7 @@
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
 
-// COMPILE: 10 kernel(s)
+// COMPILE: 12 kernel(s)
 // CHECK-DAG: Compiling entry function 'd32_causal_attention_grad0'
 // CHECK-DAG: Compiling entry function 'd40_attention_grad0'
 // CHECK-DAG: Compiling entry function 'd64_gqa_window_attention_grad0'
@@ -29,6 +30,8 @@
 // CHECK-DAG: Compiling entry function 'd160_window_attention_grad0'
 // CHECK-DAG: Compiling entry function 'd192_dv128_causal_attention_grad0'
 // CHECK-DAG: Compiling entry function 'd256_gqa_softcap_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd128_gqa_causal_lengths_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd256_window_lengths_attention_grad0'
 
 // MANIFEST-DAG: "version": 10
 // MANIFEST-DAG: "gradient": true
@@ -111,4 +114,22 @@ func.func @d256_gqa_softcap(%q: tensor<1x8x1x256xbf16>, %k: tensor<1x1x239x256xb
       out(%o, %lse : tensor<1x8x1x256xbf16>, tensor<1x8x1xf32>) grad(%do : tensor<1x8x1x256xbf16>)
       outs(%q, %k, %v : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>) {softcap = 30.0 : f32} -> tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>
   return %dq, %dk, %dv : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>
+}
+
+func.func @d128_gqa_causal_lengths(%q: tensor<4x8x512x128xbf16>, %k: tensor<4x2x1024x128xbf16>, %o: tensor<4x8x512x128xbf16>, %lse: tensor<4x8x512xf32>, %n: tensor<4xi32>)
+    -> (tensor<4x8x512x128xbf16>, tensor<4x2x1024x128xbf16>, tensor<4x2x1024x128xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<4x8x512x128xbf16>, tensor<4x2x1024x128xbf16>, tensor<4x2x1024x128xbf16>)
+      out(%o, %lse : tensor<4x8x512x128xbf16>, tensor<4x8x512xf32>) grad(%o : tensor<4x8x512x128xbf16>)
+      key_lengths(%n : tensor<4xi32>)
+      outs(%q, %k, %k : tensor<4x8x512x128xbf16>, tensor<4x2x1024x128xbf16>, tensor<4x2x1024x128xbf16>) {causal} -> tensor<4x8x512x128xbf16>, tensor<4x2x1024x128xbf16>, tensor<4x2x1024x128xbf16>
+  return %dq, %dk, %dv : tensor<4x8x512x128xbf16>, tensor<4x2x1024x128xbf16>, tensor<4x2x1024x128xbf16>
+}
+
+func.func @d256_window_lengths(%q: tensor<2x2x300x256xf16>, %k: tensor<2x2x700x256xf16>, %o: tensor<2x2x300x256xf16>, %lse: tensor<2x2x300xf32>, %n: tensor<2xi32>)
+    -> (tensor<2x2x300x256xf16>, tensor<2x2x700x256xf16>, tensor<2x2x700x256xf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<2x2x300x256xf16>, tensor<2x2x700x256xf16>, tensor<2x2x700x256xf16>)
+      out(%o, %lse : tensor<2x2x300x256xf16>, tensor<2x2x300xf32>) grad(%o : tensor<2x2x300x256xf16>)
+      key_lengths(%n : tensor<2xi32>)
+      outs(%q, %k, %k : tensor<2x2x300x256xf16>, tensor<2x2x700x256xf16>, tensor<2x2x700x256xf16>) {window = array<i64: 64, 0>} -> tensor<2x2x300x256xf16>, tensor<2x2x700x256xf16>, tensor<2x2x700x256xf16>
+  return %dq, %dk, %dv : tensor<2x2x300x256xf16>, tensor<2x2x700x256xf16>, tensor<2x2x700x256xf16>
 }
