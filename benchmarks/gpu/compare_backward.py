@@ -9,13 +9,14 @@ g_d<D>_s<S>[_causal] of --bundles, as scripts/gpu-check.sh prepare writes
 it, timed by attn-launch --bench --no-check on seeded inputs), and the
 backward pass of PyTorch's scaled_dot_product_attention with its
 FLASH_ATTENTION and CUDNN_ATTENTION backends (torch.autograd.grad of O with
-respect to Q, K and V, the forward run once before the timing). FLOPs are
+respect to Q, K and V, the forward run once per input set before the
+timing). FLOPs are
 FlashAttention's count for a backward pass: 2.5 times the forward's (4 B H
 S^2 D, halved for causal), whatever a kernel recomputes. The correctness
 step of the GPU check checks our backward kernel (the c_grad_* bundles and
 the Python package's gradient cases). Times are medians of CUDA-event
-timings (attn-launch --bench over input sets rotated past the L2 cache;
-triton.testing.do_bench for SDPA).
+timings over input sets rotated past the L2 cache (attn-launch --bench
+for ours; triton.testing.do_bench for SDPA).
 
 Usage: python3 benchmarks/gpu/compare_backward.py --attn-launch BIN --bundles DIR
                                                   [--out DIR] [--quick]
@@ -37,15 +38,26 @@ def backward_flops(b, h, s, d, causal):
     return 2.5 * 4 * b * h * s * s * d / (2 if causal else 1)
 
 
-def sdpa_backward(backend, s, d, causal):
-    """B, H, ms and TFLOP/s of SDPA's backward pass with BACKEND."""
+def sdpa_backward(backend, s, d, causal, sets=4):
+    """B, H, ms and TFLOP/s of SDPA's backward pass with BACKEND, over
+    input sets rotated as attn-launch rotates ours (so that the L2 cache
+    does not hold one launch's inputs for the next)."""
     b, h = 16384 // s, 2048 // d
-    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-               for _ in range(3))
-    grad_out = torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16)
+    graphs = []
     with sdpa_kernel(BACKENDS[backend]):
-        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        ms = median_ms(lambda: torch.autograd.grad(o, (q, k, v), grad_out, retain_graph=True))
+        for _ in range(sets):
+            q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16,
+                                   requires_grad=True) for _ in range(3))
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            graphs.append((o, (q, k, v), torch.randn_like(o)))
+    turn = [0]
+
+    def run():
+        o, inputs, grad_out = graphs[turn[0] % sets]
+        turn[0] += 1
+        torch.autograd.grad(o, inputs, grad_out, retain_graph=True)
+
+    ms = median_ms(run)
     return b, h, ms, backward_flops(b, h, s, d, causal) / ms / 1e9
 
 

@@ -172,6 +172,18 @@ struct TensorSet {
   attnrtTensor tensors[kMaxParams];
 };
 
+/// The elements and the bytes of a parameter of static (or resolved)
+/// sizes.
+uint64_t elementsOf(const attnrtParamInfo &param) {
+  uint64_t count = 1;
+  for (int32_t d = 0; d < param.rank; ++d)
+    count *= param.sizes[d];
+  return count;
+}
+size_t bytesOf(const attnrtParamInfo &param) {
+  return elementsOf(param) * attnrtDTypeSize(param.dtype);
+}
+
 /// The kernel's parameters: Q, K, V, O (0 to 3), then LSE, the mask, the
 /// block mask and key_lengths when it has them.
 struct Layout {
@@ -181,15 +193,8 @@ struct Layout {
   int32_t lse = -1, mask = -1, blockMask = -1, keyLengths = -1;
   /// Whether parameter `index` is an output (O, LSE).
   bool isOutput(int32_t index) const { return index == 3 || index == lse; }
-  size_t elements(int32_t index) const {
-    size_t count = 1;
-    for (int32_t d = 0; d < params[index].rank; ++d)
-      count *= params[index].sizes[d];
-    return count;
-  }
-  size_t bytes(int32_t index) const {
-    return elements(index) * attnrtDTypeSize(params[index].dtype);
-  }
+  size_t elements(int32_t index) const { return elementsOf(params[index]); }
+  size_t bytes(int32_t index) const { return bytesOf(params[index]); }
   size_t totalBytes() const {
     size_t total = 0;
     for (int32_t i = 0; i < count; ++i)
@@ -905,15 +910,8 @@ struct GradientParams {
   attnrtParamInfo info[kGradMaxParams];
   int32_t count = 0;
 
-  uint64_t elements(int32_t i) const {
-    uint64_t count = 1;
-    for (int32_t d = 0; d < info[i].rank; ++d)
-      count *= info[i].sizes[d];
-    return count;
-  }
-  size_t bytes(int32_t i) const {
-    return elements(i) * attnrtDTypeSize(info[i].dtype);
-  }
+  uint64_t elements(int32_t i) const { return elementsOf(info[i]); }
+  size_t bytes(int32_t i) const { return bytesOf(info[i]); }
 };
 
 /// Reads a backward kernel's parameters; why they are not Q, K, V, O, LSE,
