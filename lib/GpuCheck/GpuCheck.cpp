@@ -718,19 +718,28 @@ double KernelReport::flops() const {
 
 namespace {
 
+/// Opens the CUDA driver for a check; a timed one first needs at least one
+/// timed launch and no negative warm-up.
+Status openCheckDriver(const CheckOptions &options, bool timed,
+                       const CudaDriver *&driver) {
+  if (timed && (options.iterations < 1 || options.warmup < 0))
+    return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
+                           "iterations must be positive, warm-up not negative");
+  std::string error;
+  bool noDevice = false;
+  driver = openCudaDriver(error, noDevice);
+  if (!driver)
+    return Status::failure(ATTNRT_ERROR_NO_DRIVER, error);
+  return Status();
+}
+
 /// runKernel, checked against REFERENCE's outputs when it is given (whose
 /// inputs INPUTS are), else against the GPU reference.
 Status runAndCheck(attnrtContext context, attnrtKernel kernel,
                    const CheckOptions &options, const HostInputs &inputs,
                    const ReferenceCase *reference, KernelReport &report) {
-  if (options.iterations < 1 || options.warmup < 0)
-    return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
-                           "iterations must be positive, warm-up not negative");
-  std::string error;
-  bool noDevice = false;
-  const CudaDriver *driver = openCudaDriver(error, noDevice);
-  if (!driver)
-    return Status::failure(ATTNRT_ERROR_NO_DRIVER, error);
+  const CudaDriver *driver = nullptr;
+  CHECK_STATUS(openCheckDriver(options, /*timed=*/true, driver));
   const CudaDriver &d = *driver;
   attnrtDeviceInfo device;
   CHECK_STATUS(Status::of(attnrtContextGetDeviceInfo(context, &device)));
@@ -952,11 +961,8 @@ Status attn::gpucheck::runGradientCase(attnrtContext context,
                                        const CheckOptions &options,
                                        const GradientCase &reference,
                                        KernelReport &report) {
-  std::string error;
-  bool noDevice = false;
-  const CudaDriver *driver = openCudaDriver(error, noDevice);
-  if (!driver)
-    return Status::failure(ATTNRT_ERROR_NO_DRIVER, error);
+  const CudaDriver *driver = nullptr;
+  CHECK_STATUS(openCheckDriver(options, /*timed=*/false, driver));
   report.kernel = attnrtKernelName(kernel);
   auto mismatch = [&](const std::string &what) {
     return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
@@ -1050,14 +1056,8 @@ Status attn::gpucheck::benchGradientKernel(attnrtContext context,
                                            attnrtKernel kernel,
                                            const CheckOptions &options,
                                            KernelReport &report) {
-  if (options.iterations < 1 || options.warmup < 0)
-    return Status::failure(ATTNRT_ERROR_INVALID_ARGUMENT,
-                           "iterations must be positive, warm-up not negative");
-  std::string error;
-  bool noDevice = false;
-  const CudaDriver *driver = openCudaDriver(error, noDevice);
-  if (!driver)
-    return Status::failure(ATTNRT_ERROR_NO_DRIVER, error);
+  const CudaDriver *driver = nullptr;
+  CHECK_STATUS(openCheckDriver(options, /*timed=*/true, driver));
   report.kernel = attnrtKernelName(kernel);
   GradientParams params;
   if (std::string why = readGradientParams(kernel, params); !why.empty())

@@ -5,9 +5,6 @@ autograd of a float64 attention. The torch-CUDA calling path (the autograd
 function on CUDA tensors) runs in the GPU check (gpu_check.py's
 GRADIENT_CASES)."""
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -16,12 +13,6 @@ from attn_mlir import _gpu
 
 H100 = dict(chip="sm_90", sms=132, smem_per_block=232448)
 SHAPES = ((1, 4, 100, 64), (1, 2, 150, 64), (1, 2, 150, 64))
-
-
-def run_python(code, **env):
-    """CODE in a fresh interpreter (the runtime reads ATTNRT_LIBCUDA once)."""
-    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env},
-                          capture_output=True, text=True)
 
 
 def test_precompile_backward_compiles_both_kernels():
@@ -204,7 +195,7 @@ options = dict(causal=True, key_lengths=[160, 0, 100])
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_backward_kernel_runs_on_the_emulator(case):
+def test_backward_kernel_runs_on_the_emulator(case, run_python):
     run = run_python(EMULATED.replace("CASE", CASES[case]), ATTNRT_LIBCUDA="emulator")
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()

@@ -4,8 +4,6 @@ fake CUDA driver of the runtime's tests (it runs no kernel but checks what a
 driver checks), or with no driver at all."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -73,12 +71,6 @@ def test_precompile_errors():
                              chip="sm_80", sms=0, smem_per_block=65536)
 
 
-def run_python(code, **env):
-    """CODE in a fresh interpreter (the runtime reads ATTNRT_LIBCUDA once)."""
-    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env},
-                          capture_output=True, text=True)
-
-
 SAVE = """
 import attn_mlir, sys
 attn_mlir.precompile((2, 8, 100, 64), (2, 2, 300, 64), (2, 2, 300, 64), "float16",
@@ -121,7 +113,7 @@ except attn_mlir.CompilerError as error:
 """
 
 
-def test_saved_bundle_launches_without_compiler(tmp_path):
+def test_saved_bundle_launches_without_compiler(tmp_path, run_python):
     fake = os.environ.get("ATTN_FAKE_CUDA_DRIVER")
     if not fake:
         pytest.skip("ATTN_FAKE_CUDA_DRIVER not set (ctest sets it)")
@@ -139,7 +131,7 @@ def test_saved_bundle_launches_without_compiler(tmp_path):
     assert lines[3].startswith("the compiler of attn_mlir cannot be loaded")
 
 
-def test_no_driver_is_a_clear_error():
+def test_no_driver_is_a_clear_error(run_python):
     run = run_python("""
 import attn_mlir
 from attn_mlir import _runtime
