@@ -906,36 +906,50 @@ Status attn::gpucheck::runReferenceCase(attnrtContext context,
 namespace {
 
 /// A backward kernel's parameters, in order: inputs Q, K, V, O, LSE, dO,
-/// outputs dQ, dK, dV, and with key lengths the input key_lengths.
-constexpr int32_t kGradParams = 9, kGradMaxParams = 10;
-constexpr int32_t kGradOutputs[] = {6, 7, 8};
-const char *const kGradNames[kGradMaxParams] = {
-    "Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV", "key_lengths"};
-bool isGradientInput(int32_t index) { return index < 6 || index == 9; }
+/// outputs dQ, dK, dV, then the inputs mask and key_lengths, those it has.
+constexpr int32_t kGradFixedParams = 9, kGradMaxParams = 11;
+constexpr int32_t kGradFirstOutput = 6, kGradOutputs = 3;
+const char *const kGradNames[kGradFixedParams] = {"Q",  "K",  "V",  "O", "LSE",
+                                                  "dO", "dQ", "dK", "dV"};
+const char *const kGradOptionalNames[] = {"mask", "key_lengths"};
 
-/// A backward kernel's parameters, and their number (9, or 10 with key
-/// lengths).
 struct GradientParams {
   attnrtParamInfo info[kGradMaxParams];
   int32_t count = 0;
+  /// The indices of the mask and key_lengths, or -1.
+  int32_t mask = -1, keyLengths = -1;
 
+  bool isInput(int32_t i) const {
+    return i < kGradFirstOutput || i >= kGradFirstOutput + kGradOutputs;
+  }
   uint64_t elements(int32_t i) const { return elementsOf(info[i]); }
   size_t bytes(int32_t i) const { return bytesOf(info[i]); }
 };
 
 /// Reads a backward kernel's parameters; why they are not Q, K, V, O, LSE,
-/// dO, dQ, dK, dV[, key_lengths], or empty.
+/// dO, dQ, dK, dV[, mask][, key_lengths], or empty.
 std::string readGradientParams(attnrtKernel kernel, GradientParams &params) {
   params.count = attnrtKernelParamCount(kernel);
-  if (params.count != kGradParams && params.count != kGradMaxParams)
+  if (params.count < kGradFixedParams || params.count > kGradMaxParams)
     return "a backward kernel has 9 parameters (Q, K, V, O, LSE, dO, dQ, dK, "
-           "dV), then key_lengths when it has key lengths";
+           "dV), then mask and key_lengths when it has them";
+  int32_t optional = 0;
   for (int32_t i = 0; i < params.count; ++i) {
     if (attnrtKernelGetParam(kernel, i, &params.info[i]) != ATTNRT_SUCCESS)
       return attnrtLastErrorMessage();
-    if (kGradNames[i] != std::string(params.info[i].name))
-      return "parameter " + std::to_string(i) + " is " + params.info[i].name +
-             ", not " + kGradNames[i];
+    std::string name = params.info[i].name;
+    if (i < kGradFixedParams) {
+      if (name != kGradNames[i])
+        return "parameter " + std::to_string(i) + " is " + name + ", not " +
+               kGradNames[i];
+      continue;
+    }
+    while (optional < 2 && name != kGradOptionalNames[optional])
+      ++optional;
+    if (optional == 2)
+      return "parameter " + std::to_string(i) + " is " + name +
+             ", not mask or key_lengths (in that order, after dV)";
+    (optional++ == 0 ? params.mask : params.keyLengths) = i;
   }
   return {};
 }
@@ -975,12 +989,6 @@ Status attn::gpucheck::runGradientCase(attnrtContext context,
   GradientParams params;
   if (std::string why = readGradientParams(kernel, params); !why.empty())
     return mismatch(why);
-  bool keyLengths = params.count == kGradMaxParams;
-  if (keyLengths != reference.keyLengths.has_value())
-    return mismatch(keyLengths ? "the kernel takes key lengths, the case has "
-                                 "none"
-                               : "the case has key lengths, the kernel takes "
-                                 "none");
   // The case's array of each parameter.
   const mlir::attn::NpyArray *arrays[kGradMaxParams] = {
       &reference.query,
@@ -991,48 +999,60 @@ Status attn::gpucheck::runGradientCase(attnrtContext context,
       &reference.gradOut,
       &reference.gradQuery.values,
       &reference.gradKey.values,
-      &reference.gradValue.values,
-      keyLengths ? &*reference.keyLengths : nullptr};
+      &reference.gradValue.values};
+  for (auto [index, array, what] :
+       {std::tuple{params.mask, &reference.mask, "a mask operand"},
+        std::tuple{params.keyLengths, &reference.keyLengths, "key lengths"}}) {
+    if ((index >= 0) != array->has_value())
+      return mismatch(
+          std::string(index >= 0 ? "the kernel takes " : "the case has ") +
+          what +
+          (index >= 0 ? ", the case has none" : ", the kernel takes none"));
+    if (index >= 0)
+      arrays[index] = &**array;
+  }
   attnrt::DeviceBuffer buffers[kGradMaxParams];
   attnrtTensor tensors[kGradMaxParams];
   for (int32_t i = 0; i < params.count; ++i) {
     const attnrtParamInfo &param = params.info[i];
     std::vector<int64_t> sizes(param.sizes, param.sizes + param.rank);
     if (arrays[i]->shape != sizes)
-      return mismatch(std::string(kGradNames[i]) + " has shape " +
+      return mismatch(std::string(param.name) + " has shape " +
                       shapeText(arrays[i]->shape) + ", the kernel's is " +
                       shapeText(sizes));
-    if (isGradientInput(i) &&
+    if (params.isInput(i) &&
         attnrtTypeOf(arrays[i]->elementType) != param.dtype)
-      return mismatch(std::string(kGradNames[i]) + " is not in the kernel's " +
+      return mismatch(std::string(param.name) + " is not in the kernel's " +
                       attnrtDTypeName(param.dtype));
     CHECK_STATUS(buffers[i].allocate(context, params.bytes(i)));
     tensors[i] = attnrt::contiguousTensor(buffers[i].data(), param.dtype,
                                           param.sizes, param.rank);
-    if (isGradientInput(i))
+    if (params.isInput(i))
       CHECK_STATUS(Status::of(attnrtCopyToDevice(context, buffers[i].data(),
                                                  arrays[i]->data.data(),
                                                  params.bytes(i))));
   }
   CHECK_STATUS(describeGradientKernel(kernel, params, tensors, report));
-  if (keyLengths) {
+  if (reference.keyLengths) {
     const int32_t *lengths =
         reinterpret_cast<const int32_t *>(reference.keyLengths->data.data());
     report.keyLengths.assign(lengths, lengths + report.sizes.batch);
   }
   // Two launches on outputs filled with NaN (an element no CTA writes
   // shows): the second's bits must be the first's.
-  std::vector<float> results[2][std::size(kGradOutputs)];
+  std::vector<float> results[2][kGradOutputs];
   for (auto &launch : results) {
-    for (int32_t i : kGradOutputs)
-      CHECK_STATUS(poison(*driver, params.info[i].dtype, buffers[i].data(),
-                          params.elements(i)));
+    for (int32_t o = 0; o < kGradOutputs; ++o)
+      CHECK_STATUS(poison(*driver, params.info[kGradFirstOutput + o].dtype,
+                          buffers[kGradFirstOutput + o].data(),
+                          params.elements(kGradFirstOutput + o)));
     CHECK_STATUS(
         Status::of(attnrtLaunch(kernel, tensors, params.count, nullptr)));
     CHECK_STATUS(Status::of(attnrtSynchronize(context, nullptr)));
-    for (int32_t i : kGradOutputs)
-      CHECK_STATUS(copyOut(context, buffers[i].data(), params.bytes(i),
-                           params.info[i].dtype, launch[i - kGradOutputs[0]]));
+    for (int32_t o = 0; o < kGradOutputs; ++o)
+      CHECK_STATUS(copyOut(context, buffers[kGradFirstOutput + o].data(),
+                           params.bytes(kGradFirstOutput + o),
+                           params.info[kGradFirstOutput + o].dtype, launch[o]));
   }
   OutputCheck repeat =
       compareRepeat(results[0][0], results[1][0], results[0][1], results[1][1]);
@@ -1045,10 +1065,10 @@ Status attn::gpucheck::runGradientCase(attnrtContext context,
   const ReferenceOutput *expected[] = {&reference.gradQuery, &reference.gradKey,
                                        &reference.gradValue};
   if (options.check)
-    for (int32_t i : kGradOutputs)
-      report.checks.push_back(
-          compareWithCase(kGradNames[i], results[0][i - kGradOutputs[0]],
-                          *expected[i - kGradOutputs[0]], options.tolerance));
+    for (int32_t o = 0; o < kGradOutputs; ++o)
+      report.checks.push_back(compareWithCase(kGradNames[kGradFirstOutput + o],
+                                              results[0][o], *expected[o],
+                                              options.tolerance));
   return Status();
 }
 
@@ -1070,10 +1090,16 @@ Status attn::gpucheck::benchGradientKernel(attnrtContext context,
   CHECK_STATUS(Status::of(attnrtContextGetDeviceInfo(context, &device)));
   int sets = benchSets(device, setBytes);
   // Key lengths: every sequence full (Sk keys), the work of the kernel's
-  // shapes.
+  // shapes; a seeded mask.
   const attnrtParamInfo &value = params.info[2];
   std::vector<int32_t> lengths(params.info[0].sizes[0],
                                static_cast<int32_t>(value.sizes[2]));
+  std::vector<uint8_t> mask;
+  if (params.mask >= 0) {
+    std::mt19937_64 rng(options.seed + kGradMaxParams);
+    mask = sampleMask(params.info[params.mask].dtype,
+                      params.info[params.mask].sizes, rng);
+  }
   struct GradientSet {
     attnrt::DeviceBuffer buffers[kGradMaxParams];
     attnrtTensor tensors[kGradMaxParams];
@@ -1086,10 +1112,13 @@ Status attn::gpucheck::benchGradientKernel(attnrtContext context,
       CHECK_STATUS(set->buffers[i].allocate(context, params.bytes(i)));
       set->tensors[i] = attnrt::contiguousTensor(
           set->buffers[i].data(), param.dtype, param.sizes, param.rank);
-      if (i == 9)
+      if (i == params.mask || i == params.keyLengths)
         CHECK_STATUS(Status::of(attnrtCopyToDevice(
-            context, set->buffers[i].data(), lengths.data(), params.bytes(i))));
-      else if (isGradientInput(i))
+            context, set->buffers[i].data(),
+            i == params.mask ? static_cast<const void *>(mask.data())
+                             : lengths.data(),
+            params.bytes(i))));
+      else if (params.isInput(i))
         CHECK_STATUS(fillNormal(*driver, param.dtype, set->buffers[i].data(),
                                 params.elements(i),
                                 options.seed + kGradMaxParams * s + i));
@@ -1098,7 +1127,7 @@ Status attn::gpucheck::benchGradientKernel(attnrtContext context,
   }
   CHECK_STATUS(
       describeGradientKernel(kernel, params, launchSets[0]->tensors, report));
-  if (params.count == kGradMaxParams)
+  if (params.keyLengths >= 0)
     report.keyLengths = lengths;
   return timeLaunches(
       context, kernel, params.count,

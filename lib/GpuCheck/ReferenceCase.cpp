@@ -314,6 +314,7 @@ std::string attn::gpucheck::writeGradientCase(const std::string &dir,
       {kGradQuery, &reference.gradQuery.values},
       {kGradKey, &reference.gradKey.values},
       {kGradValue, &reference.gradValue.values},
+      {kMask, reference.mask ? &*reference.mask : nullptr},
       {kKeyLengths, reference.keyLengths ? &*reference.keyLengths : nullptr}};
   if (std::string error = writeArrays(dir, arrays); !error.empty())
     return error;
@@ -370,6 +371,11 @@ std::string attn::gpucheck::readGradientCase(const std::string &dir,
                                       NpyElementType::F32))
              .empty())
       return error;
+  if (exists(pathIn(dir, kMask.file)) &&
+      !(error = mlir::attn::readTensorNpy(pathIn(dir, kMask.file),
+                                          reference.mask.emplace()))
+           .empty())
+    return error;
   if (exists(pathIn(dir, kKeyLengths.file)) &&
       !(error = mlir::attn::readNpy(pathIn(dir, kKeyLengths.file),
                                     reference.keyLengths.emplace(),
@@ -393,6 +399,15 @@ std::string attn::gpucheck::readGradientCase(const std::string &dir,
     if (array->shape != shape)
       return dir + ": not one attention's gradient: an array has shape " +
              shapeText(array->shape) + ", expected " + shapeText(shape);
+  if (reference.mask) {
+    const std::vector<int64_t> &mask = reference.mask->shape;
+    if (mask.size() != 4 || (mask[0] != 1 && mask[0] != q[0]) ||
+        (mask[1] != 1 && mask[1] != q[1]) || mask[2] != q[2] || mask[3] != k[2])
+      return dir + ": the mask has shape " + shapeText(mask) +
+             ", expected [B, Hq, Sq, Sk] = " +
+             shapeText({q[0], q[1], q[2], k[2]}) +
+             " (its batch and head dimensions may be 1)";
+  }
   if (reference.keyLengths &&
       reference.keyLengths->shape != std::vector<int64_t>{q[0]})
     return dir + ": the key lengths have shape " +

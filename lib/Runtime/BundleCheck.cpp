@@ -610,33 +610,48 @@ private:
   }
 
   /// 6. A backward kernel (lib/Conversion/AttnToNVGPU/Fa2GradKernel.h):
-  /// Q, K, V, O, LSE, dO, dQ, dK, dV of static shapes, no workspace, the
-  /// grid (ceil(Sk / block_m) Hkv + ceil(Sq / block_m) Hq, B, 1), and
-  /// shared memory for block_m own rows and block_n streamed rows of the
-  /// two row widths, and two f32 arrays of max(block_m, block_n).
+  /// Q, K, V, O, LSE, dO, dQ, dK, dV of static shapes, then optionally the
+  /// mask ([B or 1, Hq or 1, Sq, Sk], bool or a float type) and key_lengths
+  /// ([B] i32); no workspace, the grid (ceil(Sk / block_m) Hkv + ceil(Sq /
+  /// block_m) Hq, B, 1), and shared memory for block_m own rows and block_n
+  /// streamed rows of the two row widths, and two f32 arrays of
+  /// max(block_m, block_n).
   bool checkGradient(const KernelSpec &kernel) {
     if (!kernel.gradient)
       return true;
-    static const char *const names[] = {"Q",  "K",  "V",  "O",  "LSE",
-                                        "dO", "dQ", "dK", "dV", "key_lengths"};
+    static const char *const names[] = {"Q",  "K",  "V",  "O", "LSE",
+                                        "dO", "dQ", "dK", "dV"};
     size_t count = kernel.params.size();
-    bool layout = count == 9 || count == 10;
+    bool layout = count >= 9 && count <= 11;
     for (size_t i = 0; layout && i < count; ++i) {
       const ParamSpec &param = kernel.params[i];
-      layout = param.name == names[i] && param.rank == (i == 4   ? 3
-                                                        : i == 9 ? 1
-                                                                 : 4);
+      layout = i < 9 ? param.name == names[i] && param.rank == (i == 4 ? 3 : 4)
+                     : (param.name == "mask" && i == 9 && param.rank == 4) ||
+                           (param.name == "key_lengths" && param.rank == 1 &&
+                            (i == 9 || kernel.params[9].name == "mask"));
       for (int32_t d = 0; layout && d < param.rank; ++d)
         layout = param.sizes[d] >= 0;
     }
-    // Key lengths: [B] int32.
-    if (layout && count == 10)
-      layout = kernel.params[9].dtype == ATTNRT_I32 &&
-               kernel.params[9].sizes[0] == kernel.params[0].sizes[0];
+    for (size_t i = 9; layout && i < count; ++i) {
+      const int64_t *q = kernel.params[0].sizes, *k = kernel.params[1].sizes;
+      const ParamSpec &param = kernel.params[i];
+      if (param.name == "mask") {
+        // [B or 1, Hq or 1, Sq, Sk], i1 or a float type.
+        layout = (param.sizes[0] == 1 || param.sizes[0] == q[0]) &&
+                 (param.sizes[1] == 1 || param.sizes[1] == q[1]) &&
+                 param.sizes[2] == q[2] && param.sizes[3] == k[2] &&
+                 (param.dtype == ATTNRT_I1 || param.dtype == ATTNRT_F16 ||
+                  param.dtype == ATTNRT_BF16 || param.dtype == ATTNRT_F32);
+      } else {
+        // Key lengths: [B] int32.
+        layout = param.dtype == ATTNRT_I32 && param.sizes[0] == q[0];
+      }
+    }
     if (!layout)
       return fail(kernel, "a backward kernel's parameters are Q, K, V, O, "
-                          "LSE, dO, dQ, dK and dV, of static shapes, and "
-                          "optionally key_lengths, [B] i32");
+                          "LSE, dO, dQ, dK and dV, of static shapes, then "
+                          "optionally the mask, [B or 1, Hq or 1, Sq, Sk] of "
+                          "i1, f16, bf16 or f32, and key_lengths, [B] i32");
     if (!kernel.workspaces.empty())
       return fail(kernel, "a backward kernel has no workspaces");
     const TileSpec &tiles = kernel.tiles;

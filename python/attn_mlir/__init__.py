@@ -118,9 +118,10 @@ def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
     broadcast along); deterministic=True asks for gradients that are the
     same bytes run to run (the CPU's always are). On CUDA tensors, with
     respect to query, key and value, through the GPU's backward kernel
-    (float16 and bfloat16, key_lengths, no attn_mask or block_mask: others
-    raise CompilerError at the call), whose gradients are always the same
-    bytes run to run. The returned LSE is not differentiable.
+    (float16 and bfloat16, key_lengths, attn_mask; no block_mask, and no
+    gradient of attn_mask: those raise CompilerError at the call), whose
+    gradients are always the same bytes run to run. The returned LSE is not
+    differentiable.
     """
     if not isinstance(deterministic, bool):
         raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
@@ -341,7 +342,7 @@ def _torch_attention(query, key, value, operands, options, deterministic):
     if blocks is not None:
         blocks = blocks.reshape(spec.block_mask_full_shape()).to(torch.int64).clamp(-128, 127).to(torch.int8)
     if differentiable and query.device.type == "cuda":
-        _check_gpu_gradient(spec, query)
+        _check_gpu_gradient(spec, query, mask)
     if differentiable:
         o, lse = _differentiable_attention()(
             query, key, value, spec, lengths, mask, blocks, deterministic)
@@ -354,11 +355,15 @@ def _torch_attention(query, key, value, operands, options, deterministic):
     return _from_host(result, query.dtype)
 
 
-def _check_gpu_gradient(spec, query):
+def _check_gpu_gradient(spec, query, mask):
     """Loads the backward kernel of `spec` on Q's device before the forward
     runs, so that an attention the GPU's backward pass does not take is
     refused at the call (a result cut off from autograd would lose the
     gradient without a word)."""
+    if mask is not None and mask.requires_grad:
+        raise CompilerError(
+            f"attn_mask requires grad on {query.device}, and the GPU's backward pass computes "
+            "no mask gradient: run it on CPU tensors, or pass attn_mask.detach()")
     try:
         _gpu.load_gradient(spec, query)
     except CompilerError as error:
@@ -406,12 +411,12 @@ def _make_autograd_function():
         @staticmethod
         def forward(ctx, query, key, value, spec, lengths, mask, blocks, deterministic):
             if query.device.type == "cuda":
-                # The GPU's backward kernel takes no mask or block mask
-                # (_check_gpu_gradient); the key lengths (clamped) are kept
-                # on the device.
+                # The GPU's backward kernel takes no block mask and gives
+                # no mask gradient (_check_gpu_gradient); the key lengths
+                # (clamped) and the mask (expanded) are kept on the device.
                 o, lse = _gpu.attention(spec._replace(with_lse=True), query, key, value,
-                                        lengths)
-                ctx.lengths, fixed = lengths, None
+                                        lengths, mask)
+                ctx.lengths, ctx.mask, fixed = lengths, mask, None
             else:
                 # The masks and lengths are the call's own copies
                 # (expanded, clamped), kept as they went in.
@@ -432,7 +437,7 @@ def _make_autograd_function():
                 # Deterministic whatever was asked: no CTA accumulates
                 # into what another writes.
                 dq, dk, dv = _gpu.attention_grad(ctx.spec, q, k, v, o, lse, grad_out.to(q.dtype),
-                                                 ctx.lengths)
+                                                 ctx.lengths, ctx.mask)
                 return dq, dk, dv, None, None, None, None, None
             q, k, v, o, lse = (_host(x) for x in ctx.saved_tensors)
             lengths, mask, blocks = ctx.fixed

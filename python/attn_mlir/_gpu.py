@@ -370,11 +370,12 @@ def load_gradient(spec, q):
     _kernel(spec, _device_of(q), gradient=True)
 
 
-def attention_grad(spec, q, k, v, o, lse, grad_out, key_lengths=None):
+def attention_grad(spec, q, k, v, o, lse, grad_out, key_lengths=None, mask=None):
     """(dQ, dK, dV) of `spec`'s attention on CUDA tensors of Q's device: Q,
-    K, V, the forward's O and LSE, dO, and the int32 key lengths the forward
-    took (the backward kernel takes no mask or block mask). The same bytes
-    run to run."""
+    K, V, the forward's O and LSE, dO, and the int32 key lengths and the
+    mask (of spec.mask_full_shape()) the forward took; the backward kernel
+    takes no block mask and computes no mask gradient. The same bytes run to
+    run."""
     import torch
     kernel = _kernel(spec, _device_of(q), gradient=True)
     inputs = {"Q": q, "K": k, "V": v, "O": o, "dO": grad_out}
@@ -384,8 +385,11 @@ def attention_grad(spec, q, k, v, o, lse, grad_out, key_lengths=None):
         tensor, args[name] = _view(tensor.detach(), spec.dtype)
         views.append(tensor)
     lse, args["LSE"] = _view(lse.detach(), "f32")
-    if key_lengths is not None:
-        key_lengths, args["key_lengths"] = _view(key_lengths, "i32")
+    for name, tensor, dtype in (("key_lengths", key_lengths, "i32"),
+                                ("mask", mask, spec.mask_dtype)):
+        if tensor is not None:
+            tensor, args[name] = _view(tensor.detach(), dtype)
+            views.append(tensor)
     grads = [torch.empty(inputs[name].shape, dtype=q.dtype, device=q.device)
              for name in ("Q", "K", "V")]
     for name, grad in zip(("dQ", "dK", "dV"), grads):

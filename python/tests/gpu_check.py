@@ -75,6 +75,12 @@ GRADIENT_CASES = {
     # Per-sequence key lengths (one empty), causal, aligned to each.
     "grad_key_lengths": (3, 8, 2, 512, 1024, 128, 128, "bfloat16",
                          dict(causal=True, enable_gqa=True, key_lengths=[1024, 0, 700])),
+    # Masks (made at random on the GPU, as CASES'): a bool one per sequence,
+    # and a float32 bias per query head under a causal mask.
+    "grad_bool_mask": (2, 8, 2, 500, 800, 64, 64, "bfloat16",
+                       dict(enable_gqa=True, attn_mask=((2, 1, 500, 800), "bool"))),
+    "grad_additive_mask": (1, 4, 4, 384, 640, 128, 128, "float16",
+                           dict(causal=True, attn_mask=((1, 4, 384, 640), "float32"))),
 }
 
 
@@ -171,6 +177,27 @@ def relative_error(x, ref):
     return ((x - ref).norm() / ref.norm().clamp_min(1e-30)).item()
 
 
+def call_options(torch, generator, options):
+    """A case's options as attention() takes them: key lengths a tensor,
+    masks given as (shape, dtype) made at random on the GPU (a bool mask
+    keeps about 80% of the scores, a float one is normal), a block mask's
+    shape filled with 0, 1 and 2."""
+    call = dict(options)
+    if "key_lengths" in call:
+        call["key_lengths"] = torch.tensor(call["key_lengths"], device="cuda")
+    if "attn_mask" in call:
+        shape, mask_type = call["attn_mask"]
+        if mask_type == "bool":
+            call["attn_mask"] = torch.rand(*shape, generator=generator, device="cuda") < 0.8
+        else:
+            call["attn_mask"] = torch.randn(*shape, generator=generator,
+                                            device="cuda").to(getattr(torch, mask_type))
+    if "block_mask" in call:
+        call["block_mask"] = torch.randint(0, 3, call["block_mask"], generator=generator,
+                                           device="cuda", dtype=torch.int8)
+    return call
+
+
 def run(directory):
     import torch
     if not torch.cuda.is_available():
@@ -190,16 +217,7 @@ def run(directory):
         if name == "window_softcap":
             q = normal(b, sq, hq, d).transpose(1, 2)
         stream = torch.cuda.Stream() if name == "window_softcap" else torch.cuda.current_stream()
-        call = dict(options)
-        if "key_lengths" in call:
-            call["key_lengths"] = torch.tensor(call["key_lengths"], device="cuda")
-        if "attn_mask" in call:
-            shape, mask_type = call["attn_mask"]
-            call["attn_mask"] = (torch.rand(*shape, generator=generator, device="cuda") < 0.8
-                                 if mask_type == "bool" else normal(*shape).to(getattr(torch, mask_type)))
-        if "block_mask" in call:
-            call["block_mask"] = torch.randint(0, 3, call["block_mask"], generator=generator,
-                                               device="cuda", dtype=torch.int8)
+        call = call_options(torch, generator, options)
         with torch.cuda.stream(stream):
             out = attn_mlir.attention(q, k, v, **call)
         stream.synchronize()
@@ -239,8 +257,11 @@ def check_gradient(torch, generator, name, case):
         attend(*leaves).backward(grad_out.to(dtype))
         return [x.grad for x in leaves]
 
-    naive = lambda precision: lambda *x: reference(torch, *x, precision, **options)[0]  # noqa: E731
-    ours = lambda *x: attn_mlir.attention(*x, **options)  # noqa: E731
+    call = call_options(torch, generator, options)
+    masks = {name: call[name] for name in ("attn_mask",) if name in call}
+    naive = lambda precision: lambda *x: reference(torch, *x, precision,  # noqa: E731
+                                                   **dict(options, **masks))[0]
+    ours = lambda *x: attn_mlir.attention(*x, **call)  # noqa: E731
     got, again = gradients(ours, dt), gradients(ours, dt)
     exact, same_format = gradients(naive(torch.float64), torch.float64), gradients(naive(dt), dt)
     errors = [(f"d{what}", relative_error(x, ref), 2 * max(relative_error(y, ref), 5e-6))

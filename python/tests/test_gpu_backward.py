@@ -36,8 +36,34 @@ def test_precompile_backward_compiles_both_kernels():
     assert len(forward) == 1 and '"LSE"' in forward[0][0]
 
 
+def test_precompile_backward_with_a_mask():
+    """A mask is the backward kernel's parameter after dV, in the forward's
+    shape and type, as the forward's is after O."""
+    _gpu.clear()
+    manifest = json.loads(attn_mlir.precompile(*SHAPES, "float16", enable_gqa=True,
+                                               attn_mask=((1, 1, 100, 150), "bool"),
+                                               key_lengths=True, backward=True, **H100))
+    (kernel,) = manifest["kernels"]
+    assert [(p["name"], p["type"], p["shape"]) for p in kernel["params"]][8:] == [
+        ("dV", "f16", [1, 2, 150, 64]), ("mask", "i1", [1, 1, 100, 150]),
+        ("key_lengths", "i32", [1])]
+
+
+def test_mask_requiring_grad_is_refused_for_the_gpu():
+    """The GPU's backward kernel computes no mask gradient: a mask that
+    requires grad is refused before anything runs, not left without one."""
+    import torch
+    spec = attn_mlir._spec.make_spec(*SHAPES, "float16", causal=False, scale=None, window=None,
+                                     softcap=None, enable_gqa=True, return_lse=False,
+                                     attn_mask=((1, 1, 100, 150), "float32"))
+    mask = torch.zeros(1, 1, 100, 150, requires_grad=True)
+    with pytest.raises(attn_mlir.CompilerError, match="attn_mask requires grad on cpu, and the "
+                                                      "GPU's backward pass computes no mask "
+                                                      "gradient"):
+        attn_mlir._check_gpu_gradient(spec, torch.zeros(SHAPES[0]), mask)
+
+
 @pytest.mark.parametrize("options, refusal", [
-    (dict(attn_mask=((1, 1, 100, 150), "bool")), "does not support a mask operand"),
     (dict(block_mask=(2, 3), block_size=(64, 64)), "does not support a block mask"),
 ])
 def test_precompile_backward_refuses_what_the_kernel_does_not_take(options, refusal):
@@ -84,7 +110,8 @@ from attn_mlir._spec import make_spec
 
 device = _runtime.device(0)
 emulator = ctypes.CDLL(os.path.join(os.path.dirname(_runtime._load()._name), "libattnemu.so"))
-dtypes = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32", torch.int32: "i32"}
+dtypes = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32", torch.int32: "i32",
+          torch.bool: "i1"}
 
 def on_device(x):
     x = x.contiguous()
@@ -101,13 +128,16 @@ def from_device(tensor, like):
     return out
 
 CASE
-lengths = options.get("key_lengths")
+lengths, mask = options.get("key_lengths"), options.get("mask")
 spec = make_spec(q.shape, k.shape, v.shape, str(q.dtype)[6:], causal=options.get("causal", False),
                  scale=None, window=options.get("window"), softcap=options.get("softcap"),
-                 enable_gqa=True, return_lse=True, key_lengths=lengths is not None)
+                 enable_gqa=True, return_lse=True, key_lengths=lengths is not None,
+                 attn_mask=None if mask is None else (mask.shape, str(mask.dtype)[6:]))
 inputs = dict(Q=q, K=k, V=v, dO=grad_out)
 if lengths is not None:
     inputs["key_lengths"] = torch.tensor(lengths, dtype=torch.int32)
+if mask is not None:
+    inputs["mask"] = mask
 args = {name: on_device(x) for name, x in inputs.items()}
 o_like = torch.empty(spec.out_shape(), dtype=q.dtype)
 for name, like in (("O", o_like), ("LSE", torch.empty(spec.lse_shape())), ("dQ", q), ("dK", k),
@@ -136,6 +166,12 @@ def attend(q, k, v):
     rows = torch.arange(sq)[:, None] + n - sq
     keys = torch.arange(sk)[None, :]
     hidden = keys >= n
+    # A boolean mask's False hides a key, an additive mask's -inf does.
+    if mask is not None and mask.dtype == torch.bool:
+        hidden = hidden | ~mask
+    elif mask is not None:
+        hidden = hidden | (mask == -math.inf)
+        s = s + mask.masked_fill(mask == -math.inf, 0).to(s.dtype)
     if options.get("causal"):
         hidden = hidden | (keys > rows)
     if options.get("window"):
@@ -191,6 +227,31 @@ grad_out = torch.randn(3, 4, 50, 64, generator=g)
 q, k, v, grad_out = (x.bfloat16() for x in (q, k, v, grad_out))
 options = dict(causal=True, key_lengths=[160, 0, 100])
 """,
+    # A boolean mask broadcast over the batch and the heads (about a
+    # quarter of the keys hidden), GQA 2:1, a sliding window.
+    "bool_mask": """
+g = torch.Generator().manual_seed(3)
+q, k, v = torch.randn(2, 4, 80, 64, generator=g), torch.randn(2, 2, 120, 64, generator=g), \\
+    torch.randn(2, 2, 120, 64, generator=g)
+grad_out = torch.randn(2, 4, 80, 64, generator=g)
+q, k, v, grad_out = (x.bfloat16() for x in (q, k, v, grad_out))
+mask = torch.rand(1, 1, 80, 120, generator=g) > 0.25
+options = dict(window=(50, 10), mask=mask)
+""",
+    # An additive bfloat16 mask, one per query head, with -inf entries and
+    # a row it hides entirely (no key: P = 0, no gradient), causal.
+    "additive_mask": """
+g = torch.Generator().manual_seed(4)
+q, k, v = torch.randn(1, 4, 60, 64, generator=g), torch.randn(1, 2, 130, 64, generator=g), \\
+    torch.randn(1, 2, 130, 64, generator=g)
+grad_out = torch.randn(1, 4, 60, 64, generator=g)
+q, k, v, grad_out = (x.bfloat16() for x in (q, k, v, grad_out))
+mask = torch.randn(1, 4, 60, 130, generator=g)
+mask = mask.masked_fill(torch.rand(1, 4, 60, 130, generator=g) < 0.1, -math.inf)
+mask[:, 1, 7] = -math.inf
+mask = mask.bfloat16()
+options = dict(causal=True, mask=mask)
+""",
 }
 
 
@@ -199,7 +260,8 @@ def test_backward_kernel_runs_on_the_emulator(case, run_python):
     run = run_python(EMULATED.replace("CASE", CASES[case]), ATTNRT_LIBCUDA="emulator")
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    lengths = ", 'key_lengths'" if case == "key_lengths" else ""
+    lengths = {"key_lengths": ", 'key_lengths'", "bool_mask": ", 'mask'",
+               "additive_mask": ", 'mask'"}.get(case, "")
     assert lines[0] == f"backward kernel ['Q', 'K', 'V', 'O', 'LSE', 'dO', 'dQ', 'dK', 'dV'{lengths}]"
     assert [line.split()[0] for line in lines[1:4]] == ["dQ", "dK", "dV"]
     assert all(line.endswith("PASS") for line in lines[1:4]), run.stdout

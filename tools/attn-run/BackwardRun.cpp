@@ -124,6 +124,8 @@ llvm::Expected<bool> mlir::attn::runBackwardOnCpu(
   reference.out = operands.out().toNpy();
   reference.lse = operands.lse()->toNpy();
   reference.gradOut = gradOut->toNpy();
+  if (Operand *mask = operands.mask())
+    reference.mask = mask->toNpy();
   if (Operand *lengths = operands.keyLengths())
     reference.keyLengths = lengths->toNpy();
   const reference::AttentionGradResult &exact = verdict->exact;

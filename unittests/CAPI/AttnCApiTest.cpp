@@ -295,9 +295,18 @@ TEST(AttnCApi, GpuGradientBundle) {
             std::string::npos);
   for (const char *name : {"\"LSE\"", "\"dO\"", "\"dQ\"", "\"dK\"", "\"dV\""})
     EXPECT_NE(text.find(name), std::string::npos) << name;
-  // What the kernel does not take is refused with the reason.
+  // A mask is the kernel's parameter after dV.
   spec.mask_dtype = "i1";
   spec.mask_batch = spec.mask_heads = 1;
+  ASSERT_TRUE(
+      attnGpuAttentionGradCompile(&spec, &target, &manifest, &ptx, &error))
+      << take(error);
+  take(ptx);
+  text = take(manifest);
+  EXPECT_LT(text.find("\"dV\""), text.find("\"mask\"")) << text;
+  // What the kernel does not take is refused with the reason.
+  spec.block_rows = spec.block_keys = 64;
+  spec.block_mask_batch = spec.block_mask_heads = 1;
   EXPECT_FALSE(
       attnGpuAttentionGradCompile(&spec, &target, &manifest, &ptx, &error));
   EXPECT_NE(take(error).find("cannot compile the gradient of the attention "

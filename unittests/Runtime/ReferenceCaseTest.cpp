@@ -272,6 +272,25 @@ TEST_F(ReferenceCaseTest, GradientCasesReadBackAndBrokenOnesAreRefused) {
             std::string::npos);
   ASSERT_EQ(writeGradientCase(caseDir, gradientCase()), "");
   EXPECT_FALSE(fs::exists(fs::path(caseDir) / "key_lengths.npy"));
+  // With a mask operand, broadcast over the heads ([B, 1, Sq, Sk]), read in
+  // its own type; one of another attention's rows is refused.
+  GradientCase withMask = gradientCase();
+  withMask.mask = counting(NpyElementType::Bool, {1, 1, 3, 5});
+  ASSERT_EQ(writeGradientCase(caseDir, withMask), "");
+  GradientCase readMask;
+  ASSERT_EQ(readGradientCase(caseDir, readMask), "");
+  ASSERT_TRUE(readMask.mask);
+  EXPECT_EQ(readMask.mask->elementType, NpyElementType::Bool);
+  EXPECT_EQ(readMask.mask->data, withMask.mask->data);
+  withMask.mask = counting(NpyElementType::F32, {1, 2, 4, 5});
+  ASSERT_EQ(writeGradientCase(caseDir, withMask), "");
+  EXPECT_NE(readGradientCase(caseDir, readMask)
+                .find("the mask has shape [1, 2, 4, 5], expected [B, Hq, Sq, "
+                      "Sk] = [1, 2, 3, 5] (its batch and head dimensions may "
+                      "be 1)"),
+            std::string::npos);
+  ASSERT_EQ(writeGradientCase(caseDir, gradientCase()), "");
+  EXPECT_FALSE(fs::exists(fs::path(caseDir) / "mask.npy"));
 
   auto readError = [&] {
     GradientCase again;

@@ -220,8 +220,8 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
   }
 
   /// The backward kernel of `op` in `kernels`: parameters Q, K, V, O, LSE,
-  /// dO, dQ, dK, dV (static views), then key_lengths when `op` has them; no
-  /// workspace.
+  /// dO, dQ, dK, dV (static views), then the mask and key_lengths when `op`
+  /// has them; no workspace.
   LogicalResult buildGradKernel(AttentionGradOp op, gpu::GPUModuleOp kernels) {
     FailureOr<KernelShape> shape = analyseGradKernel(op);
     if (failed(shape))
@@ -241,6 +241,10 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       views.push_back(kernelView(operand));
       names.push_back(kb.getStringAttr(name));
     }
+    if (shape->maskElement) {
+      views.push_back(kernelView(op.getMask()));
+      names.push_back(kb.getStringAttr("mask"));
+    }
     if (shape->keyLengths) {
       views.push_back(kernelView(op.getKeyLengths()));
       names.push_back(kb.getStringAttr("key_lengths"));
@@ -255,8 +259,11 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
         entry.getArgument(0), entry.getArgument(1), entry.getArgument(2),
         entry.getArgument(3), entry.getArgument(4), entry.getArgument(5),
         entry.getArgument(6), entry.getArgument(7), entry.getArgument(8)};
+    unsigned next = 9;
+    if (shape->maskElement)
+      args.mask = entry.getArgument(next++);
     if (shape->keyLengths)
-      args.keyLengths = entry.getArgument(9);
+      args.keyLengths = entry.getArgument(next++);
     buildFa2GradKernel(kb, *shape, args);
     gpu::ReturnOp::create(kb);
     return success();

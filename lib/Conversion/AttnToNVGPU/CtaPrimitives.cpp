@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -239,6 +240,34 @@ void CtaPrimitives::accumulateProducts(SmallVector<Value> &acc,
         fragment = mma(aFrags[mt][kk], bFrag, fragment);
       }
     }
+}
+
+Value CtaPrimitives::maskOperandElement(Value mask, Value batch, Value head,
+                                        Value row, Value key, bool clampKey) {
+  auto type = cast<MemRefType>(mask.getType());
+  // The last row and key of the tensor, where reads past Sq and Sk are
+  // clamped to (their scores are never stored, or hidden).
+  auto last = [&](int64_t dim) {
+    return atEntry({-3 - dim, mask.getAsOpaquePointer()}, [&] {
+      return arith::SubIOp::create(b, b.createOrFold<memref::DimOp>(mask, dim),
+                                   index(1));
+    });
+  };
+  Value maskRow = arith::MinUIOp::create(b, row, last(2));
+  Value maskKey = clampKey ? arith::MinUIOp::create(b, key, last(3)) : key;
+  return memref::LoadOp::create(
+      b, mask,
+      ValueRange{broadcastIndex(type.getDimSize(0), batch),
+                 broadcastIndex(type.getDimSize(1), head), maskRow, maskKey});
+}
+
+Value CtaPrimitives::applyMaskElement(Value x, Value element) {
+  if (element.getType().isInteger(1))
+    return arith::SelectOp::create(
+        b, element, x, f32Const(-std::numeric_limits<float>::infinity()));
+  return addF(x, element.getType() == f32
+                     ? element
+                     : arith::ExtFOp::create(b, f32, element));
 }
 
 Value CtaPrimitives::quadReduce(Value value, bool isMax) {

@@ -177,6 +177,24 @@ protected:
             packedHeads};
   }
 
+  /// `value` as the index of a mask's (block mask's or mask operand's)
+  /// dimension of `size`: 0 where the dimension broadcasts (size 1).
+  Value broadcastIndex(int64_t size, Value value) {
+    return size == 1 ? index(0) : value;
+  }
+  /// The element of the mask operand `mask` ([B or 1, Hq or 1, Sq, Sk]) at
+  /// query `row` and `key` of query head `head` in batch `batch`, read from
+  /// global memory (size-1 batch and head dimensions broadcast). A row past
+  /// the tensor's reads its last one, and so does a key with `clampKey`,
+  /// which a block that ends past Sk needs (its element mask hides those
+  /// keys).
+  Value maskOperandElement(Value mask, Value batch, Value head, Value row,
+                           Value key, bool clampKey);
+  /// The score `x` with the mask operand's `element`: an additive mask's
+  /// element added (x in natural units), a boolean mask's false hiding the
+  /// score (-inf, whatever the units).
+  Value applyMaskElement(Value x, Value element);
+
   /// max / sum of `value` over the 4 lanes of a quad.
   Value quadReduce(Value value, bool isMax);
 

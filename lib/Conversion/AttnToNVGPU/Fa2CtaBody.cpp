@@ -240,25 +240,6 @@ Value Fa2CtaBody::modifyScore(Value x, Value batch, Value head, Value row,
   return lookup(cast<attn::YieldOp>(region.getTerminator()).getValue());
 }
 
-Value Fa2CtaBody::maskOperandElement(Value mask, Value batch, Value head,
-                                     Value row, Value key, bool clampKey) {
-  auto type = cast<MemRefType>(mask.getType());
-  // The last row and key of the tensor, where reads past Sq and Sk are
-  // clamped to (their scores are never stored, or hidden).
-  auto last = [&](int64_t dim) {
-    return atEntry({-3 - dim, mask.getAsOpaquePointer()}, [&] {
-      return arith::SubIOp::create(b, b.createOrFold<memref::DimOp>(mask, dim),
-                                   index(1));
-    });
-  };
-  Value maskRow = arith::MinUIOp::create(b, row, last(2));
-  Value maskKey = clampKey ? arith::MinUIOp::create(b, key, last(3)) : key;
-  return memref::LoadOp::create(
-      b, mask,
-      ValueRange{broadcastIndex(type.getDimSize(0), batch),
-                 broadcastIndex(type.getDimSize(1), head), maskRow, maskKey});
-}
-
 CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
                                 Value batch, Value head, Value kvHead,
                                 Value row0, Value rows, Value blockBegin,
@@ -395,12 +376,7 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
                     Value element =
                         maskOperandElement(mask, batch, head, rowOf[i], key,
                                            /*clampKey=*/masked);
-                    if (additiveMask)
-                      x = addF(x, element.getType() == f32
-                                      ? element
-                                      : arith::ExtFOp::create(b, f32, element));
-                    else
-                      x = arith::SelectOp::create(b, element, x, minusInf);
+                    x = applyMaskElement(x, element);
                   }
                   if (natural)
                     x = mulF(x, f32Const(M_LOG2E));

@@ -50,21 +50,9 @@ public:
   void finishTile() override;
 
 private:
-  /// `value` as the index of a mask's (block mask's or mask operand's)
-  /// dimension of `size`: 0 where the dimension broadcasts (size 1).
-  Value broadcastIndex(int64_t size, Value value) {
-    return size == 1 ? index(0) : value;
-  }
   /// The score `x` (natural units) after the softcap and the score region,
   /// at query `row` and `key` of query head `head` in batch `batch`.
   Value modifyScore(Value x, Value batch, Value head, Value row, Value key);
-  /// The element of the mask operand `mask` at query `row` and `key` of
-  /// query head `head` in batch `batch`, read from global memory (size-1
-  /// batch and head dimensions broadcast). A row past the tensor's reads its
-  /// last one, and so does a key with `clampKey`, which a block that ends
-  /// past Sk needs (its element mask hides those keys).
-  Value maskOperandElement(Value mask, Value batch, Value head, Value row,
-                           Value key, bool clampKey);
   /// A constant tensor as a constant memref.global of the kernel's module,
   /// read at the kernel's entry.
   Value constantTable(DenseElementsAttr values);

@@ -82,10 +82,20 @@ private:
                      Value row0, int64_t rows);
 
   /// P and dS of one element: score product x, dP element y, the row's or
-  /// column's LSE (base 2) and Dsum; `hidden` (null when no element mask
-  /// applies) gives 0 for both. Without y and Dsum, P only.
+  /// column's LSE (base 2) and Dsum; the mask operand's `maskElement` (null
+  /// without one) applies to the logit, and `hidden` (null when no element
+  /// mask applies) gives 0 for both. Without y and Dsum, P only.
   std::pair<Value, Value> gradients(Value x, Value y, Value lse2, Value dsum,
-                                    Value hidden);
+                                    Value maskElement, Value hidden);
+  /// The mask operand's element at query `row` and `key` of (batch, head),
+  /// or null without a mask operand; keys past Sk are clamped in a block
+  /// that straddles a mask boundary (`masked`).
+  Value maskElement(const GradArguments &args, Value batch, Value head,
+                    Value row, Value key, bool masked) {
+    return args.mask ? maskOperandElement(args.mask, batch, head, row, key,
+                                          /*clampKey=*/masked)
+                     : Value();
+  }
   /// The A fragments of a k16 slice of the [mTiles][block_n / 8 * 4] flat
   /// element values, rounded to the element type.
   SmallVector<SmallVector<Value>> aFragments(ArrayRef<Value> flat);
@@ -181,16 +191,24 @@ void Fa2GradBody::rowStatistics(const GradArguments &args, Value batch,
 }
 
 std::pair<Value, Value> Fa2GradBody::gradients(Value x, Value y, Value lse2,
-                                               Value dsum, Value hidden) {
-  // s = softcap tanh(scale x / softcap), or scale x; P = exp(s - LSE);
-  // dS = P (dP - Dsum), times ds/dc = 1 - tanh^2 under a softcap (the scale
-  // is applied to dQ and dK once, at the end).
+                                               Value dsum, Value maskElement,
+                                               Value hidden) {
+  // s = softcap tanh(scale x / softcap), or scale x; the logit is s, plus
+  // an additive mask's element (a boolean one's false hides it); P =
+  // exp(logit - LSE); dS = P (dP - Dsum), times ds/dc = 1 - tanh^2 under a
+  // softcap (the scale is applied to dQ and dK once, at the end).
   Value t, logit2;
-  if (s.softcap) {
+  if (s.softcap)
     t = tanh(mulF(x, f32Const(s.scale / *s.softcap)));
-    logit2 = mulF(t, f32Const(*s.softcap * M_LOG2E));
+  if (maskElement && !maskElement.getType().isInteger(1)) {
+    Value natural =
+        s.softcap ? mulF(t, f32Const(*s.softcap)) : mulF(x, f32Const(s.scale));
+    logit2 = mulF(applyMaskElement(natural, maskElement), f32Const(M_LOG2E));
   } else {
-    logit2 = mulF(x, f32Const(s.scaleLog2));
+    logit2 = s.softcap ? mulF(t, f32Const(*s.softcap * M_LOG2E))
+                       : mulF(x, f32Const(s.scaleLog2));
+    if (maskElement)
+      logit2 = applyMaskElement(logit2, maskElement);
   }
   Value p = exp2(subF(logit2, lse2));
   if (hidden)
@@ -348,16 +366,18 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
                       for (int64_t j = 0; j < 2; ++j) {
                         Value col =
                             add(index(nt * 8 + j), layout.cCol(laneInGroup, 0));
+                        Value row = add(query0, col),
+                              keyAt = add(key0, fragmentRow(mt, i));
                         Value hidden;
                         if (masked)
-                          hidden = geometry.isHidden(
-                              add(query0, col), add(key0, fragmentRow(mt, i)));
+                          hidden = geometry.isHidden(row, keyAt);
                         auto [pv, ds] = gradients(
                             element(scores[mt][nt], i, j),
                             key ? element(dps[mt][nt], i, j) : Value(),
                             memref::LoadOp::create(b, lseRows, col),
                             key ? memref::LoadOp::create(b, dsumRows, col)
                                 : Value(),
+                            maskElement(args, batch, head, row, keyAt, masked),
                             hidden);
                         if (value)
                           ps.push_back(pv);
@@ -450,16 +470,17 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
             for (int64_t nt = 0; nt < nTiles; ++nt)
               for (int64_t i = 0; i < 2; ++i)
                 for (int64_t j = 0; j < 2; ++j) {
+                  Value row = add(query0, fragmentRow(mt, i));
+                  Value key = add(add(key0, index(nt * 8 + j)),
+                                  layout.cCol(laneInGroup, 0));
                   Value hidden;
-                  if (masked) {
-                    Value key = add(add(key0, index(nt * 8 + j)),
-                                    layout.cCol(laneInGroup, 0));
-                    hidden =
-                        geometry.isHidden(add(query0, fragmentRow(mt, i)), key);
-                  }
+                  if (masked)
+                    hidden = geometry.isHidden(row, key);
                   dss.push_back(gradients(element(scores[mt][nt], i, j),
                                           element(dps[mt][nt], i, j),
                                           lse2[2 * mt + i], dsum[2 * mt + i],
+                                          maskElement(args, batch, head, row,
+                                                      key, masked),
                                           hidden)
                                     .second);
                 }
@@ -549,8 +570,6 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
     return op.emitError("attn-to-nvgpu's backward kernel does not support ")
            << what << " yet: run the gradient on the CPU (attn-to-cpu)";
   };
-  if (op.getMask())
-    return unsupported("a mask operand");
   if (op.getBlockMask())
     return unsupported("a block mask");
   if (op.hasScoreModifier())
@@ -596,6 +615,8 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
   KernelShape shape{*problem,     element, kGradRows, streamed, kGradWarps,
                     /*stages=*/1, 0,       false};
   shape.keyLengths = op.hasKeyLengths();
+  if (Value mask = op.getMask())
+    shape.maskElement = getElementTypeOrSelf(mask);
   shape.scale = op.getEffectiveScale();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   if (std::optional<APFloat> softcap = op.getSoftcap())

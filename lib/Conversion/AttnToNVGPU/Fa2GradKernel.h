@@ -20,10 +20,12 @@
 
 namespace mlir::attn {
 
-/// The tensors of the backward kernel, in its parameters' order; key
-/// lengths ([B] i32, the last parameter) only when the gradient has them.
+/// The tensors of the backward kernel, in its parameters' order; the mask
+/// operand ([B or 1, Hq or 1, Sq, Sk]) and the key lengths ([B] i32), after
+/// dV, only when the gradient has them.
 struct GradArguments {
-  Value q, k, v, o, lse, gradOut, gradQuery, gradKey, gradValue, keyLengths;
+  Value q, k, v, o, lse, gradOut, gradQuery, gradKey, gradValue, mask,
+      keyLengths;
 };
 
 /// Why `op` cannot become a backward kernel, or its shape: block_m rows of
@@ -45,7 +47,10 @@ SmallVector<int64_t> gradGrid(const KernelShape &s);
 /// The CTAs after those own a query block of a query head each: Q and dO
 /// stay while they walk the key/value blocks the block sees, and they write
 /// its dQ. With key lengths, a sequence's keys past its length are absent
-/// (dK = dV = 0 there), as in the forward (MaskGeometry::sequenceKeys).
+/// (dK = dV = 0 there), as in the forward (MaskGeometry::sequenceKeys). A
+/// mask operand applies to every score both walks recompute: a boolean one
+/// hides, an additive one adds to the logit (dS is unchanged: the mask is a
+/// constant of the score).
 /// Both recompute P from the LSE and Dsum = rowsum(dO O); no CTA
 /// writes what another reads, so the results are the same bytes run to
 /// run.

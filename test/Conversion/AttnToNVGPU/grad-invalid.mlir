@@ -2,13 +2,13 @@
 
 // What attn-to-nvgpu's backward kernel does not take yet, or at all.
 
-func.func @mask(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>, %m: tensor<1x1x64x64xi1>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu's backward kernel does not support a mask operand yet: run the gradient on the CPU (attn-to-cpu)}}
-  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+func.func @mask_gradient(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>, %m: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
+  // expected-error @+1 {{attn-to-nvgpu's backward kernel does not support the mask's gradient yet: run the gradient on the CPU (attn-to-cpu)}}
+  %dq, %dk, %dv, %dm = attn.attention_grad ins(%q, %k, %k : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
       out(%q, %lse : tensor<1x1x64x64xf16>, tensor<1x1x64xf32>) grad(%q : tensor<1x1x64x64xf16>)
-      mask(%m : tensor<1x1x64x64xi1>)
-      outs(%q, %k, %k : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)  -> tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
-  return %dq : tensor<1x1x64x64xf16>
+      mask(%m : tensor<1x1x64x64xf32>)
+      outs(%q, %k, %k, %m : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf32>)  -> tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf32>
+  return %dm : tensor<1x1x64x64xf32>
 }
 
 // -----

@@ -117,3 +117,50 @@ func.func @key_lengths(%q: tensor<2x2x64x64xf16>, %k: tensor<2x2x200x64xf16>, %o
 // CHECK: arith.select %[[SEEN]]
 // The stores of dK and dV run to Sk = 200, not to the sequence's length.
 // CHECK: arith.cmpi ult, %{{.+}}, %c200 : index
+
+// -----
+
+// A mask operand: a parameter after dV (before the key lengths), read for
+// every score both walks recompute, in the blocks that straddle a mask
+// boundary and in those that do not. A boolean mask's false hides the
+// score (-inf before exp2); a size-1 head dimension broadcasts (index 0).
+func.func @bool_mask(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %o: tensor<1x2x64x64xf16>,
+                     %lse: tensor<1x2x64xf32>, %m: tensor<1x1x64x64xi1>)
+    -> (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>)
+      out(%o, %lse : tensor<1x2x64x64xf16>, tensor<1x2x64xf32>) grad(%o : tensor<1x2x64x64xf16>)
+      mask(%m : tensor<1x1x64x64xi1>)
+      outs(%q, %k, %k : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>)
+      -> tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>
+  return %dq, %dk, %dv : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>
+}
+
+// CHECK-LABEL: gpu.func @bool_mask_attention_grad0
+// CHECK-SAME: %[[DV:[a-z0-9]+]]: memref<1x2x64x64xf16>, %[[M:[a-z0-9]+]]: memref<1x1x64x64xi1>)
+// CHECK-SAME: param_names = ["Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV", "mask"]
+// CHECK: %[[ELEMENT:.+]] = memref.load %[[M]][%c0, %c0, %{{.+}}, %{{.+}}] : memref<1x1x64x64xi1>
+// CHECK: arith.select %[[ELEMENT]], %{{.+}}, %cst{{.*}} : f32
+
+// -----
+
+// An additive mask's element is added to the score in natural units (scale
+// applied, the softcap's tanh taken), then the sum goes to base 2; one mask
+// per query head reads the walked head's plane.
+func.func @additive_mask(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x1x64x64xbf16>, %o: tensor<1x2x64x64xbf16>,
+                         %lse: tensor<1x2x64xf32>, %m: tensor<1x2x64x64xbf16>, %n: tensor<1xi32>)
+    -> (tensor<1x2x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<1x2x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>)
+      out(%o, %lse : tensor<1x2x64x64xbf16>, tensor<1x2x64xf32>) grad(%o : tensor<1x2x64x64xbf16>)
+      mask(%m : tensor<1x2x64x64xbf16>) key_lengths(%n : tensor<1xi32>)
+      outs(%q, %k, %k : tensor<1x2x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>) {softcap = 20.0 : f32}
+      -> tensor<1x2x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>
+  return %dq, %dk, %dv : tensor<1x2x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>
+}
+
+// CHECK-LABEL: gpu.func @additive_mask_attention_grad0
+// CHECK-SAME: %[[M:[a-z0-9]+]]: memref<1x2x64x64xbf16>, %[[N:[a-z0-9]+]]: memref<1xi32>)
+// CHECK-SAME: param_names = ["Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV", "mask", "key_lengths"]
+// CHECK: %[[ELEMENT:.+]] = memref.load %[[M]][%c0, %[[HEAD:[a-z0-9_]+]], %{{.+}}, %{{.+}}] : memref<1x2x64x64xbf16>
+// CHECK: %[[WIDE:.+]] = arith.extf %[[ELEMENT]] : bf16 to f32
+// CHECK: %[[SUM:.+]] = arith.addf %{{.+}}, %[[WIDE]] : f32
+// CHECK: arith.mulf %[[SUM]], %cst{{.*}} : f32

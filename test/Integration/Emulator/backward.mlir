@@ -3,7 +3,9 @@
 // matrix (test_flash_attn.py) where the kernel takes it, head dimensions 32
 // to 256 with Dv != D (above 128 dV and dK in a walk each), causal and
 // sliding-window masks, softcap, grouped-query heads 2:1, 4:1 and 8:1, one
-// and two sequences, f16 and bf16, sm_80 and sm_90a. Each function holds an
+// and two sequences, per-sequence key lengths, boolean and additive mask
+// operands (f16, bf16 and f32; broadcast over the heads or one per query
+// head of a group), f16 and bf16, sm_80 and sm_90a. Each function holds an
 // attention and its gradient: attn-compile builds both kernels, attn-run
 // runs the forward and the gradient on the CPU and writes the gradient case
 // (the inputs, the forward's O and LSE, a seeded dO, and the reference's dQ,
@@ -58,6 +60,15 @@
 // RUN: attn-compile %t/d256_mqa_decode.mlir -o %t/d256_mqa_decode --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-run %t/d256_mqa_decode.mlir --backward --write-reference=%t/d256_mqa_decode/reference | FileCheck %s --check-prefix=CPU
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d256_mqa_decode --kernel=d256_mqa_decode_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/bool_mask.mlir -o %t/bool_mask --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/bool_mask.mlir --backward --write-reference=%t/bool_mask/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/bool_mask --kernel=bool_mask_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: attn-compile %t/additive_gqa.mlir -o %t/additive_gqa --chip=sm_90a --split-kv=false > /dev/null
+// RUN: attn-run %t/additive_gqa.mlir --backward --write-reference=%t/additive_gqa/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_gqa --kernel=additive_gqa_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/additive_d160.mlir -o %t/additive_d160 --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/additive_d160.mlir --backward --write-reference=%t/additive_d160/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_d160 --kernel=additive_d160_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
 // RUN: attn-compile %t/one_key.mlir -o %t/one_key_plain --chip=sm_80 --split-kv=false > /dev/null
 
 // CPU: check dQ : {{.*}} PASS
@@ -106,7 +117,14 @@
 // BADSHARED: kernel one_key_attention_grad0: dynamic_shared_memory 33276 is less than the 33280 bytes a backward kernel's tiles stage
 // RUN: cp -r %t/key_lengths %t/bad_lengths && %python -c "import json, sys; p = sys.argv[1]; m = json.load(open(p)); m['kernels'][1]['params'][9]['shape'] = [2]; json.dump(m, open(p, 'w'))" %t/bad_lengths/manifest.json
 // RUN: not attn-launch --validate %t/bad_lengths 2>&1 | FileCheck %s --check-prefix=BADLENGTHS
-// BADLENGTHS: kernel key_lengths_attention_grad0: a backward kernel's parameters are Q, K, V, O, LSE, dO, dQ, dK and dV, of static shapes, and optionally key_lengths, [B] i32
+// BADLENGTHS: kernel key_lengths_attention_grad0: a backward kernel's parameters are Q, K, V, O, LSE, dO, dQ, dK and dV, of static shapes, then optionally the mask, [B or 1, Hq or 1, Sq, Sk] of i1, f16, bf16 or f32, and key_lengths, [B] i32
+// A mask of another attention's rows, or after the key lengths, is refused
+// the same way.
+// RUN: cp -r %t/additive_gqa %t/bad_mask && %python -c "import json, sys; p = sys.argv[1]; m = json.load(open(p)); m['kernels'][1]['params'][9]['shape'][2] = 91; json.dump(m, open(p, 'w'))" %t/bad_mask/manifest.json
+// RUN: not attn-launch --validate %t/bad_mask 2>&1 | FileCheck %s --check-prefix=BADMASK
+// RUN: cp -r %t/additive_gqa %t/mask_last && %python -c "import json, sys; p = sys.argv[1]; m = json.load(open(p)); ps = m['kernels'][1]['params']; ps[9], ps[10] = ps[10], ps[9]; json.dump(m, open(p, 'w'))" %t/mask_last/manifest.json
+// RUN: not attn-launch --validate %t/mask_last 2>&1 | FileCheck %s --check-prefix=BADMASK
+// BADMASK: kernel additive_gqa_attention_grad0: a backward kernel's parameters are Q, K, V, O, LSE, dO, dQ, dK and dV, of static shapes, then optionally the mask
 
 //--- d32_causal.mlir
 func.func @d32_causal(%q: tensor<1x2x113x32xbf16>, %k: tensor<1x2x203x32xbf16>, %v: tensor<1x2x203x32xbf16>, %do: tensor<1x2x113x32xbf16>) -> (tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>) {
@@ -290,4 +308,48 @@ func.func @d256_mqa_decode(%q: tensor<1x8x1x256xbf16>, %k: tensor<1x1x239x256xbf
       out(%o, %lse : tensor<1x8x1x256xbf16>, tensor<1x8x1xf32>) grad(%do : tensor<1x8x1x256xbf16>)
       outs(%q, %k, %v : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>) {softcap = 30.0 : f32} -> tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>
   return %dq, %dk, %dv : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>
+}
+
+//--- bool_mask.mlir
+func.func @bool_mask(%q: tensor<1x4x100x64xbf16>, %k: tensor<1x2x200x64xbf16>, %v: tensor<1x2x200x64xbf16>, %m: tensor<1x1x100x200xi1>, %do: tensor<1x4x100x64xbf16>) -> (tensor<1x4x100x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>) {
+  %o0 = tensor.empty() : tensor<1x4x100x64xbf16>
+  %l0 = tensor.empty() : tensor<1x4x100xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x4x100x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>)
+      mask(%m : tensor<1x1x100x200xi1>)
+      outs(%o0, %l0 : tensor<1x4x100x64xbf16>, tensor<1x4x100xf32>) {causal} -> tensor<1x4x100x64xbf16>, tensor<1x4x100xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x4x100x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>)
+      out(%o, %lse : tensor<1x4x100x64xbf16>, tensor<1x4x100xf32>) grad(%do : tensor<1x4x100x64xbf16>)
+      mask(%m : tensor<1x1x100x200xi1>)
+      outs(%q, %k, %v : tensor<1x4x100x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>) {causal} -> tensor<1x4x100x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>
+  return %dq, %dk, %dv : tensor<1x4x100x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>
+}
+
+//--- additive_gqa.mlir
+func.func @additive_gqa(%q: tensor<2x4x90x128xf16>, %k: tensor<2x2x150x128xf16>, %v: tensor<2x2x150x128xf16>, %m: tensor<2x4x90x150xf16>, %n: tensor<2xi32>, %do: tensor<2x4x90x128xf16>) -> (tensor<2x4x90x128xf16>, tensor<2x2x150x128xf16>, tensor<2x2x150x128xf16>) {
+  %o0 = tensor.empty() : tensor<2x4x90x128xf16>
+  %l0 = tensor.empty() : tensor<2x4x90xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<2x4x90x128xf16>, tensor<2x2x150x128xf16>, tensor<2x2x150x128xf16>)
+      mask(%m : tensor<2x4x90x150xf16>)
+      key_lengths(%n : tensor<2xi32>)
+      outs(%o0, %l0 : tensor<2x4x90x128xf16>, tensor<2x4x90xf32>) {window = array<i64: 40, 0>, softcap = 30.0 : f32} -> tensor<2x4x90x128xf16>, tensor<2x4x90xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<2x4x90x128xf16>, tensor<2x2x150x128xf16>, tensor<2x2x150x128xf16>)
+      out(%o, %lse : tensor<2x4x90x128xf16>, tensor<2x4x90xf32>) grad(%do : tensor<2x4x90x128xf16>)
+      mask(%m : tensor<2x4x90x150xf16>)
+      key_lengths(%n : tensor<2xi32>)
+      outs(%q, %k, %v : tensor<2x4x90x128xf16>, tensor<2x2x150x128xf16>, tensor<2x2x150x128xf16>) {window = array<i64: 40, 0>, softcap = 30.0 : f32} -> tensor<2x4x90x128xf16>, tensor<2x2x150x128xf16>, tensor<2x2x150x128xf16>
+  return %dq, %dk, %dv : tensor<2x4x90x128xf16>, tensor<2x2x150x128xf16>, tensor<2x2x150x128xf16>
+}
+
+//--- additive_d160.mlir
+func.func @additive_d160(%q: tensor<1x2x70x160xbf16>, %k: tensor<1x1x130x160xbf16>, %v: tensor<1x1x130x96xbf16>, %m: tensor<1x2x70x130xf32>, %do: tensor<1x2x70x96xbf16>) -> (tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>) {
+  %o0 = tensor.empty() : tensor<1x2x70x96xbf16>
+  %l0 = tensor.empty() : tensor<1x2x70xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>)
+      mask(%m : tensor<1x2x70x130xf32>)
+      outs(%o0, %l0 : tensor<1x2x70x96xbf16>, tensor<1x2x70xf32>) {causal} -> tensor<1x2x70x96xbf16>, tensor<1x2x70xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>)
+      out(%o, %lse : tensor<1x2x70x96xbf16>, tensor<1x2x70xf32>) grad(%do : tensor<1x2x70x96xbf16>)
+      mask(%m : tensor<1x2x70x130xf32>)
+      outs(%q, %k, %v : tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>) {causal} -> tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>
+  return %dq, %dk, %dv : tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>
 }
