@@ -906,18 +906,21 @@ Status attn::gpucheck::runReferenceCase(attnrtContext context,
 namespace {
 
 /// A backward kernel's parameters, in order: inputs Q, K, V, O, LSE, dO,
-/// outputs dQ, dK, dV, then the inputs mask and key_lengths, those it has.
-constexpr int32_t kGradFixedParams = 9, kGradMaxParams = 11;
+/// outputs dQ, dK, dV, then the inputs mask, block_mask and key_lengths,
+/// those it has.
+constexpr int32_t kGradFixedParams = 9, kGradMaxParams = 12;
 constexpr int32_t kGradFirstOutput = 6, kGradOutputs = 3;
 const char *const kGradNames[kGradFixedParams] = {"Q",  "K",  "V",  "O", "LSE",
                                                   "dO", "dQ", "dK", "dV"};
-const char *const kGradOptionalNames[] = {"mask", "key_lengths"};
+constexpr int32_t kGradOptionalParams = 3;
+const char *const kGradOptionalNames[kGradOptionalParams] = {
+    "mask", "block_mask", "key_lengths"};
 
 struct GradientParams {
   attnrtParamInfo info[kGradMaxParams];
   int32_t count = 0;
-  /// The indices of the mask and key_lengths, or -1.
-  int32_t mask = -1, keyLengths = -1;
+  /// The indices of the mask, block_mask and key_lengths, or -1.
+  int32_t mask = -1, blockMask = -1, keyLengths = -1;
 
   bool isInput(int32_t i) const {
     return i < kGradFirstOutput || i >= kGradFirstOutput + kGradOutputs;
@@ -927,12 +930,12 @@ struct GradientParams {
 };
 
 /// Reads a backward kernel's parameters; why they are not Q, K, V, O, LSE,
-/// dO, dQ, dK, dV[, mask][, key_lengths], or empty.
+/// dO, dQ, dK, dV[, mask][, block_mask][, key_lengths], or empty.
 std::string readGradientParams(attnrtKernel kernel, GradientParams &params) {
   params.count = attnrtKernelParamCount(kernel);
   if (params.count < kGradFixedParams || params.count > kGradMaxParams)
     return "a backward kernel has 9 parameters (Q, K, V, O, LSE, dO, dQ, dK, "
-           "dV), then mask and key_lengths when it has them";
+           "dV), then mask, block_mask and key_lengths when it has them";
   int32_t optional = 0;
   for (int32_t i = 0; i < params.count; ++i) {
     if (attnrtKernelGetParam(kernel, i, &params.info[i]) != ATTNRT_SUCCESS)
@@ -944,12 +947,15 @@ std::string readGradientParams(attnrtKernel kernel, GradientParams &params) {
                kGradNames[i];
       continue;
     }
-    while (optional < 2 && name != kGradOptionalNames[optional])
+    while (optional < kGradOptionalParams &&
+           name != kGradOptionalNames[optional])
       ++optional;
-    if (optional == 2)
+    if (optional == kGradOptionalParams)
       return "parameter " + std::to_string(i) + " is " + name +
-             ", not mask or key_lengths (in that order, after dV)";
-    (optional++ == 0 ? params.mask : params.keyLengths) = i;
+             ", not mask, block_mask or key_lengths (in that order, after "
+             "dV)";
+    int32_t *indices[] = {&params.mask, &params.blockMask, &params.keyLengths};
+    *indices[optional++] = i;
   }
   return {};
 }
@@ -1002,6 +1008,7 @@ Status attn::gpucheck::runGradientCase(attnrtContext context,
       &reference.gradValue.values};
   for (auto [index, array, what] :
        {std::tuple{params.mask, &reference.mask, "a mask operand"},
+        std::tuple{params.blockMask, &reference.blockMask, "a block mask"},
         std::tuple{params.keyLengths, &reference.keyLengths, "key lengths"}}) {
     if ((index >= 0) != array->has_value())
       return mismatch(
@@ -1090,7 +1097,7 @@ Status attn::gpucheck::benchGradientKernel(attnrtContext context,
   CHECK_STATUS(Status::of(attnrtContextGetDeviceInfo(context, &device)));
   int sets = benchSets(device, setBytes);
   // Key lengths: every sequence full (Sk keys), the work of the kernel's
-  // shapes; a seeded mask.
+  // shapes; a seeded mask and block mask.
   const attnrtParamInfo &value = params.info[2];
   std::vector<int32_t> lengths(params.info[0].sizes[0],
                                static_cast<int32_t>(value.sizes[2]));
@@ -1099,6 +1106,11 @@ Status attn::gpucheck::benchGradientKernel(attnrtContext context,
     std::mt19937_64 rng(options.seed + kGradMaxParams);
     mask = sampleMask(params.info[params.mask].dtype,
                       params.info[params.mask].sizes, rng);
+  }
+  std::vector<uint8_t> blocks;
+  if (params.blockMask >= 0) {
+    std::mt19937_64 rng(options.seed + kGradMaxParams + 1);
+    blocks = sampleBlockMask(params.info[params.blockMask].sizes, rng);
   }
   struct GradientSet {
     attnrt::DeviceBuffer buffers[kGradMaxParams];
@@ -1112,12 +1124,14 @@ Status attn::gpucheck::benchGradientKernel(attnrtContext context,
       CHECK_STATUS(set->buffers[i].allocate(context, params.bytes(i)));
       set->tensors[i] = attnrt::contiguousTensor(
           set->buffers[i].data(), param.dtype, param.sizes, param.rank);
-      if (i == params.mask || i == params.keyLengths)
+      const void *host = i == params.mask        ? mask.data()
+                         : i == params.blockMask ? blocks.data()
+                         : i == params.keyLengths
+                             ? static_cast<const void *>(lengths.data())
+                             : nullptr;
+      if (host)
         CHECK_STATUS(Status::of(attnrtCopyToDevice(
-            context, set->buffers[i].data(),
-            i == params.mask ? static_cast<const void *>(mask.data())
-                             : lengths.data(),
-            params.bytes(i))));
+            context, set->buffers[i].data(), host, params.bytes(i))));
       else if (params.isInput(i))
         CHECK_STATUS(fillNormal(*driver, param.dtype, set->buffers[i].data(),
                                 params.elements(i),

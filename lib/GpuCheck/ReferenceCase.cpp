@@ -315,6 +315,7 @@ std::string attn::gpucheck::writeGradientCase(const std::string &dir,
       {kGradKey, &reference.gradKey.values},
       {kGradValue, &reference.gradValue.values},
       {kMask, reference.mask ? &*reference.mask : nullptr},
+      {kBlockMask, reference.blockMask ? &*reference.blockMask : nullptr},
       {kKeyLengths, reference.keyLengths ? &*reference.keyLengths : nullptr}};
   if (std::string error = writeArrays(dir, arrays); !error.empty())
     return error;
@@ -376,12 +377,14 @@ std::string attn::gpucheck::readGradientCase(const std::string &dir,
                                           reference.mask.emplace()))
            .empty())
     return error;
-  if (exists(pathIn(dir, kKeyLengths.file)) &&
-      !(error = mlir::attn::readNpy(pathIn(dir, kKeyLengths.file),
-                                    reference.keyLengths.emplace(),
-                                    NpyElementType::I32))
-           .empty())
-    return error;
+  for (auto [file, array, type] :
+       {std::tuple{kBlockMask, &reference.blockMask, NpyElementType::I8},
+        std::tuple{kKeyLengths, &reference.keyLengths, NpyElementType::I32}})
+    if (exists(pathIn(dir, file.file)) &&
+        !(error = mlir::attn::readNpy(pathIn(dir, file.file), array->emplace(),
+                                      type))
+             .empty())
+      return error;
   // The shapes must make one attention's gradient.
   const std::vector<int64_t> &q = reference.query.shape,
                              &k = reference.key.shape,
@@ -407,6 +410,16 @@ std::string attn::gpucheck::readGradientCase(const std::string &dir,
              ", expected [B, Hq, Sq, Sk] = " +
              shapeText({q[0], q[1], q[2], k[2]}) +
              " (its batch and head dimensions may be 1)";
+  }
+  if (reference.blockMask) {
+    // Its blocks are the kernel's to know: rank 4, leading sizes B or 1 and
+    // Hq or 1.
+    const std::vector<int64_t> &blocks = reference.blockMask->shape;
+    if (blocks.size() != 4 || (blocks[0] != 1 && blocks[0] != q[0]) ||
+        (blocks[1] != 1 && blocks[1] != q[1]))
+      return dir + ": the block mask has shape " + shapeText(blocks) +
+             ", expected [B, Hq, Nq, Nk] with B = " + std::to_string(q[0]) +
+             " and Hq = " + std::to_string(q[1]) + " (or 1)";
   }
   if (reference.keyLengths &&
       reference.keyLengths->shape != std::vector<int64_t>{q[0]})

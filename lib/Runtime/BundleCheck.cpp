@@ -610,9 +610,11 @@ private:
   }
 
   /// 6. A backward kernel (lib/Conversion/AttnToNVGPU/Fa2GradKernel.h):
-  /// Q, K, V, O, LSE, dO, dQ, dK, dV of static shapes, then optionally the
-  /// mask ([B or 1, Hq or 1, Sq, Sk], bool or a float type) and key_lengths
-  /// ([B] i32); no workspace, the grid (ceil(Sk / block_m) Hkv + ceil(Sq /
+  /// Q, K, V, O, LSE, dO, dQ, dK, dV of static shapes, then those it has of
+  /// the mask ([B or 1, Hq or 1, Sq, Sk], i1 or a float type), the block
+  /// mask ([B or 1, Hq or 1, ceil(Sq / Bq), ceil(Sk / Bk)] i8, Bq and Bk the
+  /// attention's block_mask_blocks) and key_lengths ([B] i32), in that
+  /// order; no workspace, the grid (ceil(Sk / block_m) Hkv + ceil(Sq /
   /// block_m) Hq, B, 1), and shared memory for block_m own rows and block_n
   /// streamed rows of the two row widths, and two f32 arrays of
   /// max(block_m, block_n).
@@ -621,37 +623,47 @@ private:
       return true;
     static const char *const names[] = {"Q",  "K",  "V",  "O", "LSE",
                                         "dO", "dQ", "dK", "dV"};
+    static const char *const optional[] = {"mask", "block_mask", "key_lengths"};
     size_t count = kernel.params.size();
-    bool layout = count >= 9 && count <= 11;
-    for (size_t i = 0; layout && i < count; ++i) {
+    bool layout = count >= 9;
+    for (size_t i = 0, next = 0; layout && i < count; ++i) {
       const ParamSpec &param = kernel.params[i];
-      layout = i < 9 ? param.name == names[i] && param.rank == (i == 4 ? 3 : 4)
-                     : (param.name == "mask" && i == 9 && param.rank == 4) ||
-                           (param.name == "key_lengths" && param.rank == 1 &&
-                            (i == 9 || kernel.params[9].name == "mask"));
+      if (i < 9) {
+        layout = param.name == names[i] && param.rank == (i == 4 ? 3 : 4);
+      } else {
+        while (next < 3 && param.name != optional[next])
+          ++next;
+        layout = next++ < 3;
+      }
       for (int32_t d = 0; layout && d < param.rank; ++d)
         layout = param.sizes[d] >= 0;
-    }
-    for (size_t i = 9; layout && i < count; ++i) {
+      if (!layout || i < 9)
+        continue;
       const int64_t *q = kernel.params[0].sizes, *k = kernel.params[1].sizes;
-      const ParamSpec &param = kernel.params[i];
-      if (param.name == "mask") {
-        // [B or 1, Hq or 1, Sq, Sk], i1 or a float type.
-        layout = (param.sizes[0] == 1 || param.sizes[0] == q[0]) &&
-                 (param.sizes[1] == 1 || param.sizes[1] == q[1]) &&
-                 param.sizes[2] == q[2] && param.sizes[3] == k[2] &&
+      const int64_t *sizes = param.sizes;
+      bool leading = param.rank == 4 && (sizes[0] == 1 || sizes[0] == q[0]) &&
+                     (sizes[1] == 1 || sizes[1] == q[1]);
+      int64_t rows = kernel.attention.blockMaskRows,
+              keys = kernel.attention.blockMaskKeys;
+      if (param.name == "mask")
+        layout = leading && sizes[2] == q[2] && sizes[3] == k[2] &&
                  (param.dtype == ATTNRT_I1 || param.dtype == ATTNRT_F16 ||
                   param.dtype == ATTNRT_BF16 || param.dtype == ATTNRT_F32);
-      } else {
-        // Key lengths: [B] int32.
-        layout = param.dtype == ATTNRT_I32 && param.sizes[0] == q[0];
-      }
+      else if (param.name == "block_mask")
+        layout = leading && param.dtype == ATTNRT_I8 && rows > 0 &&
+                 sizes[2] == (q[2] + rows - 1) / rows &&
+                 sizes[3] == (k[2] + keys - 1) / keys;
+      else
+        layout =
+            param.rank == 1 && param.dtype == ATTNRT_I32 && sizes[0] == q[0];
     }
     if (!layout)
       return fail(kernel, "a backward kernel's parameters are Q, K, V, O, "
                           "LSE, dO, dQ, dK and dV, of static shapes, then "
-                          "optionally the mask, [B or 1, Hq or 1, Sq, Sk] of "
-                          "i1, f16, bf16 or f32, and key_lengths, [B] i32");
+                          "those it has of the mask ([B or 1, Hq or 1, Sq, "
+                          "Sk] of i1, f16, bf16 or f32), the block mask ([B "
+                          "or 1, Hq or 1, ceil(Sq / Bq), ceil(Sk / Bk)] i8) "
+                          "and key_lengths ([B] i32)");
     if (!kernel.workspaces.empty())
       return fail(kernel, "a backward kernel has no workspaces");
     const TileSpec &tiles = kernel.tiles;

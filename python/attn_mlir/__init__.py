@@ -118,8 +118,9 @@ def attention(query, key, value, attn_mask=None, *, causal=False, scale=None,
     broadcast along); deterministic=True asks for gradients that are the
     same bytes run to run (the CPU's always are). On CUDA tensors, with
     respect to query, key and value, through the GPU's backward kernel
-    (float16 and bfloat16, key_lengths, attn_mask; no block_mask, and no
-    gradient of attn_mask: those raise CompilerError at the call), whose
+    (float16 and bfloat16, key_lengths, attn_mask, block_mask with blocks of
+    multiples of 64; no gradient of attn_mask: what it does not take raises
+    CompilerError at the call), whose
     gradients are always the same bytes run to run. The returned LSE is not
     differentiable.
     """
@@ -411,12 +412,12 @@ def _make_autograd_function():
         @staticmethod
         def forward(ctx, query, key, value, spec, lengths, mask, blocks, deterministic):
             if query.device.type == "cuda":
-                # The GPU's backward kernel takes no block mask and gives
-                # no mask gradient (_check_gpu_gradient); the key lengths
-                # (clamped) and the mask (expanded) are kept on the device.
+                # The GPU's backward kernel gives no mask gradient
+                # (_check_gpu_gradient); the key lengths (clamped), the mask
+                # (expanded) and the block mask are kept on the device.
                 o, lse = _gpu.attention(spec._replace(with_lse=True), query, key, value,
-                                        lengths, mask)
-                ctx.lengths, ctx.mask, fixed = lengths, mask, None
+                                        lengths, mask, blocks)
+                ctx.operands, fixed = (lengths, mask, blocks), None
             else:
                 # The masks and lengths are the call's own copies
                 # (expanded, clamped), kept as they went in.
@@ -437,7 +438,7 @@ def _make_autograd_function():
                 # Deterministic whatever was asked: no CTA accumulates
                 # into what another writes.
                 dq, dk, dv = _gpu.attention_grad(ctx.spec, q, k, v, o, lse, grad_out.to(q.dtype),
-                                                 ctx.lengths, ctx.mask)
+                                                 *ctx.operands)
                 return dq, dk, dv, None, None, None, None, None
             q, k, v, o, lse = (_host(x) for x in ctx.saved_tensors)
             lengths, mask, blocks = ctx.fixed

@@ -370,11 +370,12 @@ def load_gradient(spec, q):
     _kernel(spec, _device_of(q), gradient=True)
 
 
-def attention_grad(spec, q, k, v, o, lse, grad_out, key_lengths=None, mask=None):
+def attention_grad(spec, q, k, v, o, lse, grad_out, key_lengths=None, mask=None,
+                   block_mask=None):
     """(dQ, dK, dV) of `spec`'s attention on CUDA tensors of Q's device: Q,
-    K, V, the forward's O and LSE, dO, and the int32 key lengths and the
-    mask (of spec.mask_full_shape()) the forward took; the backward kernel
-    takes no block mask and computes no mask gradient. The same bytes run to
+    K, V, the forward's O and LSE, dO, and the int32 key lengths, the mask
+    (of spec.mask_full_shape()) and the int8 block mask the forward took;
+    the backward kernel computes no mask gradient. The same bytes run to
     run."""
     import torch
     kernel = _kernel(spec, _device_of(q), gradient=True)
@@ -386,7 +387,8 @@ def attention_grad(spec, q, k, v, o, lse, grad_out, key_lengths=None, mask=None)
         views.append(tensor)
     lse, args["LSE"] = _view(lse.detach(), "f32")
     for name, tensor, dtype in (("key_lengths", key_lengths, "i32"),
-                                ("mask", mask, spec.mask_dtype)):
+                                ("mask", mask, spec.mask_dtype),
+                                ("block_mask", block_mask, "i8")):
         if tensor is not None:
             tensor, args[name] = _view(tensor.detach(), dtype)
             views.append(tensor)

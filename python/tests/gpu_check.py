@@ -75,10 +75,12 @@ GRADIENT_CASES = {
     # Per-sequence key lengths (one empty), causal, aligned to each.
     "grad_key_lengths": (3, 8, 2, 512, 1024, 128, 128, "bfloat16",
                          dict(causal=True, enable_gqa=True, key_lengths=[1024, 0, 700])),
-    # Masks (made at random on the GPU, as CASES'): a bool one per sequence,
-    # and a float32 bias per query head under a causal mask.
-    "grad_bool_mask": (2, 8, 2, 500, 800, 64, 64, "bfloat16",
-                       dict(enable_gqa=True, attn_mask=((2, 1, 500, 800), "bool"))),
+    # Masks (made at random on the GPU, as CASES'): a bool one per sequence
+    # under a block mask per query head, and a float32 bias per query head
+    # under a causal mask.
+    "grad_bool_mask_blocks": (2, 8, 2, 500, 800, 64, 64, "bfloat16",
+                              dict(enable_gqa=True, attn_mask=((2, 1, 500, 800), "bool"),
+                                   block_mask=(2, 8, 4, 7), block_size=(128, 128))),
     "grad_additive_mask": (1, 4, 4, 384, 640, 128, 128, "float16",
                            dict(causal=True, attn_mask=((1, 4, 384, 640), "float32"))),
 }
@@ -258,7 +260,7 @@ def check_gradient(torch, generator, name, case):
         return [x.grad for x in leaves]
 
     call = call_options(torch, generator, options)
-    masks = {name: call[name] for name in ("attn_mask",) if name in call}
+    masks = {name: call[name] for name in ("attn_mask", "block_mask") if name in call}
     naive = lambda precision: lambda *x: reference(torch, *x, precision,  # noqa: E731
                                                    **dict(options, **masks))[0]
     ours = lambda *x: attn_mlir.attention(*x, **call)  # noqa: E731

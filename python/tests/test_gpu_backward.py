@@ -64,7 +64,8 @@ def test_mask_requiring_grad_is_refused_for_the_gpu():
 
 
 @pytest.mark.parametrize("options, refusal", [
-    (dict(block_mask=(2, 3), block_size=(64, 64)), "does not support a block mask"),
+    (dict(block_mask=(4, 3), block_size=(32, 64)),
+     "needs block-mask blocks whose rows and keys are multiples of 64"),
 ])
 def test_precompile_backward_refuses_what_the_kernel_does_not_take(options, refusal):
     with pytest.raises(attn_mlir.CompilerError, match=refusal):
@@ -111,7 +112,7 @@ from attn_mlir._spec import make_spec
 device = _runtime.device(0)
 emulator = ctypes.CDLL(os.path.join(os.path.dirname(_runtime._load()._name), "libattnemu.so"))
 dtypes = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32", torch.int32: "i32",
-          torch.bool: "i1"}
+          torch.bool: "i1", torch.int8: "i8"}
 
 def on_device(x):
     x = x.contiguous()
@@ -128,16 +129,20 @@ def from_device(tensor, like):
     return out
 
 CASE
-lengths, mask = options.get("key_lengths"), options.get("mask")
+lengths, mask, blocks = options.get("key_lengths"), options.get("mask"), options.get("blocks")
 spec = make_spec(q.shape, k.shape, v.shape, str(q.dtype)[6:], causal=options.get("causal", False),
                  scale=None, window=options.get("window"), softcap=options.get("softcap"),
                  enable_gqa=True, return_lse=True, key_lengths=lengths is not None,
-                 attn_mask=None if mask is None else (mask.shape, str(mask.dtype)[6:]))
+                 attn_mask=None if mask is None else (mask.shape, str(mask.dtype)[6:]),
+                 block_mask=None if blocks is None else blocks.shape,
+                 block_size=options.get("block_size"))
 inputs = dict(Q=q, K=k, V=v, dO=grad_out)
 if lengths is not None:
     inputs["key_lengths"] = torch.tensor(lengths, dtype=torch.int32)
 if mask is not None:
     inputs["mask"] = mask
+if blocks is not None:
+    inputs["block_mask"] = blocks
 args = {name: on_device(x) for name, x in inputs.items()}
 o_like = torch.empty(spec.out_shape(), dtype=q.dtype)
 for name, like in (("O", o_like), ("LSE", torch.empty(spec.lse_shape())), ("dQ", q), ("dK", k),
@@ -166,12 +171,18 @@ def attend(q, k, v):
     rows = torch.arange(sq)[:, None] + n - sq
     keys = torch.arange(sk)[None, :]
     hidden = keys >= n
+    # A block mask's 0 hides its block, its 2 drops the mask there.
+    full = torch.zeros_like(hidden)
+    if blocks is not None:
+        rows_in, keys_in = options["block_size"]
+        status = blocks.repeat_interleave(rows_in, 2).repeat_interleave(keys_in, 3)[:, :, :sq, :sk]
+        hidden, full = hidden | (status == 0), status == 2
     # A boolean mask's False hides a key, an additive mask's -inf does.
     if mask is not None and mask.dtype == torch.bool:
-        hidden = hidden | ~mask
+        hidden = hidden | (~mask & ~full)
     elif mask is not None:
-        hidden = hidden | (mask == -math.inf)
-        s = s + mask.masked_fill(mask == -math.inf, 0).to(s.dtype)
+        hidden = hidden | ((mask == -math.inf) & ~full)
+        s = s + mask.masked_fill((mask == -math.inf) | full, 0).to(s.dtype)
     if options.get("causal"):
         hidden = hidden | (keys > rows)
     if options.get("window"):
@@ -252,6 +263,19 @@ mask[:, 1, 7] = -math.inf
 mask = mask.bfloat16()
 options = dict(causal=True, mask=mask)
 """,
+    # A block mask per query head (empty, partial and full blocks of 64 x
+    # 128) over a float32 bias broadcast over the heads, GQA 2:1.
+    "block_mask": """
+g = torch.Generator().manual_seed(5)
+q, k, v = torch.randn(1, 4, 100, 64, generator=g), torch.randn(1, 2, 200, 64, generator=g), \\
+    torch.randn(1, 2, 200, 64, generator=g)
+grad_out = torch.randn(1, 4, 100, 64, generator=g)
+q, k, v, grad_out = (x.bfloat16() for x in (q, k, v, grad_out))
+mask = torch.randn(1, 1, 100, 200, generator=g)
+blocks = torch.randint(0, 3, (1, 4, 2, 2), generator=g, dtype=torch.int8)
+blocks[0, 0] = torch.tensor([[0, 1], [2, 1]])
+options = dict(mask=mask, blocks=blocks, block_size=(64, 128))
+""",
 }
 
 
@@ -261,7 +285,7 @@ def test_backward_kernel_runs_on_the_emulator(case, run_python):
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     lengths = {"key_lengths": ", 'key_lengths'", "bool_mask": ", 'mask'",
-               "additive_mask": ", 'mask'"}.get(case, "")
+               "additive_mask": ", 'mask'", "block_mask": ", 'mask', 'block_mask'"}.get(case, "")
     assert lines[0] == f"backward kernel ['Q', 'K', 'V', 'O', 'LSE', 'dO', 'dQ', 'dK', 'dV'{lengths}]"
     assert [line.split()[0] for line in lines[1:4]] == ["dQ", "dK", "dV"]
     assert all(line.endswith("PASS") for line in lines[1:4]), run.stdout

@@ -254,6 +254,8 @@ llvm::Expected<AttentionOperands> AttentionOperands::create(AttentionOp op,
   AttentionOperands result;
   result.hasMask = static_cast<bool>(op.getMask());
   result.hasBlockMask = static_cast<bool>(op.getBlockMask());
+  result.constantBlockMask =
+      result.hasBlockMask && matchPattern(op.getBlockMask(), m_Constant());
   result.hasKeyLengths = op.hasKeyLengths();
   result.hasLse = static_cast<bool>(op.getInitLse());
   SmallVector<std::string> names{"Q", "K", "V"};

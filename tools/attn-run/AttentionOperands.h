@@ -77,6 +77,12 @@ public:
   Operand *blockMask() {
     return hasBlockMask ? &operands[3 + hasMask] : nullptr;
   }
+  /// The block mask the GPU kernel takes as its block_mask parameter:
+  /// nullptr without a block mask or with a constant one (which the kernel
+  /// bakes in as a table).
+  Operand *blockMaskParameter() {
+    return constantBlockMask ? nullptr : blockMask();
+  }
   /// nullptr without key lengths.
   Operand *keyLengths() {
     return hasKeyLengths ? &operands[3 + hasMask + hasBlockMask] : nullptr;
@@ -101,7 +107,7 @@ public:
 private:
   std::vector<Operand> operands;
   bool hasMask = false;
-  bool hasBlockMask = false;
+  bool hasBlockMask = false, constantBlockMask = false;
   bool hasKeyLengths = false;
   bool hasLse = false;
 };

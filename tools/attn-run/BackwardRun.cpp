@@ -126,6 +126,8 @@ llvm::Expected<bool> mlir::attn::runBackwardOnCpu(
   reference.gradOut = gradOut->toNpy();
   if (Operand *mask = operands.mask())
     reference.mask = mask->toNpy();
+  if (Operand *blocks = operands.blockMaskParameter())
+    reference.blockMask = blocks->toNpy();
   if (Operand *lengths = operands.keyLengths())
     reference.keyLengths = lengths->toNpy();
   const reference::AttentionGradResult &exact = verdict->exact;

@@ -696,7 +696,7 @@ llvm::Error writeReferenceCase(AttentionOp op, AttentionOperands &operands,
   reference.value = operands.value().toNpy();
   if (Operand *mask = operands.mask())
     reference.mask = mask->toNpy();
-  if (Operand *blocks = operands.blockMask())
+  if (Operand *blocks = operands.blockMaskParameter())
     reference.blockMask = blocks->toNpy();
   if (Operand *lengths = operands.keyLengths())
     reference.keyLengths = lengths->toNpy();

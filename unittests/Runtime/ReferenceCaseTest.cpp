@@ -289,6 +289,21 @@ TEST_F(ReferenceCaseTest, GradientCasesReadBackAndBrokenOnesAreRefused) {
                       "Sk] = [1, 2, 3, 5] (its batch and head dimensions may "
                       "be 1)"),
             std::string::npos);
+  // With a block mask parameter (int8, its blocks the kernel's); one of
+  // another batch is refused.
+  GradientCase withBlocks = gradientCase();
+  withBlocks.blockMask = counting(NpyElementType::I8, {1, 2, 1, 1});
+  ASSERT_EQ(writeGradientCase(caseDir, withBlocks), "");
+  GradientCase readBlocks;
+  ASSERT_EQ(readGradientCase(caseDir, readBlocks), "");
+  ASSERT_TRUE(readBlocks.blockMask);
+  EXPECT_EQ(readBlocks.blockMask->data, withBlocks.blockMask->data);
+  withBlocks.blockMask = counting(NpyElementType::I8, {3, 1, 1, 1});
+  ASSERT_EQ(writeGradientCase(caseDir, withBlocks), "");
+  EXPECT_NE(readGradientCase(caseDir, readBlocks)
+                .find("the block mask has shape [3, 1, 1, 1], expected [B, "
+                      "Hq, Nq, Nk] with B = 1 and Hq = 2 (or 1)"),
+            std::string::npos);
   ASSERT_EQ(writeGradientCase(caseDir, gradientCase()), "");
   EXPECT_FALSE(fs::exists(fs::path(caseDir) / "mask.npy"));
 

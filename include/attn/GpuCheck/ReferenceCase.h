@@ -68,15 +68,16 @@ struct ReferenceCase {
 /// the inputs it reads (Q, K, V, the forward's O and LSE, and dO) and the
 /// float64 reference's gradients with their tolerances. Its directory
 /// holds q.npy, k.npy, v.npy, o.npy, lse.npy, do.npy, dq.npy, dk.npy,
-/// dv.npy, mask.npy for an attention with a mask operand, key_lengths.npy
-/// for one with key lengths, and reference.json ("gradient": true).
+/// dv.npy, mask.npy for an attention with a mask operand, block_mask.npy
+/// for one with a block mask parameter, key_lengths.npy for one with key
+/// lengths, and reference.json ("gradient": true).
 struct GradientCase {
   std::string kernel;
   mlir::attn::NpyArray query, key, value, out, lse, gradOut;
-  /// The mask operand ([B or 1, Hq or 1, Sq, Sk], i1 or a float type) and
-  /// the key lengths ([B] int32), the kernel's parameters after dV, when it
-  /// has them.
-  std::optional<mlir::attn::NpyArray> mask, keyLengths;
+  /// The mask operand ([B or 1, Hq or 1, Sq, Sk], i1 or a float type), the
+  /// block mask ([B or 1, Hq or 1, Nq, Nk] int8) and the key lengths ([B]
+  /// int32), the kernel's parameters after dV, when it has them.
+  std::optional<mlir::attn::NpyArray> mask, blockMask, keyLengths;
   ReferenceOutput gradQuery, gradKey, gradValue;
 };
 

@@ -220,8 +220,8 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
   }
 
   /// The backward kernel of `op` in `kernels`: parameters Q, K, V, O, LSE,
-  /// dO, dQ, dK, dV (static views), then the mask and key_lengths when `op`
-  /// has them; no workspace.
+  /// dO, dQ, dK, dV (static views), then the mask, the block mask (unless
+  /// constant) and key_lengths when `op` has them; no workspace.
   LogicalResult buildGradKernel(AttentionGradOp op, gpu::GPUModuleOp kernels) {
     FailureOr<KernelShape> shape = analyseGradKernel(op);
     if (failed(shape))
@@ -245,6 +245,10 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       views.push_back(kernelView(op.getMask()));
       names.push_back(kb.getStringAttr("mask"));
     }
+    if (shape->blockMaskParameter()) {
+      views.push_back(kernelView(op.getBlockMask()));
+      names.push_back(kb.getStringAttr("block_mask"));
+    }
     if (shape->keyLengths) {
       views.push_back(kernelView(op.getKeyLengths()));
       names.push_back(kb.getStringAttr("key_lengths"));
@@ -262,6 +266,8 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
     unsigned next = 9;
     if (shape->maskElement)
       args.mask = entry.getArgument(next++);
+    if (shape->blockMaskParameter())
+      args.blockMask = entry.getArgument(next++);
     if (shape->keyLengths)
       args.keyLengths = entry.getArgument(next++);
     buildFa2GradKernel(kb, *shape, args);

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 #include <cmath>
 #include <limits>
@@ -240,6 +241,23 @@ void CtaPrimitives::accumulateProducts(SmallVector<Value> &acc,
         fragment = mma(aFrags[mt][kk], bFrag, fragment);
       }
     }
+}
+
+Value CtaPrimitives::constantTable(DenseElementsAttr values) {
+  return atEntry({-2, const_cast<void *>(values.getAsOpaquePointer())}, [&] {
+    auto module =
+        b.getBlock()->getParentOp()->getParentOfType<gpu::GPUModuleOp>();
+    auto type =
+        MemRefType::get(values.getType().getShape(), values.getElementType());
+    SymbolTable symbols(module);
+    OpBuilder detached(b.getContext());
+    auto table = memref::GlobalOp::create(
+        detached, b.getLoc(), "attn_table", detached.getStringAttr("private"),
+        type, values, /*constant=*/true, /*alignment=*/IntegerAttr());
+    // Renamed when the module already has the name.
+    symbols.insert(table, module.getBody()->begin());
+    return memref::GetGlobalOp::create(b, type, table.getSymName());
+  });
 }
 
 Value CtaPrimitives::maskOperandElement(Value mask, Value batch, Value head,

@@ -177,6 +177,9 @@ protected:
             packedHeads};
   }
 
+  /// A constant tensor as a constant memref.global of the kernel's module,
+  /// read at the kernel's entry.
+  Value constantTable(DenseElementsAttr values);
   /// `value` as the index of a mask's (block mask's or mask operand's)
   /// dimension of `size`: 0 where the dimension broadcasts (size 1).
   Value broadcastIndex(int64_t size, Value value) {

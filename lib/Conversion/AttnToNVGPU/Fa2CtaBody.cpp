@@ -30,7 +30,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -162,23 +161,6 @@ CtaState Fa2CtaBody::initialState() {
   state.append(mTiles, minusInfPair);
   state.append(mTiles, zeroPair);
   return {state};
-}
-
-Value Fa2CtaBody::constantTable(DenseElementsAttr values) {
-  return atEntry({-2, const_cast<void *>(values.getAsOpaquePointer())}, [&] {
-    auto module =
-        b.getBlock()->getParentOp()->getParentOfType<gpu::GPUModuleOp>();
-    auto type =
-        MemRefType::get(values.getType().getShape(), values.getElementType());
-    SymbolTable symbols(module);
-    OpBuilder detached(b.getContext());
-    auto table = memref::GlobalOp::create(
-        detached, b.getLoc(), "attn_table", detached.getStringAttr("private"),
-        type, values, /*constant=*/true, /*alignment=*/IntegerAttr());
-    // Renamed when the module already has the name.
-    symbols.insert(table, module.getBody()->begin());
-    return memref::GetGlobalOp::create(b, type, table.getSymName());
-  });
 }
 
 Value Fa2CtaBody::modifyScore(Value x, Value batch, Value head, Value row,

@@ -53,9 +53,6 @@ private:
   /// The score `x` (natural units) after the softcap and the score region,
   /// at query `row` and `key` of query head `head` in batch `batch`.
   Value modifyScore(Value x, Value batch, Value head, Value row, Value key);
-  /// A constant tensor as a constant memref.global of the kernel's module,
-  /// read at the kernel's entry.
-  Value constantTable(DenseElementsAttr values);
 
   /// Whether row `rowInTile` of the output tile whose first tiled row is
   /// `row0` is a query row (below Sq, or Sq x packed heads).

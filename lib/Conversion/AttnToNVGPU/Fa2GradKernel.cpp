@@ -30,6 +30,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
@@ -87,14 +88,29 @@ private:
   /// mask applies) gives 0 for both. Without y and Dsum, P only.
   std::pair<Value, Value> gradients(Value x, Value y, Value lse2, Value dsum,
                                     Value maskElement, Value hidden);
-  /// The mask operand's element at query `row` and `key` of (batch, head),
-  /// or null without a mask operand; keys past Sk are clamped in a block
-  /// that straddles a mask boundary (`masked`).
-  Value maskElement(const GradArguments &args, Value batch, Value head,
-                    Value row, Value key, bool masked) {
-    return args.mask ? maskOperandElement(args.mask, batch, head, row, key,
-                                          /*clampKey=*/masked)
-                     : Value();
+  /// The block mask's status of the block of query rows from query0 and
+  /// keys from key0 of (batch, head) (the tiles nest in its blocks), or
+  /// null without a block mask.
+  Value blockStatus(const GradArguments &args, Value batch, Value head,
+                    Value query0, Value key0);
+  /// `body()`, the new `state` of a visited block, unless the block mask's
+  /// `status` says the block is empty: then `state` (one uniform branch).
+  SmallVector<Value> unlessEmpty(Value status, ValueRange state,
+                                 function_ref<SmallVector<Value>()> body);
+  /// The `count` f32 `values(maskOperand)` of a visited block: with the
+  /// mask operand applied, unless the block mask's `status` says the block
+  /// is full (one uniform branch); without a mask operand, not applied.
+  SmallVector<Value>
+  applyingMask(const GradArguments &args, Value status, int64_t count,
+               function_ref<SmallVector<Value>(bool)> values);
+  /// The element of the mask operand `mask` at query `row` and `key` of
+  /// (batch, head), or null without one (null `mask`); keys past Sk are
+  /// clamped in a block that straddles a mask boundary (`masked`).
+  Value maskElement(Value mask, Value batch, Value head, Value row, Value key,
+                    bool masked) {
+    return mask ? maskOperandElement(mask, batch, head, row, key,
+                                     /*clampKey=*/masked)
+                : Value();
   }
   /// The A fragments of a k16 slice of the [mTiles][block_n / 8 * 4] flat
   /// element values, rounded to the element type.
@@ -264,6 +280,61 @@ void Fa2GradBody::storeRows(ArrayRef<Value> acc, int64_t width, float factor,
     }
 }
 
+Value Fa2GradBody::blockStatus(const GradArguments &args, Value batch,
+                               Value head, Value query0, Value key0) {
+  if (!s.hasBlockMask())
+    return Value();
+  Value table =
+      s.blockMaskValues ? constantTable(s.blockMaskValues) : args.blockMask;
+  auto type = cast<MemRefType>(table.getType());
+  return memref::LoadOp::create(
+      b, table,
+      ValueRange{broadcastIndex(type.getDimSize(0), batch),
+                 broadcastIndex(type.getDimSize(1), head),
+                 arith::DivUIOp::create(b, query0, index(s.blockMaskRows)),
+                 arith::DivUIOp::create(b, key0, index(s.blockMaskKeys))});
+}
+
+/// Whether the block mask's `status` is `value` (BlockMaskValue).
+static Value isStatus(ImplicitLocOpBuilder &b, Value status, int8_t value) {
+  return arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq, status,
+      arith::ConstantIntOp::create(b, b.getI8Type(), value));
+}
+
+SmallVector<Value>
+Fa2GradBody::unlessEmpty(Value status, ValueRange state,
+                         function_ref<SmallVector<Value>()> body) {
+  if (!status)
+    return body();
+  auto skip = scf::IfOp::create(b, state.getTypes(),
+                                isStatus(b, status, BlockMaskValue::kEmpty),
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(skip.thenBlock());
+  scf::YieldOp::create(b, state);
+  b.setInsertionPointToStart(skip.elseBlock());
+  scf::YieldOp::create(b, body());
+  return SmallVector<Value>(skip.getResults());
+}
+
+SmallVector<Value>
+Fa2GradBody::applyingMask(const GradArguments &args, Value status,
+                          int64_t count,
+                          function_ref<SmallVector<Value>(bool)> values) {
+  if (!args.mask || !status)
+    return values(static_cast<bool>(args.mask));
+  auto full = scf::IfOp::create(b, SmallVector<Type>(count, f32),
+                                isStatus(b, status, BlockMaskValue::kFull),
+                                /*withElseRegion=*/true);
+  for (bool isFull : {true, false}) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(isFull ? full.thenBlock() : full.elseBlock());
+    scf::YieldOp::create(b, values(/*maskOperand=*/!isFull));
+  }
+  return SmallVector<Value>(full.getResults());
+}
+
 void Fa2GradBody::keyBlock(const GradArguments &args, Value batch, Value kvHead,
                            Value block) {
   const AttentionProblem &p = s.problem;
@@ -331,82 +402,99 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
             b, queryBegin, queryEnd, index(1), acc,
             [&](OpBuilder &, Location, Value queryBlock, ValueRange state) {
               Value query0 = mul(queryBlock, index(s.blockN));
-              // Every warp is done with the previous block's tiles.
-              gpu::BarrierOp::create(b);
-              copyTile(args.q, batch, head, query0, s.blockN, queryLen,
-                       p.headDim, streamA);
-              Value streamed =
-                  commit(copyTile(args.gradOut, batch, head, query0, s.blockN,
-                                  queryLen, p.valueDim, streamB));
-              rowStatistics(args, batch, head, query0, s.blockN);
-              waitGroups(streamed, 0);
-              gpu::BarrierOp::create(b);
-              // S^T = K Q^T, and for dS, dP^T = V dO^T.
-              SmallVector<SmallVector<Value>> scores =
-                  rowProducts(rowsA, warpRow, streamA, p.headDim);
-              SmallVector<SmallVector<Value>> dps;
-              if (key)
-                dps = rowProducts(rowsB, warpRow, streamB, p.valueDim);
-              Value queryRows =
-                  geometry.queryBlockRows(queryBlock, s.blockN).second;
-              Value straddles = geometry.needsElementMask(
-                  query0, queryRows, key0, add(key0, index(s.blockM)));
-              int64_t elements = mTiles * nTiles * 4;
-              SmallVector<Type> types((value + key) * elements, f32);
-              auto branch = scf::IfOp::create(b, types, straddles,
-                                              /*withElseRegion=*/true);
-              for (bool masked : {true, false}) {
-                OpBuilder::InsertionGuard guard(b);
-                b.setInsertionPointToStart(masked ? branch.thenBlock()
-                                                  : branch.elseBlock());
-                SmallVector<Value> ps, dss;
-                for (int64_t mt = 0; mt < mTiles; ++mt)
-                  for (int64_t nt = 0; nt < nTiles; ++nt)
-                    for (int64_t i = 0; i < 2; ++i)
-                      for (int64_t j = 0; j < 2; ++j) {
-                        Value col =
-                            add(index(nt * 8 + j), layout.cCol(laneInGroup, 0));
-                        Value row = add(query0, col),
-                              keyAt = add(key0, fragmentRow(mt, i));
-                        Value hidden;
-                        if (masked)
-                          hidden = geometry.isHidden(row, keyAt);
-                        auto [pv, ds] = gradients(
-                            element(scores[mt][nt], i, j),
-                            key ? element(dps[mt][nt], i, j) : Value(),
-                            memref::LoadOp::create(b, lseRows, col),
-                            key ? memref::LoadOp::create(b, dsumRows, col)
-                                : Value(),
-                            maskElement(args, batch, head, row, keyAt, masked),
-                            hidden);
-                        if (value)
-                          ps.push_back(pv);
-                        if (key)
-                          dss.push_back(ds);
-                      }
-                ps.append(dss);
-                scf::YieldOp::create(b, ps);
-              }
-              SmallVector<Value> results(branch.getResults());
-              ArrayRef<Value> flat(results);
-              SmallVector<Value> next(state.begin(), state.end());
-              MutableArrayRef<Value> all(next);
-              // dK += dS^T Q, dV += P^T dO.
-              if (key) {
-                SmallVector<Value> gradKey(all.take_front(kFragments));
-                accumulateProducts(gradKey,
-                                   aFragments(flat.take_back(elements)),
-                                   streamA, p.headDim);
-                llvm::copy(gradKey, all.begin());
-              }
-              if (value) {
-                SmallVector<Value> gradValue(all.drop_front(kFragments));
-                accumulateProducts(gradValue,
-                                   aFragments(flat.take_front(elements)),
-                                   streamB, p.valueDim);
-                llvm::copy(gradValue, all.begin() + kFragments);
-              }
-              scf::YieldOp::create(b, next);
+              Value status = blockStatus(args, batch, head, query0, key0);
+              scf::YieldOp::create(
+                  b, unlessEmpty(status, state, [&] {
+                    // Every warp is done with the previous block's tiles.
+                    gpu::BarrierOp::create(b);
+                    copyTile(args.q, batch, head, query0, s.blockN, queryLen,
+                             p.headDim, streamA);
+                    Value streamed = commit(copyTile(args.gradOut, batch, head,
+                                                     query0, s.blockN, queryLen,
+                                                     p.valueDim, streamB));
+                    rowStatistics(args, batch, head, query0, s.blockN);
+                    waitGroups(streamed, 0);
+                    gpu::BarrierOp::create(b);
+                    // S^T = K Q^T, and for dS, dP^T = V dO^T.
+                    SmallVector<SmallVector<Value>> scores =
+                        rowProducts(rowsA, warpRow, streamA, p.headDim);
+                    SmallVector<SmallVector<Value>> dps;
+                    if (key)
+                      dps = rowProducts(rowsB, warpRow, streamB, p.valueDim);
+                    Value queryRows =
+                        geometry.queryBlockRows(queryBlock, s.blockN).second;
+                    int64_t elements = mTiles * nTiles * 4;
+                    SmallVector<Value> results = applyingMask(
+                        args, status, (value + key) * elements,
+                        [&](bool maskOperand) {
+                          Value straddles = geometry.needsElementMask(
+                              query0, queryRows, key0,
+                              add(key0, index(s.blockM)));
+                          SmallVector<Type> types((value + key) * elements,
+                                                  f32);
+                          auto branch =
+                              scf::IfOp::create(b, types, straddles,
+                                                /*withElseRegion=*/true);
+                          for (bool masked : {true, false}) {
+                            OpBuilder::InsertionGuard guard(b);
+                            b.setInsertionPointToStart(
+                                masked ? branch.thenBlock()
+                                       : branch.elseBlock());
+                            SmallVector<Value> ps, dss;
+                            for (int64_t mt = 0; mt < mTiles; ++mt)
+                              for (int64_t nt = 0; nt < nTiles; ++nt)
+                                for (int64_t i = 0; i < 2; ++i)
+                                  for (int64_t j = 0; j < 2; ++j) {
+                                    Value col =
+                                        add(index(nt * 8 + j),
+                                            layout.cCol(laneInGroup, 0));
+                                    Value row = add(query0, col),
+                                          keyAt = add(key0, fragmentRow(mt, i));
+                                    Value hidden;
+                                    if (masked)
+                                      hidden = geometry.isHidden(row, keyAt);
+                                    auto [pv, ds] = gradients(
+                                        element(scores[mt][nt], i, j),
+                                        key ? element(dps[mt][nt], i, j)
+                                            : Value(),
+                                        memref::LoadOp::create(b, lseRows, col),
+                                        key ? memref::LoadOp::create(
+                                                  b, dsumRows, col)
+                                            : Value(),
+                                        maskElement(
+                                            maskOperand ? args.mask : Value(),
+                                            batch, head, row, keyAt, masked),
+                                        hidden);
+                                    if (value)
+                                      ps.push_back(pv);
+                                    if (key)
+                                      dss.push_back(ds);
+                                  }
+                            ps.append(dss);
+                            scf::YieldOp::create(b, ps);
+                          }
+                          return SmallVector<Value>(branch.getResults());
+                        });
+                    ArrayRef<Value> flat(results);
+                    SmallVector<Value> next(state.begin(), state.end());
+                    MutableArrayRef<Value> all(next);
+                    // dK += dS^T Q, dV += P^T dO.
+                    if (key) {
+                      SmallVector<Value> gradKey(all.take_front(kFragments));
+                      accumulateProducts(gradKey,
+                                         aFragments(flat.take_back(elements)),
+                                         streamA, p.headDim);
+                      llvm::copy(gradKey, all.begin());
+                    }
+                    if (value) {
+                      SmallVector<Value> gradValue(all.drop_front(kFragments));
+                      accumulateProducts(gradValue,
+                                         aFragments(flat.take_front(elements)),
+                                         streamB, p.valueDim);
+                      llvm::copy(gradValue, all.begin() + kFragments);
+                    }
+                    return next;
+                  }));
             });
         scf::YieldOp::create(b, blocks.getResults());
       });
@@ -444,53 +532,63 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
       b, blockBegin, blockEnd, index(1), init,
       [&](OpBuilder &, Location, Value kvBlock, ValueRange state) {
         Value key0 = mul(kvBlock, index(s.blockN));
-        gpu::BarrierOp::create(b);
-        copyTile(args.k, batch, kvHead, key0, s.blockN, keyLen, p.headDim,
-                 streamA);
-        waitGroups(commit(copyTile(args.v, batch, kvHead, key0, s.blockN,
-                                   keyLen, p.valueDim, streamB)),
-                   0);
-        gpu::BarrierOp::create(b);
-        // S = Q K^T and dP = dO V^T.
-        SmallVector<SmallVector<Value>> scores =
-            rowProducts(rowsA, warpRow, streamA, p.headDim);
-        SmallVector<SmallVector<Value>> dps =
-            rowProducts(rowsB, warpRow, streamB, p.valueDim);
-        Value straddles = geometry.needsElementMask(query0, rows, key0,
-                                                    add(key0, index(s.blockN)));
-        SmallVector<Type> types(mTiles * nTiles * 4, f32);
-        auto branch = scf::IfOp::create(b, types, straddles,
-                                        /*withElseRegion=*/true);
-        for (bool masked : {true, false}) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(masked ? branch.thenBlock()
-                                            : branch.elseBlock());
-          SmallVector<Value> dss;
-          for (int64_t mt = 0; mt < mTiles; ++mt)
-            for (int64_t nt = 0; nt < nTiles; ++nt)
-              for (int64_t i = 0; i < 2; ++i)
-                for (int64_t j = 0; j < 2; ++j) {
-                  Value row = add(query0, fragmentRow(mt, i));
-                  Value key = add(add(key0, index(nt * 8 + j)),
-                                  layout.cCol(laneInGroup, 0));
-                  Value hidden;
-                  if (masked)
-                    hidden = geometry.isHidden(row, key);
-                  dss.push_back(gradients(element(scores[mt][nt], i, j),
-                                          element(dps[mt][nt], i, j),
-                                          lse2[2 * mt + i], dsum[2 * mt + i],
-                                          maskElement(args, batch, head, row,
-                                                      key, masked),
-                                          hidden)
-                                    .second);
-                }
-          scf::YieldOp::create(b, dss);
-        }
-        // dQ += dS K.
-        SmallVector<Value> acc(state.begin(), state.end());
-        SmallVector<Value> flat(branch.getResults());
-        accumulateProducts(acc, aFragments(flat), streamA, p.headDim);
-        scf::YieldOp::create(b, acc);
+        Value status = blockStatus(args, batch, head, query0, key0);
+        scf::YieldOp::create(
+            b, unlessEmpty(status, state, [&] {
+              gpu::BarrierOp::create(b);
+              copyTile(args.k, batch, kvHead, key0, s.blockN, keyLen, p.headDim,
+                       streamA);
+              waitGroups(commit(copyTile(args.v, batch, kvHead, key0, s.blockN,
+                                         keyLen, p.valueDim, streamB)),
+                         0);
+              gpu::BarrierOp::create(b);
+              // S = Q K^T and dP = dO V^T.
+              SmallVector<SmallVector<Value>> scores =
+                  rowProducts(rowsA, warpRow, streamA, p.headDim);
+              SmallVector<SmallVector<Value>> dps =
+                  rowProducts(rowsB, warpRow, streamB, p.valueDim);
+              SmallVector<Value> flat = applyingMask(
+                  args, status, mTiles * nTiles * 4, [&](bool maskOperand) {
+                    Value straddles = geometry.needsElementMask(
+                        query0, rows, key0, add(key0, index(s.blockN)));
+                    SmallVector<Type> types(mTiles * nTiles * 4, f32);
+                    auto branch = scf::IfOp::create(b, types, straddles,
+                                                    /*withElseRegion=*/true);
+                    for (bool masked : {true, false}) {
+                      OpBuilder::InsertionGuard guard(b);
+                      b.setInsertionPointToStart(masked ? branch.thenBlock()
+                                                        : branch.elseBlock());
+                      SmallVector<Value> dss;
+                      for (int64_t mt = 0; mt < mTiles; ++mt)
+                        for (int64_t nt = 0; nt < nTiles; ++nt)
+                          for (int64_t i = 0; i < 2; ++i)
+                            for (int64_t j = 0; j < 2; ++j) {
+                              Value row = add(query0, fragmentRow(mt, i));
+                              Value key = add(add(key0, index(nt * 8 + j)),
+                                              layout.cCol(laneInGroup, 0));
+                              Value hidden;
+                              if (masked)
+                                hidden = geometry.isHidden(row, key);
+                              dss.push_back(
+                                  gradients(element(scores[mt][nt], i, j),
+                                            element(dps[mt][nt], i, j),
+                                            lse2[2 * mt + i], dsum[2 * mt + i],
+                                            maskElement(maskOperand ? args.mask
+                                                                    : Value(),
+                                                        batch, head, row, key,
+                                                        masked),
+                                            hidden)
+                                      .second);
+                            }
+                      scf::YieldOp::create(b, dss);
+                    }
+                    return SmallVector<Value>(branch.getResults());
+                  });
+              // dQ += dS K.
+              SmallVector<Value> acc(state.begin(), state.end());
+              accumulateProducts(acc, aFragments(flat), streamA, p.headDim);
+              return acc;
+            }));
       });
   waitGroups(ownRows, 0);
   SmallVector<Value> acc(loop.getResults());
@@ -570,8 +668,6 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
     return op.emitError("attn-to-nvgpu's backward kernel does not support ")
            << what << " yet: run the gradient on the CPU (attn-to-cpu)";
   };
-  if (op.getBlockMask())
-    return unsupported("a block mask");
   if (op.hasScoreModifier())
     return unsupported("a score region");
   if (op.getInitGradMask())
@@ -617,6 +713,24 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
   shape.keyLengths = op.hasKeyLengths();
   if (Value mask = op.getMask())
     shape.maskElement = getElementTypeOrSelf(mask);
+  if (std::optional<std::pair<int64_t, int64_t>> blocks =
+          op.getBlockMaskBlock()) {
+    // Both walks' tiles (block_m own rows, block_n streamed ones) nest in
+    // the blocks, in either direction: a status per visited block.
+    auto [maskRows, maskKeys] = *blocks;
+    if (maskRows % kGradRows != 0 || maskKeys % kGradRows != 0)
+      return op.emitError("attn-to-nvgpu's backward kernel needs block-mask "
+                          "blocks whose rows and keys are multiples of ")
+             << kGradRows << " (its tiles nest in them both ways); got "
+             << maskRows << " x " << maskKeys
+             << ": run the gradient on the CPU (attn-to-cpu)";
+    shape.blockMaskRows = maskRows;
+    shape.blockMaskKeys = maskKeys;
+    // A constant block mask is a table in the kernel.
+    DenseElementsAttr values;
+    if (matchPattern(op.getBlockMask(), m_Constant(&values)))
+      shape.blockMaskValues = values;
+  }
   shape.scale = op.getEffectiveScale();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   if (std::optional<APFloat> softcap = op.getSoftcap())

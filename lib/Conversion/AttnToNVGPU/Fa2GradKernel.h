@@ -21,11 +21,13 @@
 namespace mlir::attn {
 
 /// The tensors of the backward kernel, in its parameters' order; the mask
-/// operand ([B or 1, Hq or 1, Sq, Sk]) and the key lengths ([B] i32), after
-/// dV, only when the gradient has them.
+/// operand ([B or 1, Hq or 1, Sq, Sk]), the block mask parameter ([B or 1,
+/// Hq or 1, Nq, Nk] i8; null for a constant block mask, a table in the
+/// kernel) and the key lengths ([B] i32), after dV, only when the gradient
+/// has them.
 struct GradArguments {
   Value q, k, v, o, lse, gradOut, gradQuery, gradKey, gradValue, mask,
-      keyLengths;
+      blockMask, keyLengths;
 };
 
 /// Why `op` cannot become a backward kernel, or its shape: block_m rows of
@@ -50,7 +52,9 @@ SmallVector<int64_t> gradGrid(const KernelShape &s);
 /// (dK = dV = 0 there), as in the forward (MaskGeometry::sequenceKeys). A
 /// mask operand applies to every score both walks recompute: a boolean one
 /// hides, an additive one adds to the logit (dS is unchanged: the mask is a
-/// constant of the score).
+/// constant of the score). A block mask's empty blocks are skipped in both
+/// walks (each visited block reads its status), its full ones read no mask
+/// operand; the tiles nest in its blocks.
 /// Both recompute P from the LSE and Dsum = rowsum(dO O); no CTA
 /// writes what another reads, so the results are the same bytes run to
 /// run.

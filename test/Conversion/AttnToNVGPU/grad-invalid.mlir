@@ -76,11 +76,11 @@ func.func @region(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>, %lse: te
 
 // -----
 
-func.func @block_mask(%q: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>, %bm: tensor<1x1x1x1xi8>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu's backward kernel does not support a block mask yet: run the gradient on the CPU (attn-to-cpu)}}
+func.func @block_mask_blocks(%q: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>, %bm: tensor<1x1x2x1xi8>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{attn-to-nvgpu's backward kernel needs block-mask blocks whose rows and keys are multiples of 64 (its tiles nest in them both ways); got 32 x 64: run the gradient on the CPU (attn-to-cpu)}}
   %dq, %dk, %dv = attn.attention_grad ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
       out(%q, %lse : tensor<1x1x64x64xf16>, tensor<1x1x64xf32>) grad(%q : tensor<1x1x64x64xf16>)
-      block_mask(%bm : tensor<1x1x1x1xi8> blocks [64, 64])
+      block_mask(%bm : tensor<1x1x2x1xi8> blocks [32, 64])
       outs(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
   return %dq : tensor<1x1x64x64xf16>
 }

@@ -164,3 +164,28 @@ func.func @additive_mask(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x1x64x64xbf16>,
 // CHECK: %[[WIDE:.+]] = arith.extf %[[ELEMENT]] : bf16 to f32
 // CHECK: %[[SUM:.+]] = arith.addf %{{.+}}, %[[WIDE]] : f32
 // CHECK: arith.mulf %[[SUM]], %cst{{.*}} : f32
+
+// -----
+
+// A block mask parameter (after the mask): each visited block reads its
+// status; an empty one (0) leaves the walk's state as it is, a full one (2)
+// reads no mask operand.
+func.func @block_mask(%q: tensor<1x2x128x64xf16>, %k: tensor<1x2x128x64xf16>, %o: tensor<1x2x128x64xf16>,
+                      %lse: tensor<1x2x128xf32>, %m: tensor<1x1x128x128xi1>, %bm: tensor<1x2x2x1xi8>)
+    -> (tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>)
+      out(%o, %lse : tensor<1x2x128x64xf16>, tensor<1x2x128xf32>) grad(%o : tensor<1x2x128x64xf16>)
+      mask(%m : tensor<1x1x128x128xi1>) block_mask(%bm : tensor<1x2x2x1xi8> blocks [64, 128])
+      outs(%q, %k, %k : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>)
+      -> tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>
+  return %dq, %dk, %dv : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>
+}
+
+// CHECK-LABEL: gpu.func @block_mask_attention_grad0
+// CHECK-SAME: %[[M:[a-z0-9]+]]: memref<1x1x128x128xi1>, %[[BM:[a-z0-9]+]]: memref<1x2x2x1xi8>)
+// CHECK-SAME: param_names = ["Q", "K", "V", "O", "LSE", "dO", "dQ", "dK", "dV", "mask", "block_mask"]
+// CHECK: %[[STATUS:.+]] = memref.load %[[BM]][%c0, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x2x2x1xi8>
+// CHECK: %[[EMPTY:.+]] = arith.cmpi eq, %[[STATUS]], %c0_i8 : i8
+// CHECK: scf.if %[[EMPTY]]
+// CHECK: %[[FULL:.+]] = arith.cmpi eq, %[[STATUS]], %c2_i8 : i8
+// CHECK: scf.if %[[FULL]]

@@ -5,7 +5,9 @@
 // sliding-window masks, softcap, grouped-query heads 2:1, 4:1 and 8:1, one
 // and two sequences, per-sequence key lengths, boolean and additive mask
 // operands (f16, bf16 and f32; broadcast over the heads or one per query
-// head of a group), f16 and bf16, sm_80 and sm_90a. Each function holds an
+// head of a group), block masks (a parameter per query head with empty,
+// partial and full blocks over a boolean mask; a constant one over an
+// additive mask), f16 and bf16, sm_80 and sm_90a. Each function holds an
 // attention and its gradient: attn-compile builds both kernels, attn-run
 // runs the forward and the gradient on the CPU and writes the gradient case
 // (the inputs, the forward's O and LSE, a seeded dO, and the reference's dQ,
@@ -69,6 +71,21 @@
 // RUN: attn-compile %t/additive_d160.mlir -o %t/additive_d160 --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-run %t/additive_d160.mlir --backward --write-reference=%t/additive_d160/reference | FileCheck %s --check-prefix=CPU
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_d160 --kernel=additive_d160_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: attn-compile %t/blocks_mask.mlir -o %t/blocks_mask --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/blocks_mask.mlir --backward --write-reference=%t/blocks_mask/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/blocks_mask --kernel=blocks_mask_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/constant_blocks.mlir -o %t/constant_blocks --chip=sm_90a --split-kv=false > /dev/null
+// RUN: attn-run %t/constant_blocks.mlir --backward --write-reference=%t/constant_blocks/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/constant_blocks --kernel=constant_blocks_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// A constant block mask is a table in the kernels: neither the gradient's
+// case nor the forward's holds block_mask.npy, and the forward's case fits
+// its kernel (it named a block mask the kernel does not take before).
+// RUN: cp -r %t/constant_blocks %t/constant_forward && rm -r %t/constant_forward/reference
+// RUN: attn-run %t/constant_blocks.mlir --write-reference=%t/constant_forward/reference > /dev/null
+// RUN: not ls %t/constant_blocks/reference/block_mask.npy %t/constant_forward/reference/block_mask.npy
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/constant_forward --kernel=constant_blocks_attention0 | FileCheck %s --check-prefix=FORWARD
+// FORWARD: O {{.*}} (reference case, 2x naive f16: {{.*}}): PASS
+// FORWARD-NOT: FAIL
 // RUN: attn-compile %t/one_key.mlir -o %t/one_key_plain --chip=sm_80 --split-kv=false > /dev/null
 
 // CPU: check dQ : {{.*}} PASS
@@ -117,14 +134,18 @@
 // BADSHARED: kernel one_key_attention_grad0: dynamic_shared_memory 33276 is less than the 33280 bytes a backward kernel's tiles stage
 // RUN: cp -r %t/key_lengths %t/bad_lengths && %python -c "import json, sys; p = sys.argv[1]; m = json.load(open(p)); m['kernels'][1]['params'][9]['shape'] = [2]; json.dump(m, open(p, 'w'))" %t/bad_lengths/manifest.json
 // RUN: not attn-launch --validate %t/bad_lengths 2>&1 | FileCheck %s --check-prefix=BADLENGTHS
-// BADLENGTHS: kernel key_lengths_attention_grad0: a backward kernel's parameters are Q, K, V, O, LSE, dO, dQ, dK and dV, of static shapes, then optionally the mask, [B or 1, Hq or 1, Sq, Sk] of i1, f16, bf16 or f32, and key_lengths, [B] i32
+// BADLENGTHS: kernel key_lengths_attention_grad0: a backward kernel's parameters are Q, K, V, O, LSE, dO, dQ, dK and dV, of static shapes, then those it has of the mask ([B or 1, Hq or 1, Sq, Sk] of i1, f16, bf16 or f32), the block mask ([B or 1, Hq or 1, ceil(Sq / Bq), ceil(Sk / Bk)] i8) and key_lengths ([B] i32)
 // A mask of another attention's rows, or after the key lengths, is refused
 // the same way.
 // RUN: cp -r %t/additive_gqa %t/bad_mask && %python -c "import json, sys; p = sys.argv[1]; m = json.load(open(p)); m['kernels'][1]['params'][9]['shape'][2] = 91; json.dump(m, open(p, 'w'))" %t/bad_mask/manifest.json
 // RUN: not attn-launch --validate %t/bad_mask 2>&1 | FileCheck %s --check-prefix=BADMASK
 // RUN: cp -r %t/additive_gqa %t/mask_last && %python -c "import json, sys; p = sys.argv[1]; m = json.load(open(p)); ps = m['kernels'][1]['params']; ps[9], ps[10] = ps[10], ps[9]; json.dump(m, open(p, 'w'))" %t/mask_last/manifest.json
 // RUN: not attn-launch --validate %t/mask_last 2>&1 | FileCheck %s --check-prefix=BADMASK
-// BADMASK: kernel additive_gqa_attention_grad0: a backward kernel's parameters are Q, K, V, O, LSE, dO, dQ, dK and dV, of static shapes, then optionally the mask
+// BADMASK: kernel additive_gqa_attention_grad0: a backward kernel's parameters are Q, K, V, O, LSE, dO, dQ, dK and dV, of static shapes, then those it has of the mask
+// A block mask whose blocks do not cover the attention is refused too.
+// RUN: cp -r %t/blocks_mask %t/bad_blocks && %python -c "import json, sys; p = sys.argv[1]; m = json.load(open(p)); m['kernels'][1]['params'][10]['shape'][3] = 2; json.dump(m, open(p, 'w'))" %t/bad_blocks/manifest.json
+// RUN: not attn-launch --validate %t/bad_blocks 2>&1 | FileCheck %s --check-prefix=BADMASK-BLOCKS
+// BADMASK-BLOCKS: kernel blocks_mask_attention_grad0: a backward kernel's parameters are {{.*}} the block mask ([B or 1, Hq or 1, ceil(Sq / Bq), ceil(Sk / Bk)] i8)
 
 //--- d32_causal.mlir
 func.func @d32_causal(%q: tensor<1x2x113x32xbf16>, %k: tensor<1x2x203x32xbf16>, %v: tensor<1x2x203x32xbf16>, %do: tensor<1x2x113x32xbf16>) -> (tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>) {
@@ -352,4 +373,33 @@ func.func @additive_d160(%q: tensor<1x2x70x160xbf16>, %k: tensor<1x1x130x160xbf1
       mask(%m : tensor<1x2x70x130xf32>)
       outs(%q, %k, %v : tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>) {causal} -> tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>
   return %dq, %dk, %dv : tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>
+}
+
+//--- blocks_mask.mlir
+func.func @blocks_mask(%q: tensor<2x4x200x64xbf16>, %k: tensor<2x2x300x64xbf16>, %v: tensor<2x2x300x64xbf16>, %m: tensor<2x1x200x300xi1>, %bm: tensor<2x4x4x3xi8>, %do: tensor<2x4x200x64xbf16>) -> (tensor<2x4x200x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>) {
+  %o0 = tensor.empty() : tensor<2x4x200x64xbf16>
+  %l0 = tensor.empty() : tensor<2x4x200xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<2x4x200x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>)
+      mask(%m : tensor<2x1x200x300xi1>) block_mask(%bm : tensor<2x4x4x3xi8> blocks [64, 128])
+      outs(%o0, %l0 : tensor<2x4x200x64xbf16>, tensor<2x4x200xf32>) -> tensor<2x4x200x64xbf16>, tensor<2x4x200xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<2x4x200x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>)
+      out(%o, %lse : tensor<2x4x200x64xbf16>, tensor<2x4x200xf32>) grad(%do : tensor<2x4x200x64xbf16>)
+      mask(%m : tensor<2x1x200x300xi1>) block_mask(%bm : tensor<2x4x4x3xi8> blocks [64, 128])
+      outs(%q, %k, %v : tensor<2x4x200x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>) -> tensor<2x4x200x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>
+  return %dq, %dk, %dv : tensor<2x4x200x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>
+}
+
+//--- constant_blocks.mlir
+func.func @constant_blocks(%q: tensor<1x2x200x128xf16>, %k: tensor<1x1x256x128xf16>, %v: tensor<1x1x256x128xf16>, %m: tensor<1x2x200x256xf16>, %do: tensor<1x2x200x128xf16>) -> (tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>) {
+  %bm = arith.constant dense<[[[[2, 0], [1, 2]]]]> : tensor<1x1x2x2xi8>
+  %o0 = tensor.empty() : tensor<1x2x200x128xf16>
+  %l0 = tensor.empty() : tensor<1x2x200xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>)
+      mask(%m : tensor<1x2x200x256xf16>) block_mask(%bm : tensor<1x1x2x2xi8> blocks [128, 128])
+      outs(%o0, %l0 : tensor<1x2x200x128xf16>, tensor<1x2x200xf32>) {softcap = 25.0 : f32} -> tensor<1x2x200x128xf16>, tensor<1x2x200xf32>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>)
+      out(%o, %lse : tensor<1x2x200x128xf16>, tensor<1x2x200xf32>) grad(%do : tensor<1x2x200x128xf16>)
+      mask(%m : tensor<1x2x200x256xf16>) block_mask(%bm : tensor<1x1x2x2xi8> blocks [128, 128])
+      outs(%q, %k, %v : tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>) {softcap = 25.0 : f32} -> tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>
+  return %dq, %dk, %dv : tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>
 }

@@ -2,8 +2,9 @@
 // and sm_90a without spilling at every head dimension it takes (multiples of
 // 8 up to 256; above 128 a key/value CTA takes dV and dK in a walk each),
 // Dv != D, causal, windowed and softcapped, with grouped-query
-// heads, per-sequence key lengths, boolean and additive mask operands and
-// FlashAttention's backward test lengths.
+// heads, per-sequence key lengths, boolean and additive mask operands, block
+// masks (a parameter, or a constant table) and FlashAttention's backward
+// test lengths.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm90a --chip=sm_90a | FileCheck %s --check-prefix=COMPILE
@@ -19,7 +20,7 @@
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
 
-// COMPILE: 15 kernel(s)
+// COMPILE: 17 kernel(s)
 // CHECK-DAG: Compiling entry function 'd32_causal_attention_grad0'
 // CHECK-DAG: Compiling entry function 'd40_attention_grad0'
 // CHECK-DAG: Compiling entry function 'd64_gqa_window_attention_grad0'
@@ -35,6 +36,8 @@
 // CHECK-DAG: Compiling entry function 'd128_causal_softcap_additive_lengths_attention_grad0'
 // CHECK-DAG: Compiling entry function 'd256_gqa_bool_mask_attention_grad0'
 // CHECK-DAG: Compiling entry function 'd96_window_additive_f32_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd128_blocks_additive_lengths_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd256_constant_blocks_attention_grad0'
 
 // MANIFEST-DAG: "version": 10
 // MANIFEST-DAG: "gradient": true
@@ -164,4 +167,26 @@ func.func @d96_window_additive_f32(%q: tensor<1x2x108x96xbf16>, %k: tensor<1x2x2
       key_lengths(%n : tensor<1xi32>)
       outs(%q, %k, %v : tensor<1x2x108x96xbf16>, tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>) {window = array<i64: 64, 8>} -> tensor<1x2x108x96xbf16>, tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>
   return %dq, %dk, %dv : tensor<1x2x108x96xbf16>, tensor<1x2x256x96xbf16>, tensor<1x2x256x96xbf16>
+}
+
+func.func @d128_blocks_additive_lengths(%q: tensor<2x4x256x128xbf16>, %k: tensor<2x2x512x128xbf16>, %o: tensor<2x4x256x128xbf16>, %lse: tensor<2x4x256xf32>, %m: tensor<2x1x256x512xf32>, %bm: tensor<2x4x2x4xi8>, %n: tensor<2xi32>)
+    -> (tensor<2x4x256x128xbf16>, tensor<2x2x512x128xbf16>, tensor<2x2x512x128xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<2x4x256x128xbf16>, tensor<2x2x512x128xbf16>, tensor<2x2x512x128xbf16>)
+      out(%o, %lse : tensor<2x4x256x128xbf16>, tensor<2x4x256xf32>) grad(%o : tensor<2x4x256x128xbf16>)
+      mask(%m : tensor<2x1x256x512xf32>) block_mask(%bm : tensor<2x4x2x4xi8> blocks [128, 128])
+      key_lengths(%n : tensor<2xi32>)
+      outs(%q, %k, %k : tensor<2x4x256x128xbf16>, tensor<2x2x512x128xbf16>, tensor<2x2x512x128xbf16>) {causal, softcap = 30.0 : f32}
+      -> tensor<2x4x256x128xbf16>, tensor<2x2x512x128xbf16>, tensor<2x2x512x128xbf16>
+  return %dq, %dk, %dv : tensor<2x4x256x128xbf16>, tensor<2x2x512x128xbf16>, tensor<2x2x512x128xbf16>
+}
+
+func.func @d256_constant_blocks(%q: tensor<1x2x256x256xf16>, %k: tensor<1x2x256x256xf16>, %o: tensor<1x2x256x256xf16>, %lse: tensor<1x2x256xf32>, %m: tensor<1x2x256x256xi1>)
+    -> (tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>) {
+  %bm = arith.constant dense<[[[[2, 0, 1, 1], [1, 2, 0, 2], [0, 1, 2, 1], [2, 2, 1, 0]]]]> : tensor<1x1x4x4xi8>
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>)
+      out(%o, %lse : tensor<1x2x256x256xf16>, tensor<1x2x256xf32>) grad(%o : tensor<1x2x256x256xf16>)
+      mask(%m : tensor<1x2x256x256xi1>) block_mask(%bm : tensor<1x1x4x4xi8> blocks [64, 64])
+      outs(%q, %k, %k : tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>) {window = array<i64: 100, 20>}
+      -> tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>
+  return %dq, %dk, %dv : tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>
 }
