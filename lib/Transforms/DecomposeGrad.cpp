@@ -18,8 +18,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "GenericBuilder.h"
-#include "ScoreDerivative.h"
 #include "ScoreTiles.h"
+#include "attn/Analysis/ScoreDerivative.h"
 
 #include "attn/Analysis/TileSizes.h"
 #include "attn/Analysis/WorkAssignment.h"

@@ -70,7 +70,8 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     Every `attn.attention_grad` with static sizes, f16 or bf16 tensors and
     head dimensions up to 256 gets a backward kernel
     `@<function>_attention_grad<i>` (`attn.launch` marked `gradient`;
-    parameters Q, K, V, O, LSE, dO, dQ, dK, dV) of two kinds of CTA on
+    parameters Q, K, V, O, LSE, dO, dQ, dK, dV, then the mask, the block
+    mask and the key lengths when it has them) of two kinds of CTA on
     `mma.sync`: the first ceil(Sk / 64) Hkv own a key/value block each (K
     and V stay; for each query head of the group and each query block that
     sees the block, S^T = K Q^T and dP^T = V dO^T, then dV += P^T dO and
@@ -78,8 +79,10 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     key/value block it sees, S = Q K^T, dP = dO V^T, dQ += dS K). P is
     recomputed from the LSE, Dsum = rowsum(dO O) where it is needed; no CTA
     reads what another writes, so results are the same bits on every run.
-    A mask operand, block mask, key lengths, score region, dMask, run-time
-    lengths or a partition are refused (docs/backward.md).
+    Masks, block masks (empty blocks skipped, blocks of multiples of 64),
+    key lengths and score regions (inlined with their derivative) apply in
+    both walks; dMask, run-time lengths, a partition, or a region without a
+    derivative rule are refused (docs/backward.md).
 
     Kernel parameters are bare pointers, in operand order: Q, K, V, O, then
     LSE, the mask operand and the key lengths when the op has them; a Lean

@@ -16,11 +16,16 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <limits>
@@ -258,6 +263,44 @@ Value CtaPrimitives::constantTable(DenseElementsAttr values) {
     symbols.insert(table, module.getBody()->begin());
     return memref::GetGlobalOp::create(b, type, table.getSymName());
   });
+}
+
+void CtaPrimitives::inlineScoreOp(Operation &op, IRMapping &mapping) {
+  // A constant tensor is a table in global memory, read element by element.
+  if (op.getNumResults() == 1 && isa<TensorType>(op.getResult(0).getType()))
+    return;
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+    DenseElementsAttr values;
+    matchPattern(extract.getTensor(), m_Constant(&values));
+    // Rows past Sq (never stored) and keys past Sk (hidden) reach the
+    // region too: their reads are clamped to the table's last element, so
+    // that every read is in bounds (an immediate operand: no register).
+    SmallVector<Value> indices;
+    for (auto [dim, position] : llvm::enumerate(extract.getIndices()))
+      indices.push_back(arith::MinUIOp::create(
+          b, scoreValue(position, mapping),
+          index(std::max<int64_t>(values.getType().getDimSize(dim) - 1, 0))));
+    mapping.map(op.getResult(0),
+                memref::LoadOp::create(b, constantTable(values), indices));
+    return;
+  }
+  for (Value operand : op.getOperands())
+    scoreValue(operand, mapping);
+  Value in = op.getNumOperands() ? mapping.lookup(op.getOperand(0)) : Value();
+  Value lowered =
+      llvm::TypeSwitch<Operation *, Value>(&op)
+          .Case([&](math::TanhOp) { return tanh(in); })
+          .Case([&](math::ExpOp) { return exp2(mulF(in, f32Const(M_LOG2E))); })
+          .Case([&](math::Exp2Op) { return exp2(in); })
+          .Case([&](math::LogOp) { return mulF(log2(in), f32Const(M_LN2)); })
+          .Case([&](math::Log2Op) { return log2(in); })
+          .Case([&](math::AbsFOp) { return LLVM::FAbsOp::create(b, in); })
+          .Case([&](math::SqrtOp) { return LLVM::SqrtOp::create(b, in); })
+          .Default([](Operation *) { return Value(); });
+  if (lowered)
+    mapping.map(op.getResult(0), lowered);
+  else
+    b.clone(op, mapping);
 }
 
 Value CtaPrimitives::maskOperandElement(Value mask, Value batch, Value head,

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace mlir::attn {
 
@@ -177,6 +178,20 @@ protected:
             packedHeads};
   }
 
+  /// Builds `op` of a score region's body into the kernel, mapping its
+  /// result in `mapping` (a ScoreOpBuilder): math ops become the hardware's
+  /// approximations (no libdevice), a tensor.extract from a constant tensor
+  /// a read of its table in global memory, any other op a clone; a constant
+  /// tensor itself builds nothing.
+  void inlineScoreOp(Operation &op, IRMapping &mapping);
+  /// What `mapping` gives `value` of a score region: a scalar constant from
+  /// outside the region (attn-to-nvgpu allows no other value) is cloned
+  /// where it is first used.
+  Value scoreValue(Value value, IRMapping &mapping) {
+    if (!mapping.contains(value))
+      mapping.map(value, b.clone(*value.getDefiningOp())->getResult(0));
+    return mapping.lookup(value);
+  }
   /// A constant tensor as a constant memref.global of the kernel's module,
   /// read at the kernel's entry.
   Value constantTable(DenseElementsAttr values);

@@ -22,15 +22,11 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <limits>
@@ -172,54 +168,10 @@ Value Fa2CtaBody::modifyScore(Value x, Value batch, Value head, Value row,
   Block &region = s.scoreRegion->front();
   IRMapping mapping;
   mapping.map(region.getArguments(), ValueRange{x, batch, head, row, key});
-  // A scalar constant from outside the region (attn-to-nvgpu allows no other
-  // value) is cloned where it is first used.
-  auto lookup = [&](Value value) {
-    if (!mapping.contains(value))
-      mapping.map(value, b.clone(*value.getDefiningOp())->getResult(0));
-    return mapping.lookup(value);
-  };
-  for (Operation &op : region.without_terminator()) {
-    // A constant tensor is a table in global memory, read element by
-    // element.
-    if (op.getNumResults() == 1 && isa<TensorType>(op.getResult(0).getType()))
-      continue;
-    if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
-      DenseElementsAttr values;
-      matchPattern(extract.getTensor(), m_Constant(&values));
-      // Rows past Sq (never stored) and keys past Sk (hidden) reach the
-      // region too: their reads are clamped to the table's last element, so
-      // that every read is in bounds (an immediate operand: no register).
-      SmallVector<Value> indices;
-      for (auto [dim, position] : llvm::enumerate(extract.getIndices()))
-        indices.push_back(arith::MinUIOp::create(
-            b, lookup(position),
-            index(std::max<int64_t>(values.getType().getDimSize(dim) - 1, 0))));
-      mapping.map(op.getResult(0),
-                  memref::LoadOp::create(b, constantTable(values), indices));
-      continue;
-    }
-    for (Value operand : op.getOperands())
-      lookup(operand);
-    // math ops become the hardware's approximations, without libdevice.
-    Value in = op.getNumOperands() ? lookup(op.getOperand(0)) : Value();
-    Value lowered =
-        llvm::TypeSwitch<Operation *, Value>(&op)
-            .Case([&](math::TanhOp) { return tanh(in); })
-            .Case(
-                [&](math::ExpOp) { return exp2(mulF(in, f32Const(M_LOG2E))); })
-            .Case([&](math::Exp2Op) { return exp2(in); })
-            .Case([&](math::LogOp) { return mulF(log2(in), f32Const(M_LN2)); })
-            .Case([&](math::Log2Op) { return log2(in); })
-            .Case([&](math::AbsFOp) { return LLVM::FAbsOp::create(b, in); })
-            .Case([&](math::SqrtOp) { return LLVM::SqrtOp::create(b, in); })
-            .Default([](Operation *) { return Value(); });
-    if (lowered)
-      mapping.map(op.getResult(0), lowered);
-    else
-      b.clone(op, mapping);
-  }
-  return lookup(cast<attn::YieldOp>(region.getTerminator()).getValue());
+  for (Operation &op : region.without_terminator())
+    inlineScoreOp(op, mapping);
+  return scoreValue(cast<attn::YieldOp>(region.getTerminator()).getValue(),
+                    mapping);
 }
 
 CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,

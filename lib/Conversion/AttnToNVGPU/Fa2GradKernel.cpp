@@ -24,6 +24,7 @@
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
 #include "attn/Analysis/MaskGeometry.h"
+#include "attn/Analysis/ScoreDerivative.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -82,12 +83,18 @@ private:
   void rowStatistics(const GradArguments &args, Value batch, Value head,
                      Value row0, int64_t rows);
 
-  /// P and dS of one element: score product x, dP element y, the row's or
-  /// column's LSE (base 2) and Dsum; the mask operand's `maskElement` (null
-  /// without one) applies to the logit, and `hidden` (null when no element
-  /// mask applies) gives 0 for both. Without y and Dsum, P only.
-  std::pair<Value, Value> gradients(Value x, Value y, Value lse2, Value dsum,
-                                    Value maskElement, Value hidden);
+  /// One score of a visited block: the product x (of S), dP's element y,
+  /// its row's LSE (base 2) and Dsum (y and Dsum null for P only), and where
+  /// it is: query `row` and `key` of (batch, head).
+  struct ScoreElement {
+    Value x, y, lse2, dsum, batch, head, row, key;
+  };
+  /// P and dS of `e`, the score modified (softcap, score region) and the
+  /// mask operand `mask` applied (null: not in this block); in a block that
+  /// straddles a mask boundary (`masked`), MaskGeometry's element mask
+  /// gives 0 for both. Without y and Dsum, P only.
+  std::pair<Value, Value> gradients(const ScoreElement &e, Value mask,
+                                    bool masked);
   /// The block mask's status of the block of query rows from query0 and
   /// keys from key0 of (batch, head) (the tiles nest in its blocks), or
   /// null without a block mask.
@@ -103,15 +110,6 @@ private:
   SmallVector<Value>
   applyingMask(const GradArguments &args, Value status, int64_t count,
                function_ref<SmallVector<Value>(bool)> values);
-  /// The element of the mask operand `mask` at query `row` and `key` of
-  /// (batch, head), or null without one (null `mask`); keys past Sk are
-  /// clamped in a block that straddles a mask boundary (`masked`).
-  Value maskElement(Value mask, Value batch, Value head, Value row, Value key,
-                    bool masked) {
-    return mask ? maskOperandElement(mask, batch, head, row, key,
-                                     /*clampKey=*/masked)
-                : Value();
-  }
   /// The A fragments of a k16 slice of the [mTiles][block_n / 8 * 4] flat
   /// element values, rounded to the element type.
   SmallVector<SmallVector<Value>> aFragments(ArrayRef<Value> flat);
@@ -206,34 +204,50 @@ void Fa2GradBody::rowStatistics(const GradArguments &args, Value batch,
   memref::StoreOp::create(b, dsum, dsumRows, ValueRange{rowInTile});
 }
 
-std::pair<Value, Value> Fa2GradBody::gradients(Value x, Value y, Value lse2,
-                                               Value dsum, Value maskElement,
-                                               Value hidden) {
-  // s = softcap tanh(scale x / softcap), or scale x; the logit is s, plus
-  // an additive mask's element (a boolean one's false hides it); P =
-  // exp(logit - LSE); dS = P (dP - Dsum), times ds/dc = 1 - tanh^2 under a
-  // softcap (the scale is applied to dQ and dK once, at the end).
-  Value t, logit2;
+std::pair<Value, Value> Fa2GradBody::gradients(const ScoreElement &e,
+                                               Value mask, bool masked) {
+  // c = softcap tanh(scale x / softcap), or scale x; s = the score region
+  // of c, or c; the logit is s, plus an additive mask's element (a boolean
+  // one's false hides it); P = exp(logit - LSE); dS = P (dP - Dsum) ds/dx,
+  // ds/dx = region'(c) (1 - tanh^2) without the scale, which is applied to
+  // dQ and dK once, at the end.
+  Value element = mask ? maskOperandElement(mask, e.batch, e.head, e.row, e.key,
+                                            /*clampKey=*/masked)
+                       : Value();
+  Value t, logit2, slope;
   if (s.softcap)
-    t = tanh(mulF(x, f32Const(s.scale / *s.softcap)));
-  if (maskElement && !maskElement.getType().isInteger(1)) {
-    Value natural =
-        s.softcap ? mulF(t, f32Const(*s.softcap)) : mulF(x, f32Const(s.scale));
-    logit2 = mulF(applyMaskElement(natural, maskElement), f32Const(M_LOG2E));
+    t = tanh(mulF(e.x, f32Const(s.scale / *s.softcap)));
+  if (s.scoreRegion || (element && !element.getType().isInteger(1))) {
+    Value natural = s.softcap ? mulF(t, f32Const(*s.softcap))
+                              : mulF(e.x, f32Const(s.scale));
+    if (s.scoreRegion)
+      slope = buildScoreDerivative(
+          b, b.getLoc(), *s.scoreRegion,
+          ValueRange{natural, e.batch, e.head, e.row, e.key},
+          [&](Operation &op, IRMapping &mapping) {
+            inlineScoreOp(op, mapping);
+          },
+          &natural);
+    if (element)
+      natural = applyMaskElement(natural, element);
+    logit2 = mulF(natural, f32Const(M_LOG2E));
   } else {
     logit2 = s.softcap ? mulF(t, f32Const(*s.softcap * M_LOG2E))
-                       : mulF(x, f32Const(s.scaleLog2));
-    if (maskElement)
-      logit2 = applyMaskElement(logit2, maskElement);
+                       : mulF(e.x, f32Const(s.scaleLog2));
+    if (element)
+      logit2 = applyMaskElement(logit2, element);
   }
-  Value p = exp2(subF(logit2, lse2));
-  if (hidden)
-    p = arith::SelectOp::create(b, hidden, f32Const(0.0), p);
-  if (!y)
+  Value p = exp2(subF(logit2, e.lse2));
+  if (masked)
+    p = arith::SelectOp::create(b, geometry().isHidden(e.row, e.key),
+                                f32Const(0.0), p);
+  if (!e.y)
     return {p, Value()};
-  Value ds = mulF(p, subF(y, dsum));
+  Value ds = mulF(p, subF(e.y, e.dsum));
   if (s.softcap)
     ds = mulF(ds, subF(f32Const(1.0), mulF(t, t)));
+  if (slope)
+    ds = mulF(ds, slope);
   return {p, ds};
 }
 
@@ -448,12 +462,7 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
                                     Value col =
                                         add(index(nt * 8 + j),
                                             layout.cCol(laneInGroup, 0));
-                                    Value row = add(query0, col),
-                                          keyAt = add(key0, fragmentRow(mt, i));
-                                    Value hidden;
-                                    if (masked)
-                                      hidden = geometry.isHidden(row, keyAt);
-                                    auto [pv, ds] = gradients(
+                                    ScoreElement e{
                                         element(scores[mt][nt], i, j),
                                         key ? element(dps[mt][nt], i, j)
                                             : Value(),
@@ -461,10 +470,13 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
                                         key ? memref::LoadOp::create(
                                                   b, dsumRows, col)
                                             : Value(),
-                                        maskElement(
-                                            maskOperand ? args.mask : Value(),
-                                            batch, head, row, keyAt, masked),
-                                        hidden);
+                                        batch,
+                                        head,
+                                        add(query0, col),
+                                        add(key0, fragmentRow(mt, i))};
+                                    auto [pv, ds] = gradients(
+                                        e, maskOperand ? args.mask : Value(),
+                                        masked);
                                     if (value)
                                       ps.push_back(pv);
                                     if (key)
@@ -563,21 +575,19 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
                         for (int64_t nt = 0; nt < nTiles; ++nt)
                           for (int64_t i = 0; i < 2; ++i)
                             for (int64_t j = 0; j < 2; ++j) {
-                              Value row = add(query0, fragmentRow(mt, i));
-                              Value key = add(add(key0, index(nt * 8 + j)),
-                                              layout.cCol(laneInGroup, 0));
-                              Value hidden;
-                              if (masked)
-                                hidden = geometry.isHidden(row, key);
+                              ScoreElement e{element(scores[mt][nt], i, j),
+                                             element(dps[mt][nt], i, j),
+                                             lse2[2 * mt + i],
+                                             dsum[2 * mt + i],
+                                             batch,
+                                             head,
+                                             add(query0, fragmentRow(mt, i)),
+                                             add(add(key0, index(nt * 8 + j)),
+                                                 layout.cCol(laneInGroup, 0))};
                               dss.push_back(
-                                  gradients(element(scores[mt][nt], i, j),
-                                            element(dps[mt][nt], i, j),
-                                            lse2[2 * mt + i], dsum[2 * mt + i],
-                                            maskElement(maskOperand ? args.mask
-                                                                    : Value(),
-                                                        batch, head, row, key,
-                                                        masked),
-                                            hidden)
+                                  gradients(e,
+                                            maskOperand ? args.mask : Value(),
+                                            masked)
                                       .second);
                             }
                       scf::YieldOp::create(b, dss);
@@ -668,8 +678,14 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
     return op.emitError("attn-to-nvgpu's backward kernel does not support ")
            << what << " yet: run the gradient on the CPU (attn-to-cpu)";
   };
-  if (op.hasScoreModifier())
-    return unsupported("a score region");
+  if (op.hasScoreModifier()) {
+    if (failed(checkScoreRegion(op.getScore())))
+      return failure();
+    if (Operation *stop = findUndifferentiableOp(op.getScore()))
+      return op.emitError("attn-to-nvgpu's backward kernel: the score region "
+                          "uses the score in '")
+             << stop->getName() << "', which has no derivative rule";
+  }
   if (op.getInitGradMask())
     return unsupported("the mask's gradient");
   if (op.getPartitionAttr())
@@ -713,6 +729,8 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
   shape.keyLengths = op.hasKeyLengths();
   if (Value mask = op.getMask())
     shape.maskElement = getElementTypeOrSelf(mask);
+  if (op.hasScoreModifier())
+    shape.scoreRegion = &op.getScore();
   if (std::optional<std::pair<int64_t, int64_t>> blocks =
           op.getBlockMaskBlock()) {
     // Both walks' tiles (block_m own rows, block_n streamed ones) nest in

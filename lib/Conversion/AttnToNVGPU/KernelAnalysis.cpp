@@ -29,10 +29,12 @@ namespace {
 /// CUDA's limit on a grid's y and z sizes.
 constexpr int64_t kMaxGridZ = 65535;
 
-/// Whether the CTA body can inline the score region of `op`: scalar arith
-/// and math operations, and constants from outside it; an error otherwise.
-LogicalResult checkScoreRegion(AttentionOp op) {
-  Block &region = op.getScore().front();
+} // namespace
+
+namespace mlir::attn {
+
+LogicalResult checkScoreRegion(Region &score) {
+  Block &region = score.front();
   for (Operation &inner : region.without_terminator()) {
     if (!isInlinableScoreOp(inner))
       return inner.emitError("attn-to-nvgpu inlines score regions of scalar "
@@ -41,7 +43,7 @@ LogicalResult checkScoreRegion(AttentionOp op) {
                              "constant tensors; '")
              << inner.getName() << "' is not one (attn-to-cpu runs any region)";
     for (Value operand : inner.getOperands()) {
-      if (operand.getParentRegion() == &op.getScore())
+      if (operand.getParentRegion() == &score)
         continue;
       Operation *def = operand.getDefiningOp();
       if (!def || !def->hasTrait<OpTrait::ConstantLike>())
@@ -52,10 +54,6 @@ LogicalResult checkScoreRegion(AttentionOp op) {
   }
   return success();
 }
-
-} // namespace
-
-namespace mlir::attn {
 
 LogicalResult checkComputeCapability(Operation *op, StringRef what) {
   if (TargetAttr target = getEnclosingTarget(op);
@@ -105,7 +103,7 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
                         "lengths are known at run time only: pass the block "
                         "mask as an argument (the kernel's block_mask "
                         "parameter)");
-  if (op.hasScoreModifier() && failed(checkScoreRegion(op)))
+  if (op.hasScoreModifier() && failed(checkScoreRegion(op.getScore())))
     return failure();
   Attribute partition = op.getPartitionAttr();
   if (partition && !isa<LeanAttr, SplitKVAttr>(partition))

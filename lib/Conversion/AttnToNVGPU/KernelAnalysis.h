@@ -31,6 +31,11 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op, MatrixUnitRequest request);
 /// gradient") on the CPU.
 LogicalResult checkComputeCapability(Operation *op, StringRef what);
 
+/// Whether a CTA body can inline the score region `score`: scalar
+/// arith and math operations (isInlinableScoreOp), and constants from
+/// outside it; an error naming the op that stops it otherwise.
+LogicalResult checkScoreRegion(Region &score);
+
 } // namespace mlir::attn
 
 #endif // ATTN_LIB_CONVERSION_ATTNTONVGPU_KERNELANALYSIS_H

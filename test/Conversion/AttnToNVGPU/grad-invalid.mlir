@@ -63,13 +63,29 @@ func.func @dynamic(%q: tensor<1x1x?x64xf16>, %k: tensor<1x1x?x64xf16>, %lse: ten
 
 // -----
 
-func.func @region(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{attn-to-nvgpu's backward kernel does not support a score region yet: run the gradient on the CPU (attn-to-cpu)}}
+func.func @region_without_derivative(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{attn-to-nvgpu's backward kernel: the score region uses the score in 'arith.remf', which has no derivative rule}}
   %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
       out(%q, %lse : tensor<1x1x64x64xf16>, tensor<1x1x64xf32>) grad(%q : tensor<1x1x64x64xf16>)
       outs(%q, %k, %k : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)  -> tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> score {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-    attn.yield %s : f32
+    %c = arith.constant 3.0 : f32
+    %r = arith.remf %s, %c : f32
+    attn.yield %r : f32
+  }
+  return %dq : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+func.func @region_not_inlinable(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>) -> tensor<1x1x64x64xf16> {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+      out(%q, %lse : tensor<1x1x64x64xf16>, tensor<1x1x64xf32>) grad(%q : tensor<1x1x64x64xf16>)
+      outs(%q, %k, %k : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)  -> tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{attn-to-nvgpu inlines score regions of scalar arith operations, math.tanh, exp, exp2, log, log2, absf and sqrt, and tensor.extract from constant tensors; 'math.sin' is not one (attn-to-cpu runs any region)}}
+    %r = math.sin %s : f32
+    attn.yield %r : f32
   }
   return %dq : tensor<1x1x64x64xf16>
 }

@@ -7,7 +7,10 @@
 // operands (f16, bf16 and f32; broadcast over the heads or one per query
 // head of a group), block masks (a parameter per query head with empty,
 // partial and full blocks over a boolean mask; a constant one over an
-// additive mask), f16 and bf16, sm_80 and sm_90a. Each function holds an
+// additive mask), score regions (an ALiBi bias over a tanh cap, math.exp2
+// of the head; max, a square and a select on the positions under a softcap,
+// an additive mask and key lengths: each differentiated with respect to the
+// score), f16 and bf16, sm_80 and sm_90a. Each function holds an
 // attention and its gradient: attn-compile builds both kernels, attn-run
 // runs the forward and the gradient on the CPU and writes the gradient case
 // (the inputs, the forward's O and LSE, a seeded dO, and the reference's dQ,
@@ -77,6 +80,12 @@
 // RUN: attn-compile %t/constant_blocks.mlir -o %t/constant_blocks --chip=sm_90a --split-kv=false > /dev/null
 // RUN: attn-run %t/constant_blocks.mlir --backward --write-reference=%t/constant_blocks/reference | FileCheck %s --check-prefix=CPU
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/constant_blocks --kernel=constant_blocks_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/region_alibi.mlir -o %t/region_alibi --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/region_alibi.mlir --backward --write-reference=%t/region_alibi/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_alibi --kernel=region_alibi_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/region_select.mlir -o %t/region_select --chip=sm_90a --split-kv=false > /dev/null
+// RUN: attn-run %t/region_select.mlir --backward --write-reference=%t/region_select/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_select --kernel=region_select_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // A constant block mask is a table in the kernels: neither the gradient's
 // case nor the forward's holds block_mask.npy, and the forward's case fits
 // its kernel (it named a block mask the kernel does not take before).
@@ -402,4 +411,94 @@ func.func @constant_blocks(%q: tensor<1x2x200x128xf16>, %k: tensor<1x1x256x128xf
       mask(%m : tensor<1x2x200x256xf16>) block_mask(%bm : tensor<1x1x2x2xi8> blocks [128, 128])
       outs(%q, %k, %v : tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>) {softcap = 25.0 : f32} -> tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>
   return %dq, %dk, %dv : tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>
+}
+
+//--- region_alibi.mlir
+func.func @region_alibi(%q: tensor<1x4x150x64xbf16>, %k: tensor<1x2x230x64xbf16>, %v: tensor<1x2x230x64xbf16>, %do: tensor<1x4x150x64xbf16>) -> (tensor<1x4x150x64xbf16>, tensor<1x2x230x64xbf16>, tensor<1x2x230x64xbf16>) {
+  %o0 = tensor.empty() : tensor<1x4x150x64xbf16>
+  %l0 = tensor.empty() : tensor<1x4x150xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x4x150x64xbf16>, tensor<1x2x230x64xbf16>, tensor<1x2x230x64xbf16>)
+      outs(%o0, %l0 : tensor<1x4x150x64xbf16>, tensor<1x4x150xf32>) {causal} -> tensor<1x4x150x64xbf16>, tensor<1x4x150xf32>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %cap = arith.constant 2.0 : f32
+        %inv = arith.constant 0.5 : f32
+        %sc = arith.mulf %s, %inv : f32
+        %t = math.tanh %sc : f32
+        %capped = arith.mulf %t, %cap : f32
+        %hi = arith.index_cast %h : index to i64
+        %hf = arith.sitofp %hi : i64 to f32
+        %one = arith.constant 1.0 : f32
+        %m2 = arith.constant -2.0 : f32
+        %h1 = arith.addf %hf, %one : f32
+        %e = arith.mulf %h1, %m2 : f32
+        %slope = math.exp2 %e : f32
+        %d = arith.subi %j, %i : index
+        %di = arith.index_cast %d : index to i64
+        %df = arith.sitofp %di : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %r = arith.addf %capped, %bias : f32
+        attn.yield %r : f32
+      }
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x4x150x64xbf16>, tensor<1x2x230x64xbf16>, tensor<1x2x230x64xbf16>)
+      out(%o, %lse : tensor<1x4x150x64xbf16>, tensor<1x4x150xf32>) grad(%do : tensor<1x4x150x64xbf16>)
+      outs(%q, %k, %v : tensor<1x4x150x64xbf16>, tensor<1x2x230x64xbf16>, tensor<1x2x230x64xbf16>) {causal} -> tensor<1x4x150x64xbf16>, tensor<1x2x230x64xbf16>, tensor<1x2x230x64xbf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %cap = arith.constant 2.0 : f32
+        %inv = arith.constant 0.5 : f32
+        %sc = arith.mulf %s, %inv : f32
+        %t = math.tanh %sc : f32
+        %capped = arith.mulf %t, %cap : f32
+        %hi = arith.index_cast %h : index to i64
+        %hf = arith.sitofp %hi : i64 to f32
+        %one = arith.constant 1.0 : f32
+        %m2 = arith.constant -2.0 : f32
+        %h1 = arith.addf %hf, %one : f32
+        %e = arith.mulf %h1, %m2 : f32
+        %slope = math.exp2 %e : f32
+        %d = arith.subi %j, %i : index
+        %di = arith.index_cast %d : index to i64
+        %df = arith.sitofp %di : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %r = arith.addf %capped, %bias : f32
+        attn.yield %r : f32
+      }
+  return %dq, %dk, %dv : tensor<1x4x150x64xbf16>, tensor<1x2x230x64xbf16>, tensor<1x2x230x64xbf16>
+}
+
+//--- region_select.mlir
+func.func @region_select(%q: tensor<2x2x90x128xf16>, %k: tensor<2x2x170x128xf16>, %v: tensor<2x2x170x128xf16>, %m: tensor<2x1x90x170xf16>, %n: tensor<2xi32>, %do: tensor<2x2x90x128xf16>) -> (tensor<2x2x90x128xf16>, tensor<2x2x170x128xf16>, tensor<2x2x170x128xf16>) {
+  %o0 = tensor.empty() : tensor<2x2x90x128xf16>
+  %l0 = tensor.empty() : tensor<2x2x90xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<2x2x90x128xf16>, tensor<2x2x170x128xf16>, tensor<2x2x170x128xf16>)
+      mask(%m : tensor<2x1x90x170xf16>) key_lengths(%n : tensor<2xi32>)
+      outs(%o0, %l0 : tensor<2x2x90x128xf16>, tensor<2x2x90xf32>) {softcap = 20.0 : f32} -> tensor<2x2x90x128xf16>, tensor<2x2x90xf32>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %floor = arith.constant -1.5 : f32
+        %half = arith.constant 0.5 : f32
+        %low = arith.maximumf %s, %floor : f32
+        %c = arith.cmpi ugt, %j, %i : index
+        %squared = arith.mulf %low, %low : f32
+        %pen = arith.mulf %squared, %half : f32
+        %r = arith.select %c, %pen, %low : f32
+        attn.yield %r : f32
+      }
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<2x2x90x128xf16>, tensor<2x2x170x128xf16>, tensor<2x2x170x128xf16>)
+      out(%o, %lse : tensor<2x2x90x128xf16>, tensor<2x2x90xf32>) grad(%do : tensor<2x2x90x128xf16>)
+      mask(%m : tensor<2x1x90x170xf16>) key_lengths(%n : tensor<2xi32>)
+      outs(%q, %k, %v : tensor<2x2x90x128xf16>, tensor<2x2x170x128xf16>, tensor<2x2x170x128xf16>) {softcap = 20.0 : f32} -> tensor<2x2x90x128xf16>, tensor<2x2x170x128xf16>, tensor<2x2x170x128xf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %floor = arith.constant -1.5 : f32
+        %half = arith.constant 0.5 : f32
+        %low = arith.maximumf %s, %floor : f32
+        %c = arith.cmpi ugt, %j, %i : index
+        %squared = arith.mulf %low, %low : f32
+        %pen = arith.mulf %squared, %half : f32
+        %r = arith.select %c, %pen, %low : f32
+        attn.yield %r : f32
+      }
+  return %dq, %dk, %dv : tensor<2x2x90x128xf16>, tensor<2x2x170x128xf16>, tensor<2x2x170x128xf16>
 }

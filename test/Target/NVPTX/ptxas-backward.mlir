@@ -3,8 +3,8 @@
 // 8 up to 256; above 128 a key/value CTA takes dV and dK in a walk each),
 // Dv != D, causal, windowed and softcapped, with grouped-query
 // heads, per-sequence key lengths, boolean and additive mask operands, block
-// masks (a parameter, or a constant table) and FlashAttention's backward
-// test lengths.
+// masks (a parameter, or a constant table), score regions (the region and
+// its derivative inlined) and FlashAttention's backward test lengths.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm90a --chip=sm_90a | FileCheck %s --check-prefix=COMPILE
@@ -20,7 +20,7 @@
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
 
-// COMPILE: 17 kernel(s)
+// COMPILE: 19 kernel(s)
 // CHECK-DAG: Compiling entry function 'd32_causal_attention_grad0'
 // CHECK-DAG: Compiling entry function 'd40_attention_grad0'
 // CHECK-DAG: Compiling entry function 'd64_gqa_window_attention_grad0'
@@ -38,6 +38,8 @@
 // CHECK-DAG: Compiling entry function 'd96_window_additive_f32_attention_grad0'
 // CHECK-DAG: Compiling entry function 'd128_blocks_additive_lengths_attention_grad0'
 // CHECK-DAG: Compiling entry function 'd256_constant_blocks_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd128_region_alibi_attention_grad0'
+// CHECK-DAG: Compiling entry function 'd256_region_lengths_attention_grad0'
 
 // MANIFEST-DAG: "version": 10
 // MANIFEST-DAG: "gradient": true
@@ -189,4 +191,55 @@ func.func @d256_constant_blocks(%q: tensor<1x2x256x256xf16>, %k: tensor<1x2x256x
       outs(%q, %k, %k : tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>) {window = array<i64: 100, 20>}
       -> tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>
   return %dq, %dk, %dv : tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>, tensor<1x2x256x256xf16>
+}
+
+func.func @d128_region_alibi(%q: tensor<1x8x512x128xbf16>, %k: tensor<1x2x512x128xbf16>, %o: tensor<1x8x512x128xbf16>, %lse: tensor<1x8x512xf32>)
+    -> (tensor<1x8x512x128xbf16>, tensor<1x2x512x128xbf16>, tensor<1x2x512x128xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<1x8x512x128xbf16>, tensor<1x2x512x128xbf16>, tensor<1x2x512x128xbf16>)
+      out(%o, %lse : tensor<1x8x512x128xbf16>, tensor<1x8x512xf32>) grad(%o : tensor<1x8x512x128xbf16>)
+      outs(%q, %k, %k : tensor<1x8x512x128xbf16>, tensor<1x2x512x128xbf16>, tensor<1x2x512x128xbf16>) {causal}
+      -> tensor<1x8x512x128xbf16>, tensor<1x2x512x128xbf16>, tensor<1x2x512x128xbf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %cap = arith.constant 4.0 : f32
+        %inv = arith.constant 0.25 : f32
+        %sc = arith.mulf %s, %inv : f32
+        %t = math.tanh %sc : f32
+        %capped = arith.mulf %t, %cap : f32
+        %slopes = arith.constant dense<[0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625]> : tensor<8xf32>
+        %slope = tensor.extract %slopes[%h] : tensor<8xf32>
+        %d = arith.subi %j, %i : index
+        %di = arith.index_cast %d : index to i64
+        %df = arith.sitofp %di : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %r = arith.addf %capped, %bias : f32
+        attn.yield %r : f32
+      }
+  return %dq, %dk, %dv : tensor<1x8x512x128xbf16>, tensor<1x2x512x128xbf16>, tensor<1x2x512x128xbf16>
+}
+
+func.func @d256_region_lengths(%q: tensor<2x8x200x256xf16>, %k: tensor<2x8x300x256xf16>, %o: tensor<2x8x200x256xf16>, %lse: tensor<2x8x200xf32>, %n: tensor<2xi32>)
+    -> (tensor<2x8x200x256xf16>, tensor<2x8x300x256xf16>, tensor<2x8x300x256xf16>) {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<2x8x200x256xf16>, tensor<2x8x300x256xf16>, tensor<2x8x300x256xf16>)
+      out(%o, %lse : tensor<2x8x200x256xf16>, tensor<2x8x200xf32>) grad(%o : tensor<2x8x200x256xf16>)
+      key_lengths(%n : tensor<2xi32>)
+      outs(%q, %k, %k : tensor<2x8x200x256xf16>, tensor<2x8x300x256xf16>, tensor<2x8x300x256xf16>) {window = array<i64: 64, 0>, softcap = 30.0 : f32}
+      -> tensor<2x8x200x256xf16>, tensor<2x8x300x256xf16>, tensor<2x8x300x256xf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %cap = arith.constant 4.0 : f32
+        %inv = arith.constant 0.25 : f32
+        %sc = arith.mulf %s, %inv : f32
+        %t = math.tanh %sc : f32
+        %capped = arith.mulf %t, %cap : f32
+        %slopes = arith.constant dense<[0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625]> : tensor<8xf32>
+        %slope = tensor.extract %slopes[%h] : tensor<8xf32>
+        %d = arith.subi %j, %i : index
+        %di = arith.index_cast %d : index to i64
+        %df = arith.sitofp %di : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %r = arith.addf %capped, %bias : f32
+        attn.yield %r : f32
+      }
+  return %dq, %dk, %dv : tensor<2x8x200x256xf16>, tensor<2x8x300x256xf16>, tensor<2x8x300x256xf16>
 }

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ScoreDerivative.h"
+#include "attn/Analysis/ScoreDerivative.h"
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 
@@ -52,9 +52,8 @@ public:
 
   Value tangentOf(Value original) const { return tangents.lookup(original); }
 
-  /// The tangent of `op`'s result, whose clone `clone` is built.
-  void differentiate(Operation *op, Operation *clone) {
-    Value r = clone->getNumResults() ? clone->getResult(0) : Value();
+  /// The tangent of `op`'s result, whose value `r` is built.
+  void differentiate(Operation *op, Value r) {
     auto x = [&](unsigned i) {
       return mapping.lookupOrDefault(op->getOperand(i));
     };
@@ -94,9 +93,8 @@ public:
             .Case([&](math::TanhOp) {
               return mul(add(constant(1.0), neg(mul(r, r))), t(0));
             })
-            .Case([&](math::SqrtOp) {
-              return div(t(0), mul(constant(2.0), r));
-            })
+            .Case(
+                [&](math::SqrtOp) { return div(t(0), mul(constant(2.0), r)); })
             .Case([&](math::SinOp) {
               return mul(math::CosOp::create(b, loc, x(0)), t(0));
             })
@@ -188,7 +186,8 @@ Operation *mlir::attn::findUndifferentiableOp(Region &score) {
 }
 
 Value mlir::attn::buildScoreDerivative(OpBuilder &b, Location loc,
-                                       Region &score, ValueRange args) {
+                                       Region &score, ValueRange args,
+                                       ScoreOpBuilder buildOp, Value *value) {
   assert(!findUndifferentiableOp(score) && "a region without a derivative");
   Block &body = score.front();
   IRMapping mapping;
@@ -196,11 +195,16 @@ Value mlir::attn::buildScoreDerivative(OpBuilder &b, Location loc,
   TangentBuilder tangents(b, loc, mapping);
   tangents.seed(body.getArgument(0));
   for (Operation &op : body.without_terminator()) {
-    Operation *clone = b.clone(op, mapping);
+    if (buildOp)
+      buildOp(op, mapping);
+    else
+      b.clone(op, mapping);
     if (tangents.dependsOnScore(&op))
-      tangents.differentiate(&op, clone);
+      tangents.differentiate(&op, mapping.lookupOrNull(op.getResult(0)));
   }
   Value result = cast<YieldOp>(body.getTerminator()).getValue();
+  if (value)
+    *value = mapping.lookupOrDefault(result);
   if (Value tangent = tangents.tangentOf(result))
     return tangent;
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));

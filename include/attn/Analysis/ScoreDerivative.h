@@ -1,4 +1,5 @@
-//===- ScoreDerivative.h - d/dscore of an attention's score region -*- C++ -*-===//
+//===- ScoreDerivative.h - d/dscore of an attention's score region -*- C++
+//-*-===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -16,8 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_LIB_TRANSFORMS_SCOREDERIVATIVE_H
-#define ATTN_LIB_TRANSFORMS_SCOREDERIVATIVE_H
+#ifndef ATTN_ANALYSIS_SCOREDERIVATIVE_H
+#define ATTN_ANALYSIS_SCOREDERIVATIVE_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -32,13 +33,22 @@ namespace mlir::attn {
 /// op needs a rule, whatever its result type.
 Operation *findUndifferentiableOp(Region &score);
 
-/// Clones the body of `score` at `b`'s insertion point with its arguments
-/// bound to `args` (score, b, h, q, k), as inlineScoreRegion does, and
-/// returns d(result)/d(score) there (0 when the result does not depend on
-/// the score). The region must pass findUndifferentiableOp.
+/// Builds one op of a score region's body where its derivative is built,
+/// mapping its results in `mapping` (an op whose results it leaves unmapped
+/// is one no other op reads as a float, a constant tensor say).
+using ScoreOpBuilder =
+    llvm::function_ref<void(Operation &op, IRMapping &mapping)>;
+
+/// Builds the body of `score` at `b`'s insertion point with its arguments
+/// bound to `args` (score, b, h, q, k), op by op with `buildOp` (by default
+/// a clone, as inlineScoreRegion does; a GPU kernel lowers math ops to the
+/// hardware's approximations), and returns d(result)/d(score) there (0 when
+/// the result does not depend on the score); `value`, when given, receives
+/// the result itself. The region must pass findUndifferentiableOp.
 Value buildScoreDerivative(OpBuilder &b, Location loc, Region &score,
-                           ValueRange args);
+                           ValueRange args, ScoreOpBuilder buildOp = {},
+                           Value *value = nullptr);
 
 } // namespace mlir::attn
 
-#endif // ATTN_LIB_TRANSFORMS_SCOREDERIVATIVE_H
+#endif // ATTN_ANALYSIS_SCOREDERIVATIVE_H
