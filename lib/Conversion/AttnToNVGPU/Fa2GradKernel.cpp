@@ -104,12 +104,16 @@ private:
   /// `status` says the block is empty: then `state` (one uniform branch).
   SmallVector<Value> unlessEmpty(Value status, ValueRange state,
                                  function_ref<SmallVector<Value>()> body);
-  /// The `count` f32 `values(maskOperand)` of a visited block: with the
-  /// mask operand applied, unless the block mask's `status` says the block
-  /// is full (one uniform branch); without a mask operand, not applied.
-  SmallVector<Value>
-  applyingMask(const GradArguments &args, Value status, int64_t count,
-               function_ref<SmallVector<Value>(bool)> values);
+  /// P (`withP`), then dS (`withDs`), of every score the lane holds of a
+  /// visited block, each [mTiles][block_n / 8][2][2] flattened, `at(mt, nt,
+  /// i, j)` giving the score: the mask operand applied unless the block
+  /// mask's `status` says the block is full, MaskGeometry's element mask
+  /// only where `straddles` (each a uniform branch).
+  SmallVector<Value> blockGradients(
+      const GradArguments &args, Value status, Value straddles, bool withP,
+      bool withDs,
+      function_ref<ScoreElement(int64_t mt, int64_t nt, int64_t i, int64_t j)>
+          at);
   /// The A fragments of a k16 slice of the [mTiles][block_n / 8 * 4] flat
   /// element values, rounded to the element type.
   SmallVector<SmallVector<Value>> aFragments(ArrayRef<Value> flat);
@@ -332,21 +336,49 @@ Fa2GradBody::unlessEmpty(Value status, ValueRange state,
   return SmallVector<Value>(skip.getResults());
 }
 
-SmallVector<Value>
-Fa2GradBody::applyingMask(const GradArguments &args, Value status,
-                          int64_t count,
-                          function_ref<SmallVector<Value>(bool)> values) {
+SmallVector<Value> Fa2GradBody::blockGradients(
+    const GradArguments &args, Value status, Value straddles, bool withP,
+    bool withDs,
+    function_ref<ScoreElement(int64_t mt, int64_t nt, int64_t i, int64_t j)>
+        at) {
+  int64_t nTiles = s.blockN / 8;
+  SmallVector<Type> types(s.mTiles() * nTiles * 4 * (withP + withDs), f32);
+  // `onTrue` and `onFalse` as one uniform branch on `cond`.
+  auto branch = [&](Value cond, function_ref<SmallVector<Value>()> onTrue,
+                    function_ref<SmallVector<Value>()> onFalse) {
+    auto ifOp = scf::IfOp::create(b, types, cond, /*withElseRegion=*/true);
+    for (bool side : {true, false}) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(side ? ifOp.thenBlock() : ifOp.elseBlock());
+      scf::YieldOp::create(b, side ? onTrue() : onFalse());
+    }
+    return SmallVector<Value>(ifOp.getResults());
+  };
+  auto elements = [&](Value mask, bool masked) {
+    SmallVector<Value> ps, dss;
+    for (int64_t mt = 0; mt < s.mTiles(); ++mt)
+      for (int64_t nt = 0; nt < nTiles; ++nt)
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j) {
+            auto [p, ds] = gradients(at(mt, nt, i, j), mask, masked);
+            if (withP)
+              ps.push_back(p);
+            if (withDs)
+              dss.push_back(ds);
+          }
+    ps.append(dss);
+    return ps;
+  };
+  auto withMask = [&](Value mask) {
+    return branch(
+        straddles, [&] { return elements(mask, /*masked=*/true); },
+        [&] { return elements(mask, /*masked=*/false); });
+  };
   if (!args.mask || !status)
-    return values(static_cast<bool>(args.mask));
-  auto full = scf::IfOp::create(b, SmallVector<Type>(count, f32),
-                                isStatus(b, status, BlockMaskValue::kFull),
-                                /*withElseRegion=*/true);
-  for (bool isFull : {true, false}) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(isFull ? full.thenBlock() : full.elseBlock());
-    scf::YieldOp::create(b, values(/*maskOperand=*/!isFull));
-  }
-  return SmallVector<Value>(full.getResults());
+    return withMask(args.mask);
+  return branch(
+      isStatus(b, status, BlockMaskValue::kFull),
+      [&] { return withMask(Value()); }, [&] { return withMask(args.mask); });
 }
 
 void Fa2GradBody::keyBlock(const GradArguments &args, Value batch, Value kvHead,
@@ -438,54 +470,25 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
                     Value queryRows =
                         geometry.queryBlockRows(queryBlock, s.blockN).second;
                     int64_t elements = mTiles * nTiles * 4;
-                    SmallVector<Value> results = applyingMask(
-                        args, status, (value + key) * elements,
-                        [&](bool maskOperand) {
-                          Value straddles = geometry.needsElementMask(
-                              query0, queryRows, key0,
-                              add(key0, index(s.blockM)));
-                          SmallVector<Type> types((value + key) * elements,
-                                                  f32);
-                          auto branch =
-                              scf::IfOp::create(b, types, straddles,
-                                                /*withElseRegion=*/true);
-                          for (bool masked : {true, false}) {
-                            OpBuilder::InsertionGuard guard(b);
-                            b.setInsertionPointToStart(
-                                masked ? branch.thenBlock()
-                                       : branch.elseBlock());
-                            SmallVector<Value> ps, dss;
-                            for (int64_t mt = 0; mt < mTiles; ++mt)
-                              for (int64_t nt = 0; nt < nTiles; ++nt)
-                                for (int64_t i = 0; i < 2; ++i)
-                                  for (int64_t j = 0; j < 2; ++j) {
-                                    Value col =
-                                        add(index(nt * 8 + j),
-                                            layout.cCol(laneInGroup, 0));
-                                    ScoreElement e{
-                                        element(scores[mt][nt], i, j),
-                                        key ? element(dps[mt][nt], i, j)
-                                            : Value(),
-                                        memref::LoadOp::create(b, lseRows, col),
-                                        key ? memref::LoadOp::create(
-                                                  b, dsumRows, col)
-                                            : Value(),
-                                        batch,
-                                        head,
-                                        add(query0, col),
-                                        add(key0, fragmentRow(mt, i))};
-                                    auto [pv, ds] = gradients(
-                                        e, maskOperand ? args.mask : Value(),
-                                        masked);
-                                    if (value)
-                                      ps.push_back(pv);
-                                    if (key)
-                                      dss.push_back(ds);
-                                  }
-                            ps.append(dss);
-                            scf::YieldOp::create(b, ps);
-                          }
-                          return SmallVector<Value>(branch.getResults());
+                    SmallVector<Value> results = blockGradients(
+                        args, status,
+                        geometry.needsElementMask(query0, queryRows, key0,
+                                                  add(key0, index(s.blockM))),
+                        value, key,
+                        [&](int64_t mt, int64_t nt, int64_t i, int64_t j) {
+                          // S^T's rows are keys, its columns queries.
+                          Value col = add(index(nt * 8 + j),
+                                          layout.cCol(laneInGroup, 0));
+                          return ScoreElement{
+                              element(scores[mt][nt], i, j),
+                              key ? element(dps[mt][nt], i, j) : Value(),
+                              memref::LoadOp::create(b, lseRows, col),
+                              key ? memref::LoadOp::create(b, dsumRows, col)
+                                  : Value(),
+                              batch,
+                              head,
+                              add(query0, col),
+                              add(key0, fragmentRow(mt, i))};
                         });
                     ArrayRef<Value> flat(results);
                     SmallVector<Value> next(state.begin(), state.end());
@@ -519,7 +522,7 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
 void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
                              Value block) {
   const AttentionProblem &p = s.problem;
-  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8;
+  int64_t mTiles = s.mTiles();
   MaskGeometry<IndexArith> geometry = this->geometry();
   Value query0 = mul(block, index(s.blockM));
   Value kvHead = arith::DivUIOp::create(b, head, index(p.groupSize()));
@@ -559,40 +562,21 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
                   rowProducts(rowsA, warpRow, streamA, p.headDim);
               SmallVector<SmallVector<Value>> dps =
                   rowProducts(rowsB, warpRow, streamB, p.valueDim);
-              SmallVector<Value> flat = applyingMask(
-                  args, status, mTiles * nTiles * 4, [&](bool maskOperand) {
-                    Value straddles = geometry.needsElementMask(
-                        query0, rows, key0, add(key0, index(s.blockN)));
-                    SmallVector<Type> types(mTiles * nTiles * 4, f32);
-                    auto branch = scf::IfOp::create(b, types, straddles,
-                                                    /*withElseRegion=*/true);
-                    for (bool masked : {true, false}) {
-                      OpBuilder::InsertionGuard guard(b);
-                      b.setInsertionPointToStart(masked ? branch.thenBlock()
-                                                        : branch.elseBlock());
-                      SmallVector<Value> dss;
-                      for (int64_t mt = 0; mt < mTiles; ++mt)
-                        for (int64_t nt = 0; nt < nTiles; ++nt)
-                          for (int64_t i = 0; i < 2; ++i)
-                            for (int64_t j = 0; j < 2; ++j) {
-                              ScoreElement e{element(scores[mt][nt], i, j),
-                                             element(dps[mt][nt], i, j),
-                                             lse2[2 * mt + i],
-                                             dsum[2 * mt + i],
-                                             batch,
-                                             head,
-                                             add(query0, fragmentRow(mt, i)),
-                                             add(add(key0, index(nt * 8 + j)),
-                                                 layout.cCol(laneInGroup, 0))};
-                              dss.push_back(
-                                  gradients(e,
-                                            maskOperand ? args.mask : Value(),
-                                            masked)
-                                      .second);
-                            }
-                      scf::YieldOp::create(b, dss);
-                    }
-                    return SmallVector<Value>(branch.getResults());
+              SmallVector<Value> flat = blockGradients(
+                  args, status,
+                  geometry.needsElementMask(query0, rows, key0,
+                                            add(key0, index(s.blockN))),
+                  /*withP=*/false, /*withDs=*/true,
+                  [&](int64_t mt, int64_t nt, int64_t i, int64_t j) {
+                    return ScoreElement{element(scores[mt][nt], i, j),
+                                        element(dps[mt][nt], i, j),
+                                        lse2[2 * mt + i],
+                                        dsum[2 * mt + i],
+                                        batch,
+                                        head,
+                                        add(query0, fragmentRow(mt, i)),
+                                        add(add(key0, index(nt * 8 + j)),
+                                            layout.cCol(laneInGroup, 0))};
                   });
               // dQ += dS K.
               SmallVector<Value> acc(state.begin(), state.end());
