@@ -77,6 +77,27 @@ template <typename OpT> DictionaryAttr describeAttention(Builder &b, OpT op) {
   return b.getDictionaryAttr(entries);
 }
 
+/// Appends the parameters both kinds of kernel take after their own, those
+/// `shape` has, to `views` and `names`: `op`'s mask operand, its block mask
+/// (unless constant: a table in the kernel) and its key lengths.
+template <typename OpT>
+void appendMaskAndLengthParams(Builder &b, OpT op, const KernelShape &shape,
+                               SmallVectorImpl<MemRefType> &views,
+                               SmallVectorImpl<Attribute> &names) {
+  if (shape.maskElement) {
+    views.push_back(kernelView(op.getMask()));
+    names.push_back(b.getStringAttr("mask"));
+  }
+  if (shape.blockMaskParameter()) {
+    views.push_back(kernelView(op.getBlockMask()));
+    names.push_back(b.getStringAttr("block_mask"));
+  }
+  if (shape.keyLengths) {
+    views.push_back(kernelView(op.getKeyLengths()));
+    names.push_back(b.getStringAttr("key_lengths"));
+  }
+}
+
 /// A kernel `name` in the builder's gpu.module over `views` (named `names`)
 /// and `workspaces`, which the runtime passes after them, with its
 /// `attn.launch` entry: `grid`, the shape's block and tiles, `sharedBytes`
@@ -164,18 +185,7 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
         views.push_back(kernelView(op.getInitLse()));
         names.push_back(kb.getStringAttr("LSE"));
       }
-      if (shape->maskElement) {
-        views.push_back(kernelView(op.getMask()));
-        names.push_back(kb.getStringAttr("mask"));
-      }
-      if (shape->blockMaskParameter()) {
-        views.push_back(kernelView(op.getBlockMask()));
-        names.push_back(kb.getStringAttr("block_mask"));
-      }
-      if (shape->keyLengths) {
-        views.push_back(kernelView(op.getKeyLengths()));
-        names.push_back(kb.getStringAttr("key_lengths"));
-      }
+      appendMaskAndLengthParams(kb, op, *shape, views, names);
       // A grid size that depends on a run-time length is dynamic.
       const AttentionProblem &problem = shape->problem;
       int64_t ctas = shape->leanCtas;
@@ -241,18 +251,7 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       views.push_back(kernelView(operand));
       names.push_back(kb.getStringAttr(name));
     }
-    if (shape->maskElement) {
-      views.push_back(kernelView(op.getMask()));
-      names.push_back(kb.getStringAttr("mask"));
-    }
-    if (shape->blockMaskParameter()) {
-      views.push_back(kernelView(op.getBlockMask()));
-      names.push_back(kb.getStringAttr("block_mask"));
-    }
-    if (shape->keyLengths) {
-      views.push_back(kernelView(op.getKeyLengths()));
-      names.push_back(kb.getStringAttr("key_lengths"));
-    }
+    appendMaskAndLengthParams(kb, op, *shape, views, names);
     gpu::GPUFuncOp func = createKernel(
         kb, getAttentionGradKernelName(op), *shape, views, names, {},
         gradGrid(*shape), gradSharedBytes(*shape), describeAttention(kb, op),
