@@ -294,8 +294,14 @@ void CtaPrimitives::inlineScoreOp(Operation &op, IRMapping &mapping) {
           .Case([&](math::Exp2Op) { return exp2(in); })
           .Case([&](math::LogOp) { return mulF(log2(in), f32Const(M_LN2)); })
           .Case([&](math::Log2Op) { return log2(in); })
-          .Case([&](math::AbsFOp) { return LLVM::FAbsOp::create(b, in); })
-          .Case([&](math::SqrtOp) { return LLVM::SqrtOp::create(b, in); })
+          // |x| = max(x, -x) and sqrt.rn: the LLVM intrinsics fabs and
+          // sqrt are not legal in the NVVM lowering.
+          .Case([&](math::AbsFOp) {
+            return maxF(in, arith::NegFOp::create(b, in));
+          })
+          .Case([&](math::SqrtOp) {
+            return intrinsic("llvm.nvvm.sqrt.rn.f", in);
+          })
           .Default([](Operation *) { return Value(); });
   if (lowered)
     mapping.map(op.getResult(0), lowered);

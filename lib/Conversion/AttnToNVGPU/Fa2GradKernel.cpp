@@ -250,8 +250,14 @@ std::pair<Value, Value> Fa2GradBody::gradients(const ScoreElement &e,
   Value ds = mulF(p, subF(e.y, e.dsum));
   if (s.softcap)
     ds = mulF(ds, subF(f32Const(1.0), mulF(t, t)));
+  // A score with P = 0 (hidden, or a row or key past the lengths, whose
+  // tiles hold zeros) contributes 0, even where the region's derivative is
+  // infinite or NaN (sqrt or log at 0), as on the CPU.
   if (slope)
-    ds = mulF(ds, slope);
+    ds = arith::SelectOp::create(
+        b,
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, p, f32Const(0.0)),
+        f32Const(0.0), mulF(ds, slope));
   return {p, ds};
 }
 

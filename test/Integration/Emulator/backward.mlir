@@ -9,8 +9,10 @@
 // partial and full blocks over a boolean mask; a constant one over an
 // additive mask), score regions (an ALiBi bias over a tanh cap, math.exp2
 // of the head; max, a square and a select on the positions under a softcap,
-// an additive mask and key lengths: each differentiated with respect to the
-// score), f16 and bf16, sm_80 and sm_90a. Each function holds an
+// an additive mask and key lengths; sqrt(|s|), whose derivative is infinite
+// at the zeros the tiles hold past Sq and Sk, where P = 0 must give dS = 0:
+// each differentiated with respect to the score), f16 and bf16, sm_80 and
+// sm_90a. Each function holds an
 // attention and its gradient: attn-compile builds both kernels, attn-run
 // runs the forward and the gradient on the CPU and writes the gradient case
 // (the inputs, the forward's O and LSE, a seeded dO, and the reference's dQ,
@@ -86,6 +88,9 @@
 // RUN: attn-compile %t/region_select.mlir -o %t/region_select --chip=sm_90a --split-kv=false > /dev/null
 // RUN: attn-run %t/region_select.mlir --backward --write-reference=%t/region_select/reference | FileCheck %s --check-prefix=CPU
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_select --kernel=region_select_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: attn-compile %t/region_sqrt.mlir -o %t/region_sqrt --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-run %t/region_sqrt.mlir --backward --write-reference=%t/region_sqrt/reference | FileCheck %s --check-prefix=CPU
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_sqrt --kernel=region_sqrt_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // A constant block mask is a table in the kernels: neither the gradient's
 // case nor the forward's holds block_mask.npy, and the forward's case fits
 // its kernel (it named a block mask the kernel does not take before).
@@ -501,4 +506,28 @@ func.func @region_select(%q: tensor<2x2x90x128xf16>, %k: tensor<2x2x170x128xf16>
         attn.yield %r : f32
       }
   return %dq, %dk, %dv : tensor<2x2x90x128xf16>, tensor<2x2x170x128xf16>, tensor<2x2x170x128xf16>
+}
+
+//--- region_sqrt.mlir
+func.func @region_sqrt(%q: tensor<1x2x100x64xf16>, %k: tensor<1x2x150x64xf16>, %v: tensor<1x2x150x64xf16>, %do: tensor<1x2x100x64xf16>) -> (tensor<1x2x100x64xf16>, tensor<1x2x150x64xf16>, tensor<1x2x150x64xf16>) {
+  %o0 = tensor.empty() : tensor<1x2x100x64xf16>
+  %l0 = tensor.empty() : tensor<1x2x100xf32>
+  %o, %lse = attn.attention ins(%q, %k, %v : tensor<1x2x100x64xf16>, tensor<1x2x150x64xf16>, tensor<1x2x150x64xf16>)
+      outs(%o0, %l0 : tensor<1x2x100x64xf16>, tensor<1x2x100xf32>) {causal} -> tensor<1x2x100x64xf16>, tensor<1x2x100xf32>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %a = math.absf %s : f32
+        %r = math.sqrt %a : f32
+        attn.yield %r : f32
+      }
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %v : tensor<1x2x100x64xf16>, tensor<1x2x150x64xf16>, tensor<1x2x150x64xf16>)
+      out(%o, %lse : tensor<1x2x100x64xf16>, tensor<1x2x100xf32>) grad(%do : tensor<1x2x100x64xf16>)
+      outs(%q, %k, %v : tensor<1x2x100x64xf16>, tensor<1x2x150x64xf16>, tensor<1x2x150x64xf16>) {causal} -> tensor<1x2x100x64xf16>, tensor<1x2x150x64xf16>, tensor<1x2x150x64xf16>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %a = math.absf %s : f32
+        %r = math.sqrt %a : f32
+        attn.yield %r : f32
+      }
+  return %dq, %dk, %dv : tensor<1x2x100x64xf16>, tensor<1x2x150x64xf16>, tensor<1x2x150x64xf16>
 }
