@@ -203,6 +203,16 @@ Value mlir::attn::buildScoreDerivative(OpBuilder &b, Location loc,
       tangents.differentiate(&op, mapping.lookupOrNull(op.getResult(0)));
   }
   Value result = cast<YieldOp>(body.getTerminator()).getValue();
+  // A constant of the region's function yielded as it is: built where the
+  // derivative is (a kernel cannot use the host's value).
+  if (Operation *def = result.getDefiningOp();
+      def && !mapping.contains(result) &&
+      def->hasTrait<OpTrait::ConstantLike>()) {
+    if (buildOp)
+      buildOp(*def, mapping);
+    else
+      b.clone(*def, mapping);
+  }
   if (value)
     *value = mapping.lookupOrDefault(result);
   if (Value tangent = tangents.tangentOf(result))

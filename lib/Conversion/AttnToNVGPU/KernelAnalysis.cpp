@@ -35,8 +35,10 @@ namespace mlir::attn {
 
 LogicalResult checkScoreRegion(Region &score) {
   Block &region = score.front();
-  for (Operation &inner : region.without_terminator()) {
-    if (!isInlinableScoreOp(inner))
+  // The terminator's operand too: a region may yield a value of its
+  // function only when it is a constant.
+  for (Operation &inner : region) {
+    if (&inner != region.getTerminator() && !isInlinableScoreOp(inner))
       return inner.emitError("attn-to-nvgpu inlines score regions of scalar "
                              "arith operations, math.tanh, exp, exp2, log, "
                              "log2, absf and sqrt, and tensor.extract from "

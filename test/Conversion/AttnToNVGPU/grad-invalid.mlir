@@ -92,6 +92,19 @@ func.func @region_not_inlinable(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64x
 
 // -----
 
+func.func @region_yields_argument(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>, %bias: f32) -> tensor<1x1x64x64xf16> {
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %k, %k : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+      out(%q, %lse : tensor<1x1x64x64xf16>, tensor<1x1x64xf32>) grad(%q : tensor<1x1x64x64xf16>)
+      outs(%q, %k, %k : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)  -> tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{attn-to-nvgpu inlines a score region into a kernel: it may use only its arguments, the values it defines and constants}}
+    attn.yield %bias : f32
+  }
+  return %dq : tensor<1x1x64x64xf16>
+}
+
+// -----
+
 func.func @block_mask_blocks(%q: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>, %bm: tensor<1x1x2x1xi8>) -> tensor<1x1x64x64xf16> {
   // expected-error @+1 {{attn-to-nvgpu's backward kernel needs block-mask blocks whose rows and keys are multiples of 64 (its tiles nest in them both ways); got 32 x 64: run the gradient on the CPU (attn-to-cpu)}}
   %dq, %dk, %dv = attn.attention_grad ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)

@@ -189,3 +189,26 @@ func.func @block_mask(%q: tensor<1x2x128x64xf16>, %k: tensor<1x2x128x64xf16>, %o
 // CHECK: scf.if %[[EMPTY]]
 // CHECK: %[[FULL:.+]] = arith.cmpi eq, %[[STATUS]], %c2_i8 : i8
 // CHECK: scf.if %[[FULL]]
+
+// -----
+
+// A region that yields a constant of its function: the kernel builds the
+// constant itself (the host's value is not the kernel's), and its
+// derivative is 0.
+func.func @constant_score(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>)
+    -> tensor<1x1x64x64xf16> {
+  %c = arith.constant 0.25 : f32
+  %dq, %dk, %dv = attn.attention_grad ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+      out(%o, %lse : tensor<1x1x64x64xf16>, tensor<1x1x64xf32>) grad(%o : tensor<1x1x64x64xf16>)
+      outs(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+      -> tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    attn.yield %c : f32
+  }
+  return %dq : tensor<1x1x64x64xf16>
+}
+
+// CHECK-LABEL: gpu.func @constant_score_attention_grad0
+// The score 0.25 in base 2 (0.25 log2 e), folded.
+// CHECK: arith.constant 0.360673755 : f32
+// CHECK: gpu.return

@@ -60,6 +60,20 @@ func.func @region_with_argument(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64x
 
 // -----
 
+// The yielded value is checked too: a value of the function that is not a
+// constant cannot be inlined.
+func.func @region_yields_argument(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %bias: f32) -> tensor<1x1x64x64xf16> {
+  %r = attn.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+      outs(%o : tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{attn-to-nvgpu inlines a score region into a kernel: it may use only its arguments, the values it defines and constants}}
+    attn.yield %bias : f32
+  }
+  return %r : tensor<1x1x64x64xf16>
+}
+
+// -----
+
 func.func @attention2d(%q: tensor<1x1x1x64xf16>, %k: tensor<1x1x512x64xf16>, %o: tensor<1x1x1x64xf16>) -> tensor<1x1x1x64xf16> {
   // expected-error @+1 {{attn-to-nvgpu lowers FlashAttention-2's grid, #attn.split_kv and #attn.lean; not yet #attn.attention2d<q_parts = 2, kv_parts = 2>: attn-distribute turns it into each rank's program, which runs on the CPU (attn-to-cpu)}}
   %r = attn.attention ins(%q, %k, %k : tensor<1x1x1x64xf16>, tensor<1x1x512x64xf16>, tensor<1x1x512x64xf16>)
