@@ -122,6 +122,25 @@ std::string readTolerance(const nlohmann::json &outputs, const char *name,
   return {};
 }
 
+/// Reads array `file` of the case in `dir`: as `type`, or without one in
+/// whatever type it holds ('<V2' as bf16).
+std::string readArray(const std::string &dir, ArrayFile file, NpyArray &array,
+                      std::optional<NpyElementType> type) {
+  std::string arrayPath = pathIn(dir, file.file);
+  return type ? mlir::attn::readNpy(arrayPath, array, *type)
+              : mlir::attn::readTensorNpy(arrayPath, array);
+}
+
+/// readArray of an array a case may not have: `array` stays empty when its
+/// file is not there.
+std::string readOptionalArray(const std::string &dir, ArrayFile file,
+                              std::optional<NpyArray> &array,
+                              std::optional<NpyElementType> type) {
+  if (!exists(pathIn(dir, file.file)))
+    return std::string();
+  return readArray(dir, file, array.emplace(), type);
+}
+
 } // namespace
 
 std::string attn::gpucheck::shapeText(const std::vector<int64_t> &shape) {
@@ -232,32 +251,22 @@ std::string attn::gpucheck::readReferenceCase(const std::string &dir,
 
   // The inputs in whatever type they hold ('<V2' as bf16), the rest as the
   // kernel reads them.
-  auto read = [&](ArrayFile file, NpyArray &array,
-                  std::optional<NpyElementType> type) {
-    std::string arrayPath = pathIn(dir, file.file);
-    return type ? mlir::attn::readNpy(arrayPath, array, type)
-                : mlir::attn::readTensorNpy(arrayPath, array);
-  };
-  auto readOptional = [&](ArrayFile file, std::optional<NpyArray> &array,
-                          std::optional<NpyElementType> type) {
-    if (!exists(pathIn(dir, file.file)))
-      return std::string();
-    return read(file, array.emplace(), type);
-  };
   std::string error;
-  if ((error = read(kQuery, reference.query, std::nullopt)).empty() &&
-      (error = read(kKey, reference.key, std::nullopt)).empty() &&
-      (error = read(kValue, reference.value, std::nullopt)).empty() &&
-      (error = readOptional(kMask, reference.mask, std::nullopt)).empty() &&
-      (error =
-           readOptional(kBlockMask, reference.blockMask, NpyElementType::I8))
+  if ((error = readArray(dir, kQuery, reference.query, std::nullopt)).empty() &&
+      (error = readArray(dir, kKey, reference.key, std::nullopt)).empty() &&
+      (error = readArray(dir, kValue, reference.value, std::nullopt)).empty() &&
+      (error = readOptionalArray(dir, kMask, reference.mask, std::nullopt))
           .empty() &&
-      (error =
-           readOptional(kKeyLengths, reference.keyLengths, NpyElementType::I32))
+      (error = readOptionalArray(dir, kBlockMask, reference.blockMask,
+                                 NpyElementType::I8))
           .empty() &&
-      (error = read(kOut, reference.out.values, NpyElementType::F32)).empty() &&
+      (error = readOptionalArray(dir, kKeyLengths, reference.keyLengths,
+                                 NpyElementType::I32))
+          .empty() &&
+      (error = readArray(dir, kOut, reference.out.values, NpyElementType::F32))
+          .empty() &&
       hasLse)
-    error = read(kLse, reference.lse->values, NpyElementType::F32);
+    error = readArray(dir, kLse, reference.lse->values, NpyElementType::F32);
   if (!error.empty())
     return error;
   if (!hasLse && exists(pathIn(dir, kLse.file)))
@@ -372,18 +381,13 @@ std::string attn::gpucheck::readGradientCase(const std::string &dir,
                                       NpyElementType::F32))
              .empty())
       return error;
-  if (exists(pathIn(dir, kMask.file)) &&
-      !(error = mlir::attn::readTensorNpy(pathIn(dir, kMask.file),
-                                          reference.mask.emplace()))
-           .empty())
-    return error;
   for (auto [file, array, type] :
-       {std::tuple{kBlockMask, &reference.blockMask, NpyElementType::I8},
-        std::tuple{kKeyLengths, &reference.keyLengths, NpyElementType::I32}})
-    if (exists(pathIn(dir, file.file)) &&
-        !(error = mlir::attn::readNpy(pathIn(dir, file.file), array->emplace(),
-                                      type))
-             .empty())
+       {std::tuple{kMask, &reference.mask, std::optional<NpyElementType>()},
+        std::tuple{kBlockMask, &reference.blockMask,
+                   std::optional(NpyElementType::I8)},
+        std::tuple{kKeyLengths, &reference.keyLengths,
+                   std::optional(NpyElementType::I32)}})
+    if (!(error = readOptionalArray(dir, file, *array, type)).empty())
       return error;
   // The shapes must make one attention's gradient.
   const std::vector<int64_t> &q = reference.query.shape,

@@ -1,5 +1,4 @@
-//===- ScoreDerivative.h - d/dscore of an attention's score region -*- C++
-//-*-===//
+//===- ScoreDerivative.h - d/dscore of a score region ----------*- C++ -*-===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

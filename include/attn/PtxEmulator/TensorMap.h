@@ -1,5 +1,4 @@
-//===- TensorMap.h - Tensor maps for the emulator's tensor copies -*- C++
-//-*-===//
+//===- TensorMap.h - Tensor maps for the emulator's copies ----*- C++ -*-===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

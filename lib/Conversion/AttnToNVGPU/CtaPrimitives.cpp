@@ -13,6 +13,8 @@
 
 #include "CtaPrimitives.h"
 
+#include "attn/Dialect/Attn/IR/Attn.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -422,4 +424,48 @@ void CtaPrimitives::setUpSharedMemory() {
   Operation *sharedOp = shared.getDefiningOp();
   entryPoint =
       OpBuilder::InsertPoint(sharedOp->getBlock(), Block::iterator(sharedOp));
+}
+
+SmallVector<Value>
+CtaPrimitives::uniformBranch(Value cond, TypeRange types,
+                             function_ref<SmallVector<Value>()> onTrue,
+                             function_ref<SmallVector<Value>()> onFalse) {
+  auto ifOp = scf::IfOp::create(b, types, cond, /*withElseRegion=*/true);
+  for (bool side : {true, false}) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(side ? ifOp.thenBlock() : ifOp.elseBlock());
+    scf::YieldOp::create(b, side ? onTrue() : onFalse());
+  }
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+Value CtaPrimitives::blockStatus(Value parameter, Value batch, Value head,
+                                 Value row0, Value key0) {
+  if (!s.hasBlockMask())
+    return Value();
+  Value table =
+      s.blockMaskValues ? constantTable(s.blockMaskValues) : parameter;
+  auto type = cast<MemRefType>(table.getType());
+  return memref::LoadOp::create(
+      b, table,
+      ValueRange{broadcastIndex(type.getDimSize(0), batch),
+                 broadcastIndex(type.getDimSize(1), head),
+                 arith::DivUIOp::create(b, row0, index(s.blockMaskRows)),
+                 arith::DivUIOp::create(b, key0, index(s.blockMaskKeys))});
+}
+
+Value CtaPrimitives::isStatus(Value status, int8_t value) {
+  return arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq, status,
+      arith::ConstantIntOp::create(b, b.getI8Type(), value));
+}
+
+SmallVector<Value>
+CtaPrimitives::unlessEmpty(Value status, ValueRange state,
+                           function_ref<SmallVector<Value>()> body) {
+  if (!status)
+    return body();
+  return uniformBranch(
+      isStatus(status, BlockMaskValue::kEmpty), state.getTypes(),
+      [&] { return SmallVector<Value>(state); }, body);
 }

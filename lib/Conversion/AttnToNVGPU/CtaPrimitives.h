@@ -213,6 +213,25 @@ protected:
   /// score (-inf, whatever the units).
   Value applyMaskElement(Value x, Value element);
 
+  /// `cond ? onTrue() : onFalse()`, each giving values of `types`, as one
+  /// uniform branch.
+  SmallVector<Value> uniformBranch(Value cond, TypeRange types,
+                                   function_ref<SmallVector<Value>()> onTrue,
+                                   function_ref<SmallVector<Value>()> onFalse);
+  /// The block mask's status of the block of tiled rows from `row0` and keys
+  /// from `key0` of (batch, head) (the tiles nest in its blocks), read from
+  /// the shape's constant table or else from `parameter` (the block_mask
+  /// parameter); null without a block mask.
+  Value blockStatus(Value parameter, Value batch, Value head, Value row0,
+                    Value key0);
+  /// Whether the block mask's `status` is `value` (BlockMaskValue).
+  Value isStatus(Value status, int8_t value);
+  /// `body()`, the new `state` of a visited block, unless the block mask's
+  /// `status` (null without one) says the block is empty: then `state`
+  /// (one uniform branch).
+  SmallVector<Value> unlessEmpty(Value status, ValueRange state,
+                                 function_ref<SmallVector<Value>()> body);
+
   /// max / sum of `value` over the 4 lanes of a quad.
   Value quadReduce(Value value, bool isMax);
 

@@ -95,15 +95,6 @@ private:
   /// gives 0 for both. Without y and Dsum, P only.
   std::pair<Value, Value> gradients(const ScoreElement &e, Value mask,
                                     bool masked);
-  /// The block mask's status of the block of query rows from query0 and
-  /// keys from key0 of (batch, head) (the tiles nest in its blocks), or
-  /// null without a block mask.
-  Value blockStatus(const GradArguments &args, Value batch, Value head,
-                    Value query0, Value key0);
-  /// `body()`, the new `state` of a visited block, unless the block mask's
-  /// `status` says the block is empty: then `state` (one uniform branch).
-  SmallVector<Value> unlessEmpty(Value status, ValueRange state,
-                                 function_ref<SmallVector<Value>()> body);
   /// P (`withP`), then dS (`withDs`), of every score the lane holds of a
   /// visited block, each [mTiles][block_n / 8][2][2] flattened, `at(mt, nt,
   /// i, j)` giving the score: the mask operand applied unless the block
@@ -304,44 +295,6 @@ void Fa2GradBody::storeRows(ArrayRef<Value> acc, int64_t width, float factor,
     }
 }
 
-Value Fa2GradBody::blockStatus(const GradArguments &args, Value batch,
-                               Value head, Value query0, Value key0) {
-  if (!s.hasBlockMask())
-    return Value();
-  Value table =
-      s.blockMaskValues ? constantTable(s.blockMaskValues) : args.blockMask;
-  auto type = cast<MemRefType>(table.getType());
-  return memref::LoadOp::create(
-      b, table,
-      ValueRange{broadcastIndex(type.getDimSize(0), batch),
-                 broadcastIndex(type.getDimSize(1), head),
-                 arith::DivUIOp::create(b, query0, index(s.blockMaskRows)),
-                 arith::DivUIOp::create(b, key0, index(s.blockMaskKeys))});
-}
-
-/// Whether the block mask's `status` is `value` (BlockMaskValue).
-static Value isStatus(ImplicitLocOpBuilder &b, Value status, int8_t value) {
-  return arith::CmpIOp::create(
-      b, arith::CmpIPredicate::eq, status,
-      arith::ConstantIntOp::create(b, b.getI8Type(), value));
-}
-
-SmallVector<Value>
-Fa2GradBody::unlessEmpty(Value status, ValueRange state,
-                         function_ref<SmallVector<Value>()> body) {
-  if (!status)
-    return body();
-  auto skip = scf::IfOp::create(b, state.getTypes(),
-                                isStatus(b, status, BlockMaskValue::kEmpty),
-                                /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(skip.thenBlock());
-  scf::YieldOp::create(b, state);
-  b.setInsertionPointToStart(skip.elseBlock());
-  scf::YieldOp::create(b, body());
-  return SmallVector<Value>(skip.getResults());
-}
-
 SmallVector<Value> Fa2GradBody::blockGradients(
     const GradArguments &args, Value status, Value straddles, bool withP,
     bool withDs,
@@ -349,17 +302,6 @@ SmallVector<Value> Fa2GradBody::blockGradients(
         at) {
   int64_t nTiles = s.blockN / 8;
   SmallVector<Type> types(s.mTiles() * nTiles * 4 * (withP + withDs), f32);
-  // `onTrue` and `onFalse` as one uniform branch on `cond`.
-  auto branch = [&](Value cond, function_ref<SmallVector<Value>()> onTrue,
-                    function_ref<SmallVector<Value>()> onFalse) {
-    auto ifOp = scf::IfOp::create(b, types, cond, /*withElseRegion=*/true);
-    for (bool side : {true, false}) {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(side ? ifOp.thenBlock() : ifOp.elseBlock());
-      scf::YieldOp::create(b, side ? onTrue() : onFalse());
-    }
-    return SmallVector<Value>(ifOp.getResults());
-  };
   auto elements = [&](Value mask, bool masked) {
     SmallVector<Value> ps, dss;
     for (int64_t mt = 0; mt < s.mTiles(); ++mt)
@@ -376,14 +318,14 @@ SmallVector<Value> Fa2GradBody::blockGradients(
     return ps;
   };
   auto withMask = [&](Value mask) {
-    return branch(
-        straddles, [&] { return elements(mask, /*masked=*/true); },
+    return uniformBranch(
+        straddles, types, [&] { return elements(mask, /*masked=*/true); },
         [&] { return elements(mask, /*masked=*/false); });
   };
   if (!args.mask || !status)
     return withMask(args.mask);
-  return branch(
-      isStatus(b, status, BlockMaskValue::kFull),
+  return uniformBranch(
+      isStatus(status, BlockMaskValue::kFull), types,
       [&] { return withMask(Value()); }, [&] { return withMask(args.mask); });
 }
 
@@ -454,7 +396,8 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
             b, queryBegin, queryEnd, index(1), acc,
             [&](OpBuilder &, Location, Value queryBlock, ValueRange state) {
               Value query0 = mul(queryBlock, index(s.blockN));
-              Value status = blockStatus(args, batch, head, query0, key0);
+              Value status =
+                  blockStatus(args.blockMask, batch, head, query0, key0);
               scf::YieldOp::create(
                   b, unlessEmpty(status, state, [&] {
                     // Every warp is done with the previous block's tiles.
@@ -553,7 +496,7 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
       b, blockBegin, blockEnd, index(1), init,
       [&](OpBuilder &, Location, Value kvBlock, ValueRange state) {
         Value key0 = mul(kvBlock, index(s.blockN));
-        Value status = blockStatus(args, batch, head, query0, key0);
+        Value status = blockStatus(args.blockMask, batch, head, query0, key0);
         scf::YieldOp::create(
             b, unlessEmpty(status, state, [&] {
               gpu::BarrierOp::create(b);
@@ -668,13 +611,15 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
     return op.emitError("attn-to-nvgpu's backward kernel does not support ")
            << what << " yet: run the gradient on the CPU (attn-to-cpu)";
   };
+  // A region without a derivative has no gradient anywhere; one that has
+  // one and that the kernel cannot inline runs on the CPU.
   if (op.hasScoreModifier()) {
-    if (failed(checkScoreRegion(op.getScore())))
-      return failure();
     if (Operation *stop = findUndifferentiableOp(op.getScore()))
       return op.emitError("attn-to-nvgpu's backward kernel: the score region "
                           "uses the score in '")
              << stop->getName() << "', which has no derivative rule";
+    if (failed(checkScoreRegion(op.getScore())))
+      return failure();
   }
   if (op.getInitGradMask())
     return unsupported("the mask's gradient");
