@@ -577,7 +577,10 @@ bool Decoder::decode(std::string &error) {
     return decodeCvt(error);
   if (b == "cvta") {
     in.op = word.take("to") ? Opcode::CvtaTo : Opcode::Cvta;
-    if (!takeSpace(word, in.space) || in.space == Space::Param)
+    // A parameter's generic address only (kernel parameters are read-only
+    // through it).
+    if (!takeSpace(word, in.space) ||
+        (in.space == Space::Param && in.op == Opcode::CvtaTo))
       return unsupported(error, "state space");
     if (!oneType(error, {Type::U64}))
       return false;

@@ -867,6 +867,7 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
       uint64_t a = value(ops[1], lane);
       uint64_t window = in.space == Space::Shared  ? kSharedWindow
                         : in.space == Space::Local ? kLocalWindow
+                        : in.space == Space::Param ? kParamWindow
                                                    : 0;
       write(ops[0], lane, in.op == Opcode::Cvta ? a + window : a - window, 8);
     });

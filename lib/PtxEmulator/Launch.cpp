@@ -468,6 +468,10 @@ Space Launch::resolve(Space space, uint64_t &address) {
     address -= kLocalWindow;
     return Space::Local;
   }
+  if (address - kParamWindow < kWindowSize) {
+    address -= kParamWindow;
+    return Space::Param;
+  }
   return Space::Global;
 }
 

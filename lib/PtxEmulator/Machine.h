@@ -33,10 +33,13 @@
 
 namespace attn::ptxemu {
 
-/// Generic addresses of shared and local memory: windows far from any host
-/// pointer, as the hardware's generic address space has them.
+/// Generic addresses of shared and local memory and of the kernel's
+/// parameters (cvta.param: a __grid_constant__ parameter's address, as
+/// LLVM's NVPTX backend takes it for a by-value tensor map): windows far
+/// from any host pointer, as the hardware's generic address space has them.
 constexpr uint64_t kSharedWindow = 0xF100000000000000ull;
 constexpr uint64_t kLocalWindow = 0xF200000000000000ull;
+constexpr uint64_t kParamWindow = 0xF300000000000000ull;
 constexpr uint64_t kWindowSize = 1ull << 32;
 
 /// A vector clock: for each agent of a CTA (its warps, then the async

@@ -264,18 +264,21 @@ bool Launch::tensorCopyPieces(Warp &w, unsigned lane, const Instruction &in,
                               uint64_t &bytes) {
   bool toGlobal = in.flags & mod::ToGlobal;
   const Operand &source = in.operands[toGlobal ? 0 : 1];
-  // The tensor map: a kernel parameter (a __grid_constant__ CUtensorMap)
-  // or global memory.
+  // The tensor map: a kernel parameter (a __grid_constant__ CUtensorMap),
+  // by name or by its generic address (cvta.param), or global memory.
   uint8_t map[kTensorMapBytes];
-  if (source.isParam && source.reg < 0) {
-    if (source.value + kTensorMapBytes > params.size())
+  uint64_t at = source.isParam && source.reg < 0 ? source.value
+                                                 : addressOf(w, source, lane);
+  Space space = source.isParam && source.reg < 0 ? Space::Param
+                                                 : resolve(Space::Generic, at);
+  if (space == Space::Param) {
+    if (at + kTensorMapBytes > params.size())
       return fault(w, lane, &in,
                    "the tensor map parameter is past the "
                    "parameter buffer");
-    std::memcpy(map, params.data() + source.value, kTensorMapBytes);
+    std::memcpy(map, params.data() + at, kTensorMapBytes);
   } else {
-    uint64_t at = addressOf(w, source, lane);
-    if (resolve(Space::Generic, at) != Space::Global)
+    if (space != Space::Global)
       return fault(w, lane, &in,
                    "the tensor map is not in global memory or "
                    "a parameter");

@@ -111,7 +111,8 @@ bool Launch::checkWgmmaRegisters(Warp &w, const Instruction &in,
       return true;
     return fault(w, __builtin_ctz(group), &in,
                  "touches " + kernel.registerNames[slot] +
-                     ", an accumulator of a wgmma.mma_async (line " +
+                     ", an accumulator or A register of a wgmma.mma_async "
+                     "(line " +
                      std::to_string(w.wgmmaGroups.empty()
                                         ? w.wgmmaOpen.line
                                         : w.wgmmaGroups.back().line) +
@@ -298,15 +299,24 @@ bool Launch::executeWgmma(Warp &w, const Instruction &in, uint32_t exec) {
     }
   }
 
-  // The registers and the shared bytes are the wgmma's until retired.
+  // The registers (D, and A from registers) and the shared bytes are the
+  // wgmma's until retired: accessing them before is undefined (PTX ISA,
+  // wgmma.mma_async), even if the hardware read A at issue.
   if (w.wgmmaPending.empty())
     w.wgmmaPending.assign(kernel.registerCount(), 0);
   if (readEnd > readBegin)
     recordAsyncRead(cta, w.wgmmaOpen, readBegin, readEnd, in.line);
-  for (const Operand &e : d.elements) {
+  auto hold = [&](const Operand &e) {
+    if (e.reg < 0)
+      return;
     if (w.wgmmaPending[e.reg]++ == 0)
       ++w.wgmmaPendingRegisters;
     w.wgmmaOpen.registers.push_back(e.reg);
-  }
+  };
+  for (const Operand &e : d.elements)
+    hold(e);
+  if (registerA)
+    for (const Operand &e : ops[1].elements)
+      hold(e);
   return true;
 }

@@ -118,11 +118,23 @@ SPIN:
   ret;
 )";
 
-TEST(PtxEmulatorTensorCopy, OverhangingBoxIsSwizzledAndZeroFilled) {
-  // A 20 x 100 matrix whose element (r, c) is r * 100 + c (exact in bf16
-  // below 256, so use (r * 100 + c) % 256); the box of 8 rows x 64 columns
-  // at column 60, row 16 overhangs both edges: columns 100.. and rows 20..
-  // are outside.
+/// kBoxPtx with the tensor map given by its generic address, as LLVM's NVPTX
+/// backend takes a by-value (__grid_constant__) parameter's.
+std::string boxPtxWithGenericMap() {
+  std::string ptx = kBoxPtx;
+  std::string copy = "cp.async.bulk.tensor";
+  ptx.insert(ptx.find(copy), "mov.b64 %rd4, map;\n  cvta.param.u64 %rd5, "
+                             "%rd4;\n  ");
+  size_t map = ptx.find("[map, ");
+  ptx.replace(map, 6, "[%rd5, ");
+  return ptx;
+}
+
+/// Runs `body` (kBoxPtx or a variant) on a 20 x 100 matrix whose element
+/// (r, c) is r * 100 + c (exact in bf16 below 256, so use (r * 100 + c) %
+/// 256); the box of 8 rows x 64 columns at column 60, row 16 overhangs both
+/// edges: columns 100.. and rows 20.. are outside.
+void expectOverhangingBox(const std::string &body) {
   const uint64_t rows = 20, cols = 104; // rows padded to 16-byte strides
   Device device;
   uint16_t *matrix = allocateArray<uint16_t>(device, rows * cols);
@@ -137,7 +149,7 @@ TEST(PtxEmulatorTensorCopy, OverhangingBoxIsSwizzledAndZeroFilled) {
   uint16_t *out = allocateArray<uint16_t>(device, 512);
   std::string ptx = kernelPtx(".param .align 64 .b8 map[128], .param .u64 out, "
                               ".param .u32 col0, .param .u32 row0",
-                              kBoxPtx);
+                              body.c_str());
   auto module = parse(ptx);
   ASSERT_TRUE(module);
   std::vector<uint8_t> params =
@@ -158,6 +170,41 @@ TEST(PtxEmulatorTensorCopy, OverhangingBoxIsSwizzledAndZeroFilled) {
       EXPECT_EQ(out[at], exactBFloat(expected))
           << "box (" << r << ", " << c << ")";
     }
+}
+
+TEST(PtxEmulatorTensorCopy, OverhangingBoxIsSwizzledAndZeroFilled) {
+  expectOverhangingBox(kBoxPtx);
+}
+
+TEST(PtxEmulatorTensorCopy, TensorMapByItsGenericParameterAddress) {
+  expectOverhangingBox(boxPtxWithGenericMap());
+}
+
+TEST(PtxEmulatorTensorCopy, ParametersAreReadOnlyThroughGenericAddresses) {
+  // A store through a parameter's generic address faults, and cvta.to.param
+  // (a generic address back to the parameter space) is refused.
+  Device device;
+  auto module = parse(kernelPtx(".param .u64 out", R"(
+  .reg .b64 %rd<4>;
+  mov.b64 %rd1, out;
+  cvta.param.u64 %rd2, %rd1;
+  st.u64 [%rd2], %rd1;
+  ret;
+)"));
+  ASSERT_TRUE(module);
+  std::vector<uint8_t> params(module->findKernel("k")->parameterBytes, 0);
+  LaunchResult result = launchWith(device, *module, params, 32);
+  EXPECT_FALSE(result.ok);
+  EXPECT_NE(result.error.find("a store to read-only memory"), std::string::npos)
+      << result.error;
+  std::string error;
+  EXPECT_FALSE(parseModule(kernelPtx(".param .u64 out", R"(
+  .reg .b64 %rd<3>;
+  cvta.to.param.u64 %rd2, %rd1;
+  ret;
+)"),
+                           error));
+  EXPECT_NE(error.find("state space"), std::string::npos) << error;
 }
 
 //===----------------------------------------------------------------------===//

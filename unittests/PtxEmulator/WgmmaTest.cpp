@@ -13,8 +13,9 @@
 // c of row r moves to chunk c XOR f(r)"), not as the emulator computes
 // addresses (bit operations on the address), and the products of distinct
 // small integers are exact, so every accumulator element is checked against
-// the plain product A B (+ C). Also the faults: an accumulator read, or an
-// operand overwritten, before the wgmma.wait_group that retires it.
+// the plain product A B (+ C). Also the faults: an accumulator read, A's
+// registers or a shared operand overwritten, before the wgmma.wait_group
+// that retires it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -334,7 +335,19 @@ TEST(PtxEmulatorWgmma, UnretiredResultsAndOperands) {
   WgmmaCase c;
   // Reading an accumulator before the wait.
   std::string error = runWgmma(c, "  st.global.u32 [%rd11], %d0;\n");
-  EXPECT_NE(error.find("touches %d0, an accumulator of a wgmma.mma_async"),
+  EXPECT_NE(error.find("touches %d0, an accumulator or A register of a "
+                       "wgmma.mma_async"),
+            std::string::npos)
+      << error;
+  // Overwriting A's registers before the wait (the next product's P written
+  // over the running one's).
+  WgmmaCase registers;
+  registers.n = 64;
+  registers.registerA = true;
+  registers.mnMajorB = true;
+  error = runWgmma(registers, "  mov.b32 %a1, 0;\n");
+  EXPECT_NE(error.find("touches %a1, an accumulator or A register of a "
+                       "wgmma.mma_async"),
             std::string::npos)
       << error;
   // Overwriting B's bytes before the wait.
