@@ -34,23 +34,38 @@ ATTN_CALLS_JIT_CODE double ScoreRegionFunction::operator()(double score,
   return function(static_cast<float>(score), b, h, q, k);
 }
 
-/// Makes every f32 of `func` an f64: arguments, results and constants.
+/// Makes every f32 of `func` an f64: arguments, results and constants,
+/// tensors of f32 (a region's tables) included.
 static LogicalResult widenToF64(func::FuncOp func) {
   Builder b(func.getContext());
   Type f32 = b.getF32Type(), f64 = b.getF64Type();
   auto widen = [&](Value value) {
     if (value.getType() == f32)
       value.setType(f64);
+    else if (auto tensor = dyn_cast<RankedTensorType>(value.getType());
+             tensor && tensor.getElementType() == f32)
+      value.setType(tensor.clone(f64));
   };
   for (BlockArgument arg : func.getArguments())
     widen(arg);
   func.walk([&](Operation *op) {
     for (Value result : op->getResults())
       widen(result);
-    if (auto constant = dyn_cast<arith::ConstantOp>(op))
-      if (auto value = dyn_cast<FloatAttr>(constant.getValue());
-          value && value.getType() == f32)
-        constant.setValueAttr(b.getF64FloatAttr(value.getValueAsDouble()));
+    auto constant = dyn_cast<arith::ConstantOp>(op);
+    if (!constant)
+      return;
+    if (auto value = dyn_cast<FloatAttr>(constant.getValue());
+        value && value.getType() == f32)
+      constant.setValueAttr(b.getF64FloatAttr(value.getValueAsDouble()));
+    if (auto values = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+        values && values.getElementType() == f32)
+      constant.setValueAttr(values.mapValues(f64, [](const APFloat &value) {
+        bool losesInfo;
+        APFloat wide = value;
+        wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                     &losesInfo);
+        return wide.bitcastToAPInt();
+      }));
   });
   func.setType(
       b.getFunctionType(func.front().getArgumentTypes(), {f64}));

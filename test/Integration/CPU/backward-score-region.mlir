@@ -26,6 +26,10 @@
 // CHECK: @infinite_where_hidden:
 // CHECK:   check dQ : {{.*}} PASS
 // CHECK:   check dK : {{.*}} PASS
+// CHECK: @slope_table:
+// CHECK:   check dQ : {{.*}} PASS
+// CHECK:   check dK : {{.*}} PASS
+// CHECK:   check dV : {{.*}} PASS
 // CHECK: {{^PASS$}}
 
 // A bias along the relative position (ALiBi's shape): region' = 1.
@@ -176,4 +180,28 @@ func.func @infinite_where_hidden(%q: tensor<1x2x24x16xf32>, %k: tensor<1x2x24x16
     attn.yield %r : f32
   }
   return %o#0, %o#1 : tensor<1x2x24x16xf32>, tensor<1x2x24xf32>
+}
+
+// ALiBi as models ship it: a table of per-head slopes, f32, read by
+// tensor.extract (the reference evaluates the region in f64, the table
+// widened with it).
+func.func @slope_table(%q: tensor<1x2x20x16xf32>, %k: tensor<1x2x30x16xf32>,
+                       %v: tensor<1x2x30x16xf32>) -> (tensor<1x2x20x16xf32>, tensor<1x2x20xf32>) {
+  %slopes = arith.constant dense<[0.25, 0.0625]> : tensor<2xf32>
+  %o0 = tensor.empty() : tensor<1x2x20x16xf32>
+  %l0 = tensor.empty() : tensor<1x2x20xf32>
+  %o:2 = attn.attention ins(%q, %k, %v : tensor<1x2x20x16xf32>, tensor<1x2x30x16xf32>, tensor<1x2x30x16xf32>)
+      outs(%o0, %l0 : tensor<1x2x20x16xf32>, tensor<1x2x20xf32>) {causal}
+      -> tensor<1x2x20x16xf32>, tensor<1x2x20xf32> score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %m = tensor.extract %slopes[%h] : tensor<2xf32>
+    %ii = arith.index_cast %i : index to i64
+    %ji = arith.index_cast %j : index to i64
+    %d = arith.subi %ji, %ii : i64
+    %df = arith.sitofp %d : i64 to f32
+    %t = arith.mulf %m, %df : f32
+    %r = arith.addf %s, %t : f32
+    attn.yield %r : f32
+  }
+  return %o#0, %o#1 : tensor<1x2x20x16xf32>, tensor<1x2x20xf32>
 }
