@@ -179,6 +179,14 @@ void Launch::recordAsyncRead(Cta &cta, AsyncGroup &open, uint32_t begin,
     open.line = line;
   if (open.reads.empty())
     ++cta.asyncReadsInFlight;
+  // A range that touches one already read (the next k step of the same
+  // operand) extends it: a group keeps one range per operand tile.
+  for (auto &[from, to] : open.reads)
+    if (begin <= to && from <= end) {
+      from = std::min(from, begin);
+      to = std::max(to, end);
+      return;
+    }
   open.reads.push_back({begin, end});
 }
 
@@ -232,9 +240,18 @@ bool Launch::executeWgmma(Warp &w, const Instruction &in, uint32_t exec) {
     return static_cast<double>(unpackHalf(bits, elementType));
   };
 
-  // A: this warp's 16 rows; B: 16 x N.
+  // A: this warp's 16 rows; B: 16 x N. The bytes each operand reads, a
+  // range per operand: one range over both would also cover whatever lies
+  // between them (another pipeline stage, which a copy may refill while
+  // this product runs).
   double a[16][16], b[16][256];
   uint32_t readBegin = UINT32_MAX, readEnd = 0;
+  auto recordOperandRead = [&] {
+    if (readEnd > readBegin)
+      recordAsyncRead(cta, w.wgmmaOpen, readBegin, readEnd, in.line);
+    readBegin = UINT32_MAX;
+    readEnd = 0;
+  };
   auto readShared = [&](const MatrixDescriptor &d, unsigned row, unsigned k,
                         bool mnMajor, double &out) {
     if (d.baseOffset != 0)
@@ -274,6 +291,7 @@ bool Launch::executeWgmma(Warp &w, const Instruction &in, uint32_t exec) {
         if (!readShared(d, rowBase + row, k, transposeA, a[row][k]))
           return false;
   }
+  recordOperandRead();
   MatrixDescriptor dB(descriptorB);
   for (unsigned k = 0; k < 16; ++k)
     for (unsigned col = 0; col < n; ++col)
@@ -304,8 +322,7 @@ bool Launch::executeWgmma(Warp &w, const Instruction &in, uint32_t exec) {
   // wgmma.mma_async), even if the hardware read A at issue.
   if (w.wgmmaPending.empty())
     w.wgmmaPending.assign(kernel.registerCount(), 0);
-  if (readEnd > readBegin)
-    recordAsyncRead(cta, w.wgmmaOpen, readBegin, readEnd, in.line);
+  recordOperandRead();
   auto hold = [&](const Operand &e) {
     if (e.reg < 0)
       return;

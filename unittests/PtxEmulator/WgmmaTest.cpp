@@ -350,6 +350,17 @@ TEST(PtxEmulatorWgmma, UnretiredResultsAndOperands) {
                        "wgmma.mma_async"),
             std::string::npos)
       << error;
+  // Writing between the operands (A, unswizzled, in [0, 2048); B from
+  // 8192; each thread a word of [6144, 6656)) before the wait is not a
+  // conflict: each operand's bytes are its own range (a pipeline stage
+  // between them may be refilled).
+  WgmmaCase gap;
+  gap.swizzleA = Swizzle::None;
+  EXPECT_EQ(runWgmma(gap, "  mul.lo.u32 %r10, %r1, 4;\n"
+                          "  mov.u32 %r11, smem;\n"
+                          "  add.u32 %r11, %r11, %r10;\n"
+                          "  st.shared.u32 [%r11+6144], %r3;\n"),
+            "");
   // Overwriting B's bytes before the wait.
   error = runWgmma(c, "  st.shared.u32 [smem+8192], %r3;\n");
   EXPECT_NE(error.find("writes shared offset 8192, which a wgmma.mma_async of "
