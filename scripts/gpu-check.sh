@@ -14,7 +14,9 @@
 #       in DIR everything the GPU machine needs: bin/ (attn-launch,
 #       attnrt-launch-overhead), lib/libattnrt.so*, bundles/*, modules/*,
 #       python/attn_mlir (the package without its compiler) and
-#       python-bundles/*.
+#       python-bundles/*. The bundles' kernels.ptx are left gzipped (PTX
+#       text shrinks about sixfold, and DIR must fit the device tool's
+#       carry); run unpacks them.
 #   scripts/gpu-check.sh run DIR OUT [all | STEP...]
 #       On the GPU machine (CUDA driver, compute-sanitizer, PyTorch and
 #       Triton; no LLVM/MLIR). With no step named, the budgeted plan, which
@@ -67,8 +69,8 @@
 #       (each bundle read and checked and each reference case read by
 #       attn-launch --validate; attn-launch fails cleanly without a driver; the package
 #       in DIR loads its bundles without the compiler; the benchmark scripts
-#       compile; DIR fits in 56 MiB, what the device tool carries besides
-#       the working tree).
+#       compile; DIR, packed, fits in 56 MiB, what the device tool
+#       carries besides the working tree).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_BUILD_DIR:-$root/build}"
@@ -161,9 +163,16 @@ print(attn_mlir.load_bundles(sys.argv[1]), "python bundles load without the comp
     "$root/benchmarks/gpu/compare_backward.py" "$root/benchmarks/gpu/compare_decode.py" \
     "$root/benchmarks/gpu/compare_flex.py"
   echo "compare_sdpa.py, compare_backward.py, compare_decode.py and compare_flex.py compile"
-  # The device tool carries at most 64 MiB with the working tree: the
-  # prepared directory must leave room for it (reference cases are big).
-  local bytes limit=$((56 << 20))
+}
+
+# The bundles' PTX gzipped for the device tool's carry, and back.
+pack() { find "$1/bundles" -name kernels.ptx -exec gzip -9 {} +; }
+unpack() { find "$1/bundles" -name kernels.ptx.gz -exec gunzip -f {} +; }
+
+# The device tool carries at most 64 MiB with the working tree: the packed
+# directory must leave room for it (reference cases are big).
+check_carry() {
+  local dir="$1" bytes limit=$((56 << 20))
   bytes="$(du -sb "$dir" | cut -f1)"
   if [ "$bytes" -gt "$limit" ]; then
     echo "gpu-check.sh: $dir holds $((bytes >> 20)) MiB, more than the $((limit >> 20)) MiB the device tool can carry with the working tree" >&2
@@ -194,6 +203,7 @@ run() {
     esac
   done
   wanted() { case " ${chosen[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
+  unpack "$dir"
   mkdir -p "$out"
   local launch="$dir/bin/attn-launch" failed=() summary="$out/summary.txt"
   # Appended to: the steps may go in several calls with one OUT.
@@ -290,6 +300,8 @@ case "$command" in
     [ "${2:-}" = "--no-build" ] && build_tools=no
     prepare "$dir" "$build_tools"
     if [ "$command" = dry-run ]; then dry_run "$dir"; fi
+    pack "$dir"
+    if [ "$command" = dry-run ]; then check_carry "$dir"; fi
     ;;
   run)
     [ $# -ge 2 ] || usage

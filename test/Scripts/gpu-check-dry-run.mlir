@@ -23,6 +23,10 @@
 // CHECK: compare_sdpa.py, compare_backward.py, compare_decode.py and compare_flex.py compile
 // CHECK: the prepared directory fits the device tool's carry ({{[0-9]+}} of 56 MiB)
 // CHECK: dry run passed
+// The bundles travel with their PTX gzipped (run unpacks it).
+// RUN: ls %t/bundles/c_window | FileCheck %s --check-prefix=PACKED
+// PACKED: kernels.ptx.gz
+// PACKED-NEXT: manifest.json
 // RUN: ls %t/bundles/c_region_alibi/reference %t/bundles/c_blocks_d96_alibi/reference | FileCheck %s --check-prefix=CASES
 // CASES: block_mask.npy
 // CASES: reference.json
