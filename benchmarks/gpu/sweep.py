@@ -200,6 +200,11 @@ def correctness():
            "partition = #attn.split_kv<splits = 8>")
     yield ("c_three_stages_causal", "f16", 1, 4, 4, 1000, 1000, 128,
            "causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 3>")
+    # The overlapped wgmma loop at D = 128 (its default 128 x 128 tiles keep
+    # the sequential loop: softmaxOverlapUnfit): 128 x 64 in two warpgroups,
+    # causal, a tail of keys.
+    yield ("c_overlap_d128", "bf16", 1, 4, 2, 1000, 1000, 128,
+           "causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 2>")
     # GQA packing (the query heads of a key/value head share a CTA's rows,
     # head after head): a decode step on FlashAttention-2's grid, a causal
     # speculative step whose 12 packed rows span three heads, split-KV and

@@ -49,6 +49,23 @@ int64_t mlir::attn::fa2RegistersPerThread(const Fa2Tiling &tiling,
          (work.readsMask ? scoresPerThread : 0);
 }
 
+std::string mlir::attn::softmaxOverlapUnfit(const Fa2Tiling &tiling,
+                                            int64_t valueDim, ScoreWork work,
+                                            bool blockMask, bool kernelSplitsKv,
+                                            int64_t registersPerThread) {
+  if (blockMask)
+    return "a block mask's branches around and inside a step would make "
+           "ptxas serialise the products";
+  int64_t held =
+      llvm::divideCeil(tiling.blockM * tiling.blockN / 2, 32 * tiling.warps);
+  int64_t need =
+      fa2RegistersPerThread(tiling, valueDim, work, kernelSplitsKv) + held;
+  if (need <= registersPerThread)
+    return "";
+  return "holding the previous block's P needs about " + std::to_string(need) +
+         " registers a thread, more than " + std::to_string(registersPerThread);
+}
+
 llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
   static const Fa2Tiling upTo64[] = {
       {128, 128, 4, 2}, {128, 64, 4, 2}, {64, 64, 4, 2}};

@@ -44,17 +44,31 @@ std::string formatFlops(double flops) {
   return llvm::formatv("{0:F2} {1}", flops, units[unit]).str();
 }
 
-/// The CTA body attn-to-ptx builds for `tiling` on `target`
-/// (chooseMatrixUnit with matrix-unit=auto).
-std::string describeMatrixUnit(TargetAttr target, const Fa2Tiling &tiling,
-                               const AttentionProblem &problem) {
+/// The CTA body attn-to-ptx builds for `op`'s kernel with `tiling` on
+/// `target` (chooseMatrixUnit with matrix-unit=auto, then
+/// softmaxOverlapUnfit), its key/value range split (split-KV, Lean) or not.
+std::string describeCtaBody(AttentionOp op, TargetAttr target,
+                            const Fa2Tiling &tiling,
+                            const AttentionProblem &problem, bool splitsKv) {
   MatrixUnit unit = *chooseMatrixUnit(MatrixUnitRequest::Auto, target.getChip(),
                                       tiling, problem.valueDim);
-  std::string text =
-      "CTA body: FlashAttention-2's loop on " + matrixUnitName(unit).str();
-  if (unit == MatrixUnit::MmaSync && hasWarpgroupMma(target.getChip()))
-    text += " (" + wgmmaUnfit(target.getChip(), tiling, problem.valueDim) + ")";
-  return text;
+  if (unit == MatrixUnit::MmaSync) {
+    std::string text = "CTA body: FlashAttention-2's loop on mma.sync";
+    if (hasWarpgroupMma(target.getChip()))
+      text +=
+          " (" + wgmmaUnfit(target.getChip(), tiling, problem.valueDim) + ")";
+    return text;
+  }
+  std::string why = softmaxOverlapUnfit(
+      tiling, problem.valueDim, scoreWorkOf(op),
+      static_cast<bool>(op.getBlockMask()), splitsKv,
+      gpuLimits(target, MatrixUnitRequest::Auto).regsPerThread);
+  if (why.empty())
+    return "CTA body: FlashAttention-3's overlapped loop (softmax beside P V) "
+           "on wgmma";
+  return "CTA body: FlashAttention-2's loop on wgmma (softmax not "
+         "overlapped: " +
+         why + ")";
 }
 
 std::string formatBytes(double bytes) {
@@ -278,7 +292,10 @@ struct AttnPrintPlanPass
         remark << ", more than the " << target.getSmemPerBlock()
                << " bytes a block may use on " << target.getChip();
       if (target)
-        remark << "\n  " << describeMatrixUnit(target, *tiling, *problem);
+        remark << "\n  "
+               << describeCtaBody(op, target, *tiling, *problem,
+                                  isa_and_nonnull<LeanAttr, SplitKVAttr>(
+                                      op.getPartitionAttr()));
     }
     if (tiling && staticLengths) {
       TiledWork work = countTiledWork(*problem, tiling->blockM, tiling->blockN);
@@ -316,7 +333,8 @@ struct AttnPrintPlanPass
                   "split-KV by default): "
                << split->partition << " over "
                << fa2TilesAttrOf(op.getContext(), split->tiling) << "; its "
-               << describeMatrixUnit(target, split->tiling, *problem);
+               << describeCtaBody(op, target, split->tiling, *problem,
+                                  /*splitsKv=*/true);
     }
     if (!staticLengths)
       return {tiling, std::nullopt};

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace mlir::attn {
@@ -86,6 +87,25 @@ struct ScoreWork {
 /// defaultFa2Tiling with it was spill-free (docs/performance.md).
 int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim,
                               ScoreWork work = {}, bool kernelSplitsKv = false);
+
+/// Why the warpgroup-MMA CTA body does not overlap each key/value block's
+/// softmax with the previous block's P V (FlashAttention-3's
+/// intra-warpgroup overlap, docs/gpu-kernel.md) for a kernel with `tiling`,
+/// or "" when it does. The overlap holds the previous block's P (block_m x
+/// block_n 16-bit values, two a register) while the next softmax runs: it
+/// needs fa2RegistersPerThread plus that share at most
+/// `registersPerThread`. Calibrated on ptxas 13.0 (sm_90a): every
+/// emulator-check kernel estimated above 255 with the term spilled with the
+/// overlap or sat at 255 (128 x 128 at D = 128: 264, 36 to 168 bytes; D = 256
+/// with 64 x 64 causal: 264, 128 bytes), and none at or below it did. A
+/// block mask keeps the loop sequential: its branches (an empty block
+/// skipped, a full one read without the mask operand) around and inside a
+/// step, crossed by the running P V, made ptxas serialise every wgmma of
+/// the kernel.
+std::string softmaxOverlapUnfit(const Fa2Tiling &tiling, int64_t valueDim,
+                                ScoreWork work, bool blockMask,
+                                bool kernelSplitsKv,
+                                int64_t registersPerThread);
 
 /// What modifying the scores in natural units (softcap, an inlined score
 /// region with the row and key of every element) costs a thread: calibrated

@@ -11,7 +11,8 @@
 // instructions. The skeletons see the body's state only through this
 // interface, so a body that restructures the loop (FlashAttention-3's
 // warp-specialised pipeline) plugs into every skeleton unchanged. The first
-// body is Fa2CtaBody (FlashAttention-2's loop, on mma.sync or wgmma).
+// body is Fa2CtaBody (FlashAttention-2's loop on mma.sync or wgmma, and
+// FlashAttention-3's overlapped loop on wgmma).
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +85,10 @@ struct KernelShape {
   /// The matrix instructions of the CTA body's two products
   /// (chooseMatrixUnit).
   MatrixUnit matrixUnit = MatrixUnit::MmaSync;
+  /// With wgmma: whether each block's softmax runs beside the previous
+  /// block's P V (softmaxOverlapUnfit), or the products are waited for in
+  /// turn as on mma.sync.
+  bool overlapSoftmax = false;
 
   bool modifiesScores() const { return softcap || scoreRegion; }
   bool hasBlockMask() const { return blockMaskRows != 0; }

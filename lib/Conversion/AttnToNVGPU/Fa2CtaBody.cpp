@@ -62,36 +62,64 @@ void Fa2CtaBody::setUp(const KernelLengths &lengths) {
               : sharedTile(shared, index(0), s.blockM, s.valueRow());
 }
 
-Fa2CtaBody::StageTiles Fa2CtaBody::kvTiles(Value stage) {
-  Value kOffset = add(index(kBase()), mul(stage, index(kTileBytes())));
-  Value vOffset = add(index(vBase()), mul(stage, index(vTileBytes())));
+Fa2CtaBody::StageTiles Fa2CtaBody::kvTiles(Value keyStage, Value valueStage) {
+  Value kOffset = add(index(kBase()), mul(keyStage, index(kTileBytes())));
+  Value vOffset = add(index(vBase()), mul(valueStage, index(vTileBytes())));
   return {sharedTile(shared, kOffset, s.blockN, s.keyRow()),
           sharedTile(shared, vOffset, s.blockN, s.valueRow()), kOffset,
           vOffset};
 }
 
+SmallVector<Value> Fa2CtaBody::issueScoreProduct(const StageTiles &tiles) {
+  // The warpgroup's 64 rows of Q against the block's keys, k step ks at 32
+  // bytes into 64-column block ks / 4 of each tile.
+  Value keyDescriptor = wgmmaDescriptor(b, add(sharedAddress, tiles.kOffset),
+                                        /*leadingBytes=*/16, kSwizzleAtomBytes);
+  wgmmaFence(b);
+  SmallVector<Value> d;
+  for (int64_t ks = 0; ks < s.kSteps(); ++ks) {
+    int64_t block = ks * 16 / kBlockColumns, within = ks % 4 * 32;
+    d = wgmma(b, s.element, s.blockN, d,
+              advanceDescriptor(b, queryDescriptor,
+                                block * s.blockM * kSwizzleRowBytes + within),
+              {},
+              advanceDescriptor(b, keyDescriptor,
+                                block * s.blockN * kSwizzleRowBytes + within),
+              /*transposeB=*/false);
+  }
+  wgmmaCommit(b);
+  return d;
+}
+
+Fa2CtaBody::IssuedProduct Fa2CtaBody::issueValueProduct(ArrayRef<Value> d,
+                                                        ValueRange pFrags,
+                                                        const StageTiles &tiles,
+                                                        bool fence) {
+  // V, MN-major: 8 keys a 1024-byte atom (the stride), the next 64 columns
+  // one block further (the leading offset); k slice kk at key 16 kk.
+  Value valueDescriptor = wgmmaDescriptor(
+      b, add(sharedAddress, tiles.vOffset),
+      /*leadingBytes=*/s.blockN * kSwizzleRowBytes, kSwizzleAtomBytes);
+  if (fence)
+    wgmmaFence(b);
+  IssuedProduct issued{SmallVector<Value>(d), {}};
+  for (auto [kk, p] : llvm::enumerate(pFrags)) {
+    SmallVector<Value> a = packedRegisters(p);
+    issued.d =
+        wgmma(b, s.element, s.problem.valueDim, issued.d, Value(), a,
+              advanceDescriptor(b, valueDescriptor, kk * 16 * kSwizzleRowBytes),
+              /*transposeB=*/true);
+    llvm::append_range(issued.aRegisters, a);
+  }
+  wgmmaCommit(b);
+  return issued;
+}
+
 SmallVector<SmallVector<Value>>
 Fa2CtaBody::scoreProducts(const StageTiles &tiles) {
-  int64_t kSteps = s.kSteps();
   if (s.matrixUnit == MatrixUnit::Wgmma) {
-    // The warpgroup's 64 rows of Q against the block's keys, k step ks at
-    // 32 bytes into 64-column block ks / 4 of each tile.
-    Value keyDescriptor =
-        wgmmaDescriptor(b, add(sharedAddress, tiles.kOffset),
-                        /*leadingBytes=*/16, kSwizzleAtomBytes);
-    wgmmaFence(b);
-    SmallVector<Value> d;
-    for (int64_t ks = 0; ks < kSteps; ++ks) {
-      int64_t block = ks * 16 / kBlockColumns, within = ks % 4 * 32;
-      d = wgmma(b, s.element, s.blockN, d,
-                advanceDescriptor(b, queryDescriptor,
-                                  block * s.blockM * kSwizzleRowBytes + within),
-                {},
-                advanceDescriptor(b, keyDescriptor,
-                                  block * s.blockN * kSwizzleRowBytes + within),
-                /*transposeB=*/false);
-    }
-    wgmmaCommitWait(b);
+    SmallVector<Value> d = issueScoreProduct(tiles);
+    wgmmaWait(b, 0);
     return {fragmentsOf(d)};
   }
   // S = Q K^T for all of the warp's m16 tiles at once.
@@ -102,37 +130,32 @@ void Fa2CtaBody::valueProducts(SmallVector<Value> &acc,
                                ArrayRef<SmallVector<Value>> pFrags,
                                const StageTiles &tiles) {
   if (s.matrixUnit == MatrixUnit::Wgmma) {
-    int64_t kSlices = s.blockN / 16;
-    // V, MN-major: 8 keys a 1024-byte atom (the stride), the next 64
-    // columns one block further (the leading offset); k slice kk at key
-    // 16 kk.
-    Value valueDescriptor = wgmmaDescriptor(
-        b, add(sharedAddress, tiles.vOffset),
-        /*leadingBytes=*/s.blockN * kSwizzleRowBytes, kSwizzleAtomBytes);
-    SmallVector<Value> d = elementsOf(acc);
-    wgmmaFence(b);
-    for (int64_t kk = 0; kk < kSlices; ++kk)
-      d = wgmma(
-          b, s.element, s.problem.valueDim, d, Value(),
-          packedRegisters(pFrags[0][kk]),
-          advanceDescriptor(b, valueDescriptor, kk * 16 * kSwizzleRowBytes),
-          /*transposeB=*/true);
-    wgmmaCommitWait(b);
-    acc = fragmentsOf(d);
+    IssuedProduct product =
+        issueValueProduct(elementsOf(acc), pFrags[0], tiles, /*fence=*/true);
+    wgmmaWait(b, 0, product.aRegisters);
+    acc = fragmentsOf(product.d);
     return;
   }
   accumulateProducts(acc, pFrags, tiles.v, s.problem.valueDim);
 }
 
-Value Fa2CtaBody::copyKV(Value k, Value v, Value batch, Value kvHead,
-                         Value block, Value stage) {
-  StageTiles tiles = kvTiles(stage);
-  Value key0 = mul(block, index(s.blockN));
-  SmallVector<Value> tokens = copyTile(k, batch, kvHead, key0, s.blockN, keyLen,
-                                       s.problem.headDim, tiles.k);
-  llvm::append_range(tokens, copyTile(v, batch, kvHead, key0, s.blockN, keyLen,
-                                      s.problem.valueDim, tiles.v));
+Value Fa2CtaBody::copyKV(const KvWalk &w, Value keyBlock, Value keyStage,
+                         Value valueBlock, Value valueStage) {
+  StageTiles tiles = kvTiles(keyStage, valueStage);
+  SmallVector<Value> tokens =
+      copyTile(w.kv.k, w.batch, w.kvHead, mul(keyBlock, index(s.blockN)),
+               s.blockN, keyLen, s.problem.headDim, tiles.k);
+  llvm::append_range(tokens,
+                     copyTile(w.kv.v, w.batch, w.kvHead,
+                              mul(valueBlock, index(s.blockN)), s.blockN,
+                              keyLen, s.problem.valueDim, tiles.v));
   return commit(tokens);
+}
+
+Value Fa2CtaBody::clampedBlock(const KvWalk &w, Value block) {
+  // An empty range (blockEnd = 0 wraps) copies blocks the copies guard.
+  return arith::MinUIOp::create(b, block,
+                                arith::SubIOp::create(b, w.blockEnd, index(1)));
 }
 
 Value Fa2CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
@@ -174,45 +197,193 @@ Value Fa2CtaBody::modifyScore(Value x, Value batch, Value head, Value row,
                     mapping);
 }
 
+SmallVector<Value> Fa2CtaBody::blockScores(const KvWalk &w,
+                                           ArrayRef<SmallVector<Value>> scores,
+                                           Value key0, Value status) {
+  MaskGeometry<IndexArith> geometry = this->geometry();
+  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8;
+  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
+  Value mask = w.kv.mask;
+  // With `masked`, keys a row cannot see are -inf; with `maskOperand`, the
+  // mask operand applies. A modified score, and one the mask operand adds
+  // to, is formed in natural units (scale, softcap, score region, the
+  // additive mask) and then taken to base 2.
+  bool additiveMask = mask && !s.maskElement.isInteger(1);
+  bool natural = s.modifiesScores() || additiveMask;
+  Value scale = f32Const(natural ? s.scale : s.scaleLog2);
+  auto scaledScores = [&](bool masked, bool maskOperand) {
+    SmallVector<Value> values;
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      Value tileRow = add(w.row0, add(warpRow, index(mt * 16)));
+      // C rows g and g + 8 (layout.cRow(lane, 1) = cRow(lane, 0) + 8), and
+      // the query head and row the score region sees for each.
+      Value rowG = add(tileRow, layout.cRow(groupId, 0));
+      SmallVector<Value> rowOf = {rowG, add(rowG, index(8))};
+      SmallVector<std::pair<Value, Value>> queryOf;
+      if (s.scoreRegion)
+        for (Value row : rowOf)
+          queryOf.push_back(queryRowOf(w.head, row));
+      // The mask operand's rows are one head's (no GQA packing).
+      assert((!maskOperand || s.problem.packedHeads == 1) &&
+             "a mask operand's rows are not packed");
+      for (int64_t nt = 0; nt < nTiles; ++nt)
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j) {
+            Value x = mulF(vector::ExtractOp::create(b, scores[mt][nt],
+                                                     ArrayRef<int64_t>{i, j}),
+                           scale);
+            Value key =
+                add(add(key0, index(nt * 8 + j)), layout.cCol(laneInGroup, 0));
+            if (s.modifiesScores()) {
+              auto [queryHead, queryRow] =
+                  s.scoreRegion ? queryOf[i] : std::make_pair(w.head, rowOf[i]);
+              x = modifyScore(x, w.batch, queryHead, queryRow, key);
+            }
+            if (maskOperand) {
+              Value element =
+                  maskOperandElement(mask, w.batch, w.head, rowOf[i], key,
+                                     /*clampKey=*/masked);
+              x = applyMaskElement(x, element);
+            }
+            if (natural)
+              x = mulF(x, f32Const(M_LOG2E));
+            if (masked) {
+              Value hidden = geometry.isHidden(rowOf[i], key);
+              x = arith::SelectOp::create(b, hidden, minusInf, x);
+            }
+            values.push_back(x);
+          }
+    }
+    return values;
+  };
+  SmallVector<Type> types(mTiles * nTiles * 4, f32);
+  auto withMask = [&](bool maskOperand) {
+    if (!s.needsElementMask())
+      return scaledScores(/*masked=*/false, maskOperand);
+    // Only blocks that straddle a mask boundary pay for the mask: the block
+    // is whole for every row when its last key is visible from the first
+    // row, its first key from the last row, and it ends within Sk.
+    Value straddles = geometry.needsElementMask(w.row0, w.rows, key0,
+                                                add(key0, index(s.blockN)));
+    return uniformBranch(
+        straddles, types, [&] { return scaledScores(true, maskOperand); },
+        [&] { return scaledScores(false, maskOperand); });
+  };
+  // A full block of the block mask does not read the mask operand.
+  if (mask && status)
+    return uniformBranch(
+        isStatus(status, BlockMaskValue::kFull), types,
+        [&] { return withMask(false); }, [&] { return withMask(true); });
+  return withMask(static_cast<bool>(mask));
+}
+
+Fa2CtaBody::SoftmaxUpdate
+Fa2CtaBody::softmaxUpdate(ArrayRef<Value> scores, ValueRange m, ValueRange l) {
+  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8;
+  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
+  Value zeroF = f32Const(0.0);
+  SoftmaxUpdate update;
+  update.pFrags.resize(mTiles);
+  update.alphas.resize(mTiles);
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    SmallVector<SmallVector<Value>> elems(nTiles);
+    for (int64_t nt = 0; nt < nTiles; ++nt)
+      for (int64_t e = 0; e < 4; ++e)
+        elems[nt].push_back(scores[(mt * nTiles + nt) * 4 + e]);
+    // Online softmax, per row (i = 0: row g, i = 1: row g + 8).
+    Value mNew = m[mt], lNew = l[mt];
+    for (int64_t i = 0; i < 2; ++i) {
+      Value rowMax = minusInf;
+      for (int64_t nt = 0; nt < nTiles; ++nt)
+        for (int64_t j = 0; j < 2; ++j)
+          rowMax = maxF(rowMax, elems[nt][2 * i + j]);
+      rowMax = quadReduce(rowMax, /*isMax=*/true);
+      Value old = vector::ExtractOp::create(b, m[mt], i);
+      Value updated = maxF(old, rowMax);
+      Value isEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                            updated, minusInf);
+      Value safe = arith::SelectOp::create(b, isEmpty, zeroF, updated);
+      update.alphas[mt].push_back(exp2(subF(old, safe)));
+      Value rowSum = zeroF;
+      for (int64_t nt = 0; nt < nTiles; ++nt)
+        for (int64_t j = 0; j < 2; ++j) {
+          Value &x = elems[nt][2 * i + j];
+          x = exp2(subF(x, safe));
+          rowSum = addF(rowSum, x);
+        }
+      // l stays a per-lane partial sum; the quad adds it up at the end.
+      Value lRow = addF(
+          mulF(update.alphas[mt][i], vector::ExtractOp::create(b, l[mt], i)),
+          rowSum);
+      mNew = vector::InsertOp::create(b, updated, mNew, i);
+      lNew = vector::InsertOp::create(b, lRow, lNew, i);
+    }
+    update.m.push_back(mNew);
+    update.l.push_back(lNew);
+
+    // P's A fragments: S's C fragments of n tiles 2 kk and 2 kk + 1,
+    // rounded to the input type.
+    auto fragA = VectorType::get({4, 2}, s.element);
+    for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
+      SmallVector<Value> halves;
+      for (int64_t nt : {2 * kk, 2 * kk + 1})
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j)
+            halves.push_back(
+                arith::TruncFOp::create(b, s.element, elems[nt][2 * i + j]));
+      update.pFrags[mt].push_back(
+          vector::FromElementsOp::create(b, fragA, halves));
+    }
+  }
+  return update;
+}
+
+SmallVector<Value> Fa2CtaBody::rescaled(ValueRange acc,
+                                        ArrayRef<SmallVector<Value>> alphas) {
+  Type pair = VectorType::get({2}, f32);
+  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
+  SmallVector<Value> next;
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t ot = 0; ot < oTiles; ++ot) {
+      Value fragment = acc[mt * oTiles + ot];
+      for (int64_t i = 0; i < 2; ++i) {
+        Value rowPair = vector::ExtractOp::create(b, fragment, i);
+        Value scaled =
+            mulF(rowPair, vector::BroadcastOp::create(b, pair, alphas[mt][i]));
+        fragment = vector::InsertOp::create(b, scaled, fragment, i);
+      }
+      next.push_back(fragment);
+    }
+  return next;
+}
+
 CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
                                 Value batch, Value head, Value kvHead,
                                 Value row0, Value rows, Value blockBegin,
                                 Value blockEnd) {
-  const AttentionProblem &p = s.problem;
-  Value k = kv.k, v = kv.v, mask = kv.mask;
-  MaskGeometry<IndexArith> geometry = this->geometry();
-  Type pair = VectorType::get({2}, f32);
-  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8, oTiles = p.valueDim / 8;
-  SmallVector<Value> init = initialState().values;
-  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
-  Value zeroF = f32Const(0.0);
+  KvWalk walk{kv,   qGroup, batch,      head,    kvHead,
+              row0, rows,   blockBegin, blockEnd};
+  CtaState state =
+      s.overlapSoftmax ? overlappedLoop(walk) : sequentialLoop(walk);
+  // No copy may still be writing shared memory when the CTA goes on (with
+  // one stage, each block's copies were waited for in its step).
+  if (s.stages > 1)
+    waitGroups(qGroup, 0);
+  return state;
+}
 
-  // The block mask's indices of this query block (size-1 batch and head
-  // dimensions broadcast).
-  Value blockMask, maskBatch, maskHead, maskRow;
-  if (s.hasBlockMask()) {
-    blockMask =
-        s.blockMaskValues ? constantTable(s.blockMaskValues) : kv.blockMask;
-    auto type = cast<MemRefType>(blockMask.getType());
-    maskBatch = broadcastIndex(type.getDimSize(0), batch);
-    maskHead = broadcastIndex(type.getDimSize(1), head);
-    maskRow = arith::DivUIOp::create(b, row0, index(s.blockMaskRows));
-  }
-
+CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
+  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
   // Q, and the first `stages` - 1 K and V blocks (the last block again
   // where the range is shorter: every iteration then waits for the same
   // number of groups), are in flight.
-  auto clampedBlock = [&](Value block) {
-    // An empty range (blockEnd = 0 wraps) copies blocks the copies guard.
-    return arith::MinUIOp::create(b, block,
-                                  arith::SubIOp::create(b, blockEnd, index(1)));
-  };
-  for (int64_t p = 0; p + 1 < s.stages; ++p)
-    copyKV(k, v, batch, kvHead, clampedBlock(add(blockBegin, index(p))),
-           index(p));
-  waitGroups(qGroup, s.stages - 1);
+  for (int64_t p = 0; p + 1 < s.stages; ++p) {
+    Value block = clampedBlock(w, add(w.blockBegin, index(p)));
+    copyKV(w, block, index(p), block, index(p));
+  }
+  waitGroups(w.qGroup, s.stages - 1);
   auto loop = scf::ForOp::create(
-      b, blockBegin, blockEnd, index(1), init,
+      b, w.blockBegin, w.blockEnd, index(1), initialState().values,
       [&](OpBuilder &, Location, Value block, ValueRange state) {
         Value key0 = mul(block, index(s.blockN));
         // The tiles of the previous block have been read by every warp.
@@ -223,7 +394,7 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
           // iterations ago); block n + stages - 1 goes to the stage block
           // n - 1 used, which every warp has read (the barrier above), and
           // block n's copies are done once at most stages - 1 groups wait.
-          Value relative = arith::SubIOp::create(b, block, blockBegin);
+          Value relative = arith::SubIOp::create(b, block, w.blockBegin);
           stage = arith::RemUIOp::create(b, relative, index(s.stages));
           // (n + stages - 1 - begin) % stages: the stage before this one.
           Value nextStage = arith::SelectOp::create(
@@ -231,223 +402,156 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
               arith::CmpIOp::create(b, arith::CmpIPredicate::eq, stage,
                                     index(0)),
               index(s.stages - 1), arith::SubIOp::create(b, stage, index(1)));
-          Value group =
-              copyKV(k, v, batch, kvHead,
-                     clampedBlock(add(block, index(s.stages - 1))), nextStage);
-          waitGroups(group, s.stages - 1);
+          Value next = clampedBlock(w, add(block, index(s.stages - 1)));
+          waitGroups(copyKV(w, next, nextStage, next, nextStage), s.stages - 1);
         } else {
-          waitGroups(copyKV(k, v, batch, kvHead, block, stage), 0);
+          waitGroups(copyKV(w, block, stage, block, stage), 0);
         }
         // wgmma reads shared memory through the async proxy: each thread's
         // copies, done now, are made visible to it before the barrier.
         if (s.matrixUnit == MatrixUnit::Wgmma)
           fenceProxyAsyncShared(b);
         gpu::BarrierOp::create(b);
-        StageTiles tiles = kvTiles(stage);
-        // An empty block of the block mask leaves the state as it is (one
-        // uniform branch per block; its copies were issued all the same, to
-        // keep the pipeline's order).
-        scf::IfOp skipEmpty;
-        Value status;
-        if (blockMask) {
-          status = memref::LoadOp::create(
-              b, blockMask,
-              ValueRange{
-                  maskBatch, maskHead, maskRow,
-                  arith::DivUIOp::create(b, key0, index(s.blockMaskKeys))});
-          Value empty = arith::CmpIOp::create(
-              b, arith::CmpIPredicate::eq, status,
-              arith::ConstantIntOp::create(b, b.getI8Type(),
-                                           BlockMaskValue::kEmpty));
-          skipEmpty = scf::IfOp::create(b, state.getTypes(), empty,
-                                        /*withElseRegion=*/true);
-          b.setInsertionPointToStart(skipEmpty.thenBlock());
-          scf::YieldOp::create(b, state);
-          b.setInsertionPointToStart(skipEmpty.elseBlock());
-        }
-
-        SmallVector<SmallVector<Value>> scores = scoreProducts(tiles);
-
-        // Scaled scores in base 2, [mt][nt][i][j] flattened; with `masked`,
-        // keys a row cannot see are -inf; with `maskOperand`, the mask
-        // operand applies. A modified score, and one the mask operand adds
-        // to, is formed in natural units (scale, softcap, score region, the
-        // additive mask) and then taken to base 2.
-        bool additiveMask = mask && !s.maskElement.isInteger(1);
-        bool natural = s.modifiesScores() || additiveMask;
-        Value scale = f32Const(natural ? s.scale : s.scaleLog2);
-        auto scaledScores = [&](bool masked, bool maskOperand) {
-          SmallVector<Value> values;
-          for (int64_t mt = 0; mt < mTiles; ++mt) {
-            Value tileRow = add(row0, add(warpRow, index(mt * 16)));
-            // C rows g and g + 8 (layout.cRow(lane, 1) = cRow(lane, 0) + 8),
-            // and the query head and row the score region sees for each.
-            Value rowG = add(tileRow, layout.cRow(groupId, 0));
-            SmallVector<Value> rowOf = {rowG, add(rowG, index(8))};
-            SmallVector<std::pair<Value, Value>> queryOf;
-            if (s.scoreRegion)
-              for (Value row : rowOf)
-                queryOf.push_back(queryRowOf(head, row));
-            // The mask operand's rows are one head's (no GQA packing).
-            assert((!maskOperand || p.packedHeads == 1) &&
-                   "a mask operand's rows are not packed");
-            for (int64_t nt = 0; nt < nTiles; ++nt)
-              for (int64_t i = 0; i < 2; ++i)
-                for (int64_t j = 0; j < 2; ++j) {
-                  Value x =
-                      mulF(vector::ExtractOp::create(b, scores[mt][nt],
-                                                     ArrayRef<int64_t>{i, j}),
-                           scale);
-                  Value key = add(add(key0, index(nt * 8 + j)),
-                                  layout.cCol(laneInGroup, 0));
-                  if (s.modifiesScores()) {
-                    auto [queryHead, queryRow] =
-                        s.scoreRegion ? queryOf[i]
-                                      : std::make_pair(head, rowOf[i]);
-                    x = modifyScore(x, batch, queryHead, queryRow, key);
-                  }
-                  if (maskOperand) {
-                    Value element =
-                        maskOperandElement(mask, batch, head, rowOf[i], key,
-                                           /*clampKey=*/masked);
-                    x = applyMaskElement(x, element);
-                  }
-                  if (natural)
-                    x = mulF(x, f32Const(M_LOG2E));
-                  if (masked) {
-                    Value hidden = geometry.isHidden(rowOf[i], key);
-                    x = arith::SelectOp::create(b, hidden, minusInf, x);
-                  }
-                  values.push_back(x);
-                }
-          }
-          return values;
-        };
-        // `cond ? onTrue() : onFalse()` for the block's scores: one uniform
-        // branch per block.
-        auto branch = [&](Value cond, function_ref<SmallVector<Value>()> onTrue,
-                          function_ref<SmallVector<Value>()> onFalse) {
-          SmallVector<Type> types(mTiles * nTiles * 4, f32);
-          auto ifOp = scf::IfOp::create(b, types, cond,
-                                        /*withElseRegion=*/true);
-          for (bool side : {true, false}) {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(side ? ifOp.thenBlock()
-                                            : ifOp.elseBlock());
-            scf::YieldOp::create(b, side ? onTrue() : onFalse());
-          }
-          return SmallVector<Value>(ifOp.getResults());
-        };
-        auto blockScores = [&](bool maskOperand) {
-          if (!s.needsElementMask())
-            return scaledScores(/*masked=*/false, maskOperand);
-          // Only blocks that straddle a mask boundary pay for the mask: the
-          // block is whole for every row when its last key is visible from
-          // the first row, its first key from the last row, and it ends
-          // within Sk.
-          Value straddles = geometry.needsElementMask(
-              row0, rows, key0, add(key0, index(s.blockN)));
-          return branch(
-              straddles, [&] { return scaledScores(true, maskOperand); },
-              [&] { return scaledScores(false, maskOperand); });
-        };
-        // A full block of the block mask does not read the mask operand.
-        SmallVector<Value> flat;
-        if (mask && blockMask) {
-          Value full = arith::CmpIOp::create(
-              b, arith::CmpIPredicate::eq, status,
-              arith::ConstantIntOp::create(b, b.getI8Type(),
-                                           BlockMaskValue::kFull));
-          flat = branch(
-              full, [&] { return blockScores(false); },
-              [&] { return blockScores(true); });
-        } else {
-          flat = blockScores(static_cast<bool>(mask));
-        }
-
-        SmallVector<Value> mNext, lNext;
-        SmallVector<SmallVector<Value>> pFrags(mTiles), alphas(mTiles);
-        for (int64_t mt = 0; mt < mTiles; ++mt) {
-          SmallVector<SmallVector<Value>> elems(nTiles);
-          for (int64_t nt = 0; nt < nTiles; ++nt)
-            for (int64_t e = 0; e < 4; ++e)
-              elems[nt].push_back(flat[(mt * nTiles + nt) * 4 + e]);
-          // Online softmax, per row (i = 0: row g, i = 1: row g + 8).
-          Value mOld = state[mTiles * oTiles + mt];
-          Value lOld = state[mTiles * oTiles + mTiles + mt];
-          Value mNew = mOld, lNew = lOld;
-          for (int64_t i = 0; i < 2; ++i) {
-            Value rowMax = minusInf;
-            for (int64_t nt = 0; nt < nTiles; ++nt)
-              for (int64_t j = 0; j < 2; ++j)
-                rowMax = maxF(rowMax, elems[nt][2 * i + j]);
-            rowMax = quadReduce(rowMax, /*isMax=*/true);
-            Value old = vector::ExtractOp::create(b, mOld, i);
-            Value updated = maxF(old, rowMax);
-            Value isEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                                  updated, minusInf);
-            Value safe = arith::SelectOp::create(b, isEmpty, zeroF, updated);
-            alphas[mt].push_back(exp2(subF(old, safe)));
-            Value rowSum = zeroF;
-            for (int64_t nt = 0; nt < nTiles; ++nt)
-              for (int64_t j = 0; j < 2; ++j) {
-                Value &x = elems[nt][2 * i + j];
-                x = exp2(subF(x, safe));
-                rowSum = addF(rowSum, x);
-              }
-            // l stays a per-lane partial sum; the quad adds it up at the end.
-            Value lRow =
-                addF(mulF(alphas[mt][i], vector::ExtractOp::create(b, lOld, i)),
-                     rowSum);
-            mNew = vector::InsertOp::create(b, updated, mNew, i);
-            lNew = vector::InsertOp::create(b, lRow, lNew, i);
-          }
-          mNext.push_back(mNew);
-          lNext.push_back(lNew);
-
-          // P's A fragments: S's C fragments of n tiles 2 kk and 2 kk + 1,
-          // rounded to the input type.
-          Type fragA = VectorType::get({4, 2}, s.element);
-          for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
-            SmallVector<Value> halves;
-            for (int64_t nt : {2 * kk, 2 * kk + 1})
-              for (int64_t i = 0; i < 2; ++i)
-                for (int64_t j = 0; j < 2; ++j)
-                  halves.push_back(arith::TruncFOp::create(
-                      b, s.element, elems[nt][2 * i + j]));
-            pFrags[mt].push_back(vector::FromElementsOp::create(
-                b, cast<VectorType>(fragA), halves));
-          }
-        }
-
-        // O = alpha * O + P V; each V fragment serves every m16 tile.
-        SmallVector<Value> next;
-        for (int64_t mt = 0; mt < mTiles; ++mt)
-          for (int64_t ot = 0; ot < oTiles; ++ot) {
-            Value acc = state[mt * oTiles + ot];
-            for (int64_t i = 0; i < 2; ++i) {
-              Value rowPair = vector::ExtractOp::create(b, acc, i);
-              Value scaled = mulF(
-                  rowPair, vector::BroadcastOp::create(b, pair, alphas[mt][i]));
-              acc = vector::InsertOp::create(b, scaled, acc, i);
-            }
-            next.push_back(acc);
-          }
-        valueProducts(next, pFrags, tiles);
-        next.append(mNext);
-        next.append(lNext);
-        scf::YieldOp::create(b, next);
-        if (skipEmpty) {
-          b.setInsertionPointAfter(skipEmpty);
-          scf::YieldOp::create(b, skipEmpty.getResults());
-        }
+        StageTiles tiles = kvTiles(stage, stage);
+        // An empty block of the block mask leaves the state as it is (its
+        // copies were issued all the same, to keep the pipeline's order).
+        Value status =
+            blockStatus(w.kv.blockMask, w.batch, w.head, w.row0, key0);
+        scf::YieldOp::create(
+            b, unlessEmpty(status, state, [&] {
+              SmallVector<Value> flat =
+                  blockScores(w, scoreProducts(tiles), key0, status);
+              SoftmaxUpdate update =
+                  softmaxUpdate(flat, state.slice(mTiles * oTiles, mTiles),
+                                state.slice(mTiles * oTiles + mTiles, mTiles));
+              // O = alpha * O + P V; each V fragment serves every m16 tile.
+              SmallVector<Value> next =
+                  rescaled(state.take_front(mTiles * oTiles), update.alphas);
+              valueProducts(next, update.pFrags, tiles);
+              next.append(update.m);
+              next.append(update.l);
+              return next;
+            }));
       });
-
-  // No copy may still be writing shared memory when the CTA goes on.
   b.setInsertionPointAfter(loop);
-  if (s.stages > 1)
-    waitGroups(qGroup, 0);
   return {SmallVector<Value>(loop.getResults())};
+}
+
+CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
+  // FlashAttention-3's intra-warpgroup overlap (its section 3.2): step r
+  // issues S = Q K^T of block r and O += P V of block r - 1 (P computed in
+  // step r - 1), and computes block r's softmax while P V runs on the
+  // tensor cores; O is rescaled once P V is done. Copy group r holds K of
+  // block r and V of block r - 1, so K runs one block ahead of V: key
+  // stage r % stages, value stage (r - 1) % stages, and a step reads K of
+  // block r and V of block r - 1 while group r + stages - 1 lands in the
+  // stages that blocks r - 1 (K) and r - 2 (V) left, which every warp is
+  // done with after the step's barrier.
+  int64_t oTiles = s.problem.valueDim / 8;
+  int64_t kSlices = s.blockN / 16, stages = s.stages;
+  assert(s.mTiles() == 1 && "a warpgroup's warp owns one m16 tile");
+  CtaState initial = initialState();
+  assert(!s.hasBlockMask() && "a block mask keeps the sequential loop");
+  // The step's state: O, m, l, then P of the previous block (its A
+  // fragments; 0 before the first block).
+  SmallVector<Value> init(initial.values);
+  auto fragA = VectorType::get({4, 2}, s.element);
+  init.append(kSlices, arith::ConstantOp::create(
+                           b, fragA, DenseElementsAttr::get(fragA, 0.0f)));
+  Value blocks = arith::SubIOp::create(b, w.blockEnd, w.blockBegin);
+
+  auto issueGroup = [&](Value r) {
+    Value keyStage = arith::RemUIOp::create(b, r, index(stages));
+    Value valueStage =
+        arith::RemUIOp::create(b, add(r, index(stages - 1)), index(stages));
+    Value block = add(w.blockBegin, r);
+    // Group 0's V (of block begin - 1) is a copy of a block nobody reads.
+    copyKV(w, clampedBlock(w, block), keyStage,
+           clampedBlock(w, arith::SubIOp::create(b, block, index(1))),
+           valueStage);
+  };
+  // Group r has landed, every warp is done with step r - 1, and groups up
+  // to r + stages - 1 are in flight (`last`: no group after r is needed).
+  auto synchronise = [&](Value r, bool last) {
+    if (stages == 1) {
+      gpu::BarrierOp::create(b);
+      issueGroup(r);
+      waitGroups(w.qGroup, 0);
+      fenceProxyAsyncShared(b);
+      gpu::BarrierOp::create(b);
+      return;
+    }
+    waitGroups(w.qGroup, stages - 2);
+    fenceProxyAsyncShared(b);
+    gpu::BarrierOp::create(b);
+    if (!last)
+      issueGroup(add(r, index(stages - 1)));
+  };
+  // Step r with the state of step r - 1: with `withPrevious`, O += P V of
+  // block r - 1; with `withBlock`, block r's S and softmax.
+  auto step = [&](Value r, ValueRange state, bool withPrevious,
+                  bool withBlock) {
+    synchronise(r, /*last=*/!withBlock);
+    Value keyStage = arith::RemUIOp::create(b, r, index(stages));
+    Value valueStage =
+        arith::RemUIOp::create(b, add(r, index(stages - 1)), index(stages));
+    StageTiles tiles = kvTiles(keyStage, valueStage);
+    ValueRange acc = state.take_front(oTiles);
+    Value m = state[oTiles], l = state[oTiles + 1];
+    ValueRange p = state.take_back(kSlices);
+    // One wgmma.fence before the step's products (S's, else P V's).
+    SmallVector<Value> scores;
+    if (withBlock)
+      scores = issueScoreProduct(tiles);
+    IssuedProduct product;
+    if (withPrevious)
+      product = issueValueProduct(elementsOf(SmallVector<Value>(acc)), p, tiles,
+                                  /*fence=*/!withBlock);
+    SmallVector<Value> next(state);
+    if (!withBlock) {
+      // The last step: P V of the last block.
+      wgmmaWait(b, 0, product.aRegisters);
+      llvm::copy(fragmentsOf(product.d), next.begin());
+      return next;
+    }
+    // S is done (P V may still run).
+    wgmmaWait(b, withPrevious ? 1 : 0);
+    Value key0 = mul(add(w.blockBegin, r), index(s.blockN));
+    SoftmaxUpdate update = softmaxUpdate(
+        blockScores(w, {fragmentsOf(scores)}, key0, /*status=*/Value()), m, l);
+    // The first step's O is 0: nothing to rescale.
+    next.assign(acc.begin(), acc.end());
+    if (withPrevious) {
+      wgmmaWait(b, 0, product.aRegisters);
+      next = rescaled(fragmentsOf(product.d), update.alphas);
+    }
+    next.append(update.m);
+    next.append(update.l);
+    next.append(update.pFrags[0]);
+    return next;
+  };
+
+  // A range without blocks keeps the initial state.
+  Value any =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, blocks, index(0));
+  SmallVector<Value> result = uniformBranch(
+      any, ValueRange(initial.values).getTypes(),
+      [&] {
+        for (int64_t g = 0; g + 1 < stages; ++g)
+          issueGroup(index(g));
+        SmallVector<Value> state = step(index(0), init, false, true);
+        auto loop = scf::ForOp::create(
+            b, index(1), blocks, index(1), state,
+            [&](OpBuilder &, Location, Value r, ValueRange carried) {
+              scf::YieldOp::create(b, step(r, carried, true, true));
+            });
+        b.setInsertionPointAfter(loop);
+        state = step(blocks, loop.getResults(), true, false);
+        state.resize(initial.values.size());
+        return state;
+      },
+      [&] { return initial.values; });
+  return {result};
 }
 
 Value Fa2CtaBody::fragmentRow(int64_t mt, int64_t i) {

@@ -9,7 +9,10 @@
 // staged through shared memory by cp.async, P kept in registers, the rows of
 // the query block split between the warps (split-Q); its two products on
 // mma.sync m16n8k16 (sm_80 and later) or on warpgroup MMA (sm_90a,
-// WarpgroupMma.h), chosen by KernelShape::matrixUnit.
+// WarpgroupMma.h), chosen by KernelShape::matrixUnit. On warpgroup MMA,
+// where registers allow (KernelShape::overlapSoftmax), the loop is
+// FlashAttention-3's overlapped one: a block's softmax runs beside the
+// previous block's P V.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,12 +69,26 @@ private:
     return {g.queryHead(head, row), g.queryRow(row)};
   }
 
-  /// The K and V tiles of a pipeline stage, and their byte offsets in
-  /// shared memory.
+  /// What one runKvRange call walks.
+  struct KvWalk {
+    KeyValueOperands kv;
+    Value qGroup, batch, head, kvHead, row0, rows, blockBegin, blockEnd;
+  };
+  /// The loop of runKvRange with each product waited for when issued
+  /// (mma.sync, and wgmma without KernelShape::overlapSoftmax): each
+  /// block's copies, S, softmax, then P V.
+  CtaState sequentialLoop(const KvWalk &w);
+  /// The loop of KernelShape::overlapSoftmax (wgmma): block n's softmax runs
+  /// while block n - 1's P V does, K a block ahead of V. Without a block
+  /// mask (softmaxOverlapUnfit).
+  CtaState overlappedLoop(const KvWalk &w);
+
+  /// The K tile of stage `keyStage` and the V tile of stage `valueStage`,
+  /// and their byte offsets in shared memory.
   struct StageTiles {
     Value k, v, kOffset, vOffset;
   };
-  StageTiles kvTiles(Value stage);
+  StageTiles kvTiles(Value keyStage, Value valueStage);
   /// S = Q K^T of the warp's m16 tiles: [mTiles][block_n / 8] C fragments.
   SmallVector<SmallVector<Value>> scoreProducts(const StageTiles &tiles);
   /// acc += P V, acc the O fragments [mTiles][Dv / 8], `pFrags` P's A
@@ -79,9 +96,46 @@ private:
   void valueProducts(SmallVector<Value> &acc,
                      ArrayRef<SmallVector<Value>> pFrags,
                      const StageTiles &tiles);
-  /// The cp.async of the K and V tiles of `block` into `stage`, as one group.
-  Value copyKV(Value k, Value v, Value batch, Value kvHead, Value block,
-               Value stage);
+  /// The warpgroup's S = Q K^T (wgmma accumulators), after a wgmma.fence,
+  /// issued and committed as one group: its registers are the product's
+  /// until a wait.
+  SmallVector<Value> issueScoreProduct(const StageTiles &tiles);
+  /// d + P V on wgmma (`d` the accumulators, `pFrags` P's A fragments of the
+  /// warp's m16 tile), after a wgmma.fence with `fence`, issued and
+  /// committed as one group: the accumulators, and P's registers, which its
+  /// wgmmaWait keeps.
+  struct IssuedProduct {
+    SmallVector<Value> d, aRegisters;
+  };
+  IssuedProduct issueValueProduct(ArrayRef<Value> d, ValueRange pFrags,
+                                  const StageTiles &tiles, bool fence);
+  /// The scaled scores in base 2 of block `key0` from its products
+  /// `scores` ([mTiles][block_n / 8] C fragments), [mt][nt][i][j]
+  /// flattened: the score modification, the mask operand (not in a full
+  /// block of the block mask's `status`), and MaskGeometry's element masks
+  /// where the block straddles a boundary (each a uniform branch).
+  SmallVector<Value> blockScores(const KvWalk &w,
+                                 ArrayRef<SmallVector<Value>> scores,
+                                 Value key0, Value status);
+  /// The online softmax of a block's scores from the state's m and l (per
+  /// m tile): the new m and l, the rescale alpha per row of the lane
+  /// ([mTiles][2]), and P's A fragments ([mTiles][block_n / 16]).
+  struct SoftmaxUpdate {
+    SmallVector<SmallVector<Value>> pFrags, alphas;
+    SmallVector<Value> m, l;
+  };
+  SoftmaxUpdate softmaxUpdate(ArrayRef<Value> scores, ValueRange m,
+                              ValueRange l);
+  /// The O fragments `acc` ([mTiles][Dv / 8]) times each row's alpha.
+  SmallVector<Value> rescaled(ValueRange acc,
+                              ArrayRef<SmallVector<Value>> alphas);
+  /// The cp.async of K of `keyBlock` into `keyStage` and V of `valueBlock`
+  /// into `valueStage`, as one group.
+  Value copyKV(const KvWalk &w, Value keyBlock, Value keyStage,
+               Value valueBlock, Value valueStage);
+  /// `block`, or the range's last block past it (a copy that keeps the
+  /// pipeline's count of groups).
+  Value clampedBlock(const KvWalk &w, Value block);
   /// Shared-memory layout: the Q block, then `stages` K tiles, then
   /// `stages` V tiles.
   int64_t kTileBytes() const { return s.blockN * 2 * s.keyRow(); }

@@ -221,6 +221,21 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
         shape.residentCtasPerSm = needed;
     }
   }
+  if (shape.matrixUnit == MatrixUnit::Wgmma) {
+    // wgmma needs an sm_90a target; a persistent kernel held to several
+    // CTAs an SM has fewer registers a thread.
+    GpuLimits limits = gpuLimits(target, request);
+    int64_t registers =
+        shape.residentCtasPerSm
+            ? allowedRegistersPerThread(
+                  shape.residentCtasPerSm * shape.threads(), limits)
+            : limits.regsPerThread;
+    shape.overlapSoftmax =
+        softmaxOverlapUnfit(shape.tiling(), problem->valueDim, scoreWorkOf(op),
+                            shape.hasBlockMask(),
+                            shape.splits > 1 || shape.leanCtas > 0, registers)
+            .empty();
+  }
   return shape;
 }
 

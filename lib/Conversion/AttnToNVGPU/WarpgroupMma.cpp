@@ -85,11 +85,10 @@ SmallVector<Value> mlir::attn::wgmma(ImplicitLocOpBuilder &b, Type element,
   constraints += ",l";
   operands.push_back(bDescriptor);
   std::string bText = "$" + std::to_string(next++);
-  // scale-d, a predicate set from a register (as CUTLASS does).
-  constraints += ",r";
-  operands.push_back(
-      arith::ConstantIntOp::create(b, b.getI32Type(), accumulate ? 1 : 0));
-  std::string scaleText = "$" + std::to_string(next++);
+  // scale-d, a predicate set from an immediate inside the block: a register
+  // for it would be an instruction defining a wgmma input after the
+  // wgmma.fence, for which ptxas serialises every wgmma of the kernel.
+  std::string scaleText = accumulate ? "1" : "0";
   for (int64_t r = 0; r < int64_t(accumulators.size()); ++r) {
     constraints += "," + std::to_string(r);
     operands.push_back(accumulators[r]);
@@ -120,9 +119,23 @@ void mlir::attn::wgmmaFence(ImplicitLocOpBuilder &b) {
   NVVM::WgmmaFenceAlignedOp::create(b);
 }
 
-void mlir::attn::wgmmaCommitWait(ImplicitLocOpBuilder &b) {
+void mlir::attn::wgmmaCommit(ImplicitLocOpBuilder &b) {
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(0));
+}
+
+void mlir::attn::wgmmaWait(ImplicitLocOpBuilder &b, int64_t pending,
+                           ValueRange aRegisters) {
+  NVVM::WgmmaWaitGroupSyncOp::create(b, b.getI64IntegerAttr(pending));
+  if (aRegisters.empty())
+    return;
+  std::string constraints;
+  for (size_t i = 0; i < aRegisters.size(); ++i)
+    constraints += i ? ",r" : "r";
+  LLVM::InlineAsmOp::create(
+      b, TypeRange(), aRegisters, "", constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
 }
 
 void mlir::attn::fenceProxyAsyncShared(ImplicitLocOpBuilder &b) {

@@ -14,8 +14,8 @@
 // from a descriptor only (P of O += P V is in registers), and
 // nvgpu.warpgroup.mma waits for one group fewer than it commits
 // (docs/emulator.md). A body orders them itself: wgmmaFence before the first
-// product after its accumulators or operands were written, wgmmaCommitWait
-// before it reads the results or overwrites the shared operands.
+// product after its accumulators or operands were written, wgmmaCommit and
+// wgmmaWait before it reads the results or overwrites the shared operands.
 //
 // Lane l of warp w % 4 of the warpgroup holds D element (16 (w % 4) + g + 8 i,
 // 8 j + 2 t + c) (g = l / 4, t = l % 4) as d[4 j + 2 i + c]: element (i, c)
@@ -62,9 +62,18 @@ SmallVector<Value> wgmma(ImplicitLocOpBuilder &b, Type element, int64_t n,
 /// accesses before the next wgmma.mma_async.
 void wgmmaFence(ImplicitLocOpBuilder &b);
 
-/// wgmma.commit_group, then wgmma.wait_group 0: every product issued is done
-/// and its registers and shared operands free.
-void wgmmaCommitWait(ImplicitLocOpBuilder &b);
+/// wgmma.commit_group: the products issued since the last commit are one
+/// group.
+void wgmmaCommit(ImplicitLocOpBuilder &b);
+
+/// wgmma.wait_group `pending`: every group but the newest `pending` is
+/// done, its registers and shared operands free. `aRegisters`, the register
+/// A operands of the products it retires, are used once more after it (an
+/// empty assembly block): their values live until the wait, so nothing is
+/// allocated over them while the products read them (accessing them before
+/// is undefined; ptxas serialises every wgmma of a kernel that does).
+void wgmmaWait(ImplicitLocOpBuilder &b, int64_t pending,
+               ValueRange aRegisters = {});
 
 /// fence.proxy.async.shared::cta: the thread's generic-proxy writes to
 /// shared memory (st.shared, cp.async) become visible to the async proxy

@@ -15,18 +15,36 @@
 // The copies are made visible to the async proxy before the barrier.
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
-// S = Q K^T: four k steps of D = 64, both operands by descriptor, scale-d 0
-// then 1.
+// The first step's S = Q K^T: four k steps of D = 64, both operands by
+// descriptor, scale-d 0 then 1 (immediates: a register for it, defined
+// after the fence, made ptxas serialise the products).
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}}, $32, $33, p, 1, 1, 0, 0;
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
-// O += P V: V's descriptor has the next 64 columns block_n x 128 bytes on.
+// The overlapped loop (softmaxOverlapUnfit: 64 x 64 fits): each step issues
+// S of block r and O += P V of block r - 1 after one fence (V's descriptor:
+// the next 64 columns block_n x 128 bytes on), waits for S alone
+// (wait_group 1), and after the softmax for P V, whose A registers (P) are
+// used once more after the wait so that nothing is allocated over them.
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}}, $32, $33, p, 1, 1, 0, 0;
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: arith.constant 4611686293338849280 : i64
+// CHECK-NOT: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "", "r,r,r,r,r,r,r,r,r,r,r,r,r,r,r,r"
+// CHECK: scf.yield
+// The last step: P V of the last block.
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: llvm.inline_asm has_side_effects
 // CHECK-NOT: nvgpu.mma.sync
 // CHECK: gpu.return
 // MMA-LABEL: gpu.func @decode_attention0(
@@ -92,5 +110,24 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
     %r = attn.attention ins(%q, %q, %q : tensor<1x4x1000x64xbf16>, tensor<1x4x1000x64xbf16>, tensor<1x4x1000x64xbf16>)
         outs(%o : tensor<1x4x1000x64xbf16>) {causal} -> tensor<1x4x1000x64xbf16>
     return %r : tensor<1x4x1000x64xbf16>
+  }
+}
+
+// -----
+
+// A block mask keeps the sequential loop on wgmma (softmaxOverlapUnfit):
+// each product waited for at once, never one left running.
+// CHECK-LABEL: gpu.func @blocks_attention0(
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: gpu.return
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @blocks(%q: tensor<1x2x128x64xbf16>, %bm: tensor<1x2x2x2xi8>, %o: tensor<1x2x128x64xbf16>) -> tensor<1x2x128x64xbf16> {
+    %r = attn.attention ins(%q, %q, %q : tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>)
+        block_mask(%bm : tensor<1x2x2x2xi8> blocks [64, 64])
+        outs(%o : tensor<1x2x128x64xbf16>)
+        {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<1x2x128x64xbf16>
+    return %r : tensor<1x2x128x64xbf16>
   }
 }

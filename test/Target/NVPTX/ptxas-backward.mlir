@@ -19,6 +19,7 @@
 
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+// NOSPILL-NOT: wgmma.mma_async instructions are serialized
 
 // COMPILE: 19 kernel(s)
 // CHECK-DAG: Compiling entry function 'd32_causal_attention_grad0'

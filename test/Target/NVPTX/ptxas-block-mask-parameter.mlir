@@ -22,6 +22,7 @@
 // COMPILE: 6 kernel(s)
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+// NOSPILL-NOT: wgmma.mma_async instructions are serialized
 // CHECK-DAG: Compiling entry function 'alibi_d96_attention0'
 // CHECK-DAG: Compiling entry function 'run_time_attention0'
 // CHECK-DAG: Compiling entry function 'decode_split_attention0'

@@ -22,6 +22,7 @@
 // RUN: FileCheck %s --check-prefix=NOSPILL --input-file=%t/sm90.log
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+// NOSPILL-NOT: wgmma.mma_async instructions are serialized
 // CHECK-DAG: Compiling entry function 'd64_full_f16_attention0'
 // CHECK-DAG: Compiling entry function 'd64_full_bf16_attention0'
 // CHECK-DAG: Compiling entry function 'd64_causal_f16_attention0'

@@ -16,6 +16,7 @@
 // NOSPILL: Compiling entry function
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+// NOSPILL-NOT: wgmma.mma_async instructions are serialized
 // MANIFEST: "name": "d64_attention0"
 // MANIFEST: "block_m": 128,
 // MANIFEST-NEXT: "block_n": 64,

@@ -21,6 +21,7 @@
 
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+// NOSPILL-NOT: wgmma.mma_async instructions are serialized
 
 // COMPILE: 5 kernel(s)
 // CHECK-DAG: Compiling entry function 'decode_gqa_d128_attention0'

@@ -23,5 +23,6 @@
 // CHECK-DAG: Compiling entry function 'decode_attention0'
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+// NOSPILL-NOT: wgmma.mma_async instructions are serialized
 // MANIFEST: "name": "decode_attention0"
 // MANIFEST: "persistent": true

@@ -19,6 +19,7 @@
 
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+// NOSPILL-NOT: wgmma.mma_async instructions are serialized
 
 // COMPILE: 5 kernel(s)
 // CHECK-DAG: Compiling entry function 'decode_packed_attention0'

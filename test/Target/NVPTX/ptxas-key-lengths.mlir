@@ -16,6 +16,7 @@
 
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+// NOSPILL-NOT: wgmma.mma_async instructions are serialized
 
 // COMPILE: 2 kernel(s)
 // MANIFEST: "name": "key_lengths",

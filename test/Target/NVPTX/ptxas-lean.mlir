@@ -46,6 +46,7 @@
 // VALID: 7 kernel(s), manifest valid
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+// NOSPILL-NOT: wgmma.mma_async instructions are serialized
 
 // The manifest asks for a persistent launch with the runtime's workspaces.
 // MANIFEST: "grid": [

@@ -18,6 +18,7 @@
 // COMPILE: 10 kernel(s)
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+// NOSPILL-NOT: wgmma.mma_async instructions are serialized
 // CHECK-DAG: Compiling entry function 'd64_boolean_attention0'
 // CHECK-DAG: Compiling entry function 'd64_additive_attention0'
 // CHECK-DAG: Compiling entry function 'd96_boolean_attention0'

@@ -22,6 +22,7 @@
 // COMPILE: 11 kernel(s)
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+// NOSPILL-NOT: wgmma.mma_async instructions are serialized
 // CHECK-DAG: Compiling entry function 'd64_softcap_attention0'
 // CHECK-DAG: Compiling entry function 'd64_alibi_attention0'
 // CHECK-DAG: Compiling entry function 'd64_both_attention0'

@@ -20,6 +20,7 @@
 
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes stack frame
 // NOSPILL-NOT: {{[1-9][0-9]*}} bytes spill
+// NOSPILL-NOT: wgmma.mma_async instructions are serialized
 
 // COMPILE: 6 kernel(s)
 // CHECK-DAG: Compiling entry function 'decode_selected_attention0'
