@@ -267,10 +267,9 @@ bool Launch::tensorCopyPieces(Warp &w, unsigned lane, const Instruction &in,
   // The tensor map: a kernel parameter (a __grid_constant__ CUtensorMap),
   // by name or by its generic address (cvta.param), or global memory.
   uint8_t map[kTensorMapBytes];
-  uint64_t at = source.isParam && source.reg < 0 ? source.value
-                                                 : addressOf(w, source, lane);
-  Space space = source.isParam && source.reg < 0 ? Space::Param
-                                                 : resolve(Space::Generic, at);
+  bool byName = source.isParam && source.reg < 0;
+  uint64_t at = byName ? source.value : addressOf(w, source, lane);
+  Space space = byName ? Space::Param : resolve(Space::Generic, at);
   if (space == Space::Param) {
     if (at + kTensorMapBytes > params.size())
       return fault(w, lane, &in,

@@ -460,10 +460,15 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
                            b, fragA, DenseElementsAttr::get(fragA, 0.0f)));
   Value blocks = arith::SubIOp::create(b, w.blockEnd, w.blockBegin);
 
+  // Group r's stages: K's r % stages, V's (r - 1) % stages.
+  auto stagesOf = [&](Value r) {
+    return std::make_pair(
+        arith::RemUIOp::create(b, r, index(stages)).getResult(),
+        arith::RemUIOp::create(b, add(r, index(stages - 1)), index(stages))
+            .getResult());
+  };
   auto issueGroup = [&](Value r) {
-    Value keyStage = arith::RemUIOp::create(b, r, index(stages));
-    Value valueStage =
-        arith::RemUIOp::create(b, add(r, index(stages - 1)), index(stages));
+    auto [keyStage, valueStage] = stagesOf(r);
     Value block = add(w.blockBegin, r);
     // Group 0's V (of block begin - 1) is a copy of a block nobody reads.
     copyKV(w, clampedBlock(w, block), keyStage,
@@ -492,9 +497,7 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   auto step = [&](Value r, ValueRange state, bool withPrevious,
                   bool withBlock) {
     synchronise(r, /*last=*/!withBlock);
-    Value keyStage = arith::RemUIOp::create(b, r, index(stages));
-    Value valueStage =
-        arith::RemUIOp::create(b, add(r, index(stages - 1)), index(stages));
+    auto [keyStage, valueStage] = stagesOf(r);
     StageTiles tiles = kvTiles(keyStage, valueStage);
     ValueRange acc = state.take_front(oTiles);
     Value m = state[oTiles], l = state[oTiles + 1];
