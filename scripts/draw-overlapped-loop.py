@@ -2,7 +2,8 @@
 """Draws docs/images/overlapped-loop.svg: the CTA body's loop over four
 key/value blocks with two stages, as FlashAttention-2's loop runs it
 (mma.sync: copies, S, softmax, P V in turn) and as the overlapped loop runs it
-(wgmma: block r's softmax beside block r - 1's P V; docs/gpu-kernel.md). A
+(wgmma: block r's softmax beside block r - 1's P V, K and V by tensor copies;
+docs/gpu-kernel.md). A
 schematic: the durations are illustrative units, not measurements.
 
     scripts/draw-overlapped-loop.py [OUT.svg]
@@ -18,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 # Illustrative durations (one unit: one product of a block).
 COPY, PRODUCT, SOFTMAX, RESCALE = 1.8, 1.0, 1.6, 0.25
 BLOCKS = 4
-LANES = ["copies (cp.async)", "tensor cores", "warp registers"]
+LANES = ["copies", "tensor cores", "warp registers"]
 COLOURS = {"copy": "#9ecae1", "S": "#fd8d3c", "PV": "#e6550d",
            "softmax": "#74c476", "rescale": "#31a354"}
 
@@ -103,12 +104,14 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "docs/images/overlapped-loop.svg"
     first, second = sequential(), overlapped()
     width = max(first[2], second[2]) * 1.12
-    figure, axes = plt.subplots(2, 1, figsize=(10, 4.9), sharex=True)
+    figure, axes = plt.subplots(2, 1, figsize=(10, 5.4), sharex=True)
     draw(axes[0], "FlashAttention-2's loop (mma.sync): S, softmax, P V in "
-         "turn; a copy group holds K and V of one block", *first, width)
+         "turn; a copy group holds K and V of one block\n"
+         "(cp.async from every thread)", *first, width)
     draw(axes[1], "The overlapped loop (wgmma): softmax of block r beside "
          "P V of block r - 1; a copy group holds K of block r and V of "
-         "block r - 1", *second, width)
+         "block r - 1\n(tensor copies issued by thread 0, landing on their "
+         "stage's mbarrier)", *second, width)
     legend = [matplotlib.patches.Patch(facecolor=colour, edgecolor="black",
                                        label=name)
               for name, colour in zip(["copy group", "S = Q K^T", "O += P V",
@@ -116,7 +119,8 @@ def main():
                                       COLOURS.values())]
     figure.legend(handles=legend, fontsize=7, loc="lower center", ncol=5)
     axes[1].set_xlabel("time (illustrative units: one product = 1; dashed: "
-                       "the step's barrier after its group landed)",
+                       "the step's barrier, with its group landed: "
+                       "cp.async.wait_group, or the mbarrier's phase)",
                        fontsize=8)
     figure.tight_layout(rect=(0, 0.06, 1, 1))
     figure.savefig(out)

@@ -66,6 +66,13 @@ std::string mlir::attn::softmaxOverlapUnfit(const Fa2Tiling &tiling,
          " registers a thread, more than " + std::to_string(registersPerThread);
 }
 
+std::string mlir::attn::kvTensorCopiesUnfit(bool keyLengths) {
+  if (keyLengths)
+    return "per-sequence key lengths: cp.async zero-fills the keys past a "
+           "sequence's length";
+  return "";
+}
+
 llvm::ArrayRef<Fa2Tiling> mlir::attn::fa2Candidates(int64_t headDim) {
   static const Fa2Tiling upTo64[] = {
       {128, 128, 4, 2}, {128, 64, 4, 2}, {64, 64, 4, 2}};

@@ -29,10 +29,11 @@ namespace {
 /// grid formulas that multiply a size first (times: GQA packing's p Sq); 6
 /// the i32 key_lengths parameter; 7 the mask parameter (i1, f16, bf16 or
 /// f32, alignment its element's bytes); 8 the i8 block_mask parameter and
-/// the attention's block_mask_blocks (9, tensor maps, is the runtime's; no
-/// kernel writes them yet). 10 adds backward kernels (gradient), written only
-/// by bundles that hold one.
+/// the attention's block_mask_blocks; 9 tensor maps (tensor_maps), written
+/// only by bundles with a kernel that has them; 10 backward kernels
+/// (gradient), written only by bundles that hold one.
 constexpr int kManifestVersion = 8;
+constexpr int kTensorMapManifestVersion = 9;
 constexpr int kGradientManifestVersion = 10;
 
 std::string typeName(Type type) {
@@ -204,6 +205,17 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
     }
     kernel["workspaces"] = std::move(entries);
   }
+  if (auto maps = launch.getAs<ArrayAttr>("tensor_maps")) {
+    llvm::json::Array entries;
+    for (auto entry : maps.getAsRange<DictionaryAttr>())
+      entries.push_back(llvm::json::Object{
+          {"name", entry.getAs<StringAttr>("name").getValue()},
+          {"param", names[entry.getAs<IntegerAttr>("param").getInt()]},
+          {"box", llvm::json::Array(
+                      entry.getAs<DenseI64ArrayAttr>("box").asArrayRef())},
+          {"swizzle", entry.getAs<IntegerAttr>("swizzle").getInt()}});
+    kernel["tensor_maps"] = std::move(entries);
+  }
   return kernel;
 }
 
@@ -243,14 +255,18 @@ LogicalResult mlir::attn::compileKernelBundle(ModuleOp module,
       bundle.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue().str();
   });
   bundle.kernelCount = kernels.size();
-  bool gradients = llvm::any_of(kernels, [](const llvm::json::Value &kernel) {
-    return kernel.getAsObject()->get("gradient") != nullptr;
-  });
-  llvm::json::Object manifest{
-      {"format", "attn-kernel-bundle"},
-      {"version", gradients ? kGradientManifestVersion : kManifestVersion},
-      {"ptx", "kernels.ptx"},
-      {"kernels", std::move(kernels)}};
+  auto anyKernelHas = [&](StringRef key) {
+    return llvm::any_of(kernels, [&](const llvm::json::Value &kernel) {
+      return kernel.getAsObject()->get(key) != nullptr;
+    });
+  };
+  int version = anyKernelHas("gradient")      ? kGradientManifestVersion
+                : anyKernelHas("tensor_maps") ? kTensorMapManifestVersion
+                                              : kManifestVersion;
+  llvm::json::Object manifest{{"format", "attn-kernel-bundle"},
+                              {"version", version},
+                              {"ptx", "kernels.ptx"},
+                              {"kernels", std::move(kernels)}};
   bundle.manifestJson = llvm::formatv(
       "{0:2}\n", llvm::json::Value(std::move(manifest)));
   return success();

@@ -578,9 +578,13 @@ bool Decoder::decode(std::string &error) {
   if (b == "cvta") {
     in.op = word.take("to") ? Opcode::CvtaTo : Opcode::Cvta;
     // A parameter's generic address only (kernel parameters are read-only
-    // through it).
-    if (!takeSpace(word, in.space) ||
-        (in.space == Space::Param && in.op == Opcode::CvtaTo))
+    // through it). A shared::cluster address of the CTA's own shared memory
+    // is its shared::cta address (no clusters are launched): LLVM converts
+    // a tensor copy's destination so.
+    if (word.take("shared::cluster"))
+      in.space = Space::Shared;
+    else if (!takeSpace(word, in.space) ||
+             (in.space == Space::Param && in.op == Opcode::CvtaTo))
       return unsupported(error, "state space");
     if (!oneType(error, {Type::U64}))
       return false;

@@ -63,9 +63,14 @@ std::string describeCtaBody(AttentionOp op, TargetAttr target,
       tiling, problem.valueDim, scoreWorkOf(op),
       static_cast<bool>(op.getBlockMask()), splitsKv,
       gpuLimits(target, MatrixUnitRequest::Auto).regsPerThread);
-  if (why.empty())
+  if (why.empty()) {
+    std::string copies = kvTensorCopiesUnfit(op.hasKeyLengths());
     return "CTA body: FlashAttention-3's overlapped loop (softmax beside P V) "
-           "on wgmma";
+           "on wgmma, K and V by " +
+           (copies.empty() ? std::string("tensor copies into mbarrier-guarded "
+                                         "stages")
+                           : "cp.async (" + copies + ")");
+  }
   return "CTA body: FlashAttention-2's loop on wgmma (softmax not "
          "overlapped: " +
          why + ")";

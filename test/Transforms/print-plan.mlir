@@ -81,11 +81,11 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // REMARK-NEXT: work: counted at launch from the lengths (one kernel for every B, Sq and Sk marked ?)
 // REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4> (FlashAttention-2's default for D=128 on sm_90a), 160.0 KiB shared memory per CTA
 // REMARK-NEXT: CTA body: FlashAttention-2's loop on wgmma (softmax not overlapped: holding the previous block's P needs about 264 registers a thread, more than 255)
-// REMARK-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 29> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>; its CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma
+// REMARK-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 29> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>; its CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages
 // REMARK: remark: attention B=1 Hq=8 Hkv=8 (MHA) Sq=? Sk=? D=64 Dv=64 f16
 // REMARK-NEXT: work: counted at launch
 // REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2> (FlashAttention-2's default for D=64 on sm_90a)
-// REMARK-NEXT: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma{{$}}
+// REMARK-NEXT: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages{{$}}
 // REMARK-NEXT: partition: none{{$}}
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @decode(%q: tensor<?x32x1x128xbf16>, %kv: tensor<?x8x?x128xbf16>, %o: tensor<?x32x1x128xbf16>) -> tensor<?x32x1x128xbf16> {
@@ -99,6 +99,22 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
     %r = attn.attention ins(%q, %q, %q : tensor<1x8x?x64xf16>, tensor<1x8x?x64xf16>, tensor<1x8x?x64xf16>)
         outs(%o : tensor<1x8x?x64xf16>) -> tensor<1x8x?x64xf16>
     return %r : tensor<1x8x?x64xf16>
+  }
+}
+
+// -----
+
+// Per-sequence key lengths keep the overlapped loop's K and V on cp.async,
+// which zero-fills the keys past each sequence's length.
+// REMARK: remark: attention B=4 Hq=8 Hkv=8 (MHA) Sq=64 Sk=1024 D=64 Dv=64 f16 key-lengths
+// REMARK: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by cp.async (per-sequence key lengths: cp.async zero-fills the keys past a sequence's length)
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @ragged(%q: tensor<4x8x64x64xf16>, %k: tensor<4x8x1024x64xf16>, %lengths: tensor<4xi32>, %o: tensor<4x8x64x64xf16>) -> tensor<4x8x64x64xf16> {
+    // expected-remark @+1 {{key-lengths}}
+    %r = attn.attention ins(%q, %k, %k : tensor<4x8x64x64xf16>, tensor<4x8x1024x64xf16>, tensor<4x8x1024x64xf16>)
+        key_lengths(%lengths : tensor<4xi32>)
+        outs(%o : tensor<4x8x64x64xf16>) -> tensor<4x8x64x64xf16>
+    return %r : tensor<4x8x64x64xf16>
   }
 }
 

@@ -14,7 +14,8 @@
 // FlashAttention-3's kernels do; cuTensorMapEncodeTiled's argument checks;
 // tensor stores, which skip what lies outside the tensor and keep their
 // shared source until their group is retired; and the faults of misused
-// tensor copies.
+// tensor copies. The map may be given by its parameter's generic address
+// and the destination by its shared::cluster address, as LLVM emits them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -130,6 +131,21 @@ std::string boxPtxWithGenericMap() {
   return ptx;
 }
 
+/// kBoxPtx with the copy's destination a shared::cluster address made from
+/// the generic address of the tile, as LLVM's NVPTX backend addresses it
+/// (cvta.shared, then cvta.to.shared::cluster): without clusters, the CTA's
+/// own shared memory.
+std::string boxPtxWithClusterDestination() {
+  std::string ptx = kBoxPtx;
+  std::string copy = "cp.async.bulk.tensor";
+  ptx.insert(ptx.find(copy), "mov.u64 %rd4, smem;\n  cvta.shared.u64 %rd4, "
+                             "%rd4;\n  cvta.to.shared::cluster.u64 %rd5, "
+                             "%rd4;\n  ");
+  size_t destination = ptx.find("[smem], [map");
+  ptx.replace(destination, 6, "[%rd5]");
+  return ptx;
+}
+
 /// Runs `body` (kBoxPtx or a variant) on a 20 x 100 matrix whose element
 /// (r, c) is r * 100 + c (exact in bf16 below 256, so use (r * 100 + c) %
 /// 256); the box of 8 rows x 64 columns at column 60, row 16 overhangs both
@@ -178,6 +194,10 @@ TEST(PtxEmulatorTensorCopy, OverhangingBoxIsSwizzledAndZeroFilled) {
 
 TEST(PtxEmulatorTensorCopy, TensorMapByItsGenericParameterAddress) {
   expectOverhangingBox(boxPtxWithGenericMap());
+}
+
+TEST(PtxEmulatorTensorCopy, DestinationByItsSharedClusterAddress) {
+  expectOverhangingBox(boxPtxWithClusterDestination());
 }
 
 TEST(PtxEmulatorTensorCopy, ParametersAreReadOnlyThroughGenericAddresses) {

@@ -107,6 +107,16 @@ std::string softmaxOverlapUnfit(const Fa2Tiling &tiling, int64_t valueDim,
                                 bool kernelSplitsKv,
                                 int64_t registersPerThread);
 
+/// Why the overlapped loop (softmaxOverlapUnfit) copies its K and V tiles
+/// with cp.async from every thread rather than with tensor copies (one
+/// thread issues each tile's cp.async.bulk.tensor, which complete on an
+/// mbarrier per stage), or "" when it uses tensor copies. A tensor map
+/// describes the whole K or V tensor, so the keys of a block past a
+/// sequence's key length, which cp.async zero-fills, would be read as they
+/// are (padding that may hold anything, NaN included, while P V multiplies
+/// them by 0).
+std::string kvTensorCopiesUnfit(bool keyLengths);
+
 /// What modifying the scores in natural units (softcap, an inlined score
 /// region with the row and key of every element) costs a thread: calibrated
 /// like fa2RegistersPerThread on ptxas 13.0 (sm_80) with a softcap and

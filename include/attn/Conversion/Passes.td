@@ -139,6 +139,25 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
   ];
 }
 
+def AttnTensorMapParameters
+    : Pass<"attn-tensor-map-parameters", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Pass the kernels' tensor maps by value, as grid constants";
+  let description = [{
+    Runs after `convert-gpu-to-nvvm`. A kernel of attn-to-nvgpu with tensor
+    copies takes a tensor map (a 128-byte CUtensorMap the runtime encodes)
+    per entry of its `attn.launch` attribute's `tensor_maps`, as its last
+    parameters, in order; in the kernel each is an `!llvm.ptr`, the map's
+    generic address, which its tensor copies read. The conversion keeps no
+    by-value attributes on a kernel's arguments, so this pass gives each of
+    those arguments `llvm.byval = !llvm.array<128 x i8>`, `llvm.align = 64`
+    and `nvvm.grid_constant`: NVPTX then declares the parameter
+    `.param .align 64 .b8 NAME[128]`, as the runtime passes it, and takes
+    its address with `cvta.param` rather than copying it to local memory
+    (a tensor copy needs the map in the param, const or global space).
+    A kernel whose trailing arguments are not pointers is an error.
+  }];
+}
+
 def AttnAlignDynamicSharedMemory
     : Pass<"attn-align-dynamic-shared-memory", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Align the kernels' dynamic shared memory to 1024 bytes";

@@ -99,22 +99,24 @@ void appendMaskAndLengthParams(Builder &b, OpT op, const KernelShape &shape,
 }
 
 /// A kernel `name` in the builder's gpu.module over `views` (named `names`)
-/// and `workspaces`, which the runtime passes after them, with its
-/// `attn.launch` entry: `grid`, the shape's block and tiles, `sharedBytes`
-/// of dynamic shared memory, `attention`, and the units in `marks`.
+/// and `workspaces` and `tensorMaps`, which the runtime passes after them,
+/// with its `attn.launch` entry: `grid`, the shape's block and tiles,
+/// `sharedBytes` of dynamic shared memory, `attention`, and the units in
+/// `marks`.
 gpu::GPUFuncOp
 createKernel(ImplicitLocOpBuilder &kb, StringRef name, const KernelShape &shape,
              ArrayRef<MemRefType> views, ArrayRef<Attribute> names,
-             ArrayRef<Workspace> workspaces, ArrayRef<int64_t> grid,
-             int64_t sharedBytes, DictionaryAttr attention,
-             ArrayRef<NamedAttribute> marks) {
+             ArrayRef<Workspace> workspaces, ArrayRef<TensorMap> tensorMaps,
+             ArrayRef<int64_t> grid, int64_t sharedBytes,
+             DictionaryAttr attention, ArrayRef<NamedAttribute> marks) {
   SmallVector<MemRefType> workspaceTypes;
   SmallVector<Attribute> workspaceEntries;
   for (const Workspace &workspace : workspaces) {
     workspaceTypes.push_back(workspace.type);
     workspaceEntries.push_back(describeWorkspace(kb, workspace));
   }
-  KernelSignature signature = kernelSignature(kb, views, workspaceTypes);
+  KernelSignature signature =
+      kernelSignature(kb, views, workspaceTypes, tensorMaps.size());
   auto func = gpu::GPUFuncOp::create(kb, name,
                                      kb.getFunctionType(signature.params, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
@@ -137,6 +139,12 @@ createKernel(ImplicitLocOpBuilder &kb, StringRef name, const KernelShape &shape,
   if (!workspaces.empty())
     launch.push_back(
         kb.getNamedAttr("workspaces", kb.getArrayAttr(workspaceEntries)));
+  if (!tensorMaps.empty())
+    launch.push_back(kb.getNamedAttr(
+        "tensor_maps", kb.getArrayAttr(llvm::map_to_vector(
+                           tensorMaps, [&](const TensorMap &map) -> Attribute {
+                             return describeTensorMap(kb, map);
+                           }))));
   func->setAttr(AttnDialect::getLaunchAttrName(), kb.getDictionaryAttr(launch));
   return func;
 }
@@ -202,9 +210,9 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       if (ctas)
         marks.push_back(kb.getNamedAttr("persistent", kb.getUnitAttr()));
       SmallVector<Workspace> workspaces = kernelWorkspaces(*shape, ctx);
-      gpu::GPUFuncOp func =
-          createKernel(kb, name, *shape, views, names, workspaces, grid,
-                       shape->sharedBytes(), describeAttention(kb, op), marks);
+      gpu::GPUFuncOp func = createKernel(
+          kb, name, *shape, views, names, workspaces, kernelTensorMaps(*shape),
+          grid, shape->sharedBytes(), describeAttention(kb, op), marks);
       // The registers the estimate allowed are a promise ptxas must keep:
       // with more, fewer CTAs are resident and the waits never end (the
       // runtime would refuse the launch).
@@ -253,7 +261,7 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
     }
     appendMaskAndLengthParams(kb, op, *shape, views, names);
     gpu::GPUFuncOp func = createKernel(
-        kb, getAttentionGradKernelName(op), *shape, views, names, {},
+        kb, getAttentionGradKernelName(op), *shape, views, names, {}, {},
         gradGrid(*shape), gradSharedBytes(*shape), describeAttention(kb, op),
         {kb.getNamedAttr("gradient", kb.getUnitAttr())});
     Block &entry = func.getBody().front();

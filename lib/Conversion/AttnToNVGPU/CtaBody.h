@@ -25,6 +25,8 @@
 #include "attn/Analysis/MatrixUnit.h"
 #include "attn/Transforms/IndexArith.h"
 
+#include "TensorCopy.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -89,6 +91,11 @@ struct KernelShape {
   /// block's P V (softmaxOverlapUnfit), or the products are waited for in
   /// turn as on mma.sync.
   bool overlapSoftmax = false;
+  /// With the overlapped loop: whether K and V come by tensor copies into
+  /// stages that an mbarrier each guards (kvTensorCopiesUnfit), or by
+  /// cp.async from every thread. The kernel then takes a tensor map of K
+  /// and one of V (kernelTensorMaps, KernelAbi.h).
+  bool tensorCopies = false;
 
   bool modifiesScores() const { return softcap || scoreRegion; }
   bool hasBlockMask() const { return blockMaskRows != 0; }
@@ -111,10 +118,14 @@ struct KernelShape {
   /// The mma k steps of S = Q K^T: D rounded up to 16, the columns past D
   /// zero in shared memory.
   int64_t kSteps() const { return llvm::divideCeil(problem.headDim, 16); }
-  /// Bytes of dynamic shared memory: the Q block, `stages` K and V tiles.
-  int64_t sharedBytes() const {
+  /// Bytes of dynamic shared memory: the Q block, `stages` K and V tiles,
+  /// then with tensor copies an mbarrier per stage, at tileBytes().
+  int64_t tileBytes() const {
     return fa2SharedMemoryBytes(tiling(), problem.headDim, problem.valueDim,
                                 /*elementBytes=*/2);
+  }
+  int64_t sharedBytes() const {
+    return tileBytes() + (tensorCopies ? stages * kMbarrierBytes : 0);
   }
   /// Whether some score needs an element mask (causal, window, or a tail of
   /// keys past Sk in the last block, which a run-time Sk or a sequence's key
@@ -139,6 +150,9 @@ struct KernelLengths {
 /// null for a constant block mask, which the body reads from its table).
 struct KeyValueOperands {
   Value k, v, mask, blockMask;
+  /// With tensor copies (KernelShape::tensorCopies), the generic addresses
+  /// of K's and V's tensor maps (kernelTensorMaps' boxes).
+  Value kMap, vMap;
 };
 
 /// Whether a CTA body can inline `op` of a score region: a scalar arith

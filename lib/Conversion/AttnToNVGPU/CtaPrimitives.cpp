@@ -426,6 +426,15 @@ void CtaPrimitives::setUpSharedMemory() {
       OpBuilder::InsertPoint(sharedOp->getBlock(), Block::iterator(sharedOp));
 }
 
+void CtaPrimitives::onThreadZero(function_ref<void()> build) {
+  auto ifOp = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, index(0)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  build();
+}
+
 SmallVector<Value>
 CtaPrimitives::uniformBranch(Value cond, TypeRange types,
                              function_ref<SmallVector<Value>()> onTrue,

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Fa2CtaBody.h"
+#include "TensorCopy.h"
 #include "WarpgroupMma.h"
 
 #include "attn/Dialect/Attn/IR/Attn.h"
@@ -91,10 +92,17 @@ SmallVector<Value> Fa2CtaBody::issueScoreProduct(const StageTiles &tiles) {
   return d;
 }
 
-Fa2CtaBody::IssuedProduct Fa2CtaBody::issueValueProduct(ArrayRef<Value> d,
-                                                        ValueRange pFrags,
-                                                        const StageTiles &tiles,
-                                                        bool fence) {
+Fa2CtaBody::ValueOperands Fa2CtaBody::valueOperands(ArrayRef<Value> d,
+                                                    ValueRange pFrags) {
+  SmallVector<Value> a;
+  for (Value p : pFrags)
+    llvm::append_range(a, packedRegisters(p));
+  return {fenceOperands(b, d), fenceOperands(b, a)};
+}
+
+Fa2CtaBody::IssuedProduct
+Fa2CtaBody::issueValueProduct(const ValueOperands &operands,
+                              const StageTiles &tiles, bool fence) {
   // V, MN-major: 8 keys a 1024-byte atom (the stride), the next 64 columns
   // one block further (the leading offset); k slice kk at key 16 kk.
   Value valueDescriptor = wgmmaDescriptor(
@@ -102,15 +110,13 @@ Fa2CtaBody::IssuedProduct Fa2CtaBody::issueValueProduct(ArrayRef<Value> d,
       /*leadingBytes=*/s.blockN * kSwizzleRowBytes, kSwizzleAtomBytes);
   if (fence)
     wgmmaFence(b);
-  IssuedProduct issued{SmallVector<Value>(d), {}};
-  for (auto [kk, p] : llvm::enumerate(pFrags)) {
-    SmallVector<Value> a = packedRegisters(p);
+  IssuedProduct issued{operands.d, operands.a};
+  for (int64_t kk = 0; kk < s.blockN / 16; ++kk)
     issued.d =
-        wgmma(b, s.element, s.problem.valueDim, issued.d, Value(), a,
+        wgmma(b, s.element, s.problem.valueDim, issued.d, Value(),
+              ArrayRef<Value>(operands.a).slice(4 * kk, 4),
               advanceDescriptor(b, valueDescriptor, kk * 16 * kSwizzleRowBytes),
               /*transposeB=*/true);
-    llvm::append_range(issued.aRegisters, a);
-  }
   wgmmaCommit(b);
   return issued;
 }
@@ -130,8 +136,8 @@ void Fa2CtaBody::valueProducts(SmallVector<Value> &acc,
                                ArrayRef<SmallVector<Value>> pFrags,
                                const StageTiles &tiles) {
   if (s.matrixUnit == MatrixUnit::Wgmma) {
-    IssuedProduct product =
-        issueValueProduct(elementsOf(acc), pFrags[0], tiles, /*fence=*/true);
+    IssuedProduct product = issueValueProduct(
+        valueOperands(elementsOf(acc), pFrags[0]), tiles, /*fence=*/true);
     wgmmaWait(b, 0, product.aRegisters);
     acc = fragmentsOf(product.d);
     return;
@@ -156,6 +162,66 @@ Value Fa2CtaBody::clampedBlock(const KvWalk &w, Value block) {
   // An empty range (blockEnd = 0 wraps) copies blocks the copies guard.
   return arith::MinUIOp::create(b, block,
                                 arith::SubIOp::create(b, w.blockEnd, index(1)));
+}
+
+Value Fa2CtaBody::stageBarrier(Value stage) {
+  return sharedPointer(
+      b, add(sharedAddress,
+             add(index(s.tileBytes()), mul(stage, index(kMbarrierBytes)))));
+}
+
+void Fa2CtaBody::copyTileByTensorMap(Value map, Value batch, Value head,
+                                     Value row0, int64_t columns, Value offset,
+                                     Value barrier) {
+  // The tile's 64-column blocks lie one after the other, block_n rows of
+  // 128 bytes each, in the 128-byte swizzle the map writes with.
+  for (int64_t block = 0; block < columns / kBlockColumns; ++block)
+    tensorCopy(b,
+               sharedPointer(
+                   b, add(sharedAddress, add(offset, index(block * s.blockN *
+                                                           kSwizzleRowBytes)))),
+               map, ValueRange{index(block * kBlockColumns), row0, head, batch},
+               barrier);
+}
+
+void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value r, Value blocks,
+                                 Value keyStage, Value valueStage) {
+  StageTiles tiles = kvTiles(keyStage, valueStage);
+  Value barrier = stageBarrier(keyStage);
+  Value withKey =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, blocks);
+  Value withValue =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, r, index(0));
+  Type i32 = b.getI32Type();
+  auto bytesIf = [&](Value copied, int64_t bytes) -> Value {
+    return arith::SelectOp::create(b, copied,
+                                   arith::ConstantIntOp::create(b, i32, bytes),
+                                   arith::ConstantIntOp::create(b, i32, 0));
+  };
+  // The phase completes when the thread has arrived and every byte of the
+  // boxes (elements past the tensor included, which read as zero) landed.
+  mbarrierArriveExpectTx(
+      b, barrier,
+      arith::AddIOp::create(b, bytesIf(withKey, kTileBytes()),
+                            bytesIf(withValue, vTileBytes())));
+  Value block = add(w.blockBegin, r);
+  auto ifKey = scf::IfOp::create(b, withKey, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifKey.thenBlock());
+    copyTileByTensorMap(w.kv.kMap, w.batch, w.kvHead,
+                        mul(block, index(s.blockN)), s.keyRow(), tiles.kOffset,
+                        barrier);
+  }
+  auto ifValue = scf::IfOp::create(b, withValue, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifValue.thenBlock());
+    copyTileByTensorMap(
+        w.kv.vMap, w.batch, w.kvHead,
+        mul(arith::SubIOp::create(b, block, index(1)), index(s.blockN)),
+        s.valueRow(), tiles.vOffset, barrier);
+  }
 }
 
 Value Fa2CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
@@ -469,15 +535,50 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   };
   auto issueGroup = [&](Value r) {
     auto [keyStage, valueStage] = stagesOf(r);
+    if (s.tensorCopies) {
+      // Thread 0 issues groups 0 to `blocks` (none past the range).
+      onThreadZero([&] {
+        auto ifOp = scf::IfOp::create(
+            b, arith::CmpIOp::create(b, arith::CmpIPredicate::ule, r, blocks),
+            /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        tensorCopyGroup(w, r, blocks, keyStage, valueStage);
+      });
+      return;
+    }
     Value block = add(w.blockBegin, r);
     // Group 0's V (of block begin - 1) is a copy of a block nobody reads.
     copyKV(w, clampedBlock(w, block), keyStage,
            clampedBlock(w, arith::SubIOp::create(b, block, index(1))),
            valueStage);
   };
+  // With tensor copies, group r is group r / stages of its stage's
+  // mbarrier (initialised for the range): its phase's parity.
+  auto waitForGroup = [&](Value r) {
+    Value parity = arith::IndexCastUIOp::create(
+        b, b.getI32Type(),
+        arith::RemUIOp::create(b, arith::DivUIOp::create(b, r, index(stages)),
+                               index(2)));
+    mbarrierWait(b, stageBarrier(arith::RemUIOp::create(b, r, index(stages))),
+                 parity);
+  };
   // Group r has landed, every warp is done with step r - 1, and groups up
-  // to r + stages - 1 are in flight (`last`: no group after r is needed).
-  auto synchronise = [&](Value r, bool last) {
+  // to r + stages - 1 are in flight (`last`: no group after r is needed;
+  // `first`: step 0, the first to read Q).
+  auto synchronise = [&](Value r, bool first, bool last) {
+    if (s.tensorCopies) {
+      // Q's cp.async, read by wgmma through the async proxy.
+      if (first) {
+        waitGroups(w.qGroup, 0);
+        fenceProxyAsyncShared(b);
+      }
+      gpu::BarrierOp::create(b);
+      if (!last || stages == 1)
+        issueGroup(add(r, index(stages - 1)));
+      waitForGroup(r);
+      return;
+    }
     if (stages == 1) {
       gpu::BarrierOp::create(b);
       issueGroup(r);
@@ -496,20 +597,23 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   // block r - 1; with `withBlock`, block r's S and softmax.
   auto step = [&](Value r, ValueRange state, bool withPrevious,
                   bool withBlock) {
-    synchronise(r, /*last=*/!withBlock);
+    synchronise(r, /*first=*/!withPrevious, /*last=*/!withBlock);
     auto [keyStage, valueStage] = stagesOf(r);
     StageTiles tiles = kvTiles(keyStage, valueStage);
     ValueRange acc = state.take_front(oTiles);
     Value m = state[oTiles], l = state[oTiles + 1];
     ValueRange p = state.take_back(kSlices);
-    // One wgmma.fence before the step's products (S's, else P V's).
+    // P V's register inputs are fenced before the step's one wgmma.fence
+    // (S's, else P V's).
+    ValueOperands operands;
+    if (withPrevious)
+      operands = valueOperands(elementsOf(SmallVector<Value>(acc)), p);
     SmallVector<Value> scores;
     if (withBlock)
       scores = issueScoreProduct(tiles);
     IssuedProduct product;
     if (withPrevious)
-      product = issueValueProduct(elementsOf(SmallVector<Value>(acc)), p, tiles,
-                                  /*fence=*/!withBlock);
+      product = issueValueProduct(operands, tiles, /*fence=*/!withBlock);
     SmallVector<Value> next(state);
     if (!withBlock) {
       // The last step: P V of the last block.
@@ -540,6 +644,16 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   SmallVector<Value> result = uniformBranch(
       any, ValueRange(initial.values).getTypes(),
       [&] {
+        // The stages' mbarriers live for the range: initialised here (the
+        // first step's barrier orders that before every wait), invalidated
+        // after its last wait, so a persistent CTA's next range starts
+        // from phase 0 again.
+        if (s.tensorCopies)
+          onThreadZero([&] {
+            for (int64_t stage = 0; stage < stages; ++stage)
+              mbarrierInit(b, stageBarrier(index(stage)), /*arrivals=*/1);
+            fenceMbarrierInit(b);
+          });
         for (int64_t g = 0; g + 1 < stages; ++g)
           issueGroup(index(g));
         SmallVector<Value> state = step(index(0), init, false, true);
@@ -551,6 +665,13 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
         b.setInsertionPointAfter(loop);
         state = step(blocks, loop.getResults(), true, false);
         state.resize(initial.values.size());
+        if (s.tensorCopies) {
+          gpu::BarrierOp::create(b);
+          onThreadZero([&] {
+            for (int64_t stage = 0; stage < stages; ++stage)
+              mbarrierInval(b, stageBarrier(index(stage)));
+          });
+        }
         return state;
       },
       [&] { return initial.values; });

@@ -12,7 +12,8 @@
 // WarpgroupMma.h), chosen by KernelShape::matrixUnit. On warpgroup MMA,
 // where registers allow (KernelShape::overlapSoftmax), the loop is
 // FlashAttention-3's overlapped one: a block's softmax runs beside the
-// previous block's P V.
+// previous block's P V, and K and V come by tensor copies that complete on
+// an mbarrier per stage (KernelShape::tensorCopies).
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,8 +80,9 @@ private:
   /// block's copies, S, softmax, then P V.
   CtaState sequentialLoop(const KvWalk &w);
   /// The loop of KernelShape::overlapSoftmax (wgmma): block n's softmax runs
-  /// while block n - 1's P V does, K a block ahead of V. Without a block
-  /// mask (softmaxOverlapUnfit).
+  /// while block n - 1's P V does, K a block ahead of V, copied by tensor
+  /// copies with KernelShape::tensorCopies. Without a block mask
+  /// (softmaxOverlapUnfit).
   CtaState overlappedLoop(const KvWalk &w);
 
   /// The K tile of stage `keyStage` and the V tile of stage `valueStage`,
@@ -100,14 +102,21 @@ private:
   /// issued and committed as one group: its registers are the product's
   /// until a wait.
   SmallVector<Value> issueScoreProduct(const StageTiles &tiles);
-  /// d + P V on wgmma (`d` the accumulators, `pFrags` P's A fragments of the
-  /// warp's m16 tile), after a wgmma.fence with `fence`, issued and
+  /// The register inputs of d + P V on wgmma: the accumulators `d` and P's
+  /// A registers (of `pFrags`, P's A fragments of the warp's m16 tile),
+  /// fenced (fenceOperands): built before the wgmma.fence of the products
+  /// that the step issues.
+  struct ValueOperands {
+    SmallVector<Value> d, a;
+  };
+  ValueOperands valueOperands(ArrayRef<Value> d, ValueRange pFrags);
+  /// d + P V on wgmma, after a wgmma.fence with `fence`, issued and
   /// committed as one group: the accumulators, and P's registers, which its
   /// wgmmaWait keeps.
   struct IssuedProduct {
     SmallVector<Value> d, aRegisters;
   };
-  IssuedProduct issueValueProduct(ArrayRef<Value> d, ValueRange pFrags,
+  IssuedProduct issueValueProduct(const ValueOperands &operands,
                                   const StageTiles &tiles, bool fence);
   /// The scaled scores in base 2 of block `key0` from its products
   /// `scores` ([mTiles][block_n / 8] C fragments), [mt][nt][i][j]
@@ -136,6 +145,19 @@ private:
   /// `block`, or the range's last block past it (a copy that keeps the
   /// pipeline's count of groups).
   Value clampedBlock(const KvWalk &w, Value block);
+  /// With tensor copies: the mbarrier of stage `stage` (after the tiles).
+  Value stageBarrier(Value stage);
+  /// With tensor copies, from thread 0: the overlapped loop's copy group `r`
+  /// of a range of `blocks` blocks (K of block r unless r = blocks, V of
+  /// block r - 1 unless r = 0) into `keyStage` and `valueStage`, completing
+  /// on the mbarrier of `keyStage` (r % stages), which expects their bytes.
+  void tensorCopyGroup(const KvWalk &w, Value r, Value blocks, Value keyStage,
+                       Value valueStage);
+  /// Tensor copies of rows [row0, row0 + block_n) of `map`'s tensor at
+  /// (batch, head) into the tile at shared offset `offset`, a 64-column
+  /// block a copy, completing on `barrier`.
+  void copyTileByTensorMap(Value map, Value batch, Value head, Value row0,
+                           int64_t columns, Value offset, Value barrier);
   /// Shared-memory layout: the Q block, then `stages` K tiles, then
   /// `stages` V tiles.
   int64_t kTileBytes() const { return s.blockN * 2 * s.keyRow(); }

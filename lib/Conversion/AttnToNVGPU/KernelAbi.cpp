@@ -6,8 +6,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelAbi.h"
+#include "WarpgroupMma.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
@@ -68,6 +70,21 @@ DictionaryAttr describeWorkspace(Builder &b, const Workspace &workspace) {
   return b.getDictionaryAttr(entries);
 }
 
+SmallVector<TensorMap> kernelTensorMaps(const KernelShape &s) {
+  if (!s.tensorCopies)
+    return {};
+  SmallVector<int64_t, 4> box{kBlockColumns, s.blockN, 1, 1};
+  return {{"k_map", 1, box}, {"v_map", 2, box}};
+}
+
+DictionaryAttr describeTensorMap(Builder &b, const TensorMap &map) {
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("name", b.getStringAttr(map.name)),
+       b.getNamedAttr("param", b.getI64IntegerAttr(map.param)),
+       b.getNamedAttr("box", b.getDenseI64ArrayAttr(map.box)),
+       b.getNamedAttr("swizzle", b.getI64IntegerAttr(kSwizzleRowBytes))});
+}
+
 MemRefType kernelView(Value operand) {
   auto type = cast<RankedTensorType>(operand.getType());
   if (type.hasStaticShape())
@@ -88,7 +105,8 @@ MemRefType kernelView(Value operand) {
 }
 
 KernelSignature kernelSignature(Builder &b, ArrayRef<MemRefType> views,
-                                ArrayRef<MemRefType> workspaces) {
+                                ArrayRef<MemRefType> workspaces,
+                                size_t tensorMaps) {
   KernelSignature signature;
   for (MemRefType type : llvm::concat<const MemRefType>(views, workspaces))
     signature.params.push_back(parameterType(type));
@@ -105,6 +123,8 @@ KernelSignature kernelSignature(Builder &b, ArrayRef<MemRefType> views,
                           b.getI64IntegerAttr(dim))}));
     });
   }
+  signature.params.append(tensorMaps,
+                          LLVM::LLVMPointerType::get(b.getContext()));
   return signature;
 }
 
@@ -170,6 +190,11 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b, const KernelShape &shape,
       strides.push_back(b.getIndexAttr(stride));
     args.workspaces.push_back(memref::ReinterpretCastOp::create(
         b, workspace, param, b.getIndexAttr(0), sizes, strides));
+  }
+  // The tensor maps, last (kernelTensorMaps' order).
+  if (shape.tensorCopies) {
+    args.kv.kMap = entry.getArgument(entry.getNumArguments() - 2);
+    args.kv.vMap = entry.getArgument(entry.getNumArguments() - 1);
   }
   args.lengths = {b.createOrFold<memref::DimOp>(args.q, 0),
                   b.createOrFold<memref::DimOp>(args.q, 2),

@@ -47,11 +47,31 @@ struct Workspace {
   bool kernelResets = false;
 };
 
+/// A tensor map the runtime encodes for each launch (the manifest's
+/// "tensor_maps") over view `param`, read in boxes of `box` elements
+/// (innermost dimension first) in the 128-byte swizzle, and passes by value
+/// after the scalars.
+struct TensorMap {
+  StringRef name;
+  unsigned param;
+  SmallVector<int64_t, 4> box;
+};
+
+/// The tensor maps of a kernel with tensor copies: K's and V's (views 1 and
+/// 2), a box a 64-column block of a block_n-key tile (the shared-memory
+/// layout of Fa2CtaBody's wgmma tiles); none otherwise.
+SmallVector<TensorMap> kernelTensorMaps(const KernelShape &s);
+
+/// The `attn.launch` entry of a tensor map.
+DictionaryAttr describeTensorMap(Builder &b, const TensorMap &map);
+
 /// The kernel's signature, in order: one parameter per view (the memref
 /// itself when static, else a pointer: a rank-0 memref of its element
 /// type), the workspaces, then one i64 per dynamic size and dynamic stride
-/// of the views, view by view (forEachExtent's order). `scalars` says which
-/// is which (the manifest's "scalars").
+/// of the views, view by view (forEachExtent's order), then a pointer per
+/// tensor map (the generic address of the map the runtime passes by value,
+/// attn-tensor-map-parameters). `scalars` says which i64 is which (the
+/// manifest's "scalars").
 struct KernelSignature {
   SmallVector<Type> params;
   SmallVector<Attribute> scalars;
@@ -73,15 +93,17 @@ DictionaryAttr describeWorkspace(Builder &b, const Workspace &workspace);
 /// room for more rows) is accepted as it is.
 MemRefType kernelView(Value operand);
 
-/// The signature of a kernel over `views` and `workspaces`.
+/// The signature of a kernel over `views`, `workspaces` and `tensorMaps`
+/// tensor maps.
 KernelSignature kernelSignature(Builder &b, ArrayRef<MemRefType> views,
-                                ArrayRef<MemRefType> workspaces);
+                                ArrayRef<MemRefType> workspaces,
+                                size_t tensorMaps);
 
 /// Binds the kernel's parameters (kernelSignature's order) at the start of
 /// its entry block: a pointer and its scalars become a view
 /// (memref.reinterpret_cast), a workspace with a slot per CTA a memref with
-/// as many slots as the grid has CTAs, and the lengths are read off Q and
-/// K.
+/// as many slots as the grid has CTAs, the tensor maps K's and V's, and
+/// the lengths are read off Q and K.
 KernelArguments bindArguments(ImplicitLocOpBuilder &b, const KernelShape &shape,
                               ArrayRef<MemRefType> views,
                               ArrayRef<MemRefType> workspaces,

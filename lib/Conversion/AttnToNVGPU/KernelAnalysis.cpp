@@ -235,6 +235,11 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
                             shape.hasBlockMask(),
                             shape.splits > 1 || shape.leanCtas > 0, registers)
             .empty();
+    // The mbarriers go after the tiles, which the stages above fitted.
+    shape.tensorCopies =
+        shape.overlapSoftmax && kvTensorCopiesUnfit(shape.keyLengths).empty();
+    if (shape.tensorCopies && shape.sharedBytes() > sharedLimit)
+      shape.tensorCopies = false;
   }
   return shape;
 }

@@ -115,6 +115,31 @@ SmallVector<Value> mlir::attn::wgmma(ImplicitLocOpBuilder &b, Type element,
   return d;
 }
 
+SmallVector<Value> mlir::attn::fenceOperands(ImplicitLocOpBuilder &b,
+                                             ArrayRef<Value> registers) {
+  if (registers.empty())
+    return {};
+  // Outputs "=f" or "=r", each tied to its input ("0", "1", ...).
+  std::string outputs, inputs;
+  SmallVector<Type> types;
+  for (auto [i, reg] : llvm::enumerate(registers)) {
+    outputs +=
+        std::string(i ? "," : "") + (reg.getType().isF32() ? "=f" : "=r");
+    inputs += "," + std::to_string(i);
+    types.push_back(reg.getType());
+  }
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, LLVM::LLVMStructType::getLiteral(b.getContext(), types), registers, "",
+      outputs + inputs, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+  SmallVector<Value> fenced;
+  for (size_t i = 0; i < registers.size(); ++i)
+    fenced.push_back(LLVM::ExtractValueOp::create(b, asmOp.getRes(), i));
+  return fenced;
+}
+
 void mlir::attn::wgmmaFence(ImplicitLocOpBuilder &b) {
   NVVM::WgmmaFenceAlignedOp::create(b);
 }

@@ -58,6 +58,17 @@ SmallVector<Value> wgmma(ImplicitLocOpBuilder &b, Type element, int64_t n,
                          ArrayRef<Value> aRegisters, Value bDescriptor,
                          bool transposeB);
 
+/// `registers` (f32 or i32 values), passed through an empty assembly block
+/// that may change them: every instruction that defines them (a move, a
+/// constant) comes before it. A product's register inputs (accumulators and
+/// A) fenced so before its wgmma.fence are defined by nothing between the
+/// fence and the product; otherwise LLVM may materialise them there (zero
+/// accumulators from a shared zero register, say), and ptxas then inserts a
+/// warpgroup.arrive and serialises every wgmma of the kernel (CUTLASS's
+/// warpgroup_fence_operand).
+SmallVector<Value> fenceOperands(ImplicitLocOpBuilder &b,
+                                 ArrayRef<Value> registers);
+
 /// wgmma.fence: orders the warpgroup's earlier register and shared-memory
 /// accesses before the next wgmma.mma_async.
 void wgmmaFence(ImplicitLocOpBuilder &b);

@@ -113,3 +113,20 @@ module attributes {attn.cluster = #attn.ring<devices = 2>} {}
 
 // expected-error @+1 {{'attn.target' must be an #attn.target, got #attn.cluster<ranks = 2>}}
 module attributes {attn.target = #attn.cluster<ranks = 2>} {}
+
+// -----
+
+// attn.launch's tensor maps: each names a tensor parameter and gives a box
+// of its rank, every size 1 to 256, and a swizzle of 0, 32, 64 or 128.
+// expected-error @+1 {{'attn.launch' must be {grid}}
+module attributes {attn.launch = {grid = array<i64: 1, 1, 1>, block = array<i64: 128, 1, 1>, dynamic_shared_memory = 0 : i64, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, attention = {}, params = [memref<1x1x64x64xbf16>], param_names = ["K"], scalars = [], tensor_maps = [{name = "k_map", param = 0 : i64, box = array<i64: 64, 64, 1>, swizzle = 128 : i64}]}} {}
+
+// -----
+
+// expected-error @+1 {{tensor_maps = [{name, param = i, box = array<i64: ...> (a size 1 to 256 per dimension), swizzle = 0, 32, 64 or 128}]}}
+module attributes {attn.launch = {grid = array<i64: 1, 1, 1>, block = array<i64: 128, 1, 1>, dynamic_shared_memory = 0 : i64, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, attention = {}, params = [memref<1x1x64x64xbf16>], param_names = ["K"], scalars = [], tensor_maps = [{name = "k_map", param = 0 : i64, box = array<i64: 64, 512, 1, 1>, swizzle = 128 : i64}]}} {}
+
+// -----
+
+// expected-error @+1 {{tensor_maps = [{name}}
+module attributes {attn.launch = {grid = array<i64: 1, 1, 1>, block = array<i64: 128, 1, 1>, dynamic_shared_memory = 0 : i64, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, attention = {}, params = [memref<1x1x64x64xbf16>], param_names = ["K"], scalars = [], tensor_maps = [{name = "k_map", param = 0 : i64, box = array<i64: 64, 64, 1, 1>, swizzle = 96 : i64}]}} {}

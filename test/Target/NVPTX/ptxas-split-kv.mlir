@@ -48,6 +48,21 @@
 // MANIFEST-NEXT: },
 // MANIFEST-NEXT: 256
 // MANIFEST: "name": "decode_selected_attention0"
+// The overlapped loop's K and V come by tensor copies: a tensor map each,
+// boxes of 64 columns by block_n keys in the 128-byte swizzle.
+// MANIFEST: "tensor_maps": [
+// MANIFEST-NEXT: {
+// MANIFEST-NEXT: "box": [
+// MANIFEST-NEXT: 64,
+// MANIFEST-NEXT: 64,
+// MANIFEST-NEXT: 1,
+// MANIFEST-NEXT: 1
+// MANIFEST-NEXT: ],
+// MANIFEST-NEXT: "name": "k_map",
+// MANIFEST-NEXT: "param": "K",
+// MANIFEST-NEXT: "swizzle": 128
+// MANIFEST: "name": "v_map",
+// MANIFEST-NEXT: "param": "V",
 // MANIFEST: "workspaces": [
 // MANIFEST-NEXT: {
 // MANIFEST-NEXT: "bytes_per_cta": 32768,
@@ -63,7 +78,8 @@
 // MANIFEST: "tiles": {
 // MANIFEST-NEXT: "block_m": 64,
 // MANIFEST-NEXT: "block_n": 64,
-// MANIFEST: "version": 8
+// Version 9: the manifest has tensor maps.
+// MANIFEST: "version": 9
 
 // VALID: 6 kernel(s), manifest valid
 

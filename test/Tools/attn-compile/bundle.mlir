@@ -13,7 +13,9 @@
 // sm_90a's default tiles: 128 x 128 in two warpgroups (wgmma).
 // CHECK:     "block": [
 // CHECK-NEXT:  256,
-// CHECK:     "dynamic_shared_memory": 81920,
+// Q (16 KiB), two stages of K and V (64 KiB), then an mbarrier (8 bytes)
+// for each stage, which K's and V's tensor copies complete on.
+// CHECK:     "dynamic_shared_memory": 81936,
 // The grid is a formula of the parameters' sizes: (ceil(Sq / 128), B, Hq).
 // CHECK:     "grid": [
 // CHECK-NEXT:  {
@@ -53,6 +55,13 @@
 // CHECK-NEXT:    "name": "LSE",
 // CHECK:         "type": "f32"
 // CHECK:     "target": "sm_90a",
+// The tensor maps of K and V, which libattnrt encodes for each launch.
+// CHECK:     "tensor_maps": [
+// CHECK:         "name": "k_map",
+// CHECK-NEXT:    "param": "K",
+// CHECK-NEXT:    "swizzle": 128
+// CHECK:         "name": "v_map",
+// CHECK-NEXT:    "param": "V",
 // CHECK:     "tiles": {
 // CHECK-NEXT:  "block_m": 128,
 // CHECK-NEXT:  "block_n": 128,
@@ -60,10 +69,16 @@
 // CHECK-NEXT:  "stages": 2,
 // CHECK-NEXT:  "warps": 8
 // CHECK: "ptx": "kernels.ptx",
-// CHECK: "version": 8
+// CHECK: "version": 9
 
 // PTX: .target sm_90a
 // PTX: .visible .entry prefill_attention0(
+// The tensor maps are by-value parameters, read through their generic
+// addresses (attn-tensor-map-parameters).
+// PTX: .param .align 64 .b8 prefill_attention0_param_5[128],
+// PTX-NEXT: .param .align 64 .b8 prefill_attention0_param_6[128]
+// PTX: cvta.param.u64
+// PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 
 // The chip can be named; an attention the kernel does not support, a

@@ -87,6 +87,31 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
                  unitsValid && w.size() == 3 + units;
         });
   }
+  // Optional: `tensor_maps`, each {name, param (a tensor parameter), box
+  // (a size per dimension of its view, 1 to 256), swizzle (0, 32, 64 or
+  // 128)}.
+  if (dict && dict.contains("tensor_maps")) {
+    ++optional;
+    auto maps = dict.getAs<ArrayAttr>("tensor_maps");
+    optionalValid &=
+        paramsValid && maps && llvm::all_of(maps, [&](Attribute entry) {
+          auto m = dyn_cast<DictionaryAttr>(entry);
+          auto param = m ? m.getAs<IntegerAttr>("param") : nullptr;
+          auto box = m ? m.getAs<DenseI64ArrayAttr>("box") : nullptr;
+          auto swizzle = m ? m.getAs<IntegerAttr>("swizzle") : nullptr;
+          if (!param || !box || !swizzle || !m.getAs<StringAttr>("name") ||
+              m.size() != 4 || param.getInt() < 0 ||
+              param.getInt() >= static_cast<int64_t>(params.size()))
+            return false;
+          auto view = cast<MemRefType>(
+              cast<TypeAttr>(params[param.getInt()]).getValue());
+          return box.size() == view.getRank() &&
+                 llvm::all_of(
+                     box.asArrayRef(),
+                     [](int64_t size) { return size >= 1 && size <= 256; }) &&
+                 llvm::is_contained({0, 32, 64, 128}, swizzle.getInt());
+        });
+  }
   if (!dict || !threeSizes("grid", /*dynamicAllowed=*/true) ||
       !threeSizes("block", /*dynamicAllowed=*/false) || !bytes ||
       bytes.getInt() < 0 || !dict.getAs<Fa2TilesAttr>("tiles") ||
@@ -100,8 +125,10 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
               "param_names = [a string per param], scalars = [{param = i, size "
               "= d} or {param = i, stride = "
               "d}]} with positive sizes (a grid size may be dynamic), and "
-              "optionally persistent, gradient and workspaces = [{name, bytes, "
-              "zero_init, optionally per_cta and kernel_resets}], got "
+              "optionally persistent, gradient, workspaces = [{name, bytes, "
+              "zero_init, optionally per_cta and kernel_resets}] and "
+              "tensor_maps = [{name, param = i, box = array<i64: ...> (a size "
+              "1 to 256 per dimension), swizzle = 0, 32, 64 or 128}], got "
            << launch;
   return success();
 }

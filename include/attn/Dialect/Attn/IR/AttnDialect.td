@@ -51,7 +51,10 @@ def Attn_Dialect : Dialect {
     /// be resident at once) and `workspaces` (a list of dictionaries of
     /// name, bytes and zero_init: buffers the runtime passes after the
     /// parameters); a backward kernel (attn.attention_grad's) adds
-    /// `gradient`.
+    /// `gradient`; a kernel with tensor copies adds `tensor_maps` (a list of
+    /// dictionaries of name, param (the index of the tensor parameter it
+    /// maps), box (innermost first) and swizzle bytes: CUtensorMaps the
+    /// runtime passes by value, the kernel's last parameters, in order).
     static constexpr ::llvm::StringLiteral getLaunchAttrName() {
       return ::llvm::StringLiteral("attn.launch");
     }

@@ -1,0 +1,63 @@
+//===- TensorCopy.h - Tensor copies and mbarriers as IR ---------*- C++ -*-===//
+//
+// Part of the attn-mlir project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+//
+//===----------------------------------------------------------------------===//
+//
+// Hopper's tensor copies (cp.async.bulk.tensor, "TMA": a box of a tensor
+// described by a CUtensorMap, copied by the asynchronous proxy into shared
+// memory in the map's swizzle) and the mbarrier objects they complete on
+// (PTX ISA 9.7.9.27 and 9.7.13.15), as NVVM operations. An mbarrier's phase
+// completes when its arrivals and the bytes it expects have all come; a
+// thread waits for a phase by its parity.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTONVGPU_TENSORCOPY_H
+#define ATTN_LIB_CONVERSION_ATTNTONVGPU_TENSORCOPY_H
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn {
+
+/// Bytes of an mbarrier object (8-byte aligned in shared memory).
+constexpr int64_t kMbarrierBytes = 8;
+
+/// The shared-memory pointer (LLVM address space 3) of shared-window byte
+/// address `address` (index).
+Value sharedPointer(ImplicitLocOpBuilder &b, Value address);
+
+/// mbarrier.init of `barrier` for `arrivals` arrivals a phase; its phase 0
+/// begins.
+void mbarrierInit(ImplicitLocOpBuilder &b, Value barrier, int64_t arrivals);
+
+/// fence.mbarrier_init.release.cluster: the thread's mbarrier.inits are
+/// visible to the asynchronous proxy, whose copies complete on them.
+void fenceMbarrierInit(ImplicitLocOpBuilder &b);
+
+/// mbarrier.inval: `barrier` is no mbarrier any more (it may be initialised
+/// again); no thread may still wait on it.
+void mbarrierInval(ImplicitLocOpBuilder &b, Value barrier);
+
+/// mbarrier.arrive.expect_tx: the current phase of `barrier` also waits for
+/// `bytes` (i32) of asynchronous copies, and the thread arrives on it.
+void mbarrierArriveExpectTx(ImplicitLocOpBuilder &b, Value barrier,
+                            Value bytes);
+
+/// Waits (a loop of mbarrier.try_wait.parity) until the phase of `barrier`
+/// whose parity is `parity` (i32, 0 or 1) has completed; acquires what the
+/// phase's arrivals and copies released.
+void mbarrierWait(ImplicitLocOpBuilder &b, Value barrier, Value parity);
+
+/// cp.async.bulk.tensor.Nd (tile mode): the box of the tensor map at
+/// generic address `tensorMap` whose first element is at `coordinates`
+/// (index values, innermost dimension first) into shared memory at
+/// `destination` (an address-space-3 pointer, aligned as the map's swizzle
+/// requires: 1024 bytes for 128), completing its bytes on `barrier`.
+void tensorCopy(ImplicitLocOpBuilder &b, Value destination, Value tensorMap,
+                ValueRange coordinates, Value barrier);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_CONVERSION_ATTNTONVGPU_TENSORCOPY_H

@@ -1,0 +1,115 @@
+// K and V by tensor copies (kvTensorCopiesUnfit): in the overlapped wgmma
+// loop thread 0 issues each copy group's cp.async.bulk.tensor boxes (64
+// columns by block_n keys of the K or V tensor map, which the kernel takes
+// after its other parameters) and the bytes they bring on the mbarrier of
+// the group's stage; every thread waits for the phase by its parity. The
+// mbarriers, after the tiles in shared memory, live for a key/value range.
+// RUN: attn-opt %s --split-input-file --attn-to-nvgpu --canonicalize | FileCheck %s
+
+// A decode of 4 blocks of 64 keys in 2 stages: Q (8 KiB), 2 K and 2 V tiles
+// (8 KiB each), then 2 mbarriers.
+// CHECK-LABEL: gpu.func @decode_attention0(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<1x8x64x64xf16>, %arg4: !llvm.ptr, %arg5: !llvm.ptr) kernel
+// CHECK-SAME: dynamic_shared_memory = 40976 : i64
+// CHECK-SAME: tensor_maps = [{box = array<i64: 64, 64, 1, 1>, name = "k_map", param = 1 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64, 1, 1>, name = "v_map", param = 2 : i64, swizzle = 128 : i64}]
+// Thread 0 initialises the stages' mbarriers (one arrival a phase: its own).
+// CHECK: %[[THREAD:.+]] = gpu.thread_id x
+// CHECK: %[[SHARED:.+]] = memref.extract_aligned_pointer_as_index
+// CHECK: arith.cmpi eq, %[[THREAD]], %c0
+// CHECK: %[[AT0:.+]] = arith.addi %[[SHARED]], %c40960
+// CHECK: %[[BARRIER0:.+]] = llvm.inttoptr
+// CHECK-NEXT: nvvm.mbarrier.init %[[BARRIER0]], %c1_i32
+// CHECK: arith.addi %[[SHARED]], %c40968
+// CHECK: nvvm.mbarrier.init
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// Group 0 is K of block 0 alone (8 KiB), into K's stage 0 at byte 8192:
+// the box at column 0, key 0, the head (ctaid.z) and batch (ctaid.y).
+// CHECK: arith.cmpi eq, %[[THREAD]], %c0
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c8192_i32
+// CHECK: arith.addi %[[SHARED]], %c8192
+// CHECK: llvm.addrspacecast %{{.+}} : !llvm.ptr<3> to !llvm.ptr<7>
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg4, %{{.+}}, box[%c0_i32, %c0_i32, %{{.+}}, %{{.+}}]
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// Q (cp.async) is made visible to the async proxy before step 0's barrier;
+// then group 1 (K of block 1, V of block 0: 16 KiB) is issued, and every
+// thread waits for group 0: stage 0's phase 0.
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c16384_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg4, %{{.+}}, box[%c0_i32, %c64_i32,
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg5, %{{.+}}, box[%c0_i32, %c0_i32,
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32, %c10000000_i32
+// CHECK: nvvm.wgmma.fence.aligned
+// Steps 1 to 3: group r + 1 where it exists (r + 1 <= 4), each copy only
+// where its block does, then the wait for group r: stage r % 2, parity
+// (r / 2) % 2.
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg4,
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg5,
+// CHECK: arith.divui %{{.+}}, %c2
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: scf.yield
+// The last step (P V of block 3) issues nothing and waits for group 4:
+// stage 0's phase 2.
+// CHECK: gpu.barrier
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32, %c10000000_i32
+// CHECK: nvvm.wgmma.fence.aligned
+// After the range's last wait, thread 0 invalidates the mbarriers.
+// CHECK: gpu.barrier
+// CHECK: nvvm.mbarrier.inval
+// CHECK: nvvm.mbarrier.inval
+// CHECK-NOT: nvgpu.device_async_copy %arg1
+// CHECK-NOT: nvgpu.device_async_copy %arg2
+// CHECK: gpu.return
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @decode(%q: tensor<1x8x64x64xf16>, %k: tensor<1x8x256x64xf16>, %o: tensor<1x8x64x64xf16>) -> tensor<1x8x64x64xf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<1x8x64x64xf16>, tensor<1x8x256x64xf16>, tensor<1x8x256x64xf16>)
+        outs(%o : tensor<1x8x64x64xf16>)
+        {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<1x8x64x64xf16>
+    return %r : tensor<1x8x64x64xf16>
+  }
+}
+
+// -----
+
+// With per-sequence key lengths the copies are cp.async from every thread,
+// which zero-fill the keys past the sequence's length: no tensor maps, no
+// mbarriers.
+// CHECK-LABEL: gpu.func @ragged_attention0(
+// CHECK-NOT: tensor_maps
+// CHECK-SAME: dynamic_shared_memory = 40960 : i64
+// CHECK-NOT: mbarrier
+// CHECK: nvgpu.device_async_copy %arg1
+// CHECK-NOT: mbarrier
+// CHECK: gpu.return
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @ragged(%q: tensor<3x8x64x64xf16>, %k: tensor<3x8x256x64xf16>, %lengths: tensor<3xi32>, %o: tensor<3x8x64x64xf16>) -> tensor<3x8x64x64xf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<3x8x64x64xf16>, tensor<3x8x256x64xf16>, tensor<3x8x256x64xf16>)
+        key_lengths(%lengths : tensor<3xi32>)
+        outs(%o : tensor<3x8x64x64xf16>)
+        {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<3x8x64x64xf16>
+    return %r : tensor<3x8x64x64xf16>
+  }
+}
+
+// -----
+
+// The sequential wgmma loop (a block mask) and the mma.sync body keep
+// cp.async.
+// CHECK-LABEL: gpu.func @sparse_attention0(
+// CHECK-NOT: tensor_maps
+// CHECK-NOT: mbarrier
+// CHECK: gpu.return
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @sparse(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x256x64xf16>, %blocks: tensor<1x1x2x4xi8>, %o: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<1x8x128x64xf16>, tensor<1x8x256x64xf16>, tensor<1x8x256x64xf16>)
+        block_mask(%blocks : tensor<1x1x2x4xi8> blocks [64, 64])
+        outs(%o : tensor<1x8x128x64xf16>)
+        {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<1x8x128x64xf16>
+    return %r : tensor<1x8x128x64xf16>
+  }
+}
