@@ -52,24 +52,31 @@ int64_t mlir::attn::fa2RegistersPerThread(const Fa2Tiling &tiling,
 std::string mlir::attn::softmaxOverlapUnfit(const Fa2Tiling &tiling,
                                             int64_t valueDim, ScoreWork work,
                                             bool blockMask, bool kernelSplitsKv,
+                                            bool tensorCopies,
                                             int64_t registersPerThread) {
   if (blockMask)
     return "a block mask's branches around and inside a step would make "
            "ptxas serialise the products";
   int64_t held =
       llvm::divideCeil(tiling.blockM * tiling.blockN / 2, 32 * tiling.warps);
-  int64_t need =
-      fa2RegistersPerThread(tiling, valueDim, work, kernelSplitsKv) + held;
+  int64_t need = fa2RegistersPerThread(tiling, valueDim, work, kernelSplitsKv) +
+                 held - (tensorCopies ? kTensorCopyRegisters : 0);
   if (need <= registersPerThread)
     return "";
   return "holding the previous block's P needs about " + std::to_string(need) +
          " registers a thread, more than " + std::to_string(registersPerThread);
 }
 
-std::string mlir::attn::kvTensorCopiesUnfit(bool keyLengths) {
+std::string mlir::attn::kvTensorCopiesUnfit(const Fa2Tiling &tiling,
+                                            int64_t tileBytes,
+                                            int64_t sharedLimit,
+                                            bool keyLengths) {
   if (keyLengths)
     return "per-sequence key lengths: cp.async zero-fills the keys past a "
            "sequence's length";
+  if (tileBytes + tiling.stages * kMbarrierBytes > sharedLimit)
+    return "the stages' mbarriers do not fit the shared memory the tiles "
+           "leave";
   return "";
 }
 

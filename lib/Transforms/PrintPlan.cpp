@@ -46,7 +46,8 @@ std::string formatFlops(double flops) {
 
 /// The CTA body attn-to-ptx builds for `op`'s kernel with `tiling` on
 /// `target` (chooseMatrixUnit with matrix-unit=auto, then
-/// softmaxOverlapUnfit), its key/value range split (split-KV, Lean) or not.
+/// kvTensorCopiesUnfit and softmaxOverlapUnfit), its key/value range split
+/// (split-KV, Lean) or not.
 std::string describeCtaBody(AttentionOp op, TargetAttr target,
                             const Fa2Tiling &tiling,
                             const AttentionProblem &problem, bool splitsKv) {
@@ -59,21 +60,23 @@ std::string describeCtaBody(AttentionOp op, TargetAttr target,
           " (" + wgmmaUnfit(target.getChip(), tiling, problem.valueDim) + ")";
     return text;
   }
+  std::string copies = kvTensorCopiesUnfit(
+      tiling,
+      fa2SharedMemoryBytes(tiling, problem.headDim, problem.valueDim,
+                           /*elementBytes=*/2),
+      target.getSmemPerBlock(), op.hasKeyLengths());
   std::string why = softmaxOverlapUnfit(
       tiling, problem.valueDim, scoreWorkOf(op),
-      static_cast<bool>(op.getBlockMask()), splitsKv,
+      static_cast<bool>(op.getBlockMask()), splitsKv, copies.empty(),
       gpuLimits(target, MatrixUnitRequest::Auto).regsPerThread);
-  if (why.empty()) {
-    std::string copies = kvTensorCopiesUnfit(op.hasKeyLengths());
-    return "CTA body: FlashAttention-3's overlapped loop (softmax beside P V) "
-           "on wgmma, K and V by " +
-           (copies.empty() ? std::string("tensor copies into mbarrier-guarded "
-                                         "stages")
-                           : "cp.async (" + copies + ")");
-  }
-  return "CTA body: FlashAttention-2's loop on wgmma (softmax not "
-         "overlapped: " +
-         why + ")";
+  std::string loop =
+      why.empty() ? "FlashAttention-3's overlapped loop (softmax beside P V)"
+                  : "FlashAttention-2's loop";
+  return "CTA body: " + loop + " on wgmma, K and V by " +
+         (copies.empty()
+              ? std::string("tensor copies into mbarrier-guarded stages")
+              : "cp.async (" + copies + ")") +
+         (why.empty() ? "" : " (softmax not overlapped: " + why + ")");
 }
 
 std::string formatBytes(double bytes) {

@@ -80,7 +80,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // REMARK: remark: attention B=? Hq=32 Hkv=8 (GQA 4:1) Sq=1 Sk=? D=128 Dv=128 bf16
 // REMARK-NEXT: work: counted at launch from the lengths (one kernel for every B, Sq and Sk marked ?)
 // REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4> (FlashAttention-2's default for D=128 on sm_90a), 160.0 KiB shared memory per CTA
-// REMARK-NEXT: CTA body: FlashAttention-2's loop on wgmma (softmax not overlapped: holding the previous block's P needs about 264 registers a thread, more than 255)
+// REMARK-NEXT: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages{{$}}
 // REMARK-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 29> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>; its CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages
 // REMARK: remark: attention B=1 Hq=8 Hkv=8 (MHA) Sq=? Sk=? D=64 Dv=64 f16
 // REMARK-NEXT: work: counted at launch
@@ -104,10 +104,14 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 
 // -----
 
-// Per-sequence key lengths keep the overlapped loop's K and V on cp.async,
-// which zero-fills the keys past each sequence's length.
+// Per-sequence key lengths keep K and V on cp.async, which zero-fills the
+// keys past each sequence's length; at D = 128 on 128 x 128 tiles the
+// registers cp.async's copies need leave no room for the overlap (with
+// tensor copies, above, there is).
 // REMARK: remark: attention B=4 Hq=8 Hkv=8 (MHA) Sq=64 Sk=1024 D=64 Dv=64 f16 key-lengths
 // REMARK: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by cp.async (per-sequence key lengths: cp.async zero-fills the keys past a sequence's length)
+// REMARK: remark: attention B=4 Hq=8 Hkv=8 (MHA) Sq=128 Sk=1024 D=128 Dv=128 bf16 key-lengths
+// REMARK: CTA body: FlashAttention-2's loop on wgmma, K and V by cp.async (per-sequence key lengths: cp.async zero-fills the keys past a sequence's length) (softmax not overlapped: holding the previous block's P needs about 264 registers a thread, more than 255)
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @ragged(%q: tensor<4x8x64x64xf16>, %k: tensor<4x8x1024x64xf16>, %lengths: tensor<4xi32>, %o: tensor<4x8x64x64xf16>) -> tensor<4x8x64x64xf16> {
     // expected-remark @+1 {{key-lengths}}
@@ -115,6 +119,13 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
         key_lengths(%lengths : tensor<4xi32>)
         outs(%o : tensor<4x8x64x64xf16>) -> tensor<4x8x64x64xf16>
     return %r : tensor<4x8x64x64xf16>
+  }
+  func.func @ragged_d128(%q: tensor<4x8x128x128xbf16>, %k: tensor<4x8x1024x128xbf16>, %lengths: tensor<4xi32>, %o: tensor<4x8x128x128xbf16>) -> tensor<4x8x128x128xbf16> {
+    // expected-remark @+1 {{key-lengths}}
+    %r = attn.attention ins(%q, %k, %k : tensor<4x8x128x128xbf16>, tensor<4x8x1024x128xbf16>, tensor<4x8x1024x128xbf16>)
+        key_lengths(%lengths : tensor<4xi32>)
+        outs(%o : tensor<4x8x128x128xbf16>) -> tensor<4x8x128x128xbf16>
+    return %r : tensor<4x8x128x128xbf16>
   }
 }
 
@@ -163,7 +174,7 @@ func.func @key_lengths(%q: tensor<3x2x1x16xf32>, %k: tensor<3x2x100x16xf32>, %le
 
 // A block mask keeps the wgmma body's loop sequential (softmaxOverlapUnfit).
 // REMARK: remark: attention B=1 Hq=2 Hkv=2 (MHA) Sq=256 Sk=256 D=64 Dv=64 bf16
-// REMARK: CTA body: FlashAttention-2's loop on wgmma (softmax not overlapped: a block mask's branches around and inside a step would make ptxas serialise the products)
+// REMARK: CTA body: FlashAttention-2's loop on wgmma, K and V by tensor copies into mbarrier-guarded stages (softmax not overlapped: a block mask's branches around and inside a step would make ptxas serialise the products)
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @block_mask(%q: tensor<1x2x256x64xbf16>, %bm: tensor<1x2x2x2xi8>, %o: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
     // expected-remark @+1 {{MHA}}

@@ -129,6 +129,43 @@ TEST(Fa2Defaults, MaskOperandsCountTheirScores) {
             (Fa2Tiling{64, 32, 4, 1}));
 }
 
+TEST(Fa2Defaults, TensorCopiesFreeRegistersForTheOverlap) {
+  // 128 x 128 with 8 warps at D = 128: 232 registers, 32 more to hold the
+  // previous block's P (264), less the 16 tensor copies leave (248).
+  Fa2Tiling tiling{128, 128, 8, 2};
+  EXPECT_EQ(fa2RegistersPerThread(tiling, 128, ScoreWork{}, false), 232);
+  EXPECT_EQ(softmaxOverlapUnfit(tiling, 128, ScoreWork{}, /*blockMask=*/false,
+                                /*kernelSplitsKv=*/false,
+                                /*tensorCopies=*/true, 255),
+            "");
+  EXPECT_EQ(softmaxOverlapUnfit(tiling, 128, ScoreWork{}, false, false,
+                                /*tensorCopies=*/false, 255),
+            "holding the previous block's P needs about 264 registers a "
+            "thread, more than 255");
+  // A score modification's 12 (the ALiBi region spilled with the overlap).
+  EXPECT_NE(softmaxOverlapUnfit(tiling, 128, ScoreWork{/*modifies=*/true},
+                                false, false, true, 255),
+            "");
+  // A block mask keeps the sequential loop whatever the registers.
+  EXPECT_NE(softmaxOverlapUnfit({64, 64, 4, 2}, 64, ScoreWork{},
+                                /*blockMask=*/true, false, true, 255),
+            "");
+}
+
+TEST(Fa2Defaults, TensorCopiesNeedNoKeyLengthsAndRoomForTheMbarriers) {
+  Fa2Tiling tiling{128, 128, 8, 2};
+  int64_t tiles = fa2SharedMemoryBytes(tiling, 128, 128, 2);
+  EXPECT_EQ(kvTensorCopiesUnfit(tiling, tiles, tiles + 16,
+                                /*keyLengths=*/false),
+            "");
+  EXPECT_EQ(kvTensorCopiesUnfit(tiling, tiles, tiles + 15, false),
+            "the stages' mbarriers do not fit the shared memory the tiles "
+            "leave");
+  EXPECT_EQ(kvTensorCopiesUnfit(tiling, tiles, 232448, /*keyLengths=*/true),
+            "per-sequence key lengths: cp.async zero-fills the keys past a "
+            "sequence's length");
+}
+
 TEST(Fa2Defaults, CandidatesAreTheTable) {
   EXPECT_EQ(fa2Candidates(64).front(), (Fa2Tiling{128, 128, 4, 2}));
   EXPECT_EQ(fa2Candidates(128).front(), (Fa2Tiling{128, 64, 4, 2}));

@@ -88,34 +88,50 @@ struct ScoreWork {
 int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim,
                               ScoreWork work = {}, bool kernelSplitsKv = false);
 
+/// Bytes of an mbarrier object. Tensor copies complete on one per stage,
+/// after the tiles in shared memory.
+constexpr int64_t kMbarrierBytes = 8;
+
+/// Why a warpgroup-MMA kernel copies its K and V tiles with cp.async from
+/// every thread rather than with tensor copies (one thread issues each
+/// tile's cp.async.bulk.tensor, which complete on an mbarrier per stage),
+/// or "" when it uses tensor copies: the tiles take `tileBytes` of the
+/// `sharedLimit` bytes a block may have, and the mbarriers must fit after
+/// them. A tensor map describes the whole K or V tensor, so with
+/// `keyLengths` the keys of a block past a sequence's key length, which
+/// cp.async zero-fills, would be read as they are (padding that may hold
+/// anything, NaN included, while P V multiplies them by 0).
+std::string kvTensorCopiesUnfit(const Fa2Tiling &tiling, int64_t tileBytes,
+                                int64_t sharedLimit, bool keyLengths);
+
+/// The registers tensor copies leave a thread that cp.async's copies need:
+/// each thread's source and shared addresses, row bounds and predicates.
+/// Calibrated on ptxas 13.0 (sm_90a): the overlapped loop at 128 x 128,
+/// D = 128 (estimate with the held P 264) took 233 registers with tensor
+/// copies and spilled 36 bytes at 255 with cp.async; D = 256 on 64 x 64
+/// (264) took 255 without spilling; the ALiBi region on 128 x 128 at
+/// D = 128 (276) spilled 60 bytes, so the term stops short of it.
+constexpr int64_t kTensorCopyRegisters = 16;
+
 /// Why the warpgroup-MMA CTA body does not overlap each key/value block's
 /// softmax with the previous block's P V (FlashAttention-3's
 /// intra-warpgroup overlap, docs/gpu-kernel.md) for a kernel with `tiling`,
 /// or "" when it does. The overlap holds the previous block's P (block_m x
 /// block_n 16-bit values, two a register) while the next softmax runs: it
-/// needs fa2RegistersPerThread plus that share at most
-/// `registersPerThread`. Calibrated on ptxas 13.0 (sm_90a): every
-/// emulator-check kernel estimated above 255 with the term spilled with the
-/// overlap or sat at 255 (128 x 128 at D = 128: 264, 36 to 168 bytes; D = 256
-/// with 64 x 64 causal: 264, 128 bytes), and none at or below it did. A
+/// needs fa2RegistersPerThread plus that share, less kTensorCopyRegisters
+/// with `tensorCopies`, at most `registersPerThread`. Calibrated on ptxas
+/// 13.0 (sm_90a): with cp.async every emulator-check kernel estimated
+/// above 255 with the term spilled with the overlap or sat at 255 (128 x
+/// 128 at D = 128: 264, 36 to 168 bytes; D = 256 with 64 x 64 causal: 264,
+/// 128 bytes), and none at or below it did; with tensor copies, above. A
 /// block mask keeps the loop sequential: its branches (an empty block
 /// skipped, a full one read without the mask operand) around and inside a
 /// step, crossed by the running P V, made ptxas serialise every wgmma of
 /// the kernel.
 std::string softmaxOverlapUnfit(const Fa2Tiling &tiling, int64_t valueDim,
                                 ScoreWork work, bool blockMask,
-                                bool kernelSplitsKv,
+                                bool kernelSplitsKv, bool tensorCopies,
                                 int64_t registersPerThread);
-
-/// Why the overlapped loop (softmaxOverlapUnfit) copies its K and V tiles
-/// with cp.async from every thread rather than with tensor copies (one
-/// thread issues each tile's cp.async.bulk.tensor, which complete on an
-/// mbarrier per stage), or "" when it uses tensor copies. A tensor map
-/// describes the whole K or V tensor, so the keys of a block past a
-/// sequence's key length, which cp.async zero-fills, would be read as they
-/// are (padding that may hold anything, NaN included, while P V multiplies
-/// them by 0).
-std::string kvTensorCopiesUnfit(bool keyLengths);
 
 /// What modifying the scores in natural units (softcap, an inlined score
 /// region with the row and key of every element) costs a thread: calibrated

@@ -25,8 +25,6 @@
 #include "attn/Analysis/MatrixUnit.h"
 #include "attn/Transforms/IndexArith.h"
 
-#include "TensorCopy.h"
-
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -91,10 +89,10 @@ struct KernelShape {
   /// block's P V (softmaxOverlapUnfit), or the products are waited for in
   /// turn as on mma.sync.
   bool overlapSoftmax = false;
-  /// With the overlapped loop: whether K and V come by tensor copies into
-  /// stages that an mbarrier each guards (kvTensorCopiesUnfit), or by
-  /// cp.async from every thread. The kernel then takes a tensor map of K
-  /// and one of V (kernelTensorMaps, KernelAbi.h).
+  /// With wgmma: whether K and V come by tensor copies into stages that an
+  /// mbarrier each guards (kvTensorCopiesUnfit), or by cp.async from every
+  /// thread. The kernel then takes a tensor map of K and one of V
+  /// (kernelTensorMaps, KernelAbi.h).
   bool tensorCopies = false;
 
   bool modifiesScores() const { return softcap || scoreRegion; }

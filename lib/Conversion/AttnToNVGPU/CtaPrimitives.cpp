@@ -426,10 +426,12 @@ void CtaPrimitives::setUpSharedMemory() {
       OpBuilder::InsertPoint(sharedOp->getBlock(), Block::iterator(sharedOp));
 }
 
-void CtaPrimitives::onThreadZero(function_ref<void()> build) {
-  auto ifOp = scf::IfOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, index(0)),
-      /*withElseRegion=*/false);
+void CtaPrimitives::onThreadZero(function_ref<void()> build, Value alsoIf) {
+  Value cond =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, index(0));
+  if (alsoIf)
+    cond = arith::AndIOp::create(b, cond, alsoIf);
+  auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   build();

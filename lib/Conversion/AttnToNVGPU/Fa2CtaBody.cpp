@@ -184,18 +184,18 @@ void Fa2CtaBody::copyTileByTensorMap(Value map, Value batch, Value head,
                barrier);
 }
 
-void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value r, Value blocks,
-                                 Value keyStage, Value valueStage) {
+void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
+                                 Value withKey, Value keyBlock, Value keyStage,
+                                 Value withValue, Value valueBlock,
+                                 Value valueStage) {
   StageTiles tiles = kvTiles(keyStage, valueStage);
-  Value barrier = stageBarrier(keyStage);
-  Value withKey =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, blocks);
-  Value withValue =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, r, index(0));
+  Value barrier = stageBarrier(barrierStage);
   Type i32 = b.getI32Type();
   auto bytesIf = [&](Value copied, int64_t bytes) -> Value {
-    return arith::SelectOp::create(b, copied,
-                                   arith::ConstantIntOp::create(b, i32, bytes),
+    Value all = arith::ConstantIntOp::create(b, i32, bytes);
+    if (!copied)
+      return all;
+    return arith::SelectOp::create(b, copied, all,
                                    arith::ConstantIntOp::create(b, i32, 0));
   };
   // The phase completes when the thread has arrived and every byte of the
@@ -204,24 +204,50 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value r, Value blocks,
       b, barrier,
       arith::AddIOp::create(b, bytesIf(withKey, kTileBytes()),
                             bytesIf(withValue, vTileBytes())));
-  Value block = add(w.blockBegin, r);
-  auto ifKey = scf::IfOp::create(b, withKey, /*withElseRegion=*/false);
-  {
+  auto copyIf = [&](Value cond, function_ref<void()> copy) {
+    if (!cond)
+      return copy();
+    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifKey.thenBlock());
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    copy();
+  };
+  copyIf(withKey, [&] {
     copyTileByTensorMap(w.kv.kMap, w.batch, w.kvHead,
-                        mul(block, index(s.blockN)), s.keyRow(), tiles.kOffset,
-                        barrier);
-  }
-  auto ifValue = scf::IfOp::create(b, withValue, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifValue.thenBlock());
-    copyTileByTensorMap(
-        w.kv.vMap, w.batch, w.kvHead,
-        mul(arith::SubIOp::create(b, block, index(1)), index(s.blockN)),
-        s.valueRow(), tiles.vOffset, barrier);
-  }
+                        mul(keyBlock, index(s.blockN)), s.keyRow(),
+                        tiles.kOffset, barrier);
+  });
+  copyIf(withValue, [&] {
+    copyTileByTensorMap(w.kv.vMap, w.batch, w.kvHead,
+                        mul(valueBlock, index(s.blockN)), s.valueRow(),
+                        tiles.vOffset, barrier);
+  });
+}
+
+void Fa2CtaBody::initStageBarriers() {
+  onThreadZero([&] {
+    for (int64_t stage = 0; stage < s.stages; ++stage)
+      mbarrierInit(b, stageBarrier(index(stage)), /*arrivals=*/1);
+    fenceMbarrierInit(b);
+  });
+}
+
+void Fa2CtaBody::invalidateStageBarriers() {
+  gpu::BarrierOp::create(b);
+  onThreadZero([&] {
+    for (int64_t stage = 0; stage < s.stages; ++stage)
+      mbarrierInval(b, stageBarrier(index(stage)));
+  });
+}
+
+void Fa2CtaBody::waitForTensorGroup(Value group) {
+  Value parity = arith::IndexCastUIOp::create(
+      b, b.getI32Type(),
+      arith::RemUIOp::create(
+          b, arith::DivUIOp::create(b, group, index(s.stages)), index(2)));
+  mbarrierWait(b,
+               stageBarrier(arith::RemUIOp::create(b, group, index(s.stages))),
+               parity);
 }
 
 Value Fa2CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
@@ -432,22 +458,49 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
   CtaState state =
       s.overlapSoftmax ? overlappedLoop(walk) : sequentialLoop(walk);
   // No copy may still be writing shared memory when the CTA goes on (with
-  // one stage, each block's copies were waited for in its step).
-  if (s.stages > 1)
+  // one stage, each block's copies were waited for in its step; with
+  // tensor copies only Q's are cp.async, and a range without blocks has
+  // not waited for them).
+  if (s.stages > 1 || s.tensorCopies)
     waitGroups(qGroup, 0);
   return state;
 }
 
 CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
   int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
-  // Q, and the first `stages` - 1 K and V blocks (the last block again
-  // where the range is shorter: every iteration then waits for the same
-  // number of groups), are in flight.
-  for (int64_t p = 0; p + 1 < s.stages; ++p) {
-    Value block = clampedBlock(w, add(w.blockBegin, index(p)));
-    copyKV(w, block, index(p), block, index(p));
+  // With tensor copies, group g (K and V of block begin + g, in stage
+  // g % stages) is issued by thread 0 if the block is in the range.
+  Value blocks;
+  if (s.tensorCopies)
+    blocks = arith::SubIOp::create(b, w.blockEnd, w.blockBegin);
+  auto issueTensorGroup = [&](Value g) {
+    Value stage = arith::RemUIOp::create(b, g, index(s.stages));
+    Value block = add(w.blockBegin, g);
+    onThreadZero(
+        [&] {
+          tensorCopyGroup(w, stage, Value(), block, stage, Value(), block,
+                          stage);
+        },
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, g, blocks));
+  };
+  // Q, and the first `stages` - 1 K and V blocks (with cp.async, the last
+  // block again where the range is shorter: every iteration then waits for
+  // the same number of groups), are in flight.
+  if (s.tensorCopies) {
+    initStageBarriers();
+    for (int64_t p = 0; p + 1 < s.stages; ++p)
+      issueTensorGroup(index(p));
+    // Q (cp.async), read by wgmma through the async proxy; the loop's
+    // first barrier makes it everyone's.
+    waitGroups(w.qGroup, 0);
+    fenceProxyAsyncShared(b);
+  } else {
+    for (int64_t p = 0; p + 1 < s.stages; ++p) {
+      Value block = clampedBlock(w, add(w.blockBegin, index(p)));
+      copyKV(w, block, index(p), block, index(p));
+    }
+    waitGroups(w.qGroup, s.stages - 1);
   }
-  waitGroups(w.qGroup, s.stages - 1);
   auto loop = scf::ForOp::create(
       b, w.blockBegin, w.blockEnd, index(1), initialState().values,
       [&](OpBuilder &, Location, Value block, ValueRange state) {
@@ -455,7 +508,14 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
         // The tiles of the previous block have been read by every warp.
         gpu::BarrierOp::create(b);
         Value stage = index(0);
-        if (s.stages > 1) {
+        if (s.tensorCopies) {
+          // Group n + stages - 1 goes to the stage block n - 1 used; the
+          // wait for group n's phase makes its tiles everyone's.
+          Value relative = arith::SubIOp::create(b, block, w.blockBegin);
+          stage = arith::RemUIOp::create(b, relative, index(s.stages));
+          issueTensorGroup(add(relative, index(s.stages - 1)));
+          waitForTensorGroup(relative);
+        } else if (s.stages > 1) {
           // Block n is in stage (n - begin) % stages (issued stages - 1
           // iterations ago); block n + stages - 1 goes to the stage block
           // n - 1 used, which every warp has read (the barrier above), and
@@ -473,11 +533,14 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
         } else {
           waitGroups(copyKV(w, block, stage, block, stage), 0);
         }
-        // wgmma reads shared memory through the async proxy: each thread's
-        // copies, done now, are made visible to it before the barrier.
-        if (s.matrixUnit == MatrixUnit::Wgmma)
-          fenceProxyAsyncShared(b);
-        gpu::BarrierOp::create(b);
+        if (!s.tensorCopies) {
+          // wgmma reads shared memory through the async proxy: each
+          // thread's copies, done now, are made visible to it before the
+          // barrier.
+          if (s.matrixUnit == MatrixUnit::Wgmma)
+            fenceProxyAsyncShared(b);
+          gpu::BarrierOp::create(b);
+        }
         StageTiles tiles = kvTiles(stage, stage);
         // An empty block of the block mask leaves the state as it is (its
         // copies were issued all the same, to keep the pipeline's order).
@@ -500,6 +563,8 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
             }));
       });
   b.setInsertionPointAfter(loop);
+  if (s.tensorCopies)
+    invalidateStageBarriers();
   return {SmallVector<Value>(loop.getResults())};
 }
 
@@ -535,33 +600,27 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   };
   auto issueGroup = [&](Value r) {
     auto [keyStage, valueStage] = stagesOf(r);
+    Value block = add(w.blockBegin, r);
     if (s.tensorCopies) {
-      // Thread 0 issues groups 0 to `blocks` (none past the range).
-      onThreadZero([&] {
-        auto ifOp = scf::IfOp::create(
-            b, arith::CmpIOp::create(b, arith::CmpIPredicate::ule, r, blocks),
-            /*withElseRegion=*/false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        tensorCopyGroup(w, r, blocks, keyStage, valueStage);
-      });
+      // Thread 0 issues groups 0 to `blocks` (none past the range): K of
+      // block r but in the last, V of block r - 1 but in the first.
+      onThreadZero(
+          [&] {
+            tensorCopyGroup(
+                w, keyStage,
+                arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, blocks),
+                block, keyStage,
+                arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, r,
+                                      index(0)),
+                arith::SubIOp::create(b, block, index(1)), valueStage);
+          },
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ule, r, blocks));
       return;
     }
-    Value block = add(w.blockBegin, r);
     // Group 0's V (of block begin - 1) is a copy of a block nobody reads.
     copyKV(w, clampedBlock(w, block), keyStage,
            clampedBlock(w, arith::SubIOp::create(b, block, index(1))),
            valueStage);
-  };
-  // With tensor copies, group r is group r / stages of its stage's
-  // mbarrier (initialised for the range): its phase's parity.
-  auto waitForGroup = [&](Value r) {
-    Value parity = arith::IndexCastUIOp::create(
-        b, b.getI32Type(),
-        arith::RemUIOp::create(b, arith::DivUIOp::create(b, r, index(stages)),
-                               index(2)));
-    mbarrierWait(b, stageBarrier(arith::RemUIOp::create(b, r, index(stages))),
-                 parity);
   };
   // Group r has landed, every warp is done with step r - 1, and groups up
   // to r + stages - 1 are in flight (`last`: no group after r is needed;
@@ -576,7 +635,7 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
       gpu::BarrierOp::create(b);
       if (!last || stages == 1)
         issueGroup(add(r, index(stages - 1)));
-      waitForGroup(r);
+      waitForTensorGroup(r);
       return;
     }
     if (stages == 1) {
@@ -644,16 +703,8 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   SmallVector<Value> result = uniformBranch(
       any, ValueRange(initial.values).getTypes(),
       [&] {
-        // The stages' mbarriers live for the range: initialised here (the
-        // first step's barrier orders that before every wait), invalidated
-        // after its last wait, so a persistent CTA's next range starts
-        // from phase 0 again.
         if (s.tensorCopies)
-          onThreadZero([&] {
-            for (int64_t stage = 0; stage < stages; ++stage)
-              mbarrierInit(b, stageBarrier(index(stage)), /*arrivals=*/1);
-            fenceMbarrierInit(b);
-          });
+          initStageBarriers();
         for (int64_t g = 0; g + 1 < stages; ++g)
           issueGroup(index(g));
         SmallVector<Value> state = step(index(0), init, false, true);
@@ -665,13 +716,8 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
         b.setInsertionPointAfter(loop);
         state = step(blocks, loop.getResults(), true, false);
         state.resize(initial.values.size());
-        if (s.tensorCopies) {
-          gpu::BarrierOp::create(b);
-          onThreadZero([&] {
-            for (int64_t stage = 0; stage < stages; ++stage)
-              mbarrierInval(b, stageBarrier(index(stage)));
-          });
-        }
+        if (s.tensorCopies)
+          invalidateStageBarriers();
         return state;
       },
       [&] { return initial.values; });

@@ -147,12 +147,24 @@ private:
   Value clampedBlock(const KvWalk &w, Value block);
   /// With tensor copies: the mbarrier of stage `stage` (after the tiles).
   Value stageBarrier(Value stage);
-  /// With tensor copies, from thread 0: the overlapped loop's copy group `r`
-  /// of a range of `blocks` blocks (K of block r unless r = blocks, V of
-  /// block r - 1 unless r = 0) into `keyStage` and `valueStage`, completing
-  /// on the mbarrier of `keyStage` (r % stages), which expects their bytes.
-  void tensorCopyGroup(const KvWalk &w, Value r, Value blocks, Value keyStage,
-                       Value valueStage);
+  /// With tensor copies, from thread 0: K of `keyBlock` into `keyStage`
+  /// where `withKey` and V of `valueBlock` into `valueStage` where
+  /// `withValue` (i1 values; null: always), as one group that completes on
+  /// the mbarrier of `barrierStage`, which expects their bytes.
+  void tensorCopyGroup(const KvWalk &w, Value barrierStage, Value withKey,
+                       Value keyBlock, Value keyStage, Value withValue,
+                       Value valueBlock, Value valueStage);
+  /// With tensor copies, the mbarriers of the stages live for one key/value
+  /// range: thread 0 initialises them before the range's first copies (the
+  /// next barrier orders that before every wait), and after a barrier that
+  /// follows the range's last wait invalidates them, so a persistent CTA's
+  /// next range starts at phase 0 again.
+  void initStageBarriers();
+  void invalidateStageBarriers();
+  /// With tensor copies: every thread waits for copy group `group` of the
+  /// range (the range's groups take the stages in turn): the phase
+  /// (group / stages) % 2 of the mbarrier of stage group % stages.
+  void waitForTensorGroup(Value group);
   /// Tensor copies of rows [row0, row0 + block_n) of `map`'s tensor at
   /// (batch, head) into the tile at shared offset `offset`, a 64-column
   /// block a copy, completing on `barrier`.

@@ -223,23 +223,23 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
   }
   if (shape.matrixUnit == MatrixUnit::Wgmma) {
     // wgmma needs an sm_90a target; a persistent kernel held to several
-    // CTAs an SM has fewer registers a thread.
+    // CTAs an SM has fewer registers a thread. Tensor copies first: they
+    // leave the overlap registers.
     GpuLimits limits = gpuLimits(target, request);
     int64_t registers =
         shape.residentCtasPerSm
             ? allowedRegistersPerThread(
                   shape.residentCtasPerSm * shape.threads(), limits)
             : limits.regsPerThread;
+    shape.tensorCopies = kvTensorCopiesUnfit(shape.tiling(), shape.tileBytes(),
+                                             sharedLimit, shape.keyLengths)
+                             .empty();
     shape.overlapSoftmax =
         softmaxOverlapUnfit(shape.tiling(), problem->valueDim, scoreWorkOf(op),
                             shape.hasBlockMask(),
-                            shape.splits > 1 || shape.leanCtas > 0, registers)
+                            shape.splits > 1 || shape.leanCtas > 0,
+                            shape.tensorCopies, registers)
             .empty();
-    // The mbarriers go after the tiles, which the stages above fitted.
-    shape.tensorCopies =
-        shape.overlapSoftmax && kvTensorCopiesUnfit(shape.keyLengths).empty();
-    if (shape.tensorCopies && shape.sharedBytes() > sharedLimit)
-      shape.tensorCopies = false;
   }
   return shape;
 }

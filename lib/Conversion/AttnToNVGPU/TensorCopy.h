@@ -21,9 +21,6 @@
 
 namespace mlir::attn {
 
-/// Bytes of an mbarrier object (8-byte aligned in shared memory).
-constexpr int64_t kMbarrierBytes = 8;
-
 /// The shared-memory pointer (LLVM address space 3) of shared-window byte
 /// address `address` (index).
 Value sharedPointer(ImplicitLocOpBuilder &b, Value address);

@@ -1,5 +1,5 @@
-// K and V by tensor copies (kvTensorCopiesUnfit): in the overlapped wgmma
-// loop thread 0 issues each copy group's cp.async.bulk.tensor boxes (64
+// K and V by tensor copies (kvTensorCopiesUnfit): in the wgmma loops
+// thread 0 issues each copy group's cp.async.bulk.tensor boxes (64
 // columns by block_n keys of the K or V tensor map, which the kernel takes
 // after its other parameters) and the bytes they bring on the mbarrier of
 // the group's stage; every thread waits for the phase by its parity. The
@@ -98,11 +98,30 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 
 // -----
 
-// The sequential wgmma loop (a block mask) and the mma.sync body keep
-// cp.async.
+// The sequential wgmma loop (a block mask keeps it) takes its tiles by
+// tensor copies too: group n (K and V of block n, 16 KiB) from thread 0
+// after the step's barrier into stage n % 2, then the wait for block n's
+// group, and no second barrier before the products.
 // CHECK-LABEL: gpu.func @sparse_attention0(
-// CHECK-NOT: tensor_maps
-// CHECK-NOT: mbarrier
+// CHECK-SAME: tensor_maps = [{box = array<i64: 64, 64, 1, 1>, name = "k_map"
+// CHECK: nvvm.mbarrier.init
+// CHECK: nvvm.mbarrier.init
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c16384_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg5, %{{.+}}, box[%c0_i32, %c0_i32,
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg6, %{{.+}}, box[%c0_i32, %c0_i32,
+// CHECK: nvvm.fence.proxy
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c16384_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg5,
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg6,
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: scf.yield
+// CHECK: gpu.barrier
+// CHECK: nvvm.mbarrier.inval
+// CHECK: nvvm.mbarrier.inval
 // CHECK: gpu.return
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @sparse(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x256x64xf16>, %blocks: tensor<1x1x2x4xi8>, %o: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
@@ -110,6 +129,25 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
         block_mask(%blocks : tensor<1x1x2x4xi8> blocks [64, 64])
         outs(%o : tensor<1x8x128x64xf16>)
         {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<1x8x128x64xf16>
+    return %r : tensor<1x8x128x64xf16>
+  }
+}
+
+// -----
+
+// The mma.sync body (two m16 tiles a warp: no warpgroup product) keeps
+// cp.async: its tiles keep whole rows, not the boxes' 64-column blocks.
+// CHECK-LABEL: gpu.func @two_tiles_attention0(
+// CHECK-NOT: tensor_maps
+// CHECK-NOT: mbarrier
+// CHECK: nvgpu.device_async_copy %arg1
+// CHECK-NOT: mbarrier
+// CHECK: gpu.return
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @two_tiles(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x256x64xf16>, %o: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<1x8x128x64xf16>, tensor<1x8x256x64xf16>, tensor<1x8x256x64xf16>)
+        outs(%o : tensor<1x8x128x64xf16>)
+        {tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>} -> tensor<1x8x128x64xf16>
     return %r : tensor<1x8x128x64xf16>
   }
 }
