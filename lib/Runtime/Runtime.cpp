@@ -937,7 +937,10 @@ static attnrtStatus encodeTensorMaps(attnrtKernel kernel,
                       "(stride 1), not stride " +
                       std::to_string(tensor.strides[rank - 1]));
     // The driver's dimensions run innermost first; its strides are in
-    // bytes, for dimensions 1 and up.
+    // bytes, for dimensions 1 and up, each a multiple of 16 below 2^40. A
+    // dimension of size 1 is never stepped along: whatever stride the
+    // tensor gives it (any, for the kernel), the map gets the contiguous
+    // one, rounded up to 16 bytes.
     uint64_t elementBytes = attnrtDTypeSize(param.dtype);
     uint64_t dims[ATTNRT_MAX_RANK], strides[ATTNRT_MAX_RANK];
     uint32_t box[ATTNRT_MAX_RANK], elementStrides[ATTNRT_MAX_RANK];
@@ -945,9 +948,22 @@ static attnrtStatus encodeTensorMaps(attnrtKernel kernel,
       dims[j] = static_cast<uint64_t>(tensor.sizes[rank - 1 - j]);
       box[j] = static_cast<uint32_t>(map.box[j]);
       elementStrides[j] = 1;
-      if (j > 0)
-        strides[j - 1] =
-            static_cast<uint64_t>(tensor.strides[rank - 1 - j]) * elementBytes;
+      if (j == 0)
+        continue;
+      uint64_t inner =
+          j == 1 ? dims[0] * elementBytes : strides[j - 2] * dims[j - 1];
+      strides[j - 1] =
+          dims[j] == 1 ? (inner + 15) / 16 * 16
+                       : static_cast<uint64_t>(tensor.strides[rank - 1 - j]) *
+                             elementBytes;
+      if (strides[j - 1] % 16 != 0 || strides[j - 1] >= (uint64_t(1) << 40))
+        return fail(ATTNRT_ERROR_INVALID_ARGUMENT,
+                    what + ": dimension " + std::to_string(rank - 1 - j) +
+                        " has a stride of " +
+                        std::to_string(tensor.strides[rank - 1 - j]) +
+                        " elements (" + std::to_string(strides[j - 1]) +
+                        " bytes); a tensor copy needs a multiple of 16 "
+                        "bytes, below 2^40");
     }
     // CUtensorMapDataType: FLOAT16 6, FLOAT32 7, BFLOAT16 9;
     // CUtensorMapSwizzle: none, 32B, 64B, 128B; L2 promotion 128B (2).

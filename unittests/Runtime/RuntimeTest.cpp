@@ -1848,6 +1848,36 @@ TEST_F(RuntimeTest, LaunchEncodesTensorMapsOncePerTensor) {
   EXPECT_EQ(records.launches[2].args.back(), fake::kTensorMapMark + 1);
 }
 
+TEST_F(RuntimeTest, TensorMapStridesOfSizeOneDimensionsAreContiguous) {
+  // B = 1: the kernel accepts any batch stride (it never steps along it),
+  // and the map gets the contiguous one; a head stride that is no multiple
+  // of 16 bytes cannot be a tensor map's: the launch fails, saying so.
+  fake::config().computeMajor = 9;
+  attnrt::Context context = createContext();
+  attnrt::Bundle bundle =
+      loadBundle(context.get(), kTensorMapManifest, kTensorMapPtx);
+  attnrtKernel kernel = findKernel(bundle.get(), "attn_tma");
+  TensorMapArgs args(context.get(), 300);
+  args.tensors[0].strides[0] = 3;
+  ASSERT_EQ(attnrtLaunch(kernel, args.tensors.data(), 2, nullptr),
+            ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  const fake::Records &records = fake::records();
+  ASSERT_EQ(records.tensorMaps.size(), 1u);
+  EXPECT_EQ(records.tensorMaps[0].strides,
+            (std::vector<uint64_t>{128, 38400, 76800}));
+  TensorMapArgs odd(context.get(), 300);
+  odd.tensors[0].strides[1] = 300 * 64 + 4;
+  EXPECT_EQ(attnrtLaunch(kernel, odd.tensors.data(), 2, nullptr),
+            ATTNRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorContains(
+      "tensor map K_map of kernel attn_tma (over K): dimension 1 has a "
+      "stride of 19204 elements (38408 bytes); a tensor copy needs a "
+      "multiple of 16 bytes, below 2^40"))
+      << attnrtLastErrorMessage();
+  EXPECT_EQ(records.launches.size(), 1u);
+}
+
 TEST_F(RuntimeTest, TensorMapManifestsAreChecked) {
   fake::config().computeMajor = 9;
   attnrt::Context context = createContext();

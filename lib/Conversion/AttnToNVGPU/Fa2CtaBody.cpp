@@ -228,7 +228,11 @@ void Fa2CtaBody::initStageBarriers() {
   onThreadZero([&] {
     for (int64_t stage = 0; stage < s.stages; ++stage)
       mbarrierInit(b, stageBarrier(index(stage)), /*arrivals=*/1);
+    // The inits (generic writes) made visible to the async proxy, whose
+    // copies complete on them (CUTLASS's fence_barrier_init, and the CUDA
+    // programming guide's fence.proxy.async after an init).
     fenceMbarrierInit(b);
+    fenceProxyAsyncShared(b);
   });
 }
 

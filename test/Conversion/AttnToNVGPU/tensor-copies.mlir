@@ -22,6 +22,7 @@
 // CHECK: arith.addi %[[SHARED]], %c40968
 // CHECK: nvvm.mbarrier.init
 // CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // Group 0 is K of block 0 alone (8 KiB), into K's stage 0 at byte 8192:
 // the box at column 0, key 0, the head (ctaid.z) and batch (ctaid.y).
 // CHECK: arith.cmpi eq, %[[THREAD]], %c0
