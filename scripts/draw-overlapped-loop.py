@@ -15,6 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.patches  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+from lane_timeline import draw_lanes  # noqa: E402
 
 # Illustrative durations (one unit: one product of a block).
 COPY, PRODUCT, SOFTMAX, RESCALE = 1.8, 1.0, 1.6, 0.25
@@ -79,25 +80,15 @@ def overlapped():
 
 
 def draw(axis, title, boxes, barriers, end, width):
-    for lane, start, length, kind, label in boxes:
-        y = len(LANES) - 1 - lane
-        axis.broken_barh([(start, length)], (y - 0.35, 0.7),
-                         facecolors=COLOURS[kind], edgecolor="black",
-                         linewidth=0.6)
-        if label:
-            axis.text(start + length / 2, y, label, ha="center",
-                      va="center", fontsize=7)
+    draw_lanes(axis, LANES, COLOURS, boxes)
     for x in barriers:
         axis.axvline(x, color="black", linestyle="--", linewidth=0.7)
     axis.axvline(end, color="#b30000", linewidth=1.2)
     axis.text(end, len(LANES) - 0.45, f" done at {end:.1f}", color="#b30000",
               fontsize=8, va="bottom")
-    axis.set_yticks(range(len(LANES)))
-    axis.set_yticklabels(list(reversed(LANES)), fontsize=8)
     axis.set_xlim(0, width)
     axis.set_ylim(-0.6, len(LANES) - 0.1)
     axis.set_title(title, fontsize=9, loc="left")
-    axis.tick_params(axis="x", labelsize=7)
 
 
 def main():

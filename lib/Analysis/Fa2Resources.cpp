@@ -33,7 +33,7 @@ Fa2Tiling mlir::attn::fa2TilingOf(Fa2TilesAttr tiles) {
 
 ScoreWork mlir::attn::scoreWorkOf(AttentionOp op) {
   return {static_cast<bool>(op.getSoftcap()) || op.hasScoreModifier(),
-          static_cast<bool>(op.getMask())};
+          static_cast<bool>(op.getMask()), op.hasScoreModifier()};
 }
 
 Fa2TilesAttr mlir::attn::fa2TilesAttrOf(MLIRContext *context,

@@ -31,10 +31,13 @@ namespace {
 /// f32, alignment its element's bytes); 8 the i8 block_mask parameter and
 /// the attention's block_mask_blocks; 9 tensor maps (tensor_maps), written
 /// only by bundles with a kernel that has them; 10 backward kernels
-/// (gradient), written only by bundles that hold one.
+/// (gradient), written only by bundles that hold one; 11 warp-specialised
+/// kernels (producer_warps: the block has them beyond the tiles' warps),
+/// written only by bundles that hold one.
 constexpr int kManifestVersion = 8;
 constexpr int kTensorMapManifestVersion = 9;
 constexpr int kGradientManifestVersion = 10;
+constexpr int kProducerWarpsManifestVersion = 11;
 
 std::string typeName(Type type) {
   std::string text;
@@ -216,6 +219,8 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
           {"swizzle", entry.getAs<IntegerAttr>("swizzle").getInt()}});
     kernel["tensor_maps"] = std::move(entries);
   }
+  if (auto warps = launch.getAs<IntegerAttr>("producer_warps"))
+    kernel["producer_warps"] = warps.getInt();
   return kernel;
 }
 
@@ -260,9 +265,10 @@ LogicalResult mlir::attn::compileKernelBundle(ModuleOp module,
       return kernel.getAsObject()->get(key) != nullptr;
     });
   };
-  int version = anyKernelHas("gradient")      ? kGradientManifestVersion
-                : anyKernelHas("tensor_maps") ? kTensorMapManifestVersion
-                                              : kManifestVersion;
+  int version = anyKernelHas("producer_warps") ? kProducerWarpsManifestVersion
+                : anyKernelHas("gradient")     ? kGradientManifestVersion
+                : anyKernelHas("tensor_maps")  ? kTensorMapManifestVersion
+                                               : kManifestVersion;
   llvm::json::Object manifest{{"format", "attn-kernel-bundle"},
                               {"version", version},
                               {"ptx", "kernels.ptx"},

@@ -525,7 +525,7 @@ private:
 
   /// 2. The block the kernel was compiled for: its .reqntid or .maxntid
   /// (attn-compile's kernels state the block they lay their tiles over as
-  /// .maxntid), and its tiles' warps.
+  /// .maxntid), and its tiles' warps with its producer warps.
   bool checkBlock(const KernelSpec &kernel, const PtxEntry &entry) {
     int64_t block[3] = {kernel.block[0], kernel.block[1], kernel.block[2]};
     std::string blockText = "[" + describeTriple(block, ", ") + "]";
@@ -541,12 +541,16 @@ private:
                                 " was compiled for (" + directive + ")");
     }
     int64_t threads = block[0] * block[1] * block[2];
-    if (threads != mul(32, kernel.tiles.warps))
-      return fail(kernel, "block " + blockText + " has " +
-                              std::to_string(threads) +
-                              " threads, its tiles' " +
-                              plural(kernel.tiles.warps, "warp") + " " +
-                              std::to_string(mul(32, kernel.tiles.warps)));
+    int64_t warps = kernel.tiles.warps + kernel.producerWarps;
+    if (threads != mul(32, warps))
+      return fail(
+          kernel,
+          "block " + blockText + " has " + std::to_string(threads) +
+              " threads, its tiles' " + plural(kernel.tiles.warps, "warp") +
+              (kernel.producerWarps
+                   ? " and " + plural(kernel.producerWarps, "producer warp")
+                   : std::string()) +
+              " " + std::to_string(mul(32, warps)));
     return true;
   }
 

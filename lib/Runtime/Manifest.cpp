@@ -359,6 +359,10 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
   if (const Value *gradient =
           reader.member(entry, path, "gradient", Kind::Bool, true))
     kernel.gradient = gradient->get<bool>();
+  if (entry.contains("producer_warps") &&
+      !reader.integerMember(entry, path, "producer_warps", 1,
+                            kernel.producerWarps))
+    return false;
   if (const Value *workspaces =
           reader.member(entry, path, "workspaces", Kind::Array, true)) {
     for (size_t i = 0; i < workspaces->size(); ++i) {
@@ -507,9 +511,9 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &manifest,
   if (format != "attn-kernel-bundle")
     return reader.fail("format", "\"" + format +
                                      "\" is not \"attn-kernel-bundle\"");
-  if (version < 2 || version > 10)
+  if (version < 2 || version > 11)
     return reader.fail("version",
-                       "this runtime reads versions 2 to 10, not " +
+                       "this runtime reads versions 2 to 11, not " +
                            std::to_string(version) +
                            " (recompile the bundle with attn-compile)");
   manifest.ptx = reader.string(root, "(root)", "ptx");

@@ -105,6 +105,9 @@ struct KernelSpec {
   /// The backward kernel of an attention (attn.attention_grad): parameters
   /// Q, K, V, O, LSE, dO, dQ, dK, dV; its grid, (CTAs, B, 1), is constant.
   bool gradient = false;
+  /// Warps of the block beyond the tiles' (version 11): a warp-specialised
+  /// kernel's producer warpgroup, which only issues copies.
+  int64_t producerWarps = 0;
   TileSpec tiles;
   attnrtAttentionInfo attention = {};
 

@@ -45,9 +45,8 @@ std::string formatFlops(double flops) {
 }
 
 /// The CTA body attn-to-ptx builds for `op`'s kernel with `tiling` on
-/// `target` (chooseMatrixUnit with matrix-unit=auto, then
-/// kvTensorCopiesUnfit and softmaxOverlapUnfit), its key/value range split
-/// (split-KV, Lean) or not.
+/// `target` (chooseMatrixUnit with matrix-unit=auto, then planWgmmaBody),
+/// its key/value range split (split-KV) or not.
 std::string describeCtaBody(AttentionOp op, TargetAttr target,
                             const Fa2Tiling &tiling,
                             const AttentionProblem &problem, bool splitsKv) {
@@ -60,23 +59,36 @@ std::string describeCtaBody(AttentionOp op, TargetAttr target,
           " (" + wgmmaUnfit(target.getChip(), tiling, problem.valueDim) + ")";
     return text;
   }
-  std::string copies = kvTensorCopiesUnfit(
-      tiling,
+  GpuLimits limits = gpuLimits(target, MatrixUnitRequest::Auto);
+  WgmmaBodyPlan plan = planWgmmaBody(
+      tiling, problem.valueDim, scoreWorkOf(op),
       fa2SharedMemoryBytes(tiling, problem.headDim, problem.valueDim,
                            /*elementBytes=*/2),
-      target.getSmemPerBlock(), op.hasKeyLengths());
-  std::string why = softmaxOverlapUnfit(
-      tiling, problem.valueDim, scoreWorkOf(op),
-      static_cast<bool>(op.getBlockMask()), splitsKv, copies.empty(),
-      gpuLimits(target, MatrixUnitRequest::Auto).regsPerThread);
-  std::string loop =
-      why.empty() ? "FlashAttention-3's overlapped loop (softmax beside P V)"
-                  : "FlashAttention-2's loop";
-  return "CTA body: " + loop + " on wgmma, K and V by " +
-         (copies.empty()
-              ? std::string("tensor copies into mbarrier-guarded stages")
-              : "cp.async (" + copies + ")") +
-         (why.empty() ? "" : " (softmax not overlapped: " + why + ")");
+      target.getSmemPerBlock(), op.hasKeyLengths(),
+      static_cast<bool>(op.getBlockMask()), splitsKv, /*ctasPerSm=*/1,
+      limits.regsPerSm, limits.regsPerThread);
+  std::string text =
+      "CTA body: " +
+      std::string(
+          plan.overlap()
+              ? "FlashAttention-3's overlapped loop (softmax beside P V)"
+              : "FlashAttention-2's loop") +
+      " on wgmma, K and V by " +
+      (plan.tensorCopies()
+           ? std::string("tensor copies into mbarrier-guarded stages")
+           : "cp.async (" + plan.noTensorCopies + ")");
+  if (plan.warpRoles()) {
+    text += ", issued by a producer warpgroup";
+    if (plan.roleRegisters.reallocates())
+      text += " (setmaxnreg: " + std::to_string(plan.roleRegisters.producer) +
+              " registers a producer thread, " +
+              std::to_string(plan.roleRegisters.consumer) + " a consumer's)";
+  } else if (plan.tensorCopies()) {
+    text += ", issued by thread 0 (no warp roles: " + plan.noWarpRoles + ")";
+  }
+  if (!plan.overlap())
+    text += " (softmax not overlapped: " + plan.noOverlap + ")";
+  return text;
 }
 
 std::string formatBytes(double bytes) {

@@ -136,20 +136,79 @@ TEST(Fa2Defaults, TensorCopiesFreeRegistersForTheOverlap) {
   EXPECT_EQ(fa2RegistersPerThread(tiling, 128, ScoreWork{}, false), 232);
   EXPECT_EQ(softmaxOverlapUnfit(tiling, 128, ScoreWork{}, /*blockMask=*/false,
                                 /*kernelSplitsKv=*/false,
-                                /*tensorCopies=*/true, 255),
+                                /*tensorCopies=*/true, /*warpRoles=*/false,
+                                255),
             "");
   EXPECT_EQ(softmaxOverlapUnfit(tiling, 128, ScoreWork{}, false, false,
-                                /*tensorCopies=*/false, 255),
+                                /*tensorCopies=*/false, false, 255),
             "holding the previous block's P needs about 264 registers a "
             "thread, more than 255");
   // A score modification's 12 (the ALiBi region spilled with the overlap).
   EXPECT_NE(softmaxOverlapUnfit(tiling, 128, ScoreWork{/*modifies=*/true},
-                                false, false, true, 255),
+                                false, false, true, false, 255),
             "");
   // A block mask keeps the sequential loop whatever the registers.
   EXPECT_NE(softmaxOverlapUnfit({64, 64, 4, 2}, 64, ScoreWork{},
-                                /*blockMask=*/true, false, true, 255),
+                                /*blockMask=*/true, false, true, false, 255),
             "");
+}
+
+TEST(Fa2Defaults, WarpRolesReallocateRegistersToTwoConsumerWarpgroups) {
+  // FlashAttention-3's numbers: 384 threads share 65536 registers, 168 a
+  // thread at entry; the producer keeps 24 and each consumer gets 240.
+  WarpRoleRegisters two = warpRoleRegisters(8, 65536, 255);
+  EXPECT_EQ(two.entry, 168);
+  EXPECT_EQ(two.producer, 24);
+  EXPECT_EQ(two.consumer, 240);
+  // One consumer warpgroup: 256 threads have 255 registers each already.
+  EXPECT_FALSE(warpRoleRegisters(4, 65536, 255).reallocates());
+  // Three: 512 threads, 128 at entry, (65536 - 24 x 128) / 384 = 162 -> 160.
+  EXPECT_EQ(warpRoleRegisters(12, 65536, 255).consumer, 160);
+}
+
+TEST(Fa2Defaults, WarpRolesNeedTensorCopiesOneCtaAnSmAndTheEmptyMbarriers) {
+  Fa2Tiling tiling{128, 128, 8, 2};
+  int64_t tiles = fa2SharedMemoryBytes(tiling, 128, 128, 2);
+  EXPECT_EQ(warpRolesUnfit(tiling, /*tensorCopies=*/true, tiles, tiles + 32,
+                           /*ctasPerSm=*/1),
+            "");
+  EXPECT_EQ(warpRolesUnfit(tiling, true, tiles, tiles + 31, 1),
+            "the stages' empty mbarriers do not fit the shared memory the "
+            "tiles leave");
+  EXPECT_EQ(
+      warpRolesUnfit(tiling, /*tensorCopies=*/false, tiles, tiles + 32, 1),
+      "K and V come by cp.async from every thread");
+  EXPECT_EQ(warpRolesUnfit(tiling, true, tiles, tiles + 32, /*ctasPerSm=*/2),
+            "a persistent kernel with 2 CTAs an SM, counted without a "
+            "producer warpgroup");
+}
+
+TEST(Fa2Defaults, TheWgmmaBodyPlanKeepsTheOverlapWithWarpRoles) {
+  // 128 x 128 at D = 128: 248 with tensor copies, 240 with warp roles,
+  // what the consumers have.
+  Fa2Tiling tiling{128, 128, 8, 2};
+  int64_t tiles = fa2SharedMemoryBytes(tiling, 128, 128, 2);
+  WgmmaBodyPlan plan =
+      planWgmmaBody(tiling, 128, ScoreWork{}, tiles, 232448,
+                    /*keyLengths=*/false, /*blockMask=*/false,
+                    /*kernelSplitsKv=*/false, /*ctasPerSm=*/1, 65536, 255);
+  EXPECT_TRUE(plan.tensorCopies());
+  EXPECT_TRUE(plan.warpRoles());
+  EXPECT_EQ(plan.roleRegisters.consumer, 240);
+  EXPECT_EQ(plan.noOverlap, "");
+  // A score region's 24 more: 264 of 240.
+  ScoreWork region{/*modifies=*/true, /*readsMask=*/false, /*region=*/true};
+  EXPECT_EQ(planWgmmaBody(tiling, 64, region, tiles, 232448, false, false,
+                          false, 1, 65536, 255)
+                .noOverlap,
+            "holding the previous block's P needs about 244 registers a "
+            "thread, more than 240");
+  // Key lengths: cp.async, so neither warp roles nor (at 264) the overlap.
+  plan = planWgmmaBody(tiling, 128, ScoreWork{}, tiles, 232448,
+                       /*keyLengths=*/true, false, false, 1, 65536, 255);
+  EXPECT_FALSE(plan.tensorCopies());
+  EXPECT_EQ(plan.noWarpRoles, "K and V come by cp.async from every thread");
+  EXPECT_FALSE(plan.overlap());
 }
 
 TEST(Fa2Defaults, TensorCopiesNeedNoKeyLengthsAndRoomForTheMbarriers) {

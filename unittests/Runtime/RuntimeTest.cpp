@@ -756,8 +756,8 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
     const char *to;
     const char *message;
   } cases[] = {
-      {"\"version\": 5", "\"version\": 11",
-       "manifest: version: this runtime reads versions 2 to 10, not 11"},
+      {"\"version\": 5", "\"version\": 12",
+       "manifest: version: this runtime reads versions 2 to 11, not 12"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 0}",
        "manifest: kernels[1].grid[0].times: must be at least 1"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 4097}",
@@ -1014,7 +1014,7 @@ TEST_F(RuntimeTest, ValidateFromMemoryNeedsNoDriver) {
             ATTNRT_ERROR_INVALID_ARGUMENT);
   // The manifest's own checks come first.
   EXPECT_EQ(validate(replaced(kAttentionManifest, "\"version\": 8",
-                              "\"version\": 11")),
+                              "\"version\": 12")),
             ATTNRT_ERROR_INVALID_BUNDLE);
   EXPECT_TRUE(lastErrorContains("manifest: version: this runtime reads"));
   // Every kernel has its tiles (attn-compile has always written them).
@@ -1111,6 +1111,20 @@ TEST_F(RuntimeTest, BlockMatchesThePtxAndTheWarps) {
             ATTNRT_ERROR_INVALID_BUNDLE);
   EXPECT_TRUE(lastErrorContains("kernel attn_lean: block [256, 1, 1] has 256 "
                                 "threads, its tiles' 4 warps 128"));
+  // A warp-specialised kernel's producer warps are the block's too.
+  std::string producers = replaced(
+      kAttentionManifest, "\"grid\": [8, 1, 1], \"block\": [128, 1, 1]",
+      "\"grid\": [8, 1, 1], \"producer_warps\": 4, "
+      "\"block\": [256, 1, 1]");
+  EXPECT_EQ(validate(producers, bare), ATTNRT_SUCCESS)
+      << attnrtLastErrorMessage();
+  EXPECT_EQ(validate(replaced(producers, "\"block\": [256, 1, 1]",
+                              "\"block\": [128, 1, 1]"),
+                     bare),
+            ATTNRT_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(lastErrorContains("kernel attn_lean: block [128, 1, 1] has 128 "
+                                "threads, its tiles' 4 warps and 4 producer "
+                                "warps 256"));
 }
 
 TEST_F(RuntimeTest, SharedMemoryCoversTheTiles) {
@@ -1800,14 +1814,31 @@ struct TensorMapArgs {
   }
 };
 
+/// An sm_90 device with kTensorMapManifest's bundle loaded: its kernel
+/// attn_tma, which takes K's tensor map.
+class TensorMapTest : public RuntimeTest {
+protected:
+  void SetUp() override {
+    RuntimeTest::SetUp();
+    fake::config().computeMajor = 9;
+    context = createContext();
+    bundle = loadBundle(context.get(), kTensorMapManifest, kTensorMapPtx);
+    kernel = findKernel(bundle.get(), "attn_tma");
+  }
+  void TearDown() override {
+    // Destroyed before RuntimeTest counts what is left.
+    bundle = attnrt::Bundle();
+    context = attnrt::Context();
+    RuntimeTest::TearDown();
+  }
+  attnrt::Context context;
+  attnrt::Bundle bundle;
+  attnrtKernel kernel = nullptr;
+};
+
 } // namespace
 
-TEST_F(RuntimeTest, LaunchEncodesTensorMapsOncePerTensor) {
-  fake::config().computeMajor = 9;
-  attnrt::Context context = createContext();
-  attnrt::Bundle bundle =
-      loadBundle(context.get(), kTensorMapManifest, kTensorMapPtx);
-  attnrtKernel kernel = findKernel(bundle.get(), "attn_tma");
+TEST_F(TensorMapTest, LaunchEncodesTensorMapsOncePerTensor) {
   TensorMapArgs args(context.get(), 300);
   ASSERT_EQ(attnrtLaunch(kernel, args.tensors.data(), 2, nullptr),
             ATTNRT_SUCCESS)
@@ -1848,15 +1879,10 @@ TEST_F(RuntimeTest, LaunchEncodesTensorMapsOncePerTensor) {
   EXPECT_EQ(records.launches[2].args.back(), fake::kTensorMapMark + 1);
 }
 
-TEST_F(RuntimeTest, TensorMapStridesOfSizeOneDimensionsAreContiguous) {
+TEST_F(TensorMapTest, StridesOfSizeOneDimensionsAreContiguous) {
   // B = 1: the kernel accepts any batch stride (it never steps along it),
   // and the map gets the contiguous one; a head stride that is no multiple
   // of 16 bytes cannot be a tensor map's: the launch fails, saying so.
-  fake::config().computeMajor = 9;
-  attnrt::Context context = createContext();
-  attnrt::Bundle bundle =
-      loadBundle(context.get(), kTensorMapManifest, kTensorMapPtx);
-  attnrtKernel kernel = findKernel(bundle.get(), "attn_tma");
   TensorMapArgs args(context.get(), 300);
   args.tensors[0].strides[0] = 3;
   ASSERT_EQ(attnrtLaunch(kernel, args.tensors.data(), 2, nullptr),
@@ -1921,14 +1947,9 @@ TEST_F(RuntimeTest, TensorMapManifestsAreChecked) {
       "(3 x u64, 1 x .align 8 b8[128])"));
 }
 
-TEST_F(RuntimeTest, TensorMapEncoderFailuresFailTheLaunch) {
+TEST_F(TensorMapTest, EncoderFailuresFailTheLaunch) {
   // The driver refuses a map: the launch fails, names the map, and
   // launches nothing.
-  fake::config().computeMajor = 9;
-  attnrt::Context context = createContext();
-  attnrt::Bundle bundle =
-      loadBundle(context.get(), kTensorMapManifest, kTensorMapPtx);
-  attnrtKernel kernel = findKernel(bundle.get(), "attn_tma");
   TensorMapArgs args(context.get(), 300);
   fake::config().tensorMapResult = 1; // CUDA_ERROR_INVALID_VALUE
   EXPECT_NE(attnrtLaunch(kernel, args.tensors.data(), 2, nullptr),

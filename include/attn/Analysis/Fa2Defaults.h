@@ -57,6 +57,10 @@ struct ScoreWork {
   bool modifies = false;
   /// A mask operand: an element read from global memory for every score.
   bool readsMask = false;
+  /// An inlined score region (modifies): its operations on the row and key
+  /// of every element (tables read by both, an ALiBi slope per head) cost
+  /// the overlapped loop more than a softcap (softmaxOverlapUnfit).
+  bool region = false;
 
   bool any() const { return modifies || readsMask; }
 };
@@ -104,6 +108,63 @@ constexpr int64_t kMbarrierBytes = 8;
 std::string kvTensorCopiesUnfit(const Fa2Tiling &tiling, int64_t tileBytes,
                                 int64_t sharedLimit, bool keyLengths);
 
+/// FlashAttention-3's warp roles (its section 3.1): with tensor copies, a
+/// producer warpgroup of kProducerWarps warps, after the consumers' warps,
+/// issues every copy group, waiting for the consumers to release a stage on
+/// its "empty" mbarrier; the consumer warpgroups only wait for "full"
+/// stages and compute. setmaxnreg works on whole warpgroups.
+constexpr int64_t kProducerWarps = 4;
+
+/// The registers setmaxnreg leaves each producer thread: FlashAttention-3's
+/// with two consumer warpgroups, the PTX ISA's least. The producer only
+/// walks the schedule's tiles, issues copies and waits on mbarriers.
+constexpr int64_t kProducerRegisters = 24;
+
+/// A warp-specialised kernel's registers a thread: at entry (the kernel's
+/// .maxnreg, what the block's threads share of the register file), then the
+/// producer's and each consumer's after setmaxnreg. All 0 where every
+/// thread has at entry the most registers a thread may have: nothing is
+/// worth moving.
+struct WarpRoleRegisters {
+  int64_t entry = 0, producer = 0, consumer = 0;
+  bool reallocates() const { return entry != 0; }
+};
+
+/// The registers of a kernel with `consumerWarps` consumer warps and the
+/// producer warpgroup, one CTA an SM: the producer gives up all but
+/// kProducerRegisters, the consumers share what it gave (in the units of 8
+/// setmaxnreg counts in). Two consumer warpgroups: 168 at entry, 24 and 240
+/// (FlashAttention-3's numbers, from a register file of 65536).
+WarpRoleRegisters warpRoleRegisters(int64_t consumerWarps,
+                                    int64_t registersPerSm,
+                                    int64_t registersPerThread);
+
+/// Why a warpgroup-MMA kernel keeps every warp a consumer (each copy group
+/// issued by thread 0 between the step's CTA barrier and its wait) rather
+/// than FlashAttention-3's warp roles, or "" when it has them: they need
+/// tensor copies, a second (empty) mbarrier a stage after the tiles'
+/// `tileBytes` within `sharedLimit`, and one CTA an SM (`ctasPerSm` CTAs of a
+/// persistent kernel an SM must be resident, which its CTA count was chosen
+/// for without the producer's threads).
+std::string warpRolesUnfit(const Fa2Tiling &tiling, bool tensorCopies,
+                           int64_t tileBytes, int64_t sharedLimit,
+                           int64_t ctasPerSm);
+
+/// The registers warp roles leave a consumer thread that issuing the copies
+/// from thread 0 needs: the tensor maps' addresses, the boxes' coordinates
+/// and the group's predicates. Calibrated on ptxas 13.0 (sm_90a) with the
+/// consumers at 240 registers (two consumer warpgroups): every
+/// emulator-check kernel estimated at 248 without it (128 x 128 at D = 128
+/// and D = 256, decode, GQA packing) overlapped without spilling.
+constexpr int64_t kWarpRoleRegisters = 8;
+
+/// What an inlined score region costs the overlapped loop beyond a softcap
+/// (ScoreWork::region). Calibrated on ptxas 13.0 (sm_90a): a document mask
+/// read from a table by row and by key (128 x 128, D = 64, estimated 220
+/// without it) spilled 8 bytes overlapped at 240 registers, where softcaps
+/// estimated 220 did not spill.
+constexpr int64_t kScoreRegionOverlapRegisters = 24;
+
 /// The registers tensor copies leave a thread that cp.async's copies need:
 /// each thread's source and shared addresses, row bounds and predicates.
 /// Calibrated on ptxas 13.0 (sm_90a): the overlapped loop at 128 x 128,
@@ -119,7 +180,9 @@ constexpr int64_t kTensorCopyRegisters = 16;
 /// or "" when it does. The overlap holds the previous block's P (block_m x
 /// block_n 16-bit values, two a register) while the next softmax runs: it
 /// needs fa2RegistersPerThread plus that share, less kTensorCopyRegisters
-/// with `tensorCopies`, at most `registersPerThread`. Calibrated on ptxas
+/// with `tensorCopies` and kWarpRoleRegisters with `warpRoles`, plus
+/// kScoreRegionOverlapRegisters with a score region, at most
+/// `registersPerThread`. Calibrated on ptxas
 /// 13.0 (sm_90a): with cp.async every emulator-check kernel estimated
 /// above 255 with the term spilled with the overlap or sat at 255 (128 x
 /// 128 at D = 128: 264, 36 to 168 bytes; D = 256 with 64 x 64 causal: 264,
@@ -131,7 +194,32 @@ constexpr int64_t kTensorCopyRegisters = 16;
 std::string softmaxOverlapUnfit(const Fa2Tiling &tiling, int64_t valueDim,
                                 ScoreWork work, bool blockMask,
                                 bool kernelSplitsKv, bool tensorCopies,
-                                int64_t registersPerThread);
+                                bool warpRoles, int64_t registersPerThread);
+
+/// The warpgroup-MMA CTA body's choices for one kernel, made in this order
+/// (each the reason it is not taken, "" where it is): tensor copies
+/// (kvTensorCopiesUnfit), warp roles (warpRolesUnfit) with their registers,
+/// and the overlap (softmaxOverlapUnfit) within the registers a consumer
+/// has. attn-to-nvgpu builds the kernel with them; the plan report prints
+/// them.
+struct WgmmaBodyPlan {
+  std::string noTensorCopies, noWarpRoles, noOverlap;
+  WarpRoleRegisters roleRegisters;
+  bool tensorCopies() const { return noTensorCopies.empty(); }
+  bool warpRoles() const { return noWarpRoles.empty(); }
+  bool overlap() const { return noOverlap.empty(); }
+};
+
+/// The plan for a kernel with `tiling`, whose tiles take `tileBytes` of the
+/// `sharedLimit` bytes of shared memory a block may have, `ctasPerSm` of
+/// which must be resident an SM, each thread with at most
+/// `registersPerThread` of the SM's `registersPerSm` registers.
+WgmmaBodyPlan planWgmmaBody(const Fa2Tiling &tiling, int64_t valueDim,
+                            ScoreWork work, int64_t tileBytes,
+                            int64_t sharedLimit, bool keyLengths,
+                            bool blockMask, bool kernelSplitsKv,
+                            int64_t ctasPerSm, int64_t registersPerSm,
+                            int64_t registersPerThread);
 
 /// What modifying the scores in natural units (softcap, an inlined score
 /// region with the row and key of every element) costs a thread: calibrated

@@ -136,6 +136,9 @@ createKernel(ImplicitLocOpBuilder &kb, StringRef name, const KernelShape &shape,
       kb.getNamedAttr("tiles", fa2TilesAttrOf(kb.getContext(), shape.tiling())),
       kb.getNamedAttr("attention", attention)};
   llvm::append_range(launch, marks);
+  if (shape.warpSpecialised())
+    launch.push_back(kb.getNamedAttr(
+        "producer_warps", kb.getI64IntegerAttr(shape.producerWarps)));
   if (!workspaces.empty())
     launch.push_back(
         kb.getNamedAttr("workspaces", kb.getArrayAttr(workspaceEntries)));
@@ -220,6 +223,12 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
         func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                       kb.getI32IntegerAttr(
                           static_cast<int32_t>(shape->residentCtasPerSm)));
+      // setmaxnreg moves registers between warpgroups of a kernel launched
+      // with a stated count (the PTX ISA): the block's share at entry.
+      if (shape->roleRegisters.reallocates())
+        func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                      kb.getI32IntegerAttr(
+                          static_cast<int32_t>(shape->roleRegisters.entry)));
       SmallVector<MemRefType> workspaceTypes;
       for (const Workspace &workspace : workspaces)
         workspaceTypes.push_back(workspace.type);

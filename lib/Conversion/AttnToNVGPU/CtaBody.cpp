@@ -17,8 +17,9 @@ using namespace mlir;
 using namespace mlir::attn;
 
 std::unique_ptr<CtaBody> mlir::attn::createCtaBody(ImplicitLocOpBuilder &b,
-                                                   const KernelShape &shape) {
-  return std::make_unique<Fa2CtaBody>(b, shape);
+                                                   const KernelShape &shape,
+                                                   WarpRole role) {
+  return std::make_unique<Fa2CtaBody>(b, shape, role);
 }
 
 static bool isScalar(Type type) {

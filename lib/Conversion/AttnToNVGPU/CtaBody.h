@@ -94,12 +94,21 @@ struct KernelShape {
   /// thread. The kernel then takes a tensor map of K and one of V
   /// (kernelTensorMaps, KernelAbi.h).
   bool tensorCopies = false;
+  /// With tensor copies: the producer warpgroup's warps (kProducerWarps,
+  /// after the `warps` consumer warps; warpRolesUnfit), 0 when every warp
+  /// computes; and the registers setmaxnreg gives each role.
+  int64_t producerWarps = 0;
+  WarpRoleRegisters roleRegisters;
 
   bool modifiesScores() const { return softcap || scoreRegion; }
+  bool warpSpecialised() const { return producerWarps != 0; }
   bool hasBlockMask() const { return blockMaskRows != 0; }
   /// Whether the block mask is the kernel's block_mask parameter.
   bool blockMaskParameter() const { return hasBlockMask() && !blockMaskValues; }
-  int64_t threads() const { return kWarpSize * warps; }
+  /// The block's threads, and those of the warps that compute (the tiles'
+  /// warps).
+  int64_t threads() const { return kWarpSize * (warps + producerWarps); }
+  int64_t consumerThreads() const { return kWarpSize * warps; }
   /// m16 tiles each warp owns.
   int64_t mTiles() const { return blockM / (16 * warps); }
   /// Query blocks per (batch, tiled head); with static lengths only.
@@ -117,13 +126,15 @@ struct KernelShape {
   /// zero in shared memory.
   int64_t kSteps() const { return llvm::divideCeil(problem.headDim, 16); }
   /// Bytes of dynamic shared memory: the Q block, `stages` K and V tiles,
-  /// then with tensor copies an mbarrier per stage, at tileBytes().
+  /// then with tensor copies an mbarrier per stage ("full"), at
+  /// tileBytes(), and with warp roles a second ("empty") after them.
   int64_t tileBytes() const {
     return fa2SharedMemoryBytes(tiling(), problem.headDim, problem.valueDim,
                                 /*elementBytes=*/2);
   }
   int64_t sharedBytes() const {
-    return tileBytes() + (tensorCopies ? stages * kMbarrierBytes : 0);
+    int64_t barriers = !tensorCopies ? 0 : warpSpecialised() ? 2 : 1;
+    return tileBytes() + barriers * stages * kMbarrierBytes;
   }
   /// Whether some score needs an element mask (causal, window, or a tail of
   /// keys past Sk in the last block, which a run-time Sk or a sequence's key
@@ -239,10 +250,16 @@ public:
   virtual void finishTile() = 0;
 };
 
-/// The CTA body for `shape`: Fa2CtaBody, the only one yet, its products on
-/// the shape's matrix unit.
+/// Which warps of the CTA a body is built for (WarpRoles.h): all of them,
+/// or, in a warp-specialised kernel, the producer warpgroup (whose body
+/// issues each range's tensor copies and leaves the rest to the consumers)
+/// or the consumer warps.
+enum class WarpRole { All, Producer, Consumer };
+
+/// The CTA body for `shape` and `role`: Fa2CtaBody, the only one yet, its
+/// products on the shape's matrix unit.
 std::unique_ptr<CtaBody> createCtaBody(ImplicitLocOpBuilder &b,
-                                       const KernelShape &shape);
+                                       const KernelShape &shape, WarpRole role);
 
 } // namespace mlir::attn
 

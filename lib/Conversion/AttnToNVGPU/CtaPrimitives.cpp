@@ -88,7 +88,7 @@ SmallVector<Value> CtaPrimitives::copyTile(Value source, Value batch,
                                            Extent length, int64_t columns,
                                            Value tile, RowMap rowOf) {
   TileCopyLayout<IndexArith> copy(
-      arith, rows, llvm::alignTo(columns, 16) / kChunk, s.threads());
+      arith, rows, llvm::alignTo(columns, 16) / kChunk, s.consumerThreads());
   // The thread's row in round 0 and its chunk and column, and, when the
   // rows of a round are a multiple of the swizzle period 8, its
   // shared-memory column, are the same in every copy with as many threads a
@@ -426,9 +426,10 @@ void CtaPrimitives::setUpSharedMemory() {
       OpBuilder::InsertPoint(sharedOp->getBlock(), Block::iterator(sharedOp));
 }
 
-void CtaPrimitives::onThreadZero(function_ref<void()> build, Value alsoIf) {
+void CtaPrimitives::onThread(int64_t thread, function_ref<void()> build,
+                             Value alsoIf) {
   Value cond =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, index(0));
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, index(thread));
   if (alsoIf)
     cond = arith::AndIOp::create(b, cond, alsoIf);
   auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);

@@ -218,9 +218,13 @@ protected:
   SmallVector<Value> uniformBranch(Value cond, TypeRange types,
                                    function_ref<SmallVector<Value>()> onTrue,
                                    function_ref<SmallVector<Value>()> onFalse);
-  /// What `build` builds, run by thread 0 of the CTA alone (and only where
-  /// `alsoIf`, an i1, holds, when given).
-  void onThreadZero(function_ref<void()> build, Value alsoIf = Value());
+  /// What `build` builds, run by thread `thread` of the CTA alone (and only
+  /// where `alsoIf`, an i1, holds, when given).
+  void onThread(int64_t thread, function_ref<void()> build,
+                Value alsoIf = Value());
+  void onThreadZero(function_ref<void()> build, Value alsoIf = Value()) {
+    onThread(0, build, alsoIf);
+  }
   /// The block mask's status of the block of tiled rows from `row0` and keys
   /// from `key0` of (batch, head) (the tiles nest in its blocks), read from
   /// the shape's constant table or else from `parameter` (the block_mask

@@ -15,6 +15,7 @@
 
 #include "Fa2CtaBody.h"
 #include "TensorCopy.h"
+#include "WarpRoles.h"
 #include "WarpgroupMma.h"
 
 #include "attn/Dialect/Attn/IR/Attn.h"
@@ -55,6 +56,8 @@ void Fa2CtaBody::setUp(const KernelLengths &lengths) {
     queryDescriptor = wgmmaDescriptor(
         b, add(sharedAddress, mul(warpgroupRows, index(kSwizzleRowBytes))),
         /*leadingBytes=*/16, kSwizzleAtomBytes);
+    if (s.tensorCopies)
+      barrierAddress = add(sharedAddress, index(s.tileBytes()));
   }
   // Layout: the Q block, then `stages` K tiles, then `stages` V tiles.
   qTile = sharedTile(shared, index(0), s.blockM, s.keyRow());
@@ -164,10 +167,46 @@ Value Fa2CtaBody::clampedBlock(const KvWalk &w, Value block) {
                                 arith::SubIOp::create(b, w.blockEnd, index(1)));
 }
 
-Value Fa2CtaBody::stageBarrier(Value stage) {
-  return sharedPointer(
-      b, add(sharedAddress,
-             add(index(s.tileBytes()), mul(stage, index(kMbarrierBytes)))));
+Value Fa2CtaBody::fullBarrier(Value stage) {
+  return sharedPointer(b,
+                       add(barrierAddress, mul(stage, index(kMbarrierBytes))));
+}
+
+Value Fa2CtaBody::emptyBarrier(Value stage) {
+  return sharedPointer(b, add(barrierAddress, mul(add(stage, index(s.stages)),
+                                                  index(kMbarrierBytes))));
+}
+
+void Fa2CtaBody::onIssuingThread(function_ref<void()> build, Value alsoIf) {
+  onThread(role == WarpRole::Producer ? s.consumerThreads() : 0, build, alsoIf);
+}
+
+std::pair<Value, Value> Fa2CtaBody::overlappedStages(Value r) {
+  return {
+      arith::RemUIOp::create(b, r, index(s.stages)),
+      arith::RemUIOp::create(b, add(r, index(s.stages - 1)), index(s.stages))};
+}
+
+void Fa2CtaBody::issueTensorGroup(const KvWalk &w, Value g, Value blocks) {
+  Value block = add(w.blockBegin, g);
+  if (!s.overlapSoftmax) {
+    Value stage = arith::RemUIOp::create(b, g, index(s.stages));
+    tensorCopyGroup(w, stage, Value(), block, stage, Value(), block, stage);
+    return;
+  }
+  auto [keyStage, valueStage] = overlappedStages(g);
+  tensorCopyGroup(
+      w, keyStage,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, g, blocks), block,
+      keyStage,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, g, index(0)),
+      arith::SubIOp::create(b, block, index(1)), valueStage);
+}
+
+void Fa2CtaBody::releaseTensorGroup(Value g) {
+  if (role == WarpRole::Consumer)
+    mbarrierArrive(b,
+                   emptyBarrier(arith::RemUIOp::create(b, g, index(s.stages))));
 }
 
 void Fa2CtaBody::copyTileByTensorMap(Value map, Value batch, Value head,
@@ -189,7 +228,7 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
                                  Value withValue, Value valueBlock,
                                  Value valueStage) {
   StageTiles tiles = kvTiles(keyStage, valueStage);
-  Value barrier = stageBarrier(barrierStage);
+  Value barrier = fullBarrier(barrierStage);
   Type i32 = b.getI32Type();
   auto bytesIf = [&](Value copied, int64_t bytes) -> Value {
     Value all = arith::ConstantIntOp::create(b, i32, bytes);
@@ -225,22 +264,35 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
 }
 
 void Fa2CtaBody::initStageBarriers() {
-  onThreadZero([&] {
-    for (int64_t stage = 0; stage < s.stages; ++stage)
-      mbarrierInit(b, stageBarrier(index(stage)), /*arrivals=*/1);
-    // The inits (generic writes) made visible to the async proxy, whose
-    // copies complete on them (CUTLASS's fence_barrier_init, and the CUDA
-    // programming guide's fence.proxy.async after an init).
-    fenceMbarrierInit(b);
-    fenceProxyAsyncShared(b);
-  });
+  if (role != WarpRole::Consumer)
+    onIssuingThread([&] {
+      // A full stage's phase needs the issuing thread's arrival (and the
+      // bytes); an empty one's every consumer thread's.
+      for (int64_t stage = 0; stage < s.stages; ++stage) {
+        mbarrierInit(b, fullBarrier(index(stage)), /*arrivals=*/1);
+        if (role == WarpRole::Producer)
+          mbarrierInit(b, emptyBarrier(index(stage)), s.consumerThreads());
+      }
+      // The inits (generic writes) made visible to the async proxy, whose
+      // copies complete on them (CUTLASS's fence_barrier_init, and the CUDA
+      // programming guide's fence.proxy.async after an init).
+      fenceMbarrierInit(b);
+      fenceProxyAsyncShared(b);
+    });
+  if (role != WarpRole::All)
+    ctaBarrier(b, s);
 }
 
 void Fa2CtaBody::invalidateStageBarriers() {
-  gpu::BarrierOp::create(b);
-  onThreadZero([&] {
-    for (int64_t stage = 0; stage < s.stages; ++stage)
-      mbarrierInval(b, stageBarrier(index(stage)));
+  ctaBarrier(b, s);
+  if (role == WarpRole::Consumer)
+    return;
+  onIssuingThread([&] {
+    for (int64_t stage = 0; stage < s.stages; ++stage) {
+      mbarrierInval(b, fullBarrier(index(stage)));
+      if (role == WarpRole::Producer)
+        mbarrierInval(b, emptyBarrier(index(stage)));
+    }
   });
 }
 
@@ -250,11 +302,57 @@ void Fa2CtaBody::waitForTensorGroup(Value group) {
       arith::RemUIOp::create(
           b, arith::DivUIOp::create(b, group, index(s.stages)), index(2)));
   mbarrierWait(b,
-               stageBarrier(arith::RemUIOp::create(b, group, index(s.stages))),
+               fullBarrier(arith::RemUIOp::create(b, group, index(s.stages))),
                parity);
 }
 
+void Fa2CtaBody::produceRange(const KvWalk &w) {
+  Value blocks = arith::SubIOp::create(b, w.blockEnd, w.blockBegin);
+  auto produce = [&] {
+    initStageBarriers();
+    // The overlapped loop's last group holds V of the last block alone.
+    Value groups = s.overlapSoftmax ? add(blocks, index(1)) : blocks;
+    onIssuingThread([&] {
+      scf::ForOp::create(
+          b, index(0), groups, index(1), ValueRange{},
+          [&](OpBuilder &, Location, Value g, ValueRange) {
+            // Group g takes the stages group g - stages had: the consumers'
+            // release of it completed phase g / stages - 1 of the stage's
+            // empty mbarrier. A fresh mbarrier counts the phase before its
+            // first (parity 1) as completed: the first `stages` groups go
+            // at once.
+            Value parity = arith::IndexCastUIOp::create(
+                b, b.getI32Type(),
+                arith::RemUIOp::create(
+                    b,
+                    add(arith::DivUIOp::create(b, g, index(s.stages)),
+                        index(1)),
+                    index(2)));
+            mbarrierWait(
+                b, emptyBarrier(arith::RemUIOp::create(b, g, index(s.stages))),
+                parity);
+            issueTensorGroup(w, g, blocks);
+            scf::YieldOp::create(b);
+          });
+    });
+    invalidateStageBarriers();
+  };
+  if (!s.overlapSoftmax)
+    return produce();
+  // The consumers' overlapped loop passes no barrier in a range without
+  // blocks.
+  auto any = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, blocks, index(0)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(any.thenBlock());
+  produce();
+}
+
 Value Fa2CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
+  // The consumers copy Q; the producer waits for nothing.
+  if (role == WarpRole::Producer)
+    return Value();
   return commit(copyTile(
       q, batch, head, row0, s.blockM, tiledLen, s.problem.headDim, qTile,
       [&](Value head, Value row) { return queryRowOf(head, row); }));
@@ -459,6 +557,10 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
                                 Value blockEnd) {
   KvWalk walk{kv,   qGroup, batch,      head,    kvHead,
               row0, rows,   blockBegin, blockEnd};
+  if (role == WarpRole::Producer) {
+    produceRange(walk);
+    return initialState();
+  }
   CtaState state =
       s.overlapSoftmax ? overlappedLoop(walk) : sequentialLoop(walk);
   // No copy may still be writing shared memory when the CTA goes on (with
@@ -473,31 +575,32 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
 CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
   int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
   // With tensor copies, group g (K and V of block begin + g, in stage
-  // g % stages) is issued by thread 0 if the block is in the range.
+  // g % stages) is issued by thread 0 if the block is in the range (with
+  // warp roles, by the producer).
   Value blocks;
   if (s.tensorCopies)
     blocks = arith::SubIOp::create(b, w.blockEnd, w.blockBegin);
-  auto issueTensorGroup = [&](Value g) {
-    Value stage = arith::RemUIOp::create(b, g, index(s.stages));
-    Value block = add(w.blockBegin, g);
-    onThreadZero(
-        [&] {
-          tensorCopyGroup(w, stage, Value(), block, stage, Value(), block,
-                          stage);
-        },
+  auto issueGroup = [&](Value g) {
+    onIssuingThread(
+        [&] { issueTensorGroup(w, g, blocks); },
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, g, blocks));
   };
+  bool consumer = role == WarpRole::Consumer;
   // Q, and the first `stages` - 1 K and V blocks (with cp.async, the last
   // block again where the range is shorter: every iteration then waits for
   // the same number of groups), are in flight.
   if (s.tensorCopies) {
     initStageBarriers();
-    for (int64_t p = 0; p + 1 < s.stages; ++p)
-      issueTensorGroup(index(p));
+    if (!consumer)
+      for (int64_t p = 0; p + 1 < s.stages; ++p)
+        issueGroup(index(p));
     // Q (cp.async), read by wgmma through the async proxy; the loop's
-    // first barrier makes it everyone's.
+    // first barrier makes it everyone's (with warp roles, which pass no
+    // barrier a block, the consumers' barrier here).
     waitGroups(w.qGroup, 0);
     fenceProxyAsyncShared(b);
+    if (consumer)
+      consumerBarrier(b, s, role);
   } else {
     for (int64_t p = 0; p + 1 < s.stages; ++p) {
       Value block = clampedBlock(w, add(w.blockBegin, index(p)));
@@ -509,22 +612,24 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
       b, w.blockBegin, w.blockEnd, index(1), initialState().values,
       [&](OpBuilder &, Location, Value block, ValueRange state) {
         Value key0 = mul(block, index(s.blockN));
-        // The tiles of the previous block have been read by every warp.
-        gpu::BarrierOp::create(b);
+        // The tiles of the previous block have been read by every warp
+        // (with warp roles, the consumers' release tells the producer).
+        if (!consumer)
+          gpu::BarrierOp::create(b);
         Value stage = index(0);
+        Value relative = arith::SubIOp::create(b, block, w.blockBegin);
         if (s.tensorCopies) {
           // Group n + stages - 1 goes to the stage block n - 1 used; the
           // wait for group n's phase makes its tiles everyone's.
-          Value relative = arith::SubIOp::create(b, block, w.blockBegin);
           stage = arith::RemUIOp::create(b, relative, index(s.stages));
-          issueTensorGroup(add(relative, index(s.stages - 1)));
+          if (!consumer)
+            issueGroup(add(relative, index(s.stages - 1)));
           waitForTensorGroup(relative);
         } else if (s.stages > 1) {
           // Block n is in stage (n - begin) % stages (issued stages - 1
           // iterations ago); block n + stages - 1 goes to the stage block
           // n - 1 used, which every warp has read (the barrier above), and
           // block n's copies are done once at most stages - 1 groups wait.
-          Value relative = arith::SubIOp::create(b, block, w.blockBegin);
           stage = arith::RemUIOp::create(b, relative, index(s.stages));
           // (n + stages - 1 - begin) % stages: the stage before this one.
           Value nextStage = arith::SelectOp::create(
@@ -550,21 +655,23 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
         // copies were issued all the same, to keep the pipeline's order).
         Value status =
             blockStatus(w.kv.blockMask, w.batch, w.head, w.row0, key0);
-        scf::YieldOp::create(
-            b, unlessEmpty(status, state, [&] {
-              SmallVector<Value> flat =
-                  blockScores(w, scoreProducts(tiles), key0, status);
-              SoftmaxUpdate update =
-                  softmaxUpdate(flat, state.slice(mTiles * oTiles, mTiles),
-                                state.slice(mTiles * oTiles + mTiles, mTiles));
-              // O = alpha * O + P V; each V fragment serves every m16 tile.
-              SmallVector<Value> next =
-                  rescaled(state.take_front(mTiles * oTiles), update.alphas);
-              valueProducts(next, update.pFrags, tiles);
-              next.append(update.m);
-              next.append(update.l);
-              return next;
-            }));
+        SmallVector<Value> updated = unlessEmpty(status, state, [&] {
+          SmallVector<Value> flat =
+              blockScores(w, scoreProducts(tiles), key0, status);
+          SoftmaxUpdate update =
+              softmaxUpdate(flat, state.slice(mTiles * oTiles, mTiles),
+                            state.slice(mTiles * oTiles + mTiles, mTiles));
+          // O = alpha * O + P V; each V fragment serves every m16 tile.
+          SmallVector<Value> next =
+              rescaled(state.take_front(mTiles * oTiles), update.alphas);
+          valueProducts(next, update.pFrags, tiles);
+          next.append(update.m);
+          next.append(update.l);
+          return next;
+        });
+        // Both products are done with the block's stage.
+        releaseTensorGroup(relative);
+        scf::YieldOp::create(b, updated);
       });
   b.setInsertionPointAfter(loop);
   if (s.tensorCopies)
@@ -595,29 +702,15 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
                            b, fragA, DenseElementsAttr::get(fragA, 0.0f)));
   Value blocks = arith::SubIOp::create(b, w.blockEnd, w.blockBegin);
 
-  // Group r's stages: K's r % stages, V's (r - 1) % stages.
-  auto stagesOf = [&](Value r) {
-    return std::make_pair(
-        arith::RemUIOp::create(b, r, index(stages)).getResult(),
-        arith::RemUIOp::create(b, add(r, index(stages - 1)), index(stages))
-            .getResult());
-  };
+  bool consumer = role == WarpRole::Consumer;
   auto issueGroup = [&](Value r) {
-    auto [keyStage, valueStage] = stagesOf(r);
+    auto [keyStage, valueStage] = overlappedStages(r);
     Value block = add(w.blockBegin, r);
     if (s.tensorCopies) {
-      // Thread 0 issues groups 0 to `blocks` (none past the range): K of
-      // block r but in the last, V of block r - 1 but in the first.
-      onThreadZero(
-          [&] {
-            tensorCopyGroup(
-                w, keyStage,
-                arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, blocks),
-                block, keyStage,
-                arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, r,
-                                      index(0)),
-                arith::SubIOp::create(b, block, index(1)), valueStage);
-          },
+      // Thread 0 issues groups 0 to `blocks` (none past the range; with
+      // warp roles, the producer issues them all).
+      onIssuingThread(
+          [&] { issueTensorGroup(w, r, blocks); },
           arith::CmpIOp::create(b, arith::CmpIPredicate::ule, r, blocks));
       return;
     }
@@ -631,14 +724,19 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   // `first`: step 0, the first to read Q).
   auto synchronise = [&](Value r, bool first, bool last) {
     if (s.tensorCopies) {
-      // Q's cp.async, read by wgmma through the async proxy.
+      // Q's cp.async, read by wgmma through the async proxy (with warp
+      // roles, made every consumer's by their barrier: they pass no other).
       if (first) {
         waitGroups(w.qGroup, 0);
         fenceProxyAsyncShared(b);
+        if (consumer)
+          consumerBarrier(b, s, role);
       }
-      gpu::BarrierOp::create(b);
-      if (!last || stages == 1)
-        issueGroup(add(r, index(stages - 1)));
+      if (!consumer) {
+        gpu::BarrierOp::create(b);
+        if (!last || stages == 1)
+          issueGroup(add(r, index(stages - 1)));
+      }
       waitForTensorGroup(r);
       return;
     }
@@ -661,7 +759,7 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   auto step = [&](Value r, ValueRange state, bool withPrevious,
                   bool withBlock) {
     synchronise(r, /*first=*/!withPrevious, /*last=*/!withBlock);
-    auto [keyStage, valueStage] = stagesOf(r);
+    auto [keyStage, valueStage] = overlappedStages(r);
     StageTiles tiles = kvTiles(keyStage, valueStage);
     ValueRange acc = state.take_front(oTiles);
     Value m = state[oTiles], l = state[oTiles + 1];
@@ -682,6 +780,7 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
       // The last step: P V of the last block.
       wgmmaWait(b, 0, product.aRegisters);
       llvm::copy(fragmentsOf(product.d), next.begin());
+      releaseTensorGroup(r);
       return next;
     }
     // S is done (P V may still run).
@@ -698,6 +797,8 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
     next.append(update.m);
     next.append(update.l);
     next.append(update.pFrags[0]);
+    // Every product of the step is done with group r's stages.
+    releaseTensorGroup(r);
     return next;
   };
 
@@ -709,8 +810,9 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
       [&] {
         if (s.tensorCopies)
           initStageBarriers();
-        for (int64_t g = 0; g + 1 < stages; ++g)
-          issueGroup(index(g));
+        if (!consumer)
+          for (int64_t g = 0; g + 1 < stages; ++g)
+            issueGroup(index(g));
         SmallVector<Value> state = step(index(0), init, false, true);
         auto loop = scf::ForOp::create(
             b, index(1), blocks, index(1), state,
@@ -763,8 +865,10 @@ void Fa2CtaBody::storeOutput(const CtaState &state, Value o, Value lse,
   // the warps' rows), and a KV loop without iterations (a query block that
   // sees no key) passes no barrier after them: every copy of Q must have
   // landed, and with rows of a different width (Dv != D padded) every warp
-  // be done reading Q, before any warp writes.
-  gpu::BarrierOp::create(b);
+  // be done reading Q, before any warp writes. The producer has no part.
+  if (role == WarpRole::Producer)
+    return;
+  consumerBarrier(b, s, role);
   for (int64_t mt = 0; mt < mTiles; ++mt) {
     for (int64_t i = 0; i < 2; ++i) {
       Value rowInTile = fragmentRow(mt, i);
@@ -795,7 +899,7 @@ void Fa2CtaBody::storeOutput(const CtaState &state, Value o, Value lse,
       }
     }
   }
-  gpu::BarrierOp::create(b);
+  consumerBarrier(b, s, role);
   // Each lane copies 16-byte chunks of its warp's rows to O.
   // Each round's row and column are computed in the round: after the loop
   // nothing is worth holding registers for.
@@ -830,6 +934,8 @@ void Fa2CtaBody::storeOutput(const CtaState &state, Value o, Value lse,
 
 void Fa2CtaBody::storePartial(const CtaState &state, Value partialO,
                               Value partialLse, Value slot, Value row0) {
+  if (role == WarpRole::Producer)
+    return;
   Type pair = VectorType::get({2}, f32);
   int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
   for (int64_t mt = 0; mt < mTiles; ++mt)
@@ -859,6 +965,8 @@ void Fa2CtaBody::storePartial(const CtaState &state, Value partialO,
 CtaState Fa2CtaBody::mergePartials(const CtaState &state, Value partialO,
                                    Value partialLse, Value first, Value last,
                                    Value row0) {
+  if (role == WarpRole::Producer)
+    return state;
   // The raw merge of ALGORITHMS.md over (own, first, ..., last), per row
   // in natural units: M = max LSE; W = sum exp(LSE_s - M);
   // acc = sum exp(LSE_s - M) O_s. The state for storeOutput is
@@ -978,4 +1086,7 @@ CtaState Fa2CtaBody::mergePartials(const CtaState &state, Value partialO,
   return {merged, /*wholeRowSums=*/true};
 }
 
-void Fa2CtaBody::finishTile() { gpu::BarrierOp::create(b); }
+void Fa2CtaBody::finishTile() {
+  if (role != WarpRole::Producer)
+    consumerBarrier(b, s, role);
+}

@@ -31,8 +31,8 @@ namespace mlir::attn {
 /// FlashAttention's exp2f compiles to), so the PTX needs no libdevice.
 class Fa2CtaBody final : public CtaBody, CtaPrimitives {
 public:
-  Fa2CtaBody(ImplicitLocOpBuilder &b, const KernelShape &shape)
-      : CtaPrimitives(b, shape) {}
+  Fa2CtaBody(ImplicitLocOpBuilder &b, const KernelShape &shape, WarpRole role)
+      : CtaPrimitives(b, shape), role(role) {}
 
   void setUp(const KernelLengths &lengths) override;
   MaskGeometry<IndexArith> geometry() override {
@@ -50,7 +50,8 @@ public:
   CtaState mergePartials(const CtaState &state, Value partialO,
                          Value partialLse, Value first, Value last,
                          Value row0) override;
-  /// The epilogue stages O through the Q tile: a barrier.
+  /// The epilogue stages O through the Q tile: a barrier (of the consumer
+  /// warps).
   void finishTile() override;
 
 private:
@@ -84,6 +85,11 @@ private:
   /// copies with KernelShape::tensorCopies. Without a block mask
   /// (softmaxOverlapUnfit).
   CtaState overlappedLoop(const KvWalk &w);
+  /// The producer warpgroup's share of runKvRange (WarpRole::Producer): its
+  /// first thread issues each copy group of the range once the consumers
+  /// have released the group's stages (the stage's empty mbarrier), between
+  /// the range's barriers the consumers' loop passes too.
+  void produceRange(const KvWalk &w);
 
   /// The K tile of stage `keyStage` and the V tile of stage `valueStage`,
   /// and their byte offsets in shared memory.
@@ -145,9 +151,25 @@ private:
   /// `block`, or the range's last block past it (a copy that keeps the
   /// pipeline's count of groups).
   Value clampedBlock(const KvWalk &w, Value block);
-  /// With tensor copies: the mbarrier of stage `stage` (after the tiles).
-  Value stageBarrier(Value stage);
-  /// With tensor copies, from thread 0: K of `keyBlock` into `keyStage`
+  /// With tensor copies: the mbarrier of stage `stage` that its copies
+  /// complete on ("full", after the tiles), and with warp roles the one
+  /// the consumers arrive on when done reading it ("empty", after those).
+  Value fullBarrier(Value stage);
+  Value emptyBarrier(Value stage);
+  /// The thread that issues the tensor copies: thread 0, or the producer
+  /// warpgroup's first.
+  void onIssuingThread(function_ref<void()> build, Value alsoIf = Value());
+  /// The key and value stages of the overlapped loop's copy group (and
+  /// step) r: K's r % stages, V's (r - 1) % stages.
+  std::pair<Value, Value> overlappedStages(Value r);
+  /// Copy group g of the range, `blocks` blocks long, on the full mbarrier
+  /// of stage g % stages: in the sequential loop K and V of block
+  /// begin + g; in the overlapped loop K of block begin + g (but past the
+  /// last) and V of block begin + g - 1 (but before the first).
+  void issueTensorGroup(const KvWalk &w, Value g, Value blocks);
+  /// With warp roles: the consumer thread is done reading group g's stages.
+  void releaseTensorGroup(Value g);
+  /// With tensor copies: K of `keyBlock` into `keyStage`
   /// where `withKey` and V of `valueBlock` into `valueStage` where
   /// `withValue` (i1 values; null: always), as one group that completes on
   /// the mbarrier of `barrierStage`, which expects their bytes.
@@ -155,8 +177,9 @@ private:
                        Value keyBlock, Value keyStage, Value withValue,
                        Value valueBlock, Value valueStage);
   /// With tensor copies, the mbarriers of the stages live for one key/value
-  /// range: thread 0 initialises them before the range's first copies (the
-  /// next barrier orders that before every wait), and after a barrier that
+  /// range: the issuing thread initialises them before the range's first
+  /// copies (the next barrier orders that before every wait: with warp
+  /// roles, a CTA barrier both roles pass), and after a barrier that
   /// follows the range's last wait invalidates them, so a persistent CTA's
   /// next range starts at phase 0 again.
   void initStageBarriers();
@@ -197,8 +220,11 @@ private:
   Extent queryLen, keyLen, tiledLen;
   /// The Q tile of shared memory, and the same memory as the O block's
   /// staging tile (rows Dv wide); with wgmma, the shared window's address
-  /// and the descriptor of the warpgroup's rows of the Q tile.
-  Value qTile, oTile, sharedAddress, queryDescriptor;
+  /// and the descriptor of the warpgroup's rows of the Q tile; with tensor
+  /// copies, the address of the first stage's full mbarrier.
+  Value qTile, oTile, sharedAddress, queryDescriptor, barrierAddress;
+  /// The warps this body is built for.
+  WarpRole role;
 };
 
 } // namespace mlir::attn

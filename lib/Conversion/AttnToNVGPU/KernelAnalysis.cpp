@@ -223,23 +223,27 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
   }
   if (shape.matrixUnit == MatrixUnit::Wgmma) {
     // wgmma needs an sm_90a target; a persistent kernel held to several
-    // CTAs an SM has fewer registers a thread. Tensor copies first: they
-    // leave the overlap registers.
+    // CTAs an SM has fewer registers a thread. Tensor copies, then warp
+    // roles, then the overlap (planWgmmaBody).
     GpuLimits limits = gpuLimits(target, request);
     int64_t registers =
         shape.residentCtasPerSm
             ? allowedRegistersPerThread(
                   shape.residentCtasPerSm * shape.threads(), limits)
             : limits.regsPerThread;
-    shape.tensorCopies = kvTensorCopiesUnfit(shape.tiling(), shape.tileBytes(),
-                                             sharedLimit, shape.keyLengths)
-                             .empty();
-    shape.overlapSoftmax =
-        softmaxOverlapUnfit(shape.tiling(), problem->valueDim, scoreWorkOf(op),
-                            shape.hasBlockMask(),
-                            shape.splits > 1 || shape.leanCtas > 0,
-                            shape.tensorCopies, registers)
-            .empty();
+    int64_t ctasPerSm =
+        shape.leanCtas ? llvm::divideCeil(shape.leanCtas, limits.sms) : 1;
+    WgmmaBodyPlan plan = planWgmmaBody(
+        shape.tiling(), problem->valueDim, scoreWorkOf(op), shape.tileBytes(),
+        sharedLimit, shape.keyLengths, shape.hasBlockMask(),
+        shape.splits > 1 || shape.leanCtas > 0, ctasPerSm, limits.regsPerSm,
+        registers);
+    shape.tensorCopies = plan.tensorCopies();
+    if (plan.warpRoles()) {
+      shape.producerWarps = kProducerWarps;
+      shape.roleRegisters = plan.roleRegisters;
+    }
+    shape.overlapSoftmax = plan.overlap();
   }
   return shape;
 }

@@ -52,6 +52,10 @@ void mlir::attn::mbarrierArriveExpectTx(ImplicitLocOpBuilder &b, Value barrier,
                                          /*predicate=*/Value());
 }
 
+void mlir::attn::mbarrierArrive(ImplicitLocOpBuilder &b, Value barrier) {
+  NVVM::MBarrierArriveOp::create(b, b.getI64Type(), barrier, /*count=*/Value());
+}
+
 void mlir::attn::mbarrierWait(ImplicitLocOpBuilder &b, Value barrier,
                               Value parity) {
   // The suspend-time hint NVGPU's lowering gives (10 ms); the op loops

@@ -42,6 +42,10 @@ void mbarrierInval(ImplicitLocOpBuilder &b, Value barrier);
 void mbarrierArriveExpectTx(ImplicitLocOpBuilder &b, Value barrier,
                             Value bytes);
 
+/// mbarrier.arrive (release, CTA scope): the thread arrives on the current
+/// phase of `barrier`, after its reads and writes before it.
+void mbarrierArrive(ImplicitLocOpBuilder &b, Value barrier);
+
 /// Waits (a loop of mbarrier.try_wait.parity) until the phase of `barrier`
 /// whose parity is `parity` (i32, 0 or 1) has completed; acquires what the
 /// phase's arrivals and copies released.

@@ -33,11 +33,12 @@
 // CHECK: memref.store %{{.+}}, %[[LSES]]
 // Release, count, and every thread learns whether the tile is complete.
 // CHECK: gpu.barrier
-// CHECK: %[[LAST:.+]] = scf.if %{{.+}} -> (i32) {
+// CHECK: %[[LAST:.+]] = scf.if %{{.+}} -> (i1) {
 // CHECK-NEXT: nvvm.memory.barrier <gpu>
 // CHECK-NEXT: memref.atomic_rmw addi %c1_i32, %[[COUNTERS]]
 // CHECK-NEXT: arith.cmpi eq, %{{.+}}, %c3_i32
-// CHECK: nvvm.barrier #nvvm.reduction<or> %[[LAST]] -> i32
+// CHECK: %[[VOTE:.+]] = arith.extui %[[LAST]] : i1 to i32
+// CHECK-NEXT: nvvm.barrier #nvvm.reduction<or> %[[VOTE]] -> i32
 // CHECK: scf.if
 // CHECK: nvvm.memory.barrier <gpu>
 // CHECK: gpu.barrier

@@ -12,12 +12,14 @@
 // leading offset 16 bytes, stride 1024 (an 8-row atom), 128-byte swizzle.
 // CHECK: %[[BASE:.+]] = memref.extract_aligned_pointer_as_index
 // CHECK: arith.constant 4611686293305360384 : i64
-// The stages' mbarriers (tensor-copies.mlir has the copies) are made
-// visible to the async proxy, then Q's copies before the barrier.
+// The stages' mbarriers (tensor-copies.mlir and warp-roles.mlir have the
+// copies) are made visible to the async proxy, then Q's copies before the
+// consumers' barrier.
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.barrier id = %{{.+}} number_of_threads = %{{.+}}
 // The first step's S = Q K^T: four k steps of D = 64, both operands by
 // descriptor, scale-d 0 then 1 (immediates: a register for it, defined
 // after the fence, made ptxas serialise the products).

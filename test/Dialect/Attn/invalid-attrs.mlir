@@ -130,3 +130,14 @@ module attributes {attn.launch = {grid = array<i64: 1, 1, 1>, block = array<i64:
 
 // expected-error @+1 {{tensor_maps = [{name}}
 module attributes {attn.launch = {grid = array<i64: 1, 1, 1>, block = array<i64: 128, 1, 1>, dynamic_shared_memory = 0 : i64, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, attention = {}, params = [memref<1x1x64x64xbf16>], param_names = ["K"], scalars = [], tensor_maps = [{name = "k_map", param = 0 : i64, box = array<i64: 64, 64, 1, 1>, swizzle = 96 : i64}]}} {}
+
+// -----
+
+// attn.launch's producer warps: a whole warpgroup or several.
+// expected-error @+1 {{and producer_warps = a positive multiple of 4, got}}
+module attributes {attn.launch = {grid = array<i64: 1, 1, 1>, block = array<i64: 160, 1, 1>, dynamic_shared_memory = 0 : i64, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, attention = {}, params = [memref<1x1x64x64xbf16>], param_names = ["K"], scalars = [], producer_warps = 1 : i64}} {}
+
+// -----
+
+// expected-error @+1 {{'attn.launch' must be {grid}}
+module attributes {attn.launch = {grid = array<i64: 1, 1, 1>, block = array<i64: 128, 1, 1>, dynamic_shared_memory = 0 : i64, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, attention = {}, params = [memref<1x1x64x64xbf16>], param_names = ["K"], scalars = [], producer_warps = 0 : i64}} {}

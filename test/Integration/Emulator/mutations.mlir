@@ -37,6 +37,26 @@
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-proxy-fence 2>&1 | FileCheck %s --check-prefix=NO-PROXY-FENCE
 // NO-PROXY-FENCE: PTX emulator: kernel prefill_attention0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: wgmma.mma_async
 //
+// Warp roles: the consumers' release of a step's stages (their arrival on
+// its empty mbarrier) removed: the producer waits for it forever before the
+// group that reuses the stages, and the consumers for that group.
+// RUN: cp -r %t/wgmma %t/no-release
+// RUN: sed '0,/mbarrier.arrive.shared.b64/{/mbarrier.arrive.shared.b64/d}' %t/wgmma/kernels.ptx > %t/no-release/kernels.ptx
+// RUN: not diff -q %t/wgmma/kernels.ptx %t/no-release/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-release 2>&1 | FileCheck %s --check-prefix=NO-RELEASE
+// NO-RELEASE: PTX emulator: kernel prefill_attention0: deadlock: {{.*}}
+// NO-RELEASE: warp 4 waits on the mbarrier at shared offset 40976 (phase 0, parity 0: 128 of 128 arrivals
+//
+// Warp roles: the producer's wait for a release made to pass at once (its
+// parity 1): it issues group 2 into the stages step 0 still reads, and the
+// full mbarrier's phases run ahead of the consumers' waits.
+// RUN: cp -r %t/wgmma %t/no-empty-wait
+// RUN: awk '/mbarrier.try_wait.parity/ && ++n == 2 { sub(/, %r[0-9]+, 10000000/, ", 1, 10000000") } { print }' %t/wgmma/kernels.ptx > %t/no-empty-wait/kernels.ptx
+// RUN: not diff -q %t/wgmma/kernels.ptx %t/no-empty-wait/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-empty-wait 2>&1 | FileCheck %s --check-prefix=NO-EMPTY-WAIT
+// NO-EMPTY-WAIT: PTX emulator: kernel prefill_attention0: deadlock: {{.*}}
+// NO-EMPTY-WAIT: waits on the mbarrier at shared offset 40960 (phase 2, parity 0
+//
 // wgmma: V read K-major in one k slice of O += P V (imm-trans-b 1 -> 0).
 // RUN: cp -r %t/wgmma %t/wgmma-no-trans
 // RUN: sed '0,/p, 1, 1, 1;/s//p, 1, 1, 0;/' %t/wgmma/kernels.ptx > %t/wgmma-no-trans/kernels.ptx

@@ -78,8 +78,8 @@
 // MANIFEST: "tiles": {
 // MANIFEST-NEXT: "block_m": 64,
 // MANIFEST-NEXT: "block_n": 64,
-// Version 9: the manifest has tensor maps.
-// MANIFEST: "version": 9
+// Version 11: the manifest has tensor maps and producer warps.
+// MANIFEST: "version": 11
 
 // VALID: 6 kernel(s), manifest valid
 

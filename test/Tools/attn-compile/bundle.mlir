@@ -10,12 +10,14 @@
 // CHECK:     "attention": {
 // CHECK-NEXT:  "causal": true,
 // CHECK-NEXT:  "scale": 0.125
-// sm_90a's default tiles: 128 x 128 in two warpgroups (wgmma).
+// sm_90a's default tiles: 128 x 128 in two warpgroups (wgmma), and the
+// producer warpgroup that issues the tensor copies: 384 threads.
 // CHECK:     "block": [
-// CHECK-NEXT:  256,
-// Q (16 KiB), two stages of K and V (64 KiB), then an mbarrier (8 bytes)
-// for each stage, which K's and V's tensor copies complete on.
-// CHECK:     "dynamic_shared_memory": 81936,
+// CHECK-NEXT:  384,
+// Q (16 KiB), two stages of K and V (64 KiB), then two mbarriers (8 bytes
+// each) for each stage: the full one, which K's and V's tensor copies
+// complete on, and the empty one, which the consumers release it on.
+// CHECK:     "dynamic_shared_memory": 81952,
 // The grid is a formula of the parameters' sizes: (ceil(Sq / 128), B, Hq).
 // CHECK:     "grid": [
 // CHECK-NEXT:  {
@@ -54,6 +56,7 @@
 // CHECK:         "alignment": 4,
 // CHECK-NEXT:    "name": "LSE",
 // CHECK:         "type": "f32"
+// CHECK:     "producer_warps": 4,
 // CHECK:     "target": "sm_90a",
 // The tensor maps of K and V, which libattnrt encodes for each launch.
 // CHECK:     "tensor_maps": [
@@ -69,7 +72,8 @@
 // CHECK-NEXT:  "stages": 2,
 // CHECK-NEXT:  "warps": 8
 // CHECK: "ptx": "kernels.ptx",
-// CHECK: "version": 9
+// Version 11: a kernel has producer warps.
+// CHECK: "version": 11
 
 // PTX: .target sm_90a
 // PTX: .visible .entry prefill_attention0(
@@ -77,8 +81,14 @@
 // addresses (attn-tensor-map-parameters).
 // PTX: .param .align 64 .b8 prefill_attention0_param_5[128],
 // PTX-NEXT: .param .align 64 .b8 prefill_attention0_param_6[128]
+// The register count setmaxnreg moves registers within (168 a thread for
+// 384 threads): the producer keeps 24 and issues the copies, the consumers
+// get 240 and compute.
+// PTX: .maxnreg 168
 // PTX: cvta.param.u64
+// PTX: setmaxnreg.dec.sync.aligned.u32 24;
 // PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX: setmaxnreg.inc.sync.aligned.u32 240;
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 
 // The chip can be named; an attention the kernel does not support, a

@@ -22,7 +22,7 @@
 // RUN: mkdir -p %t/v1 && cp %t/good/kernels.ptx %t/v1/
 // RUN: sed 's/"version": 8/"version": 1/' %t/good/manifest.json > %t/v1/manifest.json
 // RUN: not attn-launch --validate %t/v1 2>&1 | FileCheck %s --check-prefix=V1
-// V1: manifest: version: this runtime reads versions 2 to 10, not 1 (recompile the bundle with attn-compile)
+// V1: manifest: version: this runtime reads versions 2 to 11, not 1 (recompile the bundle with attn-compile)
 // RUN: mkdir -p %t/noblock && cp %t/good/kernels.ptx %t/noblock/
 // RUN: sed 's/"block"/"blocks"/' %t/good/manifest.json > %t/noblock/manifest.json
 // RUN: not attn-launch --validate %t/noblock 2>&1 | FileCheck %s --check-prefix=NOBLOCK

@@ -112,6 +112,13 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
                  llvm::is_contained({0, 32, 64, 128}, swizzle.getInt());
         });
   }
+  // Optional: `producer_warps`, the warps after the tiles' that only issue
+  // copies (a positive multiple of 4: a warpgroup).
+  if (dict && dict.contains("producer_warps")) {
+    ++optional;
+    auto warps = dict.getAs<IntegerAttr>("producer_warps");
+    optionalValid &= warps && warps.getInt() > 0 && warps.getInt() % 4 == 0;
+  }
   if (!dict || !threeSizes("grid", /*dynamicAllowed=*/true) ||
       !threeSizes("block", /*dynamicAllowed=*/false) || !bytes ||
       bytes.getInt() < 0 || !dict.getAs<Fa2TilesAttr>("tiles") ||
@@ -128,7 +135,8 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
               "optionally persistent, gradient, workspaces = [{name, bytes, "
               "zero_init, optionally per_cta and kernel_resets}] and "
               "tensor_maps = [{name, param = i, box = array<i64: ...> (a size "
-              "1 to 256 per dimension), swizzle = 0, 32, 64 or 128}], got "
+              "1 to 256 per dimension), swizzle = 0, 32, 64 or 128}] and "
+              "producer_warps = a positive multiple of 4, got "
            << launch;
   return success();
 }

@@ -54,7 +54,10 @@ def Attn_Dialect : Dialect {
     /// `gradient`; a kernel with tensor copies adds `tensor_maps` (a list of
     /// dictionaries of name, param (the index of the tensor parameter it
     /// maps), box (innermost first) and swizzle bytes: CUtensorMaps the
-    /// runtime passes by value, the kernel's last parameters, in order).
+    /// runtime passes by value, the kernel's last parameters, in order); a
+    /// warp-specialised kernel adds `producer_warps` (the warps after the
+    /// tiles' warps that only issue copies, a warpgroup: the block has
+    /// 32 (tiles' warps + producer_warps) threads).
     static constexpr ::llvm::StringLiteral getLaunchAttrName() {
       return ::llvm::StringLiteral("attn.launch");
     }
