@@ -49,6 +49,18 @@ int64_t mlir::attn::fa2RegistersPerThread(const Fa2Tiling &tiling,
          (work.readsMask ? scoresPerThread : 0);
 }
 
+int64_t mlir::attn::softmaxOverlapRegisters(const Fa2Tiling &tiling,
+                                            int64_t valueDim, ScoreWork work,
+                                            bool kernelSplitsKv,
+                                            bool tensorCopies, bool warpRoles) {
+  int64_t held =
+      llvm::divideCeil(tiling.blockM * tiling.blockN / 2, 32 * tiling.warps);
+  return fa2RegistersPerThread(tiling, valueDim, work, kernelSplitsKv) + held -
+         (tensorCopies ? kTensorCopyRegisters : 0) -
+         (warpRoles ? kWarpRoleRegisters : 0) +
+         (work.region ? kScoreRegionOverlapRegisters : 0);
+}
+
 std::string mlir::attn::softmaxOverlapUnfit(const Fa2Tiling &tiling,
                                             int64_t valueDim, ScoreWork work,
                                             bool blockMask, bool kernelSplitsKv,
@@ -57,41 +69,28 @@ std::string mlir::attn::softmaxOverlapUnfit(const Fa2Tiling &tiling,
   if (blockMask)
     return "a block mask's branches around and inside a step would make "
            "ptxas serialise the products";
-  int64_t held =
-      llvm::divideCeil(tiling.blockM * tiling.blockN / 2, 32 * tiling.warps);
-  int64_t need = fa2RegistersPerThread(tiling, valueDim, work, kernelSplitsKv) +
-                 held - (tensorCopies ? kTensorCopyRegisters : 0) -
-                 (warpRoles ? kWarpRoleRegisters : 0) +
-                 (work.region ? kScoreRegionOverlapRegisters : 0);
+  int64_t need = softmaxOverlapRegisters(tiling, valueDim, work, kernelSplitsKv,
+                                         tensorCopies, warpRoles);
   if (need <= registersPerThread)
     return "";
   return "holding the previous block's P needs about " + std::to_string(need) +
          " registers a thread, more than " + std::to_string(registersPerThread);
 }
 
-WgmmaBodyPlan mlir::attn::planWgmmaBody(const Fa2Tiling &tiling,
-                                        int64_t valueDim, ScoreWork work,
-                                        int64_t tileBytes, int64_t sharedLimit,
-                                        bool keyLengths, bool blockMask,
-                                        bool kernelSplitsKv, int64_t ctasPerSm,
-                                        int64_t registersPerSm,
-                                        int64_t registersPerThread) {
-  WgmmaBodyPlan plan;
-  plan.noTensorCopies =
-      kvTensorCopiesUnfit(tiling, tileBytes, sharedLimit, keyLengths);
-  plan.noWarpRoles = warpRolesUnfit(tiling, plan.tensorCopies(), tileBytes,
-                                    sharedLimit, ctasPerSm);
-  int64_t consumerRegisters = registersPerThread;
-  if (plan.warpRoles()) {
-    plan.roleRegisters =
-        warpRoleRegisters(tiling.warps, registersPerSm, registersPerThread);
-    if (plan.roleRegisters.reallocates())
-      consumerRegisters = plan.roleRegisters.consumer;
-  }
-  plan.noOverlap = softmaxOverlapUnfit(tiling, valueDim, work, blockMask,
-                                       kernelSplitsKv, plan.tensorCopies(),
-                                       plan.warpRoles(), consumerRegisters);
-  return plan;
+std::string mlir::attn::pingPongUnfit(const Fa2Tiling &tiling, int64_t headDim,
+                                      bool warpRoles, bool overlap) {
+  if (!warpRoles)
+    return "no warp roles";
+  if (!overlap)
+    return "the sequential loop";
+  if (tiling.warps != 8)
+    return tiling.warps == 4 ? "one consumer warpgroup"
+                             : std::to_string(tiling.warps / 4) +
+                                   " consumer warpgroups (turns are for two)";
+  if (headDim > 128)
+    return "D = " + std::to_string(headDim) +
+           " (beyond 128 the products hide the softmax)";
+  return "";
 }
 
 std::string mlir::attn::kvTensorCopiesUnfit(const Fa2Tiling &tiling,
@@ -108,29 +107,28 @@ std::string mlir::attn::kvTensorCopiesUnfit(const Fa2Tiling &tiling,
 }
 
 WarpRoleRegisters mlir::attn::warpRoleRegisters(int64_t consumerWarps,
+                                                int64_t ctasPerSm,
                                                 int64_t registersPerSm,
                                                 int64_t registersPerThread) {
   auto down8 = [](int64_t n) { return n - n % 8; };
   int64_t consumerThreads = 32 * consumerWarps;
   int64_t threads = consumerThreads + 32 * kProducerWarps;
-  int64_t entry = down8(std::min(registersPerThread, registersPerSm / threads));
+  int64_t entry = down8(
+      std::min(registersPerThread, registersPerSm / (threads * ctasPerSm)));
   if (entry >= down8(registersPerThread))
     return {};
-  int64_t consumer =
-      down8((entry * threads - kProducerRegisters * 32 * kProducerWarps) /
-            consumerThreads);
-  return {entry, kProducerRegisters,
+  int64_t consumer = down8((entry * threads - producerRegisters(consumerWarps) *
+                                                  32 * kProducerWarps) /
+                           consumerThreads);
+  return {entry, producerRegisters(consumerWarps),
           std::min(consumer, down8(registersPerThread))};
 }
 
 std::string mlir::attn::warpRolesUnfit(const Fa2Tiling &tiling,
                                        bool tensorCopies, int64_t tileBytes,
-                                       int64_t sharedLimit, int64_t ctasPerSm) {
+                                       int64_t sharedLimit) {
   if (!tensorCopies)
     return "K and V come by cp.async from every thread";
-  if (ctasPerSm > 1)
-    return "a persistent kernel with " + std::to_string(ctasPerSm) +
-           " CTAs an SM, counted without a producer warpgroup";
   if (tileBytes + tiling.stages * 2 * kMbarrierBytes > sharedLimit)
     return "the stages' empty mbarriers do not fit the shared memory the "
            "tiles leave";

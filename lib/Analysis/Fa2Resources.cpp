@@ -57,6 +57,72 @@ int64_t mlir::attn::allowedRegistersPerThread(int64_t threads,
   return std::min(limits.regsPerThread, perThreadOfSm);
 }
 
+WgmmaBodyPlan mlir::attn::planWgmmaBody(const WgmmaKernel &kernel,
+                                        const GpuLimits &limits) {
+  const Fa2Tiling &tiling = kernel.tiling;
+  WgmmaBodyPlan plan;
+  plan.noTensorCopies = kvTensorCopiesUnfit(
+      tiling, kernel.tileBytes, limits.smemPerBlock, kernel.keyLengths);
+  plan.noWarpRoles = warpRolesUnfit(tiling, plan.tensorCopies(),
+                                    kernel.tileBytes, limits.smemPerBlock);
+  // Without warp roles a persistent kernel's CTAs share the registers.
+  int64_t resident = std::max<int64_t>(1, kernel.persistentCtasPerSm);
+  plan.consumerRegisters =
+      allowedRegistersPerThread(resident * 32 * tiling.warps, limits);
+  // A persistent kernel that must share an SM: the register estimate does
+  // not cover Lean's walk there (ptxas 13.0: the run-time Lean decode of the
+  // emulator check spilled 72 bytes at 216 registers a consumer, two CTAs
+  // an SM).
+  if (plan.warpRoles() && resident > 1)
+    plan.noWarpRoles =
+        "a persistent kernel with " + std::to_string(resident) + " CTAs an SM";
+  if (plan.warpRoles()) {
+    bool overlapFits = softmaxOverlapUnfit(tiling, kernel.valueDim, kernel.work,
+                                           kernel.blockMask, kernel.splitsKv,
+                                           true, true, limits.regsPerThread)
+                           .empty();
+    int64_t need =
+        overlapFits
+            ? softmaxOverlapRegisters(tiling, kernel.valueDim, kernel.work,
+                                      kernel.splitsKv, true, true)
+            : fa2RegistersPerThread(tiling, kernel.valueDim, kernel.work,
+                                    kernel.splitsKv);
+    int64_t threads = 32 * (tiling.warps + kProducerWarps);
+    int64_t bytes = kernel.tileBytes + tiling.stages * 2 * kMbarrierBytes +
+                    kReservedSharedBytesPerCta;
+    int64_t most = std::min(
+        {limits.smemPerSm / bytes, kMaxThreadsPerSm / threads, kMaxCtasPerSm});
+    int64_t least = 1;
+    if (kernel.persistentCtasPerSm)
+      most = 1;
+    plan.noWarpRoles = "the producer warpgroup's threads leave a consumer "
+                       "fewer than the " +
+                       std::to_string(need) + " registers it needs at " +
+                       std::to_string(least) + " CTA(s) an SM";
+    for (int64_t ctas = most; ctas >= least; --ctas) {
+      WarpRoleRegisters registers = warpRoleRegisters(
+          tiling.warps, ctas, limits.regsPerSm, limits.regsPerThread);
+      int64_t consumer =
+          registers.reallocates() ? registers.consumer : limits.regsPerThread;
+      if (consumer < need ||
+          (registers.reallocates() &&
+           registers.entry < wgmmaEntryRegisters(tiling, kernel.valueDim)))
+        continue;
+      plan.noWarpRoles.clear();
+      plan.ctasPerSm = ctas;
+      plan.roleRegisters = registers;
+      plan.consumerRegisters = consumer;
+      break;
+    }
+  }
+  plan.noOverlap = softmaxOverlapUnfit(
+      tiling, kernel.valueDim, kernel.work, kernel.blockMask, kernel.splitsKv,
+      plan.tensorCopies(), plan.warpRoles(), plan.consumerRegisters);
+  plan.noPingPong =
+      pingPongUnfit(tiling, kernel.headDim, plan.warpRoles(), plan.overlap());
+  return plan;
+}
+
 int64_t mlir::attn::fa2CtasPerSm(const Fa2Resources &resources,
                                  const GpuLimits &limits) {
   if (resources.threads < 1 ||

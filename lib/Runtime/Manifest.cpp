@@ -359,10 +359,17 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
   if (const Value *gradient =
           reader.member(entry, path, "gradient", Kind::Bool, true))
     kernel.gradient = gradient->get<bool>();
-  if (entry.contains("producer_warps") &&
-      !reader.integerMember(entry, path, "producer_warps", 1,
-                            kernel.producerWarps))
-    return false;
+  if (entry.contains("producer_warps")) {
+    if (!reader.integerMember(entry, path, "producer_warps", 1,
+                              kernel.producerWarps))
+      return false;
+    // setmaxnreg and wgmma work on whole warpgroups.
+    if (kernel.producerWarps % 4 != 0)
+      return reader.fail(path + ".producer_warps",
+                         "is " + std::to_string(kernel.producerWarps) +
+                             ", not a whole number of warpgroups (a multiple "
+                             "of 4)");
+  }
   if (const Value *workspaces =
           reader.member(entry, path, "workspaces", Kind::Array, true)) {
     for (size_t i = 0; i < workspaces->size(); ++i) {

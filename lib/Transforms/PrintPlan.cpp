@@ -46,7 +46,7 @@ std::string formatFlops(double flops) {
 
 /// The CTA body attn-to-ptx builds for `op`'s kernel with `tiling` on
 /// `target` (chooseMatrixUnit with matrix-unit=auto, then planWgmmaBody),
-/// its key/value range split (split-KV) or not.
+/// its key/value range split (split-KV, Lean) or not.
 std::string describeCtaBody(AttentionOp op, TargetAttr target,
                             const Fa2Tiling &tiling,
                             const AttentionProblem &problem, bool splitsKv) {
@@ -60,13 +60,19 @@ std::string describeCtaBody(AttentionOp op, TargetAttr target,
     return text;
   }
   GpuLimits limits = gpuLimits(target, MatrixUnitRequest::Auto);
-  WgmmaBodyPlan plan = planWgmmaBody(
-      tiling, problem.valueDim, scoreWorkOf(op),
-      fa2SharedMemoryBytes(tiling, problem.headDim, problem.valueDim,
-                           /*elementBytes=*/2),
-      target.getSmemPerBlock(), op.hasKeyLengths(),
-      static_cast<bool>(op.getBlockMask()), splitsKv, /*ctasPerSm=*/1,
-      limits.regsPerSm, limits.regsPerThread);
+  WgmmaKernel kernel{tiling,
+                     problem.headDim,
+                     problem.valueDim,
+                     scoreWorkOf(op),
+                     fa2SharedMemoryBytes(tiling, problem.headDim,
+                                          problem.valueDim,
+                                          /*elementBytes=*/2),
+                     op.hasKeyLengths(),
+                     static_cast<bool>(op.getBlockMask()),
+                     splitsKv};
+  if (auto lean = dyn_cast_or_null<LeanAttr>(op.getPartitionAttr()))
+    kernel.persistentCtasPerSm = llvm::divideCeil(lean.getCtas(), limits.sms);
+  WgmmaBodyPlan plan = planWgmmaBody(kernel, limits);
   std::string text =
       "CTA body: " +
       std::string(
@@ -82,7 +88,10 @@ std::string describeCtaBody(AttentionOp op, TargetAttr target,
     if (plan.roleRegisters.reallocates())
       text += " (setmaxnreg: " + std::to_string(plan.roleRegisters.producer) +
               " registers a producer thread, " +
-              std::to_string(plan.roleRegisters.consumer) + " a consumer's)";
+              std::to_string(plan.roleRegisters.consumer) + " a consumer's, " +
+              std::to_string(plan.ctasPerSm) + " CTA(s) an SM)";
+    if (plan.pingPong())
+      text += ", its two consumer warpgroups taking turns at the products";
   } else if (plan.tensorCopies()) {
     text += ", issued by thread 0 (no warp roles: " + plan.noWarpRoles + ")";
   }

@@ -74,20 +74,20 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 
 // Lengths taken at run time: the tiles and the partition are still the
 // compiler's. The 128 x 128 tiles' two consumer warpgroups get a producer
-// warpgroup and its registers (the split-KV kernel's one consumer
-// warpgroup has every register already). A decode step for any batch and cache length gets
+// warpgroup and its registers and take turns at the products; the split-KV
+// kernel's one consumer warpgroup keeps two CTAs an SM. A decode step for any batch and cache length gets
 // FlashAttention-2's rule for B = 1 and a cache too long to bound S (8
 // packed output tiles: S = 29 fills 232 of 264 slots, 88%); a run-time Sq
 // leaves the grid over query blocks unknown: no partition.
 // REMARK: remark: attention B=? Hq=32 Hkv=8 (GQA 4:1) Sq=1 Sk=? D=128 Dv=128 bf16
 // REMARK-NEXT: work: counted at launch from the lengths (one kernel for every B, Sq and Sk marked ?)
 // REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4> (FlashAttention-2's default for D=128 on sm_90a), 160.0 KiB shared memory per CTA
-// REMARK-NEXT: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's){{$}}
-// REMARK-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 29> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>; its CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup{{$}}
+// REMARK-NEXT: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's, 1 CTA(s) an SM), its two consumer warpgroups taking turns at the products{{$}}
+// REMARK-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 29> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>; its CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 40 registers a producer thread, 216 a consumer's, 2 CTA(s) an SM){{$}}
 // REMARK: remark: attention B=1 Hq=8 Hkv=8 (MHA) Sq=? Sk=? D=64 Dv=64 f16
 // REMARK-NEXT: work: counted at launch
 // REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2> (FlashAttention-2's default for D=64 on sm_90a)
-// REMARK-NEXT: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's){{$}}
+// REMARK-NEXT: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's, 1 CTA(s) an SM), its two consumer warpgroups taking turns at the products{{$}}
 // REMARK-NEXT: partition: none{{$}}
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @decode(%q: tensor<?x32x1x128xbf16>, %kv: tensor<?x8x?x128xbf16>, %o: tensor<?x32x1x128xbf16>) -> tensor<?x32x1x128xbf16> {
@@ -176,7 +176,7 @@ func.func @key_lengths(%q: tensor<3x2x1x16xf32>, %k: tensor<3x2x100x16xf32>, %le
 
 // A block mask keeps the wgmma body's loop sequential (softmaxOverlapUnfit).
 // REMARK: remark: attention B=1 Hq=2 Hkv=2 (MHA) Sq=256 Sk=256 D=64 Dv=64 bf16
-// REMARK: CTA body: FlashAttention-2's loop on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's) (softmax not overlapped: a block mask's branches around and inside a step would make ptxas serialise the products)
+// REMARK: CTA body: FlashAttention-2's loop on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's, 1 CTA(s) an SM) (softmax not overlapped: a block mask's branches around and inside a step would make ptxas serialise the products)
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @block_mask(%q: tensor<1x2x256x64xbf16>, %bm: tensor<1x2x2x2xi8>, %o: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
     // expected-remark @+1 {{MHA}}

@@ -153,62 +153,50 @@ TEST(Fa2Defaults, TensorCopiesFreeRegistersForTheOverlap) {
             "");
 }
 
-TEST(Fa2Defaults, WarpRolesReallocateRegistersToTwoConsumerWarpgroups) {
+TEST(Fa2Defaults, WarpRolesReallocateRegistersToTheConsumers) {
   // FlashAttention-3's numbers: 384 threads share 65536 registers, 168 a
   // thread at entry; the producer keeps 24 and each consumer gets 240.
-  WarpRoleRegisters two = warpRoleRegisters(8, 65536, 255);
+  WarpRoleRegisters two = warpRoleRegisters(8, 1, 65536, 255);
   EXPECT_EQ(two.entry, 168);
   EXPECT_EQ(two.producer, 24);
   EXPECT_EQ(two.consumer, 240);
-  // One consumer warpgroup: 256 threads have 255 registers each already.
-  EXPECT_FALSE(warpRoleRegisters(4, 65536, 255).reallocates());
-  // Three: 512 threads, 128 at entry, (65536 - 24 x 128) / 384 = 162 -> 160.
-  EXPECT_EQ(warpRoleRegisters(12, 65536, 255).consumer, 160);
+  // One consumer warpgroup alone on an SM: 256 threads have 255 registers
+  // each already; two such CTAs: 128 at entry, 40 the producer (Lean's walk
+  // needs them), 216 a consumer.
+  EXPECT_FALSE(warpRoleRegisters(4, 1, 65536, 255).reallocates());
+  WarpRoleRegisters shared = warpRoleRegisters(4, 2, 65536, 255);
+  EXPECT_EQ(shared.entry, 128);
+  EXPECT_EQ(shared.producer, 40);
+  EXPECT_EQ(shared.consumer, 216);
+  // Three consumer warpgroups: 512 threads, 128 at entry,
+  // (65536 - 24 x 128) / 384 = 162 -> 160.
+  EXPECT_EQ(warpRoleRegisters(12, 1, 65536, 255).consumer, 160);
 }
 
-TEST(Fa2Defaults, WarpRolesNeedTensorCopiesOneCtaAnSmAndTheEmptyMbarriers) {
+TEST(Fa2Defaults, WarpRolesNeedTensorCopiesAndTheEmptyMbarriers) {
   Fa2Tiling tiling{128, 128, 8, 2};
   int64_t tiles = fa2SharedMemoryBytes(tiling, 128, 128, 2);
-  EXPECT_EQ(warpRolesUnfit(tiling, /*tensorCopies=*/true, tiles, tiles + 32,
-                           /*ctasPerSm=*/1),
+  EXPECT_EQ(warpRolesUnfit(tiling, /*tensorCopies=*/true, tiles, tiles + 32),
             "");
-  EXPECT_EQ(warpRolesUnfit(tiling, true, tiles, tiles + 31, 1),
+  EXPECT_EQ(warpRolesUnfit(tiling, true, tiles, tiles + 31),
             "the stages' empty mbarriers do not fit the shared memory the "
             "tiles leave");
-  EXPECT_EQ(
-      warpRolesUnfit(tiling, /*tensorCopies=*/false, tiles, tiles + 32, 1),
-      "K and V come by cp.async from every thread");
-  EXPECT_EQ(warpRolesUnfit(tiling, true, tiles, tiles + 32, /*ctasPerSm=*/2),
-            "a persistent kernel with 2 CTAs an SM, counted without a "
-            "producer warpgroup");
+  EXPECT_EQ(warpRolesUnfit(tiling, /*tensorCopies=*/false, tiles, tiles + 32),
+            "K and V come by cp.async from every thread");
 }
 
-TEST(Fa2Defaults, TheWgmmaBodyPlanKeepsTheOverlapWithWarpRoles) {
-  // 128 x 128 at D = 128: 248 with tensor copies, 240 with warp roles,
-  // what the consumers have.
-  Fa2Tiling tiling{128, 128, 8, 2};
-  int64_t tiles = fa2SharedMemoryBytes(tiling, 128, 128, 2);
-  WgmmaBodyPlan plan =
-      planWgmmaBody(tiling, 128, ScoreWork{}, tiles, 232448,
-                    /*keyLengths=*/false, /*blockMask=*/false,
-                    /*kernelSplitsKv=*/false, /*ctasPerSm=*/1, 65536, 255);
-  EXPECT_TRUE(plan.tensorCopies());
-  EXPECT_TRUE(plan.warpRoles());
-  EXPECT_EQ(plan.roleRegisters.consumer, 240);
-  EXPECT_EQ(plan.noOverlap, "");
-  // A score region's 24 more: 264 of 240.
-  ScoreWork region{/*modifies=*/true, /*readsMask=*/false, /*region=*/true};
-  EXPECT_EQ(planWgmmaBody(tiling, 64, region, tiles, 232448, false, false,
-                          false, 1, 65536, 255)
-                .noOverlap,
-            "holding the previous block's P needs about 244 registers a "
-            "thread, more than 240");
-  // Key lengths: cp.async, so neither warp roles nor (at 264) the overlap.
-  plan = planWgmmaBody(tiling, 128, ScoreWork{}, tiles, 232448,
-                       /*keyLengths=*/true, false, false, 1, 65536, 255);
-  EXPECT_FALSE(plan.tensorCopies());
-  EXPECT_EQ(plan.noWarpRoles, "K and V come by cp.async from every thread");
-  EXPECT_FALSE(plan.overlap());
+TEST(Fa2Defaults, PingPongIsForTwoOverlappedWarpgroupsUpToD128) {
+  EXPECT_EQ(pingPongUnfit({128, 128, 8, 2}, 128, /*warpRoles=*/true,
+                          /*overlap=*/true),
+            "");
+  EXPECT_EQ(pingPongUnfit({128, 128, 8, 2}, 128, true, /*overlap=*/false),
+            "the sequential loop");
+  EXPECT_EQ(pingPongUnfit({64, 64, 4, 2}, 64, true, true),
+            "one consumer warpgroup");
+  EXPECT_EQ(pingPongUnfit({128, 64, 8, 1}, 256, true, true),
+            "D = 256 (beyond 128 the products hide the softmax)");
+  EXPECT_EQ(pingPongUnfit({128, 128, 8, 2}, 128, /*warpRoles=*/false, true),
+            "no warp roles");
 }
 
 TEST(Fa2Defaults, TensorCopiesNeedNoKeyLengthsAndRoomForTheMbarriers) {

@@ -269,3 +269,72 @@ TEST(Fa2Resources, LeanCtaCount) {
 }
 
 } // namespace
+
+TEST(Fa2Resources, TheWgmmaBodyPlanKeepsTheCtasAnSmAndTheOverlap) {
+  // 128 x 128 at D = 128: the overlap needs 248 with tensor copies, 240
+  // with warp roles, what two consumer warpgroups have at one CTA an SM.
+  Fa2Tiling wide{128, 128, 8, 2};
+  WgmmaKernel prefill{wide, 128, 128, ScoreWork{},
+                      fa2SharedMemoryBytes(wide, 128, 128, 2)};
+  WgmmaBodyPlan plan = planWgmmaBody(prefill, h100);
+  EXPECT_TRUE(plan.tensorCopies());
+  EXPECT_TRUE(plan.warpRoles());
+  EXPECT_EQ(plan.ctasPerSm, 1);
+  EXPECT_EQ(plan.roleRegisters.entry, 168);
+  EXPECT_EQ(plan.consumerRegisters, 240);
+  EXPECT_TRUE(plan.overlap());
+  EXPECT_TRUE(plan.pingPong());
+  // A score region's 24 more (128 x 128 at D = 64): its overlap needs 244
+  // with warp roles, more than their 240, and 252 without, which a thread
+  // has: thread 0 issues the copies and the overlap stays.
+  WgmmaKernel region = prefill;
+  region.valueDim = region.headDim = 64;
+  region.tileBytes = fa2SharedMemoryBytes(wide, 64, 64, 2);
+  region.work = ScoreWork{/*modifies=*/true, /*readsMask=*/false,
+                          /*region=*/true};
+  plan = planWgmmaBody(region, h100);
+  EXPECT_EQ(plan.noWarpRoles, "the producer warpgroup's threads leave a "
+                              "consumer fewer than the 244 registers it "
+                              "needs at 1 CTA(s) an SM");
+  EXPECT_TRUE(plan.overlap());
+  EXPECT_EQ(plan.noPingPong, "no warp roles");
+  // One consumer warpgroup (64 x 64 at D = 64, 40 KiB): two CTAs an SM, as
+  // its 128 threads had, 128 registers at entry and 216 a consumer.
+  Fa2Tiling narrow{64, 64, 4, 2};
+  WgmmaKernel decode{narrow, 64, 64, ScoreWork{},
+                     fa2SharedMemoryBytes(narrow, 64, 64, 2)};
+  decode.splitsKv = true;
+  plan = planWgmmaBody(decode, h100);
+  EXPECT_TRUE(plan.warpRoles());
+  EXPECT_GE(plan.ctasPerSm, 2);
+  EXPECT_TRUE(plan.roleRegisters.reallocates());
+  EXPECT_EQ(plan.noPingPong, "one consumer warpgroup");
+  // A persistent kernel alone on an SM keeps every register; one that
+  // must share an SM keeps thread 0 issuing, and the CTAs share the
+  // registers as before.
+  decode.persistentCtasPerSm = 1;
+  plan = planWgmmaBody(decode, h100);
+  EXPECT_TRUE(plan.warpRoles());
+  EXPECT_EQ(plan.ctasPerSm, 1);
+  EXPECT_FALSE(plan.roleRegisters.reallocates());
+  decode.persistentCtasPerSm = 2;
+  plan = planWgmmaBody(decode, h100);
+  EXPECT_EQ(plan.noWarpRoles, "a persistent kernel with 2 CTAs an SM");
+  EXPECT_EQ(plan.consumerRegisters, allowedRegistersPerThread(2 * 128, h100));
+  // D = 256 on 64 x 32, alone on an SM by its shared memory: its P V
+  // (m64n256k16) needs 160 registers at entry, no reallocation.
+  Fa2Tiling deep{64, 32, 4, 1};
+  WgmmaKernel wide256{deep, 256, 256, ScoreWork{},
+                      fa2SharedMemoryBytes(deep, 256, 256, 2)};
+  EXPECT_EQ(wgmmaEntryRegisters(deep, 256), 160);
+  plan = planWgmmaBody(wide256, h100);
+  EXPECT_TRUE(plan.warpRoles());
+  EXPECT_FALSE(plan.roleRegisters.reallocates());
+  // Key lengths: cp.async, so no warp roles.
+  WgmmaKernel ragged = prefill;
+  ragged.keyLengths = true;
+  plan = planWgmmaBody(ragged, h100);
+  EXPECT_FALSE(plan.tensorCopies());
+  EXPECT_EQ(plan.noWarpRoles, "K and V come by cp.async from every thread");
+  EXPECT_EQ(plan.noPingPong, "no warp roles");
+}

@@ -758,6 +758,10 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
   } cases[] = {
       {"\"version\": 5", "\"version\": 12",
        "manifest: version: this runtime reads versions 2 to 11, not 12"},
+      {"\"block\": [128, 1, 1]",
+       "\"block\": [128, 1, 1], \"producer_warps\": 2",
+       "manifest: kernels[0].producer_warps: is 2, not a whole number of "
+       "warpgroups (a multiple of 4)"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 0}",
        "manifest: kernels[1].grid[0].times: must be at least 1"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 4097}",

@@ -16,6 +16,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -115,10 +116,17 @@ std::string kvTensorCopiesUnfit(const Fa2Tiling &tiling, int64_t tileBytes,
 /// stages and compute. setmaxnreg works on whole warpgroups.
 constexpr int64_t kProducerWarps = 4;
 
-/// The registers setmaxnreg leaves each producer thread: FlashAttention-3's
-/// with two consumer warpgroups, the PTX ISA's least. The producer only
-/// walks the schedule's tiles, issues copies and waits on mbarriers.
-constexpr int64_t kProducerRegisters = 24;
+/// The registers setmaxnreg leaves each producer thread, which only walks
+/// the schedule's tiles, issues copies and waits on mbarriers: with two
+/// consumer warpgroups FlashAttention-3's 24 (the PTX ISA's least; their
+/// tiles run FlashAttention-2's grid and split-KV's); with one, 40, which
+/// Lean's walk over LeanTiles with run-time lengths needs (ptxas 13.0: the
+/// run-time decode and the causal speculative decode of
+/// test/Target/NVPTX/ptxas-lean.mlir spilled 44-68 bytes with 24, none with
+/// 40).
+constexpr int64_t producerRegisters(int64_t consumerWarps) {
+  return consumerWarps <= 4 ? 40 : 24;
+}
 
 /// A warp-specialised kernel's registers a thread: at entry (the kernel's
 /// .maxnreg, what the block's threads share of the register file), then the
@@ -131,24 +139,34 @@ struct WarpRoleRegisters {
 };
 
 /// The registers of a kernel with `consumerWarps` consumer warps and the
-/// producer warpgroup, one CTA an SM: the producer gives up all but
-/// kProducerRegisters, the consumers share what it gave (in the units of 8
-/// setmaxnreg counts in). Two consumer warpgroups: 168 at entry, 24 and 240
-/// (FlashAttention-3's numbers, from a register file of 65536).
-WarpRoleRegisters warpRoleRegisters(int64_t consumerWarps,
+/// producer warpgroup, `ctasPerSm` CTAs an SM: the producer gives up all but
+/// producerRegisters, the consumers share what it gave (in the units of 8
+/// setmaxnreg counts in). Two consumer warpgroups, one CTA: 168 at entry, 24
+/// and 240 (FlashAttention-3's numbers, from a register file of 65536); one
+/// consumer warpgroup, two CTAs: 128, 40 and 216.
+WarpRoleRegisters warpRoleRegisters(int64_t consumerWarps, int64_t ctasPerSm,
                                     int64_t registersPerSm,
                                     int64_t registersPerThread);
 
+/// What ptxas needs a thread to have at the kernel's entry (its .maxnreg)
+/// to compile a warpgroup product of N columns, whatever setmaxnreg gives
+/// the warps that issue it: the product's f32 accumulators (N / 2) and
+/// kWgmmaOperandRegisters more. Calibrated on ptxas 13.0 (sm_90a) with 128
+/// registers at entry: m64n192k16 compiled; m64n224k16 and m64n256k16 did
+/// not (C7602, "register target of 142" and "158 or higher").
+constexpr int64_t kWgmmaOperandRegisters = 32;
+inline int64_t wgmmaEntryRegisters(const Fa2Tiling &tiling, int64_t valueDim) {
+  return std::max(tiling.blockN, valueDim) / 2 + kWgmmaOperandRegisters;
+}
+
 /// Why a warpgroup-MMA kernel keeps every warp a consumer (each copy group
 /// issued by thread 0 between the step's CTA barrier and its wait) rather
-/// than FlashAttention-3's warp roles, or "" when it has them: they need
-/// tensor copies, a second (empty) mbarrier a stage after the tiles'
-/// `tileBytes` within `sharedLimit`, and one CTA an SM (`ctasPerSm` CTAs of a
-/// persistent kernel an SM must be resident, which its CTA count was chosen
-/// for without the producer's threads).
+/// than FlashAttention-3's warp roles, or "" when nothing in its tiling
+/// stands against them: they need tensor copies and a second (empty)
+/// mbarrier a stage after the tiles' `tileBytes` within `sharedLimit`. The
+/// registers are the plan's (planWgmmaBody, Fa2Resources.h).
 std::string warpRolesUnfit(const Fa2Tiling &tiling, bool tensorCopies,
-                           int64_t tileBytes, int64_t sharedLimit,
-                           int64_t ctasPerSm);
+                           int64_t tileBytes, int64_t sharedLimit);
 
 /// The registers warp roles leave a consumer thread that issuing the copies
 /// from thread 0 needs: the tensor maps' addresses, the boxes' coordinates
@@ -190,36 +208,24 @@ constexpr int64_t kTensorCopyRegisters = 16;
 /// block mask keeps the loop sequential: its branches (an empty block
 /// skipped, a full one read without the mask operand) around and inside a
 /// step, crossed by the running P V, made ptxas serialise every wgmma of
-/// the kernel.
+/// the kernel. softmaxOverlapRegisters is the estimate.
+int64_t softmaxOverlapRegisters(const Fa2Tiling &tiling, int64_t valueDim,
+                                ScoreWork work, bool kernelSplitsKv,
+                                bool tensorCopies, bool warpRoles);
 std::string softmaxOverlapUnfit(const Fa2Tiling &tiling, int64_t valueDim,
                                 ScoreWork work, bool blockMask,
                                 bool kernelSplitsKv, bool tensorCopies,
                                 bool warpRoles, int64_t registersPerThread);
 
-/// The warpgroup-MMA CTA body's choices for one kernel, made in this order
-/// (each the reason it is not taken, "" where it is): tensor copies
-/// (kvTensorCopiesUnfit), warp roles (warpRolesUnfit) with their registers,
-/// and the overlap (softmaxOverlapUnfit) within the registers a consumer
-/// has. attn-to-nvgpu builds the kernel with them; the plan report prints
-/// them.
-struct WgmmaBodyPlan {
-  std::string noTensorCopies, noWarpRoles, noOverlap;
-  WarpRoleRegisters roleRegisters;
-  bool tensorCopies() const { return noTensorCopies.empty(); }
-  bool warpRoles() const { return noWarpRoles.empty(); }
-  bool overlap() const { return noOverlap.empty(); }
-};
-
-/// The plan for a kernel with `tiling`, whose tiles take `tileBytes` of the
-/// `sharedLimit` bytes of shared memory a block may have, `ctasPerSm` of
-/// which must be resident an SM, each thread with at most
-/// `registersPerThread` of the SM's `registersPerSm` registers.
-WgmmaBodyPlan planWgmmaBody(const Fa2Tiling &tiling, int64_t valueDim,
-                            ScoreWork work, int64_t tileBytes,
-                            int64_t sharedLimit, bool keyLengths,
-                            bool blockMask, bool kernelSplitsKv,
-                            int64_t ctasPerSm, int64_t registersPerSm,
-                            int64_t registersPerThread);
+/// Why the consumer warpgroups of a kernel with `tiling` and head dimension
+/// `headDim` do not take turns at issuing their products (FlashAttention-3's
+/// ping-pong, its section 3.1: one warpgroup's softmax runs while the
+/// other's products do), or "" when they do: it needs `warpRoles` and the
+/// `overlap`ped loop (FlashAttention-3's pairing), two consumer warpgroups,
+/// and D at most 128 (FlashAttention-3's rule for 16-bit inputs: with wider
+/// heads the products are long enough to hide the softmax).
+std::string pingPongUnfit(const Fa2Tiling &tiling, int64_t headDim,
+                          bool warpRoles, bool overlap);
 
 /// What modifying the scores in natural units (softcap, an inlined score
 /// region with the row and key of every element) costs a thread: calibrated

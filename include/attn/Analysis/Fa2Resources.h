@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace mlir::attn {
 
@@ -110,6 +111,50 @@ int64_t fa2CtasPerSm(const Fa2Resources &resources, const GpuLimits &limits);
 int64_t leanCtasPerSm(const AttentionProblem &problem, const Fa2Tiling &tiling,
                       int64_t elementBytes, ScoreWork work,
                       const GpuLimits &limits);
+
+/// What the warpgroup-MMA CTA body of a kernel is planned from: its tiling,
+/// head dimensions and score work, the bytes of its tiles
+/// (fa2SharedMemoryBytes), whether it has per-sequence key lengths or a
+/// block mask or splits the key/value range, and the CTAs an SM a
+/// persistent kernel must hold (ceil(CTAs / SMs); 0 for a grid).
+struct WgmmaKernel {
+  Fa2Tiling tiling;
+  int64_t headDim, valueDim;
+  ScoreWork work;
+  int64_t tileBytes;
+  bool keyLengths = false, blockMask = false, splitsKv = false;
+  int64_t persistentCtasPerSm = 0;
+};
+
+/// The warpgroup-MMA CTA body's choices for one kernel, made in this order
+/// (each the reason it is not taken, "" where it is): tensor copies
+/// (kvTensorCopiesUnfit), warp roles (warpRolesUnfit, then the CTAs an SM
+/// and their registers), the overlap (softmaxOverlapUnfit) within the
+/// registers a consumer has, and the ping-pong (pingPongUnfit).
+/// attn-to-nvgpu builds the kernel with them; the plan report prints them.
+struct WgmmaBodyPlan {
+  std::string noTensorCopies, noWarpRoles, noOverlap, noPingPong;
+  /// With warp roles: the CTAs an SM the registers are shared by, and what
+  /// setmaxnreg gives each role (none where every thread has all it may).
+  int64_t ctasPerSm = 1;
+  WarpRoleRegisters roleRegisters;
+  /// The registers a computing thread has.
+  int64_t consumerRegisters = 0;
+  bool tensorCopies() const { return noTensorCopies.empty(); }
+  bool warpRoles() const { return noWarpRoles.empty(); }
+  bool overlap() const { return noOverlap.empty(); }
+  bool pingPong() const { return noPingPong.empty(); }
+};
+
+/// The plan for `kernel` on `limits`. The producer warpgroup's threads must
+/// not cost the kernel its CTAs an SM: with warp roles the kernel is planned
+/// for as many CTAs an SM as shared memory and threads allow and still leave
+/// each consumer the registers it needs (the overlapped loop's where the
+/// overlap would fit a thread's registers, else the sequential loop's; a
+/// persistent kernel only alone on an SM) and, where setmaxnreg
+/// moves registers, the registers at entry its widest product needs
+/// (wgmmaEntryRegisters); where none does, thread 0 issues the copies.
+WgmmaBodyPlan planWgmmaBody(const WgmmaKernel &kernel, const GpuLimits &limits);
 
 /// The limit a CTA exceeds first, with what it needs and what is allowed.
 struct Fa2Misfit {

@@ -99,6 +99,9 @@ struct KernelShape {
   /// computes; and the registers setmaxnreg gives each role.
   int64_t producerWarps = 0;
   WarpRoleRegisters roleRegisters;
+  /// With warp roles and the overlapped loop: whether the two consumer
+  /// warpgroups take turns at issuing a step's products (pingPongUnfit).
+  bool pingPong = false;
 
   bool modifiesScores() const { return softcap || scoreRegion; }
   bool warpSpecialised() const { return producerWarps != 0; }

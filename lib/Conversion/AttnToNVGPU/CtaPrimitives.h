@@ -222,9 +222,6 @@ protected:
   /// where `alsoIf`, an i1, holds, when given).
   void onThread(int64_t thread, function_ref<void()> build,
                 Value alsoIf = Value());
-  void onThreadZero(function_ref<void()> build, Value alsoIf = Value()) {
-    onThread(0, build, alsoIf);
-  }
   /// The block mask's status of the block of tiled rows from `row0` and keys
   /// from `key0` of (batch, head) (the tiles nest in its blocks), read from
   /// the shape's constant table or else from `parameter` (the block_mask

@@ -688,7 +688,8 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   // stage r % stages, value stage (r - 1) % stages, and a step reads K of
   // block r and V of block r - 1 while group r + stages - 1 lands in the
   // stages that blocks r - 1 (K) and r - 2 (V) left, which every warp is
-  // done with after the step's barrier.
+  // done with after the step's barrier (with warp roles, once every
+  // consumer released step r - 1 on the stage's empty mbarrier).
   int64_t oTiles = s.problem.valueDim / 8;
   int64_t kSlices = s.blockN / 16, stages = s.stages;
   assert(s.mTiles() == 1 && "a warpgroup's warp owns one m16 tile");
@@ -703,12 +704,18 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   Value blocks = arith::SubIOp::create(b, w.blockEnd, w.blockBegin);
 
   bool consumer = role == WarpRole::Consumer;
+  // With the ping-pong, the consumer warpgroup's index picks its turn.
+  bool turns = consumer && s.pingPong;
+  Value warpgroup;
+  if (turns)
+    warpgroup = arith::DivUIOp::create(b, warp, index(4));
   auto issueGroup = [&](Value r) {
     auto [keyStage, valueStage] = overlappedStages(r);
     Value block = add(w.blockBegin, r);
     if (s.tensorCopies) {
-      // Thread 0 issues groups 0 to `blocks` (none past the range; with
-      // warp roles, the producer issues them all).
+      // Thread 0 issues groups 0 to `blocks` (none past the range). With
+      // warp roles the consumers issue none: the producer's produceRange
+      // issues them all.
       onIssuingThread(
           [&] { issueTensorGroup(w, r, blocks); },
           arith::CmpIOp::create(b, arith::CmpIPredicate::ule, r, blocks));
@@ -719,9 +726,10 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
            clampedBlock(w, arith::SubIOp::create(b, block, index(1))),
            valueStage);
   };
-  // Group r has landed, every warp is done with step r - 1, and groups up
-  // to r + stages - 1 are in flight (`last`: no group after r is needed;
-  // `first`: step 0, the first to read Q).
+  // Group r has landed and, without warp roles, every warp is done with
+  // step r - 1 and groups up to r + stages - 1 are in flight (`last`: no
+  // group after r is needed; `first`: step 0, the first to read Q). With
+  // warp roles the consumers only wait for group r.
   auto synchronise = [&](Value r, bool first, bool last) {
     if (s.tensorCopies) {
       // Q's cp.async, read by wgmma through the async proxy (with warp
@@ -769,12 +777,17 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
     ValueOperands operands;
     if (withPrevious)
       operands = valueOperands(elementsOf(SmallVector<Value>(acc)), p);
+    // The step's products are issued in the warpgroup's turn.
+    if (turns)
+      awaitTurn(b, s, warpgroup);
     SmallVector<Value> scores;
     if (withBlock)
       scores = issueScoreProduct(tiles);
     IssuedProduct product;
     if (withPrevious)
       product = issueValueProduct(operands, tiles, /*fence=*/!withBlock);
+    if (turns)
+      passTurn(b, s, warpgroup);
     SmallVector<Value> next(state);
     if (!withBlock) {
       // The last step: P V of the last block.
@@ -813,6 +826,8 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
         if (!consumer)
           for (int64_t g = 0; g + 1 < stages; ++g)
             issueGroup(index(g));
+        if (turns)
+          openTurns(b, s, warpgroup);
         SmallVector<Value> state = step(index(0), init, false, true);
         auto loop = scf::ForOp::create(
             b, index(1), blocks, index(1), state,
@@ -821,6 +836,8 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
             });
         b.setInsertionPointAfter(loop);
         state = step(blocks, loop.getResults(), true, false);
+        if (turns)
+          closeTurns(b, s, warpgroup);
         state.resize(initial.values.size());
         if (s.tensorCopies)
           invalidateStageBarriers();

@@ -222,28 +222,28 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
     }
   }
   if (shape.matrixUnit == MatrixUnit::Wgmma) {
-    // wgmma needs an sm_90a target; a persistent kernel held to several
-    // CTAs an SM has fewer registers a thread. Tensor copies, then warp
-    // roles, then the overlap (planWgmmaBody).
+    // wgmma needs an sm_90a target. Tensor copies, then warp roles and the
+    // CTAs an SM their registers are planned for, then the overlap, then
+    // the ping-pong (planWgmmaBody).
+    WgmmaKernel kernel{
+        shape.tiling(),       problem->headDim,
+        problem->valueDim,    scoreWorkOf(op),
+        shape.tileBytes(),    shape.keyLengths,
+        shape.hasBlockMask(), shape.splits > 1 || shape.leanCtas > 0};
     GpuLimits limits = gpuLimits(target, request);
-    int64_t registers =
-        shape.residentCtasPerSm
-            ? allowedRegistersPerThread(
-                  shape.residentCtasPerSm * shape.threads(), limits)
-            : limits.regsPerThread;
-    int64_t ctasPerSm =
-        shape.leanCtas ? llvm::divideCeil(shape.leanCtas, limits.sms) : 1;
-    WgmmaBodyPlan plan = planWgmmaBody(
-        shape.tiling(), problem->valueDim, scoreWorkOf(op), shape.tileBytes(),
-        sharedLimit, shape.keyLengths, shape.hasBlockMask(),
-        shape.splits > 1 || shape.leanCtas > 0, ctasPerSm, limits.regsPerSm,
-        registers);
+    if (shape.leanCtas)
+      kernel.persistentCtasPerSm = llvm::divideCeil(shape.leanCtas, limits.sms);
+    WgmmaBodyPlan plan = planWgmmaBody(kernel, limits);
     shape.tensorCopies = plan.tensorCopies();
     if (plan.warpRoles()) {
       shape.producerWarps = kProducerWarps;
       shape.roleRegisters = plan.roleRegisters;
+      // The kernel's .maxnreg then holds ptxas to the CTAs an SM.
+      if (plan.roleRegisters.reallocates())
+        shape.residentCtasPerSm = 0;
     }
     shape.overlapSoftmax = plan.overlap();
+    shape.pingPong = plan.pingPong();
   }
   return shape;
 }

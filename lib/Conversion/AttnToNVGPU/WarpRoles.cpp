@@ -19,11 +19,38 @@ using namespace mlir::attn;
 namespace {
 
 /// The named barrier the consumer warps synchronise among themselves on
-/// (0 is the CTA's).
+/// (0 is the CTA's), and the first of the ping-pong's turns (one a consumer
+/// warpgroup).
 constexpr int32_t kConsumerBarrier = 1;
+constexpr int32_t kFirstTurnBarrier = 2;
 
 Value i32Constant(ImplicitLocOpBuilder &b, int64_t value) {
   return arith::ConstantIntOp::create(b, b.getI32Type(), value);
+}
+
+/// The turn barrier of consumer warpgroup `warpgroup` (index), and the
+/// threads it counts: both warpgroups'.
+Value turnBarrier(ImplicitLocOpBuilder &b, Value warpgroup) {
+  return arith::AddIOp::create(
+      b, i32Constant(b, kFirstTurnBarrier),
+      arith::IndexCastUIOp::create(b, b.getI32Type(), warpgroup));
+}
+
+Value turnThreads(ImplicitLocOpBuilder &b, const KernelShape &s) {
+  return i32Constant(b, s.consumerThreads());
+}
+
+/// `build` in warpgroup 0 alone.
+void inFirstWarpgroup(ImplicitLocOpBuilder &b, Value warpgroup,
+                      function_ref<void()> build) {
+  auto first = scf::IfOp::create(
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warpgroup,
+                            arith::ConstantIndexOp::create(b, 0)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(first.thenBlock());
+  build();
 }
 
 } // namespace
@@ -88,6 +115,7 @@ Value mlir::attn::ctaBarrierAny(ImplicitLocOpBuilder &b, const KernelShape &s,
 
 void mlir::attn::consumerBarrier(ImplicitLocOpBuilder &b, const KernelShape &s,
                                  WarpRole role) {
+  assert(role != WarpRole::Producer && "the producer is no consumer");
   if (role != WarpRole::Consumer) {
     ctaBarrier(b, s);
     return;
@@ -96,4 +124,32 @@ void mlir::attn::consumerBarrier(ImplicitLocOpBuilder &b, const KernelShape &s,
                           i32Constant(b, s.consumerThreads()),
                           /*reductionOp=*/NVVM::BarrierReductionAttr(),
                           /*reductionPredicate=*/Value());
+}
+
+void mlir::attn::openTurns(ImplicitLocOpBuilder &b, const KernelShape &s,
+                           Value warpgroup) {
+  inFirstWarpgroup(b, warpgroup, [&] {
+    NVVM::BarrierArriveOp::create(b, turnBarrier(b, warpgroup),
+                                  turnThreads(b, s));
+  });
+}
+
+void mlir::attn::awaitTurn(ImplicitLocOpBuilder &b, const KernelShape &s,
+                           Value warpgroup) {
+  NVVM::BarrierOp::create(b, Type(), turnBarrier(b, warpgroup),
+                          turnThreads(b, s),
+                          /*reductionOp=*/NVVM::BarrierReductionAttr(),
+                          /*reductionPredicate=*/Value());
+}
+
+void mlir::attn::passTurn(ImplicitLocOpBuilder &b, const KernelShape &s,
+                          Value warpgroup) {
+  Value other =
+      arith::SubIOp::create(b, arith::ConstantIndexOp::create(b, 1), warpgroup);
+  NVVM::BarrierArriveOp::create(b, turnBarrier(b, other), turnThreads(b, s));
+}
+
+void mlir::attn::closeTurns(ImplicitLocOpBuilder &b, const KernelShape &s,
+                            Value warpgroup) {
+  inFirstWarpgroup(b, warpgroup, [&] { awaitTurn(b, s, warpgroup); });
 }

@@ -42,9 +42,23 @@ Value ctaBarrierAny(ImplicitLocOpBuilder &b, const KernelShape &s,
                     Value predicate);
 
 /// A barrier of the consumer warps (named barrier 1 over their threads)
-/// where `role` is the consumers', else ctaBarrier.
+/// where `role` is the consumers', else (WarpRole::All) ctaBarrier; never
+/// for the producer.
 void consumerBarrier(ImplicitLocOpBuilder &b, const KernelShape &s,
                      WarpRole role);
+
+/// FlashAttention-3's ping-pong (KernelShape::pingPong): the two consumer
+/// warpgroups take turns at issuing a step's products, warpgroup w's turn
+/// being named barrier 2 + w over both warpgroups' threads. A range opens
+/// with warpgroup 0 arriving on its own turn (openTurns: it goes first);
+/// each step issues between awaitTurn (bar.sync on the warpgroup's turn) and
+/// passTurn (bar.arrive on the other's); warpgroup 0's closeTurns takes the
+/// turn warpgroup 1 passed last, so every range leaves both barriers as it
+/// found them. `warpgroup` is the consumer warpgroup's index (0 or 1).
+void openTurns(ImplicitLocOpBuilder &b, const KernelShape &s, Value warpgroup);
+void awaitTurn(ImplicitLocOpBuilder &b, const KernelShape &s, Value warpgroup);
+void passTurn(ImplicitLocOpBuilder &b, const KernelShape &s, Value warpgroup);
+void closeTurns(ImplicitLocOpBuilder &b, const KernelShape &s, Value warpgroup);
 
 } // namespace mlir::attn
 

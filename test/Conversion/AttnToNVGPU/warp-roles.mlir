@@ -8,17 +8,19 @@
 // barrier.
 // RUN: attn-opt %s --split-input-file --attn-to-nvgpu --canonicalize | FileCheck %s
 
-// A decode of 4 blocks of 64 keys on one consumer warpgroup: 256 threads
-// have every register a thread may have, so no setmaxnreg; the full
-// mbarriers at 40960, the empty ones at 40976.
+// A decode of 4 blocks of 64 keys on one consumer warpgroup: its 40 KiB of
+// tiles let two CTAs share an SM, as its 128 threads did without the
+// producer, so the kernel starts at 128 registers a thread (.maxnreg) and
+// the producer keeps 40 and the consumers take 216 (planWgmmaBody); the full mbarriers at 40960, the
+// empty ones at 40976.
 // CHECK-LABEL: gpu.func @decode_attention0(
 // CHECK-SAME: block = array<i64: 256, 1, 1>, dynamic_shared_memory = 40992 : i64
 // CHECK-SAME: producer_warps = 4 : i64
-// CHECK-NOT: nvvm.maxnreg
+// CHECK-SAME: nvvm.maxnreg = 128 : i32
 // CHECK: %[[THREAD:.+]] = gpu.thread_id x
 // CHECK-NEXT: %[[PRODUCER:.+]] = arith.cmpi uge, %[[THREAD]], %c128
 // CHECK-NEXT: scf.if %[[PRODUCER]] {
-// CHECK-NOT: nvvm.setmaxregister
+// CHECK-NEXT: nvvm.setmaxregister decrease 40
 // The producer's first thread (thread 128) initialises the mbarriers of the
 // range; a CTA barrier of both roles follows.
 // CHECK: arith.cmpi eq, %{{.+}}, %c128
@@ -51,6 +53,7 @@
 // CHECK-NOT: nvvm.wgmma
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: } else {
+// CHECK-NEXT: nvvm.setmaxregister increase 216
 // The consumers copy Q, pass the CTA barrier after the inits, make Q
 // theirs by the named barrier, and wait for group 0 without a barrier a
 // step; each step ends with every consumer thread's arrival on the empty
@@ -97,7 +100,11 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // Two consumer warpgroups (128 x 128, 8 warps): 384 threads, 168 registers
 // a thread at entry (.maxnreg), the producer down to 24, the consumers up
 // to 240 (FlashAttention-3's numbers); 256 consumer threads arrive on each
-// empty mbarrier.
+// empty mbarrier. The warpgroups take turns at the products (the
+// ping-pong): warpgroup w's turn is named barrier 2 + w over both
+// warpgroups' 256 threads; warpgroup 0 opens by arriving on its own turn,
+// each step issues between the sync on its turn and the arrival on the
+// other's, and warpgroup 0 closes by taking warpgroup 1's last turn.
 // CHECK-LABEL: gpu.func @prefill_attention0(
 // CHECK-SAME: block = array<i64: 384, 1, 1>
 // CHECK-SAME: producer_warps = 4 : i64
@@ -106,9 +113,35 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK-NEXT: scf.if
 // CHECK-NEXT: nvvm.setmaxregister decrease 24
 // CHECK: nvvm.mbarrier.init %{{.+}}, %c256_i32
+// CHECK-NOT: nvvm.barrier.arrive
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 240
+// CHECK: nvgpu.device_async_create_group
+// CHECK-NEXT: %[[WG:.+]] = arith.divui %{{.+}}, %c4 : index
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.all"
+// CHECK-NEXT: %[[FIRST:.+]] = arith.cmpi eq, %[[WG]], %c0 : index
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK-NEXT: %[[W32:.+]] = arith.index_castui %[[WG]] : index to i32
+// CHECK-NEXT: %[[OWN:.+]] = arith.addi %[[W32]], %c2_i32 : i32
+// CHECK-NEXT: nvvm.barrier.arrive id = %[[OWN]] number_of_threads = %c256_i32
 // CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: %[[TURN:.+]] = arith.addi %{{.+}}, %c2_i32 : i32
+// CHECK-NEXT: nvvm.barrier id = %[[TURN]] number_of_threads = %c256_i32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: %[[OTHER:.+]] = arith.subi %c1, %[[WG]] : index
+// CHECK: nvvm.barrier.arrive id = %{{.+}} number_of_threads = %c256_i32
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// The last step, then warpgroup 0 takes the last turn.
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-NEXT: %[[LAST:.+]] = arith.cmpi eq, %[[WG]], %c0 : index
+// CHECK-NEXT: scf.if %[[LAST]] {
+// CHECK: nvvm.barrier id = %{{.+}} number_of_threads = %c256_i32
+// CHECK-NEXT: }
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.all"
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @prefill(%q: tensor<1x8x256x128xbf16>, %k: tensor<1x8x256x128xbf16>, %o: tensor<1x8x256x128xbf16>) -> tensor<1x8x256x128xbf16> {
     %r = attn.attention ins(%q, %k, %k : tensor<1x8x256x128xbf16>, tensor<1x8x256x128xbf16>, tensor<1x8x256x128xbf16>)
@@ -122,7 +155,8 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 
 // The sequential loop (a block mask) with warp roles: the consumers'
 // step has no barrier and ends, whether the block was skipped or not, with
-// the arrival on the empty mbarrier of its stage.
+// the arrival on the empty mbarrier of its stage; no turns (they pair with
+// the overlapped loop).
 // CHECK-LABEL: gpu.func @sparse_attention0(
 // CHECK-SAME: producer_warps = 4 : i64
 // CHECK: scf.if
@@ -140,6 +174,8 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.mbarrier.arrive %{{.+}} : !llvm.ptr<3> -> i64
 // CHECK-NEXT: scf.yield
+// CHECK-NOT: nvvm.barrier.arrive
+// CHECK: gpu.return
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @sparse(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x256x64xf16>, %blocks: tensor<1x1x2x4xi8>, %o: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
     %r = attn.attention ins(%q, %k, %k : tensor<1x8x128x64xf16>, tensor<1x8x256x64xf16>, tensor<1x8x256x64xf16>)

@@ -9,6 +9,7 @@
 // RUN: attn-compile %s --function=prefill -o %t/prefill --split-kv=false --matrix-unit=mma-sync
 // RUN: attn-compile %s --function=lean -o %t/lean --matrix-unit=mma-sync
 // RUN: attn-compile %s --function=prefill -o %t/wgmma --split-kv=false
+// RUN: attn-compile %s --function=turns -o %t/turns --split-kv=false
 // RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/wgmma/kernels.ptx
 // WGMMA: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/prefill %t/lean %t/wgmma | FileCheck %s --check-prefix=INTACT
@@ -56,6 +57,18 @@
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-empty-wait 2>&1 | FileCheck %s --check-prefix=NO-EMPTY-WAIT
 // NO-EMPTY-WAIT: PTX emulator: kernel prefill_attention0: deadlock: {{.*}}
 // NO-EMPTY-WAIT: waits on the mbarrier at shared offset 40960 (phase 2, parity 0
+//
+// Ping-pong: warpgroup 0's opening arrival on its own turn removed (the
+// kernel as compiled passes, below): both consumer warpgroups wait for a
+// turn nobody gives.
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/turns | FileCheck %s --check-prefix=TURNS
+// TURNS: O {{.*}}: PASS
+// RUN: cp -r %t/turns %t/no-first-turn
+// RUN: sed '0,/bar.arrive/{/bar.arrive/d}' %t/turns/kernels.ptx > %t/no-first-turn/kernels.ptx
+// RUN: not diff -q %t/turns/kernels.ptx %t/no-first-turn/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-first-turn 2>&1 | FileCheck %s --check-prefix=NO-FIRST-TURN
+// NO-FIRST-TURN: PTX emulator: kernel turns_attention0: deadlock: {{.*}}
+// NO-FIRST-TURN: warp 0 waits at barrier 2
 //
 // wgmma: V read K-major in one k slice of O += P V (imm-trans-b 1 -> 0).
 // RUN: cp -r %t/wgmma %t/wgmma-no-trans
@@ -121,6 +134,16 @@ func.func @prefill(%q: tensor<1x2x100x64xbf16>, %k: tensor<1x2x130x64xbf16>,
       {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
       -> tensor<1x2x100x64xbf16>
   return %o : tensor<1x2x100x64xbf16>
+}
+func.func @turns(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>,
+                 %v: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
+  %o0 = tensor.empty() : tensor<1x2x256x64xbf16>
+  %o = attn.attention ins(%q, %k, %v : tensor<1x2x256x64xbf16>,
+      tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>)
+      outs(%o0 : tensor<1x2x256x64xbf16>)
+      {tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 2>}
+      -> tensor<1x2x256x64xbf16>
+  return %o : tensor<1x2x256x64xbf16>
 }
 func.func @lean(%q: tensor<1x2x1x64xbf16>, %k: tensor<1x2x616x64xbf16>,
                 %v: tensor<1x2x616x64xbf16>, %o: tensor<1x2x1x64xbf16>,
