@@ -282,3 +282,8 @@ mlir::attn::defaultFa2Tiling(int64_t headDim, int64_t valueDim,
   }
   return std::nullopt;
 }
+
+Fa2Tiling mlir::attn::fa2GradKernelTiling(int64_t headDim, int64_t valueDim) {
+  return {/*blockM=*/64, std::max(headDim, valueDim) <= 64 ? 64 : 32,
+          /*warps=*/4, /*stages=*/1};
+}

@@ -45,10 +45,9 @@ std::string mlir::attn::wgmmaUnfit(llvm::StringRef chip,
   return "";
 }
 
-std::optional<MatrixUnit>
-mlir::attn::chooseMatrixUnit(MatrixUnitRequest request, llvm::StringRef chip,
-                             const Fa2Tiling &tiling, int64_t valueDim) {
-  bool fits = wgmmaUnfit(chip, tiling, valueDim).empty();
+/// The unit for `request` where wgmma `fits` or not.
+static std::optional<MatrixUnit> chooseUnit(MatrixUnitRequest request,
+                                            bool fits) {
   switch (request) {
   case MatrixUnitRequest::MmaSync:
     return MatrixUnit::MmaSync;
@@ -58,4 +57,30 @@ mlir::attn::chooseMatrixUnit(MatrixUnitRequest request, llvm::StringRef chip,
     break;
   }
   return fits ? MatrixUnit::Wgmma : MatrixUnit::MmaSync;
+}
+
+std::optional<MatrixUnit>
+mlir::attn::chooseMatrixUnit(MatrixUnitRequest request, llvm::StringRef chip,
+                             const Fa2Tiling &tiling, int64_t valueDim) {
+  return chooseUnit(request, wgmmaUnfit(chip, tiling, valueDim).empty());
+}
+
+std::string mlir::attn::gradWgmmaUnfit(llvm::StringRef chip, int64_t headDim,
+                                       int64_t valueDim) {
+  std::string why =
+      wgmmaUnfit(chip, fa2GradKernelTiling(headDim, valueDim), valueDim);
+  if (why.empty() && std::max(headDim, valueDim) > kGradWgmmaMaxRows)
+    why = "the backward kernel's rows (max(D, Dv) = " +
+          std::to_string(std::max(headDim, valueDim)) +
+          ") are wider than wgmma's " + std::to_string(kGradWgmmaMaxRows) +
+          ": its dK or dV accumulators leave too few registers (ptxas "
+          "spilled)";
+  return why;
+}
+
+std::optional<MatrixUnit>
+mlir::attn::chooseGradMatrixUnit(MatrixUnitRequest request,
+                                 llvm::StringRef chip, int64_t headDim,
+                                 int64_t valueDim) {
+  return chooseUnit(request, gradWgmmaUnfit(chip, headDim, valueDim).empty());
 }

@@ -44,6 +44,28 @@ std::string formatFlops(double flops) {
   return llvm::formatv("{0:F2} {1}", flops, units[unit]).str();
 }
 
+/// The backward kernel attn-to-ptx builds for `problem` on `target`: its
+/// tiles (fa2GradKernelTiling) and matrix unit (chooseGradMatrixUnit with
+/// matrix-unit=auto).
+std::string describeGradKernel(TargetAttr target,
+                               const AttentionProblem &problem) {
+  Fa2Tiling tiling = fa2GradKernelTiling(problem.headDim, problem.valueDim);
+  MatrixUnit unit =
+      *chooseGradMatrixUnit(MatrixUnitRequest::Auto, target.getChip(),
+                            problem.headDim, problem.valueDim);
+  std::string text = llvm::formatv(
+      "GPU kernel: a CTA per key/value block and per query block of {0} "
+      "rows, the other side streamed past them {1} rows a step, {2} warps on "
+      "{3}",
+      tiling.blockM, tiling.blockN, tiling.warps, matrixUnitName(unit));
+  if (unit == MatrixUnit::MmaSync && hasWarpgroupMma(target.getChip()))
+    text +=
+        " (" +
+        gradWgmmaUnfit(target.getChip(), problem.headDim, problem.valueDim) +
+        ")";
+  return text;
+}
+
 /// The CTA body attn-to-ptx builds for `op`'s kernel with `tiling` on
 /// `target` (chooseMatrixUnit with matrix-unit=auto, then planWgmmaBody),
 /// its key/value range split (split-KV, Lean) or not.
@@ -219,6 +241,11 @@ struct AttnPrintPlanPass
                             op.getTilesAttr() ? "pinned"
                                               : "FlashAttention-2's backward "
                                                 "default");
+    // The kernel takes static lengths and 16-bit elements.
+    if (TargetAttr target = getEnclosingTarget(op);
+        target && staticLengths &&
+        op.getQuery().getType().getElementTypeBitWidth() == 16)
+      remark << "\n  " << describeGradKernel(target, *problem);
     if (!staticLengths)
       return tiles;
     int64_t kvBlocks = llvm::divideCeil(problem->keyLen, tiles->blockN);

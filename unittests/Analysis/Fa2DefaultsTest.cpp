@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Analysis/MatrixUnit.h"
 
 #include "gtest/gtest.h"
 
@@ -310,4 +311,27 @@ TEST(Fa2Defaults, TilingsNestInBlockMaskBlocks) {
   // The defaults take them: 32 x 32 blocks give 32 x 32 tiles of 2 warps.
   EXPECT_EQ(defaultFa2Tiling(64, 64, 2, std::nullopt, {}, false, {{32, 32}}),
             (Fa2Tiling{32, 32, 2, 2}));
+}
+
+TEST(Fa2Defaults, GradKernelTilingAndMatrixUnit) {
+  // 64 own rows in one warpgroup; 32 streamed rows past D = 64.
+  EXPECT_EQ(fa2GradKernelTiling(64, 64), (Fa2Tiling{64, 64, 4, 1}));
+  EXPECT_EQ(fa2GradKernelTiling(64, 128), (Fa2Tiling{64, 32, 4, 1}));
+  EXPECT_EQ(fa2GradKernelTiling(256, 256), (Fa2Tiling{64, 32, 4, 1}));
+  // wgmma on sm_90a up to max(D, Dv) = 192.
+  EXPECT_EQ(chooseGradMatrixUnit(MatrixUnitRequest::Auto, "sm_90a", 192, 128),
+            MatrixUnit::Wgmma);
+  EXPECT_EQ(chooseGradMatrixUnit(MatrixUnitRequest::Auto, "sm_90a", 64, 256),
+            MatrixUnit::MmaSync);
+  EXPECT_EQ(chooseGradMatrixUnit(MatrixUnitRequest::Auto, "sm_80", 64, 64),
+            MatrixUnit::MmaSync);
+  EXPECT_EQ(chooseGradMatrixUnit(MatrixUnitRequest::MmaSync, "sm_90a", 64, 64),
+            MatrixUnit::MmaSync);
+  EXPECT_EQ(chooseGradMatrixUnit(MatrixUnitRequest::Wgmma, "sm_90a", 256, 64),
+            std::nullopt);
+  EXPECT_NE(gradWgmmaUnfit("sm_90a", 256, 256).find("wider than wgmma's 192"),
+            std::string::npos);
+  EXPECT_NE(gradWgmmaUnfit("sm_80", 64, 64).find("needs sm_90a"),
+            std::string::npos);
+  EXPECT_EQ(gradWgmmaUnfit("sm_90a", 96, 160), "");
 }

@@ -250,6 +250,13 @@ constexpr int64_t kMaxRegistersPerThread = 255;
 /// The widest head dimension FlashAttention-2's table has tilings for.
 constexpr int64_t kFa2MaxHeadDim = 256;
 
+/// The tiling of attn-to-nvgpu's backward kernel (Fa2GradKernel): a CTA's
+/// own rows (block_m: 64, four warps of 16 rows, one warpgroup) and the rows
+/// of each block streamed past them (block_n: 64, or 32 where max(D, Dv) is
+/// above 64: a warp's dK and dV accumulators then take 128 registers, and
+/// S and dP of 64 columns another 64; ptxas spilled at D = 128); one stage.
+Fa2Tiling fa2GradKernelTiling(int64_t headDim, int64_t valueDim);
+
 /// FlashAttention-2's tilings for a head dimension, preferred first (the
 /// later ones are smaller fallbacks); empty beyond kFa2MaxHeadDim.
 llvm::ArrayRef<Fa2Tiling> fa2Candidates(int64_t headDim);

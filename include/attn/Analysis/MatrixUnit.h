@@ -58,6 +58,26 @@ std::optional<MatrixUnit> chooseMatrixUnit(MatrixUnitRequest request,
                                            const Fa2Tiling &tiling,
                                            int64_t valueDim);
 
+/// The widest rows (max(D, Dv)) of a backward kernel on wgmma: at 256 a
+/// key/value CTA's dK or dV accumulators take 128 registers a thread, which
+/// a wgmma holds for the whole product, and ptxas 13.0 spilled 4-572 bytes
+/// in every backward kernel of test/Target/NVPTX/ptxas-backward.mlir at
+/// D = 256 (with 32 or 16 streamed rows), none at 192 and below; mma.sync
+/// spilled none.
+constexpr int64_t kGradWgmmaMaxRows = 192;
+
+/// Why the backward kernel (fa2GradKernelTiling's tiles) for `chip` cannot
+/// compute on wgmma, or an empty string: wgmmaUnfit, or rows wider than
+/// kGradWgmmaMaxRows.
+std::string gradWgmmaUnfit(llvm::StringRef chip, int64_t headDim,
+                           int64_t valueDim);
+
+/// chooseMatrixUnit for the backward kernel (gradWgmmaUnfit).
+std::optional<MatrixUnit> chooseGradMatrixUnit(MatrixUnitRequest request,
+                                               llvm::StringRef chip,
+                                               int64_t headDim,
+                                               int64_t valueDim);
+
 } // namespace mlir::attn
 
 #endif // ATTN_ANALYSIS_MATRIXUNIT_H

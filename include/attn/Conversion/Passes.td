@@ -71,7 +71,9 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     head dimensions up to 256 gets a backward kernel
     `@<function>_attention_grad<i>` (`attn.launch` marked `gradient`;
     parameters Q, K, V, O, LSE, dO, dQ, dK, dV, then the mask, the block
-    mask and the key lengths when it has them) of two kinds of CTA on
+    mask and the key lengths when it has them) of two kinds of CTA, 4 warps
+    each, on warpgroup MMA where the #attn.target is sm_90a and max(D, Dv)
+    is at most 192 (one m64 product per CTA; `matrix-unit` applies), else on
     `mma.sync`: the first ceil(Sk / 64) Hkv own a key/value block each (K
     and V stay; for each query head of the group and each query block that
     sees the block, S^T = K Q^T and dP^T = V dO^T, then dV += P^T dO and
@@ -123,7 +125,8 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
   }];
   let options = [
     Option<"matrixUnit", "matrix-unit", "std::string", /*default=*/"\"auto\"",
-           "The matrix instructions of S = Q K^T and O += P V: auto (wgmma "
+           "The matrix instructions of S = Q K^T and O += P V (and of the "
+           "backward kernel's products): auto (wgmma "
            "where the op's #attn.target is sm_90a and the tiles fit, else "
            "mma.sync), mma-sync, or wgmma (an error where it does not fit)">,
   ];

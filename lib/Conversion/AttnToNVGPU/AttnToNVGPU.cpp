@@ -242,15 +242,16 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
         buildFa2Kernel(kb, *shape, args);
     }
     for (AttentionGradOp op : gradOps)
-      if (failed(buildGradKernel(op, kernels)))
+      if (failed(buildGradKernel(op, kernels, *request)))
         return signalPassFailure();
   }
 
   /// The backward kernel of `op` in `kernels`: parameters Q, K, V, O, LSE,
   /// dO, dQ, dK, dV (static views), then the mask, the block mask (unless
   /// constant) and key_lengths when `op` has them; no workspace.
-  LogicalResult buildGradKernel(AttentionGradOp op, gpu::GPUModuleOp kernels) {
-    FailureOr<KernelShape> shape = analyseGradKernel(op);
+  LogicalResult buildGradKernel(AttentionGradOp op, gpu::GPUModuleOp kernels,
+                                MatrixUnitRequest request) {
+    FailureOr<KernelShape> shape = analyseGradKernel(op, request);
     if (failed(shape))
       return failure();
     MLIRContext *ctx = &getContext();

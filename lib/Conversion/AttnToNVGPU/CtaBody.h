@@ -37,7 +37,7 @@ constexpr int64_t kWarpSize = 32;
 /// ldmatrix 8x8 matrix.
 constexpr int64_t kChunk = 8;
 /// Columns of a block of a shared-memory tile: 64 16-bit elements, one
-/// 128-byte row of the swizzle (Fa2CtaBody::tileIndex).
+/// 128-byte row of the swizzle (CtaPrimitives::tileIndex).
 constexpr int64_t kBlockColumns = 64;
 
 /// Everything the kernel is specialised for.
@@ -125,9 +125,6 @@ struct KernelShape {
   int64_t keyRow() const { return fa2SharedRowElements(problem.headDim); }
   int64_t valueRow() const { return fa2SharedRowElements(problem.valueDim); }
   int64_t queryRow() const { return std::max(keyRow(), valueRow()); }
-  /// The mma k steps of S = Q K^T: D rounded up to 16, the columns past D
-  /// zero in shared memory.
-  int64_t kSteps() const { return llvm::divideCeil(problem.headDim, 16); }
   /// Bytes of dynamic shared memory: the Q block, `stages` K and V tiles,
   /// then with tensor copies an mbarrier per stage ("full"), at
   /// tileBytes(), and with warp roles a second ("empty") after them.

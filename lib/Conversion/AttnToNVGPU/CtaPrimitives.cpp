@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CtaPrimitives.h"
+#include "WarpgroupMma.h"
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 
@@ -250,6 +251,55 @@ void CtaPrimitives::accumulateProducts(SmallVector<Value> &acc,
     }
 }
 
+SmallVector<Value> CtaPrimitives::issueRowProduct(Value rowsDescriptor,
+                                                  Value streamOffset,
+                                                  int64_t columns) {
+  // k step ks at 32 bytes into 64-column block ks / 4 of each tile.
+  Value streamDescriptor = this->rowsDescriptor(streamOffset);
+  wgmmaFence(b);
+  SmallVector<Value> d;
+  int64_t kSteps = llvm::divideCeil(columns, 16);
+  for (int64_t ks = 0; ks < kSteps; ++ks) {
+    int64_t block = ks * 16 / kBlockColumns, within = ks % 4 * 32;
+    d = wgmma(b, s.element, s.blockN, d,
+              advanceDescriptor(b, rowsDescriptor,
+                                block * s.blockM * kSwizzleRowBytes + within),
+              {},
+              advanceDescriptor(b, streamDescriptor,
+                                block * s.blockN * kSwizzleRowBytes + within),
+              /*transposeB=*/false);
+  }
+  wgmmaCommit(b);
+  return d;
+}
+
+SmallVector<Value> CtaPrimitives::issueStreamProduct(ArrayRef<Value> acc,
+                                                     ArrayRef<Value> aRegisters,
+                                                     Value streamOffset,
+                                                     int64_t width,
+                                                     bool fence) {
+  // MN-major: 8 streamed rows a 1024-byte atom (the stride), the next 64
+  // columns one block further (the leading offset); k slice kk at row 16 kk.
+  Value streamDescriptor = wgmmaDescriptor(
+      b, add(sharedAddress, streamOffset),
+      /*leadingBytes=*/s.blockN * kSwizzleRowBytes, kSwizzleAtomBytes);
+  if (fence)
+    wgmmaFence(b);
+  SmallVector<Value> d(acc);
+  for (int64_t kk = 0; kk < s.blockN / 16; ++kk)
+    d = wgmma(
+        b, s.element, width, d, Value(), aRegisters.slice(4 * kk, 4),
+        advanceDescriptor(b, streamDescriptor, kk * 16 * kSwizzleRowBytes),
+        /*transposeB=*/true);
+  wgmmaCommit(b);
+  return d;
+}
+
+Value CtaPrimitives::rowsDescriptor(Value byteOffset) {
+  return wgmmaDescriptor(b, add(sharedAddress, byteOffset),
+                         /*leadingBytes=*/16, kSwizzleAtomBytes);
+}
+
 Value CtaPrimitives::constantTable(DenseElementsAttr values) {
   return atEntry({-2, const_cast<void *>(values.getAsOpaquePointer())}, [&] {
     auto module =
@@ -424,6 +474,8 @@ void CtaPrimitives::setUpSharedMemory() {
   Operation *sharedOp = shared.getDefiningOp();
   entryPoint =
       OpBuilder::InsertPoint(sharedOp->getBlock(), Block::iterator(sharedOp));
+  if (blockedTiles())
+    sharedAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, shared);
 }
 
 void CtaPrimitives::onThread(int64_t thread, function_ref<void()> build,

@@ -164,6 +164,31 @@ protected:
   void accumulateProducts(SmallVector<Value> &acc,
                           ArrayRef<SmallVector<Value>> aFrags, Value streamTile,
                           int64_t width);
+  /// The two products' forms on wgmma (sm_90a, blocked tiles), each after a
+  /// wgmma.fence (with `fence`) issued and committed as one group, not
+  /// waited for: its registers are the product's until a wgmmaWait. Both
+  /// operands' shared tiles are addressed by their byte offset in the
+  /// dynamic shared memory.
+  /// rows x streamed^T: the warpgroup's 64 rows of the s.blockM-row tile
+  /// whose K-major descriptor is `rowsDescriptor` (rowsDescriptor below)
+  /// times the s.blockN rows of the tile at `streamOffset`, over their first
+  /// `columns` columns: the lane's 64 x blockN accumulators (WarpgroupMma.h;
+  /// S = Q K^T, and the backward's products of that form).
+  SmallVector<Value> issueRowProduct(Value rowsDescriptor, Value streamOffset,
+                                     int64_t columns);
+  /// `acc` (64 x `width` accumulators) + A B: A the lane's registers
+  /// `aRegisters` (the warp's A fragments of 16 rows x s.blockN, four
+  /// registers a k16 slice), B the s.blockN rows of the tile at
+  /// `streamOffset`, MN-major (O += P V, and the backward's products of that
+  /// form). `acc` and `aRegisters` come fenced (fenceOperands).
+  SmallVector<Value> issueStreamProduct(ArrayRef<Value> acc,
+                                        ArrayRef<Value> aRegisters,
+                                        Value streamOffset, int64_t width,
+                                        bool fence);
+  /// The K-major descriptor of the rows of a blocked tile from byte
+  /// `byteOffset` of the dynamic shared memory.
+  Value rowsDescriptor(Value byteOffset);
+
   /// The masking geometry of the kernel's lengths, with `packedHeads`
   /// query heads per tiled head.
   MaskGeometry<IndexArith> maskGeometry(const Extent &queryLen,
@@ -246,8 +271,9 @@ protected:
   /// Every lane-to-element and lane-to-address formula (unit-tested).
   FragmentLayout<IndexArith> layout;
   Value lane, groupId, laneInGroup, tid, warp;
-  /// Dynamic shared memory.
-  Value shared;
+  /// Dynamic shared memory, and with blocked tiles its shared-window byte
+  /// address (wgmma's descriptors address shared memory so).
+  Value shared, sharedAddress;
   /// Per-lane ldmatrix row offsets and chunk offsets (see loadA/B).
   Value laneRow16, laneRow8, laneHalf16, laneHalf8, vRow, vChunk, lanePhase;
 

@@ -47,15 +47,12 @@ void Fa2CtaBody::setUp(const KernelLengths &lengths) {
   // The first row of this warp's slice of the query block.
   warpRow = mul(warp, index(s.blockM / s.warps));
   setUpSharedMemory();
-  // wgmma's descriptors address shared memory by its shared-window address.
   // The warpgroup's 64 rows of the Q tile are A of S = Q K^T.
   if (s.matrixUnit == MatrixUnit::Wgmma) {
-    sharedAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, shared);
     Value warpgroupRows =
         mul(arith::DivUIOp::create(b, warp, index(4)), index(64));
-    queryDescriptor = wgmmaDescriptor(
-        b, add(sharedAddress, mul(warpgroupRows, index(kSwizzleRowBytes))),
-        /*leadingBytes=*/16, kSwizzleAtomBytes);
+    queryDescriptor =
+        rowsDescriptor(mul(warpgroupRows, index(kSwizzleRowBytes)));
     if (s.tensorCopies)
       barrierAddress = add(sharedAddress, index(s.tileBytes()));
   }
@@ -75,24 +72,7 @@ Fa2CtaBody::StageTiles Fa2CtaBody::kvTiles(Value keyStage, Value valueStage) {
 }
 
 SmallVector<Value> Fa2CtaBody::issueScoreProduct(const StageTiles &tiles) {
-  // The warpgroup's 64 rows of Q against the block's keys, k step ks at 32
-  // bytes into 64-column block ks / 4 of each tile.
-  Value keyDescriptor = wgmmaDescriptor(b, add(sharedAddress, tiles.kOffset),
-                                        /*leadingBytes=*/16, kSwizzleAtomBytes);
-  wgmmaFence(b);
-  SmallVector<Value> d;
-  for (int64_t ks = 0; ks < s.kSteps(); ++ks) {
-    int64_t block = ks * 16 / kBlockColumns, within = ks % 4 * 32;
-    d = wgmma(b, s.element, s.blockN, d,
-              advanceDescriptor(b, queryDescriptor,
-                                block * s.blockM * kSwizzleRowBytes + within),
-              {},
-              advanceDescriptor(b, keyDescriptor,
-                                block * s.blockN * kSwizzleRowBytes + within),
-              /*transposeB=*/false);
-  }
-  wgmmaCommit(b);
-  return d;
+  return issueRowProduct(queryDescriptor, tiles.kOffset, s.problem.headDim);
 }
 
 Fa2CtaBody::ValueOperands Fa2CtaBody::valueOperands(ArrayRef<Value> d,
@@ -106,22 +86,9 @@ Fa2CtaBody::ValueOperands Fa2CtaBody::valueOperands(ArrayRef<Value> d,
 Fa2CtaBody::IssuedProduct
 Fa2CtaBody::issueValueProduct(const ValueOperands &operands,
                               const StageTiles &tiles, bool fence) {
-  // V, MN-major: 8 keys a 1024-byte atom (the stride), the next 64 columns
-  // one block further (the leading offset); k slice kk at key 16 kk.
-  Value valueDescriptor = wgmmaDescriptor(
-      b, add(sharedAddress, tiles.vOffset),
-      /*leadingBytes=*/s.blockN * kSwizzleRowBytes, kSwizzleAtomBytes);
-  if (fence)
-    wgmmaFence(b);
-  IssuedProduct issued{operands.d, operands.a};
-  for (int64_t kk = 0; kk < s.blockN / 16; ++kk)
-    issued.d =
-        wgmma(b, s.element, s.problem.valueDim, issued.d, Value(),
-              ArrayRef<Value>(operands.a).slice(4 * kk, 4),
-              advanceDescriptor(b, valueDescriptor, kk * 16 * kSwizzleRowBytes),
-              /*transposeB=*/true);
-  wgmmaCommit(b);
-  return issued;
+  return {issueStreamProduct(operands.d, operands.a, tiles.vOffset,
+                             s.problem.valueDim, fence),
+          operands.a};
 }
 
 SmallVector<SmallVector<Value>>

@@ -222,7 +222,7 @@ private:
   /// staging tile (rows Dv wide); with wgmma, the shared window's address
   /// and the descriptor of the warpgroup's rows of the Q tile; with tensor
   /// copies, the address of the first stage's full mbarrier.
-  Value qTile, oTile, sharedAddress, queryDescriptor, barrierAddress;
+  Value qTile, oTile, queryDescriptor, barrierAddress;
   /// The warps this body is built for.
   WarpRole role;
 };

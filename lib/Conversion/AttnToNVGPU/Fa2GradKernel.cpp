@@ -7,11 +7,16 @@
 //
 // Both kinds of CTA hold a tile of rows (keys, or queries) and stream the
 // blocks of the other side past it; every product is one of the forward's
-// two forms on mma.sync: rows x streamed^T with both operands from shared
-// memory through ldmatrix (S or S^T, dP or dP^T), and a register operand
-// times a streamed tile loaded transposed (dV += P^T dO, dK += dS^T Q,
-// dQ += dS K). P and dS never leave the registers: the C fragments of two
-// adjacent n8 tiles are the A fragment of a k16 slice, as in the forward.
+// two forms, on the kernel's matrix unit: rows x streamed^T with both
+// operands from shared memory (S or S^T, dP or dP^T), and a register
+// operand times a streamed tile (dV += P^T dO, dK += dS^T Q, dQ += dS K).
+// On mma.sync the shared operands come through ldmatrix (the streamed tile
+// of the second form loaded transposed); on wgmma (sm_90a) the CTA's four
+// warps are one warpgroup, its 64 rows one m64 product, both shared operands
+// read through descriptors (K-major, and MN-major for the streamed tile of
+// the second form). P and dS never leave the registers: the C fragments of
+// two adjacent n8 tiles are the A fragment of a k16 slice, as in the
+// forward, and a warp's share of a wgmma is those fragments.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +24,7 @@
 #include "CtaPrimitives.h"
 #include "KernelAnalysis.h"
 #include "KernelSkeletons.h"
+#include "WarpgroupMma.h"
 
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/Fa2Defaults.h"
@@ -42,15 +48,6 @@ using namespace mlir::attn;
 
 namespace {
 
-/// The tiles of the backward kernel: a CTA's own rows and its warps (16
-/// rows each).
-constexpr int64_t kGradRows = 64, kGradWarps = 4;
-/// The rows of each block streamed past them: 64, or 32 where the rows are
-/// wider than 64 (a warp's dK and dV fragments then take 128 registers, and
-/// S and dP of 64 columns another 64: ptxas spilled at D = 128).
-int64_t gradStreamedRows(int64_t headDim, int64_t valueDim) {
-  return std::max(headDim, valueDim) <= 64 ? 64 : 32;
-}
 /// The widest head dimension the kernel takes (FlashAttention's), and the
 /// widest whose dK and dV a key/value CTA accumulates in one walk.
 constexpr int64_t kGradMaxHeadDim = kFa2MaxHeadDim, kGradBothAtOnce = 128;
@@ -109,6 +106,26 @@ private:
   /// element values, rounded to the element type.
   SmallVector<SmallVector<Value>> aFragments(ArrayRef<Value> flat);
 
+  /// A tile of dynamic shared memory: its view and byte offset.
+  struct SharedTile {
+    Value view, offset;
+  };
+  /// The products of a visited block's scores: the warp's rows of the own
+  /// tiles times the streamed ones^T, S (or S^T) from the first over D
+  /// columns and, `withDp`, dP (or dP^T) from the second over Dv, each
+  /// [mTiles][block_n / 8] C fragments.
+  std::pair<SmallVector<SmallVector<Value>>, SmallVector<SmallVector<Value>>>
+  scoreProducts(bool withDp);
+  /// acc ([mTiles][width / 8] C fragments) += the [mTiles][block_n / 8 * 4]
+  /// flat values (P or dS, rounded to the element type) times the s.blockN
+  /// rows of `stream` (`width` columns).
+  void accumulate(SmallVector<Value> &acc, ArrayRef<Value> flat,
+                  const SharedTile &stream, int64_t width);
+  /// After the block's copies are waited for: their writes visible to the
+  /// products (wgmma reads shared memory through the async proxy), then a
+  /// CTA barrier.
+  void tilesReady();
+
   /// Stores acc * factor into rows row0 + (the warp's fragment rows) of
   /// out[batch, head], rows below `length` only.
   void storeRows(ArrayRef<Value> acc, int64_t width, float factor, Value out,
@@ -134,7 +151,8 @@ private:
   Extent queryLen, keyLen;
   /// The CTA's own rows (Q or K, and dO or V), the streamed block (K or Q,
   /// and V or dO), and the streamed rows' (or the own rows') LSE and Dsum.
-  Value rowsA, rowsB, streamA, streamB, lseRows, dsumRows;
+  SharedTile rowsA, rowsB, streamA, streamB;
+  Value lseRows, dsumRows;
 };
 
 int64_t tileBytes(int64_t rows, int64_t rowElements) {
@@ -269,6 +287,49 @@ SmallVector<SmallVector<Value>> Fa2GradBody::aFragments(ArrayRef<Value> flat) {
   return frags;
 }
 
+std::pair<SmallVector<SmallVector<Value>>, SmallVector<SmallVector<Value>>>
+Fa2GradBody::scoreProducts(bool withDp) {
+  const AttentionProblem &p = s.problem;
+  if (s.matrixUnit == MatrixUnit::MmaSync)
+    return {rowProducts(rowsA.view, warpRow, streamA.view, p.headDim),
+            withDp ? rowProducts(rowsB.view, warpRow, streamB.view, p.valueDim)
+                   : SmallVector<SmallVector<Value>>()};
+  // Both products in flight at once, waited for together.
+  SmallVector<Value> scores =
+      issueRowProduct(rowsDescriptor(rowsA.offset), streamA.offset, p.headDim);
+  SmallVector<Value> dps;
+  if (withDp)
+    dps = issueRowProduct(rowsDescriptor(rowsB.offset), streamB.offset,
+                          p.valueDim);
+  wgmmaWait(b, 0);
+  return {{fragmentsOf(scores)},
+          withDp ? SmallVector<SmallVector<Value>>{fragmentsOf(dps)}
+                 : SmallVector<SmallVector<Value>>()};
+}
+
+void Fa2GradBody::accumulate(SmallVector<Value> &acc, ArrayRef<Value> flat,
+                             const SharedTile &stream, int64_t width) {
+  SmallVector<SmallVector<Value>> frags = aFragments(flat);
+  if (s.matrixUnit == MatrixUnit::MmaSync) {
+    accumulateProducts(acc, frags, stream.view, width);
+    return;
+  }
+  SmallVector<Value> a;
+  for (Value fragment : frags.front())
+    llvm::append_range(a, packedRegisters(fragment));
+  SmallVector<Value> d = fenceOperands(b, elementsOf(acc));
+  a = fenceOperands(b, a);
+  d = issueStreamProduct(d, a, stream.offset, width, /*fence=*/true);
+  wgmmaWait(b, 0, a);
+  acc = fragmentsOf(d);
+}
+
+void Fa2GradBody::tilesReady() {
+  if (s.matrixUnit == MatrixUnit::Wgmma)
+    fenceProxyAsyncShared(b);
+  gpu::BarrierOp::create(b);
+}
+
 void Fa2GradBody::storeRows(ArrayRef<Value> acc, int64_t width, float factor,
                             Value out, Value batch, Value head, Value row0,
                             Value length) {
@@ -334,9 +395,10 @@ void Fa2GradBody::keyBlock(const GradArguments &args, Value batch, Value kvHead,
   const AttentionProblem &p = s.problem;
   int64_t kFragments = s.mTiles() * (p.headDim / 8);
   Value key0 = mul(block, index(s.blockM));
-  copyTile(args.k, batch, kvHead, key0, s.blockM, keyLen, p.headDim, rowsA);
+  copyTile(args.k, batch, kvHead, key0, s.blockM, keyLen, p.headDim,
+           rowsA.view);
   Value ownRows = commit(copyTile(args.v, batch, kvHead, key0, s.blockM, keyLen,
-                                  p.valueDim, rowsB));
+                                  p.valueDim, rowsB.view));
   // Rows wider than 128 take dV, then dK, in a walk each (the fragments of
   // both take 256 registers at D = 256), dV stored before the second walk
   // so that its fragments are not live through it.
@@ -403,19 +465,15 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
                     // Every warp is done with the previous block's tiles.
                     gpu::BarrierOp::create(b);
                     copyTile(args.q, batch, head, query0, s.blockN, queryLen,
-                             p.headDim, streamA);
+                             p.headDim, streamA.view);
                     Value streamed = commit(copyTile(args.gradOut, batch, head,
                                                      query0, s.blockN, queryLen,
-                                                     p.valueDim, streamB));
+                                                     p.valueDim, streamB.view));
                     rowStatistics(args, batch, head, query0, s.blockN);
                     waitGroups(streamed, 0);
-                    gpu::BarrierOp::create(b);
+                    tilesReady();
                     // S^T = K Q^T, and for dS, dP^T = V dO^T.
-                    SmallVector<SmallVector<Value>> scores =
-                        rowProducts(rowsA, warpRow, streamA, p.headDim);
-                    SmallVector<SmallVector<Value>> dps;
-                    if (key)
-                      dps = rowProducts(rowsB, warpRow, streamB, p.valueDim);
+                    auto [scores, dps] = scoreProducts(/*withDp=*/key);
                     Value queryRows =
                         geometry.queryBlockRows(queryBlock, s.blockN).second;
                     int64_t elements = mTiles * nTiles * 4;
@@ -445,16 +503,14 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
                     // dK += dS^T Q, dV += P^T dO.
                     if (key) {
                       SmallVector<Value> gradKey(all.take_front(kFragments));
-                      accumulateProducts(gradKey,
-                                         aFragments(flat.take_back(elements)),
-                                         streamA, p.headDim);
+                      accumulate(gradKey, flat.take_back(elements), streamA,
+                                 p.headDim);
                       llvm::copy(gradKey, all.begin());
                     }
                     if (value) {
                       SmallVector<Value> gradValue(all.drop_front(kFragments));
-                      accumulateProducts(gradValue,
-                                         aFragments(flat.take_front(elements)),
-                                         streamB, p.valueDim);
+                      accumulate(gradValue, flat.take_front(elements), streamB,
+                                 p.valueDim);
                       llvm::copy(gradValue, all.begin() + kFragments);
                     }
                     return next;
@@ -475,9 +531,10 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
   MaskGeometry<IndexArith> geometry = this->geometry();
   Value query0 = mul(block, index(s.blockM));
   Value kvHead = arith::DivUIOp::create(b, head, index(p.groupSize()));
-  copyTile(args.q, batch, head, query0, s.blockM, queryLen, p.headDim, rowsA);
+  copyTile(args.q, batch, head, query0, s.blockM, queryLen, p.headDim,
+           rowsA.view);
   Value ownRows = commit(copyTile(args.gradOut, batch, head, query0, s.blockM,
-                                  queryLen, p.valueDim, rowsB));
+                                  queryLen, p.valueDim, rowsB.view));
   // The LSE and Dsum of the lane's rows, through shared memory.
   rowStatistics(args, batch, head, query0, s.blockM);
   gpu::BarrierOp::create(b);
@@ -501,16 +558,13 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
             b, unlessEmpty(status, state, [&] {
               gpu::BarrierOp::create(b);
               copyTile(args.k, batch, kvHead, key0, s.blockN, keyLen, p.headDim,
-                       streamA);
+                       streamA.view);
               waitGroups(commit(copyTile(args.v, batch, kvHead, key0, s.blockN,
-                                         keyLen, p.valueDim, streamB)),
+                                         keyLen, p.valueDim, streamB.view)),
                          0);
-              gpu::BarrierOp::create(b);
+              tilesReady();
               // S = Q K^T and dP = dO V^T.
-              SmallVector<SmallVector<Value>> scores =
-                  rowProducts(rowsA, warpRow, streamA, p.headDim);
-              SmallVector<SmallVector<Value>> dps =
-                  rowProducts(rowsB, warpRow, streamB, p.valueDim);
+              auto [scores, dps] = scoreProducts(/*withDp=*/true);
               SmallVector<Value> flat = blockGradients(
                   args, status,
                   geometry.needsElementMask(query0, rows, key0,
@@ -529,7 +583,7 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
                   });
               // dQ += dS K.
               SmallVector<Value> acc(state.begin(), state.end());
-              accumulateProducts(acc, aFragments(flat), streamA, p.headDim);
+              accumulate(acc, flat, streamA, p.headDim);
               return acc;
             }));
       });
@@ -559,9 +613,9 @@ void Fa2GradBody::build(const GradArguments &args) {
   // LSE and Dsum arrays.
   int64_t offset = 0;
   auto tile = [&](int64_t rows, int64_t rowElements) {
-    Value view = sharedTile(shared, index(offset), rows, rowElements);
+    Value at = index(offset);
     offset += tileBytes(rows, rowElements);
-    return view;
+    return SharedTile{sharedTile(shared, at, rows, rowElements), at};
   };
   rowsA = tile(s.blockM, keyRow());
   rowsB = tile(s.blockM, valueRow());
@@ -599,7 +653,8 @@ void Fa2GradBody::build(const GradArguments &args) {
 
 namespace mlir::attn {
 
-FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
+FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op,
+                                         MatrixUnitRequest request) {
   if (failed(checkComputeCapability(op, "the gradient")))
     return failure();
   std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
@@ -649,18 +704,29 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
              << kGradMaxHeadDim << "; got D = " << problem->headDim
              << ", Dv = " << problem->valueDim
              << ": run the gradient on the CPU (attn-to-cpu)";
-  int64_t streamed = gradStreamedRows(problem->headDim, problem->valueDim);
+  Fa2Tiling tiling = fa2GradKernelTiling(problem->headDim, problem->valueDim);
   if (Fa2TilesAttr tiles = op.getTilesAttr();
-      tiles &&
-      (tiles.getBlockM() != kGradRows || tiles.getBlockN() != streamed))
+      tiles && (tiles.getBlockM() != tiling.blockM ||
+                tiles.getBlockN() != tiling.blockN))
     return op.emitError("attn-to-nvgpu's backward kernel takes ")
-           << kGradRows << " x " << streamed
+           << tiling.blockM << " x " << tiling.blockN
            << " tiles at D = " << problem->headDim
            << ", Dv = " << problem->valueDim << "; got " << tiles.getBlockM()
            << " x " << tiles.getBlockN()
            << ": drop the tiles attribute for the GPU";
-  KernelShape shape{*problem,     element, kGradRows, streamed, kGradWarps,
-                    /*stages=*/1, 0,       false};
+  KernelShape shape{
+      *problem,      element, tiling.blockM, tiling.blockN, tiling.warps,
+      tiling.stages, 0,       false};
+  TargetAttr target = getEnclosingTarget(op);
+  StringRef chip = target ? target.getChip() : StringRef();
+  std::optional<MatrixUnit> unit =
+      chooseGradMatrixUnit(request, chip, problem->headDim, problem->valueDim);
+  if (!unit)
+    return op.emitError("attn-to-nvgpu matrix-unit=wgmma: ")
+           << gradWgmmaUnfit(chip.empty() ? "none (no #attn.target)" : chip,
+                             problem->headDim, problem->valueDim)
+           << ": use matrix-unit=auto";
+  shape.matrixUnit = *unit;
   shape.keyLengths = op.hasKeyLengths();
   if (Value mask = op.getMask())
     shape.maskElement = getElementTypeOrSelf(mask);
@@ -671,10 +737,10 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
     // Both walks' tiles (block_m own rows, block_n streamed ones) nest in
     // the blocks, in either direction: a status per visited block.
     auto [maskRows, maskKeys] = *blocks;
-    if (maskRows % kGradRows != 0 || maskKeys % kGradRows != 0)
+    if (maskRows % tiling.blockM != 0 || maskKeys % tiling.blockM != 0)
       return op.emitError("attn-to-nvgpu's backward kernel needs block-mask "
                           "blocks whose rows and keys are multiples of ")
-             << kGradRows << " (its tiles nest in them both ways); got "
+             << tiling.blockM << " (its tiles nest in them both ways); got "
              << maskRows << " x " << maskKeys
              << ": run the gradient on the CPU (attn-to-cpu)";
     shape.blockMaskRows = maskRows;
@@ -688,7 +754,6 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op) {
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   if (std::optional<APFloat> softcap = op.getSoftcap())
     shape.softcap = softcap->convertToFloat();
-  TargetAttr target = getEnclosingTarget(op);
   int64_t sharedLimit =
       target ? target.getSmemPerBlock() : kSm80SharedBytesPerBlock;
   if (gradSharedBytes(shape) > sharedLimit)

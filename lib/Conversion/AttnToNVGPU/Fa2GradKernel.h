@@ -16,6 +16,7 @@
 
 #include "CtaBody.h"
 
+#include "attn/Analysis/MatrixUnit.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 
 namespace mlir::attn {
@@ -30,10 +31,11 @@ struct GradArguments {
       blockMask, keyLengths;
 };
 
-/// Why `op` cannot become a backward kernel, or its shape: block_m rows of
-/// a CTA's own tile (64: four warps of 16 rows), block_n rows of each
-/// block it streams past them (64), one stage.
-FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op);
+/// Why `op` cannot become a backward kernel, or its shape: the tiles of
+/// fa2GradKernelTiling, its products on the matrix unit `request` asks for
+/// (chooseMatrixUnit with the op's #attn.target: wgmma on sm_90a).
+FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op,
+                                         MatrixUnitRequest request);
 
 /// Bytes of dynamic shared memory of the backward kernel.
 int64_t gradSharedBytes(const KernelShape &s);

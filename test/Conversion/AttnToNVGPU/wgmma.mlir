@@ -136,3 +136,61 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
     return %r : tensor<1x2x128x64xbf16>
   }
 }
+
+// -----
+
+// The backward kernel on wgmma: a CTA's four warps are one warpgroup, its
+// 64 rows one m64 product. A key/value CTA, for each query block it visits:
+// the copies waited for and made visible to the async proxy, then S^T =
+// K Q^T and dP^T = V dO^T issued together (four k steps of D = 64 each, both
+// operands by descriptor) and waited for once; then dK += dS^T Q and dV +=
+// P^T dO, A from registers (four k16 slices of 64 queries), each waited for
+// with its A registers used once more after the wait.
+// CHECK-LABEL: gpu.func @grad_attention_grad0(
+// CHECK: nvgpu.device_async_wait
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}}, $32, $33, p, 1, 1, 0, 0;
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}}, $32, $33, p, 1, 1, 0, 0;
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-2: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}}, {$32, $33, $34, $35}, $36, p, 1, 1, 1;
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "", "r,r,r,r,r,r,r,r,r,r,r,r,r,r,r,r"
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: gpu.return
+// MMA-LABEL: gpu.func @grad_attention_grad0(
+// MMA-NOT: wgmma
+// MMA: nvgpu.mma.sync
+// FORCED-LABEL: gpu.func @grad_attention_grad0(
+// FORCED: wgmma.mma_async
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @grad(%q: tensor<1x2x128x64xf16>, %o: tensor<1x2x128x64xf16>, %lse: tensor<1x2x128xf32>) -> (tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) {
+    %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>)
+        out(%o, %lse : tensor<1x2x128x64xf16>, tensor<1x2x128xf32>) grad(%o : tensor<1x2x128x64xf16>)
+        outs(%q, %q, %q : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) {causal} -> tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>
+    return %r#0, %r#1, %r#2 : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>
+  }
+}
+
+// -----
+
+// Rows wider than 192 keep the backward on mma.sync (gradWgmmaUnfit), and
+// wgmma is refused.
+// CHECK-LABEL: gpu.func @grad_d256_attention_grad0(
+// CHECK-NOT: wgmma
+// CHECK: nvvm.mma.sync
+// CHECK: gpu.return
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @grad_d256(%q: tensor<1x1x64x256xbf16>, %lse: tensor<1x1x64xf32>) -> (tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>) {
+    // expected-error @+1 {{attn-to-nvgpu matrix-unit=wgmma: the backward kernel's rows (max(D, Dv) = 256) are wider than wgmma's 192: its dK or dV accumulators leave too few registers (ptxas spilled): use matrix-unit=auto}}
+    %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>)
+        out(%q, %lse : tensor<1x1x64x256xbf16>, tensor<1x1x64xf32>) grad(%q : tensor<1x1x64x256xbf16>)
+        outs(%q, %q, %q : tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>) -> tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>
+    return %r#0, %r#1, %r#2 : tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>
+  }
+}

@@ -11,86 +11,180 @@
 // of the head; max, a square and a select on the positions under a softcap,
 // an additive mask and key lengths; sqrt(|s|), whose derivative is infinite
 // at the zeros the tiles hold past Sq and Sk, where P = 0 must give dS = 0:
-// each differentiated with respect to the score), f16 and bf16, sm_80 and
-// sm_90a. Each function holds an
-// attention and its gradient: attn-compile builds both kernels, attn-run
+// each differentiated with respect to the score), f16 and bf16. Each
+// function holds an attention and its gradient, in a module for an sm_90a
+// target: attn-compile builds both kernels twice, for sm_80 (mma.sync) and
+// for the module's sm_90a (wgmma, which the PTX of every case's backward
+// kernel up to D = 192 shows; mma.sync above, gradWgmmaUnfit), attn-run
 // runs the forward and the gradient on the CPU and writes the gradient case
 // (the inputs, the forward's O and LSE, a seeded dO, and the reference's dQ,
 // dK and dV with FlashAttention's tolerance: twice a naive backward pass's
-// error in the same format), and attn-launch runs the backward kernel twice
-// on the case: the same bits both times, and dQ, dK and dV within the
+// error in the same format), and attn-launch runs each backward kernel
+// twice on the case: the same bits both times, and dQ, dK and dV within the
 // tolerance.
 
 // RUN: rm -rf %t && split-file %s %t
 // RUN: attn-compile %t/d32_causal.mlir -o %t/d32_causal --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/d32_causal.mlir -o %t/d32_causal-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d32_causal.mlir --backward --write-reference=%t/d32_causal/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/d32_causal/reference %t/d32_causal-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d32_causal --kernel=d32_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d32_causal-sm90a --kernel=d32_causal_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d32_causal-sm90a/kernels.ptx
 // RUN: attn-compile %t/d40_window.mlir -o %t/d40_window --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/d40_window.mlir -o %t/d40_window-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d40_window.mlir --backward --write-reference=%t/d40_window/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/d40_window/reference %t/d40_window-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d40_window --kernel=d40_window_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
-// RUN: attn-compile %t/d64_softcap.mlir -o %t/d64_softcap --chip=sm_90a --split-kv=false > /dev/null
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d40_window-sm90a --kernel=d40_window_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d40_window-sm90a/kernels.ptx
+// RUN: attn-compile %t/d64_softcap.mlir -o %t/d64_softcap --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/d64_softcap.mlir -o %t/d64_softcap-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d64_softcap.mlir --backward --write-reference=%t/d64_softcap/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/d64_softcap/reference %t/d64_softcap-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d64_softcap --kernel=d64_softcap_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d64_softcap-sm90a --kernel=d64_softcap_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d64_softcap-sm90a/kernels.ptx
 // RUN: attn-compile %t/d80_gqa_causal.mlir -o %t/d80_gqa_causal --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/d80_gqa_causal.mlir -o %t/d80_gqa_causal-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d80_gqa_causal.mlir --backward --write-reference=%t/d80_gqa_causal/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/d80_gqa_causal/reference %t/d80_gqa_causal-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d80_gqa_causal --kernel=d80_gqa_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d80_gqa_causal-sm90a --kernel=d80_gqa_causal_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d80_gqa_causal-sm90a/kernels.ptx
 // RUN: attn-compile %t/key_lengths.mlir -o %t/key_lengths --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/key_lengths.mlir -o %t/key_lengths-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/key_lengths.mlir --backward --write-reference=%t/key_lengths/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/key_lengths/reference %t/key_lengths-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths --kernel=key_lengths_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
-// RUN: attn-compile %t/key_lengths_window.mlir -o %t/key_lengths_window --chip=sm_90a --split-kv=false > /dev/null
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths-sm90a --kernel=key_lengths_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/key_lengths-sm90a/kernels.ptx
+// RUN: attn-compile %t/key_lengths_window.mlir -o %t/key_lengths_window --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/key_lengths_window.mlir -o %t/key_lengths_window-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/key_lengths_window.mlir --backward --write-reference=%t/key_lengths_window/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/key_lengths_window/reference %t/key_lengths_window-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths_window --kernel=key_lengths_window_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths_window-sm90a --kernel=key_lengths_window_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/key_lengths_window-sm90a/kernels.ptx
 // RUN: attn-compile %t/d96_causal_softcap.mlir -o %t/d96_causal_softcap --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/d96_causal_softcap.mlir -o %t/d96_causal_softcap-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d96_causal_softcap.mlir --backward --write-reference=%t/d96_causal_softcap/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/d96_causal_softcap/reference %t/d96_causal_softcap-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d96_causal_softcap --kernel=d96_causal_softcap_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
-// RUN: attn-compile %t/d128_dv64_causal.mlir -o %t/d128_dv64_causal --chip=sm_90a --split-kv=false > /dev/null
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d96_causal_softcap-sm90a --kernel=d96_causal_softcap_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d96_causal_softcap-sm90a/kernels.ptx
+// RUN: attn-compile %t/d128_dv64_causal.mlir -o %t/d128_dv64_causal --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/d128_dv64_causal.mlir -o %t/d128_dv64_causal-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d128_dv64_causal.mlir --backward --write-reference=%t/d128_dv64_causal/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/d128_dv64_causal/reference %t/d128_dv64_causal-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d128_dv64_causal --kernel=d128_dv64_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d128_dv64_causal-sm90a --kernel=d128_dv64_causal_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d128_dv64_causal-sm90a/kernels.ptx
 // RUN: attn-compile %t/mqa_decode.mlir -o %t/mqa_decode --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/mqa_decode.mlir -o %t/mqa_decode-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/mqa_decode.mlir --backward --write-reference=%t/mqa_decode/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/mqa_decode/reference %t/mqa_decode-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/mqa_decode --kernel=mqa_decode_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/mqa_decode-sm90a --kernel=mqa_decode_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/mqa_decode-sm90a/kernels.ptx
 // RUN: attn-compile %t/one_key.mlir -o %t/one_key --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/one_key.mlir -o %t/one_key-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/one_key.mlir --backward --write-reference=%t/one_key/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/one_key/reference %t/one_key-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/one_key --kernel=one_key_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/one_key-sm90a --kernel=one_key_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/one_key-sm90a/kernels.ptx
 // RUN: attn-compile %t/d128_window_softcap.mlir -o %t/d128_window_softcap --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/d128_window_softcap.mlir -o %t/d128_window_softcap-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d128_window_softcap.mlir --backward --write-reference=%t/d128_window_softcap/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/d128_window_softcap/reference %t/d128_window_softcap-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d128_window_softcap --kernel=d128_window_softcap_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
-// RUN: attn-compile %t/d64_dv128_gqa.mlir -o %t/d64_dv128_gqa --chip=sm_90a --split-kv=false > /dev/null
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d128_window_softcap-sm90a --kernel=d128_window_softcap_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d128_window_softcap-sm90a/kernels.ptx
+// RUN: attn-compile %t/d64_dv128_gqa.mlir -o %t/d64_dv128_gqa --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/d64_dv128_gqa.mlir -o %t/d64_dv128_gqa-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d64_dv128_gqa.mlir --backward --write-reference=%t/d64_dv128_gqa/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/d64_dv128_gqa/reference %t/d64_dv128_gqa-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d64_dv128_gqa --kernel=d64_dv128_gqa_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d64_dv128_gqa-sm90a --kernel=d64_dv128_gqa_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d64_dv128_gqa-sm90a/kernels.ptx
 // RUN: attn-compile %t/d160_window.mlir -o %t/d160_window --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/d160_window.mlir -o %t/d160_window-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d160_window.mlir --backward --write-reference=%t/d160_window/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/d160_window/reference %t/d160_window-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d160_window --kernel=d160_window_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
-// RUN: attn-compile %t/d192_dv128_causal.mlir -o %t/d192_dv128_causal --chip=sm_90a --split-kv=false > /dev/null
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d160_window-sm90a --kernel=d160_window_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d160_window-sm90a/kernels.ptx
+// RUN: attn-compile %t/d192_dv128_causal.mlir -o %t/d192_dv128_causal --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/d192_dv128_causal.mlir -o %t/d192_dv128_causal-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d192_dv128_causal.mlir --backward --write-reference=%t/d192_dv128_causal/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/d192_dv128_causal/reference %t/d192_dv128_causal-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d192_dv128_causal --kernel=d192_dv128_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d192_dv128_causal-sm90a --kernel=d192_dv128_causal_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d192_dv128_causal-sm90a/kernels.ptx
 // RUN: attn-compile %t/d256_mqa_decode.mlir -o %t/d256_mqa_decode --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/d256_mqa_decode.mlir -o %t/d256_mqa_decode-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d256_mqa_decode.mlir --backward --write-reference=%t/d256_mqa_decode/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/d256_mqa_decode/reference %t/d256_mqa_decode-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d256_mqa_decode --kernel=d256_mqa_decode_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d256_mqa_decode-sm90a --kernel=d256_mqa_decode_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=MMASYNC --input-file=%t/d256_mqa_decode-sm90a/kernels.ptx
 // RUN: attn-compile %t/bool_mask.mlir -o %t/bool_mask --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/bool_mask.mlir -o %t/bool_mask-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/bool_mask.mlir --backward --write-reference=%t/bool_mask/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/bool_mask/reference %t/bool_mask-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/bool_mask --kernel=bool_mask_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: attn-compile %t/additive_gqa.mlir -o %t/additive_gqa --chip=sm_90a --split-kv=false > /dev/null
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/bool_mask-sm90a --kernel=bool_mask_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/bool_mask-sm90a/kernels.ptx
+// RUN: attn-compile %t/additive_gqa.mlir -o %t/additive_gqa --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/additive_gqa.mlir -o %t/additive_gqa-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/additive_gqa.mlir --backward --write-reference=%t/additive_gqa/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/additive_gqa/reference %t/additive_gqa-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_gqa --kernel=additive_gqa_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_gqa-sm90a --kernel=additive_gqa_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/additive_gqa-sm90a/kernels.ptx
 // RUN: attn-compile %t/additive_d160.mlir -o %t/additive_d160 --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/additive_d160.mlir -o %t/additive_d160-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/additive_d160.mlir --backward --write-reference=%t/additive_d160/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/additive_d160/reference %t/additive_d160-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_d160 --kernel=additive_d160_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_d160-sm90a --kernel=additive_d160_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/additive_d160-sm90a/kernels.ptx
 // RUN: attn-compile %t/blocks_mask.mlir -o %t/blocks_mask --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/blocks_mask.mlir -o %t/blocks_mask-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/blocks_mask.mlir --backward --write-reference=%t/blocks_mask/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/blocks_mask/reference %t/blocks_mask-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/blocks_mask --kernel=blocks_mask_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
-// RUN: attn-compile %t/constant_blocks.mlir -o %t/constant_blocks --chip=sm_90a --split-kv=false > /dev/null
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/blocks_mask-sm90a --kernel=blocks_mask_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/blocks_mask-sm90a/kernels.ptx
+// RUN: attn-compile %t/constant_blocks.mlir -o %t/constant_blocks --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/constant_blocks.mlir -o %t/constant_blocks-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/constant_blocks.mlir --backward --write-reference=%t/constant_blocks/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/constant_blocks/reference %t/constant_blocks-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/constant_blocks --kernel=constant_blocks_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/constant_blocks-sm90a --kernel=constant_blocks_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/constant_blocks-sm90a/kernels.ptx
 // RUN: attn-compile %t/region_alibi.mlir -o %t/region_alibi --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/region_alibi.mlir -o %t/region_alibi-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/region_alibi.mlir --backward --write-reference=%t/region_alibi/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/region_alibi/reference %t/region_alibi-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_alibi --kernel=region_alibi_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
-// RUN: attn-compile %t/region_select.mlir -o %t/region_select --chip=sm_90a --split-kv=false > /dev/null
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_alibi-sm90a --kernel=region_alibi_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/region_alibi-sm90a/kernels.ptx
+// RUN: attn-compile %t/region_select.mlir -o %t/region_select --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/region_select.mlir -o %t/region_select-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/region_select.mlir --backward --write-reference=%t/region_select/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/region_select/reference %t/region_select-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_select --kernel=region_select_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_select-sm90a --kernel=region_select_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/region_select-sm90a/kernels.ptx
 // RUN: attn-compile %t/region_sqrt.mlir -o %t/region_sqrt --chip=sm_80 --split-kv=false > /dev/null
+// RUN: attn-compile %t/region_sqrt.mlir -o %t/region_sqrt-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/region_sqrt.mlir --backward --write-reference=%t/region_sqrt/reference | FileCheck %s --check-prefix=CPU
+// RUN: cp -r %t/region_sqrt/reference %t/region_sqrt-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_sqrt --kernel=region_sqrt_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_sqrt-sm90a --kernel=region_sqrt_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
+// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/region_sqrt-sm90a/kernels.ptx
 // A constant block mask is a table in the kernels: neither the gradient's
 // case nor the forward's holds block_mask.npy, and the forward's case fits
 // its kernel (it named a block mask the kernel does not take before).
@@ -118,6 +212,22 @@
 // EMULATOR: dK {{.*}}: PASS
 // EMULATOR: dV {{.*}}: PASS
 // EMULATOR-NOT: FAIL
+
+// On wgmma the streamed tiles the threads' cp.async wrote (the generic
+// proxy) are read by wgmma (the async proxy): without the fence after each
+// block's copies the emulator reports the read.
+// RUN: cp -r %t/d32_causal-sm90a %t/no-proxy-fence
+// RUN: sed '/fence.proxy.async.shared::cta;/d' %t/d32_causal-sm90a/kernels.ptx > %t/no-proxy-fence/kernels.ptx
+// RUN: not diff -q %t/d32_causal-sm90a/kernels.ptx %t/no-proxy-fence/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-proxy-fence --kernel=d32_causal_attention_grad0 2>&1 | FileCheck %s --check-prefix=NO-PROXY-FENCE
+// NO-PROXY-FENCE: PTX emulator: kernel d32_causal_attention_grad0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: wgmma.mma_async
+
+// WGMMA-LABEL: .entry {{.+}}_attention_grad0(
+// WGMMA: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// MMASYNC-LABEL: .entry {{.+}}_attention_grad0(
+// MMASYNC-NOT: wgmma.mma_async
+// MMASYNC: mma.sync.aligned.m16n8k16
+// MMASYNC-NOT: wgmma.mma_async
 
 // RUN: attn-launch --validate %t/d32_causal | FileCheck %s --check-prefix=VALID
 // VALID: 2 kernel(s), manifest valid; gradient case of d32_causal_attention_grad0 read (matched to the kernel when it runs)
@@ -162,6 +272,8 @@
 // BADMASK-BLOCKS: kernel blocks_mask_attention_grad0: a backward kernel's parameters are {{.*}} the block mask ([B or 1, Hq or 1, ceil(Sq / Bq), ceil(Sk / Bk)] i8)
 
 //--- d32_causal.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @d32_causal(%q: tensor<1x2x113x32xbf16>, %k: tensor<1x2x203x32xbf16>, %v: tensor<1x2x203x32xbf16>, %do: tensor<1x2x113x32xbf16>) -> (tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>) {
   %o0 = tensor.empty() : tensor<1x2x113x32xbf16>
   %l0 = tensor.empty() : tensor<1x2x113xf32>
@@ -172,8 +284,11 @@ func.func @d32_causal(%q: tensor<1x2x113x32xbf16>, %k: tensor<1x2x203x32xbf16>, 
       outs(%q, %k, %v : tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>) {causal} -> tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>
   return %dq, %dk, %dv : tensor<1x2x113x32xbf16>, tensor<1x2x203x32xbf16>, tensor<1x2x203x32xbf16>
 }
+}
 
 //--- d40_window.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @d40_window(%q: tensor<1x2x128x40xf16>, %k: tensor<1x2x217x40xf16>, %v: tensor<1x2x217x24xf16>, %do: tensor<1x2x128x24xf16>) -> (tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x24xf16>) {
   %o0 = tensor.empty() : tensor<1x2x128x24xf16>
   %l0 = tensor.empty() : tensor<1x2x128xf32>
@@ -184,8 +299,11 @@ func.func @d40_window(%q: tensor<1x2x128x40xf16>, %k: tensor<1x2x217x40xf16>, %v
       outs(%q, %k, %v : tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x24xf16>) {window = array<i64: 32, 8>} -> tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x24xf16>
   return %dq, %dk, %dv : tensor<1x2x128x40xf16>, tensor<1x2x217x40xf16>, tensor<1x2x217x24xf16>
 }
+}
 
 //--- d64_softcap.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @d64_softcap(%q: tensor<1x2x113x64xbf16>, %k: tensor<1x2x211x64xbf16>, %v: tensor<1x2x211x64xbf16>, %do: tensor<1x2x113x64xbf16>) -> (tensor<1x2x113x64xbf16>, tensor<1x2x211x64xbf16>, tensor<1x2x211x64xbf16>) {
   %o0 = tensor.empty() : tensor<1x2x113x64xbf16>
   %l0 = tensor.empty() : tensor<1x2x113xf32>
@@ -196,8 +314,11 @@ func.func @d64_softcap(%q: tensor<1x2x113x64xbf16>, %k: tensor<1x2x211x64xbf16>,
       outs(%q, %k, %v : tensor<1x2x113x64xbf16>, tensor<1x2x211x64xbf16>, tensor<1x2x211x64xbf16>) {softcap = 30.0 : f32} -> tensor<1x2x113x64xbf16>, tensor<1x2x211x64xbf16>, tensor<1x2x211x64xbf16>
   return %dq, %dk, %dv : tensor<1x2x113x64xbf16>, tensor<1x2x211x64xbf16>, tensor<1x2x211x64xbf16>
 }
+}
 
 //--- d80_gqa_causal.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @d80_gqa_causal(%q: tensor<2x4x108x80xbf16>, %k: tensor<2x2x256x80xbf16>, %v: tensor<2x2x256x80xbf16>, %do: tensor<2x4x108x80xbf16>) -> (tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>) {
   %o0 = tensor.empty() : tensor<2x4x108x80xbf16>
   %l0 = tensor.empty() : tensor<2x4x108xf32>
@@ -208,8 +329,11 @@ func.func @d80_gqa_causal(%q: tensor<2x4x108x80xbf16>, %k: tensor<2x2x256x80xbf1
       outs(%q, %k, %v : tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>) {causal} -> tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>
   return %dq, %dk, %dv : tensor<2x4x108x80xbf16>, tensor<2x2x256x80xbf16>, tensor<2x2x256x80xbf16>
 }
+}
 
 //--- key_lengths.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @key_lengths(%q: tensor<3x4x100x64xbf16>, %k: tensor<3x2x200x64xbf16>, %v: tensor<3x2x200x64xbf16>, %n: tensor<3xi32>, %do: tensor<3x4x100x64xbf16>) -> (tensor<3x4x100x64xbf16>, tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>) {
   %o0 = tensor.empty() : tensor<3x4x100x64xbf16>
   %l0 = tensor.empty() : tensor<3x4x100xf32>
@@ -222,8 +346,11 @@ func.func @key_lengths(%q: tensor<3x4x100x64xbf16>, %k: tensor<3x2x200x64xbf16>,
       outs(%q, %k, %v : tensor<3x4x100x64xbf16>, tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>) {causal} -> tensor<3x4x100x64xbf16>, tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>
   return %dq, %dk, %dv : tensor<3x4x100x64xbf16>, tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>
 }
+}
 
 //--- key_lengths_window.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @key_lengths_window(%q: tensor<3x2x70x96xf16>, %k: tensor<3x2x150x96xf16>, %v: tensor<3x2x150x96xf16>, %n: tensor<3xi32>, %do: tensor<3x2x70x96xf16>) -> (tensor<3x2x70x96xf16>, tensor<3x2x150x96xf16>, tensor<3x2x150x96xf16>) {
   %o0 = tensor.empty() : tensor<3x2x70x96xf16>
   %l0 = tensor.empty() : tensor<3x2x70xf32>
@@ -236,8 +363,11 @@ func.func @key_lengths_window(%q: tensor<3x2x70x96xf16>, %k: tensor<3x2x150x96xf
       outs(%q, %k, %v : tensor<3x2x70x96xf16>, tensor<3x2x150x96xf16>, tensor<3x2x150x96xf16>) {window = array<i64: 40, 10>, softcap = 20.0 : f32} -> tensor<3x2x70x96xf16>, tensor<3x2x150x96xf16>, tensor<3x2x150x96xf16>
   return %dq, %dk, %dv : tensor<3x2x70x96xf16>, tensor<3x2x150x96xf16>, tensor<3x2x150x96xf16>
 }
+}
 
 //--- d96_causal_softcap.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @d96_causal_softcap(%q: tensor<1x2x256x96xf16>, %k: tensor<1x2x160x96xf16>, %v: tensor<1x2x160x96xf16>, %do: tensor<1x2x256x96xf16>) -> (tensor<1x2x256x96xf16>, tensor<1x2x160x96xf16>, tensor<1x2x160x96xf16>) {
   %o0 = tensor.empty() : tensor<1x2x256x96xf16>
   %l0 = tensor.empty() : tensor<1x2x256xf32>
@@ -248,8 +378,11 @@ func.func @d96_causal_softcap(%q: tensor<1x2x256x96xf16>, %k: tensor<1x2x160x96x
       outs(%q, %k, %v : tensor<1x2x256x96xf16>, tensor<1x2x160x96xf16>, tensor<1x2x160x96xf16>) {causal, softcap = 50.0 : f32} -> tensor<1x2x256x96xf16>, tensor<1x2x160x96xf16>, tensor<1x2x160x96xf16>
   return %dq, %dk, %dv : tensor<1x2x256x96xf16>, tensor<1x2x160x96xf16>, tensor<1x2x160x96xf16>
 }
+}
 
 //--- d128_dv64_causal.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @d128_dv64_causal(%q: tensor<1x2x200x128xbf16>, %k: tensor<1x2x128x128xbf16>, %v: tensor<1x2x128x64xbf16>, %do: tensor<1x2x200x64xbf16>) -> (tensor<1x2x200x128xbf16>, tensor<1x2x128x128xbf16>, tensor<1x2x128x64xbf16>) {
   %o0 = tensor.empty() : tensor<1x2x200x64xbf16>
   %l0 = tensor.empty() : tensor<1x2x200xf32>
@@ -260,8 +393,11 @@ func.func @d128_dv64_causal(%q: tensor<1x2x200x128xbf16>, %k: tensor<1x2x128x128
       outs(%q, %k, %v : tensor<1x2x200x128xbf16>, tensor<1x2x128x128xbf16>, tensor<1x2x128x64xbf16>) {causal} -> tensor<1x2x200x128xbf16>, tensor<1x2x128x128xbf16>, tensor<1x2x128x64xbf16>
   return %dq, %dk, %dv : tensor<1x2x200x128xbf16>, tensor<1x2x128x128xbf16>, tensor<1x2x128x64xbf16>
 }
+}
 
 //--- mqa_decode.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @mqa_decode(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x1x239x64xbf16>, %v: tensor<1x1x239x64xbf16>, %do: tensor<1x8x1x64xbf16>) -> (tensor<1x8x1x64xbf16>, tensor<1x1x239x64xbf16>, tensor<1x1x239x64xbf16>) {
   %o0 = tensor.empty() : tensor<1x8x1x64xbf16>
   %l0 = tensor.empty() : tensor<1x8x1xf32>
@@ -272,8 +408,11 @@ func.func @mqa_decode(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x1x239x64xbf16>, %v
       outs(%q, %k, %v : tensor<1x8x1x64xbf16>, tensor<1x1x239x64xbf16>, tensor<1x1x239x64xbf16>) {softcap = 30.0 : f32} -> tensor<1x8x1x64xbf16>, tensor<1x1x239x64xbf16>, tensor<1x1x239x64xbf16>
   return %dq, %dk, %dv : tensor<1x8x1x64xbf16>, tensor<1x1x239x64xbf16>, tensor<1x1x239x64xbf16>
 }
+}
 
 //--- one_key.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @one_key(%q: tensor<1x2x239x32xf16>, %k: tensor<1x2x1x32xf16>, %v: tensor<1x2x1x32xf16>, %do: tensor<1x2x239x32xf16>) -> (tensor<1x2x239x32xf16>, tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>) {
   %o0 = tensor.empty() : tensor<1x2x239x32xf16>
   %l0 = tensor.empty() : tensor<1x2x239xf32>
@@ -284,8 +423,11 @@ func.func @one_key(%q: tensor<1x2x239x32xf16>, %k: tensor<1x2x1x32xf16>, %v: ten
       outs(%q, %k, %v : tensor<1x2x239x32xf16>, tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>) {causal} -> tensor<1x2x239x32xf16>, tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>
   return %dq, %dk, %dv : tensor<1x2x239x32xf16>, tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>
 }
+}
 
 //--- d128_window_softcap.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @d128_window_softcap(%q: tensor<1x2x100x128xf16>, %k: tensor<1x2x150x128xf16>, %v: tensor<1x2x150x128xf16>, %do: tensor<1x2x100x128xf16>) -> (tensor<1x2x100x128xf16>, tensor<1x2x150x128xf16>, tensor<1x2x150x128xf16>) {
   %o0 = tensor.empty() : tensor<1x2x100x128xf16>
   %l0 = tensor.empty() : tensor<1x2x100xf32>
@@ -296,8 +438,11 @@ func.func @d128_window_softcap(%q: tensor<1x2x100x128xf16>, %k: tensor<1x2x150x1
       outs(%q, %k, %v : tensor<1x2x100x128xf16>, tensor<1x2x150x128xf16>, tensor<1x2x150x128xf16>) {window = array<i64: 40, 40>, softcap = 20.0 : f32} -> tensor<1x2x100x128xf16>, tensor<1x2x150x128xf16>, tensor<1x2x150x128xf16>
   return %dq, %dk, %dv : tensor<1x2x100x128xf16>, tensor<1x2x150x128xf16>, tensor<1x2x150x128xf16>
 }
+}
 
 //--- d64_dv128_gqa.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @d64_dv128_gqa(%q: tensor<1x8x128x64xf16>, %k: tensor<1x2x128x64xf16>, %v: tensor<1x2x128x128xf16>, %do: tensor<1x8x128x128xf16>) -> (tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x128xf16>) {
   %o0 = tensor.empty() : tensor<1x8x128x128xf16>
   %l0 = tensor.empty() : tensor<1x8x128xf32>
@@ -308,8 +453,11 @@ func.func @d64_dv128_gqa(%q: tensor<1x8x128x64xf16>, %k: tensor<1x2x128x64xf16>,
       outs(%q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x128xf16>) {causal} -> tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x128xf16>
   return %dq, %dk, %dv : tensor<1x8x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x128xf16>
 }
+}
 
 //--- d160_window.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @d160_window(%q: tensor<1x1x128x160xbf16>, %k: tensor<1x1x217x160xbf16>, %v: tensor<1x1x217x160xbf16>, %do: tensor<1x1x128x160xbf16>) -> (tensor<1x1x128x160xbf16>, tensor<1x1x217x160xbf16>, tensor<1x1x217x160xbf16>) {
   %o0 = tensor.empty() : tensor<1x1x128x160xbf16>
   %l0 = tensor.empty() : tensor<1x1x128xf32>
@@ -320,8 +468,11 @@ func.func @d160_window(%q: tensor<1x1x128x160xbf16>, %k: tensor<1x1x217x160xbf16
       outs(%q, %k, %v : tensor<1x1x128x160xbf16>, tensor<1x1x217x160xbf16>, tensor<1x1x217x160xbf16>) {window = array<i64: 64, 0>} -> tensor<1x1x128x160xbf16>, tensor<1x1x217x160xbf16>, tensor<1x1x217x160xbf16>
   return %dq, %dk, %dv : tensor<1x1x128x160xbf16>, tensor<1x1x217x160xbf16>, tensor<1x1x217x160xbf16>
 }
+}
 
 //--- d192_dv128_causal.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @d192_dv128_causal(%q: tensor<1x2x113x192xf16>, %k: tensor<1x1x203x192xf16>, %v: tensor<1x1x203x128xf16>, %do: tensor<1x2x113x128xf16>) -> (tensor<1x2x113x192xf16>, tensor<1x1x203x192xf16>, tensor<1x1x203x128xf16>) {
   %o0 = tensor.empty() : tensor<1x2x113x128xf16>
   %l0 = tensor.empty() : tensor<1x2x113xf32>
@@ -332,8 +483,11 @@ func.func @d192_dv128_causal(%q: tensor<1x2x113x192xf16>, %k: tensor<1x1x203x192
       outs(%q, %k, %v : tensor<1x2x113x192xf16>, tensor<1x1x203x192xf16>, tensor<1x1x203x128xf16>) {causal} -> tensor<1x2x113x192xf16>, tensor<1x1x203x192xf16>, tensor<1x1x203x128xf16>
   return %dq, %dk, %dv : tensor<1x2x113x192xf16>, tensor<1x1x203x192xf16>, tensor<1x1x203x128xf16>
 }
+}
 
 //--- d256_mqa_decode.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @d256_mqa_decode(%q: tensor<1x8x1x256xbf16>, %k: tensor<1x1x239x256xbf16>, %v: tensor<1x1x239x256xbf16>, %do: tensor<1x8x1x256xbf16>) -> (tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>) {
   %o0 = tensor.empty() : tensor<1x8x1x256xbf16>
   %l0 = tensor.empty() : tensor<1x8x1xf32>
@@ -344,8 +498,11 @@ func.func @d256_mqa_decode(%q: tensor<1x8x1x256xbf16>, %k: tensor<1x1x239x256xbf
       outs(%q, %k, %v : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>) {softcap = 30.0 : f32} -> tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>
   return %dq, %dk, %dv : tensor<1x8x1x256xbf16>, tensor<1x1x239x256xbf16>, tensor<1x1x239x256xbf16>
 }
+}
 
 //--- bool_mask.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @bool_mask(%q: tensor<1x4x100x64xbf16>, %k: tensor<1x2x200x64xbf16>, %v: tensor<1x2x200x64xbf16>, %m: tensor<1x1x100x200xi1>, %do: tensor<1x4x100x64xbf16>) -> (tensor<1x4x100x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>) {
   %o0 = tensor.empty() : tensor<1x4x100x64xbf16>
   %l0 = tensor.empty() : tensor<1x4x100xf32>
@@ -358,8 +515,11 @@ func.func @bool_mask(%q: tensor<1x4x100x64xbf16>, %k: tensor<1x2x200x64xbf16>, %
       outs(%q, %k, %v : tensor<1x4x100x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>) {causal} -> tensor<1x4x100x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>
   return %dq, %dk, %dv : tensor<1x4x100x64xbf16>, tensor<1x2x200x64xbf16>, tensor<1x2x200x64xbf16>
 }
+}
 
 //--- additive_gqa.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @additive_gqa(%q: tensor<2x4x90x128xf16>, %k: tensor<2x2x150x128xf16>, %v: tensor<2x2x150x128xf16>, %m: tensor<2x4x90x150xf16>, %n: tensor<2xi32>, %do: tensor<2x4x90x128xf16>) -> (tensor<2x4x90x128xf16>, tensor<2x2x150x128xf16>, tensor<2x2x150x128xf16>) {
   %o0 = tensor.empty() : tensor<2x4x90x128xf16>
   %l0 = tensor.empty() : tensor<2x4x90xf32>
@@ -374,8 +534,11 @@ func.func @additive_gqa(%q: tensor<2x4x90x128xf16>, %k: tensor<2x2x150x128xf16>,
       outs(%q, %k, %v : tensor<2x4x90x128xf16>, tensor<2x2x150x128xf16>, tensor<2x2x150x128xf16>) {window = array<i64: 40, 0>, softcap = 30.0 : f32} -> tensor<2x4x90x128xf16>, tensor<2x2x150x128xf16>, tensor<2x2x150x128xf16>
   return %dq, %dk, %dv : tensor<2x4x90x128xf16>, tensor<2x2x150x128xf16>, tensor<2x2x150x128xf16>
 }
+}
 
 //--- additive_d160.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @additive_d160(%q: tensor<1x2x70x160xbf16>, %k: tensor<1x1x130x160xbf16>, %v: tensor<1x1x130x96xbf16>, %m: tensor<1x2x70x130xf32>, %do: tensor<1x2x70x96xbf16>) -> (tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>) {
   %o0 = tensor.empty() : tensor<1x2x70x96xbf16>
   %l0 = tensor.empty() : tensor<1x2x70xf32>
@@ -388,8 +551,11 @@ func.func @additive_d160(%q: tensor<1x2x70x160xbf16>, %k: tensor<1x1x130x160xbf1
       outs(%q, %k, %v : tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>) {causal} -> tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>
   return %dq, %dk, %dv : tensor<1x2x70x160xbf16>, tensor<1x1x130x160xbf16>, tensor<1x1x130x96xbf16>
 }
+}
 
 //--- blocks_mask.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @blocks_mask(%q: tensor<2x4x200x64xbf16>, %k: tensor<2x2x300x64xbf16>, %v: tensor<2x2x300x64xbf16>, %m: tensor<2x1x200x300xi1>, %bm: tensor<2x4x4x3xi8>, %do: tensor<2x4x200x64xbf16>) -> (tensor<2x4x200x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>) {
   %o0 = tensor.empty() : tensor<2x4x200x64xbf16>
   %l0 = tensor.empty() : tensor<2x4x200xf32>
@@ -402,8 +568,11 @@ func.func @blocks_mask(%q: tensor<2x4x200x64xbf16>, %k: tensor<2x2x300x64xbf16>,
       outs(%q, %k, %v : tensor<2x4x200x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>) -> tensor<2x4x200x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>
   return %dq, %dk, %dv : tensor<2x4x200x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>
 }
+}
 
 //--- constant_blocks.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @constant_blocks(%q: tensor<1x2x200x128xf16>, %k: tensor<1x1x256x128xf16>, %v: tensor<1x1x256x128xf16>, %m: tensor<1x2x200x256xf16>, %do: tensor<1x2x200x128xf16>) -> (tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>) {
   %bm = arith.constant dense<[[[[2, 0], [1, 2]]]]> : tensor<1x1x2x2xi8>
   %o0 = tensor.empty() : tensor<1x2x200x128xf16>
@@ -417,8 +586,11 @@ func.func @constant_blocks(%q: tensor<1x2x200x128xf16>, %k: tensor<1x1x256x128xf
       outs(%q, %k, %v : tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>) {softcap = 25.0 : f32} -> tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>
   return %dq, %dk, %dv : tensor<1x2x200x128xf16>, tensor<1x1x256x128xf16>, tensor<1x1x256x128xf16>
 }
+}
 
 //--- region_alibi.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @region_alibi(%q: tensor<1x4x150x64xbf16>, %k: tensor<1x2x230x64xbf16>, %v: tensor<1x2x230x64xbf16>, %do: tensor<1x4x150x64xbf16>) -> (tensor<1x4x150x64xbf16>, tensor<1x2x230x64xbf16>, tensor<1x2x230x64xbf16>) {
   %o0 = tensor.empty() : tensor<1x4x150x64xbf16>
   %l0 = tensor.empty() : tensor<1x4x150xf32>
@@ -471,8 +643,11 @@ func.func @region_alibi(%q: tensor<1x4x150x64xbf16>, %k: tensor<1x2x230x64xbf16>
       }
   return %dq, %dk, %dv : tensor<1x4x150x64xbf16>, tensor<1x2x230x64xbf16>, tensor<1x2x230x64xbf16>
 }
+}
 
 //--- region_select.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @region_select(%q: tensor<2x2x90x128xf16>, %k: tensor<2x2x170x128xf16>, %v: tensor<2x2x170x128xf16>, %m: tensor<2x1x90x170xf16>, %n: tensor<2xi32>, %do: tensor<2x2x90x128xf16>) -> (tensor<2x2x90x128xf16>, tensor<2x2x170x128xf16>, tensor<2x2x170x128xf16>) {
   %o0 = tensor.empty() : tensor<2x2x90x128xf16>
   %l0 = tensor.empty() : tensor<2x2x90xf32>
@@ -507,8 +682,11 @@ func.func @region_select(%q: tensor<2x2x90x128xf16>, %k: tensor<2x2x170x128xf16>
       }
   return %dq, %dk, %dv : tensor<2x2x90x128xf16>, tensor<2x2x170x128xf16>, tensor<2x2x170x128xf16>
 }
+}
 
 //--- region_sqrt.mlir
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 func.func @region_sqrt(%q: tensor<1x2x100x64xf16>, %k: tensor<1x2x150x64xf16>, %v: tensor<1x2x150x64xf16>, %do: tensor<1x2x100x64xf16>) -> (tensor<1x2x100x64xf16>, tensor<1x2x150x64xf16>, tensor<1x2x150x64xf16>) {
   %o0 = tensor.empty() : tensor<1x2x100x64xf16>
   %l0 = tensor.empty() : tensor<1x2x100xf32>
@@ -530,4 +708,5 @@ func.func @region_sqrt(%q: tensor<1x2x100x64xf16>, %k: tensor<1x2x150x64xf16>, %
         attn.yield %r : f32
       }
   return %dq, %dk, %dv : tensor<1x2x100x64xf16>, tensor<1x2x150x64xf16>, tensor<1x2x150x64xf16>
+}
 }

@@ -4,7 +4,9 @@
 // Dv != D, causal, windowed and softcapped, with grouped-query
 // heads, per-sequence key lengths, boolean and additive mask operands, block
 // masks (a parameter, or a constant table), score regions (the region and
-// its derivative inlined) and FlashAttention's backward test lengths.
+// its derivative inlined) and FlashAttention's backward test lengths. The
+// module's target is sm_90a: its kernels compute on wgmma up to D = 192 and
+// on mma.sync at D = 256 (gradWgmmaUnfit), the sm_80 ones on mma.sync.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm90a --chip=sm_90a | FileCheck %s --check-prefix=COMPILE
@@ -14,6 +16,7 @@
 // RUN: FileCheck %s --input-file=%t/sm90a.log
 // RUN: FileCheck %s --check-prefix=NOSPILL --input-file=%t/sm80.log
 // RUN: FileCheck %s --check-prefix=NOSPILL --input-file=%t/sm90a.log
+// RUN: FileCheck %s --check-prefix=UNIT --input-file=%t/sm90a/kernels.ptx
 // The manifest marks the kernels (version 10).
 // RUN: FileCheck %s --check-prefix=MANIFEST --input-file=%t/sm80/manifest.json
 
@@ -44,6 +47,58 @@
 
 // MANIFEST-DAG: "version": 10
 // MANIFEST-DAG: "gradient": true
+
+// UNIT-LABEL: .entry d32_causal_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d40_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d64_gqa_window_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d80_softcap_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d96_causal_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d128_causal_softcap_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d64_dv128_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d160_window_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d192_dv128_causal_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d256_gqa_softcap_attention_grad0(
+// UNIT-NOT: wgmma.mma_async
+// UNIT: mma.sync.aligned.m16n8k16
+// UNIT-NOT: wgmma.mma_async
+// UNIT-LABEL: .entry d128_gqa_causal_lengths_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d256_window_lengths_attention_grad0(
+// UNIT-NOT: wgmma.mma_async
+// UNIT: mma.sync.aligned.m16n8k16
+// UNIT-NOT: wgmma.mma_async
+// UNIT-LABEL: .entry d128_causal_softcap_additive_lengths_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d256_gqa_bool_mask_attention_grad0(
+// UNIT-NOT: wgmma.mma_async
+// UNIT: mma.sync.aligned.m16n8k16
+// UNIT-NOT: wgmma.mma_async
+// UNIT-LABEL: .entry d96_window_additive_f32_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d128_blocks_additive_lengths_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d256_constant_blocks_attention_grad0(
+// UNIT-NOT: wgmma.mma_async
+// UNIT: mma.sync.aligned.m16n8k16
+// UNIT-NOT: wgmma.mma_async
+// UNIT-LABEL: .entry d128_region_alibi_attention_grad0(
+// UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// UNIT-LABEL: .entry d256_region_lengths_attention_grad0(
+// UNIT-NOT: wgmma.mma_async
+// UNIT: mma.sync.aligned.m16n8k16
+// UNIT-NOT: wgmma.mma_async
+
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
+    smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
 
 func.func @d32_causal(%q: tensor<1x2x113x32xbf16>, %k: tensor<1x1x203x32xbf16>, %v: tensor<1x1x203x32xbf16>, %o: tensor<1x2x113x32xbf16>, %lse: tensor<1x2x113xf32>, %do: tensor<1x2x113x32xbf16>)
     -> (tensor<1x2x113x32xbf16>, tensor<1x1x203x32xbf16>, tensor<1x1x203x32xbf16>) {
@@ -243,4 +298,6 @@ func.func @d256_region_lengths(%q: tensor<2x8x200x256xf16>, %k: tensor<2x8x300x2
         attn.yield %r : f32
       }
   return %dq, %dk, %dv : tensor<2x8x200x256xf16>, tensor<2x8x300x256xf16>, tensor<2x8x300x256xf16>
+}
+
 }
