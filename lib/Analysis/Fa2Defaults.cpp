@@ -100,7 +100,8 @@ std::string mlir::attn::kvTensorCopiesUnfit(const Fa2Tiling &tiling,
   if (keyLengths)
     return "per-sequence key lengths: cp.async zero-fills the keys past a "
            "sequence's length";
-  if (tileBytes + tiling.stages * kMbarrierBytes > sharedLimit)
+  if (wgmmaSharedBytes(tileBytes, tiling.stages, /*tensorCopies=*/true,
+                       /*warpRoles=*/false) > sharedLimit)
     return "the stages' mbarriers do not fit the shared memory the tiles "
            "leave";
   return "";
@@ -109,7 +110,8 @@ std::string mlir::attn::kvTensorCopiesUnfit(const Fa2Tiling &tiling,
 WarpRoleRegisters mlir::attn::warpRoleRegisters(int64_t consumerWarps,
                                                 int64_t ctasPerSm,
                                                 int64_t registersPerSm,
-                                                int64_t registersPerThread) {
+                                                int64_t registersPerThread,
+                                                bool persistent) {
   auto down8 = [](int64_t n) { return n - n % 8; };
   int64_t consumerThreads = 32 * consumerWarps;
   int64_t threads = consumerThreads + 32 * kProducerWarps;
@@ -117,11 +119,10 @@ WarpRoleRegisters mlir::attn::warpRoleRegisters(int64_t consumerWarps,
       std::min(registersPerThread, registersPerSm / (threads * ctasPerSm)));
   if (entry >= down8(registersPerThread))
     return {};
-  int64_t consumer = down8((entry * threads - producerRegisters(consumerWarps) *
-                                                  32 * kProducerWarps) /
+  int64_t producer = producerRegisters(persistent);
+  int64_t consumer = down8((entry * threads - producer * 32 * kProducerWarps) /
                            consumerThreads);
-  return {entry, producerRegisters(consumerWarps),
-          std::min(consumer, down8(registersPerThread))};
+  return {entry, producer, std::min(consumer, down8(registersPerThread))};
 }
 
 std::string mlir::attn::warpRolesUnfit(const Fa2Tiling &tiling,
@@ -129,9 +130,17 @@ std::string mlir::attn::warpRolesUnfit(const Fa2Tiling &tiling,
                                        int64_t sharedLimit) {
   if (!tensorCopies)
     return "K and V come by cp.async from every thread";
-  if (tileBytes + tiling.stages * 2 * kMbarrierBytes > sharedLimit)
+  if (wgmmaSharedBytes(tileBytes, tiling.stages, /*tensorCopies=*/true,
+                       /*warpRoles=*/true) > sharedLimit)
     return "the stages' empty mbarriers do not fit the shared memory the "
            "tiles leave";
+  return "";
+}
+
+std::string mlir::attn::outputTensorStoreUnfit(const Fa2Tiling &tiling) {
+  if (tiling.packedHeads > 1)
+    return "GQA packing interleaves " + std::to_string(tiling.packedHeads) +
+           " heads in the tile's rows";
   return "";
 }
 

@@ -57,6 +57,24 @@ int64_t mlir::attn::allowedRegistersPerThread(int64_t threads,
   return std::min(limits.regsPerThread, perThreadOfSm);
 }
 
+WgmmaKernel mlir::attn::wgmmaKernelOf(AttentionOp op, const Fa2Tiling &tiling,
+                                      bool splitsKv, const GpuLimits &limits) {
+  int64_t headDim = op.getQuery().getType().getDimSize(3),
+          valueDim = op.getValue().getType().getDimSize(3);
+  WgmmaKernel kernel{tiling,
+                     headDim,
+                     valueDim,
+                     scoreWorkOf(op),
+                     fa2SharedMemoryBytes(tiling, headDim, valueDim,
+                                          /*elementBytes=*/2),
+                     op.hasKeyLengths(),
+                     static_cast<bool>(op.getBlockMask()),
+                     splitsKv};
+  if (auto lean = dyn_cast_or_null<LeanAttr>(op.getPartitionAttr()))
+    kernel.persistentCtasPerSm = llvm::divideCeil(lean.getCtas(), limits.sms);
+  return kernel;
+}
+
 WgmmaBodyPlan mlir::attn::planWgmmaBody(const WgmmaKernel &kernel,
                                         const GpuLimits &limits) {
   const Fa2Tiling &tiling = kernel.tiling;
@@ -65,6 +83,7 @@ WgmmaBodyPlan mlir::attn::planWgmmaBody(const WgmmaKernel &kernel,
       tiling, kernel.tileBytes, limits.smemPerBlock, kernel.keyLengths);
   plan.noWarpRoles = warpRolesUnfit(tiling, plan.tensorCopies(),
                                     kernel.tileBytes, limits.smemPerBlock);
+  plan.noOutputTensorStore = outputTensorStoreUnfit(tiling);
   // Without warp roles a persistent kernel's CTAs share the registers.
   int64_t resident = std::max<int64_t>(1, kernel.persistentCtasPerSm);
   plan.consumerRegisters =
@@ -88,20 +107,22 @@ WgmmaBodyPlan mlir::attn::planWgmmaBody(const WgmmaKernel &kernel,
             : fa2RegistersPerThread(tiling, kernel.valueDim, kernel.work,
                                     kernel.splitsKv);
     int64_t threads = 32 * (tiling.warps + kProducerWarps);
-    int64_t bytes = kernel.tileBytes + tiling.stages * 2 * kMbarrierBytes +
+    int64_t bytes = wgmmaSharedBytes(kernel.tileBytes, tiling.stages,
+                                     /*tensorCopies=*/true,
+                                     /*warpRoles=*/true) +
                     kReservedSharedBytesPerCta;
     int64_t most = std::min(
         {limits.smemPerSm / bytes, kMaxThreadsPerSm / threads, kMaxCtasPerSm});
-    int64_t least = 1;
     if (kernel.persistentCtasPerSm)
       most = 1;
     plan.noWarpRoles = "the producer warpgroup's threads leave a consumer "
                        "fewer than the " +
-                       std::to_string(need) + " registers it needs at " +
-                       std::to_string(least) + " CTA(s) an SM";
-    for (int64_t ctas = most; ctas >= least; --ctas) {
-      WarpRoleRegisters registers = warpRoleRegisters(
-          tiling.warps, ctas, limits.regsPerSm, limits.regsPerThread);
+                       std::to_string(need) +
+                       " registers it needs at 1 CTA an SM";
+    for (int64_t ctas = most; ctas >= 1; --ctas) {
+      WarpRoleRegisters registers =
+          warpRoleRegisters(tiling.warps, ctas, limits.regsPerSm,
+                            limits.regsPerThread, kernel.persistentCtasPerSm);
       int64_t consumer =
           registers.reallocates() ? registers.consumer : limits.regsPerThread;
       if (consumer < need ||

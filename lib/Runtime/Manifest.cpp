@@ -369,6 +369,11 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
                          "is " + std::to_string(kernel.producerWarps) +
                              ", not a whole number of warpgroups (a multiple "
                              "of 4)");
+    // A block holds at most 1024 threads: 32 warps.
+    if (kernel.producerWarps > 32)
+      return reader.fail(path + ".producer_warps",
+                         "is " + std::to_string(kernel.producerWarps) +
+                             ", more warps than a block holds (32)");
   }
   if (const Value *workspaces =
           reader.member(entry, path, "workspaces", Kind::Array, true)) {

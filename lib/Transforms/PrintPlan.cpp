@@ -82,19 +82,8 @@ std::string describeCtaBody(AttentionOp op, TargetAttr target,
     return text;
   }
   GpuLimits limits = gpuLimits(target, MatrixUnitRequest::Auto);
-  WgmmaKernel kernel{tiling,
-                     problem.headDim,
-                     problem.valueDim,
-                     scoreWorkOf(op),
-                     fa2SharedMemoryBytes(tiling, problem.headDim,
-                                          problem.valueDim,
-                                          /*elementBytes=*/2),
-                     op.hasKeyLengths(),
-                     static_cast<bool>(op.getBlockMask()),
-                     splitsKv};
-  if (auto lean = dyn_cast_or_null<LeanAttr>(op.getPartitionAttr()))
-    kernel.persistentCtasPerSm = llvm::divideCeil(lean.getCtas(), limits.sms);
-  WgmmaBodyPlan plan = planWgmmaBody(kernel, limits);
+  WgmmaBodyPlan plan =
+      planWgmmaBody(wgmmaKernelOf(op, tiling, splitsKv, limits), limits);
   std::string text =
       "CTA body: " +
       std::string(
@@ -117,6 +106,9 @@ std::string describeCtaBody(AttentionOp op, TargetAttr target,
   } else if (plan.tensorCopies()) {
     text += ", issued by thread 0 (no warp roles: " + plan.noWarpRoles + ")";
   }
+  text += plan.outputTensorStore() ? ", O by tensor stores"
+                                   : ", O by every lane's 16-byte stores (" +
+                                         plan.noOutputTensorStore + ")";
   if (!plan.overlap())
     text += " (softmax not overlapped: " + plan.noOverlap + ")";
   return text;

@@ -157,21 +157,26 @@ TEST(Fa2Defaults, TensorCopiesFreeRegistersForTheOverlap) {
 TEST(Fa2Defaults, WarpRolesReallocateRegistersToTheConsumers) {
   // FlashAttention-3's numbers: 384 threads share 65536 registers, 168 a
   // thread at entry; the producer keeps 24 and each consumer gets 240.
-  WarpRoleRegisters two = warpRoleRegisters(8, 1, 65536, 255);
+  WarpRoleRegisters two = warpRoleRegisters(8, 1, 65536, 255, false);
   EXPECT_EQ(two.entry, 168);
   EXPECT_EQ(two.producer, 24);
   EXPECT_EQ(two.consumer, 240);
+  // A persistent kernel's producer keeps 40 (Lean's walk needs them):
+  // (168 x 384 - 40 x 128) / 256 = 232.
+  WarpRoleRegisters lean = warpRoleRegisters(8, 1, 65536, 255, true);
+  EXPECT_EQ(lean.producer, 40);
+  EXPECT_EQ(lean.consumer, 232);
   // One consumer warpgroup alone on an SM: 256 threads have 255 registers
-  // each already; two such CTAs: 128 at entry, 40 the producer (Lean's walk
-  // needs them), 216 a consumer.
-  EXPECT_FALSE(warpRoleRegisters(4, 1, 65536, 255).reallocates());
-  WarpRoleRegisters shared = warpRoleRegisters(4, 2, 65536, 255);
+  // each already; two such CTAs: 128 at entry, 24 the producer, 232 a
+  // consumer.
+  EXPECT_FALSE(warpRoleRegisters(4, 1, 65536, 255, false).reallocates());
+  WarpRoleRegisters shared = warpRoleRegisters(4, 2, 65536, 255, false);
   EXPECT_EQ(shared.entry, 128);
-  EXPECT_EQ(shared.producer, 40);
-  EXPECT_EQ(shared.consumer, 216);
+  EXPECT_EQ(shared.producer, 24);
+  EXPECT_EQ(shared.consumer, 232);
   // Three consumer warpgroups: 512 threads, 128 at entry,
   // (65536 - 24 x 128) / 384 = 162 -> 160.
-  EXPECT_EQ(warpRoleRegisters(12, 1, 65536, 255).consumer, 160);
+  EXPECT_EQ(warpRoleRegisters(12, 1, 65536, 255, false).consumer, 160);
 }
 
 TEST(Fa2Defaults, WarpRolesNeedTensorCopiesAndTheEmptyMbarriers) {

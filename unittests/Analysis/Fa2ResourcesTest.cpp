@@ -295,18 +295,24 @@ TEST(Fa2Resources, TheWgmmaBodyPlanKeepsTheCtasAnSmAndTheOverlap) {
   plan = planWgmmaBody(region, h100);
   EXPECT_EQ(plan.noWarpRoles, "the producer warpgroup's threads leave a "
                               "consumer fewer than the 244 registers it "
-                              "needs at 1 CTA(s) an SM");
+                              "needs at 1 CTA an SM");
   EXPECT_TRUE(plan.overlap());
   EXPECT_EQ(plan.noPingPong, "no warp roles");
-  // One consumer warpgroup (64 x 64 at D = 64, 40 KiB): two CTAs an SM, as
-  // its 128 threads had, 128 registers at entry and 216 a consumer.
+  // One consumer warpgroup (64 x 64 at D = 64, 40 KiB): two CTAs an SM,
+  // 128 registers at entry and 216 a consumer. Without warp roles the
+  // estimate puts its 128 threads at three: at three, warp roles would
+  // leave a consumer fewer registers than the overlap needs.
   Fa2Tiling narrow{64, 64, 4, 2};
   WgmmaKernel decode{narrow, 64, 64, ScoreWork{},
                      fa2SharedMemoryBytes(narrow, 64, 64, 2)};
   decode.splitsKv = true;
   plan = planWgmmaBody(decode, h100);
   EXPECT_TRUE(plan.warpRoles());
-  EXPECT_GE(plan.ctasPerSm, 2);
+  EXPECT_EQ(plan.ctasPerSm, 2);
+  Fa2Resources alone =
+      fa2Resources(narrow, 64, 64, 2, ScoreWork{}, /*kernelSplitsKv=*/true);
+  EXPECT_EQ(alone.registersPerThread, 152);
+  EXPECT_EQ(fa2CtasPerSm(alone, h100), 3);
   EXPECT_TRUE(plan.roleRegisters.reallocates());
   EXPECT_EQ(plan.noPingPong, "one consumer warpgroup");
   // A persistent kernel alone on an SM keeps every register; one that
@@ -321,8 +327,9 @@ TEST(Fa2Resources, TheWgmmaBodyPlanKeepsTheCtasAnSmAndTheOverlap) {
   plan = planWgmmaBody(decode, h100);
   EXPECT_EQ(plan.noWarpRoles, "a persistent kernel with 2 CTAs an SM");
   EXPECT_EQ(plan.consumerRegisters, allowedRegistersPerThread(2 * 128, h100));
-  // D = 256 on 64 x 32, alone on an SM by its shared memory: its P V
-  // (m64n256k16) needs 160 registers at entry, no reallocation.
+  // D = 256 on 64 x 32, alone on an SM: two CTAs would leave 128
+  // registers at entry, and its P V (m64n256k16) needs 160; no
+  // reallocation.
   Fa2Tiling deep{64, 32, 4, 1};
   WgmmaKernel wide256{deep, 256, 256, ScoreWork{},
                       fa2SharedMemoryBytes(deep, 256, 256, 2)};

@@ -762,6 +762,10 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
        "\"block\": [128, 1, 1], \"producer_warps\": 2",
        "manifest: kernels[0].producer_warps: is 2, not a whole number of "
        "warpgroups (a multiple of 4)"},
+      {"\"block\": [128, 1, 1]",
+       "\"block\": [128, 1, 1], \"producer_warps\": 9223372036854775804",
+       "manifest: kernels[0].producer_warps: is 9223372036854775804, more "
+       "warps than a block holds (32)"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 0}",
        "manifest: kernels[1].grid[0].times: must be at least 1"},
       {"\"ceil_div\": 64}", "\"ceil_div\": 64, \"times\": 4097}",

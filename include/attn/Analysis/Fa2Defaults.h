@@ -97,6 +97,15 @@ int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim,
 /// after the tiles in shared memory.
 constexpr int64_t kMbarrierBytes = 8;
 
+/// Bytes of a warpgroup-MMA kernel's dynamic shared memory: its tiles
+/// (`tileBytes`), then with tensor copies an mbarrier a stage ("full"), and
+/// with warp roles a second a stage ("empty") after them.
+inline int64_t wgmmaSharedBytes(int64_t tileBytes, int64_t stages,
+                                bool tensorCopies, bool warpRoles) {
+  int64_t barriers = !tensorCopies ? 0 : warpRoles ? 2 : 1;
+  return tileBytes + barriers * stages * kMbarrierBytes;
+}
+
 /// Why a warpgroup-MMA kernel copies its K and V tiles with cp.async from
 /// every thread rather than with tensor copies (one thread issues each
 /// tile's cp.async.bulk.tensor, which complete on an mbarrier per stage),
@@ -117,15 +126,14 @@ std::string kvTensorCopiesUnfit(const Fa2Tiling &tiling, int64_t tileBytes,
 constexpr int64_t kProducerWarps = 4;
 
 /// The registers setmaxnreg leaves each producer thread, which only walks
-/// the schedule's tiles, issues copies and waits on mbarriers: with two
-/// consumer warpgroups FlashAttention-3's 24 (the PTX ISA's least; their
-/// tiles run FlashAttention-2's grid and split-KV's); with one, 40, which
-/// Lean's walk over LeanTiles with run-time lengths needs (ptxas 13.0: the
-/// run-time decode and the causal speculative decode of
-/// test/Target/NVPTX/ptxas-lean.mlir spilled 44-68 bytes with 24, none with
-/// 40).
-constexpr int64_t producerRegisters(int64_t consumerWarps) {
-  return consumerWarps <= 4 ? 40 : 24;
+/// the schedule's tiles, issues copies and waits on mbarriers:
+/// FlashAttention-3's 24 (the PTX ISA's least) for FlashAttention-2's grid
+/// and split-KV's; 40 for a persistent kernel, whose producer walks Lean's
+/// LeanTiles (ptxas 13.0: the run-time decode and the causal speculative
+/// decode of test/Target/NVPTX/ptxas-lean.mlir spilled 44-68 bytes with 24,
+/// none with 40).
+constexpr int64_t producerRegisters(bool persistent) {
+  return persistent ? 40 : 24;
 }
 
 /// A warp-specialised kernel's registers a thread: at entry (the kernel's
@@ -139,14 +147,16 @@ struct WarpRoleRegisters {
 };
 
 /// The registers of a kernel with `consumerWarps` consumer warps and the
-/// producer warpgroup, `ctasPerSm` CTAs an SM: the producer gives up all but
-/// producerRegisters, the consumers share what it gave (in the units of 8
-/// setmaxnreg counts in). Two consumer warpgroups, one CTA: 168 at entry, 24
-/// and 240 (FlashAttention-3's numbers, from a register file of 65536); one
-/// consumer warpgroup, two CTAs: 128, 40 and 216.
+/// producer warpgroup, `ctasPerSm` CTAs an SM, `persistent` or not: the
+/// producer gives up all but producerRegisters, the consumers share what it
+/// gave (in the units of 8 setmaxnreg counts in). Two consumer warpgroups,
+/// one CTA: 168 at entry, 24 and 240 (FlashAttention-3's numbers, from a
+/// register file of 65536); one consumer warpgroup, two CTAs: 128, 24 and
+/// 232.
 WarpRoleRegisters warpRoleRegisters(int64_t consumerWarps, int64_t ctasPerSm,
                                     int64_t registersPerSm,
-                                    int64_t registersPerThread);
+                                    int64_t registersPerThread,
+                                    bool persistent);
 
 /// What ptxas needs a thread to have at the kernel's entry (its .maxnreg)
 /// to compile a warpgroup product of N columns, whatever setmaxnreg gives
@@ -167,6 +177,13 @@ inline int64_t wgmmaEntryRegisters(const Fa2Tiling &tiling, int64_t valueDim) {
 /// registers are the plan's (planWgmmaBody, Fa2Resources.h).
 std::string warpRolesUnfit(const Fa2Tiling &tiling, bool tensorCopies,
                            int64_t tileBytes, int64_t sharedLimit);
+
+/// Why a warpgroup-MMA kernel writes O from shared memory by every lane's
+/// 16-byte stores rather than by tensor stores (a box of O's tensor map a
+/// 64-column block, FlashAttention-3's epilogue), or "": with GQA packing
+/// (tiling.packedHeads > 1) the tile's rows belong to several heads, which
+/// no box of O covers.
+std::string outputTensorStoreUnfit(const Fa2Tiling &tiling);
 
 /// The registers warp roles leave a consumer thread that issuing the copies
 /// from thread 0 needs: the tensor maps' addresses, the boxes' coordinates

@@ -130,10 +130,12 @@ struct WgmmaKernel {
 /// (each the reason it is not taken, "" where it is): tensor copies
 /// (kvTensorCopiesUnfit), warp roles (warpRolesUnfit, then the CTAs an SM
 /// and their registers), the overlap (softmaxOverlapUnfit) within the
-/// registers a consumer has, and the ping-pong (pingPongUnfit).
+/// registers a consumer has, and the ping-pong (pingPongUnfit); and O's
+/// tensor stores (outputTensorStoreUnfit).
 /// attn-to-nvgpu builds the kernel with them; the plan report prints them.
 struct WgmmaBodyPlan {
-  std::string noTensorCopies, noWarpRoles, noOverlap, noPingPong;
+  std::string noTensorCopies, noWarpRoles, noOverlap, noPingPong,
+      noOutputTensorStore;
   /// With warp roles: the CTAs an SM the registers are shared by, and what
   /// setmaxnreg gives each role (none where every thread has all it may).
   int64_t ctasPerSm = 1;
@@ -144,16 +146,25 @@ struct WgmmaBodyPlan {
   bool warpRoles() const { return noWarpRoles.empty(); }
   bool overlap() const { return noOverlap.empty(); }
   bool pingPong() const { return noPingPong.empty(); }
+  bool outputTensorStore() const { return noOutputTensorStore.empty(); }
 };
 
-/// The plan for `kernel` on `limits`. The producer warpgroup's threads must
-/// not cost the kernel its CTAs an SM: with warp roles the kernel is planned
+/// The kernel of `op` with `tiling` (its stages those the kernel keeps) on
+/// `limits`, as planWgmmaBody plans it: `splitsKv` for a split-KV or Lean
+/// kernel, persistent under #attn.lean. What attn-to-nvgpu builds and the
+/// plan report describes.
+WgmmaKernel wgmmaKernelOf(AttentionOp op, const Fa2Tiling &tiling,
+                          bool splitsKv, const GpuLimits &limits);
+
+/// The plan for `kernel` on `limits`. With warp roles the kernel is planned
 /// for as many CTAs an SM as shared memory and threads allow and still leave
 /// each consumer the registers it needs (the overlapped loop's where the
 /// overlap would fit a thread's registers, else the sequential loop's; a
 /// persistent kernel only alone on an SM) and, where setmaxnreg
 /// moves registers, the registers at entry its widest product needs
-/// (wgmmaEntryRegisters); where none does, thread 0 issues the copies.
+/// (wgmmaEntryRegisters); where none does, thread 0 issues the copies. That
+/// can be fewer CTAs an SM than the kernel would have without warp roles
+/// (docs/gpu-kernel.md, "Warp roles").
 WgmmaBodyPlan planWgmmaBody(const WgmmaKernel &kernel, const GpuLimits &limits);
 
 /// The limit a CTA exceeds first, with what it needs and what is allowed.

@@ -60,10 +60,10 @@ std::optional<MatrixUnit> chooseMatrixUnit(MatrixUnitRequest request,
 
 /// The widest rows (max(D, Dv)) of a backward kernel on wgmma: at 256 a
 /// key/value CTA's dK or dV accumulators take 128 registers a thread, which
-/// a wgmma holds for the whole product, and ptxas 13.0 spilled 4-572 bytes
-/// in every backward kernel of test/Target/NVPTX/ptxas-backward.mlir at
-/// D = 256 (with 32 or 16 streamed rows), none at 192 and below; mma.sync
-/// spilled none.
+/// a wgmma holds for the whole product, and ptxas 13.0 spilled (48 to 556
+/// bytes of spill stores, 4 to 364 with 16 streamed rows instead of 32) in
+/// every backward kernel of test/Target/NVPTX/ptxas-backward.mlir at
+/// D = 256, none at 192 and below; mma.sync spilled none.
 constexpr int64_t kGradWgmmaMaxRows = 192;
 
 /// Why the backward kernel (fa2GradKernelTiling's tiles) for `chip` cannot

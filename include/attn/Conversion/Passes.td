@@ -41,6 +41,8 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
       from shared memory by matrix descriptor in the 128-byte swizzle's
       layout, P from registers), with the same fragments in every lane;
       `matrix-unit=mma-sync` or `wgmma` forces one (docs/gpu-kernel.md);
+      such a kernel writes O by tensor stores of its shared-memory tile
+      through a tensor map of O (not with GQA packing);
     - row max and row sum are reduced over the 4 lanes that share a row with
       warp shuffles; exp2 with `scale * log2(e)` folded in; O is divided by l
       once at the end; fully masked rows give O = 0 and LSE = -inf.
@@ -147,7 +149,7 @@ def AttnTensorMapParameters
   let summary = "Pass the kernels' tensor maps by value, as grid constants";
   let description = [{
     Runs after `convert-gpu-to-nvvm`. A kernel of attn-to-nvgpu with tensor
-    copies takes a tensor map (a 128-byte CUtensorMap the runtime encodes)
+    copies or tensor stores takes a tensor map (a 128-byte CUtensorMap the runtime encodes)
     per entry of its `attn.launch` attribute's `tensor_maps`, as its last
     parameters, in order; in the kernel each is an `!llvm.ptr`, the map's
     generic address, which its tensor copies read. The conversion keeps no

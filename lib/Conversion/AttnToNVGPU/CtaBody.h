@@ -95,13 +95,17 @@ struct KernelShape {
   /// (kernelTensorMaps, KernelAbi.h).
   bool tensorCopies = false;
   /// With tensor copies: the producer warpgroup's warps (kProducerWarps,
-  /// after the `warps` consumer warps; warpRolesUnfit), 0 when every warp
+  /// after the `warps` consumer warps; planWgmmaBody), 0 when every warp
   /// computes; and the registers setmaxnreg gives each role.
   int64_t producerWarps = 0;
   WarpRoleRegisters roleRegisters;
   /// With warp roles and the overlapped loop: whether the two consumer
   /// warpgroups take turns at issuing a step's products (pingPongUnfit).
   bool pingPong = false;
+  /// With wgmma: whether O goes from its shared-memory tile to global
+  /// memory by tensor stores (outputTensorStoreUnfit), through a tensor map
+  /// of O (kernelTensorMaps), or by every lane's 16-byte stores.
+  bool outputTensorStore = false;
 
   bool modifiesScores() const { return softcap || scoreRegion; }
   bool warpSpecialised() const { return producerWarps != 0; }
@@ -125,16 +129,16 @@ struct KernelShape {
   int64_t keyRow() const { return fa2SharedRowElements(problem.headDim); }
   int64_t valueRow() const { return fa2SharedRowElements(problem.valueDim); }
   int64_t queryRow() const { return std::max(keyRow(), valueRow()); }
-  /// Bytes of dynamic shared memory: the Q block, `stages` K and V tiles,
-  /// then with tensor copies an mbarrier per stage ("full"), at
-  /// tileBytes(), and with warp roles a second ("empty") after them.
+  /// Bytes of dynamic shared memory: the Q block and `stages` K and V
+  /// tiles, then the mbarriers (wgmmaSharedBytes; the "full" ones at
+  /// tileBytes()).
   int64_t tileBytes() const {
     return fa2SharedMemoryBytes(tiling(), problem.headDim, problem.valueDim,
                                 /*elementBytes=*/2);
   }
   int64_t sharedBytes() const {
-    int64_t barriers = !tensorCopies ? 0 : warpSpecialised() ? 2 : 1;
-    return tileBytes() + barriers * stages * kMbarrierBytes;
+    return wgmmaSharedBytes(tileBytes(), stages, tensorCopies,
+                            warpSpecialised());
   }
   /// Whether some score needs an element mask (causal, window, or a tail of
   /// keys past Sk in the last block, which a run-time Sk or a sequence's key
@@ -162,6 +166,12 @@ struct KeyValueOperands {
   /// With tensor copies (KernelShape::tensorCopies), the generic addresses
   /// of K's and V's tensor maps (kernelTensorMaps' boxes).
   Value kMap, vMap;
+};
+
+/// Where storeOutput writes: O, LSE when the kernel returns it, and with
+/// KernelShape::outputTensorStore the generic address of O's tensor map.
+struct OutputOperands {
+  Value o, lse, oMap;
 };
 
 /// Whether a CTA body can inline `op` of a score region: a scalar arith
@@ -224,8 +234,8 @@ public:
 
   /// O = acc / l into the tiled rows row0... of tiled head `head` of
   /// O[batch] (rows below p Sq) in the element type, and LSE = (m + log2 l)
-  /// ln 2 when `lse` is given; rows that saw no key get 0 and -inf.
-  virtual void storeOutput(const CtaState &state, Value o, Value lse,
+  /// ln 2 when `out.lse` is given; rows that saw no key get 0 and -inf.
+  virtual void storeOutput(const CtaState &state, const OutputOperands &out,
                            Value batch, Value head, Value row0) = 0;
 
   /// Writes the normalised partial of `state` (the output tile whose first

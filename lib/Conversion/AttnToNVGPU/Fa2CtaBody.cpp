@@ -837,7 +837,7 @@ Fa2CtaBody::RowTotal Fa2CtaBody::rowTotal(const CtaState &state, int64_t mt,
   return {sum, inverse, lse};
 }
 
-void Fa2CtaBody::storeOutput(const CtaState &state, Value o, Value lse,
+void Fa2CtaBody::storeOutput(const CtaState &state, const OutputOperands &out,
                              Value batch, Value head, Value row0) {
   // O = acc / l once; LSE = (m + log2 l) ln 2; l = 0 gives 0 and -inf.
   const AttentionProblem &p = s.problem;
@@ -869,7 +869,7 @@ void Fa2CtaBody::storeOutput(const CtaState &state, Value o, Value lse,
             b, out, oTile,
             ValueRange{tileRow, add(tileCol, layout.cCol(laneInGroup, 0))});
       }
-      if (lse) {
+      if (out.lse) {
         Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                             laneInGroup, index(0));
         auto store = scf::IfOp::create(
@@ -878,10 +878,31 @@ void Fa2CtaBody::storeOutput(const CtaState &state, Value o, Value lse,
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(store.thenBlock());
         auto [queryHead, queryRow] = queryRowOf(head, row);
-        memref::StoreOp::create(b, total.lse, lse,
+        memref::StoreOp::create(b, total.lse, out.lse,
                                 ValueRange{batch, queryHead, queryRow});
       }
     }
+  }
+  if (s.outputTensorStore) {
+    // FlashAttention-3's epilogue: the lanes' writes made visible to the
+    // async proxy, then thread 0 stores the tile's 64-column blocks by
+    // tensor stores (rows past Sq and columns past Dv lie outside O's map:
+    // not written) and waits until they have read the tile, which the
+    // next tile's Q may overwrite.
+    fenceProxyAsyncShared(b);
+    consumerBarrier(b, s, role);
+    onThread(0, [&] {
+      for (int64_t block = 0;
+           block < llvm::divideCeil(p.valueDim, kBlockColumns); ++block)
+        tensorStore(
+            b, out.oMap,
+            sharedPointer(b, add(sharedAddress,
+                                 index(block * s.blockM * kSwizzleRowBytes))),
+            ValueRange{index(block * kBlockColumns), row0, head, batch});
+      bulkCommitGroup(b);
+      bulkWaitGroupRead(b);
+    });
+    return;
   }
   consumerBarrier(b, s, role);
   // Each lane copies 16-byte chunks of its warp's rows to O.
@@ -910,7 +931,7 @@ void Fa2CtaBody::storeOutput(const CtaState &state, Value o, Value lse,
     // Rows of a multiple of 8 16-bit elements keep every chunk 16-byte
     // aligned (the bundle requires 16-byte aligned tensors).
     auto [queryHead, queryRow] = queryRowOf(head, row);
-    vector::StoreOp::create(b, values, o,
+    vector::StoreOp::create(b, values, out.o,
                             ValueRange{batch, queryHead, queryRow, col},
                             /*nontemporal=*/false, llvm::Align(16));
   }

@@ -43,8 +43,8 @@ public:
   CtaState runKvRange(const KeyValueOperands &kv, Value qGroup, Value batch,
                       Value head, Value kvHead, Value row0, Value rows,
                       Value blockBegin, Value blockEnd) override;
-  void storeOutput(const CtaState &state, Value o, Value lse, Value batch,
-                   Value head, Value row0) override;
+  void storeOutput(const CtaState &state, const OutputOperands &out,
+                   Value batch, Value head, Value row0) override;
   void storePartial(const CtaState &state, Value partialO, Value partialLse,
                     Value slot, Value row0) override;
   CtaState mergePartials(const CtaState &state, Value partialO,

@@ -71,10 +71,15 @@ DictionaryAttr describeWorkspace(Builder &b, const Workspace &workspace) {
 }
 
 SmallVector<TensorMap> kernelTensorMaps(const KernelShape &s) {
-  if (!s.tensorCopies)
-    return {};
-  SmallVector<int64_t, 4> box{kBlockColumns, s.blockN, 1, 1};
-  return {{"k_map", 1, box}, {"v_map", 2, box}};
+  SmallVector<TensorMap> maps;
+  if (s.tensorCopies) {
+    SmallVector<int64_t, 4> box{kBlockColumns, s.blockN, 1, 1};
+    maps.push_back({"k_map", 1, box});
+    maps.push_back({"v_map", 2, box});
+  }
+  if (s.outputTensorStore)
+    maps.push_back({"o_map", 3, {kBlockColumns, s.blockM, 1, 1}});
+  return maps;
 }
 
 DictionaryAttr describeTensorMap(Builder &b, const TensorMap &map) {
@@ -160,10 +165,10 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b, const KernelShape &shape,
   args.q = bound[0];
   args.kv.k = bound[1];
   args.kv.v = bound[2];
-  args.o = bound[3];
+  args.out.o = bound[3];
   unsigned next = 4;
   if (shape.withLse)
-    args.lse = bound[next++];
+    args.out.lse = bound[next++];
   if (shape.maskElement)
     args.kv.mask = bound[next++];
   if (shape.blockMaskParameter())
@@ -192,10 +197,13 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b, const KernelShape &shape,
         b, workspace, param, b.getIndexAttr(0), sizes, strides));
   }
   // The tensor maps, last (kernelTensorMaps' order).
+  unsigned map = entry.getNumArguments() - kernelTensorMaps(shape).size();
   if (shape.tensorCopies) {
-    args.kv.kMap = entry.getArgument(entry.getNumArguments() - 2);
-    args.kv.vMap = entry.getArgument(entry.getNumArguments() - 1);
+    args.kv.kMap = entry.getArgument(map++);
+    args.kv.vMap = entry.getArgument(map++);
   }
+  if (shape.outputTensorStore)
+    args.out.oMap = entry.getArgument(map++);
   args.lengths = {b.createOrFold<memref::DimOp>(args.q, 0),
                   b.createOrFold<memref::DimOp>(args.q, 2),
                   b.createOrFold<memref::DimOp>(args.kv.k, 2)};

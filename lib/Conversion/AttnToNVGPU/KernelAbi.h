@@ -24,9 +24,12 @@ namespace mlir::attn {
 
 /// What the kernel reads and writes, as its entry block sees them.
 struct KernelArguments {
-  /// Q, O and, when returned, LSE: memrefs of the operands' shapes; the key
-  /// lengths when the attention has them.
-  Value q, o, lse, keyLengths;
+  /// Q: a memref of the operand's shape; the key lengths when the attention
+  /// has them.
+  Value q, keyLengths;
+  /// O and, when returned, LSE (memrefs of the operands' shapes), and O's
+  /// tensor map when the kernel has one.
+  OutputOperands out;
   /// K, V, and the mask operand and block mask parameter when the kernel
   /// has them.
   KeyValueOperands kv;
@@ -57,9 +60,11 @@ struct TensorMap {
   SmallVector<int64_t, 4> box;
 };
 
-/// The tensor maps of a kernel with tensor copies: K's and V's (views 1 and
-/// 2), a box a 64-column block of a block_n-key tile (the shared-memory
-/// layout of Fa2CtaBody's wgmma tiles); none otherwise.
+/// The tensor maps of a kernel, in order: with tensor copies K's and V's
+/// (views 1 and 2), a box a 64-column block of a block_n-key tile (the
+/// shared-memory layout of Fa2CtaBody's wgmma tiles); with
+/// KernelShape::outputTensorStore O's (view 3), a box a 64-column block of
+/// the block_m-row output tile.
 SmallVector<TensorMap> kernelTensorMaps(const KernelShape &s);
 
 /// The `attn.launch` entry of a tensor map.

@@ -225,15 +225,11 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
     // wgmma needs an sm_90a target. Tensor copies, then warp roles and the
     // CTAs an SM their registers are planned for, then the overlap, then
     // the ping-pong (planWgmmaBody).
-    WgmmaKernel kernel{
-        shape.tiling(),       problem->headDim,
-        problem->valueDim,    scoreWorkOf(op),
-        shape.tileBytes(),    shape.keyLengths,
-        shape.hasBlockMask(), shape.splits > 1 || shape.leanCtas > 0};
     GpuLimits limits = gpuLimits(target, request);
-    if (shape.leanCtas)
-      kernel.persistentCtasPerSm = llvm::divideCeil(shape.leanCtas, limits.sms);
-    WgmmaBodyPlan plan = planWgmmaBody(kernel, limits);
+    WgmmaBodyPlan plan =
+        planWgmmaBody(wgmmaKernelOf(op, shape.tiling(),
+                                    shape.splits > 1 || shape.leanCtas, limits),
+                      limits);
     shape.tensorCopies = plan.tensorCopies();
     if (plan.warpRoles()) {
       shape.producerWarps = kProducerWarps;
@@ -244,6 +240,7 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
     }
     shape.overlapSoftmax = plan.overlap();
     shape.pingPong = plan.pingPong();
+    shape.outputTensorStore = plan.outputTensorStore();
   }
   return shape;
 }

@@ -109,7 +109,7 @@ void buildFa2Kernel(ImplicitLocOpBuilder &b, const KernelShape &s,
     IndexArith a{b};
     auto tile = OutputTile::load(b, body, a, s, args, queryBlock, batch, head);
     CtaState state = tile.run(body, args, tile.blockBegin, tile.blockEnd);
-    body.storeOutput(state, args.o, args.lse, batch, head, tile.row0);
+    body.storeOutput(state, args.out, batch, head, tile.row0);
   });
   gpu::ReturnOp::create(b);
 }
@@ -174,7 +174,7 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
     CtaState merged =
         body.mergePartials(body.initialState(), partialO, partialLse, firstSlot,
                            a.add(firstSlot, s.splits - 1), tile.row0);
-    body.storeOutput(merged, args.o, args.lse, batch, head, tile.row0);
+    body.storeOutput(merged, args.out, batch, head, tile.row0);
     // Every piece of the tile has counted: the next launch starts from zero.
     auto reset = scf::IfOp::create(b, isFirstThread, /*withElseRegion=*/false);
     b.setInsertionPointToStart(reset.thenBlock());
@@ -188,7 +188,8 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
 void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                      const KernelArguments &args) {
   const AttentionProblem &p = s.problem;
-  Value q = args.q, o = args.o, lse = args.lse;
+  Value q = args.q;
+  const OutputOperands &out = args.out;
   const KeyValueOperands &kv = args.kv;
   Value partialO = args.workspaces[0], partialLse = args.workspaces[1],
         flags = args.workspaces[2];
@@ -272,7 +273,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
           b.setInsertionPointToStart(role.thenBlock());
           auto alone = scf::IfOp::create(b, covers, /*withElseRegion=*/true);
           b.setInsertionPointToStart(alone.thenBlock());
-          body.storeOutput(state, o, lse, batch, head, row0);
+          body.storeOutput(state, out, batch, head, row0);
           b.setInsertionPointToStart(alone.elseBlock());
           // A host with contributors: CTAs cta + 1 .. ctaOf(last LeanTile).
           Value first = a.add(cta, 1);
@@ -309,7 +310,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
           ctaBarrier(b, s);
           CtaState merged = body.mergePartials(state, partialO, partialLse,
                                                first, last, row0);
-          body.storeOutput(merged, o, lse, batch, head, row0);
+          body.storeOutput(merged, out, batch, head, row0);
           b.setInsertionPointAfter(role);
           scf::YieldOp::create(
               b, ValueRange{pieceEnd, batchHead, queryBlock, piece.tileOffset});
@@ -334,7 +335,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
             b.setInsertionPointToStart(store.thenBlock());
             auto [batch, head] = splitBatchHead(batchHead);
             body.finishTile();
-            body.storeOutput(body.initialState(), o, lse, batch, head,
+            body.storeOutput(body.initialState(), out, batch, head,
                              a.mul(queryBlock, s.blockM));
             b.setInsertionPointAfter(store);
             scf::YieldOp::create(b);

@@ -64,6 +64,24 @@ void mlir::attn::mbarrierWait(ImplicitLocOpBuilder &b, Value barrier,
                                         i32Constant(b, 10000000));
 }
 
+void mlir::attn::tensorStore(ImplicitLocOpBuilder &b, Value tensorMap,
+                             Value source, ValueRange coordinates) {
+  SmallVector<Value> box;
+  for (Value coordinate : coordinates)
+    box.push_back(arith::IndexCastUIOp::create(b, b.getI32Type(), coordinate));
+  NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+      b, tensorMap, source, box, /*l2CacheHint=*/Value(),
+      NVVM::TMAStoreMode::TILE, /*predicate=*/Value());
+}
+
+void mlir::attn::bulkCommitGroup(ImplicitLocOpBuilder &b) {
+  NVVM::CpAsyncBulkCommitGroupOp::create(b);
+}
+
+void mlir::attn::bulkWaitGroupRead(ImplicitLocOpBuilder &b) {
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, /*group=*/0u, b.getUnitAttr());
+}
+
 void mlir::attn::tensorCopy(ImplicitLocOpBuilder &b, Value destination,
                             Value tensorMap, ValueRange coordinates,
                             Value barrier) {

@@ -59,6 +59,23 @@ void mbarrierWait(ImplicitLocOpBuilder &b, Value barrier, Value parity);
 void tensorCopy(ImplicitLocOpBuilder &b, Value destination, Value tensorMap,
                 ValueRange coordinates, Value barrier);
 
+/// cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group (tile mode): the
+/// box of shared memory at `source` (an address-space-3 pointer in the
+/// map's swizzle) into the tensor of the map at generic address `tensorMap`
+/// from `coordinates` (innermost dimension first); the box's elements
+/// outside the tensor are not written. The store is one of the thread's
+/// bulk groups (bulkCommitGroup).
+void tensorStore(ImplicitLocOpBuilder &b, Value tensorMap, Value source,
+                 ValueRange coordinates);
+
+/// cp.async.bulk.commit_group: the thread's bulk stores since the last
+/// commit are one group.
+void bulkCommitGroup(ImplicitLocOpBuilder &b);
+
+/// cp.async.bulk.wait_group.read 0: every bulk group of the thread has read
+/// its shared memory, which may then be written again.
+void bulkWaitGroupRead(ImplicitLocOpBuilder &b);
+
 } // namespace mlir::attn
 
 #endif // ATTN_LIB_CONVERSION_ATTNTONVGPU_TENSORCOPY_H

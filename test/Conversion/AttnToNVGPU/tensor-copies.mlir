@@ -13,10 +13,10 @@
 // A decode of 4 blocks of 64 keys in 2 stages: Q (8 KiB), 2 K and 2 V tiles
 // (8 KiB each), then 2 mbarriers.
 // CHECK-LABEL: gpu.func @decode_attention0(
-// CHECK-SAME: %{{[a-z0-9]+}}: memref<1x8x64x64xf16>, %arg4: !llvm.ptr, %arg5: !llvm.ptr) kernel
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<1x8x64x64xf16>, %arg4: !llvm.ptr, %arg5: !llvm.ptr, %arg6: !llvm.ptr) kernel
 // CHECK-SAME: dynamic_shared_memory = 40976 : i64
 // CHECK-NOT: producer_warps
-// CHECK-SAME: tensor_maps = [{box = array<i64: 64, 64, 1, 1>, name = "k_map", param = 1 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64, 1, 1>, name = "v_map", param = 2 : i64, swizzle = 128 : i64}]
+// CHECK-SAME: tensor_maps = [{box = array<i64: 64, 64, 1, 1>, name = "k_map", param = 1 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64, 1, 1>, name = "v_map", param = 2 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64, 1, 1>, name = "o_map"
 // Thread 0 initialises the stages' mbarriers (one arrival a phase: its own).
 // CHECK: %[[THREAD:.+]] = gpu.thread_id x
 // CHECK: %[[SHARED:.+]] = memref.extract_aligned_pointer_as_index
@@ -84,11 +84,11 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // -----
 
 // With per-sequence key lengths the copies are cp.async from every thread,
-// which zero-fill the keys past the sequence's length: no tensor maps, no
-// mbarriers.
+// which zero-fill the keys past the sequence's length: no tensor maps of K
+// and V (O's: output-tensor-store.mlir), no mbarriers.
 // CHECK-LABEL: gpu.func @ragged_attention0(
-// CHECK-NOT: tensor_maps
 // CHECK-SAME: dynamic_shared_memory = 40960 : i64
+// CHECK-SAME: tensor_maps = [{box = array<i64: 64, 64, 1, 1>, name = "o_map", param = 3 : i64, swizzle = 128 : i64}]
 // CHECK-NOT: mbarrier
 // CHECK: nvgpu.device_async_copy %arg1
 // CHECK-NOT: mbarrier

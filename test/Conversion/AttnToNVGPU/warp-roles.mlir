@@ -9,9 +9,10 @@
 // RUN: attn-opt %s --split-input-file --attn-to-nvgpu --canonicalize | FileCheck %s
 
 // A decode of 4 blocks of 64 keys on one consumer warpgroup: its 40 KiB of
-// tiles let two CTAs share an SM, as its 128 threads did without the
-// producer, so the kernel starts at 128 registers a thread (.maxnreg) and
-// the producer keeps 40 and the consumers take 216 (planWgmmaBody); the full mbarriers at 40960, the
+// tiles let two CTAs share an SM with a consumer keeping the registers the
+// overlap needs (planWgmmaBody), so the kernel starts at 128 registers a
+// thread (.maxnreg), the producer keeps 24 and the consumers take 232; the
+// full mbarriers at 40960, the
 // empty ones at 40976.
 // CHECK-LABEL: gpu.func @decode_attention0(
 // CHECK-SAME: block = array<i64: 256, 1, 1>, dynamic_shared_memory = 40992 : i64
@@ -20,7 +21,7 @@
 // CHECK: %[[THREAD:.+]] = gpu.thread_id x
 // CHECK-NEXT: %[[PRODUCER:.+]] = arith.cmpi uge, %[[THREAD]], %c128
 // CHECK-NEXT: scf.if %[[PRODUCER]] {
-// CHECK-NEXT: nvvm.setmaxregister decrease 40
+// CHECK-NEXT: nvvm.setmaxregister decrease 24
 // The producer's first thread (thread 128) initialises the mbarriers of the
 // range; a CTA barrier of both roles follows.
 // CHECK: arith.cmpi eq, %{{.+}}, %c128
@@ -53,7 +54,7 @@
 // CHECK-NOT: nvvm.wgmma
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: } else {
-// CHECK-NEXT: nvvm.setmaxregister increase 216
+// CHECK-NEXT: nvvm.setmaxregister increase 232
 // The consumers copy Q, pass the CTA barrier after the inits, make Q
 // theirs by the named barrier, and wait for group 0 without a barrier a
 // step; each step ends with every consumer thread's arrival on the empty
@@ -126,12 +127,15 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK-NEXT: nvvm.barrier.arrive id = %[[OWN]] number_of_threads = %c256_i32
 // CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: %[[TURN:.+]] = arith.addi %{{.+}}, %c2_i32 : i32
+// CHECK-NEXT: %[[T32:.+]] = arith.index_castui %[[WG]] : index to i32
+// CHECK-NEXT: %[[TURN:.+]] = arith.addi %[[T32]], %c2_i32 : i32
 // CHECK-NEXT: nvvm.barrier id = %[[TURN]] number_of_threads = %c256_i32
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: %[[OTHER:.+]] = arith.subi %c1, %[[WG]] : index
-// CHECK: nvvm.barrier.arrive id = %{{.+}} number_of_threads = %c256_i32
+// CHECK-NEXT: %[[O32:.+]] = arith.index_castui %[[OTHER]] : index to i32
+// CHECK-NEXT: %[[PASS:.+]] = arith.addi %[[O32]], %c2_i32 : i32
+// CHECK-NEXT: nvvm.barrier.arrive id = %[[PASS]] number_of_threads = %c256_i32
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // The last step, then warpgroup 0 takes the last turn.
 // CHECK: nvvm.mbarrier.arrive
@@ -139,7 +143,9 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK: nvvm.mbarrier.arrive
 // CHECK-NEXT: %[[LAST:.+]] = arith.cmpi eq, %[[WG]], %c0 : index
 // CHECK-NEXT: scf.if %[[LAST]] {
-// CHECK: nvvm.barrier id = %{{.+}} number_of_threads = %c256_i32
+// CHECK-NEXT: %[[C32:.+]] = arith.index_castui %[[WG]] : index to i32
+// CHECK-NEXT: %[[CLOSE:.+]] = arith.addi %[[C32]], %c2_i32 : i32
+// CHECK-NEXT: nvvm.barrier id = %[[CLOSE]] number_of_threads = %c256_i32
 // CHECK-NEXT: }
 // CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.all"
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {

@@ -223,11 +223,14 @@
 // NO-PROXY-FENCE: PTX emulator: kernel d32_causal_attention_grad0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: wgmma.mma_async
 
 // WGMMA-LABEL: .entry {{.+}}_attention_grad0(
+// WGMMA-NOT: .entry
 // WGMMA: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
+// WGMMA-NOT: .entry
 // MMASYNC-LABEL: .entry {{.+}}_attention_grad0(
 // MMASYNC-NOT: wgmma.mma_async
 // MMASYNC: mma.sync.aligned.m16n8k16
 // MMASYNC-NOT: wgmma.mma_async
+// MMASYNC-NOT: .entry
 
 // RUN: attn-launch --validate %t/d32_causal | FileCheck %s --check-prefix=VALID
 // VALID: 2 kernel(s), manifest valid; gradient case of d32_causal_attention_grad0 read (matched to the kernel when it runs)

@@ -38,6 +38,15 @@
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-proxy-fence 2>&1 | FileCheck %s --check-prefix=NO-PROXY-FENCE
 // NO-PROXY-FENCE: PTX emulator: kernel prefill_attention0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: wgmma.mma_async
 //
+// wgmma: the fence.proxy.async of the O epilogue removed (the kernel's last
+// one): thread 0's tensor store reads the O tile (the async proxy) that the
+// lanes wrote through the generic proxy unfenced.
+// RUN: cp -r %t/wgmma %t/no-store-fence
+// RUN: tac %t/wgmma/kernels.ptx | sed '0,/fence.proxy.async.shared::cta;/{//d}' | tac > %t/no-store-fence/kernels.ptx
+// RUN: not diff -q %t/wgmma/kernels.ptx %t/no-store-fence/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-store-fence 2>&1 | FileCheck %s --check-prefix=NO-STORE-FENCE
+// NO-STORE-FENCE: PTX emulator: kernel prefill_attention0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: cp.async.bulk.tensor.4d.global.shared::cta
+//
 // Warp roles: the consumers' release of a step's stages (their arrival on
 // its empty mbarrier) removed: the producer waits for it forever before the
 // group that reuses the stages, and the consumers for that group.
