@@ -300,6 +300,30 @@ Value CtaPrimitives::rowsDescriptor(Value byteOffset) {
                          /*leadingBytes=*/16, kSwizzleAtomBytes);
 }
 
+CtaPrimitives::StreamOperands CtaPrimitives::streamOperands(ArrayRef<Value> d,
+                                                            ValueRange aFrags) {
+  SmallVector<Value> a;
+  for (Value fragment : aFrags)
+    llvm::append_range(a, packedRegisters(fragment));
+  return {fenceOperands(b, d), fenceOperands(b, a)};
+}
+
+void CtaPrimitives::accumulateStreamed(SmallVector<Value> &acc,
+                                       ArrayRef<SmallVector<Value>> aFrags,
+                                       Value streamTile, Value streamOffset,
+                                       int64_t width) {
+  if (s.matrixUnit == MatrixUnit::MmaSync) {
+    accumulateProducts(acc, aFrags, streamTile, width);
+    return;
+  }
+  StreamOperands operands = streamOperands(elementsOf(acc), aFrags.front());
+  SmallVector<Value> d =
+      issueStreamProduct(operands.d, operands.a, streamOffset, width,
+                         /*fence=*/true);
+  wgmmaWait(b, 0, operands.a);
+  acc = fragmentsOf(d);
+}
+
 Value CtaPrimitives::constantTable(DenseElementsAttr values) {
   return atEntry({-2, const_cast<void *>(values.getAsOpaquePointer())}, [&] {
     auto module =

@@ -188,6 +188,22 @@ protected:
   /// The K-major descriptor of the rows of a blocked tile from byte
   /// `byteOffset` of the dynamic shared memory.
   Value rowsDescriptor(Value byteOffset);
+  /// The register inputs of acc + A B on wgmma: the accumulators `d` and
+  /// the A registers of `aFrags` (the A fragments of the warp's m16 tile),
+  /// fenced (fenceOperands): built before the wgmma.fence of the products
+  /// that read them.
+  struct StreamOperands {
+    SmallVector<Value> d, a;
+  };
+  StreamOperands streamOperands(ArrayRef<Value> d, ValueRange aFrags);
+  /// acc ([mTiles][width / 8] C fragments) += aFrags ([mTiles][blockN / 16]
+  /// A fragments) times the s.blockN rows of the streamed tile (view
+  /// `streamTile`, at byte `streamOffset`), on the kernel's matrix unit,
+  /// waited for: accumulateProducts on mma.sync, one issueStreamProduct on
+  /// wgmma (O += P V, dV += P^T dO, dK += dS^T Q, dQ += dS K).
+  void accumulateStreamed(SmallVector<Value> &acc,
+                          ArrayRef<SmallVector<Value>> aFrags, Value streamTile,
+                          Value streamOffset, int64_t width);
 
   /// The masking geometry of the kernel's lengths, with `packedHeads`
   /// query heads per tiled head.

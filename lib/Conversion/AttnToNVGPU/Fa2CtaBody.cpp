@@ -75,16 +75,8 @@ SmallVector<Value> Fa2CtaBody::issueScoreProduct(const StageTiles &tiles) {
   return issueRowProduct(queryDescriptor, tiles.kOffset, s.problem.headDim);
 }
 
-Fa2CtaBody::ValueOperands Fa2CtaBody::valueOperands(ArrayRef<Value> d,
-                                                    ValueRange pFrags) {
-  SmallVector<Value> a;
-  for (Value p : pFrags)
-    llvm::append_range(a, packedRegisters(p));
-  return {fenceOperands(b, d), fenceOperands(b, a)};
-}
-
 Fa2CtaBody::IssuedProduct
-Fa2CtaBody::issueValueProduct(const ValueOperands &operands,
+Fa2CtaBody::issueValueProduct(const StreamOperands &operands,
                               const StageTiles &tiles, bool fence) {
   return {issueStreamProduct(operands.d, operands.a, tiles.vOffset,
                              s.problem.valueDim, fence),
@@ -100,19 +92,6 @@ Fa2CtaBody::scoreProducts(const StageTiles &tiles) {
   }
   // S = Q K^T for all of the warp's m16 tiles at once.
   return rowProducts(qTile, warpRow, tiles.k, s.problem.headDim);
-}
-
-void Fa2CtaBody::valueProducts(SmallVector<Value> &acc,
-                               ArrayRef<SmallVector<Value>> pFrags,
-                               const StageTiles &tiles) {
-  if (s.matrixUnit == MatrixUnit::Wgmma) {
-    IssuedProduct product = issueValueProduct(
-        valueOperands(elementsOf(acc), pFrags[0]), tiles, /*fence=*/true);
-    wgmmaWait(b, 0, product.aRegisters);
-    acc = fragmentsOf(product.d);
-    return;
-  }
-  accumulateProducts(acc, pFrags, tiles.v, s.problem.valueDim);
 }
 
 Value Fa2CtaBody::copyKV(const KvWalk &w, Value keyBlock, Value keyStage,
@@ -631,7 +610,8 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
           // O = alpha * O + P V; each V fragment serves every m16 tile.
           SmallVector<Value> next =
               rescaled(state.take_front(mTiles * oTiles), update.alphas);
-          valueProducts(next, update.pFrags, tiles);
+          accumulateStreamed(next, update.pFrags, tiles.v, tiles.vOffset,
+                             s.problem.valueDim);
           next.append(update.m);
           next.append(update.l);
           return next;
@@ -741,9 +721,9 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
     ValueRange p = state.take_back(kSlices);
     // P V's register inputs are fenced before the step's one wgmma.fence
     // (S's, else P V's).
-    ValueOperands operands;
+    StreamOperands operands;
     if (withPrevious)
-      operands = valueOperands(elementsOf(SmallVector<Value>(acc)), p);
+      operands = streamOperands(elementsOf(SmallVector<Value>(acc)), p);
     // The step's products are issued in the warpgroup's turn.
     if (turns)
       awaitTurn(b, s, warpgroup);

@@ -99,30 +99,17 @@ private:
   StageTiles kvTiles(Value keyStage, Value valueStage);
   /// S = Q K^T of the warp's m16 tiles: [mTiles][block_n / 8] C fragments.
   SmallVector<SmallVector<Value>> scoreProducts(const StageTiles &tiles);
-  /// acc += P V, acc the O fragments [mTiles][Dv / 8], `pFrags` P's A
-  /// fragments [mTiles][block_n / 16].
-  void valueProducts(SmallVector<Value> &acc,
-                     ArrayRef<SmallVector<Value>> pFrags,
-                     const StageTiles &tiles);
   /// The warpgroup's S = Q K^T (wgmma accumulators), after a wgmma.fence,
   /// issued and committed as one group: its registers are the product's
   /// until a wait.
   SmallVector<Value> issueScoreProduct(const StageTiles &tiles);
-  /// The register inputs of d + P V on wgmma: the accumulators `d` and P's
-  /// A registers (of `pFrags`, P's A fragments of the warp's m16 tile),
-  /// fenced (fenceOperands): built before the wgmma.fence of the products
-  /// that the step issues.
-  struct ValueOperands {
-    SmallVector<Value> d, a;
-  };
-  ValueOperands valueOperands(ArrayRef<Value> d, ValueRange pFrags);
-  /// d + P V on wgmma, after a wgmma.fence with `fence`, issued and
-  /// committed as one group: the accumulators, and P's registers, which its
-  /// wgmmaWait keeps.
+  /// d + P V on wgmma (streamOperands' fenced registers), after a
+  /// wgmma.fence with `fence`, issued and committed as one group: the
+  /// accumulators, and P's registers, which its wgmmaWait keeps.
   struct IssuedProduct {
     SmallVector<Value> d, aRegisters;
   };
-  IssuedProduct issueValueProduct(const ValueOperands &operands,
+  IssuedProduct issueValueProduct(const StreamOperands &operands,
                                   const StageTiles &tiles, bool fence);
   /// The scaled scores in base 2 of block `key0` from its products
   /// `scores` ([mTiles][block_n / 8] C fragments), [mt][nt][i][j]

@@ -118,9 +118,12 @@ private:
   scoreProducts(bool withDp);
   /// acc ([mTiles][width / 8] C fragments) += the [mTiles][block_n / 8 * 4]
   /// flat values (P or dS, rounded to the element type) times the s.blockN
-  /// rows of `stream` (`width` columns).
+  /// rows of `stream` (`width` columns): accumulateStreamed.
   void accumulate(SmallVector<Value> &acc, ArrayRef<Value> flat,
-                  const SharedTile &stream, int64_t width);
+                  const SharedTile &stream, int64_t width) {
+    accumulateStreamed(acc, aFragments(flat), stream.view, stream.offset,
+                       width);
+  }
   /// After the block's copies are waited for: their writes visible to the
   /// products (wgmma reads shared memory through the async proxy), then a
   /// CTA barrier.
@@ -305,23 +308,6 @@ Fa2GradBody::scoreProducts(bool withDp) {
   return {{fragmentsOf(scores)},
           withDp ? SmallVector<SmallVector<Value>>{fragmentsOf(dps)}
                  : SmallVector<SmallVector<Value>>()};
-}
-
-void Fa2GradBody::accumulate(SmallVector<Value> &acc, ArrayRef<Value> flat,
-                             const SharedTile &stream, int64_t width) {
-  SmallVector<SmallVector<Value>> frags = aFragments(flat);
-  if (s.matrixUnit == MatrixUnit::MmaSync) {
-    accumulateProducts(acc, frags, stream.view, width);
-    return;
-  }
-  SmallVector<Value> a;
-  for (Value fragment : frags.front())
-    llvm::append_range(a, packedRegisters(fragment));
-  SmallVector<Value> d = fenceOperands(b, elementsOf(acc));
-  a = fenceOperands(b, a);
-  d = issueStreamProduct(d, a, stream.offset, width, /*fence=*/true);
-  wgmmaWait(b, 0, a);
-  acc = fragmentsOf(d);
 }
 
 void Fa2GradBody::tilesReady() {
