@@ -61,6 +61,12 @@ int64_t mlir::attn::softmaxOverlapRegisters(const Fa2Tiling &tiling,
          (work.region ? kScoreRegionOverlapRegisters : 0);
 }
 
+/// Why tensor copies are not used with per-sequence key lengths
+/// (kvTensorCopiesUnfit, gradTensorCopiesUnfit).
+static constexpr const char *kKeyLengthsNeedCpAsync =
+    "per-sequence key lengths: cp.async zero-fills the keys past a "
+    "sequence's length";
+
 std::string mlir::attn::softmaxOverlapUnfit(const Fa2Tiling &tiling,
                                             int64_t valueDim, ScoreWork work,
                                             bool blockMask, bool kernelSplitsKv,
@@ -98,8 +104,7 @@ std::string mlir::attn::kvTensorCopiesUnfit(const Fa2Tiling &tiling,
                                             int64_t sharedLimit,
                                             bool keyLengths) {
   if (keyLengths)
-    return "per-sequence key lengths: cp.async zero-fills the keys past a "
-           "sequence's length";
+    return kKeyLengthsNeedCpAsync;
   if (wgmmaSharedBytes(tileBytes, tiling.stages, /*tensorCopies=*/true,
                        /*warpRoles=*/false) > sharedLimit)
     return "the stages' mbarriers do not fit the shared memory the tiles "
@@ -292,7 +297,38 @@ mlir::attn::defaultFa2Tiling(int64_t headDim, int64_t valueDim,
   return std::nullopt;
 }
 
-Fa2Tiling mlir::attn::fa2GradKernelTiling(int64_t headDim, int64_t valueDim) {
+Fa2Tiling mlir::attn::fa2GradKernelTiling(int64_t headDim, int64_t valueDim,
+                                          bool tensorCopies) {
   return {/*blockM=*/64, std::max(headDim, valueDim) <= 64 ? 64 : 32,
-          /*warps=*/4, /*stages=*/1};
+          /*warps=*/4, tensorCopies ? kGradTensorCopyStages : 1};
+}
+
+int64_t mlir::attn::fa2GradSharedBytes(const Fa2Tiling &tiling, int64_t headDim,
+                                       int64_t valueDim, bool tensorCopies) {
+  int64_t rowBytes =
+      2 * (fa2SharedRowElements(headDim) + fa2SharedRowElements(valueDim));
+  int64_t statistics = 2 * 4 * std::max(tiling.blockM, tiling.blockN);
+  int64_t barriers = tensorCopies ? (tiling.stages + 1) * kMbarrierBytes : 0;
+  return (tiling.blockM + tiling.stages * tiling.blockN) * rowBytes +
+         statistics + barriers;
+}
+
+std::string mlir::attn::gradTensorCopiesUnfit(int64_t headDim, int64_t valueDim,
+                                              bool keyLengths,
+                                              int64_t sharedLimit) {
+  if (keyLengths)
+    return kKeyLengthsNeedCpAsync;
+  if (std::max(headDim, valueDim) > kGradBothAtOnce)
+    return "dV and dK in a walk each (max(D, Dv) = " +
+           std::to_string(std::max(headDim, valueDim)) +
+           "): with the stages' addresses ptxas serialised their wgmma";
+  int64_t bytes = fa2GradSharedBytes(
+      fa2GradKernelTiling(headDim, valueDim, /*tensorCopies=*/true), headDim,
+      valueDim, /*tensorCopies=*/true);
+  if (bytes > sharedLimit)
+    return "the streamed tiles' " + std::to_string(kGradTensorCopyStages) +
+           " stages need " + std::to_string(bytes) +
+           " bytes of shared memory, more than a block's " +
+           std::to_string(sharedLimit);
+  return "";
 }

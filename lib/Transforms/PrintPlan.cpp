@@ -44,11 +44,13 @@ std::string formatFlops(double flops) {
   return llvm::formatv("{0:F2} {1}", flops, units[unit]).str();
 }
 
-/// The backward kernel attn-to-ptx builds for `problem` on `target`: its
-/// tiles (fa2GradKernelTiling) and matrix unit (chooseGradMatrixUnit with
-/// matrix-unit=auto).
+/// The backward kernel attn-to-ptx builds for `problem` (with per-sequence
+/// `keyLengths` or not) on `target`: its tiles (fa2GradKernelTiling), matrix
+/// unit (chooseGradMatrixUnit with matrix-unit=auto) and, on wgmma, how its
+/// tiles come (gradTensorCopiesUnfit).
 std::string describeGradKernel(TargetAttr target,
-                               const AttentionProblem &problem) {
+                               const AttentionProblem &problem,
+                               bool keyLengths) {
   Fa2Tiling tiling = fa2GradKernelTiling(problem.headDim, problem.valueDim);
   MatrixUnit unit =
       *chooseGradMatrixUnit(MatrixUnitRequest::Auto, target.getChip(),
@@ -63,7 +65,16 @@ std::string describeGradKernel(TargetAttr target,
         " (" +
         gradWgmmaUnfit(target.getChip(), problem.headDim, problem.valueDim) +
         ")";
-  return text;
+  if (unit != MatrixUnit::Wgmma)
+    return text;
+  std::string noCopies = gradTensorCopiesUnfit(
+      problem.headDim, problem.valueDim, keyLengths, target.getSmemPerBlock());
+  if (noCopies.empty())
+    return text + llvm::formatv(", tiles by tensor copies (the streamed "
+                                "ones in {0} stages)",
+                                kGradTensorCopyStages)
+                      .str();
+  return text + ", tiles by cp.async (" + noCopies + ")";
 }
 
 /// The CTA body attn-to-ptx builds for `op`'s kernel with `tiling` on
@@ -237,7 +248,8 @@ struct AttnPrintPlanPass
     if (TargetAttr target = getEnclosingTarget(op);
         target && staticLengths &&
         op.getQuery().getType().getElementTypeBitWidth() == 16)
-      remark << "\n  " << describeGradKernel(target, *problem);
+      remark << "\n  "
+             << describeGradKernel(target, *problem, op.hasKeyLengths());
     if (!staticLengths)
       return tiles;
     int64_t kvBlocks = llvm::divideCeil(problem->keyLen, tiles->blockN);

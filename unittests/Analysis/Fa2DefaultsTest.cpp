@@ -340,3 +340,37 @@ TEST(Fa2Defaults, GradKernelTilingAndMatrixUnit) {
             std::string::npos);
   EXPECT_EQ(gradWgmmaUnfit("sm_90a", 96, 160), "");
 }
+
+TEST(Fa2Defaults, GradTensorCopies) {
+  // Two stages of streamed tiles with tensor copies.
+  EXPECT_EQ(fa2GradKernelTiling(64, 64, /*tensorCopies=*/true),
+            (Fa2Tiling{64, 64, 4, 2}));
+  EXPECT_EQ(fa2GradKernelTiling(128, 64, /*tensorCopies=*/true),
+            (Fa2Tiling{64, 32, 4, 2}));
+  // D = Dv = 64, one stage: 64 own rows and 64 streamed ones of 128 + 128
+  // bytes, then LSE and Dsum of 64 floats each.
+  EXPECT_EQ(fa2GradSharedBytes(fa2GradKernelTiling(64, 64), 64, 64,
+                               /*tensorCopies=*/false),
+            (64 + 64) * 256 + 512);
+  // Two stages, then an mbarrier a stage and the own rows' one.
+  EXPECT_EQ(fa2GradSharedBytes(fa2GradKernelTiling(64, 64, true), 64, 64,
+                               /*tensorCopies=*/true),
+            (64 + 2 * 64) * 256 + 512 + 3 * 8);
+  // D = 96 rows are padded to 128 columns; Dv = 32 to 64.
+  EXPECT_EQ(fa2GradSharedBytes(fa2GradKernelTiling(96, 32, true), 96, 32,
+                               /*tensorCopies=*/true),
+            (64 + 2 * 32) * (256 + 128) + 512 + 3 * 8);
+  EXPECT_EQ(gradTensorCopiesUnfit(128, 128, /*keyLengths=*/false, 232448), "");
+  EXPECT_EQ(gradTensorCopiesUnfit(64, 128, /*keyLengths=*/false, 232448), "");
+  EXPECT_NE(gradTensorCopiesUnfit(64, 64, /*keyLengths=*/true, 232448)
+                .find("per-sequence key lengths"),
+            std::string::npos);
+  // Two walks (max(D, Dv) above 128) keep cp.async.
+  EXPECT_NE(gradTensorCopiesUnfit(160, 64, /*keyLengths=*/false, 232448)
+                .find("a walk each (max(D, Dv) = 160)"),
+            std::string::npos);
+  // 66072 bytes for D = Dv = 128: not in a 48 KiB block.
+  EXPECT_NE(gradTensorCopiesUnfit(128, 128, /*keyLengths=*/false, 49152)
+                .find("need 66072 bytes"),
+            std::string::npos);
+}

@@ -271,8 +271,39 @@ constexpr int64_t kFa2MaxHeadDim = 256;
 /// own rows (block_m: 64, four warps of 16 rows, one warpgroup) and the rows
 /// of each block streamed past them (block_n: 64, or 32 where max(D, Dv) is
 /// above 64: a warp's dK and dV accumulators then take 128 registers, and
-/// S and dP of 64 columns another 64; ptxas spilled at D = 128); one stage.
-Fa2Tiling fa2GradKernelTiling(int64_t headDim, int64_t valueDim);
+/// S and dP of 64 columns another 64; ptxas spilled at D = 128); one stage
+/// of streamed tiles, or with `tensorCopies` kGradTensorCopyStages.
+Fa2Tiling fa2GradKernelTiling(int64_t headDim, int64_t valueDim,
+                              bool tensorCopies = false);
+
+/// The widest rows (max(D, Dv)) whose dK and dV a key/value CTA of the
+/// backward kernel accumulates in one walk over the query blocks; wider, it
+/// takes dV, then dK, in a walk each (the fragments of both take 256
+/// registers at D = 256).
+constexpr int64_t kGradBothAtOnce = 128;
+
+/// Stages of the backward kernel's streamed tiles with tensor copies: the
+/// next block's tiles land while the current block is computed.
+constexpr int64_t kGradTensorCopyStages = 2;
+
+/// Bytes of the backward kernel's dynamic shared memory: the own rows' two
+/// tiles (block_m rows of D and of Dv, padded by fa2SharedRowElements), the
+/// streamed block's two in each of the tiling's stages, the LSE and Dsum
+/// arrays (max(block_m, block_n) floats each), then with `tensorCopies` an
+/// mbarrier a stage and one for the own rows.
+int64_t fa2GradSharedBytes(const Fa2Tiling &tiling, int64_t headDim,
+                           int64_t valueDim, bool tensorCopies);
+
+/// Why the backward kernel on wgmma copies its tiles by cp.async from every
+/// thread rather than by tensor copies (thread 0 issues each tile's
+/// cp.async.bulk.tensor: the own rows once, the streamed blocks into
+/// kGradTensorCopyStages stages that an mbarrier each guards), or "" when it
+/// uses them: with `keyLengths` (kvTensorCopiesUnfit's reason), with rows
+/// wider than kGradBothAtOnce (two walks: with the ring's addresses ptxas
+/// 13.0 serialised the wgmma of D = 160 and of D = 192, Dv = 128), or when
+/// the stages do not fit the `sharedLimit` bytes a block may have.
+std::string gradTensorCopiesUnfit(int64_t headDim, int64_t valueDim,
+                                  bool keyLengths, int64_t sharedLimit);
 
 /// FlashAttention-2's tilings for a head dimension, preferred first (the
 /// later ones are smaller fallbacks); empty beyond kFa2MaxHeadDim.

@@ -76,7 +76,10 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
     mask and the key lengths when it has them) of two kinds of CTA, 4 warps
     each, on warpgroup MMA where the #attn.target is sm_90a and max(D, Dv)
     is at most 192 (one m64 product per CTA; `matrix-unit` applies), else on
-    `mma.sync`: the first ceil(Sk / 64) Hkv own a key/value block each (K
+    `mma.sync`; on warpgroup MMA up to max(D, Dv) = 128 without key
+    lengths its tiles come by tensor copies (tensor maps of Q, K, V and dO
+    after its parameters, the streamed tiles in two stages, each guarded by
+    an mbarrier): the first ceil(Sk / 64) Hkv own a key/value block each (K
     and V stay; for each query head of the group and each query block that
     sees the block, S^T = K Q^T and dP^T = V dO^T, then dV += P^T dO and
     dK += dS^T Q), the others a query block each (Q and dO stay; for each

@@ -248,7 +248,8 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
 
   /// The backward kernel of `op` in `kernels`: parameters Q, K, V, O, LSE,
   /// dO, dQ, dK, dV (static views), then the mask, the block mask (unless
-  /// constant) and key_lengths when `op` has them; no workspace.
+  /// constant) and key_lengths when `op` has them, then its tensor maps
+  /// (gradKernelTensorMaps); no workspace.
   LogicalResult buildGradKernel(AttentionGradOp op, gpu::GPUModuleOp kernels,
                                 MatrixUnitRequest request) {
     FailureOr<KernelShape> shape = analyseGradKernel(op, request);
@@ -270,8 +271,9 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       names.push_back(kb.getStringAttr(name));
     }
     appendMaskAndLengthParams(kb, op, *shape, views, names);
+    SmallVector<TensorMap> maps = gradKernelTensorMaps(*shape);
     gpu::GPUFuncOp func = createKernel(
-        kb, getAttentionGradKernelName(op), *shape, views, names, {}, {},
+        kb, getAttentionGradKernelName(op), *shape, views, names, {}, maps,
         gradGrid(*shape), gradSharedBytes(*shape), describeAttention(kb, op),
         {kb.getNamedAttr("gradient", kb.getUnitAttr())});
     Block &entry = func.getBody().front();
@@ -287,6 +289,13 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       args.blockMask = entry.getArgument(next++);
     if (shape->keyLengths)
       args.keyLengths = entry.getArgument(next++);
+    if (!maps.empty()) {
+      unsigned map = entry.getNumArguments() - maps.size();
+      args.qMap = entry.getArgument(map);
+      args.kMap = entry.getArgument(map + 1);
+      args.vMap = entry.getArgument(map + 2);
+      args.gradOutMap = entry.getArgument(map + 3);
+    }
     buildFa2GradKernel(kb, *shape, args);
     gpu::ReturnOp::create(kb);
     return success();

@@ -47,8 +47,9 @@ struct KernelShape {
   AttentionProblem problem;
   Type element;
   int64_t blockM, blockN, warps;
-  /// Shared-memory buffers of K and V: 1, or 2 to load the next block while
-  /// the current one is computed.
+  /// Shared-memory buffers of K and V (of the backward kernel's streamed
+  /// tiles): 1, or 2 to load the next block while the current one is
+  /// computed.
   int64_t stages;
   float scaleLog2;
   /// Score modification, in natural units before the masks: the softcap,
@@ -92,7 +93,9 @@ struct KernelShape {
   /// With wgmma: whether K and V come by tensor copies into stages that an
   /// mbarrier each guards (kvTensorCopiesUnfit), or by cp.async from every
   /// thread. The kernel then takes a tensor map of K and one of V
-  /// (kernelTensorMaps, KernelAbi.h).
+  /// (kernelTensorMaps, KernelAbi.h); the backward kernel, whose tiles all
+  /// come so (gradTensorCopiesUnfit), maps of Q, K, V and dO
+  /// (gradKernelTensorMaps).
   bool tensorCopies = false;
   /// With tensor copies: the producer warpgroup's warps (kProducerWarps,
   /// after the `warps` consumer warps; planWgmmaBody), 0 when every warp

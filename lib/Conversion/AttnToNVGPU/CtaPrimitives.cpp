@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CtaPrimitives.h"
+#include "TensorCopy.h"
 #include "WarpgroupMma.h"
 
 #include "attn/Dialect/Attn/IR/Attn.h"
@@ -500,6 +501,42 @@ void CtaPrimitives::setUpSharedMemory() {
       OpBuilder::InsertPoint(sharedOp->getBlock(), Block::iterator(sharedOp));
   if (blockedTiles())
     sharedAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, shared);
+}
+
+void CtaPrimitives::copyTileByTensorMap(Value map, Value batch, Value head,
+                                        Value row0, int64_t tileRows,
+                                        int64_t columns, Value offset,
+                                        Value barrier) {
+  // The tile's 64-column blocks lie one after the other, tileRows rows of
+  // 128 bytes each, in the 128-byte swizzle the map writes with; a box of
+  // s.blockN rows starts at a multiple of 1024 bytes, where the swizzle's
+  // pattern starts again.
+  for (int64_t block = 0; block < columns / kBlockColumns; ++block)
+    for (int64_t rows = 0; rows < tileRows; rows += s.blockN)
+      tensorCopy(
+          b,
+          sharedPointer(b, add(sharedAddress,
+                               add(offset, index((block * tileRows + rows) *
+                                                 kSwizzleRowBytes)))),
+          map,
+          ValueRange{index(block * kBlockColumns),
+                     rows ? add(row0, index(rows)) : row0, head, batch},
+          barrier);
+}
+
+Value CtaPrimitives::mbarrierAt(Value address, Value i) {
+  return sharedPointer(b, add(address, mul(i, index(kMbarrierBytes))));
+}
+
+void CtaPrimitives::waitForStage(Value barriers, Value group) {
+  Value parity = arith::IndexCastUIOp::create(
+      b, b.getI32Type(),
+      arith::RemUIOp::create(
+          b, arith::DivUIOp::create(b, group, index(s.stages)), index(2)));
+  mbarrierWait(
+      b,
+      mbarrierAt(barriers, arith::RemUIOp::create(b, group, index(s.stages))),
+      parity);
 }
 
 void CtaPrimitives::onThread(int64_t thread, function_ref<void()> build,

@@ -119,6 +119,21 @@ protected:
     nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(pending));
   }
 
+  /// Tensor copies (sm_90a, blocked tiles) of rows [row0, row0 +
+  /// `tileRows`) of `map`'s tensor at (batch, head) into the tile at shared
+  /// offset `offset`, whose rows have `columns` elements: a copy a 64-column
+  /// block and s.blockN rows (the maps' box), completing on `barrier`.
+  void copyTileByTensorMap(Value map, Value batch, Value head, Value row0,
+                           int64_t tileRows, int64_t columns, Value offset,
+                           Value barrier);
+  /// The mbarrier `i` of the array at byte `address` of the shared window.
+  Value mbarrierAt(Value address, Value i);
+  /// Every thread waits for copy group `group` of a ring of s.stages stages
+  /// (the groups take the stages in turn), each guarded by a "full"
+  /// mbarrier of the array at `barriers`: the phase (group / stages) % 2 of
+  /// the mbarrier of stage group % stages.
+  void waitForStage(Value barriers, Value group);
+
   /// The tile views of dynamic shared memory: `rows` rows of `columns`
   /// elements (a multiple of 64), as tileIndex indexes them.
   Value sharedTile(Value base, Value byteOffset, int64_t rows, int64_t columns);

@@ -114,13 +114,11 @@ Value Fa2CtaBody::clampedBlock(const KvWalk &w, Value block) {
 }
 
 Value Fa2CtaBody::fullBarrier(Value stage) {
-  return sharedPointer(b,
-                       add(barrierAddress, mul(stage, index(kMbarrierBytes))));
+  return mbarrierAt(barrierAddress, stage);
 }
 
 Value Fa2CtaBody::emptyBarrier(Value stage) {
-  return sharedPointer(b, add(barrierAddress, mul(add(stage, index(s.stages)),
-                                                  index(kMbarrierBytes))));
+  return mbarrierAt(barrierAddress, add(stage, index(s.stages)));
 }
 
 void Fa2CtaBody::onIssuingThread(function_ref<void()> build, Value alsoIf) {
@@ -155,20 +153,6 @@ void Fa2CtaBody::releaseTensorGroup(Value g) {
                    emptyBarrier(arith::RemUIOp::create(b, g, index(s.stages))));
 }
 
-void Fa2CtaBody::copyTileByTensorMap(Value map, Value batch, Value head,
-                                     Value row0, int64_t columns, Value offset,
-                                     Value barrier) {
-  // The tile's 64-column blocks lie one after the other, block_n rows of
-  // 128 bytes each, in the 128-byte swizzle the map writes with.
-  for (int64_t block = 0; block < columns / kBlockColumns; ++block)
-    tensorCopy(b,
-               sharedPointer(
-                   b, add(sharedAddress, add(offset, index(block * s.blockN *
-                                                           kSwizzleRowBytes)))),
-               map, ValueRange{index(block * kBlockColumns), row0, head, batch},
-               barrier);
-}
-
 void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
                                  Value withKey, Value keyBlock, Value keyStage,
                                  Value withValue, Value valueBlock,
@@ -199,13 +183,13 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
   };
   copyIf(withKey, [&] {
     copyTileByTensorMap(w.kv.kMap, w.batch, w.kvHead,
-                        mul(keyBlock, index(s.blockN)), s.keyRow(),
+                        mul(keyBlock, index(s.blockN)), s.blockN, s.keyRow(),
                         tiles.kOffset, barrier);
   });
   copyIf(withValue, [&] {
     copyTileByTensorMap(w.kv.vMap, w.batch, w.kvHead,
-                        mul(valueBlock, index(s.blockN)), s.valueRow(),
-                        tiles.vOffset, barrier);
+                        mul(valueBlock, index(s.blockN)), s.blockN,
+                        s.valueRow(), tiles.vOffset, barrier);
   });
 }
 
@@ -240,16 +224,6 @@ void Fa2CtaBody::invalidateStageBarriers() {
         mbarrierInval(b, emptyBarrier(index(stage)));
     }
   });
-}
-
-void Fa2CtaBody::waitForTensorGroup(Value group) {
-  Value parity = arith::IndexCastUIOp::create(
-      b, b.getI32Type(),
-      arith::RemUIOp::create(
-          b, arith::DivUIOp::create(b, group, index(s.stages)), index(2)));
-  mbarrierWait(b,
-               fullBarrier(arith::RemUIOp::create(b, group, index(s.stages))),
-               parity);
 }
 
 void Fa2CtaBody::produceRange(const KvWalk &w) {

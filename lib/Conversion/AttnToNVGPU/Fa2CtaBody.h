@@ -172,14 +172,8 @@ private:
   void initStageBarriers();
   void invalidateStageBarriers();
   /// With tensor copies: every thread waits for copy group `group` of the
-  /// range (the range's groups take the stages in turn): the phase
-  /// (group / stages) % 2 of the mbarrier of stage group % stages.
-  void waitForTensorGroup(Value group);
-  /// Tensor copies of rows [row0, row0 + block_n) of `map`'s tensor at
-  /// (batch, head) into the tile at shared offset `offset`, a 64-column
-  /// block a copy, completing on `barrier`.
-  void copyTileByTensorMap(Value map, Value batch, Value head, Value row0,
-                           int64_t columns, Value offset, Value barrier);
+  /// range (waitForStage).
+  void waitForTensorGroup(Value group) { waitForStage(barrierAddress, group); }
   /// Shared-memory layout: the Q block, then `stages` K tiles, then
   /// `stages` V tiles.
   int64_t kTileBytes() const { return s.blockN * 2 * s.keyRow(); }

@@ -16,7 +16,11 @@
 // read through descriptors (K-major, and MN-major for the streamed tile of
 // the second form). P and dS never leave the registers: the C fragments of
 // two adjacent n8 tiles are the A fragment of a k16 slice, as in the
-// forward, and a warp's share of a wgmma is those fragments.
+// forward, and a warp's share of a wgmma is those fragments. On wgmma
+// (but with key lengths) the tiles come by tensor copies that thread 0
+// issues: the own rows once, the streamed blocks into a ring of two stages,
+// each guarded by an mbarrier, so that the next block's tiles land while
+// the current one is computed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +28,7 @@
 #include "CtaPrimitives.h"
 #include "KernelAnalysis.h"
 #include "KernelSkeletons.h"
+#include "TensorCopy.h"
 #include "WarpgroupMma.h"
 
 #include "attn/Analysis/AttentionProblem.h"
@@ -48,9 +53,12 @@ using namespace mlir::attn;
 
 namespace {
 
-/// The widest head dimension the kernel takes (FlashAttention's), and the
-/// widest whose dK and dV a key/value CTA accumulates in one walk.
-constexpr int64_t kGradMaxHeadDim = kFa2MaxHeadDim, kGradBothAtOnce = 128;
+int64_t tileBytes(int64_t rows, int64_t rowElements) {
+  return rows * rowElements * 2;
+}
+
+/// The widest head dimension the kernel takes (FlashAttention's).
+constexpr int64_t kGradMaxHeadDim = kFa2MaxHeadDim;
 
 class Fa2GradBody : CtaPrimitives {
 public:
@@ -110,12 +118,18 @@ private:
   struct SharedTile {
     Value view, offset;
   };
+  /// The streamed block's two tiles (K or Q, and V or dO).
+  struct StreamTiles {
+    SharedTile a, b;
+  };
+  /// The streamed tiles of stage `stage`.
+  StreamTiles streamTiles(Value stage);
   /// The products of a visited block's scores: the warp's rows of the own
   /// tiles times the streamed ones^T, S (or S^T) from the first over D
   /// columns and, `withDp`, dP (or dP^T) from the second over Dv, each
   /// [mTiles][block_n / 8] C fragments.
   std::pair<SmallVector<SmallVector<Value>>, SmallVector<SmallVector<Value>>>
-  scoreProducts(bool withDp);
+  scoreProducts(const StreamTiles &stream, bool withDp);
   /// acc ([mTiles][width / 8] C fragments) += the [mTiles][block_n / 8 * 4]
   /// flat values (P or dS, rounded to the element type) times the s.blockN
   /// rows of `stream` (`width` columns): accumulateStreamed.
@@ -124,10 +138,45 @@ private:
     accumulateStreamed(acc, aFragments(flat), stream.view, stream.offset,
                        width);
   }
-  /// After the block's copies are waited for: their writes visible to the
-  /// products (wgmma reads shared memory through the async proxy), then a
-  /// CTA barrier.
+  /// After the block's cp.async copies are waited for: their writes visible
+  /// to the products (wgmma reads shared memory through the async proxy),
+  /// then a CTA barrier.
   void tilesReady();
+
+  /// With tensor copies. The mbarriers: one a stage of the ring ("full":
+  /// thread 0's arrival and the group's bytes complete a phase), then the
+  /// own rows' one, initialised by thread 0 before a CTA barrier.
+  void initBarriers();
+  Value ownRowsBarrier() { return mbarrierAt(barriers, index(s.stages)); }
+  /// A tensor and, with tensor copies, its tensor map.
+  struct Source {
+    Value tensor, map;
+  };
+  /// Copies rows [row0, row0 + block_m) of (batch, head) of `first` and
+  /// `second` (rows past `length` zero) into the own tiles: with tensor
+  /// copies by thread 0 on the own rows' mbarrier (startWalk waits for it),
+  /// else by every thread's cp.async, whose group it returns.
+  Value copyOwnRows(const Source &first, const Source &second, Value batch,
+                    Value head, Value row0, const Extent &length);
+  /// What a walk streams: the tensor maps of its two tiles, and the head
+  /// and first row of the block of the walk's group u.
+  struct StreamSource {
+    Value mapA, mapB, batch;
+    function_ref<std::pair<Value, Value>(Value u)> at;
+  };
+  /// Thread 0 copies the tiles of the walk's group u into stage u % stages,
+  /// if u < `groups`.
+  void issueStreamed(const StreamSource &source, Value u, Value groups);
+  /// Before the CTA's walk of `groups` groups (one a CTA, so that its
+  /// groups number the ring's phases): thread 0 issues the first stages - 1
+  /// groups, and every thread waits for the own rows.
+  void startWalk(const StreamSource &source, Value groups);
+  /// At the walk's group u: a CTA barrier (every warp is done with group
+  /// u - 1's stage), thread 0 issues group u + stages - 1 into that stage,
+  /// and every thread waits for group u, whose tiles it returns. Every
+  /// group is waited for, a block the block mask skips included: a stage
+  /// is refilled only once its last copy has landed.
+  StreamTiles streamStep(const StreamSource &source, Value u, Value groups);
 
   /// Stores acc * factor into rows row0 + (the warp's fragment rows) of
   /// out[batch, head], rows below `length` only.
@@ -152,15 +201,19 @@ private:
   /// Sq, and the sequence's Sk (its key length, clamped to Sk, with key
   /// lengths).
   Extent queryLen, keyLen;
-  /// The CTA's own rows (Q or K, and dO or V), the streamed block (K or Q,
-  /// and V or dO), and the streamed rows' (or the own rows') LSE and Dsum.
-  SharedTile rowsA, rowsB, streamA, streamB;
+  /// The CTA's own rows (Q or K, and dO or V), the byte offset of the
+  /// streamed blocks' first stage (K or Q, and V or dO, each stage
+  /// stageBytes()), and the streamed rows' (or the own rows') LSE and Dsum.
+  SharedTile rowsA, rowsB;
+  int64_t streamOffset = 0;
+  int64_t stageBytes() const { return tileBytes(s.blockN, streamRow()); }
+  int64_t streamRow() const { return keyRow() + valueRow(); }
   Value lseRows, dsumRows;
+  /// Without tensor copies, the one stage's tiles; with them, the shared
+  /// address of the mbarriers.
+  StreamTiles oneStage;
+  Value barriers;
 };
-
-int64_t tileBytes(int64_t rows, int64_t rowElements) {
-  return rows * rowElements * 2;
-}
 
 } // namespace
 
@@ -291,18 +344,18 @@ SmallVector<SmallVector<Value>> Fa2GradBody::aFragments(ArrayRef<Value> flat) {
 }
 
 std::pair<SmallVector<SmallVector<Value>>, SmallVector<SmallVector<Value>>>
-Fa2GradBody::scoreProducts(bool withDp) {
+Fa2GradBody::scoreProducts(const StreamTiles &stream, bool withDp) {
   const AttentionProblem &p = s.problem;
   if (s.matrixUnit == MatrixUnit::MmaSync)
-    return {rowProducts(rowsA.view, warpRow, streamA.view, p.headDim),
-            withDp ? rowProducts(rowsB.view, warpRow, streamB.view, p.valueDim)
+    return {rowProducts(rowsA.view, warpRow, stream.a.view, p.headDim),
+            withDp ? rowProducts(rowsB.view, warpRow, stream.b.view, p.valueDim)
                    : SmallVector<SmallVector<Value>>()};
   // Both products in flight at once, waited for together.
   SmallVector<Value> scores =
-      issueRowProduct(rowsDescriptor(rowsA.offset), streamA.offset, p.headDim);
+      issueRowProduct(rowsDescriptor(rowsA.offset), stream.a.offset, p.headDim);
   SmallVector<Value> dps;
   if (withDp)
-    dps = issueRowProduct(rowsDescriptor(rowsB.offset), streamB.offset,
+    dps = issueRowProduct(rowsDescriptor(rowsB.offset), stream.b.offset,
                           p.valueDim);
   wgmmaWait(b, 0);
   return {{fragmentsOf(scores)},
@@ -314,6 +367,85 @@ void Fa2GradBody::tilesReady() {
   if (s.matrixUnit == MatrixUnit::Wgmma)
     fenceProxyAsyncShared(b);
   gpu::BarrierOp::create(b);
+}
+
+Fa2GradBody::StreamTiles Fa2GradBody::streamTiles(Value stage) {
+  Value first = add(index(streamOffset), mul(stage, index(stageBytes())));
+  Value second = add(first, index(tileBytes(s.blockN, keyRow())));
+  return {{sharedTile(shared, first, s.blockN, keyRow()), first},
+          {sharedTile(shared, second, s.blockN, valueRow()), second}};
+}
+
+void Fa2GradBody::initBarriers() {
+  onThread(0, [&] {
+    for (int64_t i = 0; i <= s.stages; ++i)
+      mbarrierInit(b, mbarrierAt(barriers, index(i)), /*arrivals=*/1);
+    // The inits made visible to the async proxy, whose copies complete on
+    // them (as the forward's).
+    fenceMbarrierInit(b);
+    fenceProxyAsyncShared(b);
+  });
+  gpu::BarrierOp::create(b);
+}
+
+Value Fa2GradBody::copyOwnRows(const Source &first, const Source &second,
+                               Value batch, Value head, Value row0,
+                               const Extent &length) {
+  const AttentionProblem &p = s.problem;
+  if (!s.tensorCopies) {
+    copyTile(first.tensor, batch, head, row0, s.blockM, length, p.headDim,
+             rowsA.view);
+    return commit(copyTile(second.tensor, batch, head, row0, s.blockM, length,
+                           p.valueDim, rowsB.view));
+  }
+  onThread(0, [&] {
+    Value barrier = ownRowsBarrier();
+    mbarrierArriveExpectTx(
+        b, barrier,
+        arith::ConstantIntOp::create(b, b.getI32Type(),
+                                     tileBytes(s.blockM, streamRow())));
+    copyTileByTensorMap(first.map, batch, head, row0, s.blockM, keyRow(),
+                        rowsA.offset, barrier);
+    copyTileByTensorMap(second.map, batch, head, row0, s.blockM, valueRow(),
+                        rowsB.offset, barrier);
+  });
+  return Value();
+}
+
+void Fa2GradBody::issueStreamed(const StreamSource &source, Value u,
+                                Value groups) {
+  onThread(
+      0,
+      [&] {
+        Value stage = arith::RemUIOp::create(b, u, index(s.stages));
+        StreamTiles tiles = streamTiles(stage);
+        Value barrier = mbarrierAt(barriers, stage);
+        // Rows past the tensor read as zeros, and count as bytes.
+        mbarrierArriveExpectTx(
+            b, barrier,
+            arith::ConstantIntOp::create(b, b.getI32Type(), stageBytes()));
+        auto [head, row0] = source.at(u);
+        copyTileByTensorMap(source.mapA, source.batch, head, row0, s.blockN,
+                            keyRow(), tiles.a.offset, barrier);
+        copyTileByTensorMap(source.mapB, source.batch, head, row0, s.blockN,
+                            valueRow(), tiles.b.offset, barrier);
+      },
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, u, groups));
+}
+
+void Fa2GradBody::startWalk(const StreamSource &source, Value groups) {
+  for (int64_t u = 0; u + 1 < s.stages; ++u)
+    issueStreamed(source, index(u), groups);
+  mbarrierWait(b, ownRowsBarrier(),
+               arith::ConstantIntOp::create(b, b.getI32Type(), 0));
+}
+
+Fa2GradBody::StreamTiles Fa2GradBody::streamStep(const StreamSource &source,
+                                                 Value u, Value groups) {
+  gpu::BarrierOp::create(b);
+  issueStreamed(source, add(u, index(s.stages - 1)), groups);
+  waitForStage(barriers, u);
+  return streamTiles(arith::RemUIOp::create(b, u, index(s.stages)));
 }
 
 void Fa2GradBody::storeRows(ArrayRef<Value> acc, int64_t width, float factor,
@@ -381,10 +513,8 @@ void Fa2GradBody::keyBlock(const GradArguments &args, Value batch, Value kvHead,
   const AttentionProblem &p = s.problem;
   int64_t kFragments = s.mTiles() * (p.headDim / 8);
   Value key0 = mul(block, index(s.blockM));
-  copyTile(args.k, batch, kvHead, key0, s.blockM, keyLen, p.headDim,
-           rowsA.view);
-  Value ownRows = commit(copyTile(args.v, batch, kvHead, key0, s.blockM, keyLen,
-                                  p.valueDim, rowsB.view));
+  Value ownRows = copyOwnRows({args.k, args.kMap}, {args.v, args.vMap}, batch,
+                              kvHead, key0, keyLen);
   // Rows wider than 128 take dV, then dK, in a walk each (the fragments of
   // both take 256 registers at D = 256), dV stored before the second walk
   // so that its fragments are not live through it.
@@ -396,6 +526,8 @@ void Fa2GradBody::keyBlock(const GradArguments &args, Value batch, Value kvHead,
               index(p.keyLen));
   };
   if (std::max(p.headDim, p.valueDim) > kGradBothAtOnce) {
+    assert(!s.tensorCopies && "one walk a CTA with tensor copies "
+                              "(gradTensorCopiesUnfit)");
     store(walkQueryBlocks(args, batch, kvHead, key0, /*value=*/true,
                           /*key=*/false),
           /*key=*/false);
@@ -408,7 +540,8 @@ void Fa2GradBody::keyBlock(const GradArguments &args, Value batch, Value kvHead,
     store(ArrayRef<Value>(both).take_front(kFragments), /*key=*/true);
     store(ArrayRef<Value>(both).drop_front(kFragments), /*key=*/false);
   }
-  waitGroups(ownRows, 0);
+  if (ownRows)
+    waitGroups(ownRows, 0);
 }
 
 SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
@@ -434,8 +567,20 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
                           zeroFragment());
 
   // Over the query heads of the group and the query blocks that see the
-  // key block.
+  // key block. With tensor copies, the walk's group u is query block
+  // queryBegin + u mod `visited` of the group's head u / `visited`.
   int64_t group = p.groupSize();
+  Value visited = arith::SubIOp::create(b, queryEnd, queryBegin);
+  Value groups = mul(visited, index(group));
+  auto blockOf = [&](Value u) -> std::pair<Value, Value> {
+    Value head =
+        add(mul(kvHead, index(group)), arith::DivUIOp::create(b, u, visited));
+    Value queryBlock = add(queryBegin, arith::RemUIOp::create(b, u, visited));
+    return {head, mul(queryBlock, index(s.blockN))};
+  };
+  StreamSource source{args.qMap, args.gradOutMap, batch, blockOf};
+  if (s.tensorCopies)
+    startWalk(source, groups);
   auto heads = scf::ForOp::create(
       b, index(0), index(group), index(1), init,
       [&](OpBuilder &, Location, Value g, ValueRange acc) {
@@ -446,20 +591,36 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
               Value query0 = mul(queryBlock, index(s.blockN));
               Value status =
                   blockStatus(args.blockMask, batch, head, query0, key0);
+              StreamTiles stream =
+                  s.tensorCopies
+                      ? streamStep(source,
+                                   add(mul(g, visited),
+                                       arith::SubIOp::create(b, queryBlock,
+                                                             queryBegin)),
+                                   groups)
+                      : oneStage;
               scf::YieldOp::create(
                   b, unlessEmpty(status, state, [&] {
-                    // Every warp is done with the previous block's tiles.
-                    gpu::BarrierOp::create(b);
-                    copyTile(args.q, batch, head, query0, s.blockN, queryLen,
-                             p.headDim, streamA.view);
-                    Value streamed = commit(copyTile(args.gradOut, batch, head,
-                                                     query0, s.blockN, queryLen,
-                                                     p.valueDim, streamB.view));
+                    Value streamed;
+                    if (!s.tensorCopies) {
+                      // Every warp is done with the previous block's tiles.
+                      gpu::BarrierOp::create(b);
+                      copyTile(args.q, batch, head, query0, s.blockN, queryLen,
+                               p.headDim, stream.a.view);
+                      streamed = commit(copyTile(args.gradOut, batch, head,
+                                                 query0, s.blockN, queryLen,
+                                                 p.valueDim, stream.b.view));
+                    }
                     rowStatistics(args, batch, head, query0, s.blockN);
-                    waitGroups(streamed, 0);
-                    tilesReady();
+                    // The statistics (and cp.async's tiles) everyone's.
+                    if (s.tensorCopies) {
+                      gpu::BarrierOp::create(b);
+                    } else {
+                      waitGroups(streamed, 0);
+                      tilesReady();
+                    }
                     // S^T = K Q^T, and for dS, dP^T = V dO^T.
-                    auto [scores, dps] = scoreProducts(/*withDp=*/key);
+                    auto [scores, dps] = scoreProducts(stream, /*withDp=*/key);
                     Value queryRows =
                         geometry.queryBlockRows(queryBlock, s.blockN).second;
                     int64_t elements = mTiles * nTiles * 4;
@@ -489,13 +650,13 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
                     // dK += dS^T Q, dV += P^T dO.
                     if (key) {
                       SmallVector<Value> gradKey(all.take_front(kFragments));
-                      accumulate(gradKey, flat.take_back(elements), streamA,
+                      accumulate(gradKey, flat.take_back(elements), stream.a,
                                  p.headDim);
                       llvm::copy(gradKey, all.begin());
                     }
                     if (value) {
                       SmallVector<Value> gradValue(all.drop_front(kFragments));
-                      accumulate(gradValue, flat.take_front(elements), streamB,
+                      accumulate(gradValue, flat.take_front(elements), stream.b,
                                  p.valueDim);
                       llvm::copy(gradValue, all.begin() + kFragments);
                     }
@@ -517,10 +678,9 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
   MaskGeometry<IndexArith> geometry = this->geometry();
   Value query0 = mul(block, index(s.blockM));
   Value kvHead = arith::DivUIOp::create(b, head, index(p.groupSize()));
-  copyTile(args.q, batch, head, query0, s.blockM, queryLen, p.headDim,
-           rowsA.view);
-  Value ownRows = commit(copyTile(args.gradOut, batch, head, query0, s.blockM,
-                                  queryLen, p.valueDim, rowsB.view));
+  Value ownRows =
+      copyOwnRows({args.q, args.qMap}, {args.gradOut, args.gradOutMap}, batch,
+                  head, query0, queryLen);
   // The LSE and Dsum of the lane's rows, through shared memory.
   rowStatistics(args, batch, head, query0, s.blockM);
   gpu::BarrierOp::create(b);
@@ -535,22 +695,39 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
   std::tie(blockBegin, blockEnd) =
       geometry.kvBlockRange(query0, rows, s.blockN);
   SmallVector<Value> init(mTiles * (p.headDim / 8), zeroFragment());
+  // With tensor copies, group u is key/value block blockBegin + u.
+  Value blocks = arith::SubIOp::create(b, blockEnd, blockBegin);
+  auto blockOf = [&](Value u) -> std::pair<Value, Value> {
+    return {kvHead, mul(add(blockBegin, u), index(s.blockN))};
+  };
+  StreamSource source{args.kMap, args.vMap, batch, blockOf};
+  if (s.tensorCopies)
+    startWalk(source, blocks);
   auto loop = scf::ForOp::create(
       b, blockBegin, blockEnd, index(1), init,
       [&](OpBuilder &, Location, Value kvBlock, ValueRange state) {
         Value key0 = mul(kvBlock, index(s.blockN));
         Value status = blockStatus(args.blockMask, batch, head, query0, key0);
+        StreamTiles stream =
+            s.tensorCopies
+                ? streamStep(source,
+                             arith::SubIOp::create(b, kvBlock, blockBegin),
+                             blocks)
+                : oneStage;
         scf::YieldOp::create(
             b, unlessEmpty(status, state, [&] {
-              gpu::BarrierOp::create(b);
-              copyTile(args.k, batch, kvHead, key0, s.blockN, keyLen, p.headDim,
-                       streamA.view);
-              waitGroups(commit(copyTile(args.v, batch, kvHead, key0, s.blockN,
-                                         keyLen, p.valueDim, streamB.view)),
-                         0);
-              tilesReady();
+              if (!s.tensorCopies) {
+                gpu::BarrierOp::create(b);
+                copyTile(args.k, batch, kvHead, key0, s.blockN, keyLen,
+                         p.headDim, stream.a.view);
+                waitGroups(
+                    commit(copyTile(args.v, batch, kvHead, key0, s.blockN,
+                                    keyLen, p.valueDim, stream.b.view)),
+                    0);
+                tilesReady();
+              }
               // S = Q K^T and dP = dO V^T.
-              auto [scores, dps] = scoreProducts(/*withDp=*/true);
+              auto [scores, dps] = scoreProducts(stream, /*withDp=*/true);
               SmallVector<Value> flat = blockGradients(
                   args, status,
                   geometry.needsElementMask(query0, rows, key0,
@@ -569,11 +746,12 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
                   });
               // dQ += dS K.
               SmallVector<Value> acc(state.begin(), state.end());
-              accumulate(acc, flat, streamA, p.headDim);
+              accumulate(acc, flat, stream.a, p.headDim);
               return acc;
             }));
       });
-  waitGroups(ownRows, 0);
+  if (ownRows)
+    waitGroups(ownRows, 0);
   SmallVector<Value> acc(loop.getResults());
   storeRows(acc, p.headDim, s.scale, args.gradQuery, batch, head, query0,
             queryLen.length);
@@ -595,18 +773,16 @@ void Fa2GradBody::build(const GradArguments &args) {
   setUpLanes();
   warpRow = mul(warp, index(s.blockM / s.warps));
   setUpSharedMemory();
-  // Layout: the own rows' two tiles, the streamed block's two, then the
-  // LSE and Dsum arrays.
-  int64_t offset = 0;
-  auto tile = [&](int64_t rows, int64_t rowElements) {
-    Value at = index(offset);
-    offset += tileBytes(rows, rowElements);
-    return SharedTile{sharedTile(shared, at, rows, rowElements), at};
-  };
-  rowsA = tile(s.blockM, keyRow());
-  rowsB = tile(s.blockM, valueRow());
-  streamA = tile(s.blockN, keyRow());
-  streamB = tile(s.blockN, valueRow());
+  // Layout (fa2GradSharedBytes): the own rows' two tiles, the streamed
+  // block's two in each stage, the LSE and Dsum arrays, then with tensor
+  // copies the mbarriers.
+  rowsA = {sharedTile(shared, index(0), s.blockM, keyRow()), index(0)};
+  Value rowsBOffset = index(tileBytes(s.blockM, keyRow()));
+  rowsB = {sharedTile(shared, rowsBOffset, s.blockM, valueRow()), rowsBOffset};
+  streamOffset = tileBytes(s.blockM, streamRow());
+  if (!s.tensorCopies)
+    oneStage = streamTiles(index(0));
+  int64_t offset = streamOffset + s.stages * stageBytes();
   int64_t statistics = std::max(s.blockM, s.blockN);
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -616,6 +792,10 @@ void Fa2GradBody::build(const GradArguments &args) {
       memref::ViewOp::create(b, arrayType, shared, index(offset), ValueRange{});
   dsumRows = memref::ViewOp::create(
       b, arrayType, shared, index(offset + 4 * statistics), ValueRange{});
+  if (s.tensorCopies) {
+    barriers = add(sharedAddress, index(offset + 8 * statistics));
+    initBarriers();
+  }
 
   Value cta = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   int64_t keyBlocks = llvm::divideCeil(p.keyLen, s.blockM);
@@ -714,6 +894,17 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op,
            << ": use matrix-unit=auto";
   shape.matrixUnit = *unit;
   shape.keyLengths = op.hasKeyLengths();
+  int64_t sharedLimit =
+      target ? target.getSmemPerBlock() : kSm80SharedBytesPerBlock;
+  if (*unit == MatrixUnit::Wgmma &&
+      gradTensorCopiesUnfit(problem->headDim, problem->valueDim,
+                            shape.keyLengths, sharedLimit)
+          .empty()) {
+    shape.tensorCopies = true;
+    shape.stages = fa2GradKernelTiling(problem->headDim, problem->valueDim,
+                                       /*tensorCopies=*/true)
+                       .stages;
+  }
   if (Value mask = op.getMask())
     shape.maskElement = getElementTypeOrSelf(mask);
   if (op.hasScoreModifier())
@@ -740,8 +931,6 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op,
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   if (std::optional<APFloat> softcap = op.getSoftcap())
     shape.softcap = softcap->convertToFloat();
-  int64_t sharedLimit =
-      target ? target.getSmemPerBlock() : kSm80SharedBytesPerBlock;
   if (gradSharedBytes(shape) > sharedLimit)
     return op.emitError("attn-to-nvgpu's backward kernel needs ")
            << gradSharedBytes(shape) << " bytes of shared memory per block; "
@@ -750,9 +939,8 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op,
 }
 
 int64_t gradSharedBytes(const KernelShape &s) {
-  return tileBytes(s.blockM + s.blockN, s.keyRow()) +
-         tileBytes(s.blockM + s.blockN, s.valueRow()) +
-         2 * 4 * std::max(s.blockM, s.blockN);
+  return fa2GradSharedBytes(s.tiling(), s.problem.headDim, s.problem.valueDim,
+                            s.tensorCopies);
 }
 
 SmallVector<int64_t> gradGrid(const KernelShape &s) {

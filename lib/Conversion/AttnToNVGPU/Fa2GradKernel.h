@@ -29,11 +29,15 @@ namespace mlir::attn {
 struct GradArguments {
   Value q, k, v, o, lse, gradOut, gradQuery, gradKey, gradValue, mask,
       blockMask, keyLengths;
+  /// With tensor copies, the tensor maps of Q, K, V and dO
+  /// (gradKernelTensorMaps), the kernel's last parameters.
+  Value qMap, kMap, vMap, gradOutMap;
 };
 
 /// Why `op` cannot become a backward kernel, or its shape: the tiles of
 /// fa2GradKernelTiling, its products on the matrix unit `request` asks for
-/// (chooseMatrixUnit with the op's #attn.target: wgmma on sm_90a).
+/// (chooseMatrixUnit with the op's #attn.target: wgmma on sm_90a), and on
+/// wgmma its tiles by tensor copies where gradTensorCopiesUnfit allows.
 FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op,
                                          MatrixUnitRequest request);
 

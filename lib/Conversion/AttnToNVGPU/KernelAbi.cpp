@@ -82,6 +82,16 @@ SmallVector<TensorMap> kernelTensorMaps(const KernelShape &s) {
   return maps;
 }
 
+SmallVector<TensorMap> gradKernelTensorMaps(const KernelShape &s) {
+  if (!s.tensorCopies)
+    return {};
+  SmallVector<int64_t, 4> box{kBlockColumns, s.blockN, 1, 1};
+  return {{"q_map", 0, box},
+          {"k_map", 1, box},
+          {"v_map", 2, box},
+          {"do_map", 5, box}};
+}
+
 DictionaryAttr describeTensorMap(Builder &b, const TensorMap &map) {
   return b.getDictionaryAttr(
       {b.getNamedAttr("name", b.getStringAttr(map.name)),

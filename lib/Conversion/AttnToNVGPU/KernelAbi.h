@@ -66,6 +66,11 @@ struct TensorMap {
 /// KernelShape::outputTensorStore O's (view 3), a box a 64-column block of
 /// the block_m-row output tile.
 SmallVector<TensorMap> kernelTensorMaps(const KernelShape &s);
+/// The tensor maps of the backward kernel (Fa2GradKernel.h's parameters):
+/// with tensor copies Q's, K's, V's and dO's (views 0, 1, 2 and 5), each box
+/// a 64-column block of block_n rows (a streamed tile, and a block_m-row
+/// own tile in block_m / block_n boxes).
+SmallVector<TensorMap> gradKernelTensorMaps(const KernelShape &s);
 
 /// The `attn.launch` entry of a tensor map.
 DictionaryAttr describeTensorMap(Builder &b, const TensorMap &map);

@@ -140,16 +140,45 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // -----
 
 // The backward kernel on wgmma: a CTA's four warps are one warpgroup, its
-// 64 rows one m64 product. A key/value CTA, for each query block it visits:
-// the copies waited for and made visible to the async proxy, then S^T =
-// K Q^T and dP^T = V dO^T issued together (four k steps of D = 64 each, both
+// 64 rows one m64 product. Its tiles come by tensor copies (tensor maps of
+// Q, K, V and dO, after the views; 64-column boxes of 64 rows): thread 0
+// initialises an mbarrier for each of the two stages of streamed tiles and
+// one for the own rows, then a key/value CTA copies its K and V rows (16384
+// bytes on the own rows' mbarrier) and Q and dO of the first query block it
+// visits; every thread waits for the own rows. For each query block: a
+// barrier, thread 0 copies the next block's Q and dO into the stage the
+// previous block left, every thread waits for this block's stage (the
+// phase's parity computed), and after the statistics' barrier S^T = K Q^T
+// and dP^T = V dO^T are issued together (four k steps of D = 64 each, both
 // operands by descriptor) and waited for once; then dK += dS^T Q and dV +=
 // P^T dO, A from registers (four k16 slices of 64 queries), each waited for
-// with its A registers used once more after the wait.
+// with its A registers used once more after the wait. No cp.async: no
+// proxy fence but after the mbarriers' initialisation.
 // CHECK-LABEL: gpu.func @grad_attention_grad0(
-// CHECK: nvgpu.device_async_wait
+// CHECK-SAME: %arg9: !llvm.ptr, %arg10: !llvm.ptr, %arg11: !llvm.ptr, %arg12: !llvm.ptr)
+// CHECK-SAME: tensor_maps = [{box = array<i64: 64, 64, 1, 1>, name = "q_map", param = 0 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64, 1, 1>, name = "k_map", param = 1 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64, 1, 1>, name = "v_map", param = 2 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64, 1, 1>, name = "do_map", param = 5 : i64, swizzle = 128 : i64}]
+// CHECK-SAME: stages = 2
+// CHECK-COUNT-3: nvvm.mbarrier.init
+// CHECK-NEXT: nvvm.fence.mbarrier.init
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK-NEXT: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK: nvvm.mbarrier.arrive.expect_tx {{.*}}, %c16384_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %arg10,
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %arg11,
+// CHECK: nvvm.mbarrier.arrive.expect_tx {{.*}}, %c16384_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %arg9,
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %arg12,
+// CHECK: nvvm.mbarrier.try_wait.parity {{.*}}, %c0_i32,
+// CHECK: scf.for
+// CHECK-NOT: nvvm.cp.async.bulk
+// CHECK: gpu.barrier
+// CHECK: nvvm.mbarrier.arrive.expect_tx {{.*}}, %c16384_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %arg9,
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %arg12,
+// CHECK: nvvm.mbarrier.try_wait.parity {{.*}}, %{{[0-9]+}},
+// CHECK-NOT: wgmma
+// CHECK: gpu.barrier
+// CHECK-NOT: nvvm.fence.proxy
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}}, $32, $33, p, 1, 1, 0, 0;
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
@@ -162,6 +191,8 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "", "r,r,r,r,r,r,r,r,r,r,r,r,r,r,r,r"
 // CHECK-NOT: nvgpu.mma.sync
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK-NOT: nvvm.fence.proxy
 // CHECK: gpu.return
 // MMA-LABEL: gpu.func @grad_attention_grad0(
 // MMA-NOT: wgmma

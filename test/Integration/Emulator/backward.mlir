@@ -15,7 +15,9 @@
 // function holds an attention and its gradient, in a module for an sm_90a
 // target: attn-compile builds both kernels twice, for sm_80 (mma.sync) and
 // for the module's sm_90a (wgmma, which the PTX of every case's backward
-// kernel up to D = 192 shows; mma.sync above, gradWgmmaUnfit), attn-run
+// kernel up to D = 192 shows; mma.sync above, gradWgmmaUnfit; its tiles by
+// tensor copies into two stages up to max(D, Dv) = 128 without key lengths,
+// by cp.async otherwise, gradTensorCopiesUnfit), attn-run
 // runs the forward and the gradient on the CPU and writes the gradient case
 // (the inputs, the forward's O and LSE, a seeded dO, and the reference's dQ,
 // dK and dV with FlashAttention's tolerance: twice a naive backward pass's
@@ -30,98 +32,98 @@
 // RUN: cp -r %t/d32_causal/reference %t/d32_causal-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d32_causal --kernel=d32_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d32_causal-sm90a --kernel=d32_causal_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d32_causal-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/d32_causal-sm90a/kernels.ptx
 // RUN: attn-compile %t/d40_window.mlir -o %t/d40_window --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/d40_window.mlir -o %t/d40_window-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d40_window.mlir --backward --write-reference=%t/d40_window/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/d40_window/reference %t/d40_window-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d40_window --kernel=d40_window_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d40_window-sm90a --kernel=d40_window_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d40_window-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/d40_window-sm90a/kernels.ptx
 // RUN: attn-compile %t/d64_softcap.mlir -o %t/d64_softcap --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/d64_softcap.mlir -o %t/d64_softcap-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d64_softcap.mlir --backward --write-reference=%t/d64_softcap/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/d64_softcap/reference %t/d64_softcap-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d64_softcap --kernel=d64_softcap_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d64_softcap-sm90a --kernel=d64_softcap_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d64_softcap-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/d64_softcap-sm90a/kernels.ptx
 // RUN: attn-compile %t/d80_gqa_causal.mlir -o %t/d80_gqa_causal --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/d80_gqa_causal.mlir -o %t/d80_gqa_causal-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d80_gqa_causal.mlir --backward --write-reference=%t/d80_gqa_causal/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/d80_gqa_causal/reference %t/d80_gqa_causal-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d80_gqa_causal --kernel=d80_gqa_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d80_gqa_causal-sm90a --kernel=d80_gqa_causal_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d80_gqa_causal-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/d80_gqa_causal-sm90a/kernels.ptx
 // RUN: attn-compile %t/key_lengths.mlir -o %t/key_lengths --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/key_lengths.mlir -o %t/key_lengths-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/key_lengths.mlir --backward --write-reference=%t/key_lengths/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/key_lengths/reference %t/key_lengths-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths --kernel=key_lengths_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths-sm90a --kernel=key_lengths_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/key_lengths-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,CPASYNC --input-file=%t/key_lengths-sm90a/kernels.ptx
 // RUN: attn-compile %t/key_lengths_window.mlir -o %t/key_lengths_window --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/key_lengths_window.mlir -o %t/key_lengths_window-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/key_lengths_window.mlir --backward --write-reference=%t/key_lengths_window/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/key_lengths_window/reference %t/key_lengths_window-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths_window --kernel=key_lengths_window_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths_window-sm90a --kernel=key_lengths_window_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/key_lengths_window-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,CPASYNC --input-file=%t/key_lengths_window-sm90a/kernels.ptx
 // RUN: attn-compile %t/d96_causal_softcap.mlir -o %t/d96_causal_softcap --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/d96_causal_softcap.mlir -o %t/d96_causal_softcap-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d96_causal_softcap.mlir --backward --write-reference=%t/d96_causal_softcap/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/d96_causal_softcap/reference %t/d96_causal_softcap-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d96_causal_softcap --kernel=d96_causal_softcap_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d96_causal_softcap-sm90a --kernel=d96_causal_softcap_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d96_causal_softcap-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/d96_causal_softcap-sm90a/kernels.ptx
 // RUN: attn-compile %t/d128_dv64_causal.mlir -o %t/d128_dv64_causal --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/d128_dv64_causal.mlir -o %t/d128_dv64_causal-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d128_dv64_causal.mlir --backward --write-reference=%t/d128_dv64_causal/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/d128_dv64_causal/reference %t/d128_dv64_causal-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d128_dv64_causal --kernel=d128_dv64_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d128_dv64_causal-sm90a --kernel=d128_dv64_causal_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d128_dv64_causal-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/d128_dv64_causal-sm90a/kernels.ptx
 // RUN: attn-compile %t/mqa_decode.mlir -o %t/mqa_decode --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/mqa_decode.mlir -o %t/mqa_decode-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/mqa_decode.mlir --backward --write-reference=%t/mqa_decode/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/mqa_decode/reference %t/mqa_decode-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/mqa_decode --kernel=mqa_decode_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/mqa_decode-sm90a --kernel=mqa_decode_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/mqa_decode-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/mqa_decode-sm90a/kernels.ptx
 // RUN: attn-compile %t/one_key.mlir -o %t/one_key --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/one_key.mlir -o %t/one_key-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/one_key.mlir --backward --write-reference=%t/one_key/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/one_key/reference %t/one_key-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/one_key --kernel=one_key_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/one_key-sm90a --kernel=one_key_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/one_key-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/one_key-sm90a/kernels.ptx
 // RUN: attn-compile %t/d128_window_softcap.mlir -o %t/d128_window_softcap --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/d128_window_softcap.mlir -o %t/d128_window_softcap-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d128_window_softcap.mlir --backward --write-reference=%t/d128_window_softcap/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/d128_window_softcap/reference %t/d128_window_softcap-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d128_window_softcap --kernel=d128_window_softcap_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d128_window_softcap-sm90a --kernel=d128_window_softcap_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d128_window_softcap-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/d128_window_softcap-sm90a/kernels.ptx
 // RUN: attn-compile %t/d64_dv128_gqa.mlir -o %t/d64_dv128_gqa --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/d64_dv128_gqa.mlir -o %t/d64_dv128_gqa-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d64_dv128_gqa.mlir --backward --write-reference=%t/d64_dv128_gqa/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/d64_dv128_gqa/reference %t/d64_dv128_gqa-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d64_dv128_gqa --kernel=d64_dv128_gqa_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d64_dv128_gqa-sm90a --kernel=d64_dv128_gqa_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d64_dv128_gqa-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/d64_dv128_gqa-sm90a/kernels.ptx
 // RUN: attn-compile %t/d160_window.mlir -o %t/d160_window --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/d160_window.mlir -o %t/d160_window-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d160_window.mlir --backward --write-reference=%t/d160_window/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/d160_window/reference %t/d160_window-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d160_window --kernel=d160_window_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d160_window-sm90a --kernel=d160_window_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d160_window-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,CPASYNC --input-file=%t/d160_window-sm90a/kernels.ptx
 // RUN: attn-compile %t/d192_dv128_causal.mlir -o %t/d192_dv128_causal --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/d192_dv128_causal.mlir -o %t/d192_dv128_causal-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d192_dv128_causal.mlir --backward --write-reference=%t/d192_dv128_causal/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/d192_dv128_causal/reference %t/d192_dv128_causal-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d192_dv128_causal --kernel=d192_dv128_causal_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/d192_dv128_causal-sm90a --kernel=d192_dv128_causal_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/d192_dv128_causal-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,CPASYNC --input-file=%t/d192_dv128_causal-sm90a/kernels.ptx
 // RUN: attn-compile %t/d256_mqa_decode.mlir -o %t/d256_mqa_decode --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/d256_mqa_decode.mlir -o %t/d256_mqa_decode-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d256_mqa_decode.mlir --backward --write-reference=%t/d256_mqa_decode/reference | FileCheck %s --check-prefix=CPU
@@ -135,56 +137,56 @@
 // RUN: cp -r %t/bool_mask/reference %t/bool_mask-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/bool_mask --kernel=bool_mask_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/bool_mask-sm90a --kernel=bool_mask_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/bool_mask-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/bool_mask-sm90a/kernels.ptx
 // RUN: attn-compile %t/additive_gqa.mlir -o %t/additive_gqa --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/additive_gqa.mlir -o %t/additive_gqa-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/additive_gqa.mlir --backward --write-reference=%t/additive_gqa/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/additive_gqa/reference %t/additive_gqa-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_gqa --kernel=additive_gqa_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_gqa-sm90a --kernel=additive_gqa_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/additive_gqa-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,CPASYNC --input-file=%t/additive_gqa-sm90a/kernels.ptx
 // RUN: attn-compile %t/additive_d160.mlir -o %t/additive_d160 --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/additive_d160.mlir -o %t/additive_d160-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/additive_d160.mlir --backward --write-reference=%t/additive_d160/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/additive_d160/reference %t/additive_d160-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_d160 --kernel=additive_d160_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_d160-sm90a --kernel=additive_d160_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/additive_d160-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,CPASYNC --input-file=%t/additive_d160-sm90a/kernels.ptx
 // RUN: attn-compile %t/blocks_mask.mlir -o %t/blocks_mask --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/blocks_mask.mlir -o %t/blocks_mask-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/blocks_mask.mlir --backward --write-reference=%t/blocks_mask/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/blocks_mask/reference %t/blocks_mask-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/blocks_mask --kernel=blocks_mask_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/blocks_mask-sm90a --kernel=blocks_mask_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/blocks_mask-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/blocks_mask-sm90a/kernels.ptx
 // RUN: attn-compile %t/constant_blocks.mlir -o %t/constant_blocks --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/constant_blocks.mlir -o %t/constant_blocks-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/constant_blocks.mlir --backward --write-reference=%t/constant_blocks/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/constant_blocks/reference %t/constant_blocks-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/constant_blocks --kernel=constant_blocks_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/constant_blocks-sm90a --kernel=constant_blocks_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/constant_blocks-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/constant_blocks-sm90a/kernels.ptx
 // RUN: attn-compile %t/region_alibi.mlir -o %t/region_alibi --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/region_alibi.mlir -o %t/region_alibi-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/region_alibi.mlir --backward --write-reference=%t/region_alibi/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/region_alibi/reference %t/region_alibi-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_alibi --kernel=region_alibi_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_alibi-sm90a --kernel=region_alibi_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/region_alibi-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/region_alibi-sm90a/kernels.ptx
 // RUN: attn-compile %t/region_select.mlir -o %t/region_select --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/region_select.mlir -o %t/region_select-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/region_select.mlir --backward --write-reference=%t/region_select/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/region_select/reference %t/region_select-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_select --kernel=region_select_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_select-sm90a --kernel=region_select_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/region_select-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,CPASYNC --input-file=%t/region_select-sm90a/kernels.ptx
 // RUN: attn-compile %t/region_sqrt.mlir -o %t/region_sqrt --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/region_sqrt.mlir -o %t/region_sqrt-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/region_sqrt.mlir --backward --write-reference=%t/region_sqrt/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/region_sqrt/reference %t/region_sqrt-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_sqrt --kernel=region_sqrt_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_sqrt-sm90a --kernel=region_sqrt_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/region_sqrt-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING --input-file=%t/region_sqrt-sm90a/kernels.ptx
 // A constant block mask is a table in the kernels: neither the gradient's
 // case nor the forward's holds block_mask.npy, and the forward's case fits
 // its kernel (it named a block mask the kernel does not take before).
@@ -213,19 +215,44 @@
 // EMULATOR: dV {{.*}}: PASS
 // EMULATOR-NOT: FAIL
 
-// On wgmma the streamed tiles the threads' cp.async wrote (the generic
-// proxy) are read by wgmma (the async proxy): without the fence after each
-// block's copies the emulator reports the read.
-// RUN: cp -r %t/d32_causal-sm90a %t/no-proxy-fence
-// RUN: sed '/fence.proxy.async.shared::cta;/d' %t/d32_causal-sm90a/kernels.ptx > %t/no-proxy-fence/kernels.ptx
-// RUN: not diff -q %t/d32_causal-sm90a/kernels.ptx %t/no-proxy-fence/kernels.ptx
-// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-proxy-fence --kernel=d32_causal_attention_grad0 2>&1 | FileCheck %s --check-prefix=NO-PROXY-FENCE
-// NO-PROXY-FENCE: PTX emulator: kernel d32_causal_attention_grad0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: wgmma.mma_async
+// On wgmma with key lengths the tiles the threads' cp.async wrote (the
+// generic proxy) are read by wgmma (the async proxy): without the fence
+// after each block's copies the emulator reports the read.
+// RUN: cp -r %t/key_lengths-sm90a %t/no-proxy-fence
+// RUN: sed '/fence.proxy.async.shared::cta;/d' %t/key_lengths-sm90a/kernels.ptx > %t/no-proxy-fence/kernels.ptx
+// RUN: not diff -q %t/key_lengths-sm90a/kernels.ptx %t/no-proxy-fence/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-proxy-fence --kernel=key_lengths_attention_grad0 2>&1 | FileCheck %s --check-prefix=NO-PROXY-FENCE
+// NO-PROXY-FENCE: PTX emulator: kernel key_lengths_attention_grad0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: wgmma.mma_async
 
+// With tensor copies, the barrier at the top of a query CTA's walk removed
+// (the one before thread 0 issues the next group into the stage the
+// previous block used): thread 0 runs ahead, refilling stages and
+// completing their mbarriers' phases before the other warps waited for
+// them, which then wait for a phase that has passed.
+// RUN: cp -r %t/d32_causal-sm90a %t/no-ring-barrier
+// RUN: awk 'NR == FNR { if (/\.entry .*_attention_grad0/) g = 1; if (g && /bar.sync/) last = FNR; if (g && /mbarrier.arrive.expect_tx.shared.b64 %rd[0-9]+, \[%rd/ && ++n == 2) drop = last; next } FNR != drop' %t/d32_causal-sm90a/kernels.ptx %t/d32_causal-sm90a/kernels.ptx > %t/no-ring-barrier/kernels.ptx
+// RUN: not diff -q %t/d32_causal-sm90a/kernels.ptx %t/no-ring-barrier/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-ring-barrier --kernel=d32_causal_attention_grad0 2>&1 | FileCheck %s --check-prefix=NO-RING-BARRIER
+// NO-RING-BARRIER: PTX emulator: kernel d32_causal_attention_grad0: deadlock: {{.*}}
+// NO-RING-BARRIER: waits on the mbarrier at shared offset {{[0-9]+}} (phase {{[0-9]+}}, parity
+
+// The backward kernel's PTX follows the forward's in each bundle: from its
+// entry to the file's end. With the prefix RING its tiles come by tensor
+// copies (no cp.async) into stages its threads wait for on mbarriers; with
+// CPASYNC by cp.async.
 // WGMMA-LABEL: .entry {{.+}}_attention_grad0(
+// RING-NOT: cp.async.cg
+// RING: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// RING-NOT: cp.async.cg
+// RING: mbarrier.try_wait.parity
+// CPASYNC-NOT: cp.async.bulk.tensor
+// CPASYNC: cp.async.cg.shared.global
+// CPASYNC-NOT: cp.async.bulk.tensor
 // WGMMA-NOT: .entry
 // WGMMA: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // WGMMA-NOT: .entry
+// RING-NOT: cp.async.cg
+// CPASYNC-NOT: cp.async.bulk.tensor
 // MMASYNC-LABEL: .entry {{.+}}_attention_grad0(
 // MMASYNC-NOT: wgmma.mma_async
 // MMASYNC: mma.sync.aligned.m16n8k16

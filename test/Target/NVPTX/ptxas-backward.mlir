@@ -6,7 +6,9 @@
 // masks (a parameter, or a constant table), score regions (the region and
 // its derivative inlined) and FlashAttention's backward test lengths. The
 // module's target is sm_90a: its kernels compute on wgmma up to D = 192 and
-// on mma.sync at D = 256 (gradWgmmaUnfit), the sm_80 ones on mma.sync.
+// on mma.sync at D = 256 (gradWgmmaUnfit), the sm_80 ones on mma.sync; on
+// wgmma their tiles come by tensor copies up to max(D, Dv) = 128 without
+// key lengths, by cp.async otherwise (gradTensorCopiesUnfit).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm90a --chip=sm_90a | FileCheck %s --check-prefix=COMPILE
@@ -49,48 +51,74 @@
 // MANIFEST-DAG: "gradient": true
 
 // UNIT-LABEL: .entry d32_causal_attention_grad0(
+// UNIT: cp.async.bulk.tensor.4d.shared::cluster.global
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d40_attention_grad0(
+// UNIT: cp.async.bulk.tensor.4d.shared::cluster.global
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d64_gqa_window_attention_grad0(
+// UNIT: cp.async.bulk.tensor.4d.shared::cluster.global
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d80_softcap_attention_grad0(
+// UNIT: cp.async.bulk.tensor.4d.shared::cluster.global
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d96_causal_attention_grad0(
+// UNIT: cp.async.bulk.tensor.4d.shared::cluster.global
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d128_causal_softcap_attention_grad0(
+// UNIT: cp.async.bulk.tensor.4d.shared::cluster.global
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d64_dv128_attention_grad0(
+// UNIT: cp.async.bulk.tensor.4d.shared::cluster.global
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d160_window_attention_grad0(
+// UNIT-NOT: cp.async.bulk.tensor
+// UNIT: cp.async.cg.shared.global
+// UNIT-NOT: cp.async.bulk.tensor
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d192_dv128_causal_attention_grad0(
+// UNIT-NOT: cp.async.bulk.tensor
+// UNIT: cp.async.cg.shared.global
+// UNIT-NOT: cp.async.bulk.tensor
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d256_gqa_softcap_attention_grad0(
 // UNIT-NOT: wgmma.mma_async
 // UNIT: mma.sync.aligned.m16n8k16
 // UNIT-NOT: wgmma.mma_async
 // UNIT-LABEL: .entry d128_gqa_causal_lengths_attention_grad0(
+// UNIT-NOT: cp.async.bulk.tensor
+// UNIT: cp.async.cg.shared.global
+// UNIT-NOT: cp.async.bulk.tensor
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d256_window_lengths_attention_grad0(
 // UNIT-NOT: wgmma.mma_async
 // UNIT: mma.sync.aligned.m16n8k16
 // UNIT-NOT: wgmma.mma_async
 // UNIT-LABEL: .entry d128_causal_softcap_additive_lengths_attention_grad0(
+// UNIT-NOT: cp.async.bulk.tensor
+// UNIT: cp.async.cg.shared.global
+// UNIT-NOT: cp.async.bulk.tensor
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d256_gqa_bool_mask_attention_grad0(
 // UNIT-NOT: wgmma.mma_async
 // UNIT: mma.sync.aligned.m16n8k16
 // UNIT-NOT: wgmma.mma_async
 // UNIT-LABEL: .entry d96_window_additive_f32_attention_grad0(
+// UNIT-NOT: cp.async.bulk.tensor
+// UNIT: cp.async.cg.shared.global
+// UNIT-NOT: cp.async.bulk.tensor
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d128_blocks_additive_lengths_attention_grad0(
+// UNIT-NOT: cp.async.bulk.tensor
+// UNIT: cp.async.cg.shared.global
+// UNIT-NOT: cp.async.bulk.tensor
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d256_constant_blocks_attention_grad0(
 // UNIT-NOT: wgmma.mma_async
 // UNIT: mma.sync.aligned.m16n8k16
 // UNIT-NOT: wgmma.mma_async
 // UNIT-LABEL: .entry d128_region_alibi_attention_grad0(
+// UNIT: cp.async.bulk.tensor.4d.shared::cluster.global
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d256_region_lengths_attention_grad0(
 // UNIT-NOT: wgmma.mma_async
