@@ -142,7 +142,7 @@ std::string mlir::attn::warpRolesUnfit(const Fa2Tiling &tiling,
   return "";
 }
 
-std::string mlir::attn::outputTensorStoreUnfit(const Fa2Tiling &tiling) {
+std::string mlir::attn::rowTileTensorMapUnfit(const Fa2Tiling &tiling) {
   if (tiling.packedHeads > 1)
     return "GQA packing interleaves " + std::to_string(tiling.packedHeads) +
            " heads in the tile's rows";

@@ -83,7 +83,12 @@ WgmmaBodyPlan mlir::attn::planWgmmaBody(const WgmmaKernel &kernel,
       tiling, kernel.tileBytes, limits.smemPerBlock, kernel.keyLengths);
   plan.noWarpRoles = warpRolesUnfit(tiling, plan.tensorCopies(),
                                     kernel.tileBytes, limits.smemPerBlock);
-  plan.noOutputTensorStore = outputTensorStoreUnfit(tiling);
+  plan.noOutputTensorStore = rowTileTensorMapUnfit(tiling);
+  plan.noQueryTensorCopy =
+      !plan.tensorCopies() ? "no mbarriers (K and V by cp.async)"
+      : kernel.persistentCtasPerSm
+          ? "a persistent CTA reloads Q for each of its tiles"
+          : plan.noOutputTensorStore;
   // Without warp roles a persistent kernel's CTAs share the registers.
   int64_t resident = std::max<int64_t>(1, kernel.persistentCtasPerSm);
   plan.consumerRegisters =

@@ -117,6 +117,10 @@ std::string describeCtaBody(AttentionOp op, TargetAttr target,
   } else if (plan.tensorCopies()) {
     text += ", issued by thread 0 (no warp roles: " + plan.noWarpRoles + ")";
   }
+  if (plan.tensorCopies())
+    text += plan.queryTensorCopy()
+                ? ", Q by a tensor copy"
+                : ", Q by cp.async (" + plan.noQueryTensorCopy + ")";
   text += plan.outputTensorStore() ? ", O by tensor stores"
                                    : ", O by every lane's 16-byte stores (" +
                                          plan.noOutputTensorStore + ")";

@@ -82,12 +82,12 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // REMARK: remark: attention B=? Hq=32 Hkv=8 (GQA 4:1) Sq=1 Sk=? D=128 Dv=128 bf16
 // REMARK-NEXT: work: counted at launch from the lengths (one kernel for every B, Sq and Sk marked ?)
 // REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4> (FlashAttention-2's default for D=128 on sm_90a), 160.0 KiB shared memory per CTA
-// REMARK-NEXT: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's, 1 CTA(s) an SM), its two consumer warpgroups taking turns at the products, O by every lane's 16-byte stores (GQA packing interleaves 4 heads in the tile's rows){{$}}
-// REMARK-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 29> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>; its CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 232 a consumer's, 2 CTA(s) an SM), O by every lane's 16-byte stores (GQA packing interleaves 4 heads in the tile's rows){{$}}
+// REMARK-NEXT: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's, 1 CTA(s) an SM), its two consumer warpgroups taking turns at the products, Q by cp.async (GQA packing interleaves 4 heads in the tile's rows), O by every lane's 16-byte stores (GQA packing interleaves 4 heads in the tile's rows){{$}}
+// REMARK-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 29> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>; its CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 232 a consumer's, 2 CTA(s) an SM), Q by cp.async (GQA packing interleaves 4 heads in the tile's rows), O by every lane's 16-byte stores (GQA packing interleaves 4 heads in the tile's rows){{$}}
 // REMARK: remark: attention B=1 Hq=8 Hkv=8 (MHA) Sq=? Sk=? D=64 Dv=64 f16
 // REMARK-NEXT: work: counted at launch
 // REMARK-NEXT: tiles: #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2> (FlashAttention-2's default for D=64 on sm_90a)
-// REMARK-NEXT: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's, 1 CTA(s) an SM), its two consumer warpgroups taking turns at the products, O by tensor stores{{$}}
+// REMARK-NEXT: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's, 1 CTA(s) an SM), its two consumer warpgroups taking turns at the products, Q by a tensor copy, O by tensor stores{{$}}
 // REMARK-NEXT: partition: none{{$}}
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @decode(%q: tensor<?x32x1x128xbf16>, %kv: tensor<?x8x?x128xbf16>, %o: tensor<?x32x1x128xbf16>) -> tensor<?x32x1x128xbf16> {
@@ -176,7 +176,7 @@ func.func @key_lengths(%q: tensor<3x2x1x16xf32>, %k: tensor<3x2x100x16xf32>, %le
 
 // A block mask keeps the wgmma body's loop sequential (softmaxOverlapUnfit).
 // REMARK: remark: attention B=1 Hq=2 Hkv=2 (MHA) Sq=256 Sk=256 D=64 Dv=64 bf16
-// REMARK: CTA body: FlashAttention-2's loop on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's, 1 CTA(s) an SM), O by tensor stores (softmax not overlapped: a block mask's branches around and inside a step would make ptxas serialise the products)
+// REMARK: CTA body: FlashAttention-2's loop on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's, 1 CTA(s) an SM), Q by a tensor copy, O by tensor stores (softmax not overlapped: a block mask's branches around and inside a step would make ptxas serialise the products)
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @block_mask(%q: tensor<1x2x256x64xbf16>, %bm: tensor<1x2x2x2xi8>, %o: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
     // expected-remark @+1 {{MHA}}
@@ -189,11 +189,11 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 
 // -----
 
-// A target whose blocks hold the tiles and the full mbarriers but not the
-// empty ones: thread 0 issues the copies.
+// A target whose blocks hold the tiles, the full mbarriers and Q's but not
+// the empty ones: thread 0 issues the copies.
 // REMARK: remark: attention B=1 Hq=8 Hkv=8 (MHA) Sq=64 Sk=256 D=64 Dv=64 f16
-// REMARK: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by thread 0 (no warp roles: the stages' empty mbarriers do not fit the shared memory the tiles leave), O by tensor stores{{$}}
-module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 40976, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+// REMARK: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages, issued by thread 0 (no warp roles: the stages' empty mbarriers do not fit the shared memory the tiles leave), Q by a tensor copy, O by tensor stores{{$}}
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 40984, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @tight(%q: tensor<1x8x64x64xf16>, %k: tensor<1x8x256x64xf16>, %o: tensor<1x8x64x64xf16>) -> tensor<1x8x64x64xf16> {
     // expected-remark @+1 {{Sq=64 Sk=256}}
     %r = attn.attention ins(%q, %k, %k : tensor<1x8x64x64xf16>, tensor<1x8x256x64xf16>, tensor<1x8x256x64xf16>)

@@ -182,12 +182,13 @@ TEST(Fa2Defaults, WarpRolesReallocateRegistersToTheConsumers) {
 TEST(Fa2Defaults, WarpRolesNeedTensorCopiesAndTheEmptyMbarriers) {
   Fa2Tiling tiling{128, 128, 8, 2};
   int64_t tiles = fa2SharedMemoryBytes(tiling, 128, 128, 2);
-  EXPECT_EQ(warpRolesUnfit(tiling, /*tensorCopies=*/true, tiles, tiles + 32),
+  // Full and empty mbarriers of two stages, then Q's: 40 bytes.
+  EXPECT_EQ(warpRolesUnfit(tiling, /*tensorCopies=*/true, tiles, tiles + 40),
             "");
-  EXPECT_EQ(warpRolesUnfit(tiling, true, tiles, tiles + 31),
+  EXPECT_EQ(warpRolesUnfit(tiling, true, tiles, tiles + 39),
             "the stages' empty mbarriers do not fit the shared memory the "
             "tiles leave");
-  EXPECT_EQ(warpRolesUnfit(tiling, /*tensorCopies=*/false, tiles, tiles + 32),
+  EXPECT_EQ(warpRolesUnfit(tiling, /*tensorCopies=*/false, tiles, tiles + 40),
             "K and V come by cp.async from every thread");
 }
 
@@ -208,10 +209,11 @@ TEST(Fa2Defaults, PingPongIsForTwoOverlappedWarpgroupsUpToD128) {
 TEST(Fa2Defaults, TensorCopiesNeedNoKeyLengthsAndRoomForTheMbarriers) {
   Fa2Tiling tiling{128, 128, 8, 2};
   int64_t tiles = fa2SharedMemoryBytes(tiling, 128, 128, 2);
-  EXPECT_EQ(kvTensorCopiesUnfit(tiling, tiles, tiles + 16,
+  // The full mbarriers of two stages, then Q's: 24 bytes.
+  EXPECT_EQ(kvTensorCopiesUnfit(tiling, tiles, tiles + 24,
                                 /*keyLengths=*/false),
             "");
-  EXPECT_EQ(kvTensorCopiesUnfit(tiling, tiles, tiles + 15, false),
+  EXPECT_EQ(kvTensorCopiesUnfit(tiling, tiles, tiles + 23, false),
             "the stages' mbarriers do not fit the shared memory the tiles "
             "leave");
   EXPECT_EQ(kvTensorCopiesUnfit(tiling, tiles, 232448, /*keyLengths=*/true),

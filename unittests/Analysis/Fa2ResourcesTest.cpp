@@ -284,6 +284,15 @@ TEST(Fa2Resources, TheWgmmaBodyPlanKeepsTheCtasAnSmAndTheOverlap) {
   EXPECT_EQ(plan.consumerRegisters, 240);
   EXPECT_TRUE(plan.overlap());
   EXPECT_TRUE(plan.pingPong());
+  // Q by a tensor copy, O by tensor stores; with GQA packing neither.
+  EXPECT_TRUE(plan.queryTensorCopy());
+  EXPECT_TRUE(plan.outputTensorStore());
+  WgmmaKernel packed = prefill;
+  packed.tiling.packedHeads = 4;
+  plan = planWgmmaBody(packed, h100);
+  EXPECT_EQ(plan.noQueryTensorCopy,
+            "GQA packing interleaves 4 heads in the tile's rows");
+  EXPECT_EQ(plan.noOutputTensorStore, plan.noQueryTensorCopy);
   // A score region's 24 more (128 x 128 at D = 64): its overlap needs 244
   // with warp roles, more than their 240, and 252 without, which a thread
   // has: thread 0 issues the copies and the overlap stays.
@@ -323,6 +332,9 @@ TEST(Fa2Resources, TheWgmmaBodyPlanKeepsTheCtasAnSmAndTheOverlap) {
   EXPECT_TRUE(plan.warpRoles());
   EXPECT_EQ(plan.ctasPerSm, 1);
   EXPECT_FALSE(plan.roleRegisters.reallocates());
+  // Its CTAs reload Q for each tile: cp.async.
+  EXPECT_EQ(plan.noQueryTensorCopy,
+            "a persistent CTA reloads Q for each of its tiles");
   decode.persistentCtasPerSm = 2;
   plan = planWgmmaBody(decode, h100);
   EXPECT_EQ(plan.noWarpRoles, "a persistent kernel with 2 CTAs an SM");
@@ -342,6 +354,7 @@ TEST(Fa2Resources, TheWgmmaBodyPlanKeepsTheCtasAnSmAndTheOverlap) {
   ragged.keyLengths = true;
   plan = planWgmmaBody(ragged, h100);
   EXPECT_FALSE(plan.tensorCopies());
+  EXPECT_EQ(plan.noQueryTensorCopy, "no mbarriers (K and V by cp.async)");
   EXPECT_EQ(plan.noWarpRoles, "K and V come by cp.async from every thread");
   EXPECT_EQ(plan.noPingPong, "no warp roles");
 }

@@ -98,12 +98,14 @@ int64_t fa2RegistersPerThread(const Fa2Tiling &tiling, int64_t valueDim,
 constexpr int64_t kMbarrierBytes = 8;
 
 /// Bytes of a warpgroup-MMA kernel's dynamic shared memory: its tiles
-/// (`tileBytes`), then with tensor copies an mbarrier a stage ("full"), and
-/// with warp roles a second a stage ("empty") after them.
+/// (`tileBytes`), then with tensor copies an mbarrier a stage ("full"),
+/// with warp roles a second a stage ("empty") after them, and one for Q
+/// last (used where Q comes by a tensor copy too).
 inline int64_t wgmmaSharedBytes(int64_t tileBytes, int64_t stages,
                                 bool tensorCopies, bool warpRoles) {
-  int64_t barriers = !tensorCopies ? 0 : warpRoles ? 2 : 1;
-  return tileBytes + barriers * stages * kMbarrierBytes;
+  if (!tensorCopies)
+    return tileBytes;
+  return tileBytes + ((warpRoles ? 2 : 1) * stages + 1) * kMbarrierBytes;
 }
 
 /// Why a warpgroup-MMA kernel copies its K and V tiles with cp.async from
@@ -178,12 +180,11 @@ inline int64_t wgmmaEntryRegisters(const Fa2Tiling &tiling, int64_t valueDim) {
 std::string warpRolesUnfit(const Fa2Tiling &tiling, bool tensorCopies,
                            int64_t tileBytes, int64_t sharedLimit);
 
-/// Why a warpgroup-MMA kernel writes O from shared memory by every lane's
-/// 16-byte stores rather than by tensor stores (a box of O's tensor map a
-/// 64-column block, FlashAttention-3's epilogue), or "": with GQA packing
-/// (tiling.packedHeads > 1) the tile's rows belong to several heads, which
-/// no box of O covers.
-std::string outputTensorStoreUnfit(const Fa2Tiling &tiling);
+/// Why a warpgroup-MMA kernel's Q and O tiles cannot move by boxes of a
+/// tensor map (Q's tensor copy in, FlashAttention-3's tensor stores of O
+/// out), or "": with GQA packing (tiling.packedHeads > 1) the tile's rows
+/// belong to several heads, which no box covers.
+std::string rowTileTensorMapUnfit(const Fa2Tiling &tiling);
 
 /// The registers warp roles leave a consumer thread that issuing the copies
 /// from thread 0 needs: the tensor maps' addresses, the boxes' coordinates

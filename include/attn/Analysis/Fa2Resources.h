@@ -130,12 +130,13 @@ struct WgmmaKernel {
 /// (each the reason it is not taken, "" where it is): tensor copies
 /// (kvTensorCopiesUnfit), warp roles (warpRolesUnfit, then the CTAs an SM
 /// and their registers), the overlap (softmaxOverlapUnfit) within the
-/// registers a consumer has, and the ping-pong (pingPongUnfit); and O's
-/// tensor stores (outputTensorStoreUnfit).
+/// registers a consumer has, and the ping-pong (pingPongUnfit); O's
+/// tensor stores (rowTileTensorMapUnfit), and with tensor copies Q's tensor
+/// copy (the same reason).
 /// attn-to-nvgpu builds the kernel with them; the plan report prints them.
 struct WgmmaBodyPlan {
   std::string noTensorCopies, noWarpRoles, noOverlap, noPingPong,
-      noOutputTensorStore;
+      noOutputTensorStore, noQueryTensorCopy;
   /// With warp roles: the CTAs an SM the registers are shared by, and what
   /// setmaxnreg gives each role (none where every thread has all it may).
   int64_t ctasPerSm = 1;
@@ -147,6 +148,7 @@ struct WgmmaBodyPlan {
   bool overlap() const { return noOverlap.empty(); }
   bool pingPong() const { return noPingPong.empty(); }
   bool outputTensorStore() const { return noOutputTensorStore.empty(); }
+  bool queryTensorCopy() const { return noQueryTensorCopy.empty(); }
 };
 
 /// The kernel of `op` with `tiling` (its stages those the kernel keeps) on

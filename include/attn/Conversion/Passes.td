@@ -41,8 +41,11 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
       from shared memory by matrix descriptor in the 128-byte swizzle's
       layout, P from registers), with the same fragments in every lane;
       `matrix-unit=mma-sync` or `wgmma` forces one (docs/gpu-kernel.md);
-      such a kernel writes O by tensor stores of its shared-memory tile
-      through a tensor map of O (not with GQA packing);
+      such a kernel brings K and V by tensor copies into mbarrier-guarded
+      stages (not with key lengths) and Q by one tensor copy (not with GQA
+      packing or in Lean's persistent CTAs), and writes O by tensor stores
+      of its shared-memory tile through a tensor map of O (not with GQA
+      packing);
     - row max and row sum are reduced over the 4 lanes that share a row with
       warp shuffles; exp2 with `scale * log2(e)` folded in; O is divided by l
       once at the end; fully masked rows give O = 0 and LSE = -inf.

@@ -106,9 +106,15 @@ struct KernelShape {
   /// warpgroups take turns at issuing a step's products (pingPongUnfit).
   bool pingPong = false;
   /// With wgmma: whether O goes from its shared-memory tile to global
-  /// memory by tensor stores (outputTensorStoreUnfit), through a tensor map
+  /// memory by tensor stores (rowTileTensorMapUnfit), through a tensor map
   /// of O (kernelTensorMaps), or by every lane's 16-byte stores.
   bool outputTensorStore = false;
+  /// With tensor copies: whether Q comes by one tensor copy that thread 0
+  /// issues, completing on an mbarrier of its own after the stages'
+  /// (planWgmmaBody: not for GQA packing, rowTileTensorMapUnfit, nor for a
+  /// persistent kernel), through a tensor map of Q (kernelTensorMaps), or
+  /// by every consumer thread's cp.async.
+  bool queryTensorCopy = false;
 
   bool modifiesScores() const { return softcap || scoreRegion; }
   bool warpSpecialised() const { return producerWarps != 0; }
@@ -215,9 +221,10 @@ public:
   virtual MaskGeometry<IndexArith> geometry() = 0;
 
   /// Starts loading tiled rows [row0, row0 + block_m) of tiled head `head`
-  /// of Q[batch] (a head's rows without GQA packing; MaskGeometry.h);
-  /// returns what runKvRange waits on.
-  virtual Value loadQueryBlock(Value q, Value batch, Value head,
+  /// of Q[batch] (a head's rows without GQA packing; MaskGeometry.h), by
+  /// Q's tensor map `qMap` where the kernel has one; returns what
+  /// runKvRange waits on.
+  virtual Value loadQueryBlock(Value q, Value qMap, Value batch, Value head,
                                Value row0) = 0;
 
   /// The state before any key: O = 0, m = -inf, l = 0 (storeOutput gives

@@ -505,14 +505,15 @@ void CtaPrimitives::setUpSharedMemory() {
 
 void CtaPrimitives::copyTileByTensorMap(Value map, Value batch, Value head,
                                         Value row0, int64_t tileRows,
-                                        int64_t columns, Value offset,
-                                        Value barrier) {
+                                        int64_t boxRows, int64_t columns,
+                                        Value offset, Value barrier) {
   // The tile's 64-column blocks lie one after the other, tileRows rows of
   // 128 bytes each, in the 128-byte swizzle the map writes with; a box of
-  // s.blockN rows starts at a multiple of 1024 bytes, where the swizzle's
-  // pattern starts again.
+  // boxRows rows (a multiple of 8) starts at a multiple of 1024 bytes,
+  // where the swizzle's pattern starts again.
+  assert(tileRows % boxRows == 0 && boxRows % 8 == 0 && "whole boxes");
   for (int64_t block = 0; block < columns / kBlockColumns; ++block)
-    for (int64_t rows = 0; rows < tileRows; rows += s.blockN)
+    for (int64_t rows = 0; rows < tileRows; rows += boxRows)
       tensorCopy(
           b,
           sharedPointer(b, add(sharedAddress,

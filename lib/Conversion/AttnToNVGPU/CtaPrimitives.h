@@ -122,10 +122,10 @@ protected:
   /// Tensor copies (sm_90a, blocked tiles) of rows [row0, row0 +
   /// `tileRows`) of `map`'s tensor at (batch, head) into the tile at shared
   /// offset `offset`, whose rows have `columns` elements: a copy a 64-column
-  /// block and s.blockN rows (the maps' box), completing on `barrier`.
+  /// block and `boxRows` rows (the map's box), completing on `barrier`.
   void copyTileByTensorMap(Value map, Value batch, Value head, Value row0,
-                           int64_t tileRows, int64_t columns, Value offset,
-                           Value barrier);
+                           int64_t tileRows, int64_t boxRows, int64_t columns,
+                           Value offset, Value barrier);
   /// The mbarrier `i` of the array at byte `address` of the shared window.
   Value mbarrierAt(Value address, Value i);
   /// Every thread waits for copy group `group` of a ring of s.stages stages

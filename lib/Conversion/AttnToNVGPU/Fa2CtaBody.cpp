@@ -183,12 +183,12 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
   };
   copyIf(withKey, [&] {
     copyTileByTensorMap(w.kv.kMap, w.batch, w.kvHead,
-                        mul(keyBlock, index(s.blockN)), s.blockN, s.keyRow(),
-                        tiles.kOffset, barrier);
+                        mul(keyBlock, index(s.blockN)), s.blockN, s.blockN,
+                        s.keyRow(), tiles.kOffset, barrier);
   });
   copyIf(withValue, [&] {
     copyTileByTensorMap(w.kv.vMap, w.batch, w.kvHead,
-                        mul(valueBlock, index(s.blockN)), s.blockN,
+                        mul(valueBlock, index(s.blockN)), s.blockN, s.blockN,
                         s.valueRow(), tiles.vOffset, barrier);
   });
 }
@@ -269,10 +269,28 @@ void Fa2CtaBody::produceRange(const KvWalk &w) {
   produce();
 }
 
-Value Fa2CtaBody::loadQueryBlock(Value q, Value batch, Value head, Value row0) {
+Value Fa2CtaBody::loadQueryBlock(Value q, Value qMap, Value batch, Value head,
+                                 Value row0) {
   // The consumers copy Q; the producer waits for nothing.
   if (role == WarpRole::Producer)
     return Value();
+  if (s.queryTensorCopy) {
+    // Thread 0 initialises Q's mbarrier, makes the init visible to the copy
+    // engine, and copies the tile (block_m rows of 64-column boxes; rows
+    // past the tensor read as zeros, counted in the bytes).
+    onThread(0, [&] {
+      Value barrier = queryBarrier();
+      mbarrierInit(b, barrier, /*arrivals=*/1);
+      fenceMbarrierInit(b);
+      fenceProxyAsyncShared(b);
+      mbarrierArriveExpectTx(b, barrier,
+                             arith::ConstantIntOp::create(
+                                 b, b.getI32Type(), s.blockM * 2 * s.keyRow()));
+      copyTileByTensorMap(qMap, batch, head, row0, s.blockM, s.blockM,
+                          s.keyRow(), index(0), barrier);
+    });
+    return Value();
+  }
   return commit(copyTile(
       q, batch, head, row0, s.blockM, tiledLen, s.problem.headDim, qTile,
       [&](Value head, Value row) { return queryRowOf(head, row); }));
@@ -487,9 +505,17 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
   // one stage, each block's copies were waited for in its step; with
   // tensor copies only Q's are cp.async, and a range without blocks has
   // not waited for them).
-  if (s.stages > 1 || s.tensorCopies)
+  if (s.queryTensorCopy)
+    waitForQuery();
+  else if (s.stages > 1 || s.tensorCopies)
     waitGroups(qGroup, 0);
   return state;
+}
+
+void Fa2CtaBody::waitForQuery() {
+  consumerBarrier(b, s, role);
+  mbarrierWait(b, queryBarrier(),
+               arith::ConstantIntOp::create(b, b.getI32Type(), 0));
 }
 
 CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
@@ -516,11 +542,16 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
         issueGroup(index(p));
     // Q (cp.async), read by wgmma through the async proxy; the loop's
     // first barrier makes it everyone's (with warp roles, which pass no
-    // barrier a block, the consumers' barrier here).
-    waitGroups(w.qGroup, 0);
-    fenceProxyAsyncShared(b);
-    if (consumer)
-      consumerBarrier(b, s, role);
+    // barrier a block, the consumers' barrier here). Q by a tensor copy
+    // needs no fence.
+    if (s.queryTensorCopy) {
+      waitForQuery();
+    } else {
+      waitGroups(w.qGroup, 0);
+      fenceProxyAsyncShared(b);
+      if (consumer)
+        consumerBarrier(b, s, role);
+    }
   } else {
     for (int64_t p = 0; p + 1 < s.stages; ++p) {
       Value block = clampedBlock(w, add(w.blockBegin, index(p)));
@@ -655,7 +686,9 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
     if (s.tensorCopies) {
       // Q's cp.async, read by wgmma through the async proxy (with warp
       // roles, made every consumer's by their barrier: they pass no other).
-      if (first) {
+      if (first && s.queryTensorCopy) {
+        waitForQuery();
+      } else if (first) {
         waitGroups(w.qGroup, 0);
         fenceProxyAsyncShared(b);
         if (consumer)

@@ -38,7 +38,8 @@ public:
   MaskGeometry<IndexArith> geometry() override {
     return maskGeometry(queryLen, keyLen, s.problem.packedHeads);
   }
-  Value loadQueryBlock(Value q, Value batch, Value head, Value row0) override;
+  Value loadQueryBlock(Value q, Value qMap, Value batch, Value head,
+                       Value row0) override;
   CtaState initialState() override;
   CtaState runKvRange(const KeyValueOperands &kv, Value qGroup, Value batch,
                       Value head, Value kvHead, Value row0, Value rows,
@@ -174,6 +175,15 @@ private:
   /// With tensor copies: every thread waits for copy group `group` of the
   /// range (waitForStage).
   void waitForTensorGroup(Value group) { waitForStage(barrierAddress, group); }
+  /// With Q by a tensor copy: its mbarrier, after the stages' (thread 0
+  /// initialises it and issues the copy in loadQueryBlock); every consumer
+  /// thread waits for it after a consumer barrier, which orders the init
+  /// before the wait (waitForQuery).
+  Value queryBarrier() {
+    return mbarrierAt(barrierAddress,
+                      index((s.warpSpecialised() ? 2 : 1) * s.stages));
+  }
+  void waitForQuery();
   /// Shared-memory layout: the Q block, then `stages` K tiles, then
   /// `stages` V tiles.
   int64_t kTileBytes() const { return s.blockN * 2 * s.keyRow(); }

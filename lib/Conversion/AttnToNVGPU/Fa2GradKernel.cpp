@@ -404,10 +404,10 @@ Value Fa2GradBody::copyOwnRows(const Source &first, const Source &second,
         b, barrier,
         arith::ConstantIntOp::create(b, b.getI32Type(),
                                      tileBytes(s.blockM, streamRow())));
-    copyTileByTensorMap(first.map, batch, head, row0, s.blockM, keyRow(),
-                        rowsA.offset, barrier);
-    copyTileByTensorMap(second.map, batch, head, row0, s.blockM, valueRow(),
-                        rowsB.offset, barrier);
+    copyTileByTensorMap(first.map, batch, head, row0, s.blockM, s.blockN,
+                        keyRow(), rowsA.offset, barrier);
+    copyTileByTensorMap(second.map, batch, head, row0, s.blockM, s.blockN,
+                        valueRow(), rowsB.offset, barrier);
   });
   return Value();
 }
@@ -426,9 +426,9 @@ void Fa2GradBody::issueStreamed(const StreamSource &source, Value u,
             arith::ConstantIntOp::create(b, b.getI32Type(), stageBytes()));
         auto [head, row0] = source.at(u);
         copyTileByTensorMap(source.mapA, source.batch, head, row0, s.blockN,
-                            keyRow(), tiles.a.offset, barrier);
+                            s.blockN, keyRow(), tiles.a.offset, barrier);
         copyTileByTensorMap(source.mapB, source.batch, head, row0, s.blockN,
-                            valueRow(), tiles.b.offset, barrier);
+                            s.blockN, valueRow(), tiles.b.offset, barrier);
       },
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, u, groups));
 }

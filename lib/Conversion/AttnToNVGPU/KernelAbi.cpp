@@ -79,6 +79,8 @@ SmallVector<TensorMap> kernelTensorMaps(const KernelShape &s) {
   }
   if (s.outputTensorStore)
     maps.push_back({"o_map", 3, {kBlockColumns, s.blockM, 1, 1}});
+  if (s.queryTensorCopy)
+    maps.push_back({"q_map", 0, {kBlockColumns, s.blockM, 1, 1}});
   return maps;
 }
 
@@ -214,6 +216,8 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b, const KernelShape &shape,
   }
   if (shape.outputTensorStore)
     args.out.oMap = entry.getArgument(map++);
+  if (shape.queryTensorCopy)
+    args.qMap = entry.getArgument(map++);
   args.lengths = {b.createOrFold<memref::DimOp>(args.q, 0),
                   b.createOrFold<memref::DimOp>(args.q, 2),
                   b.createOrFold<memref::DimOp>(args.kv.k, 2)};

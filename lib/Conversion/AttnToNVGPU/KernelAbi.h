@@ -24,9 +24,9 @@ namespace mlir::attn {
 
 /// What the kernel reads and writes, as its entry block sees them.
 struct KernelArguments {
-  /// Q: a memref of the operand's shape; the key lengths when the attention
-  /// has them.
-  Value q, keyLengths;
+  /// Q: a memref of the operand's shape, and its tensor map when the
+  /// kernel has one; the key lengths when the attention has them.
+  Value q, qMap, keyLengths;
   /// O and, when returned, LSE (memrefs of the operands' shapes), and O's
   /// tensor map when the kernel has one.
   OutputOperands out;
@@ -64,7 +64,8 @@ struct TensorMap {
 /// (views 1 and 2), a box a 64-column block of a block_n-key tile (the
 /// shared-memory layout of Fa2CtaBody's wgmma tiles); with
 /// KernelShape::outputTensorStore O's (view 3), a box a 64-column block of
-/// the block_m-row output tile.
+/// the block_m-row output tile; with KernelShape::queryTensorCopy Q's (view
+/// 0), the same box of the Q tile.
 SmallVector<TensorMap> kernelTensorMaps(const KernelShape &s);
 /// The tensor maps of the backward kernel (Fa2GradKernel.h's parameters):
 /// with tensor copies Q's, K's, V's and dO's (views 0, 1, 2 and 5), each box

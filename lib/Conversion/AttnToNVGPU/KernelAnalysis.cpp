@@ -241,6 +241,7 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
     shape.overlapSoftmax = plan.overlap();
     shape.pingPong = plan.pingPong();
     shape.outputTensorStore = plan.outputTensorStore();
+    shape.queryTensorCopy = plan.queryTensorCopy();
   }
   return shape;
 }

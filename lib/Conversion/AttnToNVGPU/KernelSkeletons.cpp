@@ -62,7 +62,7 @@ struct OutputTile {
     t.kvHead = a.div(a.mul(head, s.problem.packedHeads), s.problem.groupSize());
     MaskGeometry<IndexArith> geometry = body.geometry();
     std::tie(t.row0, t.rows) = geometry.queryBlockRows(queryBlock, s.blockM);
-    t.query = body.loadQueryBlock(args.q, batch, head, t.row0);
+    t.query = body.loadQueryBlock(args.q, args.qMap, batch, head, t.row0);
     std::tie(t.blockBegin, t.blockEnd) =
         geometry.kvBlockRange(t.row0, t.rows, s.blockN);
     return t;
@@ -244,7 +244,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
           Value kvHead = a.div(a.mul(head, p.packedHeads), p.groupSize());
 
           body.finishTile();
-          Value query = body.loadQueryBlock(q, batch, head, row0);
+          Value query = body.loadQueryBlock(q, Value(), batch, head, row0);
           Value blockBegin = a.add(tileBegin, a.sub(g, tileFirst));
           Value blockEnd = a.add(tileBegin, a.sub(pieceEnd, tileFirst));
           CtaState state = body.runKvRange(kv, query, batch, head, kvHead, row0,

@@ -1,4 +1,4 @@
-// O by tensor stores (outputTensorStoreUnfit, FlashAttention-3's epilogue):
+// O by tensor stores (rowTileTensorMapUnfit, FlashAttention-3's epilogue):
 // a wgmma kernel takes a tensor map of O after K's and V's, a box a
 // 64-column block of the block_m-row tile; after the lanes have written O
 // into the tile (and LSE as before), each makes its writes visible to the
@@ -13,8 +13,8 @@
 // Two consumer warpgroups (128 rows), Dv = 96: two boxes, at column 0 and,
 // 128 rows x 128 bytes on in shared memory, at column 64.
 // CHECK-LABEL: gpu.func @prefill_attention0(
-// CHECK-SAME: %arg3: memref<1x8x200x96xbf16>, %arg4: !llvm.ptr, %arg5: !llvm.ptr, %arg6: !llvm.ptr) kernel
-// CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, name = "o_map", param = 3 : i64, swizzle = 128 : i64}]
+// CHECK-SAME: %arg3: memref<1x8x200x96xbf16>, %arg4: !llvm.ptr, %arg5: !llvm.ptr, %arg6: !llvm.ptr, %arg7: !llvm.ptr) kernel
+// CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, name = "o_map", param = 3 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 128, 1, 1>, name = "q_map", param = 0 : i64, swizzle = 128 : i64}]
 // CHECK: %[[SHARED:.+]] = memref.extract_aligned_pointer_as_index
 // The last element pair of O into the tile, then the epilogue.
 // CHECK-COUNT-24: vector.store %{{.+}}, %view[%{{.+}}, %{{.+}}] : memref<256x64xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>

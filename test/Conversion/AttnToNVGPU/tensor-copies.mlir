@@ -4,23 +4,34 @@
 // after its other parameters) and the bytes they bring on the mbarrier of
 // the group's stage; every thread waits for the phase by its parity. The
 // mbarriers, after the tiles in shared memory, live for a key/value range.
-// The targets of the decode and block-mask cases leave no room for the warp
-// roles' empty mbarriers (16 bytes past the full ones), so thread 0 issues
-// the copies between the step's barrier and its wait (warp-roles.mlir has
-// the producer warpgroup).
+// Q comes by a tensor copy too (a box of block_m rows of its map, on an
+// mbarrier of its own after the stages'), but with GQA packing or in a
+// persistent kernel. The targets of the decode and block-mask cases leave
+// no room for the warp roles' empty mbarriers (16 bytes past the full
+// ones), so thread 0 issues the copies between the step's barrier and its
+// wait (warp-roles.mlir has the producer warpgroup).
 // RUN: attn-opt %s --split-input-file --attn-to-nvgpu --canonicalize | FileCheck %s
 
 // A decode of 4 blocks of 64 keys in 2 stages: Q (8 KiB), 2 K and 2 V tiles
-// (8 KiB each), then 2 mbarriers.
+// (8 KiB each), then 2 mbarriers and Q's.
 // CHECK-LABEL: gpu.func @decode_attention0(
-// CHECK-SAME: %{{[a-z0-9]+}}: memref<1x8x64x64xf16>, %arg4: !llvm.ptr, %arg5: !llvm.ptr, %arg6: !llvm.ptr) kernel
-// CHECK-SAME: dynamic_shared_memory = 40976 : i64
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<1x8x64x64xf16>, %arg4: !llvm.ptr, %arg5: !llvm.ptr, %arg6: !llvm.ptr, %arg7: !llvm.ptr) kernel
+// CHECK-SAME: dynamic_shared_memory = 40984 : i64
 // CHECK-NOT: producer_warps
-// CHECK-SAME: tensor_maps = [{box = array<i64: 64, 64, 1, 1>, name = "k_map", param = 1 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64, 1, 1>, name = "v_map", param = 2 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64, 1, 1>, name = "o_map"
-// Thread 0 initialises the stages' mbarriers (one arrival a phase: its own).
+// CHECK-SAME: tensor_maps = [{box = array<i64: 64, 64, 1, 1>, name = "k_map", param = 1 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64, 1, 1>, name = "v_map", param = 2 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64, 1, 1>, name = "o_map", param = 3 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64, 1, 1>, name = "q_map", param = 0 : i64, swizzle = 128 : i64}]
+// Thread 0 initialises Q's mbarrier (at byte 40976), makes the init visible
+// to the copy engine and copies Q's 64 x 64 tile (8 KiB, one box).
 // CHECK: %[[THREAD:.+]] = gpu.thread_id x
 // CHECK: %[[SHARED:.+]] = memref.extract_aligned_pointer_as_index
 // CHECK: %[[AT0:.+]] = arith.addi %[[SHARED]], %c40960
+// CHECK: arith.cmpi eq, %[[THREAD]], %c0
+// CHECK: arith.addi %[[SHARED]], %c40976
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c1_i32
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c8192_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg7, %{{.+}}, box[%c0_i32,
+// Thread 0 initialises the stages' mbarriers (one arrival a phase: its own).
 // CHECK: arith.cmpi eq, %[[THREAD]], %c0
 // CHECK: arith.index_castui %[[AT0]]
 // CHECK-NEXT: %[[BARRIER0:.+]] = llvm.inttoptr
@@ -37,10 +48,13 @@
 // CHECK: llvm.addrspacecast %{{.+}} : !llvm.ptr<3> to !llvm.ptr<7>
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg4, %{{.+}}, box[%c0_i32, %c0_i32, %{{.+}}, %{{.+}}]
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
-// Q (cp.async) is made visible to the async proxy before step 0's barrier;
-// then group 1 (K of block 1, V of block 0: 16 KiB) is issued, and every
-// thread waits for group 0: stage 0's phase 0.
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// Every thread waits for Q after a barrier (which orders thread 0's init
+// before the wait; no proxy fence: the copy engine wrote Q); then step 0's
+// barrier, group 1 (K of block 1, V of block 0: 16 KiB) is issued, and
+// every thread waits for group 0: stage 0's phase 0.
+// CHECK: gpu.barrier
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32, %c10000000_i32
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c16384_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg4, %{{.+}}, box[%c0_i32, %c64_i32,
@@ -65,14 +79,19 @@
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32, %c10000000_i32
 // CHECK: nvvm.wgmma.fence.aligned
-// After the range's last wait, thread 0 invalidates the mbarriers.
+// After the range's last wait, thread 0 invalidates the stages' mbarriers;
+// every thread waits for Q once more (at once here: a range without blocks
+// would not have waited for it before O's epilogue reuses its tile).
 // CHECK: gpu.barrier
 // CHECK: nvvm.mbarrier.inval
 // CHECK: nvvm.mbarrier.inval
-// CHECK-NOT: nvgpu.device_async_copy %arg1
-// CHECK-NOT: nvgpu.device_async_copy %arg2
+// CHECK-NOT: nvvm.mbarrier.inval
+// CHECK: gpu.barrier
+// CHECK-NEXT: arith.addi %[[SHARED]], %c40976
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32, %c10000000_i32
+// CHECK-NOT: nvgpu.device_async_copy
 // CHECK: gpu.return
-module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 40976, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 40984, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @decode(%q: tensor<1x8x64x64xf16>, %k: tensor<1x8x256x64xf16>, %o: tensor<1x8x64x64xf16>) -> tensor<1x8x64x64xf16> {
     %r = attn.attention ins(%q, %k, %k : tensor<1x8x64x64xf16>, tensor<1x8x256x64xf16>, tensor<1x8x256x64xf16>)
         outs(%o : tensor<1x8x64x64xf16>)
@@ -106,9 +125,10 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // -----
 
 // The sequential wgmma loop (a block mask keeps it) takes its tiles by
-// tensor copies too: group n (K and V of block n, 16 KiB) from thread 0
-// after the step's barrier into stage n % 2, then the wait for block n's
-// group, and no second barrier before the products.
+// tensor copies too: Q's wait before the loop, then group n (K and V of
+// block n, 16 KiB) from thread 0 after the step's barrier into stage n % 2,
+// then the wait for block n's group, and no second barrier before the
+// products.
 // CHECK-LABEL: gpu.func @sparse_attention0(
 // CHECK-NOT: producer_warps
 // CHECK-SAME: tensor_maps = [{box = array<i64: 64, 64, 1, 1>, name = "k_map"
@@ -117,7 +137,8 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c16384_i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg5, %{{.+}}, box[%c0_i32, %c0_i32,
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg6, %{{.+}}, box[%c0_i32, %c0_i32,
-// CHECK: nvvm.fence.proxy
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32,
 // CHECK: scf.for
 // CHECK: gpu.barrier
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c16384_i32
@@ -131,7 +152,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK: nvvm.mbarrier.inval
 // CHECK: nvvm.mbarrier.inval
 // CHECK: gpu.return
-module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 40976, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 40984, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @sparse(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x256x64xf16>, %blocks: tensor<1x1x2x4xi8>, %o: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
     %r = attn.attention ins(%q, %k, %k : tensor<1x8x128x64xf16>, tensor<1x8x256x64xf16>, tensor<1x8x256x64xf16>)
         block_mask(%blocks : tensor<1x1x2x4xi8> blocks [64, 64])

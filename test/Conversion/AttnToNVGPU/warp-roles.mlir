@@ -12,10 +12,9 @@
 // tiles let two CTAs share an SM with a consumer keeping the registers the
 // overlap needs (planWgmmaBody), so the kernel starts at 128 registers a
 // thread (.maxnreg), the producer keeps 24 and the consumers take 232; the
-// full mbarriers at 40960, the
-// empty ones at 40976.
+// full mbarriers at 40960, the empty ones at 40976, Q's at 40992.
 // CHECK-LABEL: gpu.func @decode_attention0(
-// CHECK-SAME: block = array<i64: 256, 1, 1>, dynamic_shared_memory = 40992 : i64
+// CHECK-SAME: block = array<i64: 256, 1, 1>, dynamic_shared_memory = 41000 : i64
 // CHECK-SAME: producer_warps = 4 : i64
 // CHECK-SAME: nvvm.maxnreg = 128 : i32
 // CHECK: %[[THREAD:.+]] = gpu.thread_id x
@@ -55,16 +54,20 @@
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 232
-// The consumers copy Q, pass the CTA barrier after the inits, make Q
-// theirs by the named barrier, and wait for group 0 without a barrier a
-// step; each step ends with every consumer thread's arrival on the empty
-// mbarrier of the group's stage.
+// The consumers' thread 0 initialises Q's mbarrier and copies Q (one box
+// of Q's map, 8 KiB); the consumers pass the CTA barrier after the inits,
+// meet at their named barrier (which orders Q's init before their wait),
+// wait for Q, and wait for group 0 without a barrier a step; each step
+// ends with every consumer thread's arrival on the empty mbarrier of the
+// group's stage.
+// CHECK: arith.cmpi eq, %{{.+}}, %c0
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c1_i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c8192_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg7,
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
-// CHECK: nvgpu.device_async_copy %arg0
 // CHECK: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.all"(%c0_i32)
-// CHECK-NEXT: nvgpu.device_async_wait
-// CHECK-NEXT: nvvm.fence.proxy
 // CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c128_i32
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32, %c10000000_i32
 // CHECK: nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32, %c10000000_i32
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.mbarrier.arrive %{{.+}} : !llvm.ptr<3> -> i64
@@ -78,9 +81,14 @@
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.arrive
 // After the range, the CTA barrier the producer's invalidation waits for;
+// then Q's wait once more (after the consumers' barrier: a range without
+// blocks would not have waited before O's epilogue reuses its tile), and
 // the epilogue's barriers are the consumers'.
 // CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.all"(%c0_i32)
 // CHECK-NOT: nvvm.mbarrier.inval
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c128_i32
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32, %c10000000_i32
 // CHECK-NOT: gpu.barrier
 // CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c128_i32
 // CHECK-NOT: gpu.barrier
@@ -117,7 +125,8 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK-NOT: nvvm.barrier.arrive
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 240
-// CHECK: nvgpu.device_async_create_group
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg7, %{{.+}}, box[%c64_i32,
+// CHECK-NEXT: }
 // CHECK-NEXT: %[[WG:.+]] = arith.divui %{{.+}}, %c4 : index
 // CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.all"
 // CHECK-NEXT: %[[FIRST:.+]] = arith.cmpi eq, %[[WG]], %c0 : index
@@ -126,6 +135,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK-NEXT: %[[OWN:.+]] = arith.addi %[[W32]], %c2_i32 : i32
 // CHECK-NEXT: nvvm.barrier.arrive id = %[[OWN]] number_of_threads = %c256_i32
 // CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK-NEXT: %[[T32:.+]] = arith.index_castui %[[WG]] : index to i32
 // CHECK-NEXT: %[[TURN:.+]] = arith.addi %[[T32]], %c2_i32 : i32

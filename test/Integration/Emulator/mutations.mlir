@@ -28,15 +28,19 @@
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-wgmma-wait 2>&1 | FileCheck %s --check-prefix=NO-WGMMA-WAIT
 // NO-WGMMA-WAIT: PTX emulator: kernel prefill_attention0: {{.*}}wgmma.mma_async {{.*}}no wgmma.wait_group has retired
 //
-// wgmma: the fence.proxy.async after Q's cp.async removed: the Q tile the
-// warps' cp.async wrote (the generic proxy) is read by wgmma (the async
-// proxy) unfenced. (K and V come by tensor copies, through the async
-// proxy: they need no fence.)
-// RUN: cp -r %t/wgmma %t/no-proxy-fence
-// RUN: sed '/cp.async.wait_group/{n;/fence.proxy.async.shared::cta;/d;}' %t/wgmma/kernels.ptx > %t/no-proxy-fence/kernels.ptx
-// RUN: not diff -q %t/wgmma/kernels.ptx %t/no-proxy-fence/kernels.ptx
+// wgmma: the fence.proxy.async after Q's cp.async removed (the Lean
+// kernel on wgmma, whose persistent CTAs keep Q's cp.async): the Q tile
+// the warps' cp.async wrote (the generic proxy) is read by wgmma (the
+// async proxy) unfenced. (K and V come by tensor copies, through the async
+// proxy: they need no fence; so does the prefill's Q.)
+// RUN: attn-compile %s --function=lean -o %t/lean-wgmma
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/lean-wgmma | FileCheck %s --check-prefix=LEAN-WGMMA
+// LEAN-WGMMA: O {{.*}}: PASS
+// RUN: cp -r %t/lean-wgmma %t/no-proxy-fence
+// RUN: sed '/cp.async.wait_group/{n;/fence.proxy.async.shared::cta;/d;}' %t/lean-wgmma/kernels.ptx > %t/no-proxy-fence/kernels.ptx
+// RUN: not diff -q %t/lean-wgmma/kernels.ptx %t/no-proxy-fence/kernels.ptx
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-proxy-fence 2>&1 | FileCheck %s --check-prefix=NO-PROXY-FENCE
-// NO-PROXY-FENCE: PTX emulator: kernel prefill_attention0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: wgmma.mma_async
+// NO-PROXY-FENCE: PTX emulator: kernel lean_attention0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: wgmma.mma_async
 //
 // wgmma: the fence.proxy.async of the O epilogue removed (the kernel's last
 // one): thread 0's tensor store reads the O tile (the async proxy) that the

@@ -16,8 +16,9 @@
 // CHECK-NEXT:  384,
 // Q (16 KiB), two stages of K and V (64 KiB), then two mbarriers (8 bytes
 // each) for each stage: the full one, which K's and V's tensor copies
-// complete on, and the empty one, which the consumers release it on.
-// CHECK:     "dynamic_shared_memory": 81952,
+// complete on, and the empty one, which the consumers release it on; then
+// Q's, which its tensor copy completes on.
+// CHECK:     "dynamic_shared_memory": 81960,
 // The grid is a formula of the parameters' sizes: (ceil(Sq / 128), B, Hq).
 // CHECK:     "grid": [
 // CHECK-NEXT:  {
@@ -58,13 +59,18 @@
 // CHECK:         "type": "f32"
 // CHECK:     "producer_warps": 4,
 // CHECK:     "target": "sm_90a",
-// The tensor maps of K and V, which libattnrt encodes for each launch.
+// The tensor maps of K, V, O and Q, which libattnrt encodes for each
+// launch.
 // CHECK:     "tensor_maps": [
 // CHECK:         "name": "k_map",
 // CHECK-NEXT:    "param": "K",
 // CHECK-NEXT:    "swizzle": 128
 // CHECK:         "name": "v_map",
 // CHECK-NEXT:    "param": "V",
+// CHECK:         "name": "o_map",
+// CHECK-NEXT:    "param": "O",
+// CHECK:         "name": "q_map",
+// CHECK-NEXT:    "param": "Q",
 // CHECK:     "tiles": {
 // CHECK-NEXT:  "block_m": 128,
 // CHECK-NEXT:  "block_n": 128,
