@@ -959,7 +959,23 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
       if (w.done()) {
         if (!w.openGroup.empty() || !w.groups.empty())
           completeCopies(w, 0);
-        --w.cta->liveWarps;
+        // The CTA's shared memory ends with its last warp: a bulk store
+        // to global memory must have read its source by then.
+        if (--w.cta->liveWarps == 0)
+          for (const auto &warp : w.cta->warps) {
+            const AsyncGroup *pending =
+                !warp->bulkOpen.reads.empty() ? &warp->bulkOpen
+                : !warp->bulkGroups.empty()   ? &warp->bulkGroups.front()
+                                              : nullptr;
+            if (pending)
+              return fault(w, __builtin_ctz(exec), &in,
+                           "the CTA exits before its bulk copy to global "
+                           "memory (warp " +
+                               std::to_string(warp->index) + ", line " +
+                               std::to_string(pending->line) +
+                               ") has read shared memory: no "
+                               "cp.async.bulk.wait_group retired it");
+          }
       }
     }
     return !failed;

@@ -417,6 +417,21 @@ TEST(PtxEmulatorTensorCopy, TensorStoresSkipWhatLiesOutside) {
   ASSERT_TRUE(late);
   result = launchWith(device, *late, params, 1);
   EXPECT_TRUE(result.ok) << result.error;
+  // Exiting without the wait leaves the store reading shared memory the
+  // CTA no longer owns; so does a store never committed.
+  std::string uncommitted = storePtx("", "");
+  uncommitted.erase(uncommitted.find("  cp.async.bulk.commit_group;\n"),
+                    std::strlen("  cp.async.bulk.commit_group;\n"));
+  for (const std::string &unwaited : {storePtx("", ""), uncommitted}) {
+    auto module = parse(unwaited);
+    ASSERT_TRUE(module);
+    result = launchWith(device, *module, params, 1);
+    ASSERT_FALSE(result.ok);
+    EXPECT_NE(result.error.find("the CTA exits before its bulk copy to "
+                                "global memory (warp 0, line"),
+              std::string::npos)
+        << result.error;
+  }
 }
 
 TEST(PtxEmulatorTensorCopy, GenericWritesBeforeABulkStoreNeedAProxyFence) {

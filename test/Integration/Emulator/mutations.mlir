@@ -51,6 +51,14 @@
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-store-fence 2>&1 | FileCheck %s --check-prefix=NO-STORE-FENCE
 // NO-STORE-FENCE: PTX emulator: kernel prefill_attention0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: cp.async.bulk.tensor.4d.global.shared::cta
 //
+// wgmma: the wait for the tensor stores' reads removed: the CTA exits while
+// its stores of O may still read the tile.
+// RUN: cp -r %t/wgmma %t/no-store-wait
+// RUN: sed '/cp.async.bulk.wait_group.read/d' %t/wgmma/kernels.ptx > %t/no-store-wait/kernels.ptx
+// RUN: not diff -q %t/wgmma/kernels.ptx %t/no-store-wait/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-store-wait 2>&1 | FileCheck %s --check-prefix=NO-STORE-WAIT
+// NO-STORE-WAIT: PTX emulator: kernel prefill_attention0: the CTA exits before its bulk copy to global memory (warp 0, line {{[0-9]+}}) has read shared memory: no cp.async.bulk.wait_group retired it
+//
 // Warp roles: the consumers' release of a step's stages (their arrival on
 // its empty mbarrier) removed: the producer waits for it forever before the
 // group that reuses the stages, and the consumers for that group.
