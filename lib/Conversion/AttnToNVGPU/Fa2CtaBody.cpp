@@ -203,11 +203,7 @@ void Fa2CtaBody::initStageBarriers() {
         if (role == WarpRole::Producer)
           mbarrierInit(b, emptyBarrier(index(stage)), s.consumerThreads());
       }
-      // The inits (generic writes) made visible to the async proxy, whose
-      // copies complete on them (CUTLASS's fence_barrier_init, and the CUDA
-      // programming guide's fence.proxy.async after an init).
       fenceMbarrierInit(b);
-      fenceProxyAsyncShared(b);
     });
   if (role != WarpRole::All)
     ctaBarrier(b, s);
@@ -282,7 +278,6 @@ Value Fa2CtaBody::loadQueryBlock(Value q, Value qMap, Value batch, Value head,
       Value barrier = queryBarrier();
       mbarrierInit(b, barrier, /*arrivals=*/1);
       fenceMbarrierInit(b);
-      fenceProxyAsyncShared(b);
       mbarrierArriveExpectTx(b, barrier,
                              arith::ConstantIntOp::create(
                                  b, b.getI32Type(), s.blockM * 2 * s.keyRow()));

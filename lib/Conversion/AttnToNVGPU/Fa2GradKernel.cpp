@@ -158,6 +158,11 @@ private:
   /// else by every thread's cp.async, whose group it returns.
   Value copyOwnRows(const Source &first, const Source &second, Value batch,
                     Value head, Value row0, const Extent &length);
+  /// Tensor copies of `rows` rows from row0 of (batch, head) of `mapA`'s
+  /// tensor (D columns) and `mapB`'s (Dv) into the tiles at shared offsets
+  /// `offsetA` and `offsetB`, on `barrier`, which expects their bytes.
+  void copyPair(Value mapA, Value mapB, Value batch, Value head, Value row0,
+                int64_t rows, Value offsetA, Value offsetB, Value barrier);
   /// What a walk streams: the tensor maps of its two tiles, and the head
   /// and first row of the block of the walk's group u.
   struct StreamSource {
@@ -380,10 +385,7 @@ void Fa2GradBody::initBarriers() {
   onThread(0, [&] {
     for (int64_t i = 0; i <= s.stages; ++i)
       mbarrierInit(b, mbarrierAt(barriers, index(i)), /*arrivals=*/1);
-    // The inits made visible to the async proxy, whose copies complete on
-    // them (as the forward's).
     fenceMbarrierInit(b);
-    fenceProxyAsyncShared(b);
   });
   gpu::BarrierOp::create(b);
 }
@@ -399,17 +401,23 @@ Value Fa2GradBody::copyOwnRows(const Source &first, const Source &second,
                            p.valueDim, rowsB.view));
   }
   onThread(0, [&] {
-    Value barrier = ownRowsBarrier();
-    mbarrierArriveExpectTx(
-        b, barrier,
-        arith::ConstantIntOp::create(b, b.getI32Type(),
-                                     tileBytes(s.blockM, streamRow())));
-    copyTileByTensorMap(first.map, batch, head, row0, s.blockM, s.blockN,
-                        keyRow(), rowsA.offset, barrier);
-    copyTileByTensorMap(second.map, batch, head, row0, s.blockM, s.blockN,
-                        valueRow(), rowsB.offset, barrier);
+    copyPair(first.map, second.map, batch, head, row0, s.blockM, rowsA.offset,
+             rowsB.offset, ownRowsBarrier());
   });
   return Value();
+}
+
+void Fa2GradBody::copyPair(Value mapA, Value mapB, Value batch, Value head,
+                           Value row0, int64_t rows, Value offsetA,
+                           Value offsetB, Value barrier) {
+  // Rows past the tensor read as zeros, and count as bytes.
+  mbarrierArriveExpectTx(b, barrier,
+                         arith::ConstantIntOp::create(
+                             b, b.getI32Type(), tileBytes(rows, streamRow())));
+  copyTileByTensorMap(mapA, batch, head, row0, rows, s.blockN, keyRow(),
+                      offsetA, barrier);
+  copyTileByTensorMap(mapB, batch, head, row0, rows, s.blockN, valueRow(),
+                      offsetB, barrier);
 }
 
 void Fa2GradBody::issueStreamed(const StreamSource &source, Value u,
@@ -419,16 +427,9 @@ void Fa2GradBody::issueStreamed(const StreamSource &source, Value u,
       [&] {
         Value stage = arith::RemUIOp::create(b, u, index(s.stages));
         StreamTiles tiles = streamTiles(stage);
-        Value barrier = mbarrierAt(barriers, stage);
-        // Rows past the tensor read as zeros, and count as bytes.
-        mbarrierArriveExpectTx(
-            b, barrier,
-            arith::ConstantIntOp::create(b, b.getI32Type(), stageBytes()));
         auto [head, row0] = source.at(u);
-        copyTileByTensorMap(source.mapA, source.batch, head, row0, s.blockN,
-                            s.blockN, keyRow(), tiles.a.offset, barrier);
-        copyTileByTensorMap(source.mapB, source.batch, head, row0, s.blockN,
-                            s.blockN, valueRow(), tiles.b.offset, barrier);
+        copyPair(source.mapA, source.mapB, source.batch, head, row0, s.blockN,
+                 tiles.a.offset, tiles.b.offset, mbarrierAt(barriers, stage));
       },
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, u, groups));
 }

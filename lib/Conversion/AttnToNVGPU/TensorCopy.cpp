@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TensorCopy.h"
+#include "WarpgroupMma.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -38,6 +39,7 @@ void mlir::attn::mbarrierInit(ImplicitLocOpBuilder &b, Value barrier,
 
 void mlir::attn::fenceMbarrierInit(ImplicitLocOpBuilder &b) {
   NVVM::FenceMbarrierInitOp::create(b);
+  fenceProxyAsyncShared(b);
 }
 
 void mlir::attn::mbarrierInval(ImplicitLocOpBuilder &b, Value barrier) {

@@ -29,8 +29,10 @@ Value sharedPointer(ImplicitLocOpBuilder &b, Value address);
 /// begins.
 void mbarrierInit(ImplicitLocOpBuilder &b, Value barrier, int64_t arrivals);
 
-/// fence.mbarrier_init.release.cluster: the thread's mbarrier.inits are
-/// visible to the asynchronous proxy, whose copies complete on them.
+/// The thread's mbarrier.inits (generic writes) made visible to the
+/// asynchronous proxy, whose copies complete on them: CUTLASS's
+/// fence_barrier_init (fence.mbarrier_init.release.cluster), then the CUDA
+/// programming guide's fence.proxy.async after an init.
 void fenceMbarrierInit(ImplicitLocOpBuilder &b);
 
 /// mbarrier.inval: `barrier` is no mbarrier any more (it may be initialised
