@@ -226,6 +226,10 @@ void mlir::attn::buildAttnToKernelsPipeline(OpPassManager &pm,
   std::string matrixUnit = hasWarpgroupMma(options.chip)
                                ? options.matrixUnit.getValue()
                                : std::string("mma-sync");
+  // A module without an #attn.target gets the chip's reference device.
+  AttnAttachTargetOptions attach;
+  attach.chip = options.chip;
+  pm.addPass(createAttnAttachTarget(attach));
   AttnSelectScheduleOptions schedule;
   // Lean attention replaces split-KV.
   schedule.lean = options.lean;

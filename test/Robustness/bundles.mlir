@@ -9,7 +9,7 @@
 // splits, Lean's persistent CTAs). Each mutation below used to pass
 // --validate and reach the driver.
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-compile %s -o %t/good
+// RUN: attn-compile %s -o %t/good --split-kv=false
 // RUN: attn-launch --validate %t/good | FileCheck %s --check-prefix=VALID
 // VALID: 6 kernel(s), manifest valid
 //

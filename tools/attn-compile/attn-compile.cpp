@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Analysis/ReferenceDevices.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/KernelBundle.h"
 #include "attn/Support/Files.h"
@@ -69,7 +70,9 @@ cl::opt<std::string> matrixUnit(
     cl::init("auto"));
 cl::opt<std::string> chip("chip",
                           cl::desc("GPU to compile for (default: the chip of "
-                                   "the module's #attn.target, else sm_80)"));
+                                   "the module's #attn.target, else sm_80); a "
+                                   "module without a target gets the limits "
+                                   "of the chip's reference device"));
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
@@ -124,13 +127,22 @@ int main(int argc, char **argv) {
   options.lean = lean;
   options.splitKv = splitKv;
   options.matrixUnit = matrixUnit;
-  if (auto target = (*module)->getAttrOfType<TargetAttr>(
-          AttnDialect::getTargetAttrName()))
+  auto target =
+      (*module)->getAttrOfType<TargetAttr>(AttnDialect::getTargetAttrName());
+  if (target)
     options.chip = target.getChip().str();
   if (chip.getNumOccurrences())
     options.chip = chip;
   if (std::string error = options.validate(); !error.empty())
     return fail(error);
+  // Without a target the pipeline schedules for the chip's reference device
+  // (attn-attach-target); the summary says which.
+  std::string limits;
+  if (!target)
+    if (std::optional<ReferenceDevice> device = referenceDeviceOf(options.chip))
+      limits = llvm::formatv(" (no #attn.target: the limits of an {0}, {1} "
+                             "SMs)",
+                             device->name, device->sms);
 
   auto start = std::chrono::steady_clock::now();
   KernelBundle bundle;
@@ -153,8 +165,8 @@ int main(int argc, char **argv) {
   if (!write("kernels.ptx", bundle.ptx) ||
       !write("manifest.json", bundle.manifestJson))
     return 1;
-  llvm::outs() << llvm::formatv("{0} kernel(s) for {1} in {2:F3} s -> {3}\n",
-                                bundle.kernelCount, options.chip, seconds,
-                                outputDir);
+  llvm::outs() << llvm::formatv("{0} kernel(s) for {1}{2} in {3:F3} s -> {4}\n",
+                                bundle.kernelCount, options.chip, limits,
+                                seconds, outputDir);
   return 0;
 }

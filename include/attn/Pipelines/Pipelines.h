@@ -96,7 +96,9 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
   std::string validate() const;
 };
 
-/// attn-to-ptx: tiles and split-KV (or, with `lean`, Lean attention) where
+/// attn-to-ptx: a module without an #attn.target gets the one of `chip`'s
+/// reference device (attn-attach-target); then tiles and split-KV (or, with
+/// `lean`, Lean attention) where
 /// FlashAttention-2's rule splits the key/value range (decode-shaped
 /// attentions), for the module's target
 /// (attn-select-schedule), one kernel
@@ -105,7 +107,8 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
 /// Kernel parameters are bare pointers.
 void buildAttnToPTXPipeline(OpPassManager &pm, const AttnToPTXOptions &options);
 
-/// The passes of attn-to-ptx up to the kernels: attn-select-schedule, then
+/// The passes of attn-to-ptx up to the kernels: attn-attach-target,
+/// attn-select-schedule, then
 /// attn-derive-block-mask over the chosen tiles, then attn-to-nvgpu.
 void buildAttnToKernelsPipeline(OpPassManager &pm,
                                 const AttnToPTXOptions &options);

@@ -188,6 +188,39 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
   ];
 }
 
+def AttnAttachTarget : Pass<"attn-attach-target", "ModuleOp"> {
+  let summary = "Give a module without an #attn.target the limits of its chip's reference device";
+  let description = [{
+    Schedules are chosen for the module's `#attn.target`. A module compiled
+    for a chip without one (`attn-to-ptx{chip=...}` and `attn-compile
+    --chip=...` run this pass first) gets the target of one GPU of that
+    chip, its reference device (`lib/Analysis/ReferenceDevices.cpp`):
+    sm_80, A100 SXM (108 SMs, 163 KiB of shared memory per block); sm_86,
+    A10 (72, 99 KiB); sm_87, Jetson AGX Orin (16, 163 KiB); sm_89, L40S
+    (142, 99 KiB); sm_90 and sm_90a, H100 SXM (132, 227 KiB); sm_100, B200
+    (148, 227 KiB); sm_120, RTX 5090 (170, 99 KiB); each with 65536
+    registers per SM and 255 per thread. The target keeps the chip's own
+    name, so `chip=sm_90a` gives the wgmma kernels that sm_90a allows, and
+    the tiles fit the chip's shared memory (99 KiB on sm_86, where sm_80's
+    163 KiB tiles would not launch).
+
+    A module that has an `#attn.target` keeps it: the target describes the
+    GPU more precisely than the chip (an H100 PCIe has 114 SMs). A chip
+    without a reference device is an error that names the table; give such
+    a module its own target.
+
+    Example: `attn-attach-target{chip=sm_90a}` on a module without a target
+    attaches `#attn.target<chip = "sm_90a", sms = 132, smem_per_block =
+    232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread =
+    255>`.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "The chip whose reference device's limits a module without an "
+           "#attn.target gets">
+  ];
+}
+
 def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
   let summary = "Choose each attention's FlashAttention-2 tiles (and split-KV) for the target";
   let description = [{

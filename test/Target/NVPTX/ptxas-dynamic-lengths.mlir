@@ -72,7 +72,8 @@
 // MANIFEST-NEXT: {
 // MANIFEST-NEXT: "param": "Q",
 // MANIFEST-NEXT: "stride": 1
-// MANIFEST: "version": 8
+// The sm_90a kernels have producer warps (manifest version 11).
+// MANIFEST: "version": 11
 
 // VALID: 5 kernel(s), manifest valid
 

@@ -24,7 +24,8 @@
 // MANIFEST-NEXT: null
 // MANIFEST-NEXT: ],
 // MANIFEST: "type": "i32"
-// MANIFEST: "version": 8
+// The sm_90a kernels have tensor maps (manifest version 9).
+// MANIFEST: "version": 9
 // VALID: 2 kernel(s), manifest valid
 
 func.func @decode_cache(%q: tensor<?x32x1x128xbf16>, %k: tensor<?x8x?x128xbf16>,
