@@ -61,12 +61,6 @@ int64_t mlir::attn::softmaxOverlapRegisters(const Fa2Tiling &tiling,
          (work.region ? kScoreRegionOverlapRegisters : 0);
 }
 
-/// Why tensor copies are not used with per-sequence key lengths
-/// (kvTensorCopiesUnfit, gradTensorCopiesUnfit).
-static constexpr const char *kKeyLengthsNeedCpAsync =
-    "per-sequence key lengths: cp.async zero-fills the keys past a "
-    "sequence's length";
-
 std::string mlir::attn::softmaxOverlapUnfit(const Fa2Tiling &tiling,
                                             int64_t valueDim, ScoreWork work,
                                             bool blockMask, bool kernelSplitsKv,
@@ -103,10 +97,8 @@ std::string mlir::attn::kvTensorCopiesUnfit(const Fa2Tiling &tiling,
                                             int64_t tileBytes,
                                             int64_t sharedLimit,
                                             bool keyLengths) {
-  if (keyLengths)
-    return kKeyLengthsNeedCpAsync;
   if (wgmmaSharedBytes(tileBytes, tiling.stages, /*tensorCopies=*/true,
-                       /*warpRoles=*/false) > sharedLimit)
+                       /*warpRoles=*/false, keyLengths) > sharedLimit)
     return "the stages' mbarriers do not fit the shared memory the tiles "
            "leave";
   return "";
@@ -116,7 +108,7 @@ WarpRoleRegisters mlir::attn::warpRoleRegisters(int64_t consumerWarps,
                                                 int64_t ctasPerSm,
                                                 int64_t registersPerSm,
                                                 int64_t registersPerThread,
-                                                bool persistent) {
+                                                bool busy) {
   auto down8 = [](int64_t n) { return n - n % 8; };
   int64_t consumerThreads = 32 * consumerWarps;
   int64_t threads = consumerThreads + 32 * kProducerWarps;
@@ -124,7 +116,7 @@ WarpRoleRegisters mlir::attn::warpRoleRegisters(int64_t consumerWarps,
       std::min(registersPerThread, registersPerSm / (threads * ctasPerSm)));
   if (entry >= down8(registersPerThread))
     return {};
-  int64_t producer = producerRegisters(persistent);
+  int64_t producer = producerRegisters(busy);
   int64_t consumer = down8((entry * threads - producer * 32 * kProducerWarps) /
                            consumerThreads);
   return {entry, producer, std::min(consumer, down8(registersPerThread))};
@@ -132,11 +124,11 @@ WarpRoleRegisters mlir::attn::warpRoleRegisters(int64_t consumerWarps,
 
 std::string mlir::attn::warpRolesUnfit(const Fa2Tiling &tiling,
                                        bool tensorCopies, int64_t tileBytes,
-                                       int64_t sharedLimit) {
+                                       int64_t sharedLimit, bool keyLengths) {
   if (!tensorCopies)
     return "K and V come by cp.async from every thread";
   if (wgmmaSharedBytes(tileBytes, tiling.stages, /*tensorCopies=*/true,
-                       /*warpRoles=*/true) > sharedLimit)
+                       /*warpRoles=*/true, keyLengths) > sharedLimit)
     return "the stages' empty mbarriers do not fit the shared memory the "
            "tiles leave";
   return "";
@@ -304,11 +296,14 @@ Fa2Tiling mlir::attn::fa2GradKernelTiling(int64_t headDim, int64_t valueDim,
 }
 
 int64_t mlir::attn::fa2GradSharedBytes(const Fa2Tiling &tiling, int64_t headDim,
-                                       int64_t valueDim, bool tensorCopies) {
+                                       int64_t valueDim, bool tensorCopies,
+                                       bool keyLengths) {
   int64_t rowBytes =
       2 * (fa2SharedRowElements(headDim) + fa2SharedRowElements(valueDim));
   int64_t statistics = 2 * 4 * std::max(tiling.blockM, tiling.blockN);
-  int64_t barriers = tensorCopies ? (tiling.stages + 1) * kMbarrierBytes : 0;
+  int64_t barriers =
+      tensorCopies ? (tiling.stages + 1 + (keyLengths ? 1 : 0)) * kMbarrierBytes
+                   : 0;
   return (tiling.blockM + tiling.stages * tiling.blockN) * rowBytes +
          statistics + barriers;
 }
@@ -316,15 +311,13 @@ int64_t mlir::attn::fa2GradSharedBytes(const Fa2Tiling &tiling, int64_t headDim,
 std::string mlir::attn::gradTensorCopiesUnfit(int64_t headDim, int64_t valueDim,
                                               bool keyLengths,
                                               int64_t sharedLimit) {
-  if (keyLengths)
-    return kKeyLengthsNeedCpAsync;
   if (std::max(headDim, valueDim) > kGradBothAtOnce)
     return "dV and dK in a walk each (max(D, Dv) = " +
            std::to_string(std::max(headDim, valueDim)) +
            "): with the stages' addresses ptxas serialised their wgmma";
   int64_t bytes = fa2GradSharedBytes(
       fa2GradKernelTiling(headDim, valueDim, /*tensorCopies=*/true), headDim,
-      valueDim, /*tensorCopies=*/true);
+      valueDim, /*tensorCopies=*/true, keyLengths);
   if (bytes > sharedLimit)
     return "the streamed tiles' " + std::to_string(kGradTensorCopyStages) +
            " stages need " + std::to_string(bytes) +

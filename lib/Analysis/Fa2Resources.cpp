@@ -81,8 +81,9 @@ WgmmaBodyPlan mlir::attn::planWgmmaBody(const WgmmaKernel &kernel,
   WgmmaBodyPlan plan;
   plan.noTensorCopies = kvTensorCopiesUnfit(
       tiling, kernel.tileBytes, limits.smemPerBlock, kernel.keyLengths);
-  plan.noWarpRoles = warpRolesUnfit(tiling, plan.tensorCopies(),
-                                    kernel.tileBytes, limits.smemPerBlock);
+  plan.noWarpRoles =
+      warpRolesUnfit(tiling, plan.tensorCopies(), kernel.tileBytes,
+                     limits.smemPerBlock, kernel.keyLengths);
   plan.noOutputTensorStore = rowTileTensorMapUnfit(tiling);
   plan.noQueryTensorCopy =
       !plan.tensorCopies() ? "no mbarriers (K and V by cp.async)"
@@ -114,7 +115,7 @@ WgmmaBodyPlan mlir::attn::planWgmmaBody(const WgmmaKernel &kernel,
     int64_t threads = 32 * (tiling.warps + kProducerWarps);
     int64_t bytes = wgmmaSharedBytes(kernel.tileBytes, tiling.stages,
                                      /*tensorCopies=*/true,
-                                     /*warpRoles=*/true) +
+                                     /*warpRoles=*/true, kernel.keyLengths) +
                     kReservedSharedBytesPerCta;
     int64_t most = std::min(
         {limits.smemPerSm / bytes, kMaxThreadsPerSm / threads, kMaxCtasPerSm});
@@ -125,9 +126,9 @@ WgmmaBodyPlan mlir::attn::planWgmmaBody(const WgmmaKernel &kernel,
                        std::to_string(need) +
                        " registers it needs at 1 CTA an SM";
     for (int64_t ctas = most; ctas >= 1; --ctas) {
-      WarpRoleRegisters registers =
-          warpRoleRegisters(tiling.warps, ctas, limits.regsPerSm,
-                            limits.regsPerThread, kernel.persistentCtasPerSm);
+      WarpRoleRegisters registers = warpRoleRegisters(
+          tiling.warps, ctas, limits.regsPerSm, limits.regsPerThread,
+          kernel.persistentCtasPerSm || kernel.keyLengths);
       int64_t consumer =
           registers.reallocates() ? registers.consumer : limits.regsPerThread;
       if (consumer < need ||

@@ -134,6 +134,31 @@ Status poison(const CudaDriver &d, attnrtDType dtype, CUdeviceptr data,
   return Status();
 }
 
+/// NaN in the rows of K and V (contiguous, [B, Hkv, Sk, D]) past each
+/// sequence's key length: no output may depend on them, so a kernel that
+/// lets them into a product shows (the padding of a cache is whatever was
+/// there).
+Status poisonPastKeyLengths(const CudaDriver &d, const attnrtParamInfo &key,
+                            CUdeviceptr keyData, const attnrtParamInfo &value,
+                            CUdeviceptr valueData, const int32_t *keyLengths) {
+  for (auto [param, data] : {std::pair{&key, keyData}, {&value, valueData}}) {
+    int64_t heads = param->sizes[1], keys = param->sizes[2],
+            width = param->sizes[3];
+    size_t elementBytes = attnrtDTypeSize(param->dtype);
+    for (int64_t b = 0; b < param->sizes[0]; ++b) {
+      int64_t length = std::clamp<int64_t>(keyLengths[b], 0, keys);
+      for (int64_t h = 0; h < heads; ++h) {
+        uint64_t first = ((b * heads + h) * keys + length) * width;
+        uint64_t count = (keys - length) * width;
+        if (count)
+          CHECK_STATUS(
+              poison(d, param->dtype, data + first * elementBytes, count));
+      }
+    }
+  }
+  return Status();
+}
+
 std::vector<float> decode(const std::vector<uint8_t> &raw, attnrtDType dtype) {
   size_t count = raw.size() / attnrtDTypeSize(dtype);
   std::vector<float> values(count);
@@ -310,8 +335,8 @@ std::vector<int32_t> keyLengthsOf(const HostInputs &host, int64_t batch,
 }
 
 /// Q, K and V from `host` or seeded random values, the mask, the block mask
-/// and the key lengths (when the kernel has them) from `host`, and NaN in
-/// the outputs.
+/// and the key lengths (when the kernel has them) from `host`, NaN in K and
+/// V past the key lengths, and NaN in the outputs.
 Status fillInputs(const CudaDriver &d, attnrtContext context,
                   const Layout &layout, const HostInputs &host, uint64_t seed,
                   TensorSet &set) {
@@ -332,6 +357,10 @@ Status fillInputs(const CudaDriver &d, attnrtContext context,
     if (index >= 0)
       CHECK_STATUS(Status::of(attnrtCopyToDevice(
           context, set.buffers[index].data(), data, layout.bytes(index))));
+  if (layout.keyLengths >= 0)
+    CHECK_STATUS(poisonPastKeyLengths(d, layout.params[1],
+                                      set.buffers[1].data(), layout.params[2],
+                                      set.buffers[2].data(), host.keyLengths));
   for (int32_t i = 3; i < layout.count; ++i)
     if (layout.isOutput(i))
       CHECK_STATUS(poison(d, layout.params[i].dtype, set.buffers[i].data(),
@@ -1044,6 +1073,9 @@ Status attn::gpucheck::runGradientCase(attnrtContext context,
     const int32_t *lengths =
         reinterpret_cast<const int32_t *>(reference.keyLengths->data.data());
     report.keyLengths.assign(lengths, lengths + report.sizes.batch);
+    CHECK_STATUS(poisonPastKeyLengths(*driver, params.info[1],
+                                      buffers[1].data(), params.info[2],
+                                      buffers[2].data(), lengths));
   }
   // Two launches on outputs filled with NaN (an element no CTA writes
   // shows): the second's bits must be the first's.

@@ -44,6 +44,10 @@ std::string formatFlops(double flops) {
   return llvm::formatv("{0:F2} {1}", flops, units[unit]).str();
 }
 
+/// What the plan says of tensor copies with per-sequence key lengths.
+constexpr const char *kZeroedTailPlanText =
+    "the keys past a sequence's length zeroed in shared memory";
+
 /// The backward kernel attn-to-ptx builds for `problem` (with per-sequence
 /// `keyLengths` or not) on `target`: its tiles (fa2GradKernelTiling), matrix
 /// unit (chooseGradMatrixUnit with matrix-unit=auto) and, on wgmma, how its
@@ -70,10 +74,13 @@ std::string describeGradKernel(TargetAttr target,
   std::string noCopies = gradTensorCopiesUnfit(
       problem.headDim, problem.valueDim, keyLengths, target.getSmemPerBlock());
   if (noCopies.empty())
-    return text + llvm::formatv(", tiles by tensor copies (the streamed "
-                                "ones in {0} stages)",
-                                kGradTensorCopyStages)
-                      .str();
+    return text +
+           llvm::formatv(", tiles by tensor copies (the streamed ones in {0} "
+                         "stages{1})",
+                         kGradTensorCopyStages,
+                         keyLengths ? "; " + std::string(kZeroedTailPlanText)
+                                    : std::string())
+               .str();
   return text + ", tiles by cp.async (" + noCopies + ")";
 }
 
@@ -105,6 +112,8 @@ std::string describeCtaBody(AttentionOp op, TargetAttr target,
       (plan.tensorCopies()
            ? std::string("tensor copies into mbarrier-guarded stages")
            : "cp.async (" + plan.noTensorCopies + ")");
+  if (plan.tensorCopies() && op.hasKeyLengths())
+    text += " (" + std::string(kZeroedTailPlanText) + ")";
   if (plan.warpRoles()) {
     text += ", issued by a producer warpgroup";
     if (plan.roleRegisters.reallocates())

@@ -183,13 +183,18 @@ TEST(Fa2Defaults, WarpRolesNeedTensorCopiesAndTheEmptyMbarriers) {
   Fa2Tiling tiling{128, 128, 8, 2};
   int64_t tiles = fa2SharedMemoryBytes(tiling, 128, 128, 2);
   // Full and empty mbarriers of two stages, then Q's: 40 bytes.
-  EXPECT_EQ(warpRolesUnfit(tiling, /*tensorCopies=*/true, tiles, tiles + 40),
+  EXPECT_EQ(warpRolesUnfit(tiling, /*tensorCopies=*/true, tiles, tiles + 40,
+                           /*keyLengths=*/false),
             "");
-  EXPECT_EQ(warpRolesUnfit(tiling, true, tiles, tiles + 39),
+  EXPECT_EQ(warpRolesUnfit(tiling, true, tiles, tiles + 39, false),
             "the stages' empty mbarriers do not fit the shared memory the "
             "tiles leave");
-  EXPECT_EQ(warpRolesUnfit(tiling, /*tensorCopies=*/false, tiles, tiles + 40),
-            "K and V come by cp.async from every thread");
+  // With key lengths the issuing thread's mbarrier too: 48 bytes.
+  EXPECT_EQ(warpRolesUnfit(tiling, true, tiles, tiles + 48, true), "");
+  EXPECT_NE(warpRolesUnfit(tiling, true, tiles, tiles + 47, true), "");
+  EXPECT_EQ(
+      warpRolesUnfit(tiling, /*tensorCopies=*/false, tiles, tiles + 40, false),
+      "K and V come by cp.async from every thread");
 }
 
 TEST(Fa2Defaults, PingPongIsForTwoOverlappedWarpgroupsUpToD128) {
@@ -206,7 +211,7 @@ TEST(Fa2Defaults, PingPongIsForTwoOverlappedWarpgroupsUpToD128) {
             "no warp roles");
 }
 
-TEST(Fa2Defaults, TensorCopiesNeedNoKeyLengthsAndRoomForTheMbarriers) {
+TEST(Fa2Defaults, TensorCopiesNeedRoomForTheMbarriers) {
   Fa2Tiling tiling{128, 128, 8, 2};
   int64_t tiles = fa2SharedMemoryBytes(tiling, 128, 128, 2);
   // The full mbarriers of two stages, then Q's: 24 bytes.
@@ -216,9 +221,14 @@ TEST(Fa2Defaults, TensorCopiesNeedNoKeyLengthsAndRoomForTheMbarriers) {
   EXPECT_EQ(kvTensorCopiesUnfit(tiling, tiles, tiles + 23, false),
             "the stages' mbarriers do not fit the shared memory the tiles "
             "leave");
-  EXPECT_EQ(kvTensorCopiesUnfit(tiling, tiles, 232448, /*keyLengths=*/true),
-            "per-sequence key lengths: cp.async zero-fills the keys past a "
-            "sequence's length");
+  // Key lengths add the issuing thread's mbarrier, on which a block past a
+  // sequence's end lands before its keys past the end are zeroed.
+  EXPECT_EQ(wgmmaSharedBytes(tiles, 2, /*tensorCopies=*/true,
+                             /*warpRoles=*/false, /*keyLengths=*/true),
+            tiles + 32);
+  EXPECT_EQ(kvTensorCopiesUnfit(tiling, tiles, tiles + 32, /*keyLengths=*/true),
+            "");
+  EXPECT_NE(kvTensorCopiesUnfit(tiling, tiles, tiles + 31, true), "");
 }
 
 TEST(Fa2Defaults, CandidatesAreTheTable) {
@@ -352,21 +362,23 @@ TEST(Fa2Defaults, GradTensorCopies) {
   // D = Dv = 64, one stage: 64 own rows and 64 streamed ones of 128 + 128
   // bytes, then LSE and Dsum of 64 floats each.
   EXPECT_EQ(fa2GradSharedBytes(fa2GradKernelTiling(64, 64), 64, 64,
-                               /*tensorCopies=*/false),
+                               /*tensorCopies=*/false, /*keyLengths=*/false),
             (64 + 64) * 256 + 512);
   // Two stages, then an mbarrier a stage and the own rows' one.
   EXPECT_EQ(fa2GradSharedBytes(fa2GradKernelTiling(64, 64, true), 64, 64,
-                               /*tensorCopies=*/true),
+                               /*tensorCopies=*/true, /*keyLengths=*/false),
             (64 + 2 * 64) * 256 + 512 + 3 * 8);
+  // With key lengths, thread 0's own one after them.
+  EXPECT_EQ(fa2GradSharedBytes(fa2GradKernelTiling(64, 64, true), 64, 64,
+                               /*tensorCopies=*/true, /*keyLengths=*/true),
+            (64 + 2 * 64) * 256 + 512 + 4 * 8);
   // D = 96 rows are padded to 128 columns; Dv = 32 to 64.
   EXPECT_EQ(fa2GradSharedBytes(fa2GradKernelTiling(96, 32, true), 96, 32,
-                               /*tensorCopies=*/true),
+                               /*tensorCopies=*/true, /*keyLengths=*/false),
             (64 + 2 * 32) * (256 + 128) + 512 + 3 * 8);
   EXPECT_EQ(gradTensorCopiesUnfit(128, 128, /*keyLengths=*/false, 232448), "");
   EXPECT_EQ(gradTensorCopiesUnfit(64, 128, /*keyLengths=*/false, 232448), "");
-  EXPECT_NE(gradTensorCopiesUnfit(64, 64, /*keyLengths=*/true, 232448)
-                .find("per-sequence key lengths"),
-            std::string::npos);
+  EXPECT_EQ(gradTensorCopiesUnfit(64, 64, /*keyLengths=*/true, 232448), "");
   // Two walks (max(D, Dv) above 128) keep cp.async.
   EXPECT_NE(gradTensorCopiesUnfit(160, 64, /*keyLengths=*/false, 232448)
                 .find("a walk each (max(D, Dv) = 160)"),

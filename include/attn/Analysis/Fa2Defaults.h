@@ -99,13 +99,17 @@ constexpr int64_t kMbarrierBytes = 8;
 
 /// Bytes of a warpgroup-MMA kernel's dynamic shared memory: its tiles
 /// (`tileBytes`), then with tensor copies an mbarrier a stage ("full"),
-/// with warp roles a second a stage ("empty") after them, and one for Q
-/// last (used where Q comes by a tensor copy too).
+/// with warp roles a second a stage ("empty") after them, one for Q (used
+/// where Q comes by a tensor copy too), and with `keyLengths` one last: the
+/// issuing thread's, which the copies of a block past a sequence's end land
+/// on before it zeroes their keys past it (copyZeroingTails).
 inline int64_t wgmmaSharedBytes(int64_t tileBytes, int64_t stages,
-                                bool tensorCopies, bool warpRoles) {
+                                bool tensorCopies, bool warpRoles,
+                                bool keyLengths) {
   if (!tensorCopies)
     return tileBytes;
-  return tileBytes + ((warpRoles ? 2 : 1) * stages + 1) * kMbarrierBytes;
+  return tileBytes + ((warpRoles ? 2 : 1) * stages + 1 + (keyLengths ? 1 : 0)) *
+                         kMbarrierBytes;
 }
 
 /// Why a warpgroup-MMA kernel copies its K and V tiles with cp.async from
@@ -113,10 +117,11 @@ inline int64_t wgmmaSharedBytes(int64_t tileBytes, int64_t stages,
 /// tile's cp.async.bulk.tensor, which complete on an mbarrier per stage),
 /// or "" when it uses tensor copies: the tiles take `tileBytes` of the
 /// `sharedLimit` bytes a block may have, and the mbarriers must fit after
-/// them. A tensor map describes the whole K or V tensor, so with
-/// `keyLengths` the keys of a block past a sequence's key length, which
-/// cp.async zero-fills, would be read as they are (padding that may hold
-/// anything, NaN included, while P V multiplies them by 0).
+/// them (with `keyLengths` one more: a tensor map describes the whole K or
+/// V tensor, so the keys of a block past a sequence's key length land as
+/// they are, padding that may hold anything, NaN included, and the issuing
+/// thread zeroes them before the block's stage is released to the
+/// products, as cp.async's zero-fill would have).
 std::string kvTensorCopiesUnfit(const Fa2Tiling &tiling, int64_t tileBytes,
                                 int64_t sharedLimit, bool keyLengths);
 
@@ -130,13 +135,13 @@ constexpr int64_t kProducerWarps = 4;
 /// The registers setmaxnreg leaves each producer thread, which only walks
 /// the schedule's tiles, issues copies and waits on mbarriers:
 /// FlashAttention-3's 24 (the PTX ISA's least) for FlashAttention-2's grid
-/// and split-KV's; 40 for a persistent kernel, whose producer walks Lean's
-/// LeanTiles (ptxas 13.0: the run-time decode and the causal speculative
-/// decode of test/Target/NVPTX/ptxas-lean.mlir spilled 44-68 bytes with 24,
-/// none with 40).
-constexpr int64_t producerRegisters(bool persistent) {
-  return persistent ? 40 : 24;
-}
+/// and split-KV's; 40 for a `busy` producer: a persistent kernel's, which
+/// walks Lean's LeanTiles (ptxas 13.0: the run-time decode and the causal
+/// speculative decode of test/Target/NVPTX/ptxas-lean.mlir spilled 44-68
+/// bytes with 24, none with 40), or one that zeroes the keys past a
+/// sequence's end (key lengths: the decode and the speculative decode of
+/// test/Target/NVPTX/ptxas-key-lengths.mlir spilled 24-52 bytes with 24).
+constexpr int64_t producerRegisters(bool busy) { return busy ? 40 : 24; }
 
 /// A warp-specialised kernel's registers a thread: at entry (the kernel's
 /// .maxnreg, what the block's threads share of the register file), then the
@@ -149,16 +154,15 @@ struct WarpRoleRegisters {
 };
 
 /// The registers of a kernel with `consumerWarps` consumer warps and the
-/// producer warpgroup, `ctasPerSm` CTAs an SM, `persistent` or not: the
-/// producer gives up all but producerRegisters, the consumers share what it
+/// producer warpgroup, `ctasPerSm` CTAs an SM, its producer `busy` or not:
+/// the producer gives up all but producerRegisters, the consumers share what it
 /// gave (in the units of 8 setmaxnreg counts in). Two consumer warpgroups,
 /// one CTA: 168 at entry, 24 and 240 (FlashAttention-3's numbers, from a
 /// register file of 65536); one consumer warpgroup, two CTAs: 128, 24 and
 /// 232.
 WarpRoleRegisters warpRoleRegisters(int64_t consumerWarps, int64_t ctasPerSm,
                                     int64_t registersPerSm,
-                                    int64_t registersPerThread,
-                                    bool persistent);
+                                    int64_t registersPerThread, bool busy);
 
 /// What ptxas needs a thread to have at the kernel's entry (its .maxnreg)
 /// to compile a warpgroup product of N columns, whatever setmaxnreg gives
@@ -175,10 +179,12 @@ inline int64_t wgmmaEntryRegisters(const Fa2Tiling &tiling, int64_t valueDim) {
 /// issued by thread 0 between the step's CTA barrier and its wait) rather
 /// than FlashAttention-3's warp roles, or "" when nothing in its tiling
 /// stands against them: they need tensor copies and a second (empty)
-/// mbarrier a stage after the tiles' `tileBytes` within `sharedLimit`. The
+/// mbarrier a stage after the tiles' `tileBytes` within `sharedLimit` (and
+/// with `keyLengths` the issuing thread's, wgmmaSharedBytes). The
 /// registers are the plan's (planWgmmaBody, Fa2Resources.h).
 std::string warpRolesUnfit(const Fa2Tiling &tiling, bool tensorCopies,
-                           int64_t tileBytes, int64_t sharedLimit);
+                           int64_t tileBytes, int64_t sharedLimit,
+                           bool keyLengths);
 
 /// Why a warpgroup-MMA kernel's Q and O tiles cannot move by boxes of a
 /// tensor map (Q's tensor copy in, FlashAttention-3's tensor stores of O
@@ -291,15 +297,17 @@ constexpr int64_t kGradTensorCopyStages = 2;
 /// tiles (block_m rows of D and of Dv, padded by fa2SharedRowElements), the
 /// streamed block's two in each of the tiling's stages, the LSE and Dsum
 /// arrays (max(block_m, block_n) floats each), then with `tensorCopies` an
-/// mbarrier a stage and one for the own rows.
+/// mbarrier a stage, one for the own rows and with `keyLengths` thread 0's
+/// (wgmmaSharedBytes).
 int64_t fa2GradSharedBytes(const Fa2Tiling &tiling, int64_t headDim,
-                           int64_t valueDim, bool tensorCopies);
+                           int64_t valueDim, bool tensorCopies,
+                           bool keyLengths);
 
 /// Why the backward kernel on wgmma copies its tiles by cp.async from every
 /// thread rather than by tensor copies (thread 0 issues each tile's
 /// cp.async.bulk.tensor: the own rows once, the streamed blocks into
 /// kGradTensorCopyStages stages that an mbarrier each guards), or "" when it
-/// uses them: with `keyLengths` (kvTensorCopiesUnfit's reason), with rows
+/// uses them: with rows
 /// wider than kGradBothAtOnce (two walks: with the ring's addresses ptxas
 /// 13.0 serialised the wgmma of D = 160 and of D = 192, Dv = 128), or when
 /// the stages do not fit the `sharedLimit` bytes a block may have.

@@ -42,7 +42,8 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
       layout, P from registers), with the same fragments in every lane;
       `matrix-unit=mma-sync` or `wgmma` forces one (docs/gpu-kernel.md);
       such a kernel brings K and V by tensor copies into mbarrier-guarded
-      stages (not with key lengths) and Q by one tensor copy (not with GQA
+      stages (with key lengths, the block that holds a sequence's end zeroed
+      past it in shared memory) and Q by one tensor copy (not with GQA
       packing or in Lean's persistent CTAs), and writes O by tensor stores
       of its shared-memory tile through a tensor map of O (not with GQA
       packing);

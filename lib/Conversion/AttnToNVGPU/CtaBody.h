@@ -147,7 +147,7 @@ struct KernelShape {
   }
   int64_t sharedBytes() const {
     return wgmmaSharedBytes(tileBytes(), stages, tensorCopies,
-                            warpSpecialised());
+                            warpSpecialised(), keyLengths);
   }
   /// Whether some score needs an element mask (causal, window, or a tail of
   /// keys past Sk in the last block, which a run-time Sk or a sequence's key

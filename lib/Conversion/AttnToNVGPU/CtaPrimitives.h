@@ -126,6 +126,26 @@ protected:
   void copyTileByTensorMap(Value map, Value batch, Value head, Value row0,
                            int64_t tileRows, int64_t boxRows, int64_t columns,
                            Value offset, Value barrier);
+  /// A tile that copyTileByTensorMap filled (`rows` rows of `columns`
+  /// elements at shared offset `offset`) whose rows from `firstZero` on
+  /// are keys past a sequence's length, where `partial` (i1) holds.
+  struct TileTail {
+    Value offset;
+    int64_t rows, columns;
+    Value firstZero, partial;
+  };
+  /// The issuing thread's copy group of tensor copies, which `issue` issues
+  /// (an arrive.expect_tx on the mbarrier it is given, then the copies),
+  /// completing `full`'s phase. Where a tile of `tails` is partial, the
+  /// copies land on `own` (the thread's mbarrier, initialised for the group
+  /// and invalidated after it) first, the thread zeroes the tiles' keys
+  /// past the sequence's length (the padding of K and V, which may hold
+  /// anything: P V and dS K multiply it by 0), fences them for the async
+  /// proxy that wgmma reads through, and only then arrives on `full`: what
+  /// cp.async's zero-fill gives, at the cost of the issuing thread's wait
+  /// for one block a range.
+  void copyZeroingTails(Value full, Value own, ArrayRef<TileTail> tails,
+                        function_ref<void(Value barrier)> issue);
   /// The mbarrier `i` of the array at byte `address` of the shared window.
   Value mbarrierAt(Value address, Value i);
   /// Every thread waits for copy group `group` of a ring of s.stages stages

@@ -167,12 +167,6 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
     return arith::SelectOp::create(b, copied, all,
                                    arith::ConstantIntOp::create(b, i32, 0));
   };
-  // The phase completes when the thread has arrived and every byte of the
-  // boxes (elements past the tensor included, which read as zero) landed.
-  mbarrierArriveExpectTx(
-      b, barrier,
-      arith::AddIOp::create(b, bytesIf(withKey, kTileBytes()),
-                            bytesIf(withValue, vTileBytes())));
   auto copyIf = [&](Value cond, function_ref<void()> copy) {
     if (!cond)
       return copy();
@@ -181,16 +175,42 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
     b.setInsertionPointToStart(ifOp.thenBlock());
     copy();
   };
-  copyIf(withKey, [&] {
-    copyTileByTensorMap(w.kv.kMap, w.batch, w.kvHead,
-                        mul(keyBlock, index(s.blockN)), s.blockN, s.blockN,
-                        s.keyRow(), tiles.kOffset, barrier);
-  });
-  copyIf(withValue, [&] {
-    copyTileByTensorMap(w.kv.vMap, w.batch, w.kvHead,
-                        mul(valueBlock, index(s.blockN)), s.blockN, s.blockN,
-                        s.valueRow(), tiles.vOffset, barrier);
-  });
+  auto issue = [&](Value on) {
+    // The phase completes when the thread has arrived and every byte of
+    // the boxes (elements past the tensor included, which read as zero)
+    // landed.
+    mbarrierArriveExpectTx(
+        b, on,
+        arith::AddIOp::create(b, bytesIf(withKey, kTileBytes()),
+                              bytesIf(withValue, vTileBytes())));
+    copyIf(withKey, [&] {
+      copyTileByTensorMap(w.kv.kMap, w.batch, w.kvHead,
+                          mul(keyBlock, index(s.blockN)), s.blockN, s.blockN,
+                          s.keyRow(), tiles.kOffset, on);
+    });
+    copyIf(withValue, [&] {
+      copyTileByTensorMap(w.kv.vMap, w.batch, w.kvHead,
+                          mul(valueBlock, index(s.blockN)), s.blockN, s.blockN,
+                          s.valueRow(), tiles.vOffset, on);
+    });
+  };
+  if (!s.keyLengths)
+    return issue(barrier);
+  // A block that ends past the sequence's keys has them zeroed.
+  auto tail = [&](Value copied, Value block, Value offset, int64_t columns) {
+    Value key0 = mul(block, index(s.blockN));
+    Value partial =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                              add(key0, index(s.blockN)), keyLen.length);
+    if (copied)
+      partial = arith::AndIOp::create(b, copied, partial);
+    return TileTail{offset, s.blockN, columns,
+                    arith::SubIOp::create(b, keyLen.length, key0), partial};
+  };
+  copyZeroingTails(barrier, tailBarrier(),
+                   {tail(withKey, keyBlock, tiles.kOffset, s.keyRow()),
+                    tail(withValue, valueBlock, tiles.vOffset, s.valueRow())},
+                   issue);
 }
 
 void Fa2CtaBody::initStageBarriers() {

@@ -184,6 +184,13 @@ private:
                       index((s.warpSpecialised() ? 2 : 1) * s.stages));
   }
   void waitForQuery();
+  /// With key lengths and tensor copies: the issuing thread's mbarrier,
+  /// after Q's, which a copy group with a block past a sequence's end lands
+  /// on before the thread zeroes its keys past it (copyZeroingTails).
+  Value tailBarrier() {
+    return mbarrierAt(barrierAddress,
+                      index((s.warpSpecialised() ? 2 : 1) * s.stages + 1));
+  }
   /// Shared-memory layout: the Q block, then `stages` K tiles, then
   /// `stages` V tiles.
   int64_t kTileBytes() const { return s.blockN * 2 * s.keyRow(); }

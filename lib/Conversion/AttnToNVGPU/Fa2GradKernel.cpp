@@ -17,10 +17,11 @@
 // the second form). P and dS never leave the registers: the C fragments of
 // two adjacent n8 tiles are the A fragment of a k16 slice, as in the
 // forward, and a warp's share of a wgmma is those fragments. On wgmma
-// (but with key lengths) the tiles come by tensor copies that thread 0
+// (up to max(D, Dv) = 128) the tiles come by tensor copies that thread 0
 // issues: the own rows once, the streamed blocks into a ring of two stages,
 // each guarded by an mbarrier, so that the next block's tiles land while
-// the current one is computed.
+// the current one is computed; with key lengths, thread 0 zeroes the keys
+// past a sequence's end of the streamed K and V block that holds it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,6 +149,10 @@ private:
   /// own rows' one, initialised by thread 0 before a CTA barrier.
   void initBarriers();
   Value ownRowsBarrier() { return mbarrierAt(barriers, index(s.stages)); }
+  /// With key lengths, thread 0's own mbarrier, after the own rows' one: a
+  /// streamed K and V block past a sequence's end lands on it before thread
+  /// 0 zeroes its keys past the end (copyZeroingTails).
+  Value tailBarrier() { return mbarrierAt(barriers, index(s.stages + 1)); }
   /// A tensor and, with tensor copies, its tensor map.
   struct Source {
     Value tensor, map;
@@ -164,10 +169,13 @@ private:
   void copyPair(Value mapA, Value mapB, Value batch, Value head, Value row0,
                 int64_t rows, Value offsetA, Value offsetB, Value barrier);
   /// What a walk streams: the tensor maps of its two tiles, and the head
-  /// and first row of the block of the walk's group u.
+  /// and first row of the block of the walk's group u; `keys` where the
+  /// tiles are K and V, whose keys past a sequence's length (key lengths)
+  /// are zeroed.
   struct StreamSource {
     Value mapA, mapB, batch;
     function_ref<std::pair<Value, Value>(Value u)> at;
+    bool keys;
   };
   /// Thread 0 copies the tiles of the walk's group u into stage u % stages,
   /// if u < `groups`.
@@ -312,9 +320,11 @@ std::pair<Value, Value> Fa2GradBody::gradients(const ScoreElement &e,
       logit2 = applyMaskElement(logit2, element);
   }
   Value p = exp2(subF(logit2, e.lse2));
-  if (masked)
-    p = arith::SelectOp::create(b, geometry().isHidden(e.row, e.key),
-                                f32Const(0.0), p);
+  Value hidden;
+  if (masked) {
+    hidden = geometry().isHidden(e.row, e.key);
+    p = arith::SelectOp::create(b, hidden, f32Const(0.0), p);
+  }
   if (!e.y)
     return {p, Value()};
   Value ds = mulF(p, subF(e.y, e.dsum));
@@ -322,12 +332,17 @@ std::pair<Value, Value> Fa2GradBody::gradients(const ScoreElement &e,
     ds = mulF(ds, subF(f32Const(1.0), mulF(t, t)));
   // A score with P = 0 (hidden, or a row or key past the lengths, whose
   // tiles hold zeros) contributes 0, even where the region's derivative is
-  // infinite or NaN (sqrt or log at 0), as on the CPU.
+  // infinite or NaN (sqrt or log at 0), as on the CPU; so does a hidden key
+  // whose dP and softcap derivative are NaN, where tensor copies bring a
+  // key/value CTA's own K and V past a sequence's length as they are
+  // (cp.async zero-fills them).
   if (slope)
     ds = arith::SelectOp::create(
         b,
         arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, p, f32Const(0.0)),
         f32Const(0.0), mulF(ds, slope));
+  else if (hidden && s.tensorCopies && s.keyLengths)
+    ds = arith::SelectOp::create(b, hidden, f32Const(0.0), ds);
   return {p, ds};
 }
 
@@ -428,8 +443,22 @@ void Fa2GradBody::issueStreamed(const StreamSource &source, Value u,
         Value stage = arith::RemUIOp::create(b, u, index(s.stages));
         StreamTiles tiles = streamTiles(stage);
         auto [head, row0] = source.at(u);
-        copyPair(source.mapA, source.mapB, source.batch, head, row0, s.blockN,
-                 tiles.a.offset, tiles.b.offset, mbarrierAt(barriers, stage));
+        auto issue = [&](Value on) {
+          copyPair(source.mapA, source.mapB, source.batch, head, row0, s.blockN,
+                   tiles.a.offset, tiles.b.offset, on);
+        };
+        Value full = mbarrierAt(barriers, stage);
+        if (!source.keys || !s.keyLengths)
+          return issue(full);
+        Value partial =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                  add(row0, index(s.blockN)), keyLen.length);
+        Value firstZero = arith::SubIOp::create(b, keyLen.length, row0);
+        copyZeroingTails(
+            full, tailBarrier(),
+            {{tiles.a.offset, s.blockN, keyRow(), firstZero, partial},
+             {tiles.b.offset, s.blockN, valueRow(), firstZero, partial}},
+            issue);
       },
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, u, groups));
 }
@@ -579,7 +608,8 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
     Value queryBlock = add(queryBegin, arith::RemUIOp::create(b, u, visited));
     return {head, mul(queryBlock, index(s.blockN))};
   };
-  StreamSource source{args.qMap, args.gradOutMap, batch, blockOf};
+  StreamSource source{args.qMap, args.gradOutMap, batch, blockOf,
+                      /*keys=*/false};
   if (s.tensorCopies)
     startWalk(source, groups);
   auto heads = scf::ForOp::create(
@@ -701,7 +731,7 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
   auto blockOf = [&](Value u) -> std::pair<Value, Value> {
     return {kvHead, mul(add(blockBegin, u), index(s.blockN))};
   };
-  StreamSource source{args.kMap, args.vMap, batch, blockOf};
+  StreamSource source{args.kMap, args.vMap, batch, blockOf, /*keys=*/true};
   if (s.tensorCopies)
     startWalk(source, blocks);
   auto loop = scf::ForOp::create(
@@ -941,7 +971,7 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op,
 
 int64_t gradSharedBytes(const KernelShape &s) {
   return fa2GradSharedBytes(s.tiling(), s.problem.headDim, s.problem.valueDim,
-                            s.tensorCopies);
+                            s.tensorCopies, s.keyLengths);
 }
 
 SmallVector<int64_t> gradGrid(const KernelShape &s) {

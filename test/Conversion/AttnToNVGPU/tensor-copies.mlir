@@ -102,15 +102,36 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 
 // -----
 
-// With per-sequence key lengths the copies are cp.async from every thread,
-// which zero-fill the keys past the sequence's length: no tensor maps of K
-// and V (O's: output-tensor-store.mlir), no mbarriers.
+// With per-sequence key lengths the tiles come by tensor copies as well
+// (from a producer warpgroup here), and the copy group that holds a
+// sequence's end takes a detour: the issuing thread initialises an
+// mbarrier of its own (the sixth: 41008 bytes are the tiles' 40960, two
+// full and two empty mbarriers, Q's and this one), lands the group's
+// copies on it and waits for them, zeroes the keys past the end (16 bytes
+// a store), fences the zeros for the async proxy, invalidates its
+// mbarrier and only then arrives on the stage's full one. Other groups go
+// straight to the full mbarrier. No cp.async.
 // CHECK-LABEL: gpu.func @ragged_attention0(
-// CHECK-SAME: dynamic_shared_memory = 40960 : i64
-// CHECK-SAME: tensor_maps = [{box = array<i64: 64, 64, 1, 1>, name = "o_map", param = 3 : i64, swizzle = 128 : i64}]
-// CHECK-NOT: mbarrier
-// CHECK: nvgpu.device_async_copy %arg1
-// CHECK-NOT: mbarrier
+// CHECK-SAME: dynamic_shared_memory = 41008 : i64
+// CHECK-SAME: name = "k_map"
+// CHECK-SAME: name = "v_map"
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c128_i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c128_i32
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK: nvvm.mbarrier.init [[OWN:%.+]], %c1_i32
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK: nvvm.mbarrier.arrive.expect_tx [[OWN]]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.+}}, [[OWN]], box
+// CHECK: nvvm.mbarrier.try_wait.parity [[OWN]], %c0_i32
+// CHECK: llvm.store {{.+}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+// CHECK-NEXT: nvvm.mbarrier.inval [[OWN]]
+// CHECK-NEXT: nvvm.mbarrier.arrive [[FULL:%.+]] :
+// CHECK: } else {
+// CHECK: nvvm.mbarrier.arrive.expect_tx [[FULL]]
+// CHECK-NOT: nvgpu.device_async_copy
 // CHECK: gpu.return
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @ragged(%q: tensor<3x8x64x64xf16>, %k: tensor<3x8x256x64xf16>, %lengths: tensor<3xi32>, %o: tensor<3x8x64x64xf16>) -> tensor<3x8x64x64xf16> {

@@ -60,14 +60,14 @@
 // RUN: cp -r %t/key_lengths/reference %t/key_lengths-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths --kernel=key_lengths_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths-sm90a --kernel=key_lengths_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
-// RUN: FileCheck %s --check-prefixes=WGMMA,CPASYNC --input-file=%t/key_lengths-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING,TAIL --input-file=%t/key_lengths-sm90a/kernels.ptx
 // RUN: attn-compile %t/key_lengths_window.mlir -o %t/key_lengths_window --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/key_lengths_window.mlir -o %t/key_lengths_window-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/key_lengths_window.mlir --backward --write-reference=%t/key_lengths_window/reference | FileCheck %s --check-prefix=CPU
 // RUN: cp -r %t/key_lengths_window/reference %t/key_lengths_window-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths_window --kernel=key_lengths_window_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/key_lengths_window-sm90a --kernel=key_lengths_window_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR,LENGTHS
-// RUN: FileCheck %s --check-prefixes=WGMMA,CPASYNC --input-file=%t/key_lengths_window-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING,TAIL --input-file=%t/key_lengths_window-sm90a/kernels.ptx
 // RUN: attn-compile %t/d96_causal_softcap.mlir -o %t/d96_causal_softcap --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/d96_causal_softcap.mlir -o %t/d96_causal_softcap-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/d96_causal_softcap.mlir --backward --write-reference=%t/d96_causal_softcap/reference | FileCheck %s --check-prefix=CPU
@@ -144,7 +144,7 @@
 // RUN: cp -r %t/additive_gqa/reference %t/additive_gqa-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_gqa --kernel=additive_gqa_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/additive_gqa-sm90a --kernel=additive_gqa_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefixes=WGMMA,CPASYNC --input-file=%t/additive_gqa-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING,TAIL --input-file=%t/additive_gqa-sm90a/kernels.ptx
 // RUN: attn-compile %t/additive_d160.mlir -o %t/additive_d160 --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/additive_d160.mlir -o %t/additive_d160-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/additive_d160.mlir --backward --write-reference=%t/additive_d160/reference | FileCheck %s --check-prefix=CPU
@@ -179,7 +179,7 @@
 // RUN: cp -r %t/region_select/reference %t/region_select-sm90a/reference
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_select --kernel=region_select_attention_grad0 | FileCheck %s --check-prefix=EMULATOR
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/region_select-sm90a --kernel=region_select_attention_grad0 | FileCheck %s --check-prefixes=EMULATOR
-// RUN: FileCheck %s --check-prefixes=WGMMA,CPASYNC --input-file=%t/region_select-sm90a/kernels.ptx
+// RUN: FileCheck %s --check-prefixes=WGMMA,RING,TAIL --input-file=%t/region_select-sm90a/kernels.ptx
 // RUN: attn-compile %t/region_sqrt.mlir -o %t/region_sqrt --chip=sm_80 --split-kv=false > /dev/null
 // RUN: attn-compile %t/region_sqrt.mlir -o %t/region_sqrt-sm90a --split-kv=false > /dev/null
 // RUN: attn-run %t/region_sqrt.mlir --backward --write-reference=%t/region_sqrt/reference | FileCheck %s --check-prefix=CPU
@@ -215,14 +215,28 @@
 // EMULATOR: dV {{.*}}: PASS
 // EMULATOR-NOT: FAIL
 
-// On wgmma with key lengths the tiles the threads' cp.async wrote (the
-// generic proxy) are read by wgmma (the async proxy): without the fence
-// after each block's copies the emulator reports the read.
-// RUN: cp -r %t/key_lengths-sm90a %t/no-proxy-fence
-// RUN: sed '/fence.proxy.async.shared::cta;/d' %t/key_lengths-sm90a/kernels.ptx > %t/no-proxy-fence/kernels.ptx
-// RUN: not diff -q %t/key_lengths-sm90a/kernels.ptx %t/no-proxy-fence/kernels.ptx
-// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-proxy-fence --kernel=key_lengths_attention_grad0 2>&1 | FileCheck %s --check-prefix=NO-PROXY-FENCE
-// NO-PROXY-FENCE: PTX emulator: kernel key_lengths_attention_grad0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: wgmma.mma_async
+// On wgmma with two walks (D = 160) the tiles the threads' cp.async wrote
+// (the generic proxy) are read by wgmma (the async proxy): without the
+// fence after each block's copies the emulator reports the read. So it does
+// with key lengths, where thread 0's zeros past a sequence's end are
+// generic writes too.
+// RUN: cp -r %t/d160_window-sm90a %t/no-proxy-fence
+// RUN: sed '/fence.proxy.async.shared::cta;/d' %t/d160_window-sm90a/kernels.ptx > %t/no-proxy-fence/kernels.ptx
+// RUN: not diff -q %t/d160_window-sm90a/kernels.ptx %t/no-proxy-fence/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-proxy-fence --kernel=d160_window_attention_grad0 2>&1 | FileCheck %s --check-prefix=NO-PROXY-FENCE -DKERNEL=d160_window
+// RUN: cp -r %t/key_lengths-sm90a %t/no-tail-fence
+// RUN: sed '/fence.proxy.async.shared::cta;/d' %t/key_lengths-sm90a/kernels.ptx > %t/no-tail-fence/kernels.ptx
+// RUN: not diff -q %t/key_lengths-sm90a/kernels.ptx %t/no-tail-fence/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-tail-fence --kernel=key_lengths_attention_grad0 2>&1 | FileCheck %s --check-prefix=NO-PROXY-FENCE -DKERNEL=key_lengths
+// NO-PROXY-FENCE: PTX emulator: kernel [[KERNEL]]_attention_grad0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: wgmma.mma_async
+
+// With key lengths, the zeros past a sequence's end removed: the padding
+// (NaN in the check) reaches dQ.
+// RUN: cp -r %t/key_lengths-sm90a %t/no-tail-zeros
+// RUN: sed '/st.shared.v4.b32.*{0, 0, 0, 0};/d' %t/key_lengths-sm90a/kernels.ptx > %t/no-tail-zeros/kernels.ptx
+// RUN: not diff -q %t/key_lengths-sm90a/kernels.ptx %t/no-tail-zeros/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-tail-zeros --kernel=key_lengths_attention_grad0 2>&1 | FileCheck %s --check-prefix=NO-TAIL-ZEROS
+// NO-TAIL-ZEROS: dQ {{.*}} elements NaN or mismatched infinities: FAIL
 
 // With tensor copies, the barrier at the top of a query CTA's walk removed
 // (the one before thread 0 issues the next group into the stage the
@@ -239,12 +253,19 @@
 // The backward kernel's PTX follows the forward's in each bundle: from its
 // entry to the file's end. With the prefix RING its tiles come by tensor
 // copies (no cp.async) into stages its threads wait for on mbarriers; with
-// CPASYNC by cp.async.
+// CPASYNC by cp.async. With TAIL (key lengths) thread 0 lands the streamed
+// K and V block that holds a sequence's end on its own mbarrier, zeroes
+// the keys past the end, fences them for the async proxy and only then
+// arrives on the stage's mbarrier.
 // WGMMA-LABEL: .entry {{.+}}_attention_grad0(
 // RING-NOT: cp.async.cg
 // RING: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // RING-NOT: cp.async.cg
 // RING: mbarrier.try_wait.parity
+// TAIL: st.shared.v4.b32 {{.*}}, {0, 0, 0, 0};
+// TAIL: fence.proxy.async.shared::cta;
+// TAIL-NEXT: mbarrier.inval.shared.b64
+// TAIL-NEXT: mbarrier.arrive.shared.b64
 // CPASYNC-NOT: cp.async.bulk.tensor
 // CPASYNC: cp.async.cg.shared.global
 // CPASYNC-NOT: cp.async.bulk.tensor

@@ -143,6 +143,25 @@
 // RUN: awk '/membar.gl/ { held = $0; next } held != "" { if ($0 !~ /atom.global.add/) print held; held = "" } { print }' %t/lean/kernels.ptx > %t/no-fence/kernels.ptx
 // RUN: not diff -q %t/lean/kernels.ptx %t/no-fence/kernels.ptx
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-fence 2>&1 | FileCheck %s --check-prefix=UNORDERED
+//
+// Per-sequence key lengths on wgmma: the producer zeroes the keys past a
+// sequence's end that its tensor copies bring (the check writes NaN there).
+// Intact it passes; without the zeros the NaN reaches O; without the fence
+// after them wgmma reads them through the async proxy unordered.
+// RUN: attn-compile %s --function=ragged -o %t/ragged --split-kv=false
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/ragged | FileCheck %s --check-prefix=RAGGED
+// RAGGED: problem {{.*}} key-lengths={{[0-9]+}},0,{{[0-9]+$}}
+// RAGGED: O {{.*}}: PASS
+// RUN: cp -r %t/ragged %t/no-tail-zeros
+// RUN: sed '/st.shared.v4.b32.*{0, 0, 0, 0};/d' %t/ragged/kernels.ptx > %t/no-tail-zeros/kernels.ptx
+// RUN: not diff -q %t/ragged/kernels.ptx %t/no-tail-zeros/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-tail-zeros 2>&1 | FileCheck %s --check-prefix=NO-TAIL-ZEROS
+// NO-TAIL-ZEROS: O {{.*}} elements NaN or mismatched infinities: FAIL
+// RUN: cp -r %t/ragged %t/no-tail-fence
+// RUN: awk '{ line[NR] = $0 } END { for (i = 1; i <= NR; ++i) if (!(line[i] ~ /fence.proxy.async.shared::cta;/ && line[i + 1] ~ /mbarrier.inval/)) print line[i] }' %t/ragged/kernels.ptx > %t/no-tail-fence/kernels.ptx
+// RUN: not diff -q %t/ragged/kernels.ptx %t/no-tail-fence/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-tail-fence 2>&1 | FileCheck %s --check-prefix=NO-TAIL-FENCE
+// NO-TAIL-FENCE: PTX emulator: kernel ragged_attention0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read
 
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
@@ -165,6 +184,18 @@ func.func @turns(%q: tensor<1x2x256x64xbf16>, %k: tensor<1x2x256x64xbf16>,
       {tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 2>}
       -> tensor<1x2x256x64xbf16>
   return %o : tensor<1x2x256x64xbf16>
+}
+func.func @ragged(%q: tensor<3x2x64x64xbf16>, %k: tensor<3x2x200x64xbf16>,
+                  %v: tensor<3x2x200x64xbf16>, %lengths: tensor<3xi32>)
+    -> tensor<3x2x64x64xbf16> {
+  %o0 = tensor.empty() : tensor<3x2x64x64xbf16>
+  %o = attn.attention ins(%q, %k, %v : tensor<3x2x64x64xbf16>,
+      tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>)
+      key_lengths(%lengths : tensor<3xi32>)
+      outs(%o0 : tensor<3x2x64x64xbf16>)
+      {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
+      -> tensor<3x2x64x64xbf16>
+  return %o : tensor<3x2x64x64xbf16>
 }
 func.func @lean(%q: tensor<1x2x1x64xbf16>, %k: tensor<1x2x616x64xbf16>,
                 %v: tensor<1x2x616x64xbf16>, %o: tensor<1x2x1x64xbf16>,

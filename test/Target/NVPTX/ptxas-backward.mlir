@@ -7,8 +7,11 @@
 // its derivative inlined) and FlashAttention's backward test lengths. The
 // module's target is sm_90a: its kernels compute on wgmma up to D = 192 and
 // on mma.sync at D = 256 (gradWgmmaUnfit), the sm_80 ones on mma.sync; on
-// wgmma their tiles come by tensor copies up to max(D, Dv) = 128 without
-// key lengths, by cp.async otherwise (gradTensorCopiesUnfit).
+// wgmma their tiles come by tensor copies up to max(D, Dv) = 128, by
+// cp.async otherwise (gradTensorCopiesUnfit). With key lengths, thread 0
+// zeroes the keys past a sequence's end of the streamed K and V block that
+// holds it (16-byte stores of zeros), fences them for the async proxy and
+// only then arrives on the stage's mbarrier (copyZeroingTails).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %s -o %t/sm80 --chip=sm_80 | FileCheck %s --check-prefix=COMPILE
 // RUN: attn-compile %s -o %t/sm90a --chip=sm_90a | FileCheck %s --check-prefix=COMPILE
@@ -86,32 +89,40 @@
 // UNIT: mma.sync.aligned.m16n8k16
 // UNIT-NOT: wgmma.mma_async
 // UNIT-LABEL: .entry d128_gqa_causal_lengths_attention_grad0(
-// UNIT-NOT: cp.async.bulk.tensor
-// UNIT: cp.async.cg.shared.global
-// UNIT-NOT: cp.async.bulk.tensor
+// UNIT: cp.async.bulk.tensor.4d.shared::cluster.global
+// UNIT: st.shared.v4.b32 {{.*}}, {0, 0, 0, 0};
+// UNIT: fence.proxy.async.shared::cta;
+// UNIT-NEXT: mbarrier.inval.shared.b64
+// UNIT-NEXT: mbarrier.arrive.shared.b64
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d256_window_lengths_attention_grad0(
 // UNIT-NOT: wgmma.mma_async
 // UNIT: mma.sync.aligned.m16n8k16
 // UNIT-NOT: wgmma.mma_async
 // UNIT-LABEL: .entry d128_causal_softcap_additive_lengths_attention_grad0(
-// UNIT-NOT: cp.async.bulk.tensor
-// UNIT: cp.async.cg.shared.global
-// UNIT-NOT: cp.async.bulk.tensor
+// UNIT: cp.async.bulk.tensor.4d.shared::cluster.global
+// UNIT: st.shared.v4.b32 {{.*}}, {0, 0, 0, 0};
+// UNIT: fence.proxy.async.shared::cta;
+// UNIT-NEXT: mbarrier.inval.shared.b64
+// UNIT-NEXT: mbarrier.arrive.shared.b64
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d256_gqa_bool_mask_attention_grad0(
 // UNIT-NOT: wgmma.mma_async
 // UNIT: mma.sync.aligned.m16n8k16
 // UNIT-NOT: wgmma.mma_async
 // UNIT-LABEL: .entry d96_window_additive_f32_attention_grad0(
-// UNIT-NOT: cp.async.bulk.tensor
-// UNIT: cp.async.cg.shared.global
-// UNIT-NOT: cp.async.bulk.tensor
+// UNIT: cp.async.bulk.tensor.4d.shared::cluster.global
+// UNIT: st.shared.v4.b32 {{.*}}, {0, 0, 0, 0};
+// UNIT: fence.proxy.async.shared::cta;
+// UNIT-NEXT: mbarrier.inval.shared.b64
+// UNIT-NEXT: mbarrier.arrive.shared.b64
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d128_blocks_additive_lengths_attention_grad0(
-// UNIT-NOT: cp.async.bulk.tensor
-// UNIT: cp.async.cg.shared.global
-// UNIT-NOT: cp.async.bulk.tensor
+// UNIT: cp.async.bulk.tensor.4d.shared::cluster.global
+// UNIT: st.shared.v4.b32 {{.*}}, {0, 0, 0, 0};
+// UNIT: fence.proxy.async.shared::cta;
+// UNIT-NEXT: mbarrier.inval.shared.b64
+// UNIT-NEXT: mbarrier.arrive.shared.b64
 // UNIT: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32
 // UNIT-LABEL: .entry d256_constant_blocks_attention_grad0(
 // UNIT-NOT: wgmma.mma_async

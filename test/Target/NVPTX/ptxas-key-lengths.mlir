@@ -24,8 +24,10 @@
 // MANIFEST-NEXT: null
 // MANIFEST-NEXT: ],
 // MANIFEST: "type": "i32"
-// The sm_90a kernels have tensor maps (manifest version 9).
-// MANIFEST: "version": 9
+// The sm_90a kernels have producer warps (manifest version 11): their K
+// and V come by tensor copies, the keys past a sequence's end zeroed in
+// shared memory by the producer.
+// MANIFEST: "version": 11
 // VALID: 2 kernel(s), manifest valid
 
 func.func @decode_cache(%q: tensor<?x32x1x128xbf16>, %k: tensor<?x8x?x128xbf16>,
