@@ -231,7 +231,12 @@ void appendProfile(const Kernel &kernel, const LaunchShape &shape,
       << ", \"shared_wavefronts\": " << profile.sharedWavefronts
       << ", \"shared_ideal_wavefronts\": " << profile.sharedIdealWavefronts
       << ", \"global_requests\": " << profile.globalRequests
-      << ", \"global_sectors\": " << profile.globalSectors << "}\n";
+      << ", \"global_sectors\": " << profile.globalSectors
+      << ", \"tensor_loads\": " << profile.tensorLoads
+      << ", \"tensor_load_bytes\": " << profile.tensorLoadBytes
+      << ", \"tensor_stores\": " << profile.tensorStores
+      << ", \"tensor_store_bytes\": " << profile.tensorStoreBytes
+      << ", \"wgmma_shared_bytes\": " << profile.wgmmaSharedBytes << "}\n";
 }
 
 } // namespace

@@ -409,6 +409,11 @@ bool Launch::executeBulkStore(Warp &w, const Instruction &in, uint32_t exec) {
     }
     if (end > begin)
       recordAsyncRead(cta, w.bulkOpen, begin, end, in.line);
+    if (profileTraffic && tensor) {
+      ++profile.tensorStores;
+      for (const CopyPiece &piece : pieces)
+        profile.tensorStoreBytes += piece.bytes;
+    }
     progressed();
   }
   return true;
@@ -466,6 +471,12 @@ bool Launch::executeBulkCopy(Warp &w, const Instruction &in, uint32_t exec) {
         countRequest(Space::Global, sources, 1u << lane,
                      static_cast<unsigned>(size));
       }
+    }
+    if (profileTraffic && tensor) {
+      ++profile.tensorLoads;
+      for (const CopyPiece &piece : pieces)
+        if (piece.global)
+          profile.tensorLoadBytes += piece.bytes;
     }
     // The async proxy performs the copy after the issuing warp's accesses
     // so far.

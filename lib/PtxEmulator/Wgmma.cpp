@@ -297,6 +297,10 @@ bool Launch::executeWgmma(Warp &w, const Instruction &in, uint32_t exec) {
     for (unsigned col = 0; col < n; ++col)
       if (!readShared(dB, col, k, transposeB, b[k][col]))
         return false;
+  // Every warp reads B here; the warpgroup's product reads it once.
+  if (profileTraffic)
+    profile.wgmmaSharedBytes +=
+        2 * 16 * ((registerA ? 0 : 16) + (w.index % 4 == 0 ? n : 0));
 
   // D, register d[4 j + 2 i + c] of lane (g, t) at (g + 8 i, 8 j + 2 t + c).
   const Operand &d = ops[0];

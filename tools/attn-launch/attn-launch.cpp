@@ -142,7 +142,18 @@ std::string takeProfile(const std::string &path, const std::string &kernel) {
                   globalRequests ? double(number("global_sectors")) /
                                        globalRequests
                                  : 0.0);
-    return report + shared + global;
+    char bulk[200] = "";
+    if (number("tensor_loads") || number("tensor_stores") ||
+        number("wgmma_shared_bytes"))
+      std::snprintf(bulk, sizeof bulk,
+                    "; tensor copies: %llu in (%.1f KiB), %llu out (%.1f "
+                    "KiB); wgmma: %.1f KiB of shared operands",
+                    (unsigned long long)number("tensor_loads"),
+                    number("tensor_load_bytes") / 1024.0,
+                    (unsigned long long)number("tensor_stores"),
+                    number("tensor_store_bytes") / 1024.0,
+                    number("wgmma_shared_bytes") / 1024.0);
+    return report + shared + global + bulk;
   }
   return "none (only the PTX emulator, ATTNRT_LIBCUDA=emulator, profiles "
          "kernels)";

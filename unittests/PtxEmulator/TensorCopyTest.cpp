@@ -153,6 +153,7 @@ std::string boxPtxWithClusterDestination() {
 void expectOverhangingBox(const std::string &body) {
   const uint64_t rows = 20, cols = 104; // rows padded to 16-byte strides
   Device device;
+  device.setProfileTraffic(true);
   uint16_t *matrix = allocateArray<uint16_t>(device, rows * cols);
   auto value = [](uint64_t r, uint64_t c) {
     return static_cast<float>((r * 100 + c) % 256);
@@ -186,6 +187,13 @@ void expectOverhangingBox(const std::string &body) {
       EXPECT_EQ(out[at], exactBFloat(expected))
           << "box (" << r << ", " << c << ")";
     }
+  // The profile counts one box in, and the global bytes it read: the 4
+  // rows by 40 columns inside the tensor. The lanes' 16-byte stores of the
+  // box are the launch's global requests, the copy is not.
+  EXPECT_EQ(result.profile.tensorLoads, 1u);
+  EXPECT_EQ(result.profile.tensorLoadBytes, 4u * 40 * 2);
+  EXPECT_EQ(result.profile.tensorStores, 0u);
+  EXPECT_EQ(result.profile.globalRequests, 2u);
 }
 
 TEST(PtxEmulatorTensorCopy, OverhangingBoxIsSwizzledAndZeroFilled) {
@@ -236,6 +244,7 @@ TEST(PtxEmulatorTensorCopy, TensorCopiesFeedChainedWgmma) {
   // in by tensor copies with the 128-byte swizzle (rows of 128 bytes), and
   // four wgmma.m64n64k16 k-steps advance both descriptors by 32 bytes.
   Device device;
+  device.setProfileTraffic(true);
   uint16_t *q = allocateArray<uint16_t>(device, 64 * 64);
   uint16_t *k = allocateArray<uint16_t>(device, 64 * 64);
   auto qValue = [](unsigned m, unsigned d) {
@@ -331,6 +340,11 @@ SPIN:
       ASSERT_EQ(out[thread * 32 + r], static_cast<float>(expected))
           << "S(" << m << ", " << n << ")";
     }
+  // Two boxes of 64 x 64 bf16 in; each k-step reads A's 64 x 16 and B's
+  // 64 x 16 from shared memory once for the warpgroup.
+  EXPECT_EQ(result.profile.tensorLoads, 2u);
+  EXPECT_EQ(result.profile.tensorLoadBytes, 2u * 64 * 64 * 2);
+  EXPECT_EQ(result.profile.wgmmaSharedBytes, 4u * (64 * 16 + 64 * 16) * 2);
 }
 
 //===----------------------------------------------------------------------===//
@@ -373,6 +387,7 @@ TEST(PtxEmulatorTensorCopy, TensorStoresSkipWhatLiesOutside) {
   // `out` changes. Both maps use the 128-byte swizzle, so the box comes
   // back unswizzled.
   Device device;
+  device.setProfileTraffic(true);
   uint16_t *in = allocateArray<uint16_t>(device, 8 * 64);
   const uint64_t outCols = 104; // 208-byte rows: a multiple of 16
   uint16_t *out = allocateArray<uint16_t>(device, 12 * outCols);
@@ -393,6 +408,9 @@ TEST(PtxEmulatorTensorCopy, TensorStoresSkipWhatLiesOutside) {
   std::memcpy(params.data() + kernel.parameters[3].offset, &row0, 4);
   LaunchResult result = launchWith(device, *module, params, 1);
   ASSERT_TRUE(result.ok) << result.error;
+  // One box out: the 4 rows by 40 columns inside `out` written.
+  EXPECT_EQ(result.profile.tensorStores, 1u);
+  EXPECT_EQ(result.profile.tensorStoreBytes, 4u * 40 * 2);
   for (unsigned r = 0; r < 12; ++r)
     for (unsigned c = 0; c < outCols; ++c) {
       bool written = r >= 8 && c >= 60 && c < 100;

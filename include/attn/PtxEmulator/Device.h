@@ -56,6 +56,16 @@ struct Profile {
            sharedIdealWavefronts = 0;
   /// Global requests and the 32-byte sectors they touched.
   uint64_t globalRequests = 0, globalSectors = 0;
+  /// Tensor copies (cp.async.bulk.tensor), each a box the copy engine
+  /// moves: those into shared memory and the bytes of global memory they
+  /// read (the box's elements inside the tensor), those out of it and the
+  /// bytes they wrote. Not in the requests above.
+  uint64_t tensorLoads = 0, tensorLoadBytes = 0, tensorStores = 0,
+           tensorStoreBytes = 0;
+  /// Bytes wgmma read from shared memory by descriptor: A's (when not from
+  /// registers) for each warp's 16 rows, B's once a warpgroup. Not in the
+  /// shared requests above.
+  uint64_t wgmmaSharedBytes = 0;
 
   static const char *className(Class c);
 };
