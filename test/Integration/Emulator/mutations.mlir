@@ -146,12 +146,19 @@
 //
 // Per-sequence key lengths on wgmma: the producer zeroes the keys past a
 // sequence's end that its tensor copies bring (the check writes NaN there).
-// Intact it passes; without the zeros the NaN reaches O; without the fence
-// after them wgmma reads them through the async proxy unordered.
+// Intact it passes, with one consumer warpgroup and with two taking turns
+// (causal, the default 128 x 128 tiles); without the zeros the NaN reaches
+// O; without the fence after them wgmma reads them through the async proxy
+// unordered.
 // RUN: attn-compile %s --function=ragged -o %t/ragged --split-kv=false
-// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/ragged | FileCheck %s --check-prefix=RAGGED
+// RUN: attn-compile %s --function=ragged_turns -o %t/ragged-turns --split-kv=false
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/ragged %t/ragged-turns | FileCheck %s --check-prefix=RAGGED
 // RAGGED: problem {{.*}} key-lengths={{[0-9]+}},0,{{[0-9]+$}}
 // RAGGED: O {{.*}}: PASS
+// RAGGED: problem {{.*}} key-lengths={{[0-9]+}},0,{{[0-9]+$}}
+// RAGGED-NEXT: launch {{.*}} 384 threads
+// RAGGED: O {{.*}}: PASS
+// RAGGED-NOT: FAIL
 // RUN: cp -r %t/ragged %t/no-tail-zeros
 // RUN: sed '/st.shared.v4.b32.*{0, 0, 0, 0};/d' %t/ragged/kernels.ptx > %t/no-tail-zeros/kernels.ptx
 // RUN: not diff -q %t/ragged/kernels.ptx %t/no-tail-zeros/kernels.ptx
@@ -196,6 +203,16 @@ func.func @ragged(%q: tensor<3x2x64x64xbf16>, %k: tensor<3x2x200x64xbf16>,
       {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
       -> tensor<3x2x64x64xbf16>
   return %o : tensor<3x2x64x64xbf16>
+}
+func.func @ragged_turns(%q: tensor<3x2x256x64xbf16>, %k: tensor<3x2x300x64xbf16>,
+                        %v: tensor<3x2x300x64xbf16>, %lengths: tensor<3xi32>)
+    -> tensor<3x2x256x64xbf16> {
+  %o0 = tensor.empty() : tensor<3x2x256x64xbf16>
+  %o = attn.attention ins(%q, %k, %v : tensor<3x2x256x64xbf16>,
+      tensor<3x2x300x64xbf16>, tensor<3x2x300x64xbf16>)
+      key_lengths(%lengths : tensor<3xi32>)
+      outs(%o0 : tensor<3x2x256x64xbf16>) {causal} -> tensor<3x2x256x64xbf16>
+  return %o : tensor<3x2x256x64xbf16>
 }
 func.func @lean(%q: tensor<1x2x1x64xbf16>, %k: tensor<1x2x616x64xbf16>,
                 %v: tensor<1x2x616x64xbf16>, %o: tensor<1x2x1x64xbf16>,
