@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Analysis/MatrixUnit.h"
 #include "attn/Analysis/ReferenceDevices.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/KernelBundle.h"
@@ -72,7 +73,8 @@ cl::opt<std::string> chip("chip",
                           cl::desc("GPU to compile for (default: the chip of "
                                    "the module's #attn.target, else sm_80); a "
                                    "module without a target gets the limits "
-                                   "of the chip's reference device"));
+                                   "of the chip's reference device, one with "
+                                   "a target keeps it"));
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
@@ -136,8 +138,17 @@ int main(int argc, char **argv) {
   if (std::string error = options.validate(); !error.empty())
     return fail(error);
   // Without a target the pipeline schedules for the chip's reference device
-  // (attn-attach-target); the summary says which.
+  // (attn-attach-target); the summary says which. A target of another chip
+  // is kept, and the kernels are scheduled for it: say so.
   std::string limits;
+  if (target && target.getChip() != options.chip)
+    llvm::WithColor::warning(llvm::errs(), "attn-compile")
+        << "the kernels are scheduled for the module's #attn.target ("
+        << target.getChip() << "'s limits"
+        << (hasWarpgroupMma(options.chip) && !hasWarpgroupMma(target.getChip())
+                ? ", and mma.sync: the target has no wgmma"
+                : "")
+        << "); only their PTX is for " << options.chip << "\n";
   if (!target)
     if (std::optional<ReferenceDevice> device = referenceDeviceOf(options.chip))
       limits = llvm::formatv(" (no #attn.target: the limits of an {0}, {1} "
