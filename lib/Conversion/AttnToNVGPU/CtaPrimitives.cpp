@@ -525,6 +525,18 @@ void CtaPrimitives::copyTileByTensorMap(Value map, Value batch, Value head,
           barrier);
 }
 
+CtaPrimitives::TileTail CtaPrimitives::keyBlockTail(Value key0, Value length,
+                                                    Value offset,
+                                                    int64_t columns,
+                                                    Value copied) {
+  Value partial = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                        add(key0, index(s.blockN)), length);
+  if (copied)
+    partial = arith::AndIOp::create(b, copied, partial);
+  return {offset, s.blockN, columns, arith::SubIOp::create(b, length, key0),
+          partial};
+}
+
 void CtaPrimitives::copyZeroingTails(Value full, Value own,
                                      ArrayRef<TileTail> tails,
                                      function_ref<void(Value barrier)> issue) {

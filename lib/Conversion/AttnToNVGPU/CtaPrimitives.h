@@ -134,6 +134,11 @@ protected:
     int64_t rows, columns;
     Value firstZero, partial;
   };
+  /// The tail of a tile of s.blockN keys from `key0` (at shared `offset`,
+  /// `columns` wide) for a sequence of `length` keys: partial where the
+  /// block ends past them (and `copied`, an i1, holds when given).
+  TileTail keyBlockTail(Value key0, Value length, Value offset, int64_t columns,
+                        Value copied = Value());
   /// The issuing thread's copy group of tensor copies, which `issue` issues
   /// (an arrive.expect_tx on the mbarrier it is given, then the copies),
   /// completing `full`'s phase. Where a tile of `tails` is partial, the

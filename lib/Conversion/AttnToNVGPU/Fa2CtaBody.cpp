@@ -197,20 +197,13 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
   if (!s.keyLengths)
     return issue(barrier);
   // A block that ends past the sequence's keys has them zeroed.
-  auto tail = [&](Value copied, Value block, Value offset, int64_t columns) {
-    Value key0 = mul(block, index(s.blockN));
-    Value partial =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
-                              add(key0, index(s.blockN)), keyLen.length);
-    if (copied)
-      partial = arith::AndIOp::create(b, copied, partial);
-    return TileTail{offset, s.blockN, columns,
-                    arith::SubIOp::create(b, keyLen.length, key0), partial};
-  };
-  copyZeroingTails(barrier, tailBarrier(),
-                   {tail(withKey, keyBlock, tiles.kOffset, s.keyRow()),
-                    tail(withValue, valueBlock, tiles.vOffset, s.valueRow())},
-                   issue);
+  copyZeroingTails(
+      barrier, tailBarrier(),
+      {keyBlockTail(mul(keyBlock, index(s.blockN)), keyLen.length,
+                    tiles.kOffset, s.keyRow(), withKey),
+       keyBlockTail(mul(valueBlock, index(s.blockN)), keyLen.length,
+                    tiles.vOffset, s.valueRow(), withValue)},
+      issue);
 }
 
 void Fa2CtaBody::initStageBarriers() {

@@ -450,14 +450,10 @@ void Fa2GradBody::issueStreamed(const StreamSource &source, Value u,
         Value full = mbarrierAt(barriers, stage);
         if (!source.keys || !s.keyLengths)
           return issue(full);
-        Value partial =
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
-                                  add(row0, index(s.blockN)), keyLen.length);
-        Value firstZero = arith::SubIOp::create(b, keyLen.length, row0);
         copyZeroingTails(
             full, tailBarrier(),
-            {{tiles.a.offset, s.blockN, keyRow(), firstZero, partial},
-             {tiles.b.offset, s.blockN, valueRow(), firstZero, partial}},
+            {keyBlockTail(row0, keyLen.length, tiles.a.offset, keyRow()),
+             keyBlockTail(row0, keyLen.length, tiles.b.offset, valueRow())},
             issue);
       },
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, u, groups));
