@@ -85,11 +85,9 @@ WgmmaBodyPlan mlir::attn::planWgmmaBody(const WgmmaKernel &kernel,
       warpRolesUnfit(tiling, plan.tensorCopies(), kernel.tileBytes,
                      limits.smemPerBlock, kernel.keyLengths);
   plan.noOutputTensorStore = rowTileTensorMapUnfit(tiling);
-  plan.noQueryTensorCopy =
-      !plan.tensorCopies() ? "no mbarriers (K and V by cp.async)"
-      : kernel.persistentCtasPerSm
-          ? "a persistent CTA reloads Q for each of its tiles"
-          : plan.noOutputTensorStore;
+  plan.noQueryTensorCopy = !plan.tensorCopies()
+                               ? "no mbarriers (K and V by cp.async)"
+                               : plan.noOutputTensorStore;
   // Without warp roles a persistent kernel's CTAs share the registers.
   int64_t resident = std::max<int64_t>(1, kernel.persistentCtasPerSm);
   plan.consumerRegisters =

@@ -332,9 +332,10 @@ TEST(Fa2Resources, TheWgmmaBodyPlanKeepsTheCtasAnSmAndTheOverlap) {
   EXPECT_TRUE(plan.warpRoles());
   EXPECT_EQ(plan.ctasPerSm, 1);
   EXPECT_FALSE(plan.roleRegisters.reallocates());
-  // Its CTAs reload Q for each tile: cp.async.
-  EXPECT_EQ(plan.noQueryTensorCopy,
-            "a persistent CTA reloads Q for each of its tiles");
+  // Its CTAs load each tile's Q by a tensor copy too, on an mbarrier
+  // initialised for each tile.
+  EXPECT_TRUE(plan.queryTensorCopy());
+  EXPECT_TRUE(plan.outputTensorStore());
   decode.persistentCtasPerSm = 2;
   plan = planWgmmaBody(decode, h100);
   EXPECT_EQ(plan.noWarpRoles, "a persistent kernel with 2 CTAs an SM");

@@ -111,9 +111,10 @@ struct KernelShape {
   bool outputTensorStore = false;
   /// With tensor copies: whether Q comes by one tensor copy that thread 0
   /// issues, completing on an mbarrier of its own after the stages'
-  /// (planWgmmaBody: not for GQA packing, rowTileTensorMapUnfit, nor for a
-  /// persistent kernel), through a tensor map of Q (kernelTensorMaps), or
-  /// by every consumer thread's cp.async.
+  /// (planWgmmaBody: not for GQA packing, rowTileTensorMapUnfit; a
+  /// persistent CTA initialises it again for each of its tiles), through a
+  /// tensor map of Q (kernelTensorMaps), or by every consumer thread's
+  /// cp.async.
   bool queryTensorCopy = false;
 
   bool modifiesScores() const { return softcap || scoreRegion; }

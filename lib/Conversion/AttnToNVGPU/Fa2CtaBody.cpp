@@ -514,7 +514,7 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
   // tensor copies only Q's are cp.async, and a range without blocks has
   // not waited for them).
   if (s.queryTensorCopy)
-    waitForQuery();
+    finishQuery();
   else if (s.stages > 1 || s.tensorCopies)
     waitGroups(qGroup, 0);
   return state;
@@ -524,6 +524,14 @@ void Fa2CtaBody::waitForQuery() {
   consumerBarrier(b, s, role);
   mbarrierWait(b, queryBarrier(),
                arith::ConstantIntOp::create(b, b.getI32Type(), 0));
+}
+
+void Fa2CtaBody::finishQuery() {
+  waitForQuery();
+  if (!s.leanCtas)
+    return;
+  consumerBarrier(b, s, role);
+  onThread(0, [&] { mbarrierInval(b, queryBarrier()); });
 }
 
 CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {

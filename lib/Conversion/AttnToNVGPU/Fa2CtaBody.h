@@ -184,6 +184,13 @@ private:
                       index((s.warpSpecialised() ? 2 : 1) * s.stages));
   }
   void waitForQuery();
+  /// At the end of a key/value range, with Q by a tensor copy: every
+  /// consumer thread waits for Q (a range without blocks has not), so that
+  /// no copy still writes the tile O's epilogue reuses; in a persistent
+  /// kernel, after a consumer barrier that orders every wait before it,
+  /// thread 0 then invalidates Q's mbarrier, which the CTA's next tile
+  /// initialises again (loadQueryBlock) and waits for at phase 0.
+  void finishQuery();
   /// With key lengths and tensor copies: the issuing thread's mbarrier,
   /// after Q's, which a copy group with a block past a sequence's end lands
   /// on before the thread zeroes its keys past it (copyZeroingTails).

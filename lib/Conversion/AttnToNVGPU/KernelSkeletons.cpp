@@ -188,7 +188,7 @@ void buildSplitKvKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
 void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
                      const KernelArguments &args) {
   const AttentionProblem &p = s.problem;
-  Value q = args.q;
+  Value q = args.q, qMap = args.qMap;
   const OutputOperands &out = args.out;
   const KeyValueOperands &kv = args.kv;
   Value partialO = args.workspaces[0], partialLse = args.workspaces[1],
@@ -244,7 +244,7 @@ void buildLeanKernel(ImplicitLocOpBuilder &b, const KernelShape &s,
           Value kvHead = a.div(a.mul(head, p.packedHeads), p.groupSize());
 
           body.finishTile();
-          Value query = body.loadQueryBlock(q, Value(), batch, head, row0);
+          Value query = body.loadQueryBlock(q, qMap, batch, head, row0);
           Value blockBegin = a.add(tileBegin, a.sub(g, tileFirst));
           Value blockEnd = a.add(tileBegin, a.sub(pieceEnd, tileFirst));
           CtaState state = body.runKvRange(kv, query, batch, head, kvHead, row0,

@@ -28,19 +28,45 @@
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-wgmma-wait 2>&1 | FileCheck %s --check-prefix=NO-WGMMA-WAIT
 // NO-WGMMA-WAIT: PTX emulator: kernel prefill_attention0: {{.*}}wgmma.mma_async {{.*}}no wgmma.wait_group has retired
 //
-// wgmma: the fence.proxy.async after Q's cp.async removed (the Lean
-// kernel on wgmma, whose persistent CTAs keep Q's cp.async): the Q tile
-// the warps' cp.async wrote (the generic proxy) is read by wgmma (the
-// async proxy) unfenced. (K and V come by tensor copies, through the async
-// proxy: they need no fence; so does the prefill's Q.)
-// RUN: attn-compile %s --function=lean -o %t/lean-wgmma
-// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/lean-wgmma | FileCheck %s --check-prefix=LEAN-WGMMA
-// LEAN-WGMMA: O {{.*}}: PASS
-// RUN: cp -r %t/lean-wgmma %t/no-proxy-fence
-// RUN: sed '/cp.async.wait_group/{n;/fence.proxy.async.shared::cta;/d;}' %t/lean-wgmma/kernels.ptx > %t/no-proxy-fence/kernels.ptx
-// RUN: not diff -q %t/lean-wgmma/kernels.ptx %t/no-proxy-fence/kernels.ptx
+// wgmma: the fence.proxy.async after Q's cp.async removed (a GQA-packed
+// decode, whose tile rows belong to several heads, keeps Q's cp.async):
+// the Q tile the warps' cp.async wrote (the generic proxy) is read by wgmma
+// (the async proxy) unfenced. (K and V come by tensor copies, through the
+// async proxy: they need no fence; so does the prefill's Q.)
+// RUN: attn-compile %s --function=packed -o %t/packed --split-kv=false
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/packed | FileCheck %s --check-prefix=PACKED
+// PACKED: problem {{.*}} Hq=8 Hkv=2 Sq=2
+// PACKED: O {{.*}}: PASS
+// RUN: cp -r %t/packed %t/no-proxy-fence
+// RUN: sed '/cp.async.wait_group/{n;/fence.proxy.async.shared::cta;/d;}' %t/packed/kernels.ptx > %t/no-proxy-fence/kernels.ptx
+// RUN: not diff -q %t/packed/kernels.ptx %t/no-proxy-fence/kernels.ptx
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-proxy-fence 2>&1 | FileCheck %s --check-prefix=NO-PROXY-FENCE
-// NO-PROXY-FENCE: PTX emulator: kernel lean_attention0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: wgmma.mma_async
+// NO-PROXY-FENCE: PTX emulator: kernel packed_attention0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: wgmma.mma_async
+//
+// wgmma, Lean: persistent CTAs of several output tiles each load each
+// tile's Q by a tensor copy; Q's mbarrier is initialised for each tile and
+// invalidated after every consumer waited for it. Without the
+// invalidation the next tile's init finds a live mbarrier; without the
+// consumer barrier before it, thread 0 invalidates it while other threads
+// still wait on it.
+// RUN: attn-compile %s --function=lean_tiles -o %t/lean-wgmma
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/lean-wgmma | FileCheck %s --check-prefix=LEAN-WGMMA
+// LEAN-WGMMA: launch grid 6x1x1, 256 threads
+// LEAN-WGMMA: O {{.*}}: PASS
+// RUN: FileCheck %s --check-prefix=LEAN-Q --input-file=%t/lean-wgmma/kernels.ptx
+// LEAN-Q: mbarrier.init.shared.b64 [[Q:\[__dynamic_shmem__0\+[0-9]+\]]]
+// LEAN-Q: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes {{.*}}, [[Q]];
+// LEAN-Q: mbarrier.inval.shared.b64 [[Q]];
+// RUN: cp -r %t/lean-wgmma %t/no-query-inval
+// RUN: tac %t/lean-wgmma/kernels.ptx | sed '0,/mbarrier.inval/{//d}' | tac > %t/no-query-inval/kernels.ptx
+// RUN: not diff -q %t/lean-wgmma/kernels.ptx %t/no-query-inval/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-query-inval 2>&1 | FileCheck %s --check-prefix=NO-QUERY-INVAL
+// NO-QUERY-INVAL: PTX emulator: kernel lean_tiles_attention0: mbarrier.init of a live mbarrier at shared offset {{[0-9]+}} (mbarrier.inval it first)
+// RUN: cp -r %t/lean-wgmma %t/no-query-inval-barrier
+// RUN: tac %t/lean-wgmma/kernels.ptx | awk 'held == 2 && /bar.sync/ { held = 3; next } held == 1 { held = 2 } held == 0 && /mbarrier.inval/ { held = 1 } { print }' | tac > %t/no-query-inval-barrier/kernels.ptx
+// RUN: not diff -q %t/lean-wgmma/kernels.ptx %t/no-query-inval-barrier/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-query-inval-barrier 2>&1 | FileCheck %s --check-prefix=NO-QUERY-INVAL-BARRIER
+// NO-QUERY-INVAL-BARRIER: PTX emulator: kernel lean_tiles_attention0: mbarrier.try_wait of shared offset {{[0-9]+}}, which holds no initialised mbarrier
 //
 // wgmma: the fence.proxy.async of the O epilogue removed (the kernel's last
 // one): thread 0's tensor store reads the O tile (the async proxy) that the
@@ -213,6 +239,23 @@ func.func @ragged_turns(%q: tensor<3x2x256x64xbf16>, %k: tensor<3x2x300x64xbf16>
       key_lengths(%lengths : tensor<3xi32>)
       outs(%o0 : tensor<3x2x256x64xbf16>) {causal} -> tensor<3x2x256x64xbf16>
   return %o : tensor<3x2x256x64xbf16>
+}
+func.func @packed(%q: tensor<1x8x2x64xbf16>, %k: tensor<1x2x300x64xbf16>,
+                  %v: tensor<1x2x300x64xbf16>) -> tensor<1x8x2x64xbf16> {
+  %o0 = tensor.empty() : tensor<1x8x2x64xbf16>
+  %o = attn.attention ins(%q, %k, %v : tensor<1x8x2x64xbf16>,
+      tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>)
+      outs(%o0 : tensor<1x8x2x64xbf16>) {causal} -> tensor<1x8x2x64xbf16>
+  return %o : tensor<1x8x2x64xbf16>
+}
+func.func @lean_tiles(%q: tensor<2x4x1x64xbf16>, %k: tensor<2x4x200x64xbf16>,
+                      %v: tensor<2x4x200x64xbf16>) -> tensor<2x4x1x64xbf16> {
+  %o0 = tensor.empty() : tensor<2x4x1x64xbf16>
+  %o = attn.attention ins(%q, %k, %v : tensor<2x4x1x64xbf16>,
+      tensor<2x4x200x64xbf16>, tensor<2x4x200x64xbf16>)
+      outs(%o0 : tensor<2x4x1x64xbf16>)
+      {partition = #attn.lean<ctas = 6>} -> tensor<2x4x1x64xbf16>
+  return %o : tensor<2x4x1x64xbf16>
 }
 func.func @lean(%q: tensor<1x2x1x64xbf16>, %k: tensor<1x2x616x64xbf16>,
                 %v: tensor<1x2x616x64xbf16>, %o: tensor<1x2x1x64xbf16>,
