@@ -75,7 +75,8 @@ std::string describeGradKernel(TargetAttr target,
       problem.headDim, problem.valueDim, keyLengths, target.getSmemPerBlock());
   if (noCopies.empty())
     return text +
-           llvm::formatv(", tiles by tensor copies (the streamed ones in {0} "
+           llvm::formatv(", tiles by tensor copies issued by thread 0 (the "
+                         "streamed ones in {0} "
                          "stages{1})",
                          kGradTensorCopyStages,
                          keyLengths ? "; " + std::string(kZeroedTailPlanText)
