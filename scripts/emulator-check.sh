@@ -19,7 +19,10 @@
 #       where their tiles allow (docs/gpu-kernel.md); sweep.py's
 #       MMA_SYNC_TWINS run a second time compiled with
 #       --matrix-unit=mma-sync (NAME+mma-sync), so that the mma.sync body of
-#       sm_80 stays checked on every schedule.
+#       sm_80 stays checked on every schedule. Each bundle's PTX also goes
+#       through ptxas -v for its target (PTXAS, else ptxas on PATH or in
+#       /usr/local/cuda/bin): a kernel that spills or has a stack frame
+#       fails its configuration.
 #       Two bundles at a time; DIR/summary.txt lists the failures. Exits 1
 #       if any bundle failed.
 set -euo pipefail
@@ -59,6 +62,18 @@ check_one() {
      ! "$bin/attn-compile" "$dir/modules/$module.mlir" -o "$dir/bundles/$name" $split $unit >"$log" 2>&1; then
     echo "$name: FAIL (attn-compile)"; return 0
   fi
+  # Every kernel compiles without spilling (ptxas -v for the bundle's
+  # target: no stack frame, no spill stores or loads).
+  if [ -n "$ptxas" ]; then
+    local target
+    target=$(grep -m1 -oE '"target": *"sm_[0-9a-z]+"' "$dir/bundles/$name/manifest.json" | grep -oE 'sm_[0-9a-z]+')
+    if ! "$ptxas" -arch="$target" -v "$dir/bundles/$name/kernels.ptx" -o /dev/null >>"$log" 2>&1; then
+      echo "$name: FAIL (ptxas)"; return 0
+    fi
+    if grep -E 'bytes stack frame' "$log" | grep -vqE '\b0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads'; then
+      echo "$name: FAIL (ptxas: $(grep -m1 -E '[1-9][0-9]* bytes (stack frame|spill)' "$log"))"; return 0
+    fi
+  fi
   # A backward kernel's case is the gradient's (attn-run --backward).
   local backward=
   grep -qE '"gradient": *true' "$dir/bundles/$name/manifest.json" && backward=--backward
@@ -78,7 +93,12 @@ check_one() {
   fi
 }
 export -f check_one
-export dir bin lengths
+# ptxas from PTXAS (CMake passes the one it found), else from PATH or the
+# CUDA toolkit; without one, the spills go unchecked (said below).
+ptxas="${PTXAS:-$(command -v ptxas || true)}"
+[ -z "$ptxas" ] && [ -x /usr/local/cuda/bin/ptxas ] && ptxas=/usr/local/cuda/bin/ptxas
+[ -z "$ptxas" ] && echo "emulator check: no ptxas found: spills are not checked"
+export dir bin lengths ptxas
 
 start=$(date +%s)
 xargs -P 2 -I{} bash -c 'check_one {}' <"$dir/list.txt" | tee "$dir/summary.txt"

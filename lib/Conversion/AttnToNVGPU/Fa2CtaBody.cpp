@@ -840,41 +840,6 @@ Fa2CtaBody::RowTotal Fa2CtaBody::rowTotal(const CtaState &state, int64_t mt,
   return {sum, inverse, lse};
 }
 
-void Fa2CtaBody::storeMatrices(
-    int64_t mt, int64_t oTiles,
-    function_ref<Value(int64_t ot, int64_t i)> normalised) {
-  // stmatrix.x4 stores 16 rows by 16 columns of the warp's rows: matrix k
-  // (the thread's register k) is rows 8 (k % 2).. of columns 8 (k / 2)..,
-  // the thread's pair of row i of 8-column tile ot the mma fragments hold;
-  // lane l gives the address of row l % 16 at column 8 (l / 16), as
-  // ldmatrix.x4 of an A fragment reads it (loadA). An odd last tile goes
-  // by stmatrix.x2, whose lanes 0-15 give the addresses.
-  Type i32 = b.getI32Type();
-  auto word = [&](Value two) {
-    Value bits = vector::BitCastOp::create(b, VectorType::get({1}, i32), two);
-    return vector::ExtractOp::create(b, bits, 0);
-  };
-  Value row = add(add(warpRow, index(mt * 16)), laneRow16);
-  for (int64_t ot = 0; ot < oTiles; ot += 2) {
-    int64_t tiles = std::min<int64_t>(2, oTiles - ot);
-    SmallVector<Value> words;
-    for (int64_t t = 0; t < tiles; ++t)
-      for (int64_t i = 0; i < 2; ++i)
-        words.push_back(word(normalised(ot + t, i)));
-    Value col = index(ot * 8);
-    if (tiles == 2)
-      col = add(col, mul(laneHalf16, index(8)));
-    auto [tileRow, tileCol] = tileIndex(row, col, s.blockM);
-    Value byte =
-        add(mul(tileRow, index(kSwizzleRowBytes)), mul(tileCol, index(2)));
-    NVVM::StMatrixOp::create(
-        b, sharedPointer(b, add(sharedAddress, byte)), words,
-        NVVM::MMALayout::row,
-        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
-        NVVM::LdStMatrixEltType::B16);
-  }
-}
-
 void Fa2CtaBody::storeOutput(const CtaState &state, const OutputOperands &out,
                              Value batch, Value head, Value row0) {
   // O = acc / l once; LSE = (m + log2 l) ln 2; l = 0 gives 0 and -inf.
@@ -892,33 +857,21 @@ void Fa2CtaBody::storeOutput(const CtaState &state, const OutputOperands &out,
     return;
   consumerBarrier(b, s, role);
   for (int64_t mt = 0; mt < mTiles; ++mt) {
-    RowTotal totals[2] = {rowTotal(state, mt, 0), rowTotal(state, mt, 1)};
-    // The thread's two elements of O / l in 8-column tile ot of its row i.
-    auto normalised = [&](int64_t ot, int64_t i) -> Value {
-      Value rowPair =
-          vector::ExtractOp::create(b, state.values[mt * oTiles + ot], i);
-      Value inverses = vector::BroadcastOp::create(b, pair, totals[i].inverse);
-      return arith::TruncFOp::create(b, VectorType::get({2}, s.element),
-                                     mulF(rowPair, inverses));
-    };
-    if (s.matrixUnit == MatrixUnit::Wgmma) {
-      storeMatrices(mt, oTiles, normalised);
-    } else {
-      for (int64_t i = 0; i < 2; ++i) {
-        Value rowInTile = fragmentRow(mt, i);
-        for (int64_t ot = 0; ot < oTiles; ++ot) {
-          auto [tileRow, tileCol] =
-              tileIndex(rowInTile, index(ot * 8), s.blockM);
-          vector::StoreOp::create(
-              b, normalised(ot, i), oTile,
-              ValueRange{tileRow, add(tileCol, layout.cCol(laneInGroup, 0))});
-        }
-      }
-    }
     for (int64_t i = 0; i < 2; ++i) {
       Value rowInTile = fragmentRow(mt, i);
       Value row = add(row0, rowInTile);
-      RowTotal &total = totals[i];
+      RowTotal total = rowTotal(state, mt, i);
+      Value inverses = vector::BroadcastOp::create(b, pair, total.inverse);
+      for (int64_t ot = 0; ot < oTiles; ++ot) {
+        Value rowPair =
+            vector::ExtractOp::create(b, state.values[mt * oTiles + ot], i);
+        Value out = arith::TruncFOp::create(b, VectorType::get({2}, s.element),
+                                            mulF(rowPair, inverses));
+        auto [tileRow, tileCol] = tileIndex(rowInTile, index(ot * 8), s.blockM);
+        vector::StoreOp::create(
+            b, out, oTile,
+            ValueRange{tileRow, add(tileCol, layout.cCol(laneInGroup, 0))});
+      }
       if (out.lse) {
         Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                             laneInGroup, index(0));

@@ -214,13 +214,6 @@ private:
   RowTotal rowTotal(const CtaState &state, int64_t mt, int64_t i);
   /// The row within the tile of C-fragment row i of m tile mt of the lane.
   Value fragmentRow(int64_t mt, int64_t i);
-  /// With wgmma: the warp's O / l of m tile `mt` (`normalised(ot, i)`: the
-  /// thread's pair of its row i in 8-column tile ot) into the O tile, whose
-  /// 64-column blocks hold the 128-byte swizzle's rows, by stmatrix
-  /// (FlashAttention-3's epilogue): one instruction a 16 x 16 block where
-  /// the lanes' 32-bit stores took four.
-  void storeMatrices(int64_t mt, int64_t oTiles,
-                     function_ref<Value(int64_t ot, int64_t i)> normalised);
   /// Where a lane's elements of O tile ot sit in a [block_m, Dv] slot.
   Value fragmentCol(int64_t ot) {
     return add(index(ot * 8), layout.cCol(laneInGroup, 0));

@@ -1,8 +1,7 @@
 // O by tensor stores (rowTileTensorMapUnfit, FlashAttention-3's epilogue):
 // a wgmma kernel takes a tensor map of O after K's and V's, a box a
-// 64-column block of the block_m-row tile; after the warps have written O
-// into the tile by stmatrix (and LSE as before), each thread makes its
-// writes visible to the
+// 64-column block of the block_m-row tile; after the lanes have written O
+// into the tile (and LSE as before), each makes its writes visible to the
 // async proxy, the consumers meet at named barrier 1, and thread 0 stores
 // the tile's blocks, commits them as one bulk group and waits until they
 // have read the tile. The 16-byte stores of every lane are gone. Rows past
@@ -17,10 +16,8 @@
 // CHECK-SAME: %arg3: memref<1x8x200x96xbf16>, %arg4: !llvm.ptr, %arg5: !llvm.ptr, %arg6: !llvm.ptr, %arg7: !llvm.ptr) kernel
 // CHECK-SAME: {box = array<i64: 64, 128, 1, 1>, name = "o_map", param = 3 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 128, 1, 1>, name = "q_map", param = 0 : i64, swizzle = 128 : i64}]
 // CHECK: %[[SHARED:.+]] = memref.extract_aligned_pointer_as_index
-// O into the tile, 16 rows by 16 columns of the warp's an instruction (Dv =
-// 96: six), then the epilogue.
-// CHECK-NOT: vector.store %{{.+}}, %view[%{{.+}}, %{{.+}}] : memref<256x64xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
-// CHECK-COUNT-6: nvvm.stmatrix %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
+// The last element pair of O into the tile, then the epilogue.
+// CHECK-COUNT-24: vector.store %{{.+}}, %view[%{{.+}}, %{{.+}}] : memref<256x64xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
 // CHECK-NEXT: arith.cmpi eq, %{{.+}}, %c0 : index

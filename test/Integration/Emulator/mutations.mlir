@@ -12,7 +12,6 @@
 // RUN: attn-compile %s --function=turns -o %t/turns --split-kv=false
 // RUN: FileCheck %s --check-prefix=WGMMA --input-file=%t/wgmma/kernels.ptx
 // WGMMA: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
-// WGMMA: stmatrix.sync.aligned.m8n8.x4.shared.b16
 // RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/prefill %t/lean %t/wgmma | FileCheck %s --check-prefix=INTACT
 // INTACT: kernel prefill_attention0
 // INTACT: O {{.*}}: PASS
@@ -77,14 +76,6 @@
 // RUN: not diff -q %t/wgmma/kernels.ptx %t/no-store-fence/kernels.ptx
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-store-fence 2>&1 | FileCheck %s --check-prefix=NO-STORE-FENCE
 // NO-STORE-FENCE: PTX emulator: kernel prefill_attention0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read; CTA {{.*}}: cp.async.bulk.tensor.4d.global.shared::cta
-//
-// wgmma: the epilogue's stmatrix stores its 8 x 8 matrices transposed (the
-// lanes' pairs are a row's neighbours, not a column's): O is wrong.
-// RUN: cp -r %t/wgmma %t/stmatrix-transposed
-// RUN: sed 's/stmatrix.sync.aligned.m8n8.x4.shared.b16/stmatrix.sync.aligned.m8n8.x4.trans.shared.b16/' %t/wgmma/kernels.ptx > %t/stmatrix-transposed/kernels.ptx
-// RUN: not diff -q %t/wgmma/kernels.ptx %t/stmatrix-transposed/kernels.ptx
-// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/stmatrix-transposed 2>&1 | FileCheck %s --check-prefix=STMATRIX-TRANSPOSED
-// STMATRIX-TRANSPOSED: O {{.*}}: FAIL
 //
 // wgmma: the wait for the tensor stores' reads removed: the CTA exits while
 // its stores of O may still read the tile.
