@@ -126,7 +126,7 @@ WgmmaBodyPlan mlir::attn::planWgmmaBody(const WgmmaKernel &kernel,
     for (int64_t ctas = most; ctas >= 1; --ctas) {
       WarpRoleRegisters registers = warpRoleRegisters(
           tiling.warps, ctas, limits.regsPerSm, limits.regsPerThread,
-          kernel.persistentCtasPerSm || kernel.keyLengths);
+          kernel.persistentCtasPerSm || (kernel.keyLengths && !overlapFits));
       int64_t consumer =
           registers.reallocates() ? registers.consumer : limits.regsPerThread;
       if (consumer < need ||

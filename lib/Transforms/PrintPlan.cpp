@@ -44,9 +44,12 @@ std::string formatFlops(double flops) {
   return llvm::formatv("{0:F2} {1}", flops, units[unit]).str();
 }
 
-/// What the plan says of tensor copies with per-sequence key lengths.
+/// What the plan says of tensor copies with per-sequence key lengths where
+/// the thread that issues them zeroes the keys past a sequence's end (the
+/// backward, the forward's sequential loop).
 constexpr const char *kZeroedTailPlanText =
-    "the keys past a sequence's length zeroed in shared memory";
+    "the keys past a sequence's length zeroed in shared memory by the "
+    "issuing thread";
 
 /// The backward kernel attn-to-ptx builds for `problem` (with per-sequence
 /// `keyLengths` or not) on `target`: its tiles (fa2GradKernelTiling), matrix
@@ -114,7 +117,11 @@ std::string describeCtaBody(AttentionOp op, TargetAttr target,
            ? std::string("tensor copies into mbarrier-guarded stages")
            : "cp.async (" + plan.noTensorCopies + ")");
   if (plan.tensorCopies() && op.hasKeyLengths())
-    text += " (" + std::string(kZeroedTailPlanText) + ")";
+    text += plan.overlap()
+                ? std::string(" (V's keys past a sequence's length zeroed in "
+                              "shared memory by the consumers before the last "
+                              "P V)")
+                : " (" + std::string(kZeroedTailPlanText) + ")";
   if (plan.warpRoles()) {
     text += ", issued by a producer warpgroup";
     if (plan.roleRegisters.reallocates())

@@ -50,7 +50,7 @@ func.func @wide(%q: tensor<1x1x16x512xf32>, %l: tensor<1x1x16xf32>)
 // CHECK: remark: gradient of B=1 Hq=2 Hkv=2 (MHA) Sq=256 Sk=256 D=160 Dv=160 bf16
 // CHECK: GPU kernel: {{.*}} 4 warps on wgmma, tiles by cp.async (dV and dK in a walk each (max(D, Dv) = 160): with the stages' addresses ptxas serialised their wgmma){{$}}
 // CHECK: remark: gradient of B=2 Hq=2 Hkv=2 (MHA) Sq=256 Sk=256 D=64 Dv=64 bf16
-// CHECK: GPU kernel: {{.*}} 4 warps on wgmma, tiles by tensor copies issued by thread 0 (the streamed ones in 2 stages; the keys past a sequence's length zeroed in shared memory){{$}}
+// CHECK: GPU kernel: {{.*}} 4 warps on wgmma, tiles by tensor copies issued by thread 0 (the streamed ones in 2 stages; the keys past a sequence's length zeroed in shared memory by the issuing thread){{$}}
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @hopper(%q: tensor<1x2x256x128xbf16>, %l: tensor<1x2x256xf32>) -> (tensor<1x2x256x128xbf16>, tensor<1x2x256x128xbf16>, tensor<1x2x256x128xbf16>) {
     %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x2x256x128xbf16>, tensor<1x2x256x128xbf16>, tensor<1x2x256x128xbf16>)

@@ -106,15 +106,14 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 
 // -----
 
-// Per-sequence key lengths take tensor copies too, the keys past each
-// sequence's length zeroed in shared memory by the thread that issues the
-// copies. That producer needs 40 registers, not 24: at D = 128 on 128 x 128
-// tiles the two consumer warpgroups would be left 232 of the 240 the
-// overlap needs, so thread 0 issues the copies instead.
+// Per-sequence key lengths take tensor copies too. In the overlapped loop
+// the consumers zero V's keys past each sequence's length before the last
+// P V, so the producer keeps 24 registers: at D = 128 on 128 x 128 tiles
+// the two consumer warpgroups get the 240 the overlap needs.
 // REMARK: remark: attention B=4 Hq=8 Hkv=8 (MHA) Sq=64 Sk=1024 D=64 Dv=64 f16 key-lengths
-// REMARK: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages (the keys past a sequence's length zeroed in shared memory), issued by a producer warpgroup (setmaxnreg: 40 registers a producer thread, 232 a consumer's, 1 CTA(s) an SM), its two consumer warpgroups taking turns at the products, Q by a tensor copy, O by tensor stores
+// REMARK: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages (V's keys past a sequence's length zeroed in shared memory by the consumers before the last P V), issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's, 1 CTA(s) an SM), its two consumer warpgroups taking turns at the products, Q by a tensor copy, O by tensor stores
 // REMARK: remark: attention B=4 Hq=8 Hkv=8 (MHA) Sq=128 Sk=1024 D=128 Dv=128 bf16 key-lengths
-// REMARK: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages (the keys past a sequence's length zeroed in shared memory), issued by thread 0 (no warp roles: the producer warpgroup's threads leave a consumer fewer than the 240 registers it needs at 1 CTA an SM), Q by a tensor copy, O by tensor stores
+// REMARK: CTA body: FlashAttention-3's overlapped loop (softmax beside P V) on wgmma, K and V by tensor copies into mbarrier-guarded stages (V's keys past a sequence's length zeroed in shared memory by the consumers before the last P V), issued by a producer warpgroup (setmaxnreg: 24 registers a producer thread, 240 a consumer's, 1 CTA(s) an SM), its two consumer warpgroups taking turns at the products, Q by a tensor copy, O by tensor stores
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @ragged(%q: tensor<4x8x64x64xf16>, %k: tensor<4x8x1024x64xf16>, %lengths: tensor<4xi32>, %o: tensor<4x8x64x64xf16>) -> tensor<4x8x64x64xf16> {
     // expected-remark @+1 {{key-lengths}}

@@ -350,17 +350,26 @@ TEST(Fa2Resources, TheWgmmaBodyPlanKeepsTheCtasAnSmAndTheOverlap) {
   plan = planWgmmaBody(wide256, h100);
   EXPECT_TRUE(plan.warpRoles());
   EXPECT_FALSE(plan.roleRegisters.reallocates());
-  // Key lengths: tensor copies all the same (the keys past a sequence's
-  // end are zeroed in shared memory by the issuing thread). A producer
-  // that zeroes them keeps 40 registers, which leaves the two consumer
-  // warpgroups 232 of the 240 the overlap needs: thread 0 issues instead.
+  // Key lengths: tensor copies all the same. In the overlapped loop the
+  // consumers zero V's keys past a sequence's end, so the producer keeps
+  // 24 registers and the two consumer warpgroups the 240 the overlap
+  // needs.
   WgmmaKernel ragged = prefill;
   ragged.keyLengths = true;
   plan = planWgmmaBody(ragged, h100);
   EXPECT_TRUE(plan.tensorCopies());
   EXPECT_EQ(plan.noQueryTensorCopy, "");
-  EXPECT_EQ(plan.noWarpRoles,
-            "the producer warpgroup's threads leave a consumer fewer than "
-            "the 240 registers it needs at 1 CTA an SM");
+  EXPECT_TRUE(plan.warpRoles());
+  EXPECT_EQ(plan.roleRegisters.producer, 24);
+  EXPECT_EQ(plan.roleRegisters.consumer, 240);
   EXPECT_TRUE(plan.overlap());
+  // A block mask keeps the sequential loop, where the producer zeroes K's
+  // and V's keys past the end itself: 40 registers, 232 left to the
+  // consumers, which the sequential loop's estimate fits.
+  ragged.blockMask = true;
+  plan = planWgmmaBody(ragged, h100);
+  EXPECT_FALSE(plan.overlap());
+  EXPECT_TRUE(plan.warpRoles());
+  EXPECT_EQ(plan.roleRegisters.producer, 40);
+  EXPECT_EQ(plan.roleRegisters.consumer, 232);
 }

@@ -101,8 +101,10 @@ constexpr int64_t kMbarrierBytes = 8;
 /// (`tileBytes`), then with tensor copies an mbarrier a stage ("full"),
 /// with warp roles a second a stage ("empty") after them, one for Q (used
 /// where Q comes by a tensor copy too), and with `keyLengths` one last: the
-/// issuing thread's, which the copies of a block past a sequence's end land
-/// on before it zeroes their keys past it (copyZeroingTails).
+/// issuing thread's, which in the sequential loop the copies of a block
+/// past a sequence's end land on before it zeroes their keys past it
+/// (copyZeroingTails; the overlapped loop's consumers zero V's themselves
+/// and leave it unused).
 inline int64_t wgmmaSharedBytes(int64_t tileBytes, int64_t stages,
                                 bool tensorCopies, bool warpRoles,
                                 bool keyLengths) {
@@ -119,9 +121,9 @@ inline int64_t wgmmaSharedBytes(int64_t tileBytes, int64_t stages,
 /// `sharedLimit` bytes a block may have, and the mbarriers must fit after
 /// them (with `keyLengths` one more: a tensor map describes the whole K or
 /// V tensor, so the keys of a block past a sequence's key length land as
-/// they are, padding that may hold anything, NaN included, and the issuing
-/// thread zeroes them before the block's stage is released to the
-/// products, as cp.async's zero-fill would have).
+/// they are, padding that may hold anything, NaN included, and they are
+/// zeroed before the products read them, as cp.async's zero-fill would
+/// have: docs/gpu-kernel.md).
 std::string kvTensorCopiesUnfit(const Fa2Tiling &tiling, int64_t tileBytes,
                                 int64_t sharedLimit, bool keyLengths);
 
@@ -139,8 +141,10 @@ constexpr int64_t kProducerWarps = 4;
 /// walks Lean's LeanTiles (ptxas 13.0: the run-time decode and the causal
 /// speculative decode of test/Target/NVPTX/ptxas-lean.mlir spilled 44-68
 /// bytes with 24, none with 40), or one that zeroes the keys past a
-/// sequence's end (key lengths: the decode and the speculative decode of
-/// test/Target/NVPTX/ptxas-key-lengths.mlir spilled 24-52 bytes with 24).
+/// sequence's end (key lengths in the sequential loop; in the overlapped
+/// one the consumers zero V's: the decode and the speculative decode of
+/// test/Target/NVPTX/ptxas-key-lengths.mlir spilled 24-52 bytes with 24
+/// when the producer zeroed K and V, 0-8 when it zeroed V alone).
 constexpr int64_t producerRegisters(bool busy) { return busy ? 40 : 24; }
 
 /// A warp-specialised kernel's registers a thread: at entry (the kernel's

@@ -552,30 +552,11 @@ void CtaPrimitives::copyZeroingTails(Value full, Value own,
   fenceMbarrierInit(b);
   issue(own);
   mbarrierWait(b, own, arith::ConstantIntOp::create(b, b.getI32Type(), 0));
-  // The tile's 64-column blocks lie one after the other, `rows` rows of
-  // 128 bytes each (copyTileByTensorMap): a row's 128 bytes are contiguous
-  // whatever the swizzle, so each block's keys from firstZero on are one
-  // run of bytes, zeroed 16 at a time.
-  auto chunk = VectorType::get({4}, b.getI32Type());
-  Value zeros = arith::ConstantOp::create(
-      b, chunk, DenseElementsAttr::get(chunk, b.getI32IntegerAttr(0)));
   for (const TileTail &tail : tails) {
     auto ifTail = scf::IfOp::create(b, tail.partial, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard tailGuard(b);
     b.setInsertionPointToStart(ifTail.thenBlock());
-    for (int64_t block = 0; block < tail.columns / kBlockColumns; ++block) {
-      Value base =
-          add(tail.offset, index(block * tail.rows * kSwizzleRowBytes));
-      scf::ForOp::create(
-          b, add(base, mul(tail.firstZero, index(kSwizzleRowBytes))),
-          add(base, index(tail.rows * kSwizzleRowBytes)), index(16),
-          ValueRange{}, [&](OpBuilder &, Location, Value at, ValueRange) {
-            LLVM::StoreOp::create(b, zeros,
-                                  sharedPointer(b, add(sharedAddress, at)),
-                                  /*alignment=*/16);
-            scf::YieldOp::create(b);
-          });
-    }
+    zeroTail(tail, index(0), 1);
   }
   // The zeros, generic writes, before the products' reads through the
   // async proxy; the arrival releases them (and the copies the thread
@@ -583,6 +564,32 @@ void CtaPrimitives::copyZeroingTails(Value full, Value own,
   fenceProxyAsyncShared(b);
   mbarrierInval(b, own);
   mbarrierArrive(b, full);
+}
+
+void CtaPrimitives::zeroTail(const TileTail &tail, Value thread,
+                             int64_t threads) {
+  // The tile's 64-column blocks lie one after the other, `rows` rows of
+  // 128 bytes each (copyTileByTensorMap): a row's 128 bytes are contiguous
+  // whatever the swizzle, so each block's keys from firstZero on are one
+  // run of bytes, zeroed 16 at a time, thread t taking the chunks t,
+  // t + threads, ...
+  auto chunk = VectorType::get({4}, b.getI32Type());
+  Value zeros = arith::ConstantOp::create(
+      b, chunk, DenseElementsAttr::get(chunk, b.getI32IntegerAttr(0)));
+  Value first =
+      add(mul(tail.firstZero, index(kSwizzleRowBytes)), mul(thread, index(16)));
+  for (int64_t block = 0; block < tail.columns / kBlockColumns; ++block) {
+    Value base = add(tail.offset, index(block * tail.rows * kSwizzleRowBytes));
+    scf::ForOp::create(b, add(base, first),
+                       add(base, index(tail.rows * kSwizzleRowBytes)),
+                       index(16 * threads), ValueRange{},
+                       [&](OpBuilder &, Location, Value at, ValueRange) {
+                         LLVM::StoreOp::create(
+                             b, zeros, sharedPointer(b, add(sharedAddress, at)),
+                             /*alignment=*/16);
+                         scf::YieldOp::create(b);
+                       });
+  }
 }
 
 Value CtaPrimitives::mbarrierAt(Value address, Value i) {

@@ -151,6 +151,11 @@ protected:
   /// for one block a range.
   void copyZeroingTails(Value full, Value own, ArrayRef<TileTail> tails,
                         function_ref<void(Value barrier)> issue);
+  /// Zeroes the keys of `tail` past the sequence's length (its rows from
+  /// firstZero on, in each 64-column block), shared by `threads` threads of
+  /// which this is `thread`: 16-byte generic stores, which the async proxy
+  /// sees only after a fence.proxy.async of each writer.
+  void zeroTail(const TileTail &tail, Value thread, int64_t threads);
   /// The mbarrier `i` of the array at byte `address` of the shared window.
   Value mbarrierAt(Value address, Value i);
   /// Every thread waits for copy group `group` of a ring of s.stages stages

@@ -194,9 +194,11 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
                           s.valueRow(), tiles.vOffset, on);
     });
   };
-  if (!s.keyLengths)
+  // With key lengths, a block that ends past the sequence's keys has them
+  // zeroed: by the issuing thread in the sequential loop, by the consumers
+  // before the last P V in the overlapped one (zeroValueTail).
+  if (!s.keyLengths || s.overlapSoftmax)
     return issue(barrier);
-  // A block that ends past the sequence's keys has them zeroed.
   copyZeroingTails(
       barrier, tailBarrier(),
       {keyBlockTail(mul(keyBlock, index(s.blockN)), keyLen.length,
@@ -204,6 +206,16 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
        keyBlockTail(mul(valueBlock, index(s.blockN)), keyLen.length,
                     tiles.vOffset, s.valueRow(), withValue)},
       issue);
+}
+
+void Fa2CtaBody::zeroValueTail(Value key0, Value offset) {
+  TileTail tail = keyBlockTail(key0, keyLen.length, offset, s.valueRow());
+  auto ifPartial = scf::IfOp::create(b, tail.partial, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifPartial.thenBlock());
+  zeroTail(tail, tid, s.consumerThreads());
+  fenceProxyAsyncShared(b);
+  consumerBarrier(b, s, role);
 }
 
 void Fa2CtaBody::initStageBarriers() {
@@ -747,6 +759,12 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
     StreamOperands operands;
     if (withPrevious)
       operands = streamOperands(elementsOf(SmallVector<Value>(acc)), p);
+    // The last block's V past the sequence's keys, before P V reads it.
+    if (!withBlock && s.keyLengths && s.tensorCopies)
+      zeroValueTail(
+          mul(add(w.blockBegin, arith::SubIOp::create(b, r, index(1))),
+              index(s.blockN)),
+          tiles.vOffset);
     // The step's products are issued in the warpgroup's turn.
     if (turns)
       awaitTurn(b, s, warpgroup);

@@ -171,6 +171,17 @@ private:
   /// follows the range's last wait invalidates them, so a persistent CTA's
   /// next range starts at phase 0 again.
   void initStageBarriers();
+  /// With key lengths and tensor copies, in the overlapped loop's last step
+  /// (after the wait for its group, before its P V): where the block of
+  /// keys from `key0` ends past the sequence's keys, the consumer threads
+  /// zero its V tile's keys past them (at shared `offset`; the padding may
+  /// hold anything, NaN included, and P V multiplies it by 0), fence them
+  /// for the async proxy and meet at a consumer barrier. K's padding needs
+  /// no zeros: a hidden key's score is selected to -inf whatever K held.
+  /// The block that holds the end is a range's last (no later block sees
+  /// the sequence), so the loop itself has no branch for it and the
+  /// producer never waits for a copy.
+  void zeroValueTail(Value key0, Value offset);
   void invalidateStageBarriers();
   /// With tensor copies: every thread waits for copy group `group` of the
   /// range (waitForStage).

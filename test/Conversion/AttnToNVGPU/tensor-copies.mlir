@@ -103,18 +103,54 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // -----
 
 // With per-sequence key lengths the tiles come by tensor copies as well
-// (from a producer warpgroup here), and the copy group that holds a
-// sequence's end takes a detour: the issuing thread initialises an
-// mbarrier of its own (the sixth: 41008 bytes are the tiles' 40960, two
-// full and two empty mbarriers, Q's and this one), lands the group's
-// copies on it and waits for them, zeroes the keys past the end (16 bytes
-// a store), fences the zeros for the async proxy, invalidates its
-// mbarrier and only then arrives on the stage's full one. Other groups go
-// straight to the full mbarrier. No cp.async.
+// (from a producer warpgroup here, 41008 bytes: the tiles' 40960, two
+// full and two empty mbarriers, Q's and the issuing thread's). In the
+// overlapped loop the producer's groups go straight to the full
+// mbarriers (it initialises none of its own in its loop), and the
+// consumers zero V's keys past the sequence's end in the last step, 16
+// bytes a store, a consumer thread every 2048 bytes, fence the zeros for
+// the async proxy and meet at their barrier before the last P V. No
+// cp.async.
 // CHECK-LABEL: gpu.func @ragged_attention0(
 // CHECK-SAME: dynamic_shared_memory = 41008 : i64
 // CHECK-SAME: name = "k_map"
 // CHECK-SAME: name = "v_map"
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c128_i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c128_i32
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK: scf.for
+// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.all"
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c2048 {
+// CHECK: llvm.store {{.+}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+// CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c128_i32
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: gpu.return
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @ragged(%q: tensor<3x8x64x64xf16>, %k: tensor<3x8x256x64xf16>, %lengths: tensor<3xi32>, %o: tensor<3x8x64x64xf16>) -> tensor<3x8x64x64xf16> {
+    %r = attn.attention ins(%q, %k, %k : tensor<3x8x64x64xf16>, tensor<3x8x256x64xf16>, tensor<3x8x256x64xf16>)
+        key_lengths(%lengths : tensor<3xi32>)
+        outs(%o : tensor<3x8x64x64xf16>)
+        {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<3x8x64x64xf16>
+    return %r : tensor<3x8x64x64xf16>
+  }
+}
+
+// -----
+
+// In the sequential loop (a block mask keeps it) the copy group that holds
+// a sequence's end takes a detour instead: the issuing thread initialises
+// an mbarrier of its own (the sixth), lands the group's copies on it and
+// waits for them, zeroes K's and V's keys past the end (16 bytes a store),
+// fences the zeros for the async proxy, invalidates its mbarrier and only
+// then arrives on the stage's full one. Other groups go straight to the
+// full mbarrier.
+// CHECK-LABEL: gpu.func @ragged_blocks_attention0(
+// CHECK-SAME: dynamic_shared_memory = 41008 : i64
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: nvvm.mbarrier.init %{{.+}}, %c128_i32
 // CHECK: nvvm.mbarrier.init %{{.+}}, %c128_i32
@@ -134,9 +170,9 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: gpu.return
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
-  func.func @ragged(%q: tensor<3x8x64x64xf16>, %k: tensor<3x8x256x64xf16>, %lengths: tensor<3xi32>, %o: tensor<3x8x64x64xf16>) -> tensor<3x8x64x64xf16> {
+  func.func @ragged_blocks(%q: tensor<3x8x64x64xf16>, %k: tensor<3x8x256x64xf16>, %lengths: tensor<3xi32>, %bm: tensor<3x8x1x4xi8>, %o: tensor<3x8x64x64xf16>) -> tensor<3x8x64x64xf16> {
     %r = attn.attention ins(%q, %k, %k : tensor<3x8x64x64xf16>, tensor<3x8x256x64xf16>, tensor<3x8x256x64xf16>)
-        key_lengths(%lengths : tensor<3xi32>)
+        block_mask(%bm : tensor<3x8x1x4xi8> blocks [64, 64]) key_lengths(%lengths : tensor<3xi32>)
         outs(%o : tensor<3x8x64x64xf16>)
         {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<3x8x64x64xf16>
     return %r : tensor<3x8x64x64xf16>

@@ -170,19 +170,27 @@
 // RUN: not diff -q %t/lean/kernels.ptx %t/no-fence/kernels.ptx
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-fence 2>&1 | FileCheck %s --check-prefix=UNORDERED
 //
-// Per-sequence key lengths on wgmma: the producer zeroes the keys past a
-// sequence's end that its tensor copies bring (the check writes NaN there).
-// Intact it passes, with one consumer warpgroup and with two taking turns
-// (causal, the default 128 x 128 tiles); without the zeros the NaN reaches
-// O; without the fence after them wgmma reads them through the async proxy
-// unordered.
+// Per-sequence key lengths on wgmma. The tensor copies bring the keys past
+// a sequence's end as they are (the check writes NaN there). In the
+// overlapped loop the consumers zero V's past it before the last P V (K's
+// scores are selected to -inf), fence their zeros for the async proxy and
+// meet at their barrier; in the sequential loop (a block mask keeps it)
+// the producer zeroes K's and V's before it releases the stage. Intact
+// both pass (the overlapped one with one consumer warpgroup and with two
+// taking turns: causal, the default 128 x 128 tiles); without the zeros
+// the NaN reaches O; without the fence wgmma reads them through the async
+// proxy unordered; without the consumers' barrier a warp zeroes V rows
+// that another warp's wgmma may already read.
 // RUN: attn-compile %s --function=ragged -o %t/ragged --split-kv=false
 // RUN: attn-compile %s --function=ragged_turns -o %t/ragged-turns --split-kv=false
-// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/ragged %t/ragged-turns | FileCheck %s --check-prefix=RAGGED
+// RUN: attn-compile %s --function=ragged_blocks -o %t/ragged-blocks --split-kv=false
+// RUN: env ATTNRT_LIBCUDA=emulator attn-launch %t/ragged %t/ragged-turns %t/ragged-blocks | FileCheck %s --check-prefix=RAGGED
 // RAGGED: problem {{.*}} key-lengths={{[0-9]+}},0,{{[0-9]+$}}
 // RAGGED: O {{.*}}: PASS
 // RAGGED: problem {{.*}} key-lengths={{[0-9]+}},0,{{[0-9]+$}}
 // RAGGED-NEXT: launch {{.*}} 384 threads
+// RAGGED: O {{.*}}: PASS
+// RAGGED: problem {{.*}} key-lengths={{[0-9]+}},0,{{[0-9]+$}}
 // RAGGED: O {{.*}}: PASS
 // RAGGED-NOT: FAIL
 // RUN: cp -r %t/ragged %t/no-tail-zeros
@@ -191,10 +199,24 @@
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-tail-zeros 2>&1 | FileCheck %s --check-prefix=NO-TAIL-ZEROS
 // NO-TAIL-ZEROS: O {{.*}} elements NaN or mismatched infinities: FAIL
 // RUN: cp -r %t/ragged %t/no-tail-fence
-// RUN: awk '{ line[NR] = $0 } END { for (i = 1; i <= NR; ++i) if (!(line[i] ~ /fence.proxy.async.shared::cta;/ && line[i + 1] ~ /mbarrier.inval/)) print line[i] }' %t/ragged/kernels.ptx > %t/no-tail-fence/kernels.ptx
+// RUN: awk '{ line[NR] = $0 } END { for (i = 1; i <= NR; ++i) if (!(line[i] ~ /fence.proxy.async.shared::cta;/ && line[i + 1] ~ /bar.sync/ && line[i - 1] ~ /^\$L__BB/)) print line[i] }' %t/ragged/kernels.ptx > %t/no-tail-fence/kernels.ptx
 // RUN: not diff -q %t/ragged/kernels.ptx %t/no-tail-fence/kernels.ptx
 // RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-tail-fence 2>&1 | FileCheck %s --check-prefix=NO-TAIL-FENCE
 // NO-TAIL-FENCE: PTX emulator: kernel ragged_attention0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read
+// RUN: cp -r %t/ragged %t/no-tail-barrier
+// RUN: awk '{ line[NR] = $0 } END { for (i = 1; i <= NR; ++i) if (!(line[i] ~ /bar.sync/ && line[i - 1] ~ /fence.proxy.async.shared::cta;/ && line[i - 2] ~ /^\$L__BB/)) print line[i] }' %t/ragged/kernels.ptx > %t/no-tail-barrier/kernels.ptx
+// RUN: not diff -q %t/ragged/kernels.ptx %t/no-tail-barrier/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-tail-barrier 2>&1 | FileCheck %s --check-prefix=NO-TAIL-BARRIER
+// NO-TAIL-BARRIER: PTX emulator: kernel ragged_attention0: shared-memory race: writes offset {{[0-9]+}} read by warp {{[0-9]+}} (line {{[0-9]+}}) with no barrier or mbarrier wait ordering them
+// RUN: cp -r %t/ragged-blocks %t/no-producer-zeros
+// RUN: sed '/st.shared.v4.b32.*{0, 0, 0, 0};/d' %t/ragged-blocks/kernels.ptx > %t/no-producer-zeros/kernels.ptx
+// RUN: not diff -q %t/ragged-blocks/kernels.ptx %t/no-producer-zeros/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-producer-zeros 2>&1 | FileCheck %s --check-prefix=NO-TAIL-ZEROS
+// RUN: cp -r %t/ragged-blocks %t/no-producer-fence
+// RUN: awk '{ line[NR] = $0 } END { for (i = 1; i <= NR; ++i) if (!(line[i] ~ /fence.proxy.async.shared::cta;/ && line[i + 1] ~ /mbarrier.inval/)) print line[i] }' %t/ragged-blocks/kernels.ptx > %t/no-producer-fence/kernels.ptx
+// RUN: not diff -q %t/ragged-blocks/kernels.ptx %t/no-producer-fence/kernels.ptx
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/no-producer-fence 2>&1 | FileCheck %s --check-prefix=NO-PRODUCER-FENCE
+// NO-PRODUCER-FENCE: PTX emulator: kernel ragged_blocks_attention0: reads shared offset {{[0-9]+}} through the async proxy, which warp {{[0-9]+}} wrote (line {{[0-9]+}}) through the generic proxy with no fence.proxy.async of that warp after the write and ordered before this read
 
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
@@ -224,6 +246,19 @@ func.func @ragged(%q: tensor<3x2x64x64xbf16>, %k: tensor<3x2x200x64xbf16>,
   %o0 = tensor.empty() : tensor<3x2x64x64xbf16>
   %o = attn.attention ins(%q, %k, %v : tensor<3x2x64x64xbf16>,
       tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>)
+      key_lengths(%lengths : tensor<3xi32>)
+      outs(%o0 : tensor<3x2x64x64xbf16>)
+      {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
+      -> tensor<3x2x64x64xbf16>
+  return %o : tensor<3x2x64x64xbf16>
+}
+func.func @ragged_blocks(%q: tensor<3x2x64x64xbf16>, %k: tensor<3x2x200x64xbf16>,
+                         %v: tensor<3x2x200x64xbf16>, %lengths: tensor<3xi32>,
+                         %bm: tensor<3x2x1x4xi8>) -> tensor<3x2x64x64xbf16> {
+  %o0 = tensor.empty() : tensor<3x2x64x64xbf16>
+  %o = attn.attention ins(%q, %k, %v : tensor<3x2x64x64xbf16>,
+      tensor<3x2x200x64xbf16>, tensor<3x2x200x64xbf16>)
+      block_mask(%bm : tensor<3x2x1x4xi8> blocks [64, 64])
       key_lengths(%lengths : tensor<3xi32>)
       outs(%o0 : tensor<3x2x64x64xbf16>)
       {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
