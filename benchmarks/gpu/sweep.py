@@ -17,7 +17,11 @@ attn.attention (a function named like its file) and the module's
     cases: gpu-check.sh has attn-run write each one's inputs and float64
     reference outputs, since the GPU reference cannot evaluate a region);
     FlashAttention's test matrix of
-    head dimensions (32 to 224) and length pairs, and D != Dv; mask
+    head dimensions (32 to 224) and length pairs, and D != Dv;
+    per-sequence key lengths (a GQA decode step split and packed, a causal
+    speculative step, a causal prefill at D = 128), which attn-launch
+    fills with a full, an empty and a partly filled sequence and the
+    check's NaN past each one's end; mask
     operands (boolean and additive, broadcast batch or heads; through
     FlashAttention-2's grid, split-KV and Lean attention), which attn-launch
     fills with a seeded mask that also hides whole rows; block masks passed
@@ -244,9 +248,13 @@ def correctness():
     yield "c_dv_wide", "f16", 1, 4, 4, 333, 700, (64, 128), ""
     # Per-sequence key lengths (a batch of KV caches of one capacity): a GQA
     # decode step, packed and split, with a full, an empty and partly
-    # filled caches; a causal speculative step on FlashAttention-2's grid.
+    # filled caches; a causal speculative step on FlashAttention-2's grid;
+    # a causal prefill at D = 128 on the default tiles (on sm_90a two
+    # consumer warpgroups taking turns, which zero V past each sequence's
+    # end themselves).
     yield "c_lengths_decode", "bf16", 8, 32, 8, 1, 4096, 128, f"{PACKED_4}>, partition = #attn.split_kv<splits = 16>", "", {"key_lengths": True}
     yield "c_lengths_spec", "f16", 4, 8, 2, 4, 1000, 64, f"causal, {TILES_64}", "", {"key_lengths": True}
+    yield "c_lengths_prefill", "bf16", 4, 8, 8, 1000, 2047, 128, "causal", "", {"key_lengths": True}
     # Mask operands, checked against the GPU reference with the mask
     # attn-launch samples (rows it hides entirely give O = 0, LSE = -inf).
     yield "c_mask_boolean", "bf16", 2, 4, 2, 1000, 1000, 128, "causal", "", {"mask": ("i1", 2, 1)}
