@@ -15,8 +15,8 @@
 // The sweep's 310 modules (20 of them g_* backward benchmarks), the 24 benchmark kernels once more on mma.sync
 // and sweep.py's 14 MMA_SYNC_TWINS (NAME+mma-sync; c_region_alibi's twin
 // has a reference case too).
-// CHECK: prepared 348 bundles in {{.*}}, 11 with a reference case
-// CHECK: attn-launch --validate: 348 bundles valid, 11 reference cases read
+// CHECK: prepared 349 bundles in {{.*}}, 11 with a reference case
+// CHECK: attn-launch --validate: 349 bundles valid, 11 reference cases read
 // CHECK: run-time lengths: 8 bundles, each at --lengths=1,1,1000 --lengths=4,1,4097 --lengths=2,300,300 --lengths=1,1000,300
 // CHECK: attn-launch without a driver: attn-launch: error: cannot open the CUDA driver
 // CHECK: 20 python bundles load without the compiler
