@@ -7,25 +7,39 @@
 #                                  ASan, UBSan, libFuzzer)
 #   scripts/fuzz.sh run TARGET...  for each TARGET (mlir, npy, manifest,
 #                                  bundle, capi, ptx): replay its kept crashes,
-#                                  then fuzz it
+#                                  then fuzz it, randomised, for
+#                                  ATTN_FUZZ_SECONDS (default 600; 0 replays
+#                                  the kept crashes only)
+#   scripts/fuzz.sh check TARGET...
+#                                  what the test suite runs: replay its kept
+#                                  crashes, then a fixed number of inputs
+#                                  mutated with a fixed seed from its seeds
+#                                  alone, address randomisation off, so that
+#                                  the same tree passes or fails the same way
+#                                  on every machine and every run
 #
-# ATTN_FUZZ_SECONDS (default 60) bounds each target's fuzzing; 0 replays the
-# kept crashes only. A target's corpus grows in build-sanitize/test/Fuzz/
-# corpus/TARGET/ from its seeds (test/Fuzz/seeds/TARGET/, and for mlir the
-# lit suite's inputs, generated into build-sanitize/test/Fuzz/seeds/mlir/).
-# An input that crashes is copied to test/Fuzz/crashes/TARGET/ and the script
-# fails: commit it with the fix, and every later run replays it. ctest runs
-# this as attn-fuzz-build and attn-fuzz-TARGET (test/CMakeLists.txt).
+# `run` keeps a target's corpus in build-sanitize/test/Fuzz/corpus/TARGET/,
+# growing from its seeds (test/Fuzz/seeds/TARGET/, and for mlir the lit
+# suite's inputs, generated into build-sanitize/test/Fuzz/seeds/mlir/) run
+# after run; `check` starts from the seeds every time. An input that crashes
+# is copied to test/Fuzz/crashes/TARGET/ and the script fails: commit it
+# with the fix, and every later run replays it. ctest runs `build` as
+# attn-fuzz-build and `check` as attn-fuzz-TARGET (test/CMakeLists.txt).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTN_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
-seconds="${ATTN_FUZZ_SECONDS:-60}"
+seconds="${ATTN_FUZZ_SECONDS:-600}"
 targets=(mlir npy manifest bundle capi ptx)
 source "$root/scripts/sanitizer-env.sh"
 
 # Inputs longer than this are not generated; the longest MLIR seed (a lit
 # test's split) is under 10 KB.
 declare -A max_len=([mlir]=16384 [npy]=4096 [manifest]=16384 [bundle]=16384 [capi]=1024 [ptx]=8192)
+# The inputs `check` runs, the seeds included: each target's 20-40 s on two
+# busy cores (their speeds differ by 10^3), but mlir's, whose 647 seeds (the
+# lit suite's inputs, some through attn-to-ptx under ASan) take minutes and
+# are the most valuable part of its run.
+declare -A check_runs=([mlir]=1000 [npy]=100000 [manifest]=50000 [bundle]=10000 [capi]=100 [ptx]=20000)
 
 usage() {
   sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
@@ -36,32 +50,47 @@ build() {
   "$root/scripts/build-sanitize.sh" attn-fuzzers
 }
 
-# run TARGET: replay test/Fuzz/crashes/TARGET/*, then fuzz for $seconds.
-run() {
-  local target="$1" fuzzer="$build/bin/attn-fuzz-$1"
+# fuzz MODE TARGET: replay test/Fuzz/crashes/TARGET/*, then fuzz it as MODE
+# (run or check) says.
+fuzz() {
+  local mode="$1" target="$2" fuzzer="$build/bin/attn-fuzz-$2"
   [ -n "${max_len[$target]:-}" ] || { echo "fuzz.sh: no target '$target'" >&2; return 2; }
   [ -x "$fuzzer" ] || { echo "fuzz.sh: $fuzzer is not built (scripts/fuzz.sh build)" >&2; return 2; }
   local work="$build/test/Fuzz" crashes="$root/test/Fuzz/crashes/$target"
   local corpus="$work/corpus/$target" artifacts="$work/artifacts/$target"
   local log="$work/logs/$target.log"
-  mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
   # -timeout: one input may take this long (attn-to-ptx under ASan takes
   # about a second); -rss_limit_mb: MLIR contexts and ASan's quarantine.
   local options=(-timeout=60 -rss_limit_mb=4096 "-max_len=${max_len[$target]}"
     "-dict=$root/test/Fuzz/$target.dict")
+  local launcher=()
+  if [ "$mode" = check ]; then
+    # A fresh corpus, a fixed seed and count, no reloading of the corpus
+    # (libFuzzer rereads it every second), and the same addresses every run
+    # (pointer-keyed maps in MLIR iterate by address, which steers
+    # coverage and so the mutations).
+    corpus="$work/check-corpus/$target" log="$work/logs/$target-check.log"
+    rm -rf "$corpus"
+    options+=(-seed=1 "-runs=${check_runs[$target]}" -reload=0)
+    setarch "$(uname -m)" -R true 2>/dev/null && launcher=(setarch "$(uname -m)" -R)
+  fi
+  mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
 
   local kept=()
   [ -d "$crashes" ] && mapfile -t kept < <(find "$crashes" -type f ! -name '.*' | sort)
   if [ ${#kept[@]} -gt 0 ]; then
     # Given files, libFuzzer runs each once and fails on the first crash.
-    if ! "$fuzzer" "${options[@]}" "${kept[@]}" >"$log" 2>&1; then
+    if ! "${launcher[@]}" "$fuzzer" "${options[@]}" "${kept[@]}" >"$log" 2>&1; then
       tail -60 "$log"
       echo "attn-fuzz-$target: a kept crash in test/Fuzz/crashes/$target/ still crashes (log: $log)"
       return 1
     fi
     echo "attn-fuzz-$target: ${#kept[@]} kept crash input(s) replayed, none crashes"
   fi
-  [ "$seconds" -gt 0 ] || return 0
+  if [ "$mode" = run ]; then
+    [ "$seconds" -gt 0 ] || return 0
+    options+=(-max_total_time="$seconds")
+  fi
 
   local seeds=()
   for dir in "$root/test/Fuzz/seeds/$target" "$work/seeds/$target"; do
@@ -69,7 +98,7 @@ run() {
   done
   rm -f "$artifacts"/*
   local status=0
-  "$fuzzer" "${options[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+  "${launcher[@]}" "$fuzzer" "${options[@]}" -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$corpus" "${seeds[@]}" >"$log" 2>&1 || status=$?
   local done_line runs
   done_line="$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 || true)"
@@ -86,23 +115,25 @@ run() {
     echo "attn-fuzz-$target: FAILED after $runs runs (log: $log)"
     return 1
   fi
-  echo "attn-fuzz-$target: ${seconds}s, $runs runs, no crash; ${done_line:-no final stats}"
+  local what="${seconds}s"
+  [ "$mode" = check ] && what="seed 1"
+  echo "attn-fuzz-$target: $what, $runs runs, no crash; ${done_line:-no final stats}"
 }
 
 command="${1:-all}"
 [ $# -gt 0 ] && shift
 case "$command" in
   build) build ;;
-  run)
+  run|check)
     [ $# -ge 1 ] || usage
     failed=0
-    for target in "$@"; do run "$target" || failed=1; done
+    for target in "$@"; do fuzz "$command" "$target" || failed=1; done
     exit "$failed"
     ;;
   all)
     build
     failed=0
-    for target in "${targets[@]}"; do run "$target" || failed=1; done
+    for target in "${targets[@]}"; do fuzz run "$target" || failed=1; done
     exit "$failed"
     ;;
   *) usage ;;

@@ -121,7 +121,9 @@ AttnCpuAttentionGradRef attnCpuAttentionGradCompile(
    [B, Hq, Sq] (the forward's results and the gradient of a loss with
    respect to O); writes dq, dk and dv, of Q's, K's and V's shapes in the
    spec's dtype, and, when compiled with mask_grad, dmask (else null), of
-   the mask's shape and dtype. Returns false and sets *error on failure. */
+   the mask's shape and dtype (its f32 scores [B, Hq, Sq, Sk], which the
+   gradient keeps, at most 2^48 bytes). Returns false and sets *error on
+   failure. */
 bool attnCpuAttentionGradRun(AttnCpuAttentionGradRef grad,
                              const AttnAttentionLengths *lengths,
                              const void *q, const void *k, const void *v,
@@ -140,9 +142,10 @@ void attnCpuAttentionGradDestroy(AttnCpuAttentionGradRef grad);
 typedef struct {
   /* An NVPTX architecture, sm_80 or newer ("sm_80", "sm_90a"). */
   const char *chip;
-  /* Streaming multiprocessors. */
+  /* Streaming multiprocessors, at most 2^31 - 1. */
   int64_t sms;
-  /* The shared memory one block may opt into, in bytes. */
+  /* The shared memory one block may opt into, in bytes; the SM's is that
+     and the 1024 bytes reserved per block, at most 2^31 - 1. */
   int64_t smem_per_block;
 } AttnGpuTarget;
 

@@ -30,6 +30,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -375,20 +376,42 @@ bool compileGpu(const AttnAttentionSpec *in, const AttnGpuTarget *target,
                     "per block");
     return false;
   }
+  // The SM's shared memory: the block's and the bytes the driver reserves
+  // per block.
+  std::optional<int64_t> smemPerSm =
+      checkedAdd(target->smem_per_block, kReservedSharedBytesPerCta);
+  if (!smemPerSm) {
+    setError(error, llvm::formatv("the target's smem_per_block ({0}) and the "
+                                  "{1} bytes reserved per block overflow",
+                                  target->smem_per_block,
+                                  kReservedSharedBytesPerCta));
+    return false;
+  }
   std::unique_ptr<MLIRContext> context = makeContext();
   MLIRContext *ctx = context.get();
-  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(ctx));
-  (*module)->setAttr(
-      AttnDialect::getTargetAttrName(),
-      TargetAttr::get(ctx, target->chip, target->sms, target->smem_per_block,
-                      target->smem_per_block + kReservedSharedBytesPerCta,
-                      kRegistersPerSm, kMaxRegistersPerThread));
+  DiagnosticText diagnostics(ctx);
+  // Checked as the parser checks an #attn.target (no verifier of the module
+  // runs an attribute's): the schedules multiply its counts, which must be
+  // at most kMaxCount.
+  Location loc = UnknownLoc::get(ctx);
+  auto targetAttr = TargetAttr::getChecked(
+      [&] { return emitError(loc); }, ctx, StringRef(target->chip), target->sms,
+      target->smem_per_block, *smemPerSm, kRegistersPerSm,
+      kMaxRegistersPerThread);
+  if (!targetAttr) {
+    setError(error, llvm::formatv("invalid target (smem_per_sm is "
+                                  "smem_per_block + {0}):\n{1}",
+                                  kReservedSharedBytesPerCta,
+                                  diagnostics.str()));
+    return false;
+  }
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  (*module)->setAttr(AttnDialect::getTargetAttrName(), targetAttr);
   llvm::Expected<AttentionSpec> spec = toAttentionSpec(*in);
   if (!spec) {
     setError(error, llvm::toString(spec.takeError()));
     return false;
   }
-  DiagnosticText diagnostics(ctx);
   if (gradient) {
     llvm::Expected<AttentionGradOp> grad =
         buildAttentionGradFunction(*module, *spec);
@@ -519,6 +542,19 @@ bool attnCpuAttentionGradRun(AttnCpuAttentionGradRef grad,
   std::optional<AttentionLengths> run = runLengths(spec, lengths, error);
   if (!run)
     return false;
+  // The mask's gradient keeps dS, f32 [B, Hq, Sq, Sk], which the verifier
+  // bounds only where the lengths are static: of run-time lengths, its size
+  // is the run's, and would wrap in the compiled code.
+  if (grad->maskGrad &&
+      !checkedTensorBytes(std::array{run->batch, spec.queryHeads,
+                                     run->queryLen, run->keyLen},
+                          4)) {
+    setError(error, llvm::formatv("dMask's f32 scores [B, Hq, Sq, Sk] = [{0}, "
+                                  "{1}, {2}, {3}] hold more than 2^48 bytes",
+                                  run->batch, spec.queryHeads, run->queryLen,
+                                  run->keyLen));
+    return false;
+  }
   // The forward's operand shapes: Q, K, V, [mask], [block mask], [key
   // lengths], O, LSE.
   std::vector<std::vector<int64_t>> forward = operandShapes(spec, *run);

@@ -220,16 +220,47 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
     op.setWindow(ArrayRef<int64_t>{spec.window->first, spec.window->second});
   if (spec.softcap)
     op.setSoftcapAttr(b.getF32FloatAttr(*spec.softcap));
-  if (spec.splits > 1)
-    op.setPartitionAttr(SplitKVAttr::get(context, spec.splits));
-  if (spec.leanCtas)
-    op.setPartitionAttr(LeanAttr::get(context, spec.leanCtas));
   if (spec.alibi) {
     OpBuilder::InsertionGuard guard(b);
     buildAlibiRegion(b, loc, op, spec);
   }
+  func::ReturnOp::create(b, loc, op.getResults());
+
+  // What the verifiers say is the error.
+  std::string message;
+  ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+    message += diag.str();
+    return success();
+  });
+  // The partition's counts are checked as the parser checks them (the op's
+  // verifier runs no attribute's): a count past kMaxCount would size
+  // schedules whose products of it overflow.
+  auto emitError = [&] { return mlir::emitError(loc); };
+  Attribute partition;
+  if (spec.splits > 1)
+    partition = SplitKVAttr::getChecked(emitError, context, spec.splits);
+  else if (spec.leanCtas)
+    partition = LeanAttr::getChecked(emitError, context, spec.leanCtas);
+  else if (spec.attention2d)
+    partition = Attention2DAttr::getChecked(emitError, context,
+                                            spec.attention2d->first,
+                                            spec.attention2d->second,
+                                            spec.zigzag);
+  else if (spec.ringDevices)
+    partition =
+        RingAttr::getChecked(emitError, context, spec.ringDevices, spec.zigzag);
+  if (!message.empty())
+    return error(message);
+  if (partition)
+    op.setPartitionAttr(partition);
+  // The spec may still describe an invalid attention (e.g. Hq not a multiple
+  // of Hkv, or operands past 2^48 bytes): the verifier says why, before
+  // choosing tiles computes with its sizes.
+  if (failed(mlir::verify(op)))
+    return error(message);
   if (spec.packedHeads > 1) {
-    // The tiles every pass would choose, with the packing asked for.
+    // The tiles every pass would choose, with the packing asked for, which
+    // must divide the query heads per key/value head.
     std::string why;
     FailureOr<TileChoice> choice =
         chooseTiles(op, {TileTarget::Gpu, 0, 0, getEnclosingTarget(op)}, why);
@@ -237,23 +268,6 @@ mlir::attn::buildAttention(ModuleOp module, const AttentionSpec &spec) {
       return error("packed heads need tiles: " + why);
     choice->tiling.packedHeads = spec.packedHeads;
     op.setTilesAttr(fa2TilesAttrOf(context, choice->tiling));
-  }
-  if (spec.attention2d)
-    op.setPartitionAttr(Attention2DAttr::get(context, spec.attention2d->first,
-                                             spec.attention2d->second,
-                                             spec.zigzag));
-  if (spec.ringDevices)
-    op.setPartitionAttr(RingAttr::get(context, spec.ringDevices, spec.zigzag));
-  func::ReturnOp::create(b, loc, op.getResults());
-
-  // The spec may still describe an invalid attention (e.g. Hq not a multiple
-  // of Hkv): the verifier says why.
-  std::string message;
-  {
-    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
-      message += diag.str();
-      return success();
-    });
     if (failed(mlir::verify(op)))
       return error(message);
   }

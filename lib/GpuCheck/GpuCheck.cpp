@@ -11,6 +11,7 @@
 #include "attn/Runtime/CudaDriver.h"
 #include "attn/Support/HalfFloat.h"
 #include "attn/Support/Npy.h"
+#include "attn/Support/SizeLimits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -305,6 +306,20 @@ Status readLayout(attnrtKernel kernel,
                                    " has a dynamic size " + std::to_string(d) +
                                    ", which is not a length");
     }
+    // The lengths times the manifest's heads and dims, checked before the
+    // buffers and the reference's row counts multiply them (a manifest's
+    // static sizes were checked when it was read).
+    if (lengths && !mlir::attn::checkedTensorBytes(
+                       std::vector<int64_t>(param.sizes,
+                                            param.sizes + param.rank),
+                       static_cast<int64_t>(attnrtDTypeSize(param.dtype))))
+      return Status::failure(
+          ATTNRT_ERROR_INVALID_ARGUMENT,
+          "kernel " + name + ": --lengths=" + std::to_string(lengths->batch) +
+              "," + std::to_string(lengths->queryLen) + "," +
+              std::to_string(lengths->keyLen) + " make parameter " +
+              paramName + " hold more than 2^48 bytes (256 TiB), more than "
+              "any machine addresses");
   }
   if (layout.params[1].dtype != layout.params[0].dtype ||
       layout.params[2].dtype != layout.params[0].dtype)

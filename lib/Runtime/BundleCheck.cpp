@@ -7,6 +7,8 @@
 
 #include "BundleCheck.h"
 
+#include "attn/Support/SizeLimits.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -398,17 +400,15 @@ namespace {
 constexpr int64_t kMaxSharedBytesPerBlock = 227 * 1024;
 
 /// A * B and A + B, saturated at INT64_MAX (sizes from a manifest may be
-/// as large as 2^48 and tiles anything).
+/// as large as 2^48 and tile counts 2^31: a product of three overflows),
+/// so that a need too large to meet compares as one.
 int64_t mul(int64_t a, int64_t b) {
-  int64_t product;
-  return __builtin_mul_overflow(a, b, &product)
-             ? std::numeric_limits<int64_t>::max()
-             : product;
+  return mlir::attn::checkedMul(a, b).value_or(
+      std::numeric_limits<int64_t>::max());
 }
 int64_t add(int64_t a, int64_t b) {
-  int64_t sum;
-  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<int64_t>::max()
-                                            : sum;
+  return mlir::attn::checkedAdd(a, b).value_or(
+      std::numeric_limits<int64_t>::max());
 }
 
 std::string plural(size_t count, const std::string &noun) {

@@ -16,6 +16,8 @@
 #include <limits>
 
 using namespace attn::runtime;
+using mlir::attn::kMaxCount;
+using mlir::attn::kMaxTensorBytes;
 using Value = nlohmann::json;
 
 namespace {
@@ -69,8 +71,11 @@ public:
     return &*found;
   }
 
+  /// An integer in [MIN, MAX]: every count and size a manifest gives is
+  /// bounded here, before anything adds or multiplies it.
   bool integer(const Value &value, const std::string &path, int64_t min,
-               int64_t &out) {
+               int64_t &out,
+               int64_t max = std::numeric_limits<int64_t>::max()) {
     if (!value.is_number_integer())
       return fail(path, "is not an integer");
     if (value.is_number_unsigned() &&
@@ -80,13 +85,16 @@ public:
     out = value.get<int64_t>();
     if (out < min)
       return fail(path, "must be at least " + std::to_string(min));
+    if (out > max)
+      return fail(path, "must be at most " + std::to_string(max));
     return true;
   }
 
   bool integerMember(const Value &object, const std::string &path,
-                     const std::string &key, int64_t min, int64_t &out) {
+                     const std::string &key, int64_t min, int64_t &out,
+                     int64_t max = std::numeric_limits<int64_t>::max()) {
     const Value *value = member(object, path, key, Kind::Number);
-    return value && integer(*value, path + "." + key, min, out);
+    return value && integer(*value, path + "." + key, min, out, max);
   }
 
   std::string string(const Value &object, const std::string &path,
@@ -110,10 +118,11 @@ bool parseDType(const std::string &name, attnrtDType &dtype) {
   return false;
 }
 
-/// A list of RANK sizes or strides, each an integer >= MIN or null
+/// A list of RANK sizes or strides, each an integer in [MIN, MAX] or null
 /// (dynamic, stored as -1).
 bool readExtents(Reader &reader, const Value &list, const std::string &path,
-                 int64_t min, int32_t rank, int64_t *out) {
+                 int64_t min, int32_t rank, int64_t *out,
+                 int64_t max = std::numeric_limits<int64_t>::max()) {
   if (static_cast<int32_t>(list.size()) != rank)
     return reader.fail(path, "has " + std::to_string(list.size()) +
                                  " entries, expected " + std::to_string(rank));
@@ -122,7 +131,7 @@ bool readExtents(Reader &reader, const Value &list, const std::string &path,
     std::string where = path + "[" + std::to_string(i) + "]";
     if (entry.is_null())
       out[i] = -1;
-    else if (!reader.integer(entry, where, min, out[i]))
+    else if (!reader.integer(entry, where, min, out[i], max))
       return false;
   }
   return true;
@@ -158,16 +167,9 @@ bool readParam(Reader &reader, const Value &entry, const std::string &path,
     return reader.fail(path + ".alignment", "is not a power of two");
   // The bytes the static sizes and strides reach, checked, so that the
   // runtime's size computations cannot overflow.
-  std::optional<int64_t> span = 1;
-  for (int32_t i = 0; i < param.rank && span; ++i)
-    if (param.sizes[i] >= 0 && param.strides[i] >= 0) {
-      std::optional<int64_t> reach =
-          mlir::attn::checkedMul(param.sizes[i] - 1, param.strides[i]);
-      span = reach ? mlir::attn::checkedAdd(*span, *reach) : std::nullopt;
-    }
-  int64_t elementBytes = static_cast<int64_t>(attnrtDTypeSize(param.dtype));
-  if (!span || !mlir::attn::checkedTensorBytes(
-                   std::initializer_list<int64_t>{*span}, elementBytes))
+  if (!mlir::attn::checkedStridedBytes(
+          param.sizes, param.strides, param.rank,
+          static_cast<int64_t>(attnrtDTypeSize(param.dtype))))
     return reader.fail(path + ".shape",
                        "with its strides spans more than 2^48 bytes (256 "
                        "TiB), more than any machine addresses");
@@ -183,7 +185,7 @@ bool readGrid(Reader &reader, const Value &grid, const std::string &path,
     std::string where = path + "[" + std::to_string(axis) + "]";
     GridTerm &term = kernel.grid[axis];
     if (entry.is_number()) {
-      if (!reader.integer(entry, where, 1, term.constant))
+      if (!reader.integer(entry, where, 1, term.constant, kMaxCount))
         return false;
       continue;
     }
@@ -316,20 +318,22 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
     return false;
   if (block->size() != 3)
     return reader.fail(path + ".block", "must have 3 entries");
-  int64_t threads = 1;
+  std::optional<int64_t> threads = 1;
   for (int axis = 0; axis < 3; ++axis) {
     int64_t size = 0;
     if (!reader.integer((*block)[axis],
                         path + ".block[" + std::to_string(axis) + "]", 1, size))
       return false;
-    kernel.block[axis] = static_cast<unsigned>(size);
-    threads *= size;
-    // Checked per axis, so that the product cannot overflow.
-    if (threads > 1024)
+    // A checked product: [128, 1, 10^18] must be refused, not wrapped
+    // around to a count under 1024 or stored as its low 32 bits.
+    threads = mlir::attn::checkedMul(*threads, size);
+    if (!threads || *threads > 1024)
       return reader.fail(path + ".block", "has more than 1024 threads");
+    kernel.block[axis] = static_cast<unsigned>(size);
   }
   // Every kernel attn-compile writes stages its tiles in dynamic shared
   // memory: 0 is a broken manifest, not a kernel that needs none.
+  // (Bounded by the bundle check, which names the most any GPU gives.)
   if (!reader.integerMember(entry, path, "dynamic_shared_memory", 1,
                             kernel.dynamicSharedBytes))
     return false;
@@ -340,18 +344,21 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
   if (!tiles)
     return false;
   std::string tilesPath = path + ".tiles";
+  // A block holds at most 32 warps; the other counts are bounded as every
+  // count is, so that products of them with sizes (at most 2^48) stay far
+  // from overflowing.
   if (!reader.integerMember(*tiles, tilesPath, "block_m", 1,
-                            kernel.tiles.blockM) ||
+                            kernel.tiles.blockM, kMaxCount) ||
       !reader.integerMember(*tiles, tilesPath, "block_n", 1,
-                            kernel.tiles.blockN) ||
-      !reader.integerMember(*tiles, tilesPath, "warps", 1,
-                            kernel.tiles.warps) ||
+                            kernel.tiles.blockN, kMaxCount) ||
+      !reader.integerMember(*tiles, tilesPath, "warps", 1, kernel.tiles.warps,
+                            32) ||
       !reader.integerMember(*tiles, tilesPath, "stages", 1,
-                            kernel.tiles.stages))
+                            kernel.tiles.stages, kMaxCount))
     return false;
   if (tiles->contains("packed_heads") &&
       !reader.integerMember(*tiles, tilesPath, "packed_heads", 1,
-                            kernel.tiles.packedHeads))
+                            kernel.tiles.packedHeads, kMaxCount))
     return false;
   if (const Value *persistent =
           reader.member(entry, path, "persistent", Kind::Bool, true))
@@ -391,7 +398,7 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
       if (reader.failed() ||
           !reader.integerMember(w, where,
                                 workspace.perCta ? "bytes_per_cta" : "bytes", 1,
-                                workspace.bytes))
+                                workspace.bytes, kMaxTensorBytes))
         return false;
       if (const Value *zero =
               reader.member(w, where, "zero_init", Kind::Bool, true))
@@ -465,7 +472,7 @@ bool readKernel(Reader &reader, const Value &entry, const std::string &path,
           *attention, where, "block_mask_blocks", Kind::Array, true)) {
     int64_t sides[2];
     if (!readExtents(reader, *blocks, where + ".block_mask_blocks", 1, 2,
-                     sides))
+                     sides, kMaxCount))
       return false;
     if (sides[0] < 1 || sides[1] < 1)
       return reader.fail(where + ".block_mask_blocks",

@@ -8,6 +8,7 @@
 #include "attn/Runtime/CudaDriver.h"
 #include "attn/Runtime/attnrt.h"
 #include "attn/Support/Files.h"
+#include "attn/Support/SizeLimits.h"
 
 #include "BundleCheck.h"
 #include "Manifest.h"
@@ -125,12 +126,8 @@ bool overlaps(const attnrtTensor &tensor) {
     auto [stride, size] = dims[i];
     if (stride < extent)
       return true;
-    // stride * (size - 1) + extent, in 128 bits: the sizes are checked
-    // against the manifest, not bounded.
-    __int128 reach = static_cast<__int128>(stride) * (size - 1) + extent;
-    if (reach > std::numeric_limits<int64_t>::max())
-      return false;
-    extent = static_cast<int64_t>(reach);
+    // At most the tensor's reach: checkArguments bounded it by 2^48 bytes.
+    extent += stride * (size - 1);
   }
   return false;
 }
@@ -247,13 +244,28 @@ attnrtStatus checkArguments(const KernelSpec &spec, const attnrtTensor *args,
     }
     for (int32_t dim = 0; dim < param.rank; ++dim) {
       // The stride of a dimension of size 1 is never used.
-      if (param.strides[dim] >= 0 && arg.sizes[dim] != 1 &&
-          arg.strides[dim] != param.strides[dim])
+      if (arg.sizes[dim] == 1)
+        continue;
+      if (param.strides[dim] >= 0 && arg.strides[dim] != param.strides[dim])
         return invalid(name + "strides " +
                        formatExtents(arg.strides, arg.rank) +
                        " do not match the manifest's " +
                        formatExtents(param.strides, param.rank));
+      // As in a manifest: the kernels step forward from the data pointer.
+      if (arg.strides[dim] < 0)
+        return invalid(name + "stride " + std::to_string(arg.strides[dim]) +
+                       " of dimension " + std::to_string(dim) +
+                       " is negative; a stride is at least 0");
     }
+    // The run-time sizes and strides bounded as a manifest's static ones
+    // are, so that the grid formulas and the overlap check cannot overflow.
+    if (!mlir::attn::checkedStridedBytes(
+            arg.sizes, arg.strides, arg.rank,
+            static_cast<int64_t>(attnrtDTypeSize(arg.dtype))))
+      return invalid(name + "shape " + formatExtents(arg.sizes, arg.rank) +
+                     " with strides " + formatExtents(arg.strides, arg.rank) +
+                     " spans more than 2^48 bytes (256 TiB), more than any "
+                     "machine addresses");
     // Run-time strides: any for inputs (0 broadcasts), but the elements of
     // an output must not overlap, or CTAs would race on them.
     if (spec.isOutput(param.name) && overlaps(arg))
@@ -437,12 +449,14 @@ attnrtStatus prepareWorkspaces(attnrtKernel_ *kernel, const uint32_t grid[3],
   for (size_t i = 0; i < specs.size(); ++i) {
     const WorkspaceSpec &spec = specs[i];
     attnrtKernel_::Workspace &workspace = kernel->workspaces[i];
-    int64_t bytes = spec.bytes;
-    if (spec.perCta && __builtin_mul_overflow(spec.bytes, ctas, &bytes))
+    std::optional<int64_t> checkedBytes =
+        spec.perCta ? mlir::attn::checkedMul(spec.bytes, ctas) : spec.bytes;
+    if (!checkedBytes)
       return fail(ATTNRT_ERROR_OUT_OF_MEMORY,
                   "workspace " + spec.name + " of kernel " + kernel->spec.name +
                       ": " + std::to_string(spec.bytes) + " bytes x " +
                       std::to_string(ctas) + " CTAs overflow 64 bits");
+    int64_t bytes = *checkedBytes;
     if (workspace.bytes >= bytes)
       continue;
     if (workspace.pointer) {

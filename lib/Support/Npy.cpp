@@ -19,8 +19,10 @@
 #include "attn/Support/HalfFloat.h"
 #include "attn/Support/SizeLimits.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <iterator>
 #include <string_view>
 
 using namespace mlir::attn;
@@ -216,19 +218,29 @@ private:
       return fail("expected '(' to start the shape");
     while (!consume(")")) {
       skipSpace();
-      // Decimal digits only (no sign, no spaces), at most INT64_MAX.
+      // Decimal digits only (no sign, no spaces), at most 2^63 - 1.
       size_t digits = 0;
-      uint64_t dim = 0;
-      bool overflow = false;
+      std::optional<int64_t> dim = 0;
       for (; digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9';
            ++digits) {
-        overflow |= dim > (uint64_t(INT64_MAX) - (rest[digits] - '0')) / 10;
-        dim = dim * 10 + (rest[digits] - '0');
+        std::optional<int64_t> shifted =
+            dim ? checkedMul(*dim, 10) : std::nullopt;
+        dim = shifted ? checkedAdd(*shifted, rest[digits] - '0') : std::nullopt;
       }
-      if (digits == 0 || overflow)
+      if (digits == 0)
         return fail("expected a non-negative dimension in the shape");
+      if (!dim) {
+        // Named by its first digits: the header may hold a megabyte of them.
+        constexpr size_t kShown = 24;
+        return fail("dimension " +
+                    std::string(rest.substr(0, std::min(digits, kShown))) +
+                    (digits > kShown
+                         ? "... (" + std::to_string(digits) + " digits)"
+                         : "") +
+                    " in the shape is more than 2^63 - 1");
+      }
       rest.remove_prefix(digits);
-      shape.push_back(static_cast<int64_t>(dim));
+      shape.push_back(*dim);
       if (!consume(",") && !peek(')'))
         return fail("expected ',' or ')' in the shape");
     }
@@ -237,6 +249,35 @@ private:
 
   std::string_view rest;
 };
+
+/// The bytes of the data of an array of `shape` (no dimension negative) and
+/// `type`, or std::nullopt when they would be more than kMaxTensorBytes. As
+/// in NumPy, which makes no such array, the dimensions other than 0 must fit
+/// together even when one is 0: else (0, 2^62, 2^62) would be read where
+/// (2^62, 2^62, 0) is refused, and a caller's product of some of a read
+/// shape's dimensions (a stride, the elements of one batch) could overflow.
+std::optional<int64_t> dataBytesOf(const std::vector<int64_t> &shape,
+                                   NpyElementType type) {
+  std::vector<int64_t> nonzero;
+  std::copy_if(shape.begin(), shape.end(), std::back_inserter(nonzero),
+               [](int64_t dim) { return dim != 0; });
+  std::optional<int64_t> bytes =
+      checkedTensorBytes(nonzero, npyElementBytes(type));
+  if (bytes && nonzero.size() < shape.size())
+    return 0;
+  return bytes;
+}
+
+/// Why an array of `shape` and `type` is neither read nor written.
+std::string tooManyBytes(const std::vector<int64_t> &shape,
+                         NpyElementType type) {
+  bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  return "shape " + shapeString(shape) + " of " + typeName(type) +
+         (empty ? " would hold more than 2^48 bytes (256 TiB) but for its "
+                  "dimensions of 0 (NumPy, too, makes no such array)"
+                : " holds more than 2^48 bytes (256 TiB), more than any "
+                  "machine addresses");
+}
 
 /// How a file's element type is checked: against the caller's expectation,
 /// and whether two opaque bytes are bf16 without one.
@@ -318,12 +359,9 @@ NpyError parseNpy(std::string_view bytes, TypeRule rule, NpyArray &array) {
   array.elementType = type;
   array.shape = std::move(header.shape);
   std::optional<int64_t> checkedBytes =
-      checkedTensorBytes(array.shape, npyElementBytes(array.elementType));
+      dataBytesOf(array.shape, array.elementType);
   if (!checkedBytes)
-    return "shape " + shapeString(array.shape) + " of " +
-           typeName(array.elementType) +
-           " holds more than 2^48 bytes (256 TiB), more than any machine "
-           "addresses";
+    return tooManyBytes(array.shape, array.elementType);
   uint64_t dataBytes = static_cast<uint64_t>(*checkedBytes);
   std::string_view data = bytes.substr(prefix + headerLength);
   if (data.size() != dataBytes)
@@ -441,13 +479,6 @@ std::vector<Result> convertElements(const NpyArray &array) {
   }
   return values;
 }
-
-int64_t elementCount(const std::vector<int64_t> &shape) {
-  int64_t count = 1;
-  for (int64_t dim : shape)
-    count *= dim;
-  return count;
-}
 } // namespace
 
 int64_t mlir::attn::npyElementBytes(NpyElementType type) {
@@ -468,7 +499,13 @@ int64_t mlir::attn::npyElementBytes(NpyElementType type) {
   return 1;
 }
 
-int64_t NpyArray::numElements() const { return elementCount(shape); }
+int64_t NpyArray::numElements() const {
+  // Every array read has a shape that fits (dataBytesOf); one that
+  // npyFromFloats or npyFromDoubles made has that many values in memory.
+  std::optional<int64_t> count = checkedProduct(shape);
+  assert(count && "the element count overflows int64");
+  return *count;
+}
 
 namespace {
 NpyError readNpyFile(const std::string &path, TypeRule rule, NpyArray &array) {
@@ -499,7 +536,13 @@ NpyError mlir::attn::writeNpy(const std::string &path, const NpyArray &array) {
   for (int64_t dim : array.shape)
     if (dim < 0)
       return path + ": cannot write shape " + shapeString(array.shape);
-  size_t dataBytes = array.numElements() * npyElementBytes(array.elementType);
+  // Before the data's size is compared with it: a wrapped size could match.
+  std::optional<int64_t> checkedBytes =
+      dataBytesOf(array.shape, array.elementType);
+  if (!checkedBytes)
+    return path +
+           ": cannot write: " + tooManyBytes(array.shape, array.elementType);
+  uint64_t dataBytes = static_cast<uint64_t>(*checkedBytes);
   if (array.data.size() != dataBytes)
     return path + ": cannot write " + std::to_string(array.data.size()) +
            " bytes of data for shape " + shapeString(array.shape) + " of " +
@@ -531,7 +574,7 @@ std::vector<double> mlir::attn::npyToDoubles(const NpyArray &array) {
 NpyArray mlir::attn::npyFromFloats(NpyElementType type,
                                    const std::vector<int64_t> &shape,
                                    const std::vector<float> &values) {
-  assert(static_cast<int64_t>(values.size()) == elementCount(shape) &&
+  assert(checkedProduct(shape) == static_cast<int64_t>(values.size()) &&
          "values do not match the shape");
   NpyArray array;
   array.elementType = type;
@@ -584,7 +627,7 @@ NpyArray mlir::attn::npyFromFloats(NpyElementType type,
 
 NpyArray mlir::attn::npyFromDoubles(const std::vector<int64_t> &shape,
                                     const std::vector<double> &values) {
-  assert(static_cast<int64_t>(values.size()) == elementCount(shape) &&
+  assert(checkedProduct(shape) == static_cast<int64_t>(values.size()) &&
          "values do not match the shape");
   NpyArray array;
   array.elementType = NpyElementType::F64;

@@ -14,10 +14,13 @@
 
 #include "attn/GpuCheck/GpuCheck.h"
 #include "attn/Support/Files.h"
+#include "attn/Support/SizeLimits.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -89,11 +92,28 @@ bool parseNumber(const std::string &text, double &value) {
   return !text.empty() && *end == '\0' && errno == 0;
 }
 
-bool parseInteger(const std::string &text, long long min, long long &value) {
+bool parseInteger(const std::string &text, long long min, long long max,
+                  long long &value) {
   char *end = nullptr;
   errno = 0;
   value = std::strtoll(text.c_str(), &end, 10);
-  return !text.empty() && *end == '\0' && errno == 0 && value >= min;
+  return !text.empty() && *end == '\0' && errno == 0 && value >= min &&
+         value <= max;
+}
+
+/// Parses comma-separated integers, each from `min` to `max`.
+bool parseIntegers(const std::string &text, long long min, long long max,
+                   std::vector<long long> &values) {
+  values.clear();
+  for (size_t start = 0;;) {
+    size_t comma = std::min(text.find(',', start), text.size());
+    if (!parseInteger(text.substr(start, comma - start), min, max,
+                      values.emplace_back()))
+      return false;
+    if (comma == text.size())
+      return true;
+    start = comma + 1;
+  }
 }
 
 /// The first launch of KERNEL in the emulator's profile file (JSON lines,
@@ -201,10 +221,13 @@ int main(int argc, char **argv) {
     } else if (value("--csv", text)) {
       csvPath = text;
     } else if (value("--device", text)) {
-      if (!parseInteger(text, 0, device))
-        return fail("--device wants a device index, not '" + text + "'");
+      // The driver's device ordinals are ints.
+      if (!parseInteger(text, 0, mlir::attn::kMaxCount, device))
+        return fail("--device wants a device index from 0 to " +
+                    std::to_string(mlir::attn::kMaxCount) + ", not '" + text +
+                    "'");
     } else if (value("--seed", text)) {
-      if (!parseInteger(text, 0, integer))
+      if (!parseInteger(text, 0, LLONG_MAX, integer))
         return fail("--seed wants a non-negative integer, not '" + text + "'");
       options.seed = static_cast<uint64_t>(integer);
     } else if (value("--tolerance", text)) {
@@ -212,29 +235,27 @@ int main(int argc, char **argv) {
         return fail("--tolerance wants a positive number, not '" + text + "'");
       options.tolerance = number;
     } else if (value("--warmup", text)) {
-      if (!parseInteger(text, 0, integer) || integer > 100000)
+      if (!parseInteger(text, 0, 100000, integer))
         return fail("--warmup wants an integer in [0, 100000], not '" + text +
                     "'");
       options.warmup = static_cast<int>(integer);
     } else if (value("--iterations", text)) {
-      if (!parseInteger(text, 1, integer) || integer > 100000)
+      if (!parseInteger(text, 1, 100000, integer))
         return fail("--iterations wants an integer in [1, 100000], not '" +
                     text + "'");
       options.iterations = static_cast<int>(integer);
     } else if (value("--lengths", text)) {
+      // The GPU reference and the key lengths take them as int32s.
+      std::vector<long long> sizes;
+      if (!parseIntegers(text, 1, mlir::attn::kMaxCount, sizes) ||
+          sizes.size() != 3)
+        return fail("--lengths wants three integers B,SQ,SK from 1 to " +
+                    std::to_string(mlir::attn::kMaxCount) + ", not '" + text +
+                    "'");
       CheckOptions::Lengths lengths;
-      char tail = 0;
-      long long b = 0, sq = 0, sk = 0;
-      if (std::sscanf(text.c_str(), "%lld,%lld,%lld%c", &b, &sq, &sk, &tail) !=
-              3 ||
-          b < 1 || sq < 1 || sk < 1 || b > (1LL << 31) || sq > (1LL << 31) ||
-          sk > (1LL << 31))
-        return fail("--lengths wants three positive integers B,SQ,SK up to "
-                    "2^31, not '" +
-                    text + "'");
-      lengths.batch = b;
-      lengths.queryLen = sq;
-      lengths.keyLen = sk;
+      lengths.batch = sizes[0];
+      lengths.queryLen = sizes[1];
+      lengths.keyLen = sizes[2];
       lengthRuns.push_back(lengths);
     } else if (value("--peak-tflops", text)) {
       if (!parseNumber(text, number) || !(number > 0))

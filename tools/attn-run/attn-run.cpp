@@ -507,18 +507,21 @@ llvm::Error setKeyLengths(AttentionOp op, AttentionOperands &operands) {
           llvm::formatv("--key-lengths gives {0} lengths for a batch of {1}",
                         keyLengths.size(), lengths->buffer.shape[0]));
   }
-  std::vector<double> values =
+  // Checked as integers: a double does not hold every int64 (2^63 - 1
+  // rounds to 2^63, which no int64 holds).
+  std::vector<int64_t> values =
       keyLengths.getNumOccurrences()
-          ? std::vector<double>(keyLengths.begin(), keyLengths.end())
-          : lengths->values;
+          ? std::vector<int64_t>(keyLengths.begin(), keyLengths.end())
+          : std::vector<int64_t>(lengths->values.begin(),
+                                 lengths->values.end());
   int64_t keys = op.getKey().getType().getDimSize(2);
   for (auto [b, length] : llvm::enumerate(values))
-    if (!(length >= 0 && length <= keys))
+    if (length < 0 || length > keys)
       return llvm::createStringError(
           llvm::formatv("key length {0} of sequence {1} is outside [0, {2}] "
                         "(Sk, the keys K and V hold)",
-                        static_cast<int64_t>(length), b, keys));
-  lengths->assign(std::move(values));
+                        length, b, keys));
+  lengths->assign(std::vector<double>(values.begin(), values.end()));
   if (reports()) {
     llvm::outs() << "  key lengths:";
     for (double length : lengths->values)

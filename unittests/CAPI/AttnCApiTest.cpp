@@ -9,14 +9,20 @@
 // a spec refused field by field before anything is built, one compiled
 // attention of run-time lengths run at several batch sizes and lengths
 // against the float64 reference (lib/Reference, which shares no code with
-// the compiler), and the runs it refuses.
+// the compiler), and the runs it refuses. Also the counts the spec builder
+// under it (lib/Execution/AttentionSpec.cpp, attn-run's too) checks before
+// anything computes with them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn-c/Attn.h"
 
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Execution/AttentionSpec.h"
 #include "attn/Reference/ReferenceAttention.h"
 #include "attn/Reference/ReferenceAttentionGrad.h"
+
+#include "mlir/IR/MLIRContext.h"
 
 #include "gtest/gtest.h"
 
@@ -316,6 +322,109 @@ TEST(AttnCApi, GpuGradientBundle) {
             std::string::npos)
       << refusal;
   EXPECT_NE(refusal.find("multiples of 64"), std::string::npos) << refusal;
+}
+
+/// The target's counts are checked as an #attn.target's are, and the SM's
+/// shared memory (the block's and the bytes reserved per block) is summed
+/// without overflowing: the schedules multiply them.
+TEST(AttnCApi, GpuTargetCountsAreChecked) {
+  AttnAttentionSpec spec = gqaSpec();
+  spec.query_len = spec.key_len = 64;
+  spec.head_dim = spec.value_dim = 64;
+  spec.dtype = "bf16";
+  struct Case {
+    AttnGpuTarget target;
+    const char *message;
+  };
+  const Case cases[] = {
+      {{"sm_80", INT64_MAX, 166912},
+       "sms must be at most 2147483647, got 9223372036854775807"},
+      {{"sm_80", 108, INT64_MAX},
+       "smem_per_block (9223372036854775807) and the 1024 bytes reserved per "
+       "block overflow"},
+      {{"sm_80", 108, INT32_MAX},
+       "smem_per_sm must be at most 2147483647, got 2147484671"},
+  };
+  for (const Case &c : cases) {
+    char *manifest = nullptr, *ptx = nullptr, *error = nullptr;
+    EXPECT_FALSE(
+        attnGpuAttentionCompile(&spec, &c.target, &manifest, &ptx, &error));
+    EXPECT_NE(take(error).find(c.message), std::string::npos) << c.message;
+  }
+}
+
+/// The mask's gradient keeps f32 scores [B, Hq, Sq, Sk]: of run-time
+/// lengths, a run whose operands all fit is refused when those do not, here
+/// 2^67 bytes, which would wrap to 0 in the compiled code.
+TEST(AttnCApi, MaskGradientScoresAreBounded) {
+  AttnAttentionSpec spec = gqaSpec();
+  spec.run_time_lengths = true;
+  spec.mask_dtype = "f32";
+  spec.mask_batch = spec.mask_heads = 1;
+  char *error = nullptr;
+  AttnCpuAttentionGradRef grad = attnCpuAttentionGradCompile(
+      &spec, /*mask_grad=*/true, /*deterministic=*/false, &error);
+  ASSERT_NE(grad, nullptr) << take(error);
+  // Q [2^17, 4, 2^23, 16] f32 is 2^48 bytes, the mask [1, 1, 2^23, 2^23]
+  // 2^48.
+  AttnAttentionLengths lengths{int64_t(1) << 17, int64_t(1) << 23,
+                               int64_t(1) << 23};
+  float dummy[1];
+  EXPECT_FALSE(attnCpuAttentionGradRun(
+      grad, &lengths, dummy, dummy, dummy, dummy, dummy, dummy, dummy,
+      nullptr, nullptr, dummy, dummy, dummy, dummy, &error));
+  EXPECT_NE(take(error).find("dMask's f32 scores [B, Hq, Sq, Sk] = [131072, "
+                             "4, 8388608, 8388608] hold more than 2^48 bytes"),
+            std::string::npos);
+  attnCpuAttentionGradDestroy(grad);
+}
+
+/// What buildAttention refuses before anything computes with a spec's
+/// counts: `message` for the spec `edit` makes of attn-run's default.
+void expectBuildRefuses(void (*edit)(mlir::attn::AttentionSpec &),
+                        const char *message) {
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+  mlir::attn::AttentionSpec spec;
+  edit(spec);
+  llvm::Expected<mlir::attn::AttentionOp> op =
+      mlir::attn::buildAttention(*module, spec);
+  ASSERT_FALSE(static_cast<bool>(op)) << message;
+  EXPECT_NE(llvm::toString(op.takeError()).find(message), std::string::npos)
+      << message;
+}
+
+/// The partition's counts are bounded as the parser bounds them (the op's
+/// verifier checks no attribute): the schedules multiply them.
+TEST(AttnSpec, PartitionCountsAreChecked) {
+  expectBuildRefuses([](mlir::attn::AttentionSpec &s) { s.splits = INT64_MAX; },
+                     "splits must be at most 2147483647, got "
+                     "9223372036854775807");
+  expectBuildRefuses(
+      [](mlir::attn::AttentionSpec &s) { s.leanCtas = INT64_MAX; },
+      "ctas must be at most 2147483647, got 9223372036854775807");
+  expectBuildRefuses(
+      [](mlir::attn::AttentionSpec &s) { s.ringDevices = INT64_MAX; },
+      "devices must be at most 2147483647, got 9223372036854775807");
+  expectBuildRefuses(
+      [](mlir::attn::AttentionSpec &s) { s.attention2d = {1 << 16, 1 << 16}; },
+      "q_parts x kv_parts must be at most 2147483647 ranks, got 65536 x "
+      "65536");
+}
+
+/// Packed heads choose tiles from a verified attention only: choosing them
+/// multiplies the query heads per key/value head by Sq, here 2^40 x 2^40
+/// (an overflow the sanitizers report), where Q's 2^86 elements are refused
+/// first.
+TEST(AttnSpec, PackedHeadsTileAVerifiedAttention) {
+  expectBuildRefuses(
+      [](mlir::attn::AttentionSpec &s) {
+        s.queryHeads = s.queryLen = int64_t(1) << 40;
+        s.kvHeads = 1;
+        s.packedHeads = 2;
+      },
+      "holds more than 2^48 bytes");
 }
 
 TEST(AttnCApi, RunPipelineAppliesTheSourceBounds) {

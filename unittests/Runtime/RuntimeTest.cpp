@@ -818,6 +818,29 @@ TEST_F(RuntimeTest, MalformedManifestsNameTheField) {
       // 2^32 * 2^32 threads must not wrap around to an accepted count.
       {"\"block\": [64, 2, 1]", "\"block\": [4294967296, 4294967296, 1]",
        "manifest: kernels[1].block: has more than 1024 threads"},
+      // 128 x 10^18 overflows int64; its low bits (a release build wrapped
+      // it to 2808348672 threads) are no block either (issue 63).
+      {"\"block\": [64, 2, 1]", "\"block\": [128, 1, 1000000000000000000]",
+       "manifest: kernels[1].block: has more than 1024 threads"},
+      // Counts are bounded before the bundle check adds or multiplies them.
+      {"\"warps\": 4, \"stages\": 1", "\"warps\": 9223372036854775807, "
+       "\"stages\": 1",
+       "manifest: kernels[1].tiles.warps: must be at most 32"},
+      {"\"block_m\": 128", "\"block_m\": 9223372036854775807",
+       "manifest: kernels[0].tiles.block_m: must be at most 2147483647"},
+      {"\"grid\": [{\"param\": \"Q\", \"dim\": 0, \"ceil_div\": 64}, 1, 1]",
+       "\"grid\": [{\"param\": \"Q\", \"dim\": 0, \"ceil_div\": 64}, 1, "
+       "4294967296]",
+       "manifest: kernels[1].grid[2]: must be at most 2147483647"},
+      {"\"bytes\": 4096", "\"bytes\": 9223372036854775807",
+       "manifest: kernels[1].workspaces[0].bytes: must be at most "
+       "281474976710656"},
+      // A broadcast dimension reaches no bytes but is still iterated over.
+      {"[1, 4, 256, 64],\n         \"strides\": [65536, 16384, 64, 1]",
+       "[1, 4, 256, 4611686018427387904],\n         \"strides\": [65536, "
+       "16384, 64, 0]",
+       "manifest: kernels[0].params[0].shape: with its strides spans more "
+       "than 2^48 bytes"},
       {"\"bytes\": 256", "\"bytes\": 0",
        "manifest: kernels[1].workspaces[1].bytes: must be at least 1"},
       {"\"window\": [64, 0]", "\"window\": [64]",
@@ -1433,6 +1456,16 @@ TEST_F(RuntimeTest, LaunchChecksTheArguments) {
       {"parameter O: strides [76800, 64, 64, 1] make elements of shape "
        "[1, 4, 300, 64] overlap; an output needs distinct elements",
        [](std::vector<attnrtTensor> &t) { t[1].strides[1] = 64; }},
+      // Run-time sizes and strides are bounded as a manifest's are, before
+      // the grid formula multiplies O's length (2^62 x 64 overflows).
+      {"parameter O: shape [1, 4, 4611686018427387904, 64] with strides "
+       "[76800, 19200, 64, 1] spans more than 2^48 bytes",
+       [](std::vector<attnrtTensor> &t) { t[1].sizes[2] = int64_t(1) << 62; }},
+      {"parameter LSE: shape [1, 4, 4611686018427387904] with strides [1200, "
+       "300, 1] spans more than 2^48 bytes",
+       [](std::vector<attnrtTensor> &t) { t[2].sizes[2] = int64_t(1) << 62; }},
+      {"parameter LSE: stride -300 of dimension 1 is negative",
+       [](std::vector<attnrtTensor> &t) { t[2].strides[1] = -300; }},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.message);

@@ -383,6 +383,75 @@ TEST_F(NpyTest, ReportsEveryProblem) {
       "holds more than 2^48 bytes"));
 }
 
+TEST_F(NpyTest, NamesADimensionMoreThanInt64) {
+  auto dictOf = [](const std::string &dim) {
+    return "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dim +
+           ",), }";
+  };
+  // 2^63 - 1 is a dimension (of too many bytes), 2^63 is none.
+  EXPECT_NE(readError(npyBytes(1, dictOf("9223372036854775807"), ""))
+                .find("shape (9223372036854775807,) of f32 holds more than "
+                      "2^48 bytes"),
+            std::string::npos);
+  EXPECT_NE(readError(npyBytes(1, dictOf("9223372036854775808"), ""))
+                .find("malformed header: dimension 9223372036854775808 in "
+                      "the shape is more than 2^63 - 1"),
+            std::string::npos);
+  // A long one is named by its first digits.
+  EXPECT_NE(readError(npyBytes(1, dictOf(std::string(5000, '7')), ""))
+                .find("dimension " + std::string(24, '7') +
+                      "... (5000 digits) in the shape is more than 2^63 - 1"),
+            std::string::npos);
+}
+
+TEST_F(NpyTest, RefusesADimensionOf0BesideOnesThatOverflow) {
+  // Once read with no data when the 0 came first (and refused when it came
+  // last), leaving callers a shape whose other dimensions multiply past
+  // int64. NumPy makes no such array either.
+  for (const char *shape : {"(0, 4611686018427387904, 4611686018427387904)",
+                            "(4611686018427387904, 4611686018427387904, 0)"})
+    EXPECT_NE(readError(npyBytes(1,
+                                 std::string("{'descr': '<f4', "
+                                             "'fortran_order': False, "
+                                             "'shape': ") +
+                                     shape + ", }",
+                                 ""))
+                  .find(std::string("shape ") + shape +
+                        " of f32 would hold more than 2^48 bytes (256 TiB) "
+                        "but for its dimensions of 0"),
+              std::string::npos)
+        << shape;
+
+  ReadResult empty = readArray(writeBytes(
+      "empty.npy",
+      npyBytes(1,
+               "{'descr': '<f4', 'fortran_order': False, 'shape': (1048576, "
+               "0, 1048576), }",
+               "")));
+  ASSERT_TRUE(bool(empty)) << empty.error;
+  EXPECT_EQ(empty->numElements(), 0);
+}
+
+TEST_F(NpyTest, RefusesToWriteAShapeOfTooManyBytes) {
+  // Once 2^62 x 4 elements of 4 bytes wrapped to 0 bytes, matched the empty
+  // data, and the file was written (for readNpy to refuse).
+  NpyArray array;
+  array.elementType = NpyElementType::F32;
+  array.shape = {int64_t(1) << 62, 4};
+  std::string path = pathOf("huge.npy");
+  EXPECT_EQ(writeNpy(path, array),
+            path + ": cannot write: shape (4611686018427387904, 4) of f32 "
+                   "holds more than 2^48 bytes (256 TiB), more than any "
+                   "machine addresses");
+  array.shape = {0, int64_t(1) << 62, int64_t(1) << 62};
+  EXPECT_EQ(writeNpy(path, array),
+            path + ": cannot write: shape (0, 4611686018427387904, "
+                   "4611686018427387904) of f32 would hold more than 2^48 "
+                   "bytes (256 TiB) but for its dimensions of 0 (NumPy, too, "
+                   "makes no such array)");
+  EXPECT_FALSE(llvm::sys::fs::exists(path));
+}
+
 TEST_F(NpyTest, RefusesToWriteInconsistentArrays) {
   NpyArray array;
   array.elementType = NpyElementType::F32;

@@ -74,6 +74,32 @@ std::optional<int64_t> checkedTensorBytes(const Range &sizes,
   return bytes;
 }
 
+/// The bytes a strided tensor reaches from its first element, 1 + the sum of
+/// (size - 1) x stride elements of `elementBytes`, or std::nullopt when that
+/// is more than kMaxTensorBytes (or overflows), or when a size is: a
+/// broadcast dimension (stride 0) reaches no bytes but is still iterated
+/// over. A negative size or stride (one known only at run time) adds
+/// nothing.
+inline std::optional<int64_t> checkedStridedBytes(const int64_t *sizes,
+                                                  const int64_t *strides,
+                                                  int rank,
+                                                  int64_t elementBytes) {
+  std::optional<int64_t> span = 1;
+  for (int i = 0; i < rank && span; ++i) {
+    if (sizes[i] > kMaxTensorBytes)
+      return std::nullopt;
+    if (sizes[i] < 0 || strides[i] < 0)
+      continue;
+    std::optional<int64_t> reach = checkedMul(sizes[i] - 1, strides[i]);
+    span = reach ? checkedAdd(*span, *reach) : std::nullopt;
+  }
+  std::optional<int64_t> bytes =
+      span ? checkedMul(*span, elementBytes) : std::nullopt;
+  if (!bytes || *bytes > kMaxTensorBytes)
+    return std::nullopt;
+  return bytes;
+}
+
 } // namespace mlir::attn
 
 #endif // ATTN_SUPPORT_SIZELIMITS_H

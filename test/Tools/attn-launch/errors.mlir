@@ -53,9 +53,26 @@
 // RUN: not attn-launch %t/good --tolerance=-1 2>&1 | FileCheck %s --check-prefix=TOL
 // TOL: attn-launch: error: --tolerance wants a positive number, not '-1'
 // RUN: not attn-launch %t/good --lengths=1,0,4096 2>&1 | FileCheck %s --check-prefix=LENGTHS
-// LENGTHS: attn-launch: error: --lengths wants three positive integers B,SQ,SK up to 2^31, not '1,0,4096'
+// LENGTHS: attn-launch: error: --lengths wants three integers B,SQ,SK from 1 to 2147483647, not '1,0,4096'
 // RUN: not attn-launch %t/good --lengths=1,1 2>&1 | FileCheck %s --check-prefix=LENGTHS2
-// LENGTHS2: attn-launch: error: --lengths wants three positive integers B,SQ,SK up to 2^31, not '1,1'
+// LENGTHS2: attn-launch: error: --lengths wants three integers B,SQ,SK from 1 to 2147483647, not '1,1'
+// Lengths that the int32s of the GPU reference and the key lengths do not
+// hold are refused as they are read (Sk = 2^31 became -2^31 there), and so
+// are integers that no int64 holds.
+// RUN: not attn-launch %t/good --lengths=1,1,2147483648 2>&1 | FileCheck %s --check-prefix=LENGTHS-INT32
+// LENGTHS-INT32: attn-launch: error: --lengths wants three integers B,SQ,SK from 1 to 2147483647, not '1,1,2147483648'
+// RUN: not attn-launch %t/good --lengths=1,1,4,4 2>&1 | FileCheck %s --check-prefix=LENGTHS-FOUR
+// LENGTHS-FOUR: attn-launch: error: --lengths wants three integers B,SQ,SK from 1 to 2147483647, not '1,1,4,4'
+// RUN: not attn-launch %t/good --lengths=18446744073709551617,1,1 2>&1 | FileCheck %s --check-prefix=LENGTHS-INT64
+// LENGTHS-INT64: attn-launch: error: --lengths wants three integers B,SQ,SK from 1 to 2147483647, not '18446744073709551617,1,1'
+// Lengths within range whose tensors no machine holds, refused before
+// anything multiplies them further or allocates.
+// RUN: attn-compile %S/Inputs/run-time-lengths.mlir -o %t/dyn > /dev/null
+// RUN: not env ATTNRT_LIBCUDA=emulator attn-launch %t/dyn --lengths=2147483647,2147483647,1 2>&1 | FileCheck %s --check-prefix=LENGTHS-BYTES
+// LENGTHS-BYTES: attn-launch: error: {{.*}}dyn: prefill_attention0: kernel prefill_attention0: --lengths=2147483647,2147483647,1 make parameter Q hold more than 2^48 bytes (256 TiB)
+// A device ordinal is an int: 2^32 ran on device 0.
+// RUN: not attn-launch --emulator --probe --device=4294967296 2>&1 | FileCheck %s --check-prefix=DEVICE
+// DEVICE: attn-launch: error: --device wants a device index from 0 to 2147483647, not '4294967296'
 // RUN: not attn-launch %t/good --iterations=0 2>&1 | FileCheck %s --check-prefix=ITER
 // ITER: attn-launch: error: --iterations wants an integer in [1, 100000], not '0'
 // RUN: attn-launch --help | FileCheck %s --check-prefix=HELP

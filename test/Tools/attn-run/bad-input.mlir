@@ -27,6 +27,10 @@
 // RUN: not attn-run --head-dim=512 2>&1 | FileCheck %s --check-prefix=NO-TILES
 // NO-TILES: attn-run: error: lowering with attn-to-cpu failed:
 // NO-TILES-NEXT: no default tiling for this head dimension (above 256 or dynamic): pin one with the tiles attribute or the block-m/block-n options
+// A key length is checked as the integer given: 2^63 - 1 was checked as the
+// double 2^63 and reported as -2^63.
+// RUN: not attn-run --key-lengths=9223372036854775807 2>&1 | FileCheck %s --check-prefix=KEY-LENGTH
+// KEY-LENGTH: attn-run: error: key length 9223372036854775807 of sequence 0 is outside [0, 128] (Sk, the keys K and V hold)
 //
 // Modules.
 // RUN: not attn-run %s --causal 2>&1 | FileCheck %s --check-prefix=BOTH
