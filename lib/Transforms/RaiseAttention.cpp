@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -2277,7 +2278,47 @@ struct AttnRaiseAttentionPass
     return {};
   }
 
+  /// Where the front end's log-sum-exp `lse` is used once the raised op's
+  /// LSE replaces it. The raised op is built at the product `pv`: the uses
+  /// by ops that feed `pv` (the softmax's) keep the front end's value, and
+  /// the other users, with what they feed, that come before `pv` (as ops
+  /// of its block, in their order) must move after it. Fails when one of
+  /// them is outside pv's block, where no move helps.
+  struct LseUses {
+    SetVector<Operation *> feedProduct;
+    SmallVector<Operation *> toMove;
+  };
+  static FailureOr<LseUses> lseUses(linalg::LinalgOp pv,
+                                    linalg::GenericOp lse) {
+    Block *block = pv->getBlock();
+    LseUses uses;
+    BackwardSliceOptions backward;
+    backward.omitUsesFromAbove = false;
+    (void)getBackwardSlice(pv.getOperation(), &uses.feedProduct, backward);
+    SetVector<Operation *> users, late;
+    getForwardSlice(lse->getResult(0), &users);
+    for (Operation *user : users) {
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (!inBlock)
+        return failure();
+      if (!uses.feedProduct.contains(inBlock) && inBlock->isBeforeInBlock(pv))
+        late.insert(inBlock);
+    }
+    uses.toMove.assign(late.begin(), late.end());
+    llvm::sort(uses.toMove, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    return uses;
+  }
+
   void raise(linalg::LinalgOp pv, const Attention &attention) {
+    linalg::GenericOp lse = findLogSumExp(attention);
+    FailureOr<LseUses> lseUsers = LseUses();
+    if (lse && failed(lseUsers = lseUses(pv, lse))) {
+      pv->emitRemark() << "not raised to attn.attention: the front end's "
+                          "log-sum-exp is used outside the product's block";
+      return;
+    }
     ImplicitLocOpBuilder b(pv.getLoc(), pv);
     auto outType = cast<RankedTensorType>(pv->getResult(0).getType());
     Value q = toRank4(b, operandValue(b, attention.query), false);
@@ -2330,7 +2371,6 @@ struct AttnRaiseAttentionPass
     SmallVector<int64_t> oShape(q4.getShape());
     oShape.back() = v4.getDimSize(3);
     Value init = tensor::EmptyOp::create(b, oShape, outType.getElementType());
-    linalg::GenericOp lse = findLogSumExp(attention);
     Value lseInit;
     if (lse)
       lseInit = tensor::EmptyOp::create(
@@ -2380,7 +2420,17 @@ struct AttnRaiseAttentionPass
         rows = tensor::ExpandShapeOp::create(
             b, lseType, flat, ArrayRef<ReassociationIndices>{all});
       }
-      lse->getResult(0).replaceAllUsesWith(rows);
+      lse->getResult(0).replaceUsesWithIf(rows, [&](OpOperand &use) {
+        return !lseUsers->feedProduct.contains(
+            pv->getBlock()->findAncestorOpInBlock(*use.getOwner()));
+      });
+      // Its other users before the product, after it, in their order: they
+      // use nothing defined later.
+      Operation *cursor = rows.getDefiningOp();
+      for (Operation *user : lseUsers->toMove) {
+        user->moveAfter(cursor);
+        cursor = user;
+      }
     }
     if (remarks)
       op.emitRemark() << "raised to attn.attention (scale " << attention.scale

@@ -113,7 +113,10 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     - a log-sum-exp the front end also computes from the decomposed
       softmax's statistics (an element-wise f32 `log(rowsum) + rowmax`,
       FlashAttention's softmax_lse): it becomes the op's LSE result,
-      reshaped to the front end's view of the rows;
+      reshaped to the front end's view of the rows. The op is built at
+      the product P V; the LSE's users that come before it and do not
+      feed it (a reshape for a second result) move after it, and those
+      that feed it (the softmax's) keep the front end's value;
     - f32 extensions and truncations around any step (the attention
       computes in f32 whatever the front end rounded to);
     - the shapes front ends leave around these: unit dimensions indexed
