@@ -429,6 +429,8 @@ bool Decoder::decodeCvt(std::string &error) {
   takeRounding(word, in.flags);
   if (word.take("relu"))
     in.flags |= mod::Relu;
+  if (word.take("satfinite"))
+    in.flags |= mod::Satfinite;
   std::vector<Type> types = word.takeTypes();
   if (!done(error))
     return false;
@@ -436,6 +438,14 @@ bool Decoder::decodeCvt(std::string &error) {
     return unsupported(error, "expected two types");
   in.type = types[0];
   in.type2 = types[1];
+  // .satfinite: f32 to the 16-bit floats and their pairs (the fp8 and tf32
+  // destinations are not implemented), rounded to nearest.
+  if ((in.flags & mod::Satfinite) &&
+      (in.type2 != Type::F32 || !(in.flags & mod::Rn) ||
+       (in.type != Type::F16 && in.type != Type::BF16 &&
+        in.type != Type::F16x2 && in.type != Type::BF16x2)))
+    return unsupported(error, ".satfinite other than .rn from f32 to "
+                              "f16, bf16 and their pairs");
   if (in.type == Type::F16x2 || in.type == Type::BF16x2) {
     in.op = Opcode::CvtPack;
     if (in.type2 != Type::F32 || !(in.flags & mod::Rn))
@@ -717,6 +727,23 @@ bool Decoder::decode(std::string &error) {
     // makes the warp's generic writes to shared memory visible to the async
     // proxy (Launch::checkAsyncProxyRead).
     if (b == "fence" && word.take("proxy")) {
+      if (word.take("tensormap::generic")) {
+        // fence.proxy.tensormap::generic.release.scope;
+        // fence.proxy.tensormap::generic.acquire.scope [addr], 128;
+        in.flags |= mod::ProxyTensormap;
+        takeOrdering(word, in.flags);
+        bool acquire = in.flags & mod::Acquire;
+        if (acquire == bool(in.flags & mod::Release) || !done(error))
+          return error.empty() ? unsupported(error, "needs .acquire or "
+                                                    ".release")
+                               : false;
+        return shape(error, acquire ? ops.size() == 2 &&
+                                          ops[0].kind == Kind::Address &&
+                                          !ops[0].isParam &&
+                                          ops[1].kind == Kind::Immediate &&
+                                          ops[1].value == 128
+                                    : ops.empty());
+      }
       if (word.take("async"))
         in.flags |= mod::ProxyAsync;
       else if (!word.take("alias"))
@@ -732,6 +759,17 @@ bool Decoder::decode(std::string &error) {
       in.flags |= mod::Acquire | mod::Release;
     if (!done(error))
       return false;
+    return shape(error, ops.empty());
+  }
+  if (b == "griddepcontrol") {
+    // Programmatic dependent launch: the emulated driver launches a grid
+    // only after the previous one in the stream completed, so waiting for
+    // the prerequisite grids and letting dependents start do nothing.
+    in.op = Opcode::Fence;
+    in.flags |= mod::GridDependency;
+    if (!(word.take("wait") || word.take("launch_dependents")) ||
+        !done(error))
+      return error.empty() ? unsupported(error) : false;
     return shape(error, ops.empty());
   }
   if (b == "atom" || b == "red") {
@@ -755,9 +793,25 @@ bool Decoder::decode(std::string &error) {
       }
     if (!found)
       return unsupported(error, "operation");
+    // .noftz: no flush of subnormals, which the emulator never does; the
+    // ISA requires it of the 16-bit floats' add.
+    bool noftz = word.take("noftz");
+    bool hasHint = word.take("L2::cache_hint");
     if (!oneType(error, {Type::B32, Type::B64, Type::U32, Type::U64,
-                         Type::S32, Type::S64, Type::F32}))
+                         Type::S32, Type::S64, Type::F32, Type::F16,
+                         Type::F16x2, Type::BF16, Type::BF16x2}))
       return false;
+    bool half = typeBytes(in.type) <= 4 && isFloat(in.type) &&
+                in.type != Type::F32;
+    if (half && (in.atomOp != AtomOp::Add || !noftz))
+      return unsupported(error, "16-bit floats other than add.noftz");
+    if (noftz && in.atomOp != AtomOp::Add)
+      return unsupported(error, ".noftz other than add");
+    if (hasHint) {
+      if (ops.empty())
+        return shape(error, false);
+      ops.pop_back(); // the cache policy
+    }
     size_t values = in.atomOp == AtomOp::Cas ? 2 : 1;
     size_t first = in.op == Opcode::Atom ? 1 : 0;
     if (ops.size() != first + 1 + values ||
@@ -870,7 +924,14 @@ bool Decoder::decode(std::string &error) {
     if (ops.size() != 2)
       return shape(error, false);
     size_t registers = in.op == Opcode::Ldmatrix ? 0 : 1;
-    const Operand &fragments = ops[registers];
+    Operand &fragments = ops[registers];
+    // .x1 names its register alone or as a one-register brace list (the
+    // ISA's form).
+    if (in.vector == 1 && isRegVector(fragments, 1) &&
+        isReg(fragments.elements[0])) {
+      Operand element = fragments.elements[0];
+      fragments = element;
+    }
     bool valid =
         in.vector == 1 ? isReg(fragments) : isRegVector(fragments, in.vector);
     return shape(error, valid && ops[1 - registers].kind == Kind::Address);
@@ -966,6 +1027,24 @@ bool Decoder::decode(std::string &error) {
 }
 
 bool Decoder::decodeMbarrier(std::string &error) {
+  if (word.take("pending_count")) {
+    // mbarrier.pending_count.b64 count, state: the pending arrival count
+    // before the arrive-on operation that returned STATE. The state an
+    // arrive returns here holds its phase in bits 0-31 and that count in
+    // bits 32-51 (Mbarriers.cpp), so this is bfe.u64 count, state, 32, 20.
+    in.op = Opcode::Bfe;
+    if (!oneType(error, {Type::B64}) ||
+        !shape(error, ops.size() == 2 && isReg(ops[0]) && isReg(ops[1])))
+      return false;
+    in.type = Type::U64;
+    Operand position, length;
+    position.kind = length.kind = Kind::Immediate;
+    position.value = 32;
+    length.value = 20;
+    ops.push_back(position);
+    ops.push_back(length);
+    return true;
+  }
   in.op = Opcode::Mbarrier;
   using M = MbarrierOp;
   // The operation is the first word after mbarrier (.expect_tx also
@@ -1132,6 +1211,29 @@ bool Decoder::decodeBulkCopy(std::string &error) {
   // cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size
   //     {, cache-policy}
   in.op = Opcode::CpAsyncBulk;
+  if (word.take("prefetch")) {
+    // cp.async.bulk.prefetch.tensor.Nd.L2.global{.tile}{.L2::cache_hint}
+    //     [tensorMap, {c...}] {, cache-policy}
+    in.op = Opcode::CpAsyncBulkTensor;
+    in.flags |= mod::Prefetch;
+    in.vector = 0; // the rank
+    for (unsigned rank = 1; rank <= 5; ++rank)
+      if (word.take((std::to_string(rank) + "d").c_str()))
+        in.vector = static_cast<uint8_t>(rank);
+    word.take("tile");
+    if (!word.take("tensor") || in.vector == 0 || !word.take("L2") ||
+        !word.take("global"))
+      return unsupported(error, "only tile-mode tensor prefetches to L2");
+    if (!dropCacheHint(error, word.take("L2::cache_hint")))
+      return false;
+    auto coordinate = [](const Operand &c) {
+      return c.kind == Kind::Register || c.kind == Kind::Immediate;
+    };
+    return shape(error, ops.size() == 1 && ops[0].kind == Kind::Address &&
+                            ops[0].elements.size() == in.vector &&
+                            std::all_of(ops[0].elements.begin(),
+                                        ops[0].elements.end(), coordinate));
+  }
   if (word.take("tensor"))
     return decodeTensorCopy(error);
   // A load: [dst], [src], size, [mbar]; a store (bulk_group): [dst],

@@ -161,6 +161,21 @@ bool compareInteger(Compare compare, uint64_t a, uint64_t b, Type t) {
   }
 }
 
+/// PTX's canonical NaN of f32 (min/max's NaN result).
+constexpr uint32_t kCanonicalNaN = 0x7fffffff;
+
+/// .satfinite: an infinite f16/bf16 result (BITS, of TYPE or its pair's
+/// halves) becomes the format's largest finite value of the same sign; NaN
+/// stays NaN.
+uint16_t saturateFinite(uint16_t bits, Type t) {
+  bool bfloat = t == Type::BF16 || t == Type::BF16x2;
+  uint16_t infinity = bfloat ? 0x7f80 : 0x7c00;
+  uint16_t largest = bfloat ? 0x7f7f : 0x7bff; // 3.3895e38, 65504
+  return (bits & 0x7fff) == infinity
+             ? static_cast<uint16_t>((bits & 0x8000) | largest)
+             : bits;
+}
+
 double maxNaN(double a, double b, bool propagate, bool isMax) {
   if (std::isnan(a) || std::isnan(b)) {
     if (propagate || (std::isnan(a) && std::isnan(b)))
@@ -209,11 +224,33 @@ uint64_t Launch::operandValue(const Warp &warp, const Operand &o,
   }
 }
 
+uint32_t Launch::lowestLanes(const Warp &w, uint32_t lanes) {
+  uint32_t pc = UINT32_MAX, group = 0;
+  for (uint32_t m = lanes; m; m &= m - 1) {
+    unsigned lane = __builtin_ctz(m);
+    uint32_t lanePc = w.pc[lane];
+    if (lanePc < pc) {
+      pc = lanePc;
+      group = 1u << lane;
+    } else if (lanePc == pc) {
+      group |= 1u << lane;
+    }
+  }
+  return group;
+}
+
 bool Launch::step(Warp &w) {
   uint32_t live = w.liveMask;
   if (!w.diverged && !w.parked)
     return execute(w, w.pc[__builtin_ctz(live)], live);
-  uint32_t candidates = live & ~w.parked;
+  uint32_t unparked = live & ~w.parked;
+  uint32_t candidates = unparked & ~w.suspended;
+  if (candidates == 0) {
+    // Only suspended lanes are left to run (the others reached a
+    // collective or exited): they go on.
+    w.suspended = 0;
+    candidates = unparked;
+  }
   if (candidates == 0) {
     // Every lane waits at a collective: they must all wait at the same one.
     candidates = live;
@@ -229,20 +266,27 @@ bool Launch::step(Warp &w) {
                          "): divergent warp-synchronous code");
     }
   }
-  uint32_t pc = UINT32_MAX, group = 0;
-  for (uint32_t m = candidates; m; m &= m - 1) {
-    unsigned lane = __builtin_ctz(m);
-    uint32_t lanePc = w.pc[lane];
-    if (lanePc < pc) {
-      pc = lanePc;
-      group = 1u << lane;
-    } else if (lanePc == pc) {
-      group |= 1u << lane;
-    }
-  }
+  uint32_t group = lowestLanes(w, candidates);
   // Every live lane at one program counter again: the fast path.
   w.diverged = group != live;
-  return execute(w, pc, group);
+  if (!execute(w, w.pc[__builtin_ctz(group)], group))
+    return false;
+  if (w.yield && group != live) {
+    // A failed mbarrier wait by some of the lanes: their path waits while
+    // the warp's other paths run (independent thread scheduling), so a
+    // lane's arrival after the loop its warp-mates spin in still comes.
+    // The slice ends only when every path waits.
+    suspend(w, group);
+  }
+  return true;
+}
+
+void Launch::suspend(Warp &w, uint32_t lanes) {
+  w.suspended |= lanes;
+  if (w.liveMask & ~w.parked & ~w.suspended)
+    w.yield = false;
+  else
+    w.suspended = 0; // every path waits: end the slice, all retry after it
 }
 
 bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
@@ -397,10 +441,14 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
           break;
         }
         case Opcode::Min:
-        case Opcode::Max:
-          r = static_cast<float>(maxNaN(a, b, in.flags & mod::NaN,
-                                        in.op == Opcode::Max));
+        case Opcode::Max: {
+          // A NaN result is the canonical NaN (PTX ISA, max: "the result
+          // is canonical NaN"), not the host's quiet NaN.
+          double m = maxNaN(a, b, in.flags & mod::NaN, in.op == Opcode::Max);
+          r = std::isnan(m) ? bitsToFloat(kCanonicalNaN)
+                            : static_cast<float>(m);
           break;
+        }
         case Opcode::Neg:
           r = -a;
           break;
@@ -760,9 +808,12 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
         a = std::isnan(a) ? a : std::max(a, 0.0f);
         b = std::isnan(b) ? b : std::max(b, 0.0f);
       }
-      uint32_t r = (static_cast<uint32_t>(packHalf(a, t)) << 16) |
-                   packHalf(b, t);
-      write(ops[0], lane, r, 4);
+      uint16_t high = packHalf(a, t), low = packHalf(b, t);
+      if (in.flags & mod::Satfinite) {
+        high = saturateFinite(high, t);
+        low = saturateFinite(low, t);
+      }
+      write(ops[0], lane, (static_cast<uint32_t>(high) << 16) | low, 4);
     });
     advance();
     return true;
@@ -808,7 +859,10 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
             r = std::isnan(r) ? r : std::max(r, 0.0f);
           if (in.flags & mod::Sat)
             r = std::isnan(r) ? 0.0f : std::min(1.0f, std::max(0.0f, r));
-          write(ops[0], lane, packHalf(r, t), 2);
+          uint16_t bits = packHalf(r, t);
+          if (in.flags & mod::Satfinite)
+            bits = saturateFinite(bits, t);
+          write(ops[0], lane, bits, 2);
         }
         return;
       }
@@ -1028,6 +1082,26 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
 
   case Opcode::Membar:
   case Opcode::Fence:
+    if (in.flags & (mod::ProxyTensormap | mod::GridDependency)) {
+      // griddepcontrol: nothing to wait for. fence.proxy.tensormap::generic:
+      // the tensormap proxy is not modelled (a tensor copy reads its map
+      // from memory when issued), so it orders nothing here; its acquire
+      // form names a 128-byte map in global memory.
+      bool ok = true;
+      if (in.flags & mod::Acquire)
+        forExec([&](unsigned lane) {
+          uint64_t at = addressOf(w, ops[0], lane);
+          if (ok && (resolve(Space::Generic, at) != Space::Global ||
+                     !device.contains(at, 128)))
+            ok = fault(w, lane, &in,
+                       "fence.proxy.tensormap::generic.acquire of an "
+                       "address that is not 128 bytes of global memory");
+        });
+      if (!ok)
+        return false;
+      advance();
+      return true;
+    }
     if (exec)
       order.fence(w.cta->linear);
     if (exec && (in.flags & mod::ProxyAsync))
@@ -1070,11 +1144,25 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
       uint64_t r = old;
       switch (in.atomOp) {
       case AtomOp::Add:
-        if (t == Type::F32)
+        if (t == Type::F32) {
           r = floatToBits(bitsToFloat(static_cast<uint32_t>(old)) +
                           bitsToFloat(static_cast<uint32_t>(b)));
-        else
+        } else if (isFloat(t)) {
+          // add.noftz.{f16,bf16}{x2}: each half rounded to nearest even,
+          // subnormals kept. Rounding the sum to double, f32, then 16 bits
+          // gives the correctly rounded sum: each format has at least twice
+          // the next one's precision plus two bits.
+          r = 0;
+          for (unsigned h = 0; h < bytes / 2; ++h) {
+            float x = unpackHalf(static_cast<uint16_t>(old >> (16 * h)), t);
+            float y = unpackHalf(static_cast<uint16_t>(b >> (16 * h)), t);
+            r |= static_cast<uint64_t>(packHalf(
+                     static_cast<float>(double(x) + double(y)), t))
+                 << (16 * h);
+          }
+        } else {
           r = old + b;
+        }
         break;
       case AtomOp::Min:
       case AtomOp::Max: {

@@ -180,23 +180,80 @@ std::unique_ptr<Cta> Launch::startCta(uint32_t linear) {
   return cta;
 }
 
+namespace {
+/// "lane 3", "lanes 1-31", "lanes 0, 2-5, 9".
+std::string laneList(uint32_t lanes) {
+  std::string text;
+  for (uint64_t m = lanes; m;) {
+    unsigned first = __builtin_ctzll(m), last = first;
+    while ((m >> (last + 1)) & 1)
+      ++last;
+    text += (text.empty() ? "" : ", ") + std::to_string(first) +
+            (last > first ? "-" + std::to_string(last) : std::string());
+    m &= ~((uint64_t(2) << last) - 1);
+  }
+  return (__builtin_popcount(lanes) == 1 ? "lane " : "lanes ") + text;
+}
+} // namespace
+
 std::string Launch::describeWarp(const Warp &warp) const {
   std::string text = "CTA (" + std::to_string(warp.cta->id[0]) + "," +
                      std::to_string(warp.cta->id[1]) + "," +
                      std::to_string(warp.cta->id[2]) + ") warp " +
                      std::to_string(warp.index);
-  uint32_t pc = UINT32_MAX;
-  for (uint32_t m = warp.liveMask; m; m &= m - 1)
-    pc = std::min(pc, warp.pc[__builtin_ctz(m)]);
-  if (warp.atBarrier)
-    text += " waits at barrier " + std::to_string(warp.barrier);
-  if (warp.waitingOn >= 0)
-    text += " waits on " + describeMbarrier(*warp.cta, warp.waitingOn);
-  if (pc < kernel.code.size()) {
-    // The barrier's pc was advanced past it.
-    const Instruction &in =
-        kernel.code[warp.atBarrier && pc > 0 ? pc - 1 : pc];
-    text += " at line " + std::to_string(in.line) + " (" + in.text + ")";
+  // The lanes by where they are: program counter, the mbarrier their last
+  // wait failed on, parked at a collective or not. One such place for a
+  // converged warp; one for each path of a diverged one, lowest program
+  // counter first.
+  struct Place {
+    uint32_t pc;
+    int32_t waitingOn;
+    bool parked;
+    uint32_t lanes;
+  };
+  std::vector<Place> places;
+  for (uint32_t m = warp.liveMask; m; m &= m - 1) {
+    unsigned lane = __builtin_ctz(m);
+    Place place{warp.pc[lane], warp.waitingOn[lane],
+                ((warp.parked >> lane) & 1) != 0, 1u << lane};
+    auto same = std::find_if(places.begin(), places.end(), [&](const Place &p) {
+      return p.pc == place.pc && p.waitingOn == place.waitingOn &&
+             p.parked == place.parked;
+    });
+    if (same == places.end())
+      places.push_back(place);
+    else
+      same->lanes |= place.lanes;
+  }
+  std::stable_sort(places.begin(), places.end(),
+                   [](const Place &a, const Place &b) { return a.pc < b.pc; });
+  auto describe = [&](const Place &place, bool plural) {
+    std::string where;
+    if (warp.atBarrier)
+      where += " waits at barrier " + std::to_string(warp.barrier);
+    if (place.waitingOn >= 0)
+      where += std::string(plural ? " wait" : " waits") + " on " +
+               describeMbarrier(*warp.cta, place.waitingOn);
+    else if (place.parked)
+      where += std::string(plural ? " wait" : " waits") +
+               " for the rest of the warp at a warp collective";
+    if (place.pc < kernel.code.size()) {
+      // The barrier's pc was advanced past it.
+      const Instruction &in =
+          kernel.code[warp.atBarrier && place.pc > 0 ? place.pc - 1
+                                                     : place.pc];
+      where += " at line " + std::to_string(in.line) + " (" + in.text + ")";
+    }
+    return where;
+  };
+  // "warp 4 waits on ... at line L (...)", and for a diverged warp "in
+  // lane 0; lanes 1-31 wait ... at line M (...)" for its other paths.
+  text += describe(places[0], false);
+  if (places.size() > 1) {
+    text += " in " + laneList(places[0].lanes);
+    for (size_t i = 1; i < places.size(); ++i)
+      text += "; " + laneList(places[i].lanes) +
+              describe(places[i], __builtin_popcount(places[i].lanes) > 1);
   }
   return text;
 }
@@ -706,6 +763,8 @@ LaunchResult Launch::run() {
           continue;
         ranAny = true;
         warp->yield = false;
+        bool earlier = progress;
+        progress = false;
         unsigned i = 0;
         for (; i < kSliceInstructions && !warp->done() && !warp->atBarrier &&
                !warp->yield;
@@ -713,6 +772,16 @@ LaunchResult Launch::run() {
           if (!step(*warp))
             break;
         executedInstructions += i;
+        // A path waits at most until the end of the slice. A diverged warp
+        // that ran a whole slice without changing anything may spin on what
+        // a lane of its own is still to do (a flag it sets after the loop):
+        // the path that would run next waits during the next slice while
+        // the warp's other paths run.
+        warp->suspended = 0;
+        if (i == kSliceInstructions && !progress && warp->diverged &&
+            !failed && !warp->done())
+          suspend(*warp, lowestLanes(*warp, warp->liveMask & ~warp->parked));
+        progress = progress || earlier;
         if (shape.instructionLimit && !failed &&
             executedInstructions > shape.instructionLimit) {
           failed = true;

@@ -18,6 +18,8 @@
 
 namespace attn::ptxemu {
 
+struct TiledTensorMap;
+
 class Launch {
 public:
   Launch(Device &device, const Kernel &kernel, const LaunchShape &shape,
@@ -27,10 +29,16 @@ public:
   // Used by Execute.cpp.
 
   /// Executes one instruction for the lanes of WARP that share the lowest
-  /// program counter. False on a fault (already recorded).
+  /// program counter, passing over suspended lanes while others can run.
+  /// False on a fault (already recorded).
   bool step(Warp &warp);
   /// Executes the instruction at PC for the lanes GROUP of WARP.
   bool execute(Warp &warp, uint32_t pc, uint32_t group);
+  /// Independent thread scheduling: LANES' path waits while another path
+  /// of WARP can run; when none can, the warp's slice ends instead.
+  void suspend(Warp &warp, uint32_t lanes);
+  /// The lanes among LANES of WARP at their lowest program counter.
+  static uint32_t lowestLanes(const Warp &warp, uint32_t lanes);
 
   /// A generic address's state space, ADDRESS becoming the offset in it
   /// (the shared and local windows; global otherwise). Other spaces stay.
@@ -107,6 +115,11 @@ public:
     uint8_t *global;
     uint64_t fill;
   };
+  /// The tensor map of the tensor copy or prefetch IN of LANE (a kernel
+  /// parameter or global memory), after the checks that the encoder wrote
+  /// it and that its rank is the instruction's.
+  bool tensorMapOf(Warp &warp, unsigned lane, const Instruction &in,
+                   TiledTensorMap &map);
   /// The pieces of the tensor copy IN of LANE between the box and shared
   /// memory at SHARED, and the box's bytes. A load fills the elements
   /// outside the tensor; a store skips them.

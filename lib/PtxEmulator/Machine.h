@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <vector>
@@ -105,6 +106,11 @@ struct Warp {
   uint32_t pc[32] = {};
   /// Lanes waiting at a warp collective for the others to reach it.
   uint32_t parked = 0;
+  /// Independent thread scheduling: lanes whose path waits (a failed
+  /// mbarrier wait, or a whole slice that changed nothing) while another
+  /// path of the warp can run. The scheduler passes them over until no
+  /// other lane can run or the warp's slice ends.
+  uint32_t suspended = 0;
   /// Whether the live lanes may be at different program counters (a
   /// branch split them); until then all are at pc[first live lane].
   bool diverged = false;
@@ -118,9 +124,9 @@ struct Warp {
   /// generic writes of shared memory before one are visible to the async
   /// proxy to whoever synchronises with the warp after it.
   std::vector<uint32_t> proxyFences;
-  /// The mbarrier (shared offset) whose wait last failed, until one
-  /// succeeds: where a spinning warp waits, for deadlock reports.
-  int64_t waitingOn = -1;
+  /// Per lane, the mbarrier (shared offset) whose wait last failed, until
+  /// one succeeds (-1): where a spinning lane waits, for deadlock reports.
+  int32_t waitingOn[32];
   /// Ends the warp's slice (a failed mbarrier wait: let the others run).
   bool yield = false;
   /// wgmma and bulk copies to global memory: the group being issued, then
@@ -133,6 +139,7 @@ struct Warp {
   // cp.async: copies not yet committed, then the committed groups.
   std::vector<PendingCopy> openGroup;
   std::deque<std::vector<PendingCopy>> groups;
+  Warp() { std::fill(std::begin(waitingOn), std::end(waitingOn), -1); }
   bool done() const { return liveMask == 0; }
 };
 

@@ -209,7 +209,10 @@ bool Launch::executeMbarrier(Warp &w, const Instruction &in, uint32_t exec) {
                          std::to_string(offset) + ", whose phase " +
                          std::to_string(m.phase) + " expects " +
                          std::to_string(m.pending) + " more");
-      uint64_t state = m.phase;
+      // The opaque state: the phase in bits 0-31 (what test_wait reads),
+      // the pending arrivals before this one in bits 32-51 (what
+      // mbarrier.pending_count reads).
+      uint64_t state = m.phase | (uint64_t(m.pending) << 32);
       m.pending -= static_cast<uint32_t>(count);
       if (in.mbarrier == MbarrierOp::ArriveDrop)
         m.expected -= static_cast<uint32_t>(count);
@@ -244,7 +247,7 @@ bool Launch::executeMbarrier(Warp &w, const Instruction &in, uint32_t exec) {
       if (complete)
         join(w.clock, *phaseClock);
       registerOf(w, ops[0].reg, lane) = complete;
-      w.waitingOn = complete ? -1 : static_cast<int64_t>(offset);
+      w.waitingOn[lane] = complete ? -1 : static_cast<int32_t>(offset);
       // A failed wait lets the other warps run (the hardware suspends a
       // try_wait for a while).
       w.yield = w.yield || !complete;
@@ -259,11 +262,12 @@ bool Launch::executeMbarrier(Warp &w, const Instruction &in, uint32_t exec) {
   return !failed;
 }
 
-bool Launch::tensorCopyPieces(Warp &w, unsigned lane, const Instruction &in,
-                              uint32_t shared, std::vector<CopyPiece> &pieces,
-                              uint64_t &bytes) {
-  bool toGlobal = in.flags & mod::ToGlobal;
-  const Operand &source = in.operands[toGlobal ? 0 : 1];
+bool Launch::tensorMapOf(Warp &w, unsigned lane, const Instruction &in,
+                         TiledTensorMap &t) {
+  // [tensorMap, {c...}]: the first operand of a store or a prefetch, the
+  // second of a load.
+  const Operand &source =
+      in.operands[in.flags & (mod::ToGlobal | mod::Prefetch) ? 0 : 1];
   // The tensor map: a kernel parameter (a __grid_constant__ CUtensorMap),
   // by name or by its generic address (cvta.param), or global memory.
   uint8_t map[kTensorMapBytes];
@@ -287,7 +291,6 @@ bool Launch::tensorCopyPieces(Warp &w, unsigned lane, const Instruction &in,
       return false;
     std::memcpy(map, from, kTensorMapBytes);
   }
-  TiledTensorMap t;
   if (!decodeTensorMap(map, t))
     return fault(w, lane, &in,
                  "the tensor map was not encoded by "
@@ -301,6 +304,17 @@ bool Launch::tensorCopyPieces(Warp &w, unsigned lane, const Instruction &in,
       return fault(w, lane, &in,
                    "tensor maps with element strides other "
                    "than 1 are not emulated");
+  return true;
+}
+
+bool Launch::tensorCopyPieces(Warp &w, unsigned lane, const Instruction &in,
+                              uint32_t shared, std::vector<CopyPiece> &pieces,
+                              uint64_t &bytes) {
+  bool toGlobal = in.flags & mod::ToGlobal;
+  const Operand &source = in.operands[toGlobal ? 0 : 1];
+  TiledTensorMap t;
+  if (!tensorMapOf(w, lane, in, t))
+    return false;
   if (shared % 128 != 0)
     return fault(w, lane, &in,
                  "a tensor copy's shared memory must be "
@@ -422,6 +436,17 @@ bool Launch::executeBulkStore(Warp &w, const Instruction &in, uint32_t exec) {
 bool Launch::executeBulkCopy(Warp &w, const Instruction &in, uint32_t exec) {
   if (in.flags & mod::ToGlobal)
     return executeBulkStore(w, in, exec);
+  if (in.flags & mod::Prefetch) {
+    // cp.async.bulk.prefetch.tensor: a hint to bring the box into L2, which
+    // changes no memory the kernel sees; only its tensor map is checked
+    // (a map the encoder wrote, of the copy's rank).
+    for (uint32_t lanes = exec; lanes; lanes &= lanes - 1) {
+      TiledTensorMap map;
+      if (!tensorMapOf(w, __builtin_ctz(lanes), in, map))
+        return false;
+    }
+    return true;
+  }
   Cta &cta = *w.cta;
   const std::vector<Operand> &ops = in.operands;
   bool tensor = in.op == Opcode::CpAsyncBulkTensor;

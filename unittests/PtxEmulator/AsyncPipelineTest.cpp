@@ -6,13 +6,16 @@
 //===----------------------------------------------------------------------===//
 //
 // The Hopper synchronisation the warp-specialised kernels are built on, run
-// on the PTX emulator: mbarrier phases, arrival and transaction counts
-// worked out by hand from the PTX ISA's definition (9.7.13.15); a
+// on the PTX emulator: mbarrier phases, arrival, pending and transaction
+// counts worked out by hand from the PTX ISA's definition (9.7.13.15); a
 // producer/consumer ring of bulk copies (cp.async.bulk) guarded by full and
 // empty mbarriers, which must compute the right sums with no race reported,
 // and edits of it that a generator bug would make, each caught (a read
 // before the full wait, a refill the consumers have not released, a phase
-// that never completes); the faults of misused mbarriers; elect.sync; the
+// that never completes); independent thread scheduling of a diverged warp
+// (a lane's arrival in a block after the loop its warp-mates spin in, as
+// nvcc lays it out, and a real deadlock of such a warp reported path by
+// path); the faults of misused mbarriers; elect.sync; the
 // scoped labels and registers of the inline-assembly blocks MLIR emits.
 //
 //===----------------------------------------------------------------------===//
@@ -96,6 +99,46 @@ TEST(PtxEmulatorMbarrier, PhasesArrivalsAndTransactions) {
   uint32_t expected[7] = {0, 1, 1, 0, 0, 0, 1};
   for (int i = 0; i < 7; ++i)
     EXPECT_EQ(out[i], expected[i]) << "wait " << i;
+}
+
+TEST(PtxEmulatorMbarrier, PendingCount) {
+  // mbarrier.pending_count gives the pending arrival count of the phase
+  // before the arrive-on operation that returned the state (PTX ISA,
+  // mbarrier.pending_count). Expected count 5: arrivals of 2, 1 and a drop
+  // of 1 see 5, 3 and 2 pending; the next arrival completes phase 0, and
+  // phase 1 expects 4 (the drop lowered the count), which the next
+  // arrival sees. The first state still names phase 0, complete by then.
+  auto module = parse(kernelPtx(".param .u64 out", R"(
+  .shared .align 8 .b64 bar;
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mbarrier.init.shared.b64 [bar], 5;
+  mbarrier.arrive.noComplete.shared.b64 %rd2, [bar], 2;
+  mbarrier.arrive.noComplete.shared.b64 %rd3, [bar], 1;
+  mbarrier.arrive_drop.noComplete.shared.b64 %rd4, [bar], 1;
+  mbarrier.arrive.shared.b64 %rd5, [bar];
+  mbarrier.arrive.noComplete.shared.b64 %rd6, [bar], 1;
+  mbarrier.pending_count.b64 %r1, %rd2;
+  mbarrier.pending_count.b64 %r2, %rd3;
+  mbarrier.pending_count.b64 %r3, %rd4;
+  mbarrier.pending_count.b64 %r4, %rd6;
+  mbarrier.test_wait.shared.b64 %p1, [bar], %rd2;
+  selp.u32 %r5, 1, 0, %p1;
+  st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};
+  st.global.u32 [%rd1+16], %r5;
+  ret;
+)"));
+  ASSERT_TRUE(module);
+  Device device;
+  uint32_t *out = allocateArray<uint32_t>(device, 5);
+  LaunchResult result = launch(device, *module, {addressOf(out)}, 1);
+  ASSERT_TRUE(result.ok) << result.error;
+  const uint32_t expected[5] = {5, 3, 2, 4, 1};
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(out[i], expected[i]) << i;
 }
 
 //===----------------------------------------------------------------------===//
@@ -337,6 +380,206 @@ EXIT:
 }
 
 //===----------------------------------------------------------------------===//
+// Independent thread scheduling
+//===----------------------------------------------------------------------===//
+
+/// One warp; lane 0 initialises the mbarrier `bar` (one arrival), then the
+/// layout nvcc gives `if (tid == 0) { arrive.expect_tx; copy } wait(bar)`:
+/// the lanes other than 0 enter the wait loop (WAIT_LOOP) at once, lane 0
+/// branches to a block placed after it (ISSUE) that announces 128 bytes,
+/// copies src[0..31] into `stage` with a bulk copy and branches back to the
+/// wait. Then lane l stores stage[l] + l to out[l].
+std::string arriveAfterTheLoopPtx(const std::string &waitLoop) {
+  return kernelPtx(".param .u64 src, .param .u64 out", R"(
+  .shared .align 8 .b64 bar;
+  .shared .align 16 .b8 stage[128];
+  .reg .pred %p<3>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd2, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 mbarrier.init.shared.b64 [bar], 1;
+  bar.sync 0;
+  @%p1 bra ISSUE;
+WAIT:
+)" + waitLoop + R"(
+  shl.b32 %r2, %r1, 2;
+  mov.u32 %r3, stage;
+  add.u32 %r3, %r3, %r2;
+  ld.shared.u32 %r4, [%r3];
+  add.u32 %r4, %r4, %r1;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd3, %rd2, %rd3;
+  st.global.u32 [%rd3], %r4;
+  ret;
+ISSUE:
+  mbarrier.arrive.expect_tx.shared.b64 _, [bar], 128;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [stage], [%rd1], 128, [bar];
+  bra.uni WAIT;
+)");
+}
+
+/// The wait loop as nvcc compiles `while (!try_wait(bar, 0));` and as
+/// CUTLASS's ClusterBarrier::wait writes it in inline assembly.
+const char *const kPlainWaitLoop = R"(
+  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+  @!%p2 bra WAIT;
+)";
+const char *const kCutlassWaitLoop = R"(
+  {
+  .reg .pred P1;
+  .reg .b32 %addr;
+  mov.u32 %addr, bar;
+  LAB_WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 P1, [%addr], 0, 10000000;
+  @P1 bra DONE;
+  bra LAB_WAIT;
+  DONE:
+  }
+)";
+
+TEST(PtxEmulatorScheduling, ArrivalAfterTheWaitLoopItsWarpMatesSpinIn) {
+  // Lanes 1-31 fail their try_wait (lane 0 has not arrived); on sm_70 and
+  // later they are scheduled independently of lane 0, which arrives, so
+  // the phase completes and every lane reads the copied words:
+  // out[l] = src[l] + l = 0x1000 + 7 l + l = 0x1000 + 8 l.
+  for (const char *loop : {kPlainWaitLoop, kCutlassWaitLoop}) {
+    auto module = parse(arriveAfterTheLoopPtx(loop));
+    ASSERT_TRUE(module);
+    Device device;
+    uint32_t *src = allocateArray<uint32_t>(device, 32);
+    uint32_t *out = allocateArray<uint32_t>(device, 32);
+    for (uint32_t i = 0; i < 32; ++i)
+      src[i] = 0x1000 + 7 * i;
+    LaunchResult result =
+        launch(device, *module, {addressOf(src), addressOf(out)}, 32);
+    ASSERT_TRUE(result.ok) << result.error;
+    for (uint32_t l = 0; l < 32; ++l)
+      EXPECT_EQ(out[l], 0x1000 + 8 * l) << "lane " << l;
+  }
+}
+
+TEST(PtxEmulatorScheduling, FlagSetAfterTheSpinLoopItsWarpMatesSpinIn) {
+  // The same layout with a global flag instead of an mbarrier: lanes 1-31
+  // spin on it (a whole slice that changes nothing), lane 0 sets it to 40
+  // in the block after the loop. Lane l stores flag + l.
+  auto module = parse(kernelPtx(".param .u64 flag, .param .u64 out", R"(
+  .reg .pred %p<3>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [flag];
+  ld.param.u64 %rd2, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 bra SET;
+SPIN:
+  ld.volatile.global.u32 %r2, [%rd1];
+  setp.eq.u32 %p2, %r2, 0;
+  @%p2 bra SPIN;
+  add.u32 %r2, %r2, %r1;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd3, %rd2, %rd3;
+  st.global.u32 [%rd3], %r2;
+  ret;
+SET:
+  mov.u32 %r3, 40;
+  st.volatile.global.u32 [%rd1], %r3;
+  bra.uni SPIN;
+)"));
+  ASSERT_TRUE(module);
+  Device device;
+  uint32_t *flag = allocateArray<uint32_t>(device, 1);
+  uint32_t *out = allocateArray<uint32_t>(device, 32);
+  LaunchResult result =
+      launch(device, *module, {addressOf(flag), addressOf(out)}, 32);
+  ASSERT_TRUE(result.ok) << result.error;
+  for (uint32_t l = 0; l < 32; ++l)
+    EXPECT_EQ(out[l], 40 + l) << "lane " << l;
+}
+
+TEST(PtxEmulatorScheduling, DeadlockOfDivergedLanesNamesEachPath) {
+  // Lane 0 waits on the second mbarrier (offset 8), which nothing arrives
+  // on, before its arrival on the first (offset 0), where lanes 1-31 wait:
+  // a real deadlock, reported with where each path of the warp waits.
+  auto module = parse(kernelPtx(".param .u64 out", R"(
+  .shared .align 8 .b64 bars[2];
+  .reg .pred %p<4>;
+  .reg .b32 %r<2>;
+  mov.u32 %r1, %tid.x;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 mbarrier.init.shared.b64 [bars], 1;
+  @%p1 mbarrier.init.shared.b64 [bars+8], 1;
+  bar.sync 0;
+  @%p1 bra ISSUE;
+WAIT:
+  mbarrier.try_wait.parity.shared.b64 %p2, [bars], 0;
+  @!%p2 bra WAIT;
+  ret;
+ISSUE:
+  mbarrier.try_wait.parity.shared.b64 %p3, [bars+8], 0;
+  @!%p3 bra ISSUE;
+  mbarrier.arrive.shared.b64 _, [bars];
+  bra.uni WAIT;
+)"));
+  ASSERT_TRUE(module);
+  Device device;
+  uint32_t *out = allocateArray<uint32_t>(device, 1);
+  LaunchResult result = launch(device, *module, {addressOf(out)}, 32);
+  ASSERT_FALSE(result.ok);
+  EXPECT_TRUE(contains(result.error, "deadlock")) << result.error;
+  // The warp's lowest path first, then the others.
+  EXPECT_TRUE(contains(result.error,
+                       "CTA (0,0,0) warp 0 waits on the mbarrier at shared "
+                       "offset 0 (phase 0, parity 0: 1 of 1 arrivals and 0 "
+                       "transaction bytes pending) at line 19 (@!%p2 bra "
+                       "WAIT;) in lanes 1-31; lane 0 waits on the mbarrier "
+                       "at shared offset 8 (phase 0, parity 0: 1 of 1 "
+                       "arrivals and 0 transaction bytes pending) at line 23 "
+                       "(@!%p3 bra ISSUE;)"))
+      << result.error;
+}
+
+TEST(PtxEmulatorScheduling, CollectivesStillNeedTheWholeWarp) {
+  // After lane 0 arrives it executes a bar.sync (barrier.sync.aligned) of
+  // its own while its warp-mates, once their wait passes, execute another:
+  // the aligned barrier needs the warp converged at one instruction.
+  auto module = parse(kernelPtx(".param .u64 out", R"(
+  .shared .align 8 .b64 bar;
+  .reg .pred %p<3>;
+  .reg .b32 %r<2>;
+  mov.u32 %r1, %tid.x;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 mbarrier.init.shared.b64 [bar], 1;
+  bar.sync 0;
+  @%p1 bra ISSUE;
+WAIT:
+  mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+  @!%p2 bra WAIT;
+  bar.sync 0;
+  ret;
+ISSUE:
+  mbarrier.arrive.shared.b64 _, [bar];
+  bar.sync 0;
+  bra.uni WAIT;
+)"));
+  ASSERT_TRUE(module);
+  Device device;
+  uint32_t *out = allocateArray<uint32_t>(device, 1);
+  LaunchResult result = launch(device, *module, {addressOf(out)}, 32);
+  ASSERT_FALSE(result.ok);
+  EXPECT_TRUE(contains(result.error,
+                       "lanes of one warp wait at different collectives "
+                       "(lines 23 and 19): divergent warp-synchronous code"))
+      << result.error;
+}
+
+//===----------------------------------------------------------------------===//
 // PTX as MLIR emits it
 //===----------------------------------------------------------------------===//
 
@@ -559,7 +802,6 @@ TEST(PtxEmulatorMbarrier, Faults) {
 TEST(PtxEmulatorMbarrier, UnsupportedFormsFailToLoad) {
   for (const char *instruction :
        {"setmaxnreg.inc.sync.aligned.u32 250;",
-        "mbarrier.pending_count.b64 %rd1, %rd2;",
         "cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::"
         "complete_tx::bytes [%rd1], [%rd2, {%r1, %r1}], [%rd1];"}) {
     std::string error;

@@ -7,9 +7,12 @@
 //
 // Each test runs a tiny kernel through the PTX emulator and compares what it
 // stored with values worked out by hand from NVIDIA's PTX ISA: the fragment
-// layouts of mma.m16n8k16/k8 and ldmatrix, shfl.sync's lane arithmetic,
-// cvt's rounding, the special cases of ex2/lg2.approx.ftz, max and
-// copysign, and the faults a launch reports. Nothing here is derived from
+// layouts of mma.m16n8k16/k8 and ldmatrix (.x1 to .x4) and stmatrix,
+// shfl.sync's lane arithmetic, cvt's rounding and .satfinite, the special
+// cases of ex2/lg2.approx.ftz, min/max (the canonical NaN) and copysign,
+// the 16-bit float reductions (red.add.noftz), the forms that do nothing
+// here (fence.proxy.tensormap::generic, griddepcontrol), and the faults a
+// launch reports. Nothing here is derived from
 // the emulator's own code: the fragments are built on the host from the
 // ISA's tables and the kernels only move registers in and out.
 //
@@ -194,15 +197,18 @@ unsigned sharedRowOf(unsigned lane) { return (5 * lane + 3) % 32; }
 /// Fills 512 bytes of shared memory (32 rows of 8 b16) from global memory,
 /// then runs ldmatrix.sync.aligned.m8n8.{COUNT}{.trans}.shared.b16 with
 /// lane L addressing row sharedRowOf(L), and checks every lane's registers.
-void checkLdmatrix(unsigned count, bool transposed) {
+void checkLdmatrix(unsigned count, bool transposed,
+                   bool bareX1Register = false) {
   Device device;
   uint16_t *source = allocateArray<uint16_t>(device, 256);
   uint32_t *out = allocateArray<uint32_t>(device, 32 * 4);
   for (unsigned i = 0; i < 256; ++i)
     source[i] = static_cast<uint16_t>(0x1000 + 7 * i);
+  // .x1's register alone or as the ISA writes it, a one-register list.
   std::string destination = count == 4   ? "{%r1, %r2, %r3, %r4}"
                             : count == 2 ? "{%r1, %r2}"
-                                         : "%r1";
+                            : bareX1Register ? "%r1"
+                                             : "{%r1}";
   std::string body =
       "  .shared .align 16 .b8 smem[512];\n"
       "  .reg .b32 %r<12>;\n"
@@ -352,10 +358,66 @@ TEST(PtxEmulatorInstruction, LdmatrixX4Trans) { checkLdmatrix(4, true); }
 TEST(PtxEmulatorInstruction, LdmatrixX2) { checkLdmatrix(2, false); }
 TEST(PtxEmulatorInstruction, LdmatrixX2Trans) { checkLdmatrix(2, true); }
 TEST(PtxEmulatorInstruction, LdmatrixX1) { checkLdmatrix(1, false); }
+TEST(PtxEmulatorInstruction, LdmatrixX1Trans) { checkLdmatrix(1, true); }
+TEST(PtxEmulatorInstruction, LdmatrixX1BareRegister) {
+  checkLdmatrix(1, false, /*bareX1Register=*/true);
+}
 TEST(PtxEmulatorInstruction, StmatrixX4) { checkStmatrix(4, false); }
 TEST(PtxEmulatorInstruction, StmatrixX4Trans) { checkStmatrix(4, true); }
 TEST(PtxEmulatorInstruction, StmatrixX2LeavesTheOtherRows) {
   checkStmatrix(2, false);
+}
+
+TEST(PtxEmulatorInstruction, StmatrixX1) {
+  // stmatrix.sync.aligned.m8n8.x1.shared.b16 [p], {r}: lane l holds row
+  // l / 4, columns 2 (l % 4) and + 1 of the one matrix (low half first);
+  // lanes 0-7 address its rows 0-7 (lane r at shared row 8 - r, counting
+  // in 16-byte rows). Lanes 0-7 then read back the row they addressed.
+  Device device;
+  uint32_t *out = allocateArray<uint32_t>(device, 32 * 4);
+  auto module = parse(kernelPtx(".param .u64 out", R"(
+  .shared .align 16 .b8 smem[256];
+  .reg .pred %p<2>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r0, %laneid;
+  shr.u32 %r1, %r0, 2;
+  and.b32 %r2, %r0, 3;
+  shl.b32 %r2, %r2, 1;
+  mad.lo.u32 %r3, %r1, 8, %r2;
+  add.u32 %r3, %r3, 0x2000;
+  add.u32 %r4, %r3, 1;
+  shl.b32 %r4, %r4, 16;
+  or.b32 %r5, %r3, %r4;
+  mov.u32 %r6, smem;
+  and.b32 %r7, %r0, 7;
+  sub.u32 %r7, 8, %r7;
+  shl.b32 %r7, %r7, 4;
+  add.u32 %r7, %r6, %r7;
+  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r7], {%r5};
+  bar.warp.sync -1;
+  setp.lt.u32 %p1, %r0, 8;
+  @!%p1 bra DONE;
+  ld.shared.v4.b32 {%r8, %r9, %r10, %r11}, [%r7];
+  mul.wide.u32 %rd2, %r0, 16;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.v4.b32 [%rd3], {%r8, %r9, %r10, %r11};
+DONE:
+  ret;
+)"));
+  ASSERT_TRUE(module);
+  LaunchResult result = launch(device, *module, {addressOf(out)}, 32);
+  ASSERT_TRUE(result.ok) << result.error;
+  // Lane l's pair is (0x2000 + 8 (l / 4) + 2 (l % 4)) and + 1: element
+  // (row, col) of the matrix is 0x2000 + 8 row + col, so row r read back
+  // is 0x2000 + 8 r + c for c = 0..7.
+  const uint16_t *rows = reinterpret_cast<const uint16_t *>(out);
+  for (unsigned r = 0; r < 8; ++r)
+    for (unsigned c = 0; c < 8; ++c)
+      EXPECT_EQ(rows[8 * r + c], 0x2000 + 8 * r + c)
+          << "row " << r << " col " << c;
 }
 
 //===----------------------------------------------------------------------===//
@@ -616,6 +678,63 @@ TEST(PtxEmulatorInstruction, CvtRnBf16F32) {
     EXPECT_EQ(out[i], kBFloatCases[i].expected) << kBFloatCases[i].what;
 }
 
+TEST(PtxEmulatorInstruction, CvtRnSatfiniteBf16x2F32) {
+  // cvt.rn.satfinite.bf16x2.f32 d, a, b: a into the upper half, b into the
+  // lower, rounded to nearest even; a result past bf16's largest finite
+  // value 0x7f7f (3.3895e38) is that value with the input's sign, NaN
+  // stays the canonical NaN (PTX ISA, cvt: .satfinite).
+  std::vector<uint32_t> a = {kPlusInf,  kQuietNaN,  kFloatMax,
+                             0x7f7f8000, 0x3fc00000, 0x3f808000};
+  std::vector<uint32_t> b = {kMinusInf,  0x3f800000, 0xff7fffff,
+                             0x7f7f7fff, 0xc0000000, 0x3f818000};
+  std::vector<uint32_t> satfinite =
+      runLanes("  cvt.rn.satfinite.bf16x2.f32 %r3, %f1, %f2;\n", a, b);
+  std::vector<uint32_t> plain =
+      runLanes("  cvt.rn.bf16x2.f32 %r3, %f1, %f2;\n", a, b);
+  ASSERT_EQ(satfinite.size(), 6u);
+  ASSERT_EQ(plain.size(), 6u);
+  EXPECT_EQ(satfinite[0], 0x7f7fff7fu) << "+inf, -inf";
+  EXPECT_EQ(satfinite[1], 0x7fff3f80u) << "NaN, 1";
+  EXPECT_EQ(satfinite[2], 0x7f7fff7fu)
+      << "+-FLT_MAX (round to +-inf, saturated)";
+  EXPECT_EQ(satfinite[3], 0x7f7f7f7fu)
+      << "the tie between 0x7f7f and inf (up to inf, saturated); just below "
+         "it (down to 0x7f7f)";
+  EXPECT_EQ(satfinite[4], 0x3fc0c000u) << "1.5, -2";
+  EXPECT_EQ(satfinite[5], 0x3f803f82u) << "ties to even";
+  EXPECT_EQ(plain[0], 0x7f80ff80u) << "without .satfinite: +inf, -inf";
+  EXPECT_EQ(plain[2], 0x7f80ff80u) << "without .satfinite: +-FLT_MAX";
+  EXPECT_EQ(plain[3], 0x7f807f7fu) << "without .satfinite: the tie";
+}
+
+TEST(PtxEmulatorInstruction, CvtRnSatfiniteF16) {
+  // f16's largest finite value is 0x7bff (65504): 65520 rounds (a tie) to
+  // inf and saturates to it, -1e6 to -65504; the scalar forms the same.
+  std::vector<uint32_t> a = {0x477ff000, kPlusInf, kQuietNaN};
+  std::vector<uint32_t> b = {0xc9742400, 0x3f800000, kMinusInf};
+  std::vector<uint32_t> pair =
+      runLanes("  cvt.rn.satfinite.f16x2.f32 %r3, %f1, %f2;\n", a, b);
+  std::vector<uint32_t> half = runLanes("  cvt.rn.satfinite.f16.f32 %h2, %f1;\n"
+                                        "  cvt.u32.u16 %r3, %h2;\n",
+                                        a);
+  std::vector<uint32_t> bfloat =
+      runLanes("  cvt.rn.satfinite.bf16.f32 %h2, %f1;\n"
+               "  cvt.u32.u16 %r3, %h2;\n",
+               a);
+  ASSERT_EQ(pair.size(), 3u);
+  ASSERT_EQ(half.size(), 3u);
+  ASSERT_EQ(bfloat.size(), 3u);
+  EXPECT_EQ(pair[0], 0x7bfffbffu) << "65520, -1e6";
+  EXPECT_EQ(pair[1], 0x7bff3c00u) << "+inf, 1";
+  EXPECT_EQ(pair[2], 0x7ffffbffu) << "NaN, -inf";
+  EXPECT_EQ(half[0], 0x7bffu) << "65520";
+  EXPECT_EQ(half[1], 0x7bffu) << "+inf";
+  EXPECT_EQ(half[2], 0x7fffu) << "NaN";
+  EXPECT_EQ(bfloat[0], 0x4780u) << "65520 rounds to 65536 in bf16";
+  EXPECT_EQ(bfloat[1], 0x7f7fu) << "+inf";
+  EXPECT_EQ(bfloat[2], 0x7fffu) << "NaN";
+}
+
 TEST(PtxEmulatorInstruction, CvtF32F16) {
   // Widening is exact, subnormals included (they are normal in f32).
   struct {
@@ -705,11 +824,13 @@ TEST(PtxEmulatorInstruction, Lg2ApproxFtz) {
 
 TEST(PtxEmulatorInstruction, MaxMinNaN) {
   // max.f32/min.f32: a NaN operand yields the other operand (NaN only if
-  // both are). With .NaN, a NaN operand yields NaN.
-  std::vector<uint32_t> a = {kQuietNaN, bitsOf(2.0f), kQuietNaN,
-                             bitsOf(-1.0f)};
-  std::vector<uint32_t> b = {bitsOf(2.0f), kQuietNaN, kQuietNaN,
-                             bitsOf(3.0f)};
+  // both are). With .NaN, a NaN operand yields the canonical NaN 0x7fffffff
+  // whatever the NaN's sign and payload (PTX ISA, max: "the result is
+  // canonical NaN if any of the inputs is NaN").
+  std::vector<uint32_t> a = {kQuietNaN,    bitsOf(2.0f), kQuietNaN,
+                             bitsOf(-1.0f), 0xffc00001,   bitsOf(5.0f)};
+  std::vector<uint32_t> b = {bitsOf(2.0f), kQuietNaN,    kQuietNaN,
+                             bitsOf(3.0f), bitsOf(1.0f), 0x7f800001};
   std::vector<uint32_t> max =
       runLanes("  max.f32 %f3, %f1, %f2;\n  mov.b32 %r3, %f3;\n", a, b);
   std::vector<uint32_t> maxNaN =
@@ -718,24 +839,55 @@ TEST(PtxEmulatorInstruction, MaxMinNaN) {
       runLanes("  min.f32 %f3, %f1, %f2;\n  mov.b32 %r3, %f3;\n", a, b);
   std::vector<uint32_t> minNaN =
       runLanes("  min.NaN.f32 %f3, %f1, %f2;\n  mov.b32 %r3, %f3;\n", a, b);
-  ASSERT_EQ(max.size(), 4u);
-  ASSERT_EQ(maxNaN.size(), 4u);
-  ASSERT_EQ(min.size(), 4u);
-  ASSERT_EQ(minNaN.size(), 4u);
+  std::vector<uint32_t> maxNaNFtz = runLanes(
+      "  max.ftz.NaN.f32 %f3, %f1, %f2;\n  mov.b32 %r3, %f3;\n", a, b);
+  ASSERT_EQ(max.size(), 6u);
+  ASSERT_EQ(maxNaN.size(), 6u);
+  ASSERT_EQ(min.size(), 6u);
+  ASSERT_EQ(minNaN.size(), 6u);
+  ASSERT_EQ(maxNaNFtz.size(), 6u);
   EXPECT_EQ(max[0], bitsOf(2.0f)) << "max(NaN, 2)";
   EXPECT_EQ(max[1], bitsOf(2.0f)) << "max(2, NaN)";
   EXPECT_TRUE(std::isnan(floatOf(max[2]))) << "max(NaN, NaN)";
   EXPECT_EQ(max[3], bitsOf(3.0f)) << "max(-1, 3)";
-  EXPECT_TRUE(std::isnan(floatOf(maxNaN[0]))) << "max.NaN(NaN, 2)";
-  EXPECT_TRUE(std::isnan(floatOf(maxNaN[1]))) << "max.NaN(2, NaN)";
-  EXPECT_TRUE(std::isnan(floatOf(maxNaN[2]))) << "max.NaN(NaN, NaN)";
+  EXPECT_EQ(max[4], bitsOf(1.0f)) << "max(-NaN, 1)";
+  EXPECT_EQ(max[5], bitsOf(5.0f)) << "max(5, signalling NaN)";
+  const uint32_t canonical = 0x7fffffff;
+  for (unsigned lane : {0, 1, 2, 4, 5}) {
+    EXPECT_EQ(maxNaN[lane], canonical) << "max.NaN, lane " << lane;
+    EXPECT_EQ(minNaN[lane], canonical) << "min.NaN, lane " << lane;
+    EXPECT_EQ(maxNaNFtz[lane], canonical) << "max.ftz.NaN, lane " << lane;
+  }
   EXPECT_EQ(maxNaN[3], bitsOf(3.0f)) << "max.NaN(-1, 3)";
   EXPECT_EQ(min[0], bitsOf(2.0f)) << "min(NaN, 2)";
   EXPECT_EQ(min[1], bitsOf(2.0f)) << "min(2, NaN)";
   EXPECT_EQ(min[3], bitsOf(-1.0f)) << "min(-1, 3)";
-  EXPECT_TRUE(std::isnan(floatOf(minNaN[0]))) << "min.NaN(NaN, 2)";
-  EXPECT_TRUE(std::isnan(floatOf(minNaN[1]))) << "min.NaN(2, NaN)";
+  EXPECT_EQ(min[4], bitsOf(1.0f)) << "min(-NaN, 1)";
   EXPECT_EQ(minNaN[3], bitsOf(-1.0f)) << "min.NaN(-1, 3)";
+}
+
+TEST(PtxEmulatorInstruction, MaxMinNaNHalves) {
+  // The 16-bit forms, per half (high half from the high 16 bits): with
+  // .NaN a NaN in either operand gives the canonical NaN 0x7fff of f16 and
+  // bf16; without it the other operand. Lane 0: bf16 (NaN, 1) and (2, -3);
+  // lane 1: bf16 (0.5, -NaN) and (0.25, 7); lane 2: f16 (NaN, 1) and
+  // (2, -3).
+  std::vector<uint32_t> a = {0x7fc13f80, 0x3f00ffc0, 0x7e013c00};
+  std::vector<uint32_t> b = {0x4000c040, 0x3e8040e0, 0x4000c200};
+  auto run = [&](const std::string &op) {
+    return runLanes("  " + op + " %r3, %r1, %r2;\n", a, b);
+  };
+  std::vector<uint32_t> maxNaN = run("max.NaN.bf16x2");
+  std::vector<uint32_t> max = run("max.bf16x2");
+  std::vector<uint32_t> minNaN = run("min.NaN.f16x2");
+  ASSERT_EQ(maxNaN.size(), 3u);
+  ASSERT_EQ(max.size(), 3u);
+  ASSERT_EQ(minNaN.size(), 3u);
+  EXPECT_EQ(maxNaN[0], 0x7fff3f80u) << "max.NaN(NaN, 2), max.NaN(1, -3)";
+  EXPECT_EQ(maxNaN[1], 0x3f007fffu) << "max.NaN(0.5, 0.25), max.NaN(-NaN, 7)";
+  EXPECT_EQ(max[0], 0x40003f80u) << "max(NaN, 2), max(1, -3)";
+  EXPECT_EQ(max[1], 0x3f0040e0u) << "max(0.5, 0.25), max(-NaN, 7)";
+  EXPECT_EQ(minNaN[2], 0x7fffc200u) << "f16 min.NaN(NaN, 2), min.NaN(1, -3)";
 }
 
 TEST(PtxEmulatorInstruction, CopysignF32) {
@@ -753,6 +905,139 @@ TEST(PtxEmulatorInstruction, CopysignF32) {
   EXPECT_EQ(out[3], 0x00000000u);
   EXPECT_TRUE(std::isnan(floatOf(out[4])));
   EXPECT_TRUE(out[4] & 0x80000000u) << "the NaN takes a's sign";
+}
+
+//===----------------------------------------------------------------------===//
+// 16-bit float reductions
+//===----------------------------------------------------------------------===//
+
+TEST(PtxEmulatorInstruction, RedAddNoftzHalves) {
+  // red.global.add.noftz.{bf16x2,f16x2,bf16}: each 16-bit half of the word
+  // at [a] plus b's, rounded to nearest even, subnormals kept (PTX ISA,
+  // red: the 16-bit adds require .noftz and do not flush). One thread;
+  // word[i] starts as init[i]. atom returns the old word.
+  auto module = parse(kernelPtx(".param .u64 word", R"(
+  .reg .b16 %h<2>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [word];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.b32 %r1, 0x3f003e80;
+  red.global.add.noftz.bf16x2 [%rd1], %r1;
+  red.global.add.noftz.bf16x2 [%rd1], %r1;
+  mov.b32 %r2, 0x3f803b80;
+  red.global.add.noftz.bf16x2 [%rd1+4], %r2;
+  mov.b32 %r3, 0x3fc03bc0;
+  red.global.add.noftz.bf16x2 [%rd1+4], %r3;
+  mov.b32 %r4, 0x00010003;
+  red.add.noftz.bf16x2 [%rd1+8], %r4;
+  mov.b32 %r5, 0x38003c00;
+  red.global.add.noftz.f16x2 [%rd1+12], %r5;
+  mov.b16 %h1, 0x4040;
+  red.global.add.noftz.bf16 [%rd1+16], %h1;
+  mov.b32 %r6, 0;
+  atom.global.add.noftz.bf16x2 %r7, [%rd1], %r6;
+  st.global.u32 [%rd1+20], %r7;
+  ret;
+)"));
+  ASSERT_TRUE(module);
+  Device device;
+  uint32_t *word = allocateArray<uint32_t>(device, 6);
+  const uint32_t init[6] = {
+      0x3f80c000, // bf16 (1, -2)
+      0x43803f80, // bf16 (256, 1)
+      0x00018001, // bf16 (2^-133, -2^-133): subnormals
+      0x3c006800, // f16 (1, 2048)
+      0xabcd3f80, // bf16 1 in the low half, 0xabcd above it
+      0};
+  for (int i = 0; i < 6; ++i)
+    word[i] = init[i];
+  LaunchResult result = launch(device, *module, {addressOf(word)}, 1);
+  ASSERT_TRUE(result.ok) << result.error;
+  // (1, -2) + 2 (0.5, 0.25) = (2, -1.5).
+  EXPECT_EQ(word[0], 0x4000bfc0u);
+  // (256, 1) + (1, 2^-8) = (257, 1 + 2^-8): both ties, to the even
+  // neighbours 256 and 1; + (1.5, 1.5 2^-8) = (257.5, 1 + 1.5 2^-8),
+  // rounded up to 258 and 1 + 2^-7.
+  EXPECT_EQ(word[1], 0x43813f81u);
+  // (2^-133, -2^-133) + (2^-133, 3 2^-133) = (2 2^-133, 2 2^-133), not
+  // flushed to zero.
+  EXPECT_EQ(word[2], 0x00020002u);
+  // f16 (1, 2048) + (0.5, 1) = (1.5, 2049): 2049 is a tie between 2048 and
+  // 2050, to even: 2048.
+  EXPECT_EQ(word[3], 0x3e006800u);
+  // bf16 1 + 3 = 4 in the low half; the high half untouched.
+  EXPECT_EQ(word[4], 0xabcd4080u);
+  // atom's old value: word[0] before it added (0, 0).
+  EXPECT_EQ(word[5], 0x4000bfc0u);
+}
+
+//===----------------------------------------------------------------------===//
+// Forms with nothing to do here: the tensormap proxy fence, grid dependency
+//===----------------------------------------------------------------------===//
+
+TEST(PtxEmulatorInstruction, TensormapFenceAndGridDependencyControl) {
+  // fence.proxy.tensormap::generic (release; acquire of a 128-byte map in
+  // global memory) and griddepcontrol.wait/.launch_dependents run and do
+  // nothing: the emulator reads a tensor map from memory when a copy
+  // issues, and launches a grid after the one before it completed.
+  auto kernel = [](const std::string &acquired) {
+    return kernelPtx(".param .u64 map, .param .u64 out",
+                     "  .shared .align 16 .b8 smem[128];\n"
+                     "  .reg .b32 %r<2>;\n"
+                     "  .reg .b64 %rd<4>;\n"
+                     "  griddepcontrol.wait;\n"
+                     "  ld.param.u64 %rd1, [map];\n"
+                     "  ld.param.u64 %rd2, [out];\n"
+                     "  mov.u64 %rd3, smem;\n"
+                     "  cvta.shared.u64 %rd3, %rd3;\n"
+                     "  fence.proxy.tensormap::generic.release.gpu;\n"
+                     "  fence.proxy.tensormap::generic.acquire.gpu [" +
+                         acquired +
+                         "], 128;\n"
+                         "  fence.proxy.tensormap::generic.acquire.cta [" +
+                         acquired +
+                         "+0], 128;\n"
+                         "  mov.u32 %r1, 9;\n"
+                         "  st.global.u32 [%rd2], %r1;\n"
+                         "  griddepcontrol.launch_dependents;\n"
+                         "  ret;\n");
+  };
+  Device device;
+  uint8_t *map = allocateArray<uint8_t>(device, 128);
+  uint32_t *out = allocateArray<uint32_t>(device, 1);
+  auto inGlobal = parse(kernel("%rd1"));
+  ASSERT_TRUE(inGlobal);
+  LaunchResult result =
+      launch(device, *inGlobal, {addressOf(map), addressOf(out)}, 32);
+  ASSERT_TRUE(result.ok) << result.error;
+  EXPECT_EQ(out[0], 9u);
+  // The acquire's address must be 128 bytes of global memory.
+  auto inShared = parse(kernel("%rd3"));
+  ASSERT_TRUE(inShared);
+  result = launch(device, *inShared, {addressOf(map), addressOf(out)}, 32);
+  EXPECT_FALSE(result.ok);
+  EXPECT_NE(result.error.find("fence.proxy.tensormap::generic.acquire of an "
+                              "address that is not 128 bytes of global "
+                              "memory"),
+            std::string::npos)
+      << result.error;
+  uint8_t *shortMap = allocateArray<uint8_t>(device, 64);
+  result = launch(device, *inGlobal, {addressOf(shortMap), addressOf(out)}, 32);
+  EXPECT_FALSE(result.ok) << "a 64-byte allocation";
+  // The acquire needs its size, 128; the fence needs .acquire or .release.
+  for (const char *form :
+       {"fence.proxy.tensormap::generic.acquire.gpu [%rd1], 64;",
+        "fence.proxy.tensormap::generic.gpu;"}) {
+    std::string error;
+    auto module = parseModule(
+        kernelPtx(".param .u64 map", std::string("  .reg .b64 %rd<2>;\n"
+                                                 "  ld.param.u64 %rd1, [map];\n"
+                                                 "  ") +
+                                         form + "\n  ret;\n"),
+        error);
+    EXPECT_FALSE(module) << form;
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -964,8 +1249,9 @@ TEST(PtxEmulatorProfile, BankConflictsAndSectors) {
 
 /// Two CTAs of one thread: CTA 1 writes data then raises a flag; CTA 0
 /// spins on the flag (an atomic), then reads the data. WRITERFENCE puts
-/// membar.gl between CTA 1's data and its flag.
-std::string flagHandoffPtx(bool writerFence) {
+/// membar.gl (or FENCE) between CTA 1's data and its flag.
+std::string flagHandoffPtx(bool writerFence,
+                           const std::string &fence = "membar.gl") {
   std::string body = "  .reg .pred %p<3>;\n"
                      "  .reg .b32 %r<4>;\n"
                      "  .reg .b64 %rd<4>;\n"
@@ -979,7 +1265,7 @@ std::string flagHandoffPtx(bool writerFence) {
                      "  mov.u32 %r2, 42;\n"
                      "  st.global.u32 [%rd1], %r2;\n";
   if (writerFence)
-    body += "  membar.gl;\n";
+    body += "  " + fence + ";\n";
   body += "  atom.global.add.u32 %r3, [%rd2], 1;\n"
           "  ret;\n"
           "READER:\n"
@@ -1021,6 +1307,27 @@ TEST(PtxEmulatorFault, UnorderedReadOfAnotherCtasWrite) {
                 std::string::npos)
           << result.error;
     }
+  }
+  // Neither a tensormap proxy fence nor griddepcontrol is a memory fence.
+  for (const char *notAFence : {"fence.proxy.tensormap::generic.release.gpu",
+                                "griddepcontrol.wait"}) {
+    Device device;
+    uint32_t *data = allocateArray<uint32_t>(device, 2);
+    uint32_t *flag = allocateArray<uint32_t>(device, 1);
+    auto module = parse(flagHandoffPtx(true, notAFence));
+    ASSERT_TRUE(module);
+    const Kernel *kernel = module->findKernel("k");
+    LaunchShape shape;
+    shape.grid = {2, 1, 1};
+    shape.block = {1, 1, 1};
+    shape.residentCtas = 2;
+    LaunchResult result = device.launch(
+        *kernel, shape,
+        packParameters(*kernel, {addressOf(data), addressOf(flag)}));
+    EXPECT_FALSE(result.ok) << notAFence;
+    EXPECT_NE(result.error.find("reads global memory that CTA 1 wrote"),
+              std::string::npos)
+        << notAFence << ": " << result.error;
   }
 }
 

@@ -13,8 +13,8 @@
 // k-steps, each descriptor advanced 32 bytes along the swizzled rows, as
 // FlashAttention-3's kernels do; cuTensorMapEncodeTiled's argument checks;
 // tensor stores, which skip what lies outside the tensor and keep their
-// shared source until their group is retired; and the faults of misused
-// tensor copies. The map may be given by its parameter's generic address
+// shared source until their group is retired; prefetches, which check
+// their map and copy nothing; and the faults of misused tensor copies. The map may be given by its parameter's generic address
 // and the destination by its shared::cluster address, as LLVM emits them.
 //
 //===----------------------------------------------------------------------===//
@@ -196,8 +196,26 @@ void expectOverhangingBox(const std::string &body) {
   EXPECT_EQ(result.profile.globalRequests, 2u);
 }
 
+/// kBoxPtx with the box prefetched to L2 first, as a kernel issues
+/// cp.async.bulk.prefetch.tensor ahead of the copy: a hint that leaves every
+/// byte (and the profile's tensor loads) as they were.
+std::string boxPtxWithPrefetch() {
+  std::string ptx = kBoxPtx;
+  std::string copy = "cp.async.bulk.tensor";
+  ptx.insert(ptx.find(copy),
+             "cp.async.bulk.prefetch.tensor.2d.L2.global.tile [map, {%r8, "
+             "%r9}];\n"
+             "  cp.async.bulk.prefetch.tensor.2d.L2.global.L2::cache_hint "
+             "[map, {%r9, %r8}], %rd4;\n  ");
+  return ptx;
+}
+
 TEST(PtxEmulatorTensorCopy, OverhangingBoxIsSwizzledAndZeroFilled) {
   expectOverhangingBox(kBoxPtx);
+}
+
+TEST(PtxEmulatorTensorCopy, PrefetchChangesNothing) {
+  expectOverhangingBox(boxPtxWithPrefetch());
 }
 
 TEST(PtxEmulatorTensorCopy, TensorMapByItsGenericParameterAddress) {
@@ -570,6 +588,22 @@ TEST(PtxEmulatorTensorCopy, Faults) {
   EXPECT_NE(run(kernelPtx(parameters, threeD), true)
                 .find("a 3-d copy of a rank-2 tensor map"),
             std::string::npos);
+  // A prefetch of a map the encoder did not write, or of another rank.
+  std::string prefetch = boxPtxWithPrefetch();
+  EXPECT_NE(run(kernelPtx(parameters, prefetch), false)
+                .find("the tensor map was not encoded by "
+                      "cuTensorMapEncodeTiled"),
+            std::string::npos);
+  std::string prefetch3d = prefetch;
+  prefetch3d.replace(prefetch3d.find("tensor.2d"), 9, "tensor.3d");
+  prefetch3d.replace(prefetch3d.find("{%r8, %r9}"), 10, "{%r8, %r9, %r9}");
+  std::string error3d = run(kernelPtx(parameters, prefetch3d), true);
+  EXPECT_NE(error3d.find("a 3-d copy of a rank-2 tensor map"),
+            std::string::npos)
+      << error3d;
+  EXPECT_NE(error3d.find("cp.async.bulk.prefetch.tensor.3d"),
+            std::string::npos)
+      << error3d;
   // A destination off the 128-byte grid.
   std::string shifted = box;
   shifted.replace(shifted.find("[smem], [map"), 12, "[smem+64], [map");

@@ -133,6 +133,17 @@ constexpr uint64_t ToGlobal = 1ull << 33, Read = 1ull << 34;
 /// fence.proxy.async: orders the thread's generic-proxy accesses with the
 /// async proxy's.
 constexpr uint64_t ProxyAsync = 1ull << 35;
+/// cvt's .satfinite: an infinite result becomes the format's largest finite
+/// value of the same sign.
+constexpr uint64_t Satfinite = 1ull << 36;
+/// cp.async.bulk.prefetch.tensor (a CpAsyncBulkTensor that copies nothing).
+constexpr uint64_t Prefetch = 1ull << 37;
+/// fence.proxy.tensormap::generic (a Fence that orders only the tensormap
+/// proxy, which the emulator does not have).
+constexpr uint64_t ProxyTensormap = 1ull << 38;
+/// griddepcontrol.wait and .launch_dependents (a Fence without effect: no
+/// programmatic dependent launch).
+constexpr uint64_t GridDependency = 1ull << 39;
 } // namespace mod
 
 enum class Compare : uint8_t {
