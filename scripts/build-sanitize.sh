@@ -11,8 +11,12 @@ build="${ATTN_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
 
 "$root/scripts/install-deps.sh"
 # ccache keys on paths relative to the checkout: a fresh clone (CI) reuses
-# the objects of another checkout's build-sanitize/.
+# the objects of another checkout's build-sanitize/. With debug information
+# ccache also hashes the working directory unless told not to, which made
+# every fresh clone compile build-sanitize/ from scratch; the price is a
+# compilation directory in the line tables that may name another checkout.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 if [ ! -f "$build/build.ninja" ]; then
   # -O1 and line tables: readable sanitizer stacks at a fraction of the
   # compile time of full debug information. NDEBUG stays defined as in

@@ -39,7 +39,11 @@ declare -A max_len=([mlir]=16384 [npy]=4096 [manifest]=16384 [bundle]=16384 [cap
 # busy cores (their speeds differ by 10^3), but mlir's, whose 647 seeds (the
 # lit suite's inputs, some through attn-to-ptx under ASan) take minutes and
 # are the most valuable part of its run.
-declare -A check_runs=([mlir]=1000 [npy]=100000 [manifest]=50000 [bundle]=10000 [capi]=100 [ptx]=20000)
+# capi's 0: its seeds are replayed, not mutated. Each of its inputs compiles
+# an attention through the JIT, whose addresses and threads vary from run
+# to run and steer libFuzzer's mutations (measured: two runs of 100 inputs
+# ended with different corpora); scripts/fuzz.sh fuzzes it.
+declare -A check_runs=([mlir]=1000 [npy]=100000 [manifest]=50000 [bundle]=10000 [capi]=0 [ptx]=20000)
 
 usage() {
   sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
@@ -50,29 +54,53 @@ build() {
   "$root/scripts/build-sanitize.sh" attn-fuzzers
 }
 
+# Runs "$@" with nothing open but standard input (/dev/null), output and
+# error: libFuzzer's comparison tracing feeds the values the code compares,
+# file descriptors among them, to its mutations.
+with_standard_files_only() {
+  (
+    for fd in /proc/"$BASHPID"/fd/*; do
+      fd="${fd##*/}"
+      if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec "$@" </dev/null
+  )
+}
+
 # fuzz MODE TARGET: replay test/Fuzz/crashes/TARGET/*, then fuzz it as MODE
 # (run or check) says.
 fuzz() {
-  local mode="$1" target="$2" fuzzer="$build/bin/attn-fuzz-$2"
+  local mode="$1" target="$2" top="$root" bin="$build"
+  local launcher=()
+  if [ "$mode" = check ]; then
+    # The same addresses every run and on every machine: address
+    # randomisation off, and a stack that starts the same, so paths
+    # relative to the checkout and a fixed environment (pointer-keyed maps
+    # in MLIR iterate by address, and alignment steers copies: both steer
+    # coverage, and so the mutations), and the same open files (under
+    # ctest and in a shell they differed, and so did npy's corpus).
+    cd "$root"
+    top=. bin="$(realpath -m --relative-to="$root" "$build")"
+    launcher=(with_standard_files_only env -i HOME=/ PATH=/usr/bin:/bin
+      "ASAN_SYMBOLIZER_PATH=$ASAN_SYMBOLIZER_PATH" "ASAN_OPTIONS=$ASAN_OPTIONS"
+      "UBSAN_OPTIONS=$UBSAN_OPTIONS" "LSAN_OPTIONS=${LSAN_OPTIONS//$root\//}")
+    setarch "$(uname -m)" -R true 2>/dev/null && launcher+=(setarch "$(uname -m)" -R)
+  fi
+  local fuzzer="$bin/bin/attn-fuzz-$target"
   [ -n "${max_len[$target]:-}" ] || { echo "fuzz.sh: no target '$target'" >&2; return 2; }
   [ -x "$fuzzer" ] || { echo "fuzz.sh: $fuzzer is not built (scripts/fuzz.sh build)" >&2; return 2; }
-  local work="$build/test/Fuzz" crashes="$root/test/Fuzz/crashes/$target"
+  local work="$bin/test/Fuzz" crashes="$top/test/Fuzz/crashes/$target"
   local corpus="$work/corpus/$target" artifacts="$work/artifacts/$target"
   local log="$work/logs/$target.log"
   # -timeout: one input may take this long (attn-to-ptx under ASan takes
   # about a second); -rss_limit_mb: MLIR contexts and ASan's quarantine.
   local options=(-timeout=60 -rss_limit_mb=4096 "-max_len=${max_len[$target]}"
-    "-dict=$root/test/Fuzz/$target.dict")
-  local launcher=()
+    "-dict=$top/test/Fuzz/$target.dict")
   if [ "$mode" = check ]; then
     # A fresh corpus, a fixed seed and count, no reloading of the corpus
-    # (libFuzzer rereads it every second), and the same addresses every run
-    # (pointer-keyed maps in MLIR iterate by address, which steers
-    # coverage and so the mutations).
+    # (libFuzzer rereads it every second).
     corpus="$work/check-corpus/$target" log="$work/logs/$target-check.log"
     rm -rf "$corpus"
-    options+=(-seed=1 "-runs=${check_runs[$target]}" -reload=0)
-    setarch "$(uname -m)" -R true 2>/dev/null && launcher=(setarch "$(uname -m)" -R)
   fi
   mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
 
@@ -87,15 +115,26 @@ fuzz() {
     fi
     echo "attn-fuzz-$target: ${#kept[@]} kept crash input(s) replayed, none crashes"
   fi
+  local seeds=()
+  for dir in "$top/test/Fuzz/seeds/$target" "$work/seeds/$target"; do
+    [ -d "$dir" ] && seeds+=("$dir")
+  done
   if [ "$mode" = run ]; then
     [ "$seconds" -gt 0 ] || return 0
     options+=(-max_total_time="$seconds")
+  elif [ "${check_runs[$target]}" -gt 0 ]; then
+    options+=(-seed=1 "-runs=${check_runs[$target]}" -reload=0)
+  else
+    local inputs=()
+    mapfile -t inputs < <(find "${seeds[@]}" -type f ! -name '.*' | sort)
+    if ! "${launcher[@]}" "$fuzzer" "${options[@]}" "${inputs[@]}" >"$log" 2>&1; then
+      tail -60 "$log"
+      echo "attn-fuzz-$target: a seed crashes (log: $log)"
+      return 1
+    fi
+    echo "attn-fuzz-$target: ${#inputs[@]} seeds replayed, none crashes (not mutated)"
+    return 0
   fi
-
-  local seeds=()
-  for dir in "$root/test/Fuzz/seeds/$target" "$work/seeds/$target"; do
-    [ -d "$dir" ] && seeds+=("$dir")
-  done
   rm -f "$artifacts"/*
   local status=0
   "${launcher[@]}" "$fuzzer" "${options[@]}" -print_final_stats=1 \
