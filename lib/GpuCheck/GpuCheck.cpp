@@ -7,6 +7,8 @@
 
 #include "attn/GpuCheck/GpuCheck.h"
 
+#include "HostReference.h"
+
 #include "attn/Reference/ErrorMetrics.h"
 #include "attn/Runtime/CudaDriver.h"
 #include "attn/Support/HalfFloat.h"
@@ -27,34 +29,12 @@
 using namespace attn::gpucheck;
 using namespace attn::runtime;
 using attnrt::Status;
+using attn::gpucheck::reference::Problem;
 
 /// The PTX of ReferenceKernels.cu, embedded at build time.
 extern const char attnReferenceKernelsPtx[];
 
 namespace {
-
-/// The parameter block of attn_reference_<t>; its layout is that of
-/// `Problem` in ReferenceKernels.cu.
-struct ReferenceProblem {
-  int32_t batch, queryHeads, kvHeads, queryLen, keyLen, headDim, valueDim;
-  float scale;
-  int32_t causal, hasWindow;
-  int64_t windowLeft, windowRight;
-  int32_t naive;
-  /// 0 without a softcap.
-  float softcap;
-  /// The mask operand's strides of batch and head (0 where it broadcasts);
-  /// its rows are Sk apart.
-  int64_t maskBatchStride, maskHeadStride;
-  /// -1 without a mask operand, else its attnrtDType.
-  int32_t maskType;
-  /// The block mask's strides of batch and head (0 where it broadcasts);
-  /// its rows are ceil(Sk / blockMaskKeys) apart.
-  int64_t blockMaskBatchStride, blockMaskHeadStride;
-  /// Its blocks; 0 without a block mask parameter.
-  int32_t blockMaskRows, blockMaskKeys;
-};
-static_assert(sizeof(ReferenceProblem) == 112, "layout of Problem");
 
 Status driverError(const CudaDriver &d, CUresult result,
                    const std::string &what) {
@@ -108,8 +88,24 @@ Status referenceFunction(const CudaDriver &d, const std::string &name,
   return Status();
 }
 
-Status fillNormal(const CudaDriver &d, attnrtDType dtype, CUdeviceptr data,
-                  uint64_t count, uint64_t seed) {
+/// Whether the check's inputs and reference are computed on the host
+/// (CheckOptions::reference).
+bool checksOnHost(const CheckOptions &options, const CudaDriver &d) {
+  return options.reference == ReferenceSide::Host ||
+         (options.reference == ReferenceSide::Automatic && d.emulated);
+}
+
+/// COUNT seeded standard-normal values of format DTYPE at DATA: by
+/// attn_fill_normal_<t>, or computed ON_HOST and copied.
+Status fillNormal(const CudaDriver &d, attnrtContext context, bool onHost,
+                  attnrtDType dtype, CUdeviceptr data, uint64_t count,
+                  uint64_t seed) {
+  if (onHost) {
+    std::vector<uint8_t> values(count * attnrtDTypeSize(dtype));
+    fillNormalOnHost(dtype, values.data(), count, seed);
+    return Status::of(
+        attnrtCopyToDevice(context, data, values.data(), values.size()));
+  }
   CUfunction function;
   CHECK_STATUS(referenceFunction(
       d, std::string("attn_fill_normal_") + attnrtDTypeName(dtype), function));
@@ -352,7 +348,7 @@ std::vector<int32_t> keyLengthsOf(const HostInputs &host, int64_t batch,
 /// Q, K and V from `host` or seeded random values, the mask, the block mask
 /// and the key lengths (when the kernel has them) from `host`, NaN in K and
 /// V past the key lengths, and NaN in the outputs.
-Status fillInputs(const CudaDriver &d, attnrtContext context,
+Status fillInputs(const CudaDriver &d, attnrtContext context, bool onHost,
                   const Layout &layout, const HostInputs &host, uint64_t seed,
                   TensorSet &set) {
   const void *given[] = {host.query, host.key, host.value};
@@ -361,7 +357,8 @@ Status fillInputs(const CudaDriver &d, attnrtContext context,
       CHECK_STATUS(Status::of(attnrtCopyToDevice(
           context, set.buffers[i].data(), given[i], layout.bytes(i))));
     else
-      CHECK_STATUS(fillNormal(d, layout.params[i].dtype, set.buffers[i].data(),
+      CHECK_STATUS(fillNormal(d, context, onHost, layout.params[i].dtype,
+                              set.buffers[i].data(),
                               layout.elements(i), seed + i));
   }
   std::pair<int32_t, const void *> hostOnly[] = {
@@ -408,12 +405,97 @@ OutputCheck compareRepeat(const std::vector<float> &out,
   return check;
 }
 
-/// O and LSE of the reference attention (f32) for the inputs of SET.
+/// The reference's description of the attention of REPORT and LAYOUT.
+Problem problemOf(const Layout &layout, const KernelReport &report,
+                  bool naive) {
+  Problem problem = {static_cast<int32_t>(report.sizes.batch),
+                     static_cast<int32_t>(report.sizes.queryHeads),
+                     static_cast<int32_t>(report.sizes.kvHeads),
+                     static_cast<int32_t>(report.sizes.queryLen),
+                     static_cast<int32_t>(report.sizes.keyLen),
+                     static_cast<int32_t>(report.sizes.headDim),
+                     static_cast<int32_t>(report.sizes.valueDim),
+                     static_cast<float>(report.attention.scale),
+                     report.attention.causal,
+                     report.attention.hasWindow,
+                     report.attention.windowLeft,
+                     report.attention.windowRight,
+                     naive ? 1 : 0,
+                     static_cast<float>(report.attention.softcap),
+                     0,
+                     0,
+                     -1,
+                     0,
+                     0,
+                     0,
+                     0};
+  // A mask and a block mask are contiguous [B or 1, Hq or 1, rows, columns]:
+  // their batch and head strides, 0 where the dimension broadcasts.
+  auto broadcastStrides = [](const attnrtParamInfo &param) {
+    int64_t plane = param.sizes[2] * param.sizes[3];
+    return std::make_pair(param.sizes[0] == 1 ? 0 : param.sizes[1] * plane,
+                          param.sizes[1] == 1 ? 0 : plane);
+  };
+  if (layout.mask >= 0) {
+    const attnrtParamInfo &mask = layout.params[layout.mask];
+    std::tie(problem.maskBatchStride, problem.maskHeadStride) =
+        broadcastStrides(mask);
+    problem.maskType = static_cast<int32_t>(mask.dtype);
+  }
+  if (layout.blockMask >= 0) {
+    std::tie(problem.blockMaskBatchStride, problem.blockMaskHeadStride) =
+        broadcastStrides(layout.params[layout.blockMask]);
+    problem.blockMaskRows =
+        static_cast<int32_t>(report.attention.blockMaskRows);
+    problem.blockMaskKeys =
+        static_cast<int32_t>(report.attention.blockMaskKeys);
+  }
+  return problem;
+}
+
+/// O and LSE of the reference attention (f32) for the inputs of SET, on the
+/// host from copies of them.
+Status runReferenceOnHost(attnrtContext context, const Layout &layout,
+                          const TensorSet &set, const KernelReport &report,
+                          const Problem &problem, std::vector<float> &out,
+                          std::vector<float> &lse) {
+  std::vector<uint8_t> host[kMaxParams];
+  auto copy = [&](int32_t index) -> Status {
+    if (index < 0)
+      return Status();
+    host[index].resize(layout.bytes(index));
+    return Status::of(attnrtCopyToHost(context, host[index].data(),
+                                       set.buffers[index].data(),
+                                       host[index].size()));
+  };
+  for (int32_t index : {0, 1, 2, layout.keyLengths, layout.mask,
+                        layout.blockMask})
+    CHECK_STATUS(copy(index));
+  auto data = [&](int32_t index) -> const void * {
+    return index >= 0 ? host[index].data() : nullptr;
+  };
+  int64_t rows =
+      report.sizes.batch * report.sizes.queryHeads * report.sizes.queryLen;
+  out.assign(rows * report.sizes.valueDim, 0.0f);
+  lse.assign(rows, 0.0f);
+  referenceOnHost(report.dtype, data(0), data(1), data(2),
+                  static_cast<const int32_t *>(data(layout.keyLengths)),
+                  data(layout.mask),
+                  static_cast<const uint8_t *>(data(layout.blockMask)),
+                  problem, out.data(), lse.data());
+  return Status();
+}
+
+/// O and LSE of the reference attention (f32) for the inputs of SET: by
+/// attn_reference_<t>, or ON_HOST.
 Status runReference(const CudaDriver &d, attnrtContext context,
-                    const attnrtDeviceInfo &device, const Layout &layout,
-                    const TensorSet &set, const KernelReport &report,
-                    bool naive, std::vector<float> &out,
-                    std::vector<float> &lse) {
+                    const attnrtDeviceInfo &device, bool onHost,
+                    const Layout &layout, const TensorSet &set,
+                    const KernelReport &report, bool naive,
+                    std::vector<float> &out, std::vector<float> &lse) {
+  Problem problem = problemOf(layout, report, naive);
+  if (onHost)
+    return runReferenceOnHost(context, layout, set, report, problem, out, lse);
   CUfunction function;
   CHECK_STATUS(referenceFunction(
       d, std::string("attn_reference_") + attnrtDTypeName(report.dtype),
@@ -438,48 +520,6 @@ Status runReference(const CudaDriver &d, attnrtContext context,
   attnrt::DeviceBuffer outBuffer, lseBuffer;
   CHECK_STATUS(outBuffer.allocate(context, rows * report.sizes.valueDim * 4));
   CHECK_STATUS(lseBuffer.allocate(context, rows * 4));
-  ReferenceProblem problem = {static_cast<int32_t>(report.sizes.batch),
-                              static_cast<int32_t>(report.sizes.queryHeads),
-                              static_cast<int32_t>(report.sizes.kvHeads),
-                              static_cast<int32_t>(report.sizes.queryLen),
-                              static_cast<int32_t>(report.sizes.keyLen),
-                              static_cast<int32_t>(report.sizes.headDim),
-                              static_cast<int32_t>(report.sizes.valueDim),
-                              static_cast<float>(report.attention.scale),
-                              report.attention.causal,
-                              report.attention.hasWindow,
-                              report.attention.windowLeft,
-                              report.attention.windowRight,
-                              naive ? 1 : 0,
-                              static_cast<float>(report.attention.softcap),
-                              0,
-                              0,
-                              -1,
-                              0,
-                              0,
-                              0,
-                              0};
-  // A mask and a block mask are contiguous [B or 1, Hq or 1, rows, columns]:
-  // their batch and head strides, 0 where the dimension broadcasts.
-  auto broadcastStrides = [](const attnrtParamInfo &param) {
-    int64_t plane = param.sizes[2] * param.sizes[3];
-    return std::make_pair(param.sizes[0] == 1 ? 0 : param.sizes[1] * plane,
-                          param.sizes[1] == 1 ? 0 : plane);
-  };
-  if (layout.mask >= 0) {
-    const attnrtParamInfo &mask = layout.params[layout.mask];
-    std::tie(problem.maskBatchStride, problem.maskHeadStride) =
-        broadcastStrides(mask);
-    problem.maskType = static_cast<int32_t>(mask.dtype);
-  }
-  if (layout.blockMask >= 0) {
-    std::tie(problem.blockMaskBatchStride, problem.blockMaskHeadStride) =
-        broadcastStrides(layout.params[layout.blockMask]);
-    problem.blockMaskRows =
-        static_cast<int32_t>(report.attention.blockMaskRows);
-    problem.blockMaskKeys =
-        static_cast<int32_t>(report.attention.blockMaskKeys);
-  }
   CUdeviceptr q = set.buffers[0].data(), k = set.buffers[1].data(),
               v = set.buffers[2].data(), o = outBuffer.data(),
               l = lseBuffer.data(),
@@ -676,7 +716,8 @@ Status bench(const CudaDriver &d, attnrtContext context,
     auto set = std::make_unique<TensorSet>();
     CHECK_STATUS(allocateSet(context, layout, *set));
     CHECK_STATUS(
-        fillInputs(d, context, layout, others, options.seed + 3 * s, *set));
+        fillInputs(d, context, checksOnHost(options, d), layout, others,
+                   options.seed + 3 * s, *set));
     extra.push_back(std::move(set));
   }
   auto tensorsOf = [&](int i) {
@@ -831,7 +872,9 @@ Status runAndCheck(attnrtContext context, attnrtKernel kernel,
   }
   TensorSet set;
   CHECK_STATUS(allocateSet(context, layout, set));
-  CHECK_STATUS(fillInputs(d, context, layout, launchInputs, options.seed, set));
+  const bool onHost = checksOnHost(options, d);
+  CHECK_STATUS(fillInputs(d, context, onHost, layout, launchInputs,
+                          options.seed, set));
   CHECK_STATUS(Status::of(
       attnrtKernelGetGrid(kernel, set.tensors, layout.count, report.grid)));
   CHECK_STATUS(
@@ -883,14 +926,14 @@ Status runAndCheck(attnrtContext context, attnrtKernel kernel,
         "(attn-run --write-reference) or with attn-run --device=gpu";
   } else if (options.check) {
     std::vector<float> exactOut, exactLse, naiveOut, naiveLse;
-    CHECK_STATUS(runReference(d, context, device, layout, set, report, false,
-                              exactOut, exactLse));
+    CHECK_STATUS(runReference(d, context, device, onHost, layout, set, report,
+                              false, exactOut, exactLse));
     bool half = report.dtype != ATTNRT_F32 ||
                 layout.params[3].dtype != ATTNRT_F32;
     bool useNaive = half && !options.tolerance;
     if (useNaive)
-      CHECK_STATUS(runReference(d, context, device, layout, set, report, true,
-                                naiveOut, naiveLse));
+      CHECK_STATUS(runReference(d, context, device, onHost, layout, set,
+                                report, true, naiveOut, naiveLse));
     report.checks.push_back(compareWithGpuReference(
         "O", report.out, exactOut, useNaive ? &naiveOut : nullptr, report.dtype,
         options.tolerance));
@@ -1180,7 +1223,9 @@ Status attn::gpucheck::benchGradientKernel(attnrtContext context,
         CHECK_STATUS(Status::of(attnrtCopyToDevice(
             context, set->buffers[i].data(), host, params.bytes(i))));
       else if (params.isInput(i))
-        CHECK_STATUS(fillNormal(*driver, param.dtype, set->buffers[i].data(),
+        CHECK_STATUS(fillNormal(*driver, context,
+                                checksOnHost(options, *driver), param.dtype,
+                                set->buffers[i].data(),
                                 params.elements(i),
                                 options.seed + kGradMaxParams * s + i));
     }

@@ -243,6 +243,11 @@ void appendProfile(const Kernel &kernel, const LaunchShape &shape,
 
 extern "C" {
 
+/// Tells libattnrt's callers that kernels run on the host (CudaDriver's
+/// `emulated`): the kernel check computes its reference there.
+__attribute__((visibility("default"))) extern const char attnEmulatedDriver[] =
+    "attn-mlir PTX emulator";
+
 CUresult cuInit(unsigned flags) {
   if (flags != 0)
     return cu::kErrorInvalidValue;

@@ -105,6 +105,7 @@ OpenedDriver open() {
   d.cuTensorMapEncodeTiled =
       reinterpret_cast<decltype(d.cuTensorMapEncodeTiled)>(
           dlsym(library, "cuTensorMapEncodeTiled"));
+  d.emulated = dlsym(library, "attnEmulatedDriver") != nullptr;
   if (CUresult result = d.cuInit(0); result != cu::kSuccess) {
     e = "the CUDA driver (" + std::string(path) +
         ") failed to initialise: " + describeCudaError(d, result);

@@ -47,6 +47,11 @@ const char *kUsage =
     "  --device=N          CUDA device (default 0)\n"
     "  --seed=N            seed of the inputs (default 1)\n"
     "  --no-check          do not compute the reference\n"
+    "  --reference=SIDE    where the seeded inputs and the f32 reference\n"
+    "                      are computed: device (the GPU reference\n"
+    "                      kernels) or host (the same code, compiled for\n"
+    "                      the host); default: host on the PTX emulator,\n"
+    "                      device otherwise\n"
     "  --tolerance=X       relative L2 tolerance (default: 1e-5 for f32,\n"
     "                      twice a naive 16-bit attention's error; a\n"
     "                      reference case's own)\n"
@@ -216,6 +221,13 @@ int main(int argc, char **argv) {
     } else if (arg == "--emulator") {
       // libattnrt opens the driver ATTNRT_LIBCUDA names on first use.
       setenv("ATTNRT_LIBCUDA", "emulator", 1);
+    } else if (value("--reference", text)) {
+      if (text == "device")
+        options.reference = ReferenceSide::Device;
+      else if (text == "host")
+        options.reference = ReferenceSide::Host;
+      else
+        return fail("--reference wants device or host, not '" + text + "'");
     } else if (value("--kernel", text)) {
       kernels.push_back(text);
     } else if (value("--csv", text)) {

@@ -31,9 +31,23 @@
 
 namespace attn::gpucheck {
 
+/// Where the check's own work runs: the seeded inputs and the reference
+/// attention (lib/GpuCheck/ReferenceRow.h, one code for both sides).
+enum class ReferenceSide {
+  /// The host where the driver is the PTX emulator (there the reference
+  /// kernels cost ten to a hundred times the checked kernel's
+  /// instructions), the device otherwise.
+  Automatic,
+  /// The GPU reference kernels (ReferenceKernels.cu).
+  Device,
+  /// The same computation compiled for the host, on the inputs copied back.
+  Host,
+};
+
 struct CheckOptions {
   /// Seed of the random inputs (Q, K and V get seed, seed+1, seed+2).
   uint64_t seed = 1;
+  ReferenceSide reference = ReferenceSide::Automatic;
   bool check = true;
   /// Relative L2 tolerance; default as on the CPU backend: 1e-5 for f32,
   /// twice the error of a naive attention in the same 16-bit format.

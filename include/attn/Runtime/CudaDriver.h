@@ -159,6 +159,10 @@ struct CudaDriver {
       const uint64_t *globalDim, const uint64_t *globalStrides,
       const uint32_t *boxDim, const uint32_t *elementStrides, int interleave,
       int swizzle, int l2Promotion, int oobFill);
+  /// Whether the driver is the PTX emulator's (libattnemu exports
+  /// attnEmulatedDriver): kernels run on the host, thousands of times
+  /// slower than on a GPU.
+  bool emulated = false;
 };
 
 /// In a library that implements the driver's entry points (a driver without

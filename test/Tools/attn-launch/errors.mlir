@@ -52,6 +52,8 @@
 // UNKNOWN: attn-launch: error: unknown option '--frobnicate' (see --help)
 // RUN: not attn-launch %t/good --tolerance=-1 2>&1 | FileCheck %s --check-prefix=TOL
 // TOL: attn-launch: error: --tolerance wants a positive number, not '-1'
+// RUN: not attn-launch %t/good --reference=gpu 2>&1 | FileCheck %s --check-prefix=SIDE
+// SIDE: attn-launch: error: --reference wants device or host, not 'gpu'
 // RUN: not attn-launch %t/good --lengths=1,0,4096 2>&1 | FileCheck %s --check-prefix=LENGTHS
 // LENGTHS: attn-launch: error: --lengths wants three integers B,SQ,SK from 1 to 2147483647, not '1,0,4096'
 // RUN: not attn-launch %t/good --lengths=1,1 2>&1 | FileCheck %s --check-prefix=LENGTHS2
