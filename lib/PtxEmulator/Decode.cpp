@@ -885,19 +885,28 @@ bool Decoder::decode(std::string &error) {
     std::vector<Type> types = word.takeTypes();
     if (!done(error))
       return false;
-    if (types.size() != 4 || types[0] != Type::F32 || types[3] != Type::F32 ||
-        types[1] != types[2] ||
-        (types[1] != Type::F16 && types[1] != Type::BF16))
-      return unsupported(error, "types other than f32 += f16/bf16 x f16/bf16");
+    // .dtype.atype.btype.ctype: f16 inputs accumulate in f16 or f32 (each
+    // of D and C either), bf16 inputs in f32.
+    auto accumulator = [&](Type t) {
+      return t == Type::F32 || (t == Type::F16 && types[1] == Type::F16);
+    };
+    if (types.size() != 4 || types[1] != types[2] ||
+        (types[1] != Type::F16 && types[1] != Type::BF16) ||
+        !accumulator(types[0]) || !accumulator(types[3]))
+      return unsupported(error, "types other than f32/f16 += f16 x f16 or "
+                                "f32 += bf16 x bf16");
     in.type = types[0];
     in.typeA = types[1];
     in.typeB = types[2];
     in.typeC = types[3];
+    // Four accumulators a thread: four f32 registers or two f16x2.
+    auto accumulatorRegs = [](Type t) { return t == Type::F32 ? 4u : 2u; };
     size_t aRegs = in.k == 16 ? 4 : 2, bRegs = in.k == 16 ? 2 : 1;
-    return shape(error, ops.size() == 4 && isRegVector(ops[0], 4) &&
+    return shape(error, ops.size() == 4 &&
+                            isRegVector(ops[0], accumulatorRegs(in.type)) &&
                             isValueVector(ops[1], aRegs) &&
                             isValueVector(ops[2], bRegs) &&
-                            isValueVector(ops[3], 4));
+                            isValueVector(ops[3], accumulatorRegs(in.typeC)));
   }
   if (b == "ldmatrix" || b == "stmatrix") {
     // stmatrix (sm_90) is ldmatrix's inverse: the same matrices, rows
@@ -1122,7 +1131,7 @@ bool Decoder::decodeWgmma(std::string &error) {
            shape(error, wait ? ops.size() == 1 && ops[0].kind == Kind::Immediate
                              : ops.empty());
   }
-  // wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16}
+  // wgmma.mma_async.sync.aligned.m64nNk16.{f32,f16}.{bf16,f16}.{bf16,f16}
   //     d, a-desc | {a0..a3}, b-desc, scale-d, imm-scale-a, imm-scale-b,
   //     [imm-trans-a,] imm-trans-b
   in.op = Opcode::WgmmaMma;
@@ -1135,15 +1144,21 @@ bool Decoder::decodeWgmma(std::string &error) {
   std::vector<Type> types = word.takeTypes();
   if (!done(error))
     return false;
-  if (types.size() != 3 || types[0] != Type::F32 || types[1] != types[2] ||
-      (types[1] != Type::F16 && types[1] != Type::BF16))
-    return unsupported(error, "types other than f32 += f16/bf16 x f16/bf16");
+  // f16 inputs accumulate in f32 or f16, bf16 inputs in f32.
+  if (types.size() != 3 || types[1] != types[2] ||
+      (types[1] != Type::F16 && types[1] != Type::BF16) ||
+      !(types[0] == Type::F32 ||
+        (types[0] == Type::F16 && types[1] == Type::F16)))
+    return unsupported(error, "types other than f32/f16 += f16 x f16 or "
+                              "f32 += bf16 x bf16");
   in.type = in.typeC = types[0];
   in.typeA = types[1];
   in.typeB = types[2];
+  // N / 2 accumulators a thread: one f32 a register or two f16 (f16x2).
+  unsigned dRegs = in.type == Type::F32 ? in.n / 2 : in.n / 4;
   bool registerA = ops.size() == 7 && ops[1].kind == Kind::Vector;
   if (!shape(error,
-             (ops.size() == 8 || registerA) && isRegVector(ops[0], in.n / 2) &&
+             (ops.size() == 8 || registerA) && isRegVector(ops[0], dRegs) &&
                  (registerA ? isValueVector(ops[1], 4) : isValue(ops[1])) &&
                  isValue(ops[2]) && isValue(ops[3])))
     return false;

@@ -1372,25 +1372,39 @@ bool Launch::execute(Warp &w, uint32_t pc, uint32_t group) {
         unsigned row = tig * 2 + (i & 1) + (i >= 2 ? 8 : 0);
         B[row][g] = unpackHalf(bits, in.typeB);
       }
+      // c0, c1 at row g, c2, c3 at row g + 8: four f32 registers, or
+      // two f16x2 with the even column in the low half.
       for (unsigned i = 0; i < 4; ++i) {
         unsigned row = i < 2 ? g : g + 8, col = tig * 2 + (i & 1);
-        C[row][col] = cv[i].kind == Operand::Kind::Immediate
-                          ? f32(cv[i], lane)
-                          : bitsToFloat(static_cast<uint32_t>(value(cv[i], lane)));
+        if (in.typeC == Type::F16)
+          C[row][col] = halfToFloat(
+              static_cast<uint16_t>(value(cv[i / 2], lane) >> (16 * (i % 2))));
+        else
+          C[row][col] =
+              cv[i].kind == Operand::Kind::Immediate
+                  ? f32(cv[i], lane)
+                  : bitsToFloat(static_cast<uint32_t>(value(cv[i], lane)));
       }
     }
     for (unsigned lane = 0; lane < 32; ++lane) {
       unsigned g = lane / 4, tig = lane % 4;
+      uint32_t halves[2] = {0, 0};
       for (unsigned i = 0; i < 4; ++i) {
         unsigned row = i < 2 ? g : g + 8, col = tig * 2 + (i & 1);
         // Products of 16-bit floats are exact in double; the sum is
-        // rounded to f32 once.
+        // rounded to D's type once.
         double sum = C[row][col];
         for (unsigned kk = 0; kk < k; ++kk)
           sum += double(A[row][kk]) * double(B[kk][col]);
-        write(ops[0].elements[i], lane, floatToBits(static_cast<float>(sum)),
-              4);
+        if (in.type == Type::F16)
+          halves[i / 2] |= uint32_t(doubleToHalf(sum)) << (16 * (i % 2));
+        else
+          write(ops[0].elements[i], lane, floatToBits(static_cast<float>(sum)),
+                4);
       }
+      if (in.type == Type::F16)
+        for (unsigned r = 0; r < 2; ++r)
+          write(ops[0].elements[r], lane, halves[r], 4);
     }
     advance();
     return true;

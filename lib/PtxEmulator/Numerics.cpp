@@ -42,6 +42,24 @@ uint16_t attn::ptxemu::floatToHalf(float value) {
   return static_cast<uint16_t>(sign | result);
 }
 
+uint16_t attn::ptxemu::doubleToHalf(double value) {
+  if (std::isnan(value))
+    return 0x7fff;
+  // At or past f16's largest finite value plus half an ulp: infinity.
+  if (std::fabs(value) >= 65520.0)
+    return std::signbit(value) ? 0xfc00 : 0x7c00;
+  // Rounding to f32 toward zero with the inexact bit kept in the lowest
+  // place (round to odd), then to f16, rounds once: f32 keeps 13 bits more
+  // than f16, so the sticky bit can only break what would be a tie.
+  float narrow = static_cast<float>(value);
+  if (std::fabs(static_cast<double>(narrow)) > std::fabs(value))
+    narrow = std::nextafter(narrow, 0.0f);
+  uint32_t bits = floatToBits(narrow);
+  if (static_cast<double>(narrow) != value)
+    bits |= 1;
+  return floatToHalf(bitsToFloat(bits));
+}
+
 uint16_t attn::ptxemu::floatToBFloat(float value) {
   uint32_t bits = floatToBits(value);
   if ((bits & 0x7f800000) == 0x7f800000 && (bits & 0x7fffff))

@@ -47,6 +47,9 @@ inline uint64_t doubleToBits(double value) {
 /// f32 -> f16 / bf16 bits, rounding to nearest even; NaN becomes 0x7FFF.
 uint16_t floatToHalf(float value);
 uint16_t floatToBFloat(float value);
+/// f64 -> f16 bits, rounding to nearest even once (an mma's f16
+/// accumulator); NaN becomes 0x7FFF.
+uint16_t doubleToHalf(double value);
 /// Exact widening.
 float halfToFloat(uint16_t bits);
 float bfloatToFloat(uint16_t bits);

@@ -302,22 +302,33 @@ bool Launch::executeWgmma(Warp &w, const Instruction &in, uint32_t exec) {
     profile.wgmmaSharedBytes +=
         2 * 16 * ((registerA ? 0 : 16) + (w.index % 4 == 0 ? n : 0));
 
-  // D, register d[4 j + 2 i + c] of lane (g, t) at (g + 8 i, 8 j + 2 t + c).
+  // D, accumulator q = 4 j + 2 i + c of lane (g, t) at (g + 8 i, 8 j + 2 t
+  // + c): register d[q] with f32, the half q % 2 of d[q / 2] with f16.
   const Operand &d = ops[0];
+  bool halfD = in.type == Type::F16;
   for (unsigned lane = 0; lane < 32; ++lane) {
     unsigned g = lane / 4, t = lane % 4;
-    for (unsigned r = 0; r < n / 2; ++r) {
-      unsigned j = r / 4, i = (r / 2) % 2, c = r % 2;
+    for (unsigned q = 0; q < n / 2; ++q) {
+      unsigned j = q / 4, i = (q / 2) % 2, c = q % 2;
       unsigned row = g + 8 * i, col = 8 * j + 2 * t + c;
       double sum = 0;
       for (unsigned k = 0; k < 16; ++k)
         sum += a[row][k] * b[k][col];
       if (negateA != negateB)
         sum = -sum;
-      uint64_t &out = registerOf(w, d.elements[r].reg, lane);
-      if (scaleD)
-        sum += static_cast<double>(bitsToFloat(static_cast<uint32_t>(out)));
-      out = floatToBits(static_cast<float>(sum));
+      uint64_t &out = registerOf(w, d.elements[halfD ? q / 2 : q].reg, lane);
+      unsigned shift = halfD ? 16 * (q % 2) : 0;
+      if (scaleD && halfD)
+        sum += halfToFloat(static_cast<uint16_t>(out >> shift));
+      else if (scaleD)
+        sum += bitsToFloat(static_cast<uint32_t>(out));
+      // Products of 16-bit floats are exact in double; the sum is rounded
+      // to D's type once.
+      if (halfD)
+        out = (out & 0xffffffffu & ~(uint64_t(0xffff) << shift)) |
+              uint64_t(doubleToHalf(sum)) << shift;
+      else
+        out = floatToBits(static_cast<float>(sum));
     }
   }
 

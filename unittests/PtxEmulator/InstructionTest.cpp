@@ -186,6 +186,181 @@ TEST(PtxEmulatorInstruction, MmaM16n8k16F16) { checkMma("f16", 16); }
 TEST(PtxEmulatorInstruction, MmaM16n8k8Bf16) { checkMma("bf16", 8); }
 TEST(PtxEmulatorInstruction, MmaM16n8k8F16) { checkMma("f16", 8); }
 
+/// Runs mma.sync.aligned.m16n8k16.row.col.{DTYPE}.f16.f16.{CTYPE}, D and C
+/// each f32 (four registers) or f16 (two f16x2, the even column in the low
+/// half: PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point
+/// type", accumulators C and D), on integers whose every sum is exact in
+/// f16 (|D| <= 16 * 8 * 4 + 64), and checks each lane's four D elements.
+void checkMmaAccumulators(const char *dtype, const char *ctype) {
+  bool halfD = std::string(dtype) == "f16", halfC = std::string(ctype) == "f16";
+  float a[16][16], b[16][8], c[16][8], d[16][8];
+  for (unsigned row = 0; row < 16; ++row)
+    for (unsigned col = 0; col < 16; ++col)
+      a[row][col] = static_cast<float>(int((row * 16 + col) * 37 % 17) - 8);
+  for (unsigned row = 0; row < 16; ++row)
+    for (unsigned col = 0; col < 8; ++col)
+      b[row][col] = static_cast<float>(int((row * 8 + col) * 13 % 9) - 4);
+  for (unsigned row = 0; row < 16; ++row)
+    for (unsigned col = 0; col < 8; ++col) {
+      c[row][col] = static_cast<float>(int(row * 8 + col) - 64);
+      double sum = c[row][col];
+      for (unsigned kk = 0; kk < 16; ++kk)
+        sum += double(a[row][kk]) * double(b[kk][col]);
+      d[row][col] = static_cast<float>(sum);
+    }
+
+  Device device;
+  // Per lane: 4 A registers, 2 B registers, 4 C and 4 D registers (of
+  // which f16 uses the first 2).
+  uint32_t *aFragments = allocateArray<uint32_t>(device, 32 * 4);
+  uint32_t *bFragments = allocateArray<uint32_t>(device, 32 * 2);
+  uint32_t *cFragments = allocateArray<uint32_t>(device, 32 * 4);
+  uint32_t *dFragments = allocateArray<uint32_t>(device, 32 * 4);
+  for (unsigned lane = 0; lane < 32; ++lane) {
+    unsigned group = lane >> 2, thread = lane % 4;
+    for (unsigned i = 0; i < 8; ++i) {
+      unsigned row = (i < 2 || (i >= 4 && i < 6)) ? group : group + 8;
+      unsigned col = thread * 2 + (i & 1) + (i >= 4 ? 8 : 0);
+      aFragments[lane * 4 + i / 2] |= uint32_t(exactHalf(a[row][col]))
+                                      << (16 * (i % 2));
+    }
+    for (unsigned i = 0; i < 4; ++i) {
+      unsigned row = thread * 2 + (i & 1) + (i >= 2 ? 8 : 0);
+      bFragments[lane * 2 + i / 2] |= uint32_t(exactHalf(b[row][group]))
+                                      << (16 * (i % 2));
+    }
+    for (unsigned i = 0; i < 4; ++i) {
+      unsigned row = i < 2 ? group : group + 8, col = thread * 2 + (i & 1);
+      if (halfC)
+        cFragments[lane * 4 + i / 2] |= uint32_t(exactHalf(c[row][col]))
+                                        << (16 * (i % 2));
+      else
+        cFragments[lane * 4 + i] = bitsOf(c[row][col]);
+    }
+  }
+
+  std::string dOperand = halfD ? "{%r9, %r10}" : "{%r9, %r10, %r11, %r12}";
+  std::string cOperand = halfC ? "{%r13, %r14}" : "{%r13, %r14, %r15, %r16}";
+  std::string body = "  .reg .b32 %r<17>;\n"
+                     "  .reg .b64 %rd<8>;\n"
+                     "  ld.param.u64 %rd1, [out];\n"
+                     "  ld.param.u64 %rd2, [a];\n"
+                     "  ld.param.u64 %rd3, [b];\n"
+                     "  ld.param.u64 %rd4, [c];\n"
+                     "  mov.u32 %r0, %laneid;\n"
+                     "  mul.wide.u32 %rd5, %r0, 16;\n"
+                     "  mul.wide.u32 %rd6, %r0, 8;\n"
+                     "  add.s64 %rd1, %rd1, %rd5;\n"
+                     "  add.s64 %rd2, %rd2, %rd5;\n"
+                     "  add.s64 %rd3, %rd3, %rd6;\n"
+                     "  add.s64 %rd4, %rd4, %rd5;\n"
+                     "  ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd2];\n"
+                     "  ld.global.v2.b32 {%r5, %r6}, [%rd3];\n"
+                     "  ld.global.v4.b32 {%r13, %r14, %r15, %r16}, [%rd4];\n"
+                     "  mma.sync.aligned.m16n8k16.row.col." +
+                     std::string(dtype) + ".f16.f16." + ctype + " " + dOperand +
+                     ", {%r1, %r2, %r3, %r4}, {%r5, %r6}, " + cOperand +
+                     ";\n"
+                     "  st.global." +
+                     (halfD ? "v2" : "v4") + ".b32 [%rd1], " + dOperand +
+                     ";\n"
+                     "  ret;\n";
+  auto module = parse(kernelPtx(".param .u64 out, .param .u64 a, "
+                                ".param .u64 b, .param .u64 c",
+                                body));
+  ASSERT_TRUE(module);
+  LaunchResult result = launch(device, *module,
+                               {addressOf(dFragments), addressOf(aFragments),
+                                addressOf(bFragments), addressOf(cFragments)},
+                               32);
+  ASSERT_TRUE(result.ok) << result.error;
+  for (unsigned lane = 0; lane < 32; ++lane) {
+    unsigned group = lane >> 2, thread = lane % 4;
+    for (unsigned i = 0; i < 4; ++i) {
+      unsigned row = i < 2 ? group : group + 8, col = thread * 2 + (i & 1);
+      uint32_t expected = halfD ? exactHalf(d[row][col]) : bitsOf(d[row][col]);
+      uint32_t got =
+          halfD ? (dFragments[lane * 4 + i / 2] >> (16 * (i % 2))) & 0xffffu
+                : dFragments[lane * 4 + i];
+      EXPECT_EQ(got, expected)
+          << dtype << " += " << ctype << ": lane " << lane << " d" << i
+          << " = D[" << row << "][" << col << "] = " << d[row][col];
+    }
+  }
+}
+
+TEST(PtxEmulatorInstruction, MmaF16Accumulators) {
+  checkMmaAccumulators("f16", "f16");
+}
+TEST(PtxEmulatorInstruction, MmaF16AccumulatorIntoF32) {
+  checkMmaAccumulators("f32", "f16");
+}
+TEST(PtxEmulatorInstruction, MmaF32AccumulatorIntoF16) {
+  checkMmaAccumulators("f16", "f32");
+}
+
+TEST(PtxEmulatorInstruction, MmaF16AccumulatorRoundsToNearestEven) {
+  // D = C + A B in f16 with C = 1 (0x3c00), A[0][0] = 1 and A[0][1] =
+  // 2^-15 (a subnormal): 1 + 2^-11 is halfway between 1 and 1 + 2^-10 and
+  // goes to the even 0x3c00; 1 + 3 2^-11 halfway between 0x3c01 and
+  // 0x3c02 goes to 0x3c02; 1 + 2^-11 + 2^-30 is just above the half and
+  // goes to 0x3c01 (rounded once: through f32 it would be the tie, 0x3c00;
+  // the ISA leaves the internal precision open, rounding once is the
+  // emulator's model, as for f32); 65504 + 16 (the largest f16 plus half an
+  // ulp) overflows to infinity, 0x7c00.
+  Device device;
+  uint32_t *out = allocateArray<uint32_t>(device, 32 * 2);
+  auto module = parse(kernelPtx(".param .u64 out", R"(
+  .reg .pred %p<3>;
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r0, %laneid;
+  mul.wide.u32 %rd2, %r0, 8;
+  add.s64 %rd1, %rd1, %rd2;
+  // A: lane 0's a0 holds A[0][0] = 1 and A[0][1] = 2^-15 (row 0, k 0
+  // and 1).
+  setp.eq.u32 %p1, %r0, 0;
+  selp.b32 %r1, 0x02003c00, 0, %p1;
+  mov.u32 %r2, 0;
+  // B: lane 4 g + t holds B[2 t][g] (low) and B[2 t + 1][g] (high) in b0;
+  // lane 4 g gives B[0][g], B[1][g]: column 0 (2^-11, 0), column 1
+  // (3 2^-11, 0), column 2 (2^-11, 2^-15), column 3 (16, 0).
+  setp.eq.u32 %p2, %r0, 0;
+  selp.b32 %r3, 0x00001000, 0, %p2;
+  setp.eq.u32 %p2, %r0, 4;
+  selp.b32 %r4, 0x00001600, 0, %p2;
+  or.b32 %r3, %r3, %r4;
+  setp.eq.u32 %p2, %r0, 8;
+  selp.b32 %r4, 0x02001000, 0, %p2;
+  or.b32 %r3, %r3, %r4;
+  setp.eq.u32 %p2, %r0, 12;
+  selp.b32 %r4, 0x00004c00, 0, %p2;
+  or.b32 %r3, %r3, %r4;
+  // C: 1 everywhere except row 0, column 3 (lane 1's c1, the high half of
+  // its first register), 65504.
+  mov.u32 %r5, 0x3c003c00;
+  setp.eq.u32 %p2, %r0, 1;
+  selp.b32 %r5, 0x7bff3c00, %r5, %p2;
+  mov.u32 %r6, 0x3c003c00;
+  mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r7, %r8}, {%r1, %r2, %r2, %r2}, {%r3, %r2}, {%r5, %r6};
+  st.global.v2.b32 [%rd1], {%r7, %r8};
+  ret;
+)"));
+  ASSERT_TRUE(module);
+  LaunchResult result = launch(device, *module, {addressOf(out)}, 32);
+  ASSERT_TRUE(result.ok) << result.error;
+  // Row 0 is lanes 0-3's d0, d1 (the low and high halves of their first
+  // register): columns 2 t and 2 t + 1.
+  EXPECT_EQ(out[0] & 0xffffu, 0x3c00u); // column 0
+  EXPECT_EQ(out[0] >> 16, 0x3c02u);     // column 1
+  EXPECT_EQ(out[2] & 0xffffu, 0x3c01u); // column 2
+  EXPECT_EQ(out[2] >> 16, 0x7c00u);     // column 3
+  // Every other element is C's 1.
+  EXPECT_EQ(out[4], 0x3c003c00u);
+  EXPECT_EQ(out[1], 0x3c003c00u);
+}
+
 //===----------------------------------------------------------------------===//
 // ldmatrix
 //===----------------------------------------------------------------------===//

@@ -331,6 +331,113 @@ TEST(PtxEmulatorWgmma, RegisterAAccumulateAndNegate) {
   EXPECT_EQ(runWgmma(negated), "");
 }
 
+TEST(PtxEmulatorWgmma, F16Accumulators) {
+  // wgmma.mma_async.m64n8k16.f16.f16.f16: D and C are N / 4 = 2 f16x2
+  // registers a thread, accumulator q = 4 j + 2 i + e of the f32 layout
+  // (D(16 w + g + 8 i, 8 j + 2 t + e)) in half q % 2 of register q / 2.
+  // Integers whose every sum is exact in f16 (|D| <= 16 * 16 + 32), A and
+  // B K-major without swizzle.
+  auto aInt = [](unsigned m, unsigned k) {
+    return int((m * 16 + k) * 37 % 9) - 4;
+  };
+  auto bInt = [](unsigned k, unsigned n) {
+    return int((k * 8 + n) * 13 % 9) - 4;
+  };
+  auto cInt = [](unsigned m, unsigned n) { return int((m * 8 + n) % 64) - 32; };
+  // The f16 bits of an integer of magnitude below 2048.
+  auto half = [](int v) {
+    if (v == 0)
+      return uint16_t(0);
+    unsigned magnitude = v < 0 ? -v : v, exponent = 0;
+    while ((magnitude >> exponent) > 1)
+      ++exponent;
+    unsigned fraction = (magnitude << (10 - exponent)) & 0x3ff;
+    return static_cast<uint16_t>((v < 0 ? 0x8000 : 0) |
+                                 ((exponent + 15) << 10) | fraction);
+  };
+  const uint32_t bBase = 2048, imageBytes = 4096;
+  std::vector<uint8_t> image(imageBytes, 0);
+  auto put = [&](uint32_t at, int value) {
+    uint16_t bits = half(value);
+    std::memcpy(image.data() + at, &bits, 2);
+  };
+  Placement a = placeKMajor(64, Swizzle::None, 0);
+  Placement b = placeKMajor(8, Swizzle::None, bBase);
+  for (unsigned k = 0; k < 16; ++k) {
+    for (unsigned m = 0; m < 64; ++m)
+      put(a.at[{m, k}], aInt(m, k));
+    for (unsigned n = 0; n < 8; ++n)
+      put(b.at[{n, k}], bInt(k, n));
+  }
+  Device device;
+  uint8_t *imageOnDevice = allocateArray<uint8_t>(device, imageBytes);
+  std::memcpy(imageOnDevice, image.data(), imageBytes);
+  uint32_t *cOnDevice = allocateArray<uint32_t>(device, 128 * 2);
+  uint32_t *out = allocateArray<uint32_t>(device, 128 * 2);
+  auto rowOf = [](unsigned thread, unsigned q) {
+    return 16 * (thread / 32) + (thread % 32) / 4 + 8 * ((q / 2) % 2);
+  };
+  auto colOf = [](unsigned thread, unsigned q) {
+    return 8 * (q / 4) + 2 * (thread % 4) + q % 2;
+  };
+  for (unsigned thread = 0; thread < 128; ++thread)
+    for (unsigned q = 0; q < 4; ++q)
+      cOnDevice[thread * 2 + q / 2] |=
+          uint32_t(half(cInt(rowOf(thread, q), colOf(thread, q))))
+          << (16 * (q % 2));
+  auto module = parse(kernelPtx(
+      ".param .u64 image, .param .u64 out, .param .u64 descA, .param .u64 "
+      "descB, .param .u64 c",
+      "  .shared .align 1024 .b8 smem[4096];\n"
+      "  .reg .b32 %r<8>;\n"
+      "  .reg .b64 %rd<12>;\n"
+      "  ld.param.u64 %rd1, [image];\n"
+      "  ld.param.u64 %rd2, [out];\n"
+      "  ld.param.u64 %rd3, [descA];\n"
+      "  ld.param.u64 %rd4, [descB];\n"
+      "  ld.param.u64 %rd5, [c];\n"
+      // Each of the 128 threads copies 32 bytes of the image.
+      "  mov.u32 %r1, %tid.x;\n"
+      "  mul.wide.u32 %rd6, %r1, 32;\n"
+      "  add.u64 %rd7, %rd1, %rd6;\n"
+      "  mov.u32 %r2, smem;\n"
+      "  mul.lo.u32 %r3, %r1, 32;\n"
+      "  add.u32 %r2, %r2, %r3;\n"
+      "  ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd7];\n"
+      "  st.shared.v4.u32 [%r2], {%r4, %r5, %r6, %r7};\n"
+      "  ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd7+16];\n"
+      "  st.shared.v4.u32 [%r2+16], {%r4, %r5, %r6, %r7};\n"
+      "  fence.proxy.async.shared::cta;\n"
+      "  bar.sync 0;\n"
+      "  mul.wide.u32 %rd8, %r1, 8;\n"
+      "  add.u64 %rd9, %rd5, %rd8;\n"
+      "  add.u64 %rd10, %rd2, %rd8;\n"
+      "  ld.global.v2.u32 {%r4, %r5}, [%rd9];\n"
+      "  wgmma.fence.sync.aligned;\n"
+      "  wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%r4, %r5}, %rd3, "
+      "%rd4, 1, 1, 1, 0, 0;\n"
+      "  wgmma.commit_group.sync.aligned;\n"
+      "  wgmma.wait_group.sync.aligned 0;\n"
+      "  st.global.v2.u32 [%rd10], {%r4, %r5};\n"
+      "  ret;\n"));
+  ASSERT_TRUE(module);
+  LaunchResult result = launch(device, *module,
+                               {addressOf(imageOnDevice), addressOf(out),
+                                a.desc, b.desc, addressOf(cOnDevice)},
+                               128);
+  ASSERT_TRUE(result.ok) << result.error;
+  for (unsigned thread = 0; thread < 128; ++thread)
+    for (unsigned q = 0; q < 4; ++q) {
+      unsigned m = rowOf(thread, q), n = colOf(thread, q);
+      int expected = cInt(m, n);
+      for (unsigned k = 0; k < 16; ++k)
+        expected += aInt(m, k) * bInt(k, n);
+      EXPECT_EQ((out[thread * 2 + q / 2] >> (16 * (q % 2))) & 0xffffu,
+                half(expected))
+          << "D(" << m << ", " << n << ") = " << expected;
+    }
+}
+
 TEST(PtxEmulatorWgmma, UnretiredResultsAndOperands) {
   WgmmaCase c;
   // Reading an accumulator before the wait.
