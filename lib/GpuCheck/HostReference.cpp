@@ -18,15 +18,37 @@ using mlir::attn::HalfFormat;
 
 namespace {
 
+/// Every 16-bit pattern of FORMAT as a float: the row's inner loops convert
+/// each element of K and V once per query row.
+const std::vector<float> &widened(HalfFormat format) {
+  auto table = [](HalfFormat format) {
+    std::vector<float> values(1 << 16);
+    for (uint32_t bits = 0; bits < values.size(); ++bits)
+      values[bits] = mlir::attn::halfBitsToFloat(bits, format);
+    return values;
+  };
+  static const std::vector<float> f16 = table(HalfFormat::F16),
+                                  bf16 = table(HalfFormat::BF16);
+  return format == HalfFormat::F16 ? f16 : bf16;
+}
+
 /// The formats' conversions, rounding to nearest even as the GPU's do.
 struct HostNumbers {
-  static float f16(uint16_t bits) { return mlir::attn::f16BitsToFloat(bits); }
-  static float bf16(uint16_t bits) { return mlir::attn::bf16BitsToFloat(bits); }
+  static inline const float *f16Values = widened(HalfFormat::F16).data();
+  static inline const float *bf16Values = widened(HalfFormat::BF16).data();
+  static float f16(uint16_t bits) { return f16Values[bits]; }
+  static float bf16(uint16_t bits) { return bf16Values[bits]; }
   static float roundF16(float x) {
     return mlir::attn::roundToHalf(x, HalfFormat::F16);
   }
   static float roundBf16(float x) {
     return mlir::attn::roundToHalf(x, HalfFormat::BF16);
+  }
+  /// The product of two floats is exact in double: one rounding of the sum
+  /// to double, then to float (fmaf rounds once; this differs from it in
+  /// the last bit at most, rarely, and is not a library call).
+  static float fma(float a, float b, float c) {
+    return static_cast<float>(double(a) * double(b) + double(c));
   }
 };
 

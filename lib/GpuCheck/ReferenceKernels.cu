@@ -40,6 +40,9 @@ struct DeviceNumbers {
   static __device__ float roundBf16(float x) {
     return __bfloat162float(__float2bfloat16_rn(x));
   }
+  static __device__ float fma(float a, float b, float c) {
+    return fmaf(a, b, c);
+  }
 };
 
 /// A CTA's threads computing one row: reductions by shuffles within each

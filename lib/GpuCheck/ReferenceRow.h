@@ -37,7 +37,9 @@
 // max(x) and sum(x) (the team's reduction, in every member). Only the order
 // of the sums differs between the two: the results agree to rounding.
 // Element formats come from a Numbers type: f16(bits), bf16(bits) to float,
-// and roundF16(x), roundBf16(x) to the nearest value of the format.
+// roundF16(x), roundBf16(x) to the nearest value of the format, and
+// fma(a, b, c), a * b + c (fmaf on the GPU; on the host, where fmaf is a
+// library call, the exact product plus c in double, rounded to float).
 //
 //===----------------------------------------------------------------------===//
 
@@ -193,10 +195,10 @@ referenceRow(Team &team, int64_t row, float *q, float *scores,
     if (visible) {
       float dot = 0.0f;
       for (int d = 0; d < p.headDim; ++d)
-        dot = fmaf(q[d],
-                   elementAt<Numbers>(key, TYPE,
-                                      keyBase + int64_t(k) * p.headDim + d),
-                   dot);
+        dot = Numbers::fma(
+            q[d],
+            elementAt<Numbers>(key, TYPE, keyBase + int64_t(k) * p.headDim + d),
+            dot);
       score = maybeRound(p.scale * dot);
       if (p.softcap > 0.0f)
         score = maybeRound(p.softcap * tanhf(score / p.softcap));
@@ -226,18 +228,22 @@ referenceRow(Team &team, int64_t row, float *q, float *scores,
   }
   const float sum = team.sum(localSum);
   const float inverse = 1.0f / sum;
+  // Naive: each probability in the format, once.
+  if (naive) {
+    for (int k = team.rank(); k < p.keyLen; k += team.size())
+      scores[k] = roundTo<Numbers>(scores[k] * inverse, TYPE);
+    team.sync();
+  }
   for (int e = team.rank(); e < p.valueDim; e += team.size()) {
     float acc = 0.0f;
     for (int k = 0; k < p.keyLen; ++k) {
-      float weight = scores[k];
-      if (weight == 0.0f)
+      if (scores[k] == 0.0f)
         continue;
-      float probability = naive ? roundTo<Numbers>(weight * inverse, TYPE)
-                                : weight;
-      acc = fmaf(probability,
-                 elementAt<Numbers>(value, TYPE,
-                                    valueBase + int64_t(k) * p.valueDim + e),
-                 acc);
+      acc = Numbers::fma(
+          scores[k],
+          elementAt<Numbers>(value, TYPE,
+                             valueBase + int64_t(k) * p.valueDim + e),
+          acc);
     }
     outRow[e] = naive ? roundTo<Numbers>(acc, TYPE) : acc * inverse;
   }

@@ -214,7 +214,7 @@ void copyLog(const std::string &log, unsigned numOptions, int *options,
 }
 
 void appendProfile(const Kernel &kernel, const LaunchShape &shape,
-                   const Profile &profile) {
+                   const Profile &profile, double seconds) {
   const char *path = std::getenv("ATTN_EMULATOR_PROFILE");
   if (!path || !*path)
     return;
@@ -222,7 +222,8 @@ void appendProfile(const Kernel &kernel, const LaunchShape &shape,
   out << "{\"kernel\": \"" << kernel.name << "\", \"grid\": [" << shape.grid[0]
       << ", " << shape.grid[1] << ", " << shape.grid[2] << "], \"block\": ["
       << shape.block[0] << ", " << shape.block[1] << ", " << shape.block[2]
-      << "], \"thread_instructions\": " << profile.threadInstructions
+      << "], \"seconds\": " << seconds
+      << ", \"thread_instructions\": " << profile.threadInstructions
       << ", \"warp_instructions\": {";
   for (int c = 0; c < Profile::kClasses; ++c)
     out << (c ? ", " : "") << "\"" << Profile::className(Profile::Class(c))
@@ -533,8 +534,12 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
       static_cast<uint32_t>(perSm * state().device.chip().multiprocessors);
   const char *profilePath = std::getenv("ATTN_EMULATOR_PROFILE");
   state().device.setProfileTraffic(profilePath && *profilePath);
+  auto start = std::chrono::steady_clock::now();
   LaunchResult result = state().device.launch(kernel, shape, buffer);
-  appendProfile(kernel, shape, result.profile);
+  appendProfile(kernel, shape, result.profile,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                              start)
+                    .count());
   if (!result.ok) {
     std::fprintf(stderr, "========= PTX emulator: %s\n", result.error.c_str());
     bool address = result.error.find("out-of-bounds") != std::string::npos ||

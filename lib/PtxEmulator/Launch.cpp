@@ -155,12 +155,12 @@ std::unique_ptr<Cta> Launch::startCta(uint32_t linear) {
   cta->id[1] = (linear / shape.grid[0]) % shape.grid[1];
   cta->id[2] = linear / (shape.grid[0] * shape.grid[1]);
   cta->threads = shape.block[0] * shape.block[1] * shape.block[2];
-  cta->shared.assign(sharedBytes, 0);
-  cta->shadow.assign(sharedBytes, SharedShadow());
+  cta->shared = ZeroedArray<uint8_t>(sharedBytes);
+  cta->shadow = ZeroedArray<SharedShadow>(sharedBytes);
   uint32_t warps = (cta->threads + 31) / 32;
   cta->agents = warps + 1;
-  cta->readClocks.assign(static_cast<size_t>(sharedBytes / 4 + 1) * cta->agents,
-                         0);
+  cta->readClocks = ZeroedArray<uint32_t>(
+      static_cast<size_t>(sharedBytes / 4 + 1) * cta->agents);
   cta->asyncClock.assign(cta->agents, 0);
   cta->asyncClock[cta->asyncAgent()] = 1;
   for (uint32_t i = 0; i < warps; ++i) {
@@ -169,8 +169,8 @@ std::unique_ptr<Cta> Launch::startCta(uint32_t linear) {
     warp->index = i;
     uint32_t lanes = std::min<uint32_t>(32, cta->threads - 32 * i);
     warp->liveMask = lanes == 32 ? ~0u : (1u << lanes) - 1;
-    warp->registers.assign(static_cast<size_t>(kernel.registerCount()) * 32,
-                           0);
+    warp->registers =
+        ZeroedArray<uint64_t>(static_cast<size_t>(kernel.registerCount()) * 32);
     warp->local.assign(static_cast<size_t>(kernel.localBytes) * 32, 0);
     warp->clock.assign(cta->agents, 0);
     warp->clock[i] = 1;

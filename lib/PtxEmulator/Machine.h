@@ -25,11 +25,17 @@
 
 #include "attn/PtxEmulator/Device.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstddef>
 #include <deque>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace attn::ptxemu {
@@ -42,6 +48,55 @@ constexpr uint64_t kSharedWindow = 0xF100000000000000ull;
 constexpr uint64_t kLocalWindow = 0xF200000000000000ull;
 constexpr uint64_t kParamWindow = 0xF300000000000000ull;
 constexpr uint64_t kWindowSize = 1ull << 32;
+
+/// N zero-filled T whose pages the OS maps on first touch (an anonymous
+/// mapping): a CTA's shared memory, its shadow and its warps' registers are
+/// megabytes, which a CTA with little to do (most of a persistent grid over a
+/// small problem) would otherwise spend its time clearing. T must be valid
+/// as all zero bytes.
+template <typename T> class ZeroedArray {
+  static_assert(std::is_trivially_copyable_v<T> &&
+                std::is_trivially_destructible_v<T>);
+
+public:
+  ZeroedArray() = default;
+  explicit ZeroedArray(size_t count) : count(count) {
+    if (count == 0)
+      return;
+    void *pages = mmap(nullptr, count * sizeof(T), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pages == MAP_FAILED)
+      throw std::bad_alloc();
+    // Huge pages where the kernel offers them: a shadow of megabytes
+    // faults in a few pages rather than a thousand.
+    if (count * sizeof(T) >= (size_t(2) << 20))
+      madvise(pages, count * sizeof(T), MADV_HUGEPAGE);
+    values = static_cast<T *>(pages);
+  }
+  ZeroedArray(ZeroedArray &&other) noexcept
+      : values(std::exchange(other.values, nullptr)),
+        count(std::exchange(other.count, 0)) {}
+  ZeroedArray &operator=(ZeroedArray &&other) noexcept {
+    std::swap(values, other.values);
+    std::swap(count, other.count);
+    return *this;
+  }
+  ZeroedArray(const ZeroedArray &) = delete;
+  ZeroedArray &operator=(const ZeroedArray &) = delete;
+  ~ZeroedArray() {
+    if (values)
+      munmap(values, count * sizeof(T));
+  }
+  T *data() { return values; }
+  const T *data() const { return values; }
+  size_t size() const { return count; }
+  T &operator[](size_t i) { return values[i]; }
+  const T &operator[](size_t i) const { return values[i]; }
+
+private:
+  T *values = nullptr;
+  size_t count = 0;
+};
 
 /// A vector clock: for each agent of a CTA (its warps, then the async
 /// proxy), the last of its clock values known to the holder.
@@ -114,7 +169,7 @@ struct Warp {
   /// Whether the live lanes may be at different program counters (a
   /// branch split them); until then all are at pc[first live lane].
   bool diverged = false;
-  std::vector<uint64_t> registers; // [slot * 32 + lane]
+  ZeroedArray<uint64_t> registers; // [slot * 32 + lane]
   std::vector<uint8_t> local;      // [lane * localBytes + offset]
   bool atBarrier = false;
   uint32_t barrier = 0;
@@ -158,11 +213,11 @@ struct Cta {
   uint32_t id[3] = {0, 0, 0};
   uint32_t linear = 0;
   uint32_t threads = 0;
-  std::vector<uint8_t> shared;
-  std::vector<SharedShadow> shadow;
+  ZeroedArray<uint8_t> shared;
+  ZeroedArray<SharedShadow> shadow;
   /// [word * agents + agent]: the agent's clock at its last read of the
   /// 4-byte word.
-  std::vector<uint32_t> readClocks;
+  ZeroedArray<uint32_t> readClocks;
   std::vector<std::unique_ptr<Warp>> warps;
   Barrier barriers[16];
   /// Agents: the warps, then the async proxy (asyncAgent()).
