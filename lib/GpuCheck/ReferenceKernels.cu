@@ -99,7 +99,7 @@ __device__ void reference(const void *query, const void *key,
 
 } // namespace
 
-#define ATTN_REFERENCE_KERNELS(suffix, T, TYPE)                                    \
+#define ATTN_REFERENCE_KERNELS(suffix, T, TYPE)                                \
   extern "C" __global__ void attn_fill_normal_##suffix(T *out, uint64_t count, \
                                                        uint64_t seed) {        \
     fillNormal(out, count, seed);                                              \
