@@ -453,49 +453,52 @@ Problem problemOf(const Layout &layout, const KernelReport &report,
   return problem;
 }
 
-/// O and LSE of the reference attention (f32) for the inputs of SET, on the
-/// host from copies of them.
-Status runReferenceOnHost(attnrtContext context, const Layout &layout,
-                          const TensorSet &set, const KernelReport &report,
-                          const Problem &problem, std::vector<float> &out,
-                          std::vector<float> &lse) {
-  std::vector<uint8_t> host[kMaxParams];
-  auto copy = [&](int32_t index) -> Status {
+/// Host copies of a launch's inputs, for the reference on the host: read
+/// once, for the exact and the naive reference both.
+struct HostOperands {
+  std::vector<uint8_t> bytes[kMaxParams];
+  const void *data(int32_t index) const {
+    return index >= 0 ? bytes[index].data() : nullptr;
+  }
+};
+
+/// Q, K, V and, if the kernel has them, the key lengths, the mask and the
+/// block mask of SET into HOST.
+Status readOperands(attnrtContext context, const Layout &layout,
+                    const TensorSet &set, HostOperands &host) {
+  for (int32_t index :
+       {0, 1, 2, layout.keyLengths, layout.mask, layout.blockMask}) {
     if (index < 0)
-      return Status();
-    host[index].resize(layout.bytes(index));
-    return Status::of(attnrtCopyToHost(context, host[index].data(),
-                                       set.buffers[index].data(),
-                                       host[index].size()));
-  };
-  for (int32_t index : {0, 1, 2, layout.keyLengths, layout.mask,
-                        layout.blockMask})
-    CHECK_STATUS(copy(index));
-  auto data = [&](int32_t index) -> const void * {
-    return index >= 0 ? host[index].data() : nullptr;
-  };
-  int64_t rows =
-      report.sizes.batch * report.sizes.queryHeads * report.sizes.queryLen;
-  out.assign(rows * report.sizes.valueDim, 0.0f);
-  lse.assign(rows, 0.0f);
-  referenceOnHost(report.dtype, data(0), data(1), data(2),
-                  static_cast<const int32_t *>(data(layout.keyLengths)),
-                  data(layout.mask),
-                  static_cast<const uint8_t *>(data(layout.blockMask)),
-                  problem, out.data(), lse.data());
+      continue;
+    host.bytes[index].resize(layout.bytes(index));
+    CHECK_STATUS(Status::of(attnrtCopyToHost(context, host.bytes[index].data(),
+                                             set.buffers[index].data(),
+                                             host.bytes[index].size())));
+  }
   return Status();
 }
 
 /// O and LSE of the reference attention (f32) for the inputs of SET: by
-/// attn_reference_<t>, or ON_HOST.
+/// attn_reference_<t>, or on the host from HOST, their copies, when given.
 Status runReference(const CudaDriver &d, attnrtContext context,
-                    const attnrtDeviceInfo &device, bool onHost,
+                    const attnrtDeviceInfo &device, const HostOperands *host,
                     const Layout &layout, const TensorSet &set,
                     const KernelReport &report, bool naive,
                     std::vector<float> &out, std::vector<float> &lse) {
   Problem problem = problemOf(layout, report, naive);
-  if (onHost)
-    return runReferenceOnHost(context, layout, set, report, problem, out, lse);
+  int64_t rows =
+      report.sizes.batch * report.sizes.queryHeads * report.sizes.queryLen;
+  if (host) {
+    out.assign(rows * report.sizes.valueDim, 0.0f);
+    lse.assign(rows, 0.0f);
+    referenceOnHost(
+        report.dtype, host->data(0), host->data(1), host->data(2),
+        static_cast<const int32_t *>(host->data(layout.keyLengths)),
+        host->data(layout.mask),
+        static_cast<const uint8_t *>(host->data(layout.blockMask)), problem,
+        out.data(), lse.data());
+    return Status();
+  }
   CUfunction function;
   CHECK_STATUS(referenceFunction(
       d, std::string("attn_reference_") + attnrtDTypeName(report.dtype),
@@ -515,8 +518,6 @@ Status runReference(const CudaDriver &d, attnrtContext context,
   CHECK_CU(d.cuFuncSetAttribute(function, cu::kFuncMaxDynamicSharedSizeBytes,
                                 static_cast<int>(shared)),
            "cuFuncSetAttribute");
-  int64_t rows =
-      report.sizes.batch * report.sizes.queryHeads * report.sizes.queryLen;
   attnrt::DeviceBuffer outBuffer, lseBuffer;
   CHECK_STATUS(outBuffer.allocate(context, rows * report.sizes.valueDim * 4));
   CHECK_STATUS(lseBuffer.allocate(context, rows * 4));
@@ -926,13 +927,17 @@ Status runAndCheck(attnrtContext context, attnrtKernel kernel,
         "(attn-run --write-reference) or with attn-run --device=gpu";
   } else if (options.check) {
     std::vector<float> exactOut, exactLse, naiveOut, naiveLse;
-    CHECK_STATUS(runReference(d, context, device, onHost, layout, set, report,
-                              false, exactOut, exactLse));
+    std::optional<HostOperands> host;
+    if (onHost)
+      CHECK_STATUS(readOperands(context, layout, set, host.emplace()));
+    const HostOperands *hostOperands = host ? &*host : nullptr;
+    CHECK_STATUS(runReference(d, context, device, hostOperands, layout, set,
+                              report, false, exactOut, exactLse));
     bool half = report.dtype != ATTNRT_F32 ||
                 layout.params[3].dtype != ATTNRT_F32;
     bool useNaive = half && !options.tolerance;
     if (useNaive)
-      CHECK_STATUS(runReference(d, context, device, onHost, layout, set,
+      CHECK_STATUS(runReference(d, context, device, hostOperands, layout, set,
                                 report, true, naiveOut, naiveLse));
     report.checks.push_back(compareWithGpuReference(
         "O", report.out, exactOut, useNaive ? &naiveOut : nullptr, report.dtype,
