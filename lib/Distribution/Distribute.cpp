@@ -303,7 +303,8 @@ std::pair<Value, Value> Distributor::partial(ImplicitLocOpBuilder &b, Value q,
       queryOffset, keyOffset, queryTotal, keyTotal, ValueRange{oInit, lseInit},
       op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
       op.getSoftcapAttr(),
-      /*block_mask_size=*/nullptr, op.getTilesAttr(), /*partition=*/nullptr);
+      /*block_mask_size=*/nullptr, op.getTilesAttr(), /*partition=*/nullptr,
+      /*kernel=*/nullptr);
   if (op.hasScoreModifier()) {
     IRMapping mapping;
     op.getScore().cloneInto(&local.getScore(), mapping);

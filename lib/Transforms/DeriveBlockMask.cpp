@@ -35,6 +35,11 @@ struct AttnDeriveBlockMaskPass
           op, {TileTarget::Cpu, blockM, blockN, getEnclosingTarget(op)}, why);
       if (failed(tiles))
         return;
+      // A pinned kernel plan whose loop overlaps the softmax takes no block
+      // mask (attn-select-schedule plans the sequential loop where one is
+      // to come): its skipping is left out, the plan is kept.
+      if (KernelAttr kernel = op.getKernelAttr(); kernel && kernel.overlapped())
+        return;
       std::optional<DerivedBlockMask> derived =
           deriveBlockMask(op, tiles->tiling.blockM, tiles->tiling.blockN);
       if (!derived)

@@ -155,7 +155,8 @@ struct AttnPartitionKVPass
         /*query_total=*/Value(), /*key_total=*/Value(),
         ValueRange{partialOut, partialLse}, op.getScaleAttr(),
         op.getCausalAttr(), op.getWindowAttr(), op.getSoftcapAttr(),
-        op.getBlockMaskSizeAttr(), *tiles, op.getPartitionAttr());
+        op.getBlockMaskSizeAttr(), *tiles, op.getPartitionAttr(),
+        op.getKernelAttr());
     rewriter.inlineRegionBefore(op.getScore(), partial.getScore(),
                                 partial.getScore().end());
     auto merge = MergeOp::create(b, op->getResultTypes(), partial.getResult(0),

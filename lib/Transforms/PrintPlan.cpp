@@ -11,6 +11,7 @@
 #include "attn/Analysis/DistributionCost.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
+#include "attn/Analysis/KernelPlan.h"
 #include "attn/Analysis/MatrixUnit.h"
 #include "attn/Analysis/SchedulePicture.h"
 #include "attn/Analysis/TileSizes.h"
@@ -89,60 +90,79 @@ std::string describeGradKernel(TargetAttr target,
 }
 
 /// The CTA body attn-to-ptx builds for `op`'s kernel with `tiling` on
-/// `target` (chooseMatrixUnit with matrix-unit=auto, then planWgmmaBody),
-/// its key/value range split (split-KV, Lean) or not.
+/// `target`, its key/value range split (split-KV, Lean) or not: `kernel`
+/// as it says (the op's #attn.kernel), or with a null `kernel` what
+/// KernelPlan.h plans with matrix-unit=auto. Each wgmma feature the kernel
+/// does without comes with planWgmmaBody's reason, or "pinned by the op's
+/// #attn.kernel" where the plan would have taken it.
 std::string describeCtaBody(AttentionOp op, TargetAttr target,
                             const Fa2Tiling &tiling,
-                            const AttentionProblem &problem, bool splitsKv) {
-  MatrixUnit unit = *chooseMatrixUnit(MatrixUnitRequest::Auto, target.getChip(),
-                                      tiling, problem.valueDim);
-  if (unit == MatrixUnit::MmaSync) {
+                            const AttentionProblem &problem, bool splitsKv,
+                            KernelAttr kernel) {
+  StringRef chip = target.getChip();
+  std::string noWgmma = wgmmaUnfit(chip, tiling, problem.valueDim);
+  bool wgmma = kernel ? kernel.getUnit() == MatrixUnit::Wgmma
+                      : hasWarpgroupMma(chip) && noWgmma.empty();
+  auto reason = [](const std::string &why) {
+    return why.empty() ? std::string("pinned by the op's #attn.kernel") : why;
+  };
+  if (!wgmma) {
     std::string text = "CTA body: FlashAttention-2's loop on mma.sync";
-    if (hasWarpgroupMma(target.getChip()))
-      text +=
-          " (" + wgmmaUnfit(target.getChip(), tiling, problem.valueDim) + ")";
+    if (hasWarpgroupMma(chip))
+      text += " (" + reason(noWgmma) + ")";
     return text;
   }
-  GpuLimits limits = gpuLimits(target, MatrixUnitRequest::Auto);
-  WgmmaBodyPlan plan =
-      planWgmmaBody(wgmmaKernelOf(op, tiling, splitsKv, limits), limits);
+  WgmmaBodyPlan plan = wgmmaBodyPlanOf(op, tiling, splitsKv,
+                                       !kernel && blockMaskToCome(op, tiling));
+  if (!kernel)
+    kernel = wgmmaKernelAttrOf(op.getContext(), plan, 0);
   std::string text =
       "CTA body: " +
       std::string(
-          plan.overlap()
+          kernel.overlapped()
               ? "FlashAttention-3's overlapped loop (softmax beside P V)"
               : "FlashAttention-2's loop") +
       " on wgmma, K and V by " +
-      (plan.tensorCopies()
+      (kernel.tensorCopies()
            ? std::string("tensor copies into mbarrier-guarded stages")
-           : "cp.async (" + plan.noTensorCopies + ")");
-  if (plan.tensorCopies() && op.hasKeyLengths())
-    text += plan.overlap()
+           : "cp.async (" + reason(plan.noTensorCopies) + ")");
+  if (kernel.tensorCopies() && op.hasKeyLengths())
+    text += kernel.overlapped()
                 ? std::string(" (V's keys past a sequence's length zeroed in "
                               "shared memory by the consumers before the last "
                               "P V)")
                 : " (" + std::string(kZeroedTailPlanText) + ")";
-  if (plan.warpRoles()) {
+  if (kernel.warpRoles()) {
     text += ", issued by a producer warpgroup";
-    if (plan.roleRegisters.reallocates())
-      text += " (setmaxnreg: " + std::to_string(plan.roleRegisters.producer) +
+    if (kernel.reallocatesRegisters()) {
+      // The CTAs an SM the .maxnreg at entry leaves room for.
+      int64_t threads = 32 * (tiling.warps + kProducerWarps);
+      text += " (setmaxnreg: " + std::to_string(kernel.getProducerRegisters()) +
               " registers a producer thread, " +
-              std::to_string(plan.roleRegisters.consumer) + " a consumer's, " +
-              std::to_string(plan.ctasPerSm) + " CTA(s) an SM)";
-    if (plan.pingPong())
+              std::to_string(kernel.getConsumerRegisters()) +
+              " a consumer's, " +
+              std::to_string(target.getRegsPerSm() /
+                             (kernel.getEntryRegisters() * threads)) +
+              " CTA(s) an SM)";
+    }
+    if (kernel.pingPong())
       text += ", its two consumer warpgroups taking turns at the products";
-  } else if (plan.tensorCopies()) {
-    text += ", issued by thread 0 (no warp roles: " + plan.noWarpRoles + ")";
+  } else if (kernel.tensorCopies()) {
+    text += ", issued by thread 0 (no warp roles: " + reason(plan.noWarpRoles) +
+            ")";
   }
-  if (plan.tensorCopies())
-    text += plan.queryTensorCopy()
+  if (kernel.tensorCopies())
+    text += kernel.queryTensorCopy()
                 ? ", Q by a tensor copy"
-                : ", Q by cp.async (" + plan.noQueryTensorCopy + ")";
-  text += plan.outputTensorStore() ? ", O by tensor stores"
-                                   : ", O by every lane's 16-byte stores (" +
-                                         plan.noOutputTensorStore + ")";
-  if (!plan.overlap())
-    text += " (softmax not overlapped: " + plan.noOverlap + ")";
+                : ", Q by cp.async (" + reason(plan.noQueryTensorCopy) + ")";
+  text += kernel.outputTensorStore()
+              ? ", O by tensor stores"
+              : ", O by every lane's 16-byte stores (" +
+                    reason(plan.noOutputTensorStore) + ")";
+  if (!kernel.overlapped())
+    text += " (softmax not overlapped: " + reason(plan.noOverlap) + ")";
+  else if (!kernel.pingPong() && plan.pingPong())
+    text += " (no ping-pong: " + reason("") + ")";
   return text;
 }
 
@@ -210,16 +230,17 @@ struct AttnPrintPlanPass
     return func ? cast<SymbolOpInterface>(func).getName().str() : "attention";
   }
 
-  /// Writes the backward schedule's picture as svg-dir/<function>-grad-<index>.svg.
-  LogicalResult writeGradPicture(AttentionGradOp op, Operation *func,
-                                 int index, TileSizes tiles) {
+  /// Writes the backward schedule's picture as
+  /// svg-dir/<function>-grad-<index>.svg.
+  LogicalResult writeGradPicture(AttentionGradOp op, Operation *func, int index,
+                                 TileSizes tiles) {
     std::optional<AttentionProblem> problem = AttentionProblem::fromOp(op);
     if (!problem)
       return success();
-    std::string title = llvm::formatv("@{0}: gradient of {1}",
-                                      functionName(func),
-                                      summarizeAttention(op, *problem))
-                            .str();
+    std::string title =
+        llvm::formatv("@{0}: gradient of {1}", functionName(func),
+                      summarizeAttention(op, *problem))
+            .str();
     return writeSvg(op, func, "grad-" + Twine(index),
                     drawGradSchedule(*problem, tiles.blockM, tiles.blockN,
                                      gradPieces(op), title));
@@ -243,7 +264,8 @@ struct AttnPrintPlanPass
     remark << "gradient of " << summarizeAttention(op, *problem);
     bool staticLengths = problem->hasStaticLengths();
     if (staticLengths)
-      remark << "\n  work: " << formatFlops(2.5 * problem->nominalForwardFlops())
+      remark << "\n  work: "
+             << formatFlops(2.5 * problem->nominalForwardFlops())
              << " nominal (2.5 times the forward's)";
     std::optional<TileSizes> tiles;
     {
@@ -277,8 +299,8 @@ struct AttnPrintPlanPass
     int64_t queryBlocks = problem->queryBlocks(tiles->blockM);
     int64_t visited = 0, masked = 0;
     for (int64_t n = 0; n < kvBlocks; ++n) {
-      IndexRange range = problem->queryBlockRange(n, tiles->blockM,
-                                                  tiles->blockN);
+      IndexRange range =
+          problem->queryBlockRange(n, tiles->blockM, tiles->blockN);
       visited += range.size();
       for (int64_t m = range.begin; m < range.end; ++m)
         masked += !problem->isBlockUnmasked(m, n, tiles->blockM, tiles->blockN);
@@ -292,8 +314,8 @@ struct AttnPrintPlanPass
         kvBlocks, pieces, pieces == 1 ? "" : "s",
         llvm::divideCeil(kvBlocks, pieces), visited, dense,
         dense ? 100.0 * visited / dense : 0.0, masked);
-    int64_t dqBytes = problem->batch * problem->queryHeads *
-                      problem->queryLen * problem->headDim * 4;
+    int64_t dqBytes = problem->batch * problem->queryHeads * problem->queryLen *
+                      problem->headDim * 4;
     remark << llvm::formatv("\n  dQ: {0} f32 cop{1} ({2}), summed in piece "
                             "order",
                             pieces, pieces == 1 ? "y" : "ies",
@@ -375,8 +397,7 @@ struct AttnPrintPlanPass
       if (target)
         remark << "\n  "
                << describeCtaBody(op, target, *tiling, *problem,
-                                  isa_and_nonnull<LeanAttr, SplitKVAttr>(
-                                      op.getPartitionAttr()));
+                                  op.splitsKeyValues(), op.getKernelAttr());
     }
     if (tiling && staticLengths) {
       TiledWork work = countTiledWork(*problem, tiling->blockM, tiling->blockN);
@@ -415,7 +436,7 @@ struct AttnPrintPlanPass
                << split->partition << " over "
                << fa2TilesAttrOf(op.getContext(), split->tiling) << "; its "
                << describeCtaBody(op, target, split->tiling, *problem,
-                                  /*splitsKv=*/true);
+                                  /*splitsKv=*/true, /*kernel=*/nullptr);
     }
     if (!staticLengths)
       return {tiling, std::nullopt};

@@ -5,9 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Attaches `tiles` (and, with split-kv, a split-KV `partition`) to every
-// attn.attention from its shape and the `#attn.target` around it, and a
-// distributed partition from the `#attn.cluster` around it. The numbers
+// Attaches `tiles` (and, with split-kv, a split-KV `partition`) and the GPU
+// kernel's plan (`kernel`, KernelPlan.h) to every attn.attention from its
+// shape and the `#attn.target` around it, and a distributed partition from
+// the `#attn.cluster` around it. The numbers
 // are lib/Analysis's: the tile table (Fa2Defaults), the resources of a CTA,
 // the fit and the split rule (Fa2Resources); this file reads the IR and writes
 // attributes and diagnostics.
@@ -18,6 +19,7 @@
 #include "attn/Analysis/DistributionCost.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
+#include "attn/Analysis/KernelPlan.h"
 #include "attn/Analysis/MatrixUnit.h"
 #include "attn/Analysis/TileSizes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
@@ -109,6 +111,31 @@ struct AttnSelectSchedulePass
     // partition is pinned too.
     if ((splitKv || lean) && !op.getPartitionAttr() && !tilesPinned)
       selectKvPartition(op, tiling, limits, elementBytes);
+    return selectKernel(op);
+  }
+
+  /// The op's #attn.kernel (planKernel, KernelPlan.h), with the tiles'
+  /// stages it keeps; a pinned one is checked. Nothing for an op that does
+  /// not become a GPU kernel (kernelUnfit) or whose plan fails:
+  /// attn-to-nvgpu reports those.
+  LogicalResult selectKernel(AttentionOp op) {
+    if (!kernelUnfit(op).empty())
+      return success();
+    Fa2Tiling tiling = fa2TilingOf(op.getTilesAttr());
+    std::string why;
+    if (KernelAttr pinned = op.getKernelAttr()) {
+      if (failed(checkKernelPlan(op, tiling, pinned, why)))
+        return op.emitError("attn-select-schedule: ") << why;
+      return success();
+    }
+    // attn-derive-block-mask attaches the block mask the IR proves over
+    // these tiles, which keeps the loop sequential.
+    FailureOr<KernelPlan> plan =
+        planKernel(op, tiling, {unit, blockMaskToCome(op, tiling)}, why);
+    if (failed(plan))
+      return success();
+    op.setTilesAttr(fa2TilesAttrOf(op.getContext(), plan->tiling));
+    op.setKernelAttr(plan->kernel);
     return success();
   }
 

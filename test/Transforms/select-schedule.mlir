@@ -34,7 +34,7 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
     smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
   // CHECK-LABEL: func.func @d64_sm80
   // CHECK-NOT: partition
-  // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  // CHECK: {causal, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
   func.func @d64_sm80(%q: tensor<2x16x1024x64xf16>, %o: tensor<2x16x1024x64xf16>) -> tensor<2x16x1024x64xf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x64xf16>, tensor<2x16x1024x64xf16>, tensor<2x16x1024x64xf16>)
         outs(%o : tensor<2x16x1024x64xf16>) {causal} -> tensor<2x16x1024x64xf16>
@@ -42,7 +42,7 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   }
   // CHECK-LABEL: func.func @d128_sm80
   // CHECK-NOT: partition
-  // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // CHECK: {causal, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   func.func @d128_sm80(%q: tensor<2x16x1024x128xbf16>, %o: tensor<2x16x1024x128xbf16>) -> tensor<2x16x1024x128xbf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>)
         outs(%o : tensor<2x16x1024x128xbf16>) {causal} -> tensor<2x16x1024x128xbf16>
@@ -50,7 +50,7 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   }
   // CHECK-LABEL: func.func @d256_sm80
   // CHECK-NOT: partition
-  // CHECK: {tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>}
+  // CHECK: {kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>}
   func.func @d256_sm80(%q: tensor<2x16x1024x256xf16>, %o: tensor<2x16x1024x256xf16>) -> tensor<2x16x1024x256xf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x256xf16>, tensor<2x16x1024x256xf16>, tensor<2x16x1024x256xf16>)
         outs(%o : tensor<2x16x1024x256xf16>) -> tensor<2x16x1024x256xf16>
@@ -69,12 +69,12 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // LeanTiles, more than 4 per SM, over every resident CTA (two 80 KiB CTAs
   // per SM).
   // CHECK-LABEL: func.func @decode_sm80
-  // NOSPLIT: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // NOSPLIT: {causal, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   // Split-KV takes its own 64 x 64 tiles (16 CTAs, 64 blocks of 64 keys):
   // S = 13 fills 208 of 216 slots (96%, the best); no S below reaches 85%
   // of it (S = 11: 81%).
-  // SPLIT: {causal, partition = #attn.split_kv<splits = 13>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
-  // LEAN: {causal, partition = #attn.lean<ctas = 216>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
+  // SPLIT: {causal, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, partition = #attn.split_kv<splits = 13>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
+  // LEAN: {causal, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, partition = #attn.lean<ctas = 216>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
   func.func @decode_sm80(%q: tensor<2x8x1x128xf16>, %kv: tensor<2x8x4096x128xf16>, %o: tensor<2x8x1x128xf16>) -> tensor<2x8x1x128xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<2x8x1x128xf16>, tensor<2x8x4096x128xf16>, tensor<2x8x4096x128xf16>)
         outs(%o : tensor<2x8x1x128xf16>) {causal} -> tensor<2x8x1x128xf16>
@@ -84,7 +84,7 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // Pinned tiles without a partition pin FlashAttention-2's grid: neither
   // split-KV nor Lean is added (pin a partition too for either).
   // CHECK-LABEL: func.func @decode_pinned_tiles_sm80
-  // CHECK: {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
+  // CHECK: {causal, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
   func.func @decode_pinned_tiles_sm80(%q: tensor<2x8x1x128xf16>, %kv: tensor<2x8x4096x128xf16>, %o: tensor<2x8x1x128xf16>) -> tensor<2x8x1x128xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<2x8x1x128xf16>, tensor<2x8x4096x128xf16>, tensor<2x8x4096x128xf16>)
         outs(%o : tensor<2x8x1x128xf16>) {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>} -> tensor<2x8x1x128xf16>
@@ -127,7 +127,7 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // of it (192 / 216, 89%; S = 11: 81%). Splits past a call's blocks are
   // empty pieces. With lean: every resident CTA (3 per SM).
   // CHECK-LABEL: func.func @decode_run_time_sm80
-  // NOSPLIT: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  // NOSPLIT: {causal, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
   // SPLIT: partition = #attn.split_kv<splits = 12>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
   // LEAN: partition = #attn.lean<ctas = 324>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>
   func.func @decode_run_time_sm80(%q: tensor<2x8x1x64xbf16>, %kv: tensor<2x8x?x64xbf16>, %o: tensor<2x8x1x64xbf16>) -> tensor<2x8x1x64xbf16> {
@@ -153,7 +153,7 @@ module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108,
   // prefill, the grid over query blocks is unknown).
   // CHECK-LABEL: func.func @dynamic_sm80
   // CHECK-NOT: partition
-  // CHECK: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // CHECK: {kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   func.func @dynamic_sm80(%q: tensor<?x8x?x128xf16>, %kv: tensor<?x8x?x128xf16>, %o: tensor<?x8x?x128xf16>) -> tensor<?x8x?x128xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<?x8x?x128xf16>, tensor<?x8x?x128xf16>, tensor<?x8x?x128xf16>)
         outs(%o : tensor<?x8x?x128xf16>) -> tensor<?x8x?x128xf16>
@@ -175,7 +175,7 @@ module attributes {attn.target = #attn.target<chip = "sm_86", sms = 84,
     smem_per_block = 101376, smem_per_sm = 102400, regs_per_sm = 65536, regs_per_thread = 255>} {
   // CHECK-LABEL: func.func @d64_sm86
   // CHECK-NOT: partition
-  // CHECK: {tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  // CHECK: {kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
   func.func @d64_sm86(%q: tensor<2x16x1024x64xbf16>, %o: tensor<2x16x1024x64xbf16>) -> tensor<2x16x1024x64xbf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>, tensor<2x16x1024x64xbf16>)
         outs(%o : tensor<2x16x1024x64xbf16>) -> tensor<2x16x1024x64xbf16>
@@ -183,7 +183,7 @@ module attributes {attn.target = #attn.target<chip = "sm_86", sms = 84,
   }
   // CHECK-LABEL: func.func @d128_sm86
   // CHECK-NOT: partition
-  // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 1>}
+  // CHECK: {causal, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 1>}
   func.func @d128_sm86(%q: tensor<2x16x1024x128xf16>, %o: tensor<2x16x1024x128xf16>) -> tensor<2x16x1024x128xf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x128xf16>, tensor<2x16x1024x128xf16>, tensor<2x16x1024x128xf16>)
         outs(%o : tensor<2x16x1024x128xf16>) {causal} -> tensor<2x16x1024x128xf16>
@@ -191,7 +191,7 @@ module attributes {attn.target = #attn.target<chip = "sm_86", sms = 84,
   }
   // CHECK-LABEL: func.func @d256_sm86
   // CHECK-NOT: partition
-  // CHECK: {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
+  // CHECK: {causal, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
   func.func @d256_sm86(%q: tensor<2x16x1024x256xbf16>, %o: tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>)
         outs(%o : tensor<2x16x1024x256xbf16>) {causal} -> tensor<2x16x1024x256xbf16>
@@ -218,9 +218,9 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
     smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   // CHECK-LABEL: func.func @d64_sm90
   // CHECK-NOT: partition
-  // CHECK: {causal, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // CHECK: {causal, kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer, loop = ping_pong, o = tensor, producer_registers = 24, consumer_registers = 240, entry_registers = 168>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   // MMASYNC-LABEL: func.func @d64_sm90
-  // MMASYNC: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
+  // MMASYNC: {causal, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>}
   func.func @d64_sm90(%q: tensor<2x16x1024x64xf16>, %o: tensor<2x16x1024x64xf16>) -> tensor<2x16x1024x64xf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x64xf16>, tensor<2x16x1024x64xf16>, tensor<2x16x1024x64xf16>)
         outs(%o : tensor<2x16x1024x64xf16>) {causal} -> tensor<2x16x1024x64xf16>
@@ -228,7 +228,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   }
   // CHECK-LABEL: func.func @d128_sm90
   // CHECK-NOT: partition
-  // CHECK: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
+  // CHECK: {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer, loop = ping_pong, o = tensor, producer_registers = 24, consumer_registers = 240, entry_registers = 168>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2>}
   func.func @d128_sm90(%q: tensor<2x16x1024x128xbf16>, %o: tensor<2x16x1024x128xbf16>) -> tensor<2x16x1024x128xbf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>, tensor<2x16x1024x128xbf16>)
         outs(%o : tensor<2x16x1024x128xbf16>) -> tensor<2x16x1024x128xbf16>
@@ -236,9 +236,9 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   }
   // CHECK-LABEL: func.func @d256_sm90
   // CHECK-NOT: partition
-  // CHECK: {causal, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
+  // CHECK: {causal, kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer, loop = overlapped, o = tensor>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 1>}
   // MMASYNC-LABEL: func.func @d256_sm90
-  // MMASYNC: {causal, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>}
+  // MMASYNC: {causal, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 1>}
   func.func @d256_sm90(%q: tensor<2x16x1024x256xbf16>, %o: tensor<2x16x1024x256xbf16>) -> tensor<2x16x1024x256xbf16> {
     %r = attn.attention ins(%q, %q, %q : tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>, tensor<2x16x1024x256xbf16>)
         outs(%o : tensor<2x16x1024x256xbf16>) {causal} -> tensor<2x16x1024x256xbf16>
@@ -252,9 +252,9 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // slots (97%). With lean: 8 x 128 = 1024 LeanTiles over every resident
   // CTA, 2 per SM.
   // CHECK-LABEL: func.func @decode_gqa_sm90
-  // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4>}
-  // SPLIT: {partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
-  // LEAN: {partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
+  // NOSPLIT: {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = cp_async, roles = producer, loop = ping_pong, o = lanes, producer_registers = 24, consumer_registers = 240, entry_registers = 168>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4>}
+  // SPLIT: {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = cp_async, roles = producer, loop = overlapped, o = lanes, producer_registers = 24, consumer_registers = 232, entry_registers = 128>, partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
+  // LEAN: {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = cp_async, roles = none, loop = overlapped, o = lanes>, partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
   // PLAN: per (batch, 4 packed heads): 1 query blocks, 64 of 64 key blocks visited
   // PLAN-NEXT: partition: none; attn-to-ptx splits it (FlashAttention-2's rule, split-KV by default): #attn.split_kv<splits = 32> over #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>
   func.func @decode_gqa_sm90(%q: tensor<1x32x1x128xbf16>, %kv: tensor<1x8x8192x128xbf16>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
@@ -268,7 +268,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // for them (128 x 128 with 8 warps would need 296; 128 x 64 with 8 needs
   // 216).
   // CHECK-LABEL: func.func @decode_gqa_masked_sm90
-  // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 2>}
+  // NOSPLIT: {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer, loop = ping_pong, o = tensor, producer_registers = 24, consumer_registers = 240, entry_registers = 168>, tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 8, stages = 2>}
   func.func @decode_gqa_masked_sm90(%q: tensor<1x32x1x128xbf16>, %kv: tensor<1x8x8192x128xbf16>, %m: tensor<1x1x1x8192xi1>, %o: tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x32x1x128xbf16>, tensor<1x8x8192x128xbf16>, tensor<1x8x8192x128xbf16>)
         mask(%m : tensor<1x1x1x8192xi1>) outs(%o : tensor<1x32x1x128xbf16>) -> tensor<1x32x1x128xbf16>
@@ -279,8 +279,8 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // attention): 8 CTAs, with split-KV's 64 x 64 tiles 2048 / 64 = 32
   // blocks; S = 32 fills 256 of 264 slots (97%).
   // CHECK-LABEL: func.func @decode_score_region_sm90
-  // SPLIT: {partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
-  // LEAN: {partition = #attn.lean<ctas = 128>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
+  // SPLIT: {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer, loop = overlapped, o = tensor, producer_registers = 24, consumer_registers = 232, entry_registers = 128>, partition = #attn.split_kv<splits = 32>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
+  // LEAN: {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer, loop = overlapped, o = tensor>, partition = #attn.lean<ctas = 128>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
   func.func @decode_score_region_sm90(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
         outs(%o : tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16>
@@ -295,7 +295,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
 
   // A pinned schedule that fits is kept, tiles and partition alike.
   // CHECK-LABEL: func.func @pinned
-  // CHECK: {partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 2, stages = 1>}
+  // CHECK: {kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 2, stages = 1>}
   func.func @pinned(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
         outs(%o : tensor<1x8x1x64xf16>) {partition = #attn.split_kv<splits = 3>, tiles = #attn.fa2<block_m = 64, block_n = 32, warps = 2, stages = 1>} -> tensor<1x8x1x64xf16>
@@ -304,7 +304,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // A pinned partition of another kind is kept too; the tiles are chosen,
   // split-KV's (Lean's loops start at run-time blocks too).
   // CHECK-LABEL: func.func @pinned_lean
-  // CHECK: {partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
+  // CHECK: {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = none, loop = overlapped, o = tensor>, partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>}
   func.func @pinned_lean(%q: tensor<1x8x1x64xf16>, %kv: tensor<1x8x2048x64xf16>, %o: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<1x8x1x64xf16>, tensor<1x8x2048x64xf16>, tensor<1x8x2048x64xf16>)
         outs(%o : tensor<1x8x1x64xf16>) {partition = #attn.lean<ctas = 264>} -> tensor<1x8x1x64xf16>
@@ -317,9 +317,9 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132,
   // slot, S = 29 is the first within 85% (232 / 264, 88%). With lean: every
   // resident CTA, 2 per SM (LeanTiles and ranges counted at launch).
   // CHECK-LABEL: func.func @decode_run_time_sm90
-  // NOSPLIT: {tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4>}
-  // SPLIT: {partition = #attn.split_kv<splits = 29>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
-  // LEAN: {partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
+  // NOSPLIT: {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = cp_async, roles = producer, loop = ping_pong, o = lanes, producer_registers = 24, consumer_registers = 240, entry_registers = 168>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 2, packed_heads = 4>}
+  // SPLIT: {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = cp_async, roles = producer, loop = overlapped, o = lanes, producer_registers = 24, consumer_registers = 232, entry_registers = 128>, partition = #attn.split_kv<splits = 29>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
+  // LEAN: {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = cp_async, roles = none, loop = overlapped, o = lanes>, partition = #attn.lean<ctas = 264>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2, packed_heads = 4>}
   func.func @decode_run_time_sm90(%q: tensor<?x32x1x128xbf16>, %kv: tensor<?x8x?x128xbf16>, %o: tensor<?x32x1x128xbf16>) -> tensor<?x32x1x128xbf16> {
     %r = attn.attention ins(%q, %kv, %kv : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>)
         outs(%o : tensor<?x32x1x128xbf16>) -> tensor<?x32x1x128xbf16>

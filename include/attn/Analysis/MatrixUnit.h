@@ -17,6 +17,7 @@
 #define ATTN_ANALYSIS_MATRIXUNIT_H
 
 #include "attn/Analysis/Fa2Defaults.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -25,7 +26,7 @@
 
 namespace mlir::attn {
 
-enum class MatrixUnit { MmaSync, Wgmma };
+// MatrixUnit (mma_sync, wgmma) is #attn.kernel's `unit` (AttnAttrs.td).
 
 /// Whether `chip` has warpgroup MMA: sm_90a (the architecture-specific
 /// features of sm_90; later chips drop wgmma).

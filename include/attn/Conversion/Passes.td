@@ -130,14 +130,21 @@ def AttnToNVGPU : Pass<"attn-to-nvgpu", "ModuleOp"> {
 
     The tiles come from the op's `tiles` attribute, else FlashAttention-2's
     default for the head dimension (split-KV's for split-KV and Lean
-    kernels).
+    kernels). The kernel is the op's `kernel` plan (`#attn.kernel`, which
+    attn-select-schedule writes), built as it says or refused with the
+    field that cannot be built and why; an op without one is planned by the
+    same function (lib/Analysis/KernelPlan.cpp) with `matrix-unit`. A
+    `matrix-unit` other than auto that contradicts an op's plan is an
+    error, never a silent change.
   }];
   let options = [
     Option<"matrixUnit", "matrix-unit", "std::string", /*default=*/"\"auto\"",
-           "The matrix instructions of S = Q K^T and O += P V (and of the "
+           "The matrix instructions of S = Q K^T and O += P V of an op "
+           "without a kernel plan (and of the "
            "backward kernel's products): auto (wgmma "
            "where the op's #attn.target is sm_90a and the tiles fit, else "
-           "mma.sync), mma-sync, or wgmma (an error where it does not fit)">,
+           "mma.sync), mma-sync, or wgmma (an error where it does not fit "
+           "or contradicts an op's plan)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -316,9 +316,24 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     lowering moves. An op that cannot be distributed (a mask operand,
     dynamic sizes) gets a warning and stays whole on every rank.
 
+    With the tiles and partition chosen, an op that becomes a GPU kernel
+    (f16 or bf16 operands, no frame, no distributed partition) gets its
+    kernel plan: `kernel = #attn.kernel<...>` (lib/Analysis/KernelPlan.cpp),
+    the matrix unit, how K, V and Q arrive (cp.async or tensor copies), the
+    warp roles and their setmaxnreg registers, the loop form (sequential,
+    overlapped, ping-pong), O's stores and the CTAs an SM ptxas is held to
+    (Lean); with the stages the tiles keep in the target's shared memory. A
+    score region or constant mask that attn-derive-block-mask will turn into
+    a block mask gets the sequential loop. attn-to-nvgpu builds what the
+    plan says; the printed IR is a contract a user can edit and pin.
+
     Pinned tiles are kept, but checked against the same limits: tiles that
     cannot fit are an error that states what they need and what the target
-    allows, and so is an op for which no tiling fits. A pinned partition is
+    allows, and so is an op for which no tiling fits. A pinned `kernel` is
+    kept and checked (an error names the field that cannot be built and
+    why: a unit the chip lacks, a ping-pong without two consumer
+    warpgroups, registers setmaxnreg cannot move, stages beyond shared
+    memory). A pinned partition is
     kept as it is. Attentions without a target are left alone (the lowerings
     then use FlashAttention-2's default), or are an error with
     `require-target`. Nothing else is emitted, and running the pass twice

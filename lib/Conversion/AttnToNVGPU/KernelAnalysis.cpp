@@ -10,6 +10,7 @@
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
+#include "attn/Analysis/KernelPlan.h"
 #include "attn/Analysis/MaskGeometry.h"
 #include "attn/Analysis/TileSizes.h"
 
@@ -132,7 +133,30 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
       chooseTiles(op, {TileTarget::Gpu, 0, 0, target, request}, why);
   if (failed(choice))
     return op.emitError("attn-to-nvgpu: ") << why;
-  const Fa2Tiling &tiling = choice->tiling;
+  // The op's #attn.kernel as it is, or the plan of attn-select-schedule's
+  // function.
+  KernelPlan plan{choice->tiling, op.getKernelAttr()};
+  if (plan.kernel) {
+    if (request != MatrixUnitRequest::Auto &&
+        (request == MatrixUnitRequest::Wgmma) !=
+            (plan.kernel.getUnit() == MatrixUnit::Wgmma))
+      return op.emitError("attn-to-nvgpu: the op's #attn.kernel says unit = ")
+             << stringifyMatrixUnit(plan.kernel.getUnit())
+             << ", and matrix-unit="
+             << (request == MatrixUnitRequest::Wgmma ? "wgmma" : "mma-sync")
+             << " asks for the other (attn-to-ptx asks for mma-sync on a chip "
+                "without wgmma): compile for the chip the plan was made for, "
+                "drop the option, or edit the plan's unit";
+    if (failed(checkKernelPlan(op, plan.tiling, plan.kernel, why)))
+      return op.emitError("attn-to-nvgpu: ") << why;
+  } else {
+    FailureOr<KernelPlan> planned = planKernel(op, plan.tiling, {request}, why);
+    if (failed(planned))
+      return op.emitError("attn-to-nvgpu: ") << why;
+    plan = *planned;
+  }
+  const Fa2Tiling &tiling = plan.tiling;
+  KernelAttr kernel = plan.kernel;
   problem->packedHeads = tiling.packedHeads;
   KernelShape shape{*problem, element, 0, 0, 0, 0, 0, false};
   shape.blockM = tiling.blockM;
@@ -142,28 +166,20 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
   assert(shape.blockM % (16 * shape.warps) == 0 && shape.blockN % 16 == 0 &&
          "#attn.fa2's verifier and the default tilings keep block_m a "
          "multiple of 16 * warps and block_n one of 16");
-  // The tiles' stages, fewer while they do not fit the target's shared
-  // memory per block (without a target: sm_80's).
-  int64_t sharedLimit =
-      target ? target.getSmemPerBlock() : kSm80SharedBytesPerBlock;
-  while (shape.stages > 1 && shape.sharedBytes() > sharedLimit)
-    --shape.stages;
-  if (shape.sharedBytes() > sharedLimit)
-    return op.emitError("attn-to-nvgpu: the tiles need ")
-           << shape.sharedBytes() << " bytes of shared memory per block; the "
-           << "target allows " << sharedLimit
-           << ": pin smaller tiles (block_m or block_n of the op's tiles "
-              "attribute)";
-  StringRef chip = target ? target.getChip() : StringRef();
-  std::optional<MatrixUnit> unit =
-      chooseMatrixUnit(request, chip, shape.tiling(), problem->valueDim);
-  if (!unit)
-    return op.emitError("attn-to-nvgpu matrix-unit=wgmma: ")
-           << wgmmaUnfit(chip.empty() ? "none (no #attn.target)" : chip,
-                         shape.tiling(), problem->valueDim)
-           << ": use matrix-unit=auto or pin tiles that fit (the op's tiles "
-              "attribute)";
-  shape.matrixUnit = *unit;
+  shape.matrixUnit = kernel.getUnit();
+  shape.tensorCopies = kernel.tensorCopies();
+  if (kernel.warpRoles()) {
+    shape.producerWarps = kProducerWarps;
+    if (kernel.reallocatesRegisters())
+      shape.roleRegisters = {kernel.getEntryRegisters(),
+                             kernel.getProducerRegisters(),
+                             kernel.getConsumerRegisters()};
+  }
+  shape.overlapSoftmax = kernel.overlapped();
+  shape.pingPong = kernel.pingPong();
+  shape.outputTensorStore = kernel.outputTensorStore();
+  shape.queryTensorCopy = kernel.queryTensorCopy();
+  shape.residentCtasPerSm = kernel.getMinCtasPerSm();
   shape.scale = op.getEffectiveScale();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   if (std::optional<APFloat> softcap = op.getSoftcap())
@@ -212,36 +228,7 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
                << perSm * limits.sms
                << ": use at most that many (#attn.lean<ctas = "
                << perSm * limits.sms << ">)";
-      // ptxas needs holding only where that many CTAs leave a thread fewer
-      // registers than it may have; elsewhere the bound is no promise, and
-      // ptxas spilled with one it did not need (docs/gpu-kernel.md).
-      int64_t needed = llvm::divideCeil(shape.leanCtas, limits.sms);
-      if (allowedRegistersPerThread(needed * shape.threads(), limits) <
-          limits.regsPerThread)
-        shape.residentCtasPerSm = needed;
     }
-  }
-  if (shape.matrixUnit == MatrixUnit::Wgmma) {
-    // wgmma needs an sm_90a target. Tensor copies, then warp roles and the
-    // CTAs an SM their registers are planned for, then the overlap, then
-    // the ping-pong (planWgmmaBody).
-    GpuLimits limits = gpuLimits(target, request);
-    WgmmaBodyPlan plan =
-        planWgmmaBody(wgmmaKernelOf(op, shape.tiling(),
-                                    shape.splits > 1 || shape.leanCtas, limits),
-                      limits);
-    shape.tensorCopies = plan.tensorCopies();
-    if (plan.warpRoles()) {
-      shape.producerWarps = kProducerWarps;
-      shape.roleRegisters = plan.roleRegisters;
-      // The kernel's .maxnreg then holds ptxas to the CTAs an SM.
-      if (plan.roleRegisters.reallocates())
-        shape.residentCtasPerSm = 0;
-    }
-    shape.overlapSoftmax = plan.overlap();
-    shape.pingPong = plan.pingPong();
-    shape.outputTensorStore = plan.outputTensorStore();
-    shape.queryTensorCopy = plan.queryTensorCopy();
   }
   return shape;
 }

@@ -75,7 +75,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK: nvgpu.mma.sync
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @two_tiles(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x256x64xf16>, %o: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
-    // expected-error @+1 {{attn-to-nvgpu matrix-unit=wgmma: wgmma needs warps in warpgroups of 4, each warp owning 16 rows (block_m = 16 x warps); the tiles are 128 x 64 with 4 warps: use matrix-unit=auto or pin tiles that fit (the op's tiles attribute)}}
+    // expected-error @+1 {{attn-to-nvgpu: matrix-unit=wgmma: wgmma needs warps in warpgroups of 4, each warp owning 16 rows (block_m = 16 x warps); the tiles are 128 x 64 with 4 warps: use matrix-unit=auto or pin tiles that fit (the op's tiles attribute)}}
     %r = attn.attention ins(%q, %k, %k : tensor<1x8x128x64xf16>, tensor<1x8x256x64xf16>, tensor<1x8x256x64xf16>)
         outs(%o : tensor<1x8x128x64xf16>)
         {tiles = #attn.fa2<block_m = 128, block_n = 64, warps = 4, stages = 2>} -> tensor<1x8x128x64xf16>
@@ -91,7 +91,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK: nvgpu.mma.sync
 module attributes {attn.target = #attn.target<chip = "sm_80", sms = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @ampere(%q: tensor<1x8x64x64xf16>, %k: tensor<1x8x256x64xf16>, %o: tensor<1x8x64x64xf16>) -> tensor<1x8x64x64xf16> {
-    // expected-error @+1 {{attn-to-nvgpu matrix-unit=wgmma: wgmma needs sm_90a; the chip is sm_80}}
+    // expected-error @+1 {{attn-to-nvgpu: matrix-unit=wgmma: wgmma needs sm_90a; the chip is sm_80}}
     %r = attn.attention ins(%q, %k, %k : tensor<1x8x64x64xf16>, tensor<1x8x256x64xf16>, tensor<1x8x256x64xf16>)
         outs(%o : tensor<1x8x64x64xf16>)
         {tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<1x8x64x64xf16>

@@ -141,3 +141,50 @@ module attributes {attn.launch = {grid = array<i64: 1, 1, 1>, block = array<i64:
 
 // expected-error @+1 {{'attn.launch' must be {grid}}
 module attributes {attn.launch = {grid = array<i64: 1, 1, 1>, block = array<i64: 128, 1, 1>, dynamic_shared_memory = 0 : i64, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, attention = {}, params = [memref<1x1x64x64xbf16>], param_names = ["K"], scalars = [], producer_warps = 0 : i64}} {}
+
+// -----
+
+// #attn.kernel: what mma.sync kernels do without.
+// expected-error @+1 {{unit = mma_sync takes kv = cp_async, q = cp_async, roles = none, loop = sequential and o = lanes}}
+module attributes {test.kernel = #attn.kernel<unit = mma_sync, kv = tensor, q = cp_async, roles = none, loop = sequential, o = lanes>} {}
+
+// -----
+
+// expected-error @+1 {{q = tensor needs kv = tensor}}
+module attributes {test.kernel = #attn.kernel<unit = wgmma, kv = cp_async, q = tensor, roles = none, loop = sequential, o = lanes>} {}
+
+// -----
+
+// expected-error @+1 {{roles = producer needs kv = tensor}}
+module attributes {test.kernel = #attn.kernel<unit = wgmma, kv = cp_async, q = cp_async, roles = producer, loop = sequential, o = lanes>} {}
+
+// -----
+
+// expected-error @+1 {{loop = ping_pong needs roles = producer}}
+module attributes {test.kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = none, loop = ping_pong, o = tensor>} {}
+
+// -----
+
+// expected-error @+1 {{producer_registers, consumer_registers and entry_registers need roles = producer}}
+module attributes {test.kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = none, loop = overlapped, o = tensor, consumer_registers = 240>} {}
+
+// -----
+
+// expected-error @+1 {{each a multiple of 8 from 24 to 256 (setmaxnreg's range), got 24, 240 and 0}}
+module attributes {test.kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer, loop = ping_pong, o = tensor, producer_registers = 24, consumer_registers = 240>} {}
+
+// -----
+
+// expected-error @+1 {{got 20, 240 and 168}}
+module attributes {test.kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer, loop = ping_pong, o = tensor, producer_registers = 20, consumer_registers = 240, entry_registers = 168>} {}
+
+// -----
+
+// expected-error @+1 {{min_ctas_per_sm must be from 0 to 32, got 33}}
+module attributes {test.kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes, min_ctas_per_sm = 33>} {}
+
+// -----
+
+// expected-error @+2 {{expected ::mlir::attn::MatrixUnit to be one of: mma_sync, wgmma}}
+// expected-error @+1 {{failed to parse Attn_KernelAttr parameter 'unit'}}
+module attributes {test.kernel = #attn.kernel<unit = tcgen05, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>} {}

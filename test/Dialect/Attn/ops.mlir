@@ -16,6 +16,23 @@ func.func @gqa_prefill_with_lse(%q: tensor<1x32x2048x128xbf16>, %k: tensor<1x8x2
   return %r#0, %r#1 : tensor<1x32x2048x128xbf16>, tensor<1x32x2048xf32>
 }
 
+// The kernel plan round-trips; its registers and CTAs an SM are printed only
+// when they are not 0.
+// CHECK-LABEL: func.func @kernel_plans
+func.func @kernel_plans(%q: tensor<1x8x1024x64xf16>, %o: tensor<1x8x1024x64xf16>) -> (tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>) {
+  // CHECK: kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer, loop = ping_pong, o = tensor, producer_registers = 24, consumer_registers = 240, entry_registers = 168>
+  %r0 = attn.attention ins(%q, %q, %q : tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>)
+      outs(%o : tensor<1x8x1024x64xf16>)
+      {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer, loop = ping_pong, o = tensor, producer_registers = 24, consumer_registers = 240, entry_registers = 168>}
+      -> tensor<1x8x1024x64xf16>
+  // CHECK: kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes, min_ctas_per_sm = 2>}
+  %r1 = attn.attention ins(%q, %q, %q : tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>)
+      outs(%o : tensor<1x8x1024x64xf16>)
+      {kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes, producer_registers = 0, min_ctas_per_sm = 2>}
+      -> tensor<1x8x1024x64xf16>
+  return %r0, %r1 : tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>
+}
+
 // GQA packing: packed_heads is printed only when it is not 1.
 // CHECK-LABEL: func.func @gqa_decode_packed
 func.func @gqa_decode_packed(%q: tensor<2x32x1x128xbf16>, %k: tensor<2x8x4096x128xbf16>,

@@ -1,4 +1,5 @@
-//===- AttnAttrs.cpp - Target and schedule attributes ----------------------===//
+//===- AttnAttrs.cpp - Target and schedule attributes
+//----------------------===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -16,6 +17,8 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+
+#include "attn/Dialect/Attn/IR/AttnEnums.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "attn/Dialect/Attn/IR/AttnAttrs.cpp.inc"
@@ -108,7 +111,8 @@ LogicalResult Fa2TilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << warps;
   if (blockM <= 0 || blockM % (16 * warps) != 0)
     return emitError() << "block_m must be a positive multiple of 16 * warps = "
-                       << 16 * warps << " (each warp owns a multiple of 16 "
+                       << 16 * warps
+                       << " (each warp owns a multiple of 16 "
                           "query rows), got "
                        << blockM;
   if (blockN <= 0 || blockN % 16 != 0)
@@ -123,6 +127,51 @@ LogicalResult Fa2TilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (packedHeads < 1 || packedHeads > kMaxBlock)
     return emitError() << "packed_heads must be from 1 to " << kMaxBlock
                        << ", got " << packedHeads;
+  return success();
+}
+
+LogicalResult KernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 MatrixUnit unit, TileCopy kv, TileCopy q,
+                                 WarpRoles roles, KernelLoop loop,
+                                 OutputStore o, int64_t producerRegisters,
+                                 int64_t consumerRegisters,
+                                 int64_t entryRegisters, int64_t minCtasPerSm) {
+  if (unit == MatrixUnit::MmaSync &&
+      (kv != TileCopy::CpAsync || q != TileCopy::CpAsync ||
+       roles != WarpRoles::NoRoles || loop != KernelLoop::Sequential ||
+       o != OutputStore::Lanes))
+    return emitError() << "unit = mma_sync takes kv = cp_async, q = cp_async, "
+                          "roles = none, loop = sequential and o = lanes (the "
+                          "tensor copies, warp roles, overlapped loops and "
+                          "tensor stores are wgmma's)";
+  if (q == TileCopy::Tensor && kv != TileCopy::Tensor)
+    return emitError() << "q = tensor needs kv = tensor (Q's copy completes "
+                          "on an mbarrier after the stages')";
+  if (roles == WarpRoles::Producer && kv != TileCopy::Tensor)
+    return emitError() << "roles = producer needs kv = tensor (the producer "
+                          "warpgroup issues tensor copies)";
+  if (loop == KernelLoop::PingPong && roles != WarpRoles::Producer)
+    return emitError() << "loop = ping_pong needs roles = producer (the "
+                          "consumer warpgroups take turns at the products "
+                          "while the producer copies)";
+  bool anyRegisters = producerRegisters || consumerRegisters || entryRegisters;
+  if (anyRegisters && roles != WarpRoles::Producer)
+    return emitError() << "producer_registers, consumer_registers and "
+                          "entry_registers need roles = producer";
+  if (anyRegisters) {
+    for (int64_t registers :
+         {producerRegisters, consumerRegisters, entryRegisters})
+      if (registers < 24 || registers > 256 || registers % 8 != 0)
+        return emitError()
+               << "producer_registers, consumer_registers and "
+                  "entry_registers are set together, each a multiple of 8 "
+                  "from 24 to 256 (setmaxnreg's range), got "
+               << producerRegisters << ", " << consumerRegisters << " and "
+               << entryRegisters;
+  }
+  if (minCtasPerSm < 0 || minCtasPerSm > 32)
+    return emitError() << "min_ctas_per_sm must be from 0 to 32, got "
+                       << minCtasPerSm;
   return success();
 }
 

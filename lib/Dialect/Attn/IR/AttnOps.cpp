@@ -138,7 +138,7 @@ void AttentionOp::build(OpBuilder &builder, OperationState &state, Value query,
         /*query_total=*/nullptr, /*key_total=*/nullptr, outputs,
         /*scale=*/nullptr, /*causal=*/nullptr,
         /*window=*/nullptr, /*softcap=*/nullptr, /*block_mask_size=*/nullptr,
-        /*tiles=*/nullptr, /*partition=*/nullptr);
+        /*tiles=*/nullptr, /*partition=*/nullptr, /*kernel=*/nullptr);
   // The score region is optional: leave it empty.
 }
 
@@ -185,8 +185,7 @@ static LogicalResult verifyPositiveFinite(Operation *op, StringRef name,
   double v = value->convertToDouble();
   if (std::isfinite(v) && v > 0.0)
     return success();
-  return op->emitOpError() << name << " must be positive and finite, got "
-                           << v;
+  return op->emitOpError() << name << " must be positive and finite, got " << v;
 }
 
 /// Checks that the batch and head dimensions of `name`'s `shape` are 1
@@ -334,8 +333,7 @@ static LogicalResult verifyAttentionOperands(OpTy self, Value o, Value lse,
   Type vElement = getElementTypeOrSelf(v.getType());
   if (kElement != qElement || vElement != qElement)
     return emitOpError() << "Q, K and V must have the same element type, got "
-                         << qElement << ", " << kElement << " and "
-                         << vElement;
+                         << qElement << ", " << kElement << " and " << vElement;
   if (failed(verifyFloatElement(op, "O", o)) ||
       (lse && failed(verifyF32Element(op, "LSE", lse))))
     return failure();
@@ -378,12 +376,12 @@ static LogicalResult verifyAttentionOperands(OpTy self, Value o, Value lse,
   if (lse) {
     ArrayRef<int64_t> ls =
         cast<RankedTensorType>(lse.getType()).getShape().drop_front(slotDims);
-    if (failed(verifySameSize(op, "batch size (B)", "Q", qs[0], "LSE",
-                              ls[0])) ||
+    if (failed(
+            verifySameSize(op, "batch size (B)", "Q", qs[0], "LSE", ls[0])) ||
         failed(verifySameSize(op, "query head count (Hq)", "Q", qs[1], "LSE",
                               ls[1])) ||
-        failed(verifySameSize(op, "query length (Sq)", "Q", qs[2], "LSE",
-                              ls[2])))
+        failed(
+            verifySameSize(op, "query length (Sq)", "Q", qs[2], "LSE", ls[2])))
       return failure();
   }
 
@@ -439,8 +437,8 @@ template <typename OpTy>
 static LogicalResult verifyAttentionLike(OpTy self, int64_t slotDims) {
   if (failed(verifyDestinations(self.getOperation(), self.getOutputs(),
                                 self.getResults())) ||
-      failed(verifyAttentionOperands(self, self.getInitOut(),
-                                     self.getInitLse(), slotDims)))
+      failed(verifyAttentionOperands(self, self.getInitOut(), self.getInitLse(),
+                                     slotDims)))
     return failure();
   int frameParts = !!self.getQueryOffset() + !!self.getKeyOffset() +
                    !!self.getQueryTotal() + !!self.getKeyTotal();
@@ -507,9 +505,8 @@ template <typename OpTy> static LogicalResult verifyScoreRegion(OpTy self) {
     return emitOpError() << "score region must have exactly one block";
   Block &block = region.front();
   Builder b(self.getContext());
-  SmallVector<Type> expected{b.getF32Type(), b.getIndexType(),
-                             b.getIndexType(), b.getIndexType(),
-                             b.getIndexType()};
+  SmallVector<Type> expected{b.getF32Type(), b.getIndexType(), b.getIndexType(),
+                             b.getIndexType(), b.getIndexType()};
   if (block.getArgumentTypes() != ArrayRef<Type>(expected)) {
     std::string got;
     llvm::raw_string_ostream os(got);
@@ -618,10 +615,10 @@ LogicalResult AttentionGradOp::verify() {
                   "mask "
                << maskType << ", dMask " << gradType;
     SmallVector<int64_t> scores;
-    for (int64_t size : {getQuery().getType().getDimSize(0),
-                         getQuery().getType().getDimSize(1),
-                         getQuery().getType().getDimSize(2),
-                         getKey().getType().getDimSize(2)})
+    for (int64_t size :
+         {getQuery().getType().getDimSize(0),
+          getQuery().getType().getDimSize(1),
+          getQuery().getType().getDimSize(2), getKey().getType().getDimSize(2)})
       if (!ShapedType::isDynamic(size))
         scores.push_back(size);
     if (!checkedTensorBytes(scores, 4))
@@ -638,8 +635,7 @@ LogicalResult AttentionGradOp::verify() {
         gradientShape.size() == valueShape.size() &&
         llvm::all_of(llvm::zip(gradientShape, valueShape), [](auto pair) {
           auto [a, b] = pair;
-          return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) ||
-                 a == b;
+          return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
         });
     if (!compatible)
       return emitOpError() << g.name << " must have the shape of " << g.of
@@ -697,12 +693,12 @@ static LogicalResult verifyMergedShape(Operation *op, StringRef name,
                                        ArrayRef<int64_t> actual,
                                        ArrayRef<int64_t> expected,
                                        StringRef origin, int64_t dim) {
-  bool compatible = actual.size() == expected.size() &&
-                    llvm::all_of(llvm::zip(actual, expected), [](auto pair) {
-                      auto [a, e] = pair;
-                      return ShapedType::isDynamic(a) ||
-                             ShapedType::isDynamic(e) || a == e;
-                    });
+  bool compatible =
+      actual.size() == expected.size() &&
+      llvm::all_of(llvm::zip(actual, expected), [](auto pair) {
+        auto [a, e] = pair;
+        return ShapedType::isDynamic(a) || ShapedType::isDynamic(e) || a == e;
+      });
   if (compatible)
     return success();
   return op->emitOpError() << name << " must have shape "
@@ -768,7 +764,8 @@ struct FoldSinglePartialMerge : OpRewritePattern<MergeOp> {
     for (auto [partial, result] : llvm::zip(partials, op.getResults())) {
       auto sourceType = cast<RankedTensorType>(partial.getType());
       auto resultType = cast<RankedTensorType>(result.getType());
-      if (resultType.getShape() != ArrayRef(dropDim(sourceType.getShape(), dim)) ||
+      if (resultType.getShape() !=
+              ArrayRef(dropDim(sourceType.getShape(), dim)) ||
           resultType.getElementType() != sourceType.getElementType())
         return rewriter.notifyMatchFailure(op, "result is not a reshape");
       std::optional<SmallVector<ReassociationIndices>> reassociation =

@@ -20,6 +20,8 @@
 
 #include "attn/Dialect/Attn/IR/AttnDialect.h.inc"
 
+#include "attn/Dialect/Attn/IR/AttnEnums.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "attn/Dialect/Attn/IR/AttnAttrs.h.inc"
 

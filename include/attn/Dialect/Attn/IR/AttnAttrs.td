@@ -11,6 +11,7 @@
 include "attn/Dialect/Attn/IR/AttnDialect.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/EnumAttr.td"
 
 class Attn_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Attn_Dialect, name, traits> {
@@ -144,6 +145,109 @@ def Attn_Fa2TilesAttr : Attn_Attr<"Fa2Tiles", "fa2"> {
 
     /// Query rows owned by each warp.
     int64_t getRowsPerWarp() const { return getBlockM() / getWarps(); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// The GPU kernel of an attention
+//===----------------------------------------------------------------------===//
+
+class Attn_KernelEnum<string name, string summary, list<I32EnumAttrCase> cases>
+    : I32EnumAttr<name, summary, cases> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_MatrixUnit : Attn_KernelEnum<"MatrixUnit",
+    "the matrix instructions of a kernel's two products", [
+  I32EnumAttrCase<"MmaSync", 0, "mma_sync">,
+  I32EnumAttrCase<"Wgmma", 1, "wgmma">]>;
+
+def Attn_TileCopy : Attn_KernelEnum<"TileCopy",
+    "how a tile comes from global to shared memory", [
+  I32EnumAttrCase<"CpAsync", 0, "cp_async">,
+  I32EnumAttrCase<"Tensor", 1, "tensor">]>;
+
+def Attn_WarpRoles : Attn_KernelEnum<"WarpRoles",
+    "whether a kernel's warps all compute or a producer warpgroup copies", [
+  I32EnumAttrCase<"NoRoles", 0, "none">,
+  I32EnumAttrCase<"Producer", 1, "producer">]>;
+
+def Attn_KernelLoop : Attn_KernelEnum<"KernelLoop",
+    "the form of a kernel's loop over key/value blocks", [
+  I32EnumAttrCase<"Sequential", 0, "sequential">,
+  I32EnumAttrCase<"Overlapped", 1, "overlapped">,
+  I32EnumAttrCase<"PingPong", 2, "ping_pong">]>;
+
+def Attn_OutputStore : Attn_KernelEnum<"OutputStore",
+    "how O goes from shared to global memory", [
+  I32EnumAttrCase<"Lanes", 0, "lanes">,
+  I32EnumAttrCase<"Tensor", 1, "tensor">]>;
+
+def Attn_KernelAttr : Attn_Attr<"Kernel", "kernel"> {
+  let summary = "The GPU kernel of an attention: every decision beyond its tiles and partition";
+  let description = [{
+    What `attn-to-nvgpu` builds for an `attn.attention` besides its `tiles`
+    (`#attn.fa2`: block sizes, warps, stages, GQA packing) and its
+    `partition` (split count, Lean's CTAs). `attn-select-schedule` writes it
+    for a module with an `#attn.target`; every later pass and the plan
+    report read it and decide nothing again. A user may edit or write it:
+    `attn-to-nvgpu` builds what it says or refuses it with the reason (a
+    unit the chip lacks, tensor copies that do not fit shared memory, a
+    ping-pong without two consumer warpgroups), never something else.
+
+    - `unit`: `mma_sync` (a warp's m16n8k16 products, sm_80 and later) or
+      `wgmma` (a warpgroup's m64nNk16 products, sm_90a).
+    - `kv`: how K and V tiles arrive: `cp_async` from every thread, or
+      `tensor` copies (`cp.async.bulk.tensor`) into `stages` buffers that an
+      mbarrier each guards (wgmma only).
+    - `q`: how the Q tile arrives: `cp_async`, or one `tensor` copy (needs
+      `kv = tensor`).
+    - `roles`: `none` (every warp computes; with tensor copies thread 0
+      issues them) or `producer` (FlashAttention-3's warp specialisation: a
+      producer warpgroup after the tiles' warps issues the copies; needs
+      `kv = tensor`).
+    - `loop`: `sequential` (FlashAttention-2's loop), `overlapped` (each
+      block's softmax beside the previous block's P V; wgmma only) or
+      `ping_pong` (overlapped, and the two consumer warpgroups take turns at
+      the products; needs `roles = producer`).
+    - `o`: how O leaves: `lanes` (every lane's 16-byte stores) or `tensor`
+      stores (wgmma only).
+    - `producer_registers`, `consumer_registers`, `entry_registers`: with
+      `roles = producer`, what `setmaxnreg` gives a producer and a consumer
+      thread and the kernel's `.maxnreg` at entry; all three or none (0:
+      nothing moves). Multiples of 8 from 24 to 256.
+    - `min_ctas_per_sm`: the CTAs an SM ptxas is held to (`.minnctapersm`;
+      a persistent Lean kernel's CTAs must all be resident); 0: not held.
+
+    ```mlir
+    #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none,
+                 loop = sequential, o = lanes>
+    #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer,
+                 loop = ping_pong, o = tensor, producer_registers = 24,
+                 consumer_registers = 240, entry_registers = 168>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Attn_MatrixUnit>:$unit,
+    EnumParameter<Attn_TileCopy>:$kv,
+    EnumParameter<Attn_TileCopy>:$q,
+    EnumParameter<Attn_WarpRoles>:$roles,
+    EnumParameter<Attn_KernelLoop>:$loop,
+    EnumParameter<Attn_OutputStore>:$o,
+    DefaultValuedParameter<"int64_t", "0">:$producer_registers,
+    DefaultValuedParameter<"int64_t", "0">:$consumer_registers,
+    DefaultValuedParameter<"int64_t", "0">:$entry_registers,
+    DefaultValuedParameter<"int64_t", "0">:$min_ctas_per_sm
+  );
+  let extraClassDeclaration = [{
+    bool tensorCopies() const { return getKv() == TileCopy::Tensor; }
+    bool queryTensorCopy() const { return getQ() == TileCopy::Tensor; }
+    bool warpRoles() const { return getRoles() == WarpRoles::Producer; }
+    bool overlapped() const { return getLoop() != KernelLoop::Sequential; }
+    bool pingPong() const { return getLoop() == KernelLoop::PingPong; }
+    bool outputTensorStore() const { return getO() == OutputStore::Tensor; }
+    bool reallocatesRegisters() const { return getEntryRegisters() != 0; }
   }];
 }
 

@@ -43,7 +43,8 @@ class Attn_AttentionLikeOp<string mnemonic> : Attn_Op<mnemonic, [
     OptionalAttr<F32Attr>:$softcap,
     OptionalAttr<DenseI64ArrayAttr>:$block_mask_size,
     OptionalAttr<Attn_Fa2TilesAttr>:$tiles,
-    OptionalAttr<Attn_PartitionAttr>:$partition
+    OptionalAttr<Attn_PartitionAttr>:$partition,
+    OptionalAttr<Attn_KernelAttr>:$kernel
   );
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region AnyRegion:$score);
@@ -158,6 +159,10 @@ def Attn_AttentionOp : Attn_AttentionLikeOp<"attention"> {
       chooses one.
     - `partition`: a pinned `#attn.split_kv<...>`, `#attn.lean<...>` or
       `#attn.attention2d<...>` work partition.
+    - `kernel`: a pinned `#attn.kernel<...>`, the GPU kernel's matrix unit,
+      copies, warp roles, loop form and epilogue; without it
+      `attn-select-schedule` (with an `#attn.target`) or `attn-to-nvgpu`
+      chooses them (docs/gpu-kernel.md).
 
     Optional `mask` operand of shape `[B or 1, Hq or 1, Sq, Sk]` (size-1
     batch and head dimensions broadcast): element type `i1` is a boolean mask
