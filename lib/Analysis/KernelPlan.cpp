@@ -274,3 +274,118 @@ WgmmaBodyPlan mlir::attn::wgmmaBodyPlanOf(AttentionOp op,
   kernel.blockMask |= blockMaskToCome;
   return planWgmmaBody(kernel, limits);
 }
+
+LogicalResult mlir::attn::checkUnitRequest(KernelAttr kernel,
+                                           MatrixUnitRequest request,
+                                           std::string &why) {
+  if (request == MatrixUnitRequest::Auto ||
+      (request == MatrixUnitRequest::Wgmma) ==
+          (kernel.getUnit() == MatrixUnit::Wgmma))
+    return success();
+  why = ("the op's #attn.kernel says unit = " +
+         stringifyMatrixUnit(kernel.getUnit()) + ", and matrix-unit=" +
+         (request == MatrixUnitRequest::Wgmma ? "wgmma" : "mma-sync") +
+         " asks for the other (attn-to-ptx asks for mma-sync on a chip "
+         "without wgmma): compile for the chip the plan was made for, drop "
+         "the option, or edit the plan's unit")
+            .str();
+  return failure();
+}
+
+std::string mlir::attn::gradKernelUnfit(AttentionGradOp op) {
+  if (op.getPartitionAttr())
+    return "a partition (the CPU's loops)";
+  Type element = op.getQuery().getType().getElementType();
+  if (!element.isF16() && !element.isBF16())
+    return "operands other than f16 and bf16";
+  if (!AttentionProblem::fromOp(op))
+    return "run-time sizes";
+  if (op.getInitGradMask())
+    return "the mask's gradient";
+  if (TargetAttr target = getEnclosingTarget(op);
+      target && target.getComputeCapability() < kMinComputeCapability)
+    return "a target older than sm_80";
+  return "";
+}
+
+namespace {
+
+/// The backward kernel's chip and sizes.
+struct GradKernelFacts {
+  StringRef chip;
+  int64_t headDim, valueDim, sharedLimit;
+  bool keyLengths;
+
+  explicit GradKernelFacts(AttentionGradOp op) {
+    TargetAttr target = getEnclosingTarget(op);
+    chip = target ? target.getChip() : StringRef();
+    headDim = op.getQuery().getType().getDimSize(3);
+    valueDim = op.getValue().getType().getDimSize(3);
+    sharedLimit = target ? target.getSmemPerBlock() : kSm80SharedBytesPerBlock;
+    keyLengths = op.hasKeyLengths();
+  }
+  std::string chipName() const {
+    return chip.empty() ? std::string("none (no #attn.target)") : chip.str();
+  }
+};
+
+} // namespace
+
+FailureOr<KernelAttr> mlir::attn::planGradKernel(AttentionGradOp op,
+                                                 MatrixUnitRequest request,
+                                                 std::string &why) {
+  GradKernelFacts facts(op);
+  std::optional<MatrixUnit> unit =
+      chooseGradMatrixUnit(request, facts.chip, facts.headDim, facts.valueDim);
+  if (!unit) {
+    why = "matrix-unit=wgmma: " +
+          gradWgmmaUnfit(facts.chipName(), facts.headDim, facts.valueDim) +
+          ": use matrix-unit=auto";
+    return failure();
+  }
+  MLIRContext *context = op.getContext();
+  if (*unit == MatrixUnit::MmaSync)
+    return mmaSyncKernelAttr(context, 0);
+  TileCopy copies = gradTensorCopiesUnfit(facts.headDim, facts.valueDim,
+                                          facts.keyLengths, facts.sharedLimit)
+                            .empty()
+                        ? TileCopy::Tensor
+                        : TileCopy::CpAsync;
+  return KernelAttr::get(context, MatrixUnit::Wgmma, copies, copies,
+                         WarpRoles::NoRoles, KernelLoop::Sequential,
+                         OutputStore::Lanes, 0, 0, 0, 0);
+}
+
+LogicalResult mlir::attn::checkGradKernelPlan(AttentionGradOp op,
+                                              KernelAttr kernel,
+                                              std::string &why) {
+  GradKernelFacts facts(op);
+  auto refuse = [&](const Twine &field, const Twine &reason) {
+    why = ("the pinned #attn.kernel's " + field +
+           " cannot be built for the backward kernel: " + reason)
+              .str();
+    return failure();
+  };
+  if (kernel.warpRoles() || kernel.overlapped() || kernel.outputTensorStore() ||
+      kernel.getMinCtasPerSm())
+    return refuse("roles, loop, o or min_ctas_per_sm",
+                  "every warp computes, in the sequential loop, and dQ, dK "
+                  "and dV leave by lanes; use roles = none, loop = "
+                  "sequential, o = lanes and no min_ctas_per_sm");
+  if (kernel.queryTensorCopy() != kernel.tensorCopies())
+    return refuse("q", "Q's tiles come as K's and V's do; use q = " +
+                           stringifyTileCopy(kernel.getKv()));
+  if (kernel.getUnit() == MatrixUnit::MmaSync)
+    return success();
+  if (std::string unfit =
+          gradWgmmaUnfit(facts.chipName(), facts.headDim, facts.valueDim);
+      !unfit.empty())
+    return refuse("unit = wgmma", unfit + "; use unit = mma_sync");
+  if (kernel.tensorCopies())
+    if (std::string unfit = gradTensorCopiesUnfit(
+            facts.headDim, facts.valueDim, facts.keyLengths, facts.sharedLimit);
+        !unfit.empty())
+      return refuse("kv = tensor", unfit + "; use kv = cp_async and q = "
+                                           "cp_async");
+  return success();
+}

@@ -52,41 +52,54 @@ constexpr const char *kZeroedTailPlanText =
     "the keys past a sequence's length zeroed in shared memory by the "
     "issuing thread";
 
-/// The backward kernel attn-to-ptx builds for `problem` (with per-sequence
-/// `keyLengths` or not) on `target`: its tiles (fa2GradKernelTiling), matrix
-/// unit (chooseGradMatrixUnit with matrix-unit=auto) and, on wgmma, how its
-/// tiles come (gradTensorCopiesUnfit).
-std::string describeGradKernel(TargetAttr target,
-                               const AttentionProblem &problem,
-                               bool keyLengths) {
+/// The backward kernel attn-to-ptx builds for `op` (`problem`) on
+/// `target`: its tiles (fa2GradKernelTiling) and its #attn.kernel, the op's
+/// or the one planGradKernel plans with matrix-unit=auto, with the reason
+/// for what it does without.
+std::string describeGradKernel(AttentionGradOp op, TargetAttr target,
+                               const AttentionProblem &problem) {
   Fa2Tiling tiling = fa2GradKernelTiling(problem.headDim, problem.valueDim);
-  MatrixUnit unit =
-      *chooseGradMatrixUnit(MatrixUnitRequest::Auto, target.getChip(),
-                            problem.headDim, problem.valueDim);
+  KernelAttr kernel = op.getKernelAttr();
+  std::string why;
+  if (!kernel) {
+    FailureOr<KernelAttr> planned =
+        planGradKernel(op, MatrixUnitRequest::Auto, why);
+    if (failed(planned))
+      return "GPU kernel: none (" + why + ")";
+    kernel = *planned;
+  }
+  auto reason = [](const std::string &unfit) {
+    return unfit.empty() ? std::string("pinned by the op's #attn.kernel")
+                         : unfit;
+  };
+  MatrixUnit unit = kernel.getUnit();
   std::string text = llvm::formatv(
       "GPU kernel: a CTA per key/value block and per query block of {0} "
       "rows, the other side streamed past them {1} rows a step, {2} warps on "
       "{3}",
       tiling.blockM, tiling.blockN, tiling.warps, matrixUnitName(unit));
   if (unit == MatrixUnit::MmaSync && hasWarpgroupMma(target.getChip()))
-    text +=
-        " (" +
-        gradWgmmaUnfit(target.getChip(), problem.headDim, problem.valueDim) +
-        ")";
+    text += " (" +
+            reason(gradWgmmaUnfit(target.getChip(), problem.headDim,
+                                  problem.valueDim)) +
+            ")";
   if (unit != MatrixUnit::Wgmma)
     return text;
-  std::string noCopies = gradTensorCopiesUnfit(
-      problem.headDim, problem.valueDim, keyLengths, target.getSmemPerBlock());
-  if (noCopies.empty())
+  if (kernel.tensorCopies())
     return text +
            llvm::formatv(", tiles by tensor copies issued by thread 0 (the "
                          "streamed ones in {0} "
                          "stages{1})",
                          kGradTensorCopyStages,
-                         keyLengths ? "; " + std::string(kZeroedTailPlanText)
-                                    : std::string())
+                         op.hasKeyLengths()
+                             ? "; " + std::string(kZeroedTailPlanText)
+                             : std::string())
                .str();
-  return text + ", tiles by cp.async (" + noCopies + ")";
+  return text + ", tiles by cp.async (" +
+         reason(gradTensorCopiesUnfit(problem.headDim, problem.valueDim,
+                                      op.hasKeyLengths(),
+                                      target.getSmemPerBlock())) +
+         ")";
 }
 
 /// The CTA body attn-to-ptx builds for `op`'s kernel with `tiling` on
@@ -291,8 +304,7 @@ struct AttnPrintPlanPass
     if (TargetAttr target = getEnclosingTarget(op);
         target && staticLengths &&
         op.getQuery().getType().getElementTypeBitWidth() == 16)
-      remark << "\n  "
-             << describeGradKernel(target, *problem, op.hasKeyLengths());
+      remark << "\n  " << describeGradKernel(op, target, *problem);
     if (!staticLengths)
       return tiles;
     int64_t kvBlocks = llvm::divideCeil(problem->keyLen, tiles->blockN);

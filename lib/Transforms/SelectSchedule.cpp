@@ -7,7 +7,8 @@
 //
 // Attaches `tiles` (and, with split-kv, a split-KV `partition`) and the GPU
 // kernel's plan (`kernel`, KernelPlan.h) to every attn.attention from its
-// shape and the `#attn.target` around it, and a distributed partition from
+// shape and the `#attn.target` around it, the backward kernel's plan to
+// every attn.attention_grad under one, and a distributed partition from
 // the `#attn.cluster` around it. The numbers
 // are lib/Analysis's: the tile table (Fa2Defaults), the resources of a CTA,
 // the fit and the split rule (Fa2Resources); this file reads the IR and writes
@@ -57,9 +58,14 @@ struct AttnSelectSchedulePass
       return signalPassFailure();
     }
     unit = *request;
-    WalkResult result = getOperation().walk([&](AttentionOp op) {
-      return succeeded(select(op)) ? WalkResult::advance()
-                                   : WalkResult::interrupt();
+    WalkResult result = getOperation().walk([&](Operation *op) {
+      LogicalResult selected = success();
+      if (auto attention = dyn_cast<AttentionOp>(op))
+        selected = select(attention);
+      else if (auto grad = dyn_cast<AttentionGradOp>(op))
+        selected = selectGradKernel(grad);
+      return succeeded(selected) ? WalkResult::advance()
+                                 : WalkResult::interrupt();
     });
     if (result.wasInterrupted())
       signalPassFailure();
@@ -136,6 +142,25 @@ struct AttnSelectSchedulePass
       return success();
     op.setTilesAttr(fa2TilesAttrOf(op.getContext(), plan->tiling));
     op.setKernelAttr(plan->kernel);
+    return success();
+  }
+
+  /// The backward `op`'s #attn.kernel under an #attn.target
+  /// (planGradKernel); a pinned one is checked. Nothing for an op that does
+  /// not become a GPU kernel (gradKernelUnfit) or whose plan fails:
+  /// attn-to-nvgpu reports those.
+  LogicalResult selectGradKernel(AttentionGradOp op) {
+    if (!getEnclosingTarget(op) || !gradKernelUnfit(op).empty())
+      return success();
+    std::string why;
+    if (KernelAttr pinned = op.getKernelAttr()) {
+      if (failed(checkGradKernelPlan(op, pinned, why)))
+        return op.emitError("attn-select-schedule: ") << why;
+      return success();
+    }
+    FailureOr<KernelAttr> plan = planGradKernel(op, unit, why);
+    if (succeeded(plan))
+      op.setKernelAttr(*plan);
     return success();
   }
 

@@ -70,6 +70,32 @@ FailureOr<KernelPlan> planKernel(AttentionOp op, Fa2Tiling tiling,
 LogicalResult checkKernelPlan(AttentionOp op, const Fa2Tiling &tiling,
                               KernelAttr kernel, std::string &why);
 
+/// Whether a pinned `kernel` agrees with the matrix unit a pass's option
+/// `request`s (auto agrees with both); failure with `why` otherwise. A pass
+/// option never overrides a plan.
+LogicalResult checkUnitRequest(KernelAttr kernel, MatrixUnitRequest request,
+                               std::string &why);
+
+/// Why the backward `op` is not an attention attn-to-nvgpu makes a backward
+/// kernel of (a partition, operands other than f16 or bf16, run-time sizes,
+/// the mask's gradient, a target older than sm_80), or "".
+std::string gradKernelUnfit(AttentionGradOp op);
+
+/// The backward kernel of `op` (fa2GradKernelTiling's tiles): its unit
+/// (chooseGradMatrixUnit) and on wgmma its tiles by tensor copies where they
+/// fit (gradTensorCopiesUnfit); every warp computes, the loop is sequential,
+/// results leave by lanes. Failure with `why` when the unit asked for does
+/// not fit.
+FailureOr<KernelAttr>
+planGradKernel(AttentionGradOp op, MatrixUnitRequest request, std::string &why);
+
+/// Whether the pinned `kernel` can be built for the backward `op`:
+/// checkKernelPlan's rules for what the backward kernel has (gradWgmmaUnfit,
+/// gradTensorCopiesUnfit; Q's copies go with K's and V's), and none of the
+/// forward's warp roles, overlapped loops or tensor stores.
+LogicalResult checkGradKernelPlan(AttentionGradOp op, KernelAttr kernel,
+                                  std::string &why);
+
 /// The planWgmmaBody of a kernel of `op` with `tiling` on its #attn.target
 /// (which must have warpgroup MMA), `splitsKv` or not, a block mask to come
 /// or not: what planKernel decides a wgmma kernel by, and the plan report's

@@ -324,8 +324,10 @@ def AttnSelectSchedule : Pass<"attn-select-schedule", "ModuleOp"> {
     overlapped, ping-pong), O's stores and the CTAs an SM ptxas is held to
     (Lean); with the stages the tiles keep in the target's shared memory. A
     score region or constant mask that attn-derive-block-mask will turn into
-    a block mask gets the sequential loop. attn-to-nvgpu builds what the
-    plan says; the printed IR is a contract a user can edit and pin.
+    a block mask gets the sequential loop. An `attn.attention_grad` under a
+    target gets its backward kernel's plan (the unit, and whether its tiles
+    come by tensor copies). attn-to-nvgpu builds what the plan says; the
+    printed IR is a contract a user can edit and pin.
 
     Pinned tiles are kept, but checked against the same limits: tiles that
     cannot fit are an error that states what they need and what the target

@@ -138,7 +138,7 @@ createKernel(ImplicitLocOpBuilder &kb, StringRef name, const KernelShape &shape,
   llvm::append_range(launch, marks);
   if (shape.warpSpecialised())
     launch.push_back(kb.getNamedAttr(
-        "producer_warps", kb.getI64IntegerAttr(shape.producerWarps)));
+        "producer_warps", kb.getI64IntegerAttr(shape.producerWarps())));
   if (!workspaces.empty())
     launch.push_back(
         kb.getNamedAttr("workspaces", kb.getArrayAttr(workspaceEntries)));
@@ -219,16 +219,16 @@ struct AttnToNVGPUPass : public attn::impl::AttnToNVGPUBase<AttnToNVGPUPass> {
       // The registers the estimate allowed are a promise ptxas must keep:
       // with more, fewer CTAs are resident and the waits never end (the
       // runtime would refuse the launch).
-      if (shape->residentCtasPerSm)
+      if (shape->residentCtasPerSm())
         func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                       kb.getI32IntegerAttr(
-                          static_cast<int32_t>(shape->residentCtasPerSm)));
+                          static_cast<int32_t>(shape->residentCtasPerSm())));
       // setmaxnreg moves registers between warpgroups of a kernel launched
       // with a stated count (the PTX ISA): the block's share at entry.
-      if (shape->roleRegisters.reallocates())
+      if (shape->roleRegisters().reallocates())
         func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                       kb.getI32IntegerAttr(
-                          static_cast<int32_t>(shape->roleRegisters.entry)));
+                          static_cast<int32_t>(shape->roleRegisters().entry)));
       SmallVector<MemRefType> workspaceTypes;
       for (const Workspace &workspace : workspaces)
         workspaceTypes.push_back(workspace.type);

@@ -75,56 +75,61 @@ struct KernelShape {
   bool keyLengths = false;
   /// Lean attention's persistent CTAs; 0 for FlashAttention-2's grid.
   int64_t leanCtas = 0;
-  /// The CTAs of a persistent kernel each SM of the target must hold at once
-  /// (ceil(leanCtas / SMs)), which ptxas is held to (.minnctapersm); 0 when
-  /// there is no target to count with or when that many CTAs fit the
-  /// register file with every thread at the most registers it may have.
-  int64_t residentCtasPerSm = 0;
   /// Split-KV's pieces of each output tile's key/value blocks; 1 for
   /// FlashAttention-2's grid.
   int64_t splits = 1;
-  /// The matrix instructions of the CTA body's two products
-  /// (chooseMatrixUnit).
-  MatrixUnit matrixUnit = MatrixUnit::MmaSync;
+  /// The kernel's plan (#attn.kernel: the op's, or planKernel's,
+  /// KernelPlan.h); the accessors below read it, so the kernel is built from
+  /// the decisions the IR states and from nothing else.
+  KernelAttr kernel;
+
+  /// The matrix instructions of the CTA body's two products.
+  MatrixUnit matrixUnit() const { return kernel.getUnit(); }
   /// With wgmma: whether each block's softmax runs beside the previous
-  /// block's P V (softmaxOverlapUnfit), or the products are waited for in
-  /// turn as on mma.sync.
-  bool overlapSoftmax = false;
+  /// block's P V, or the products are waited for in turn as on mma.sync.
+  bool overlapSoftmax() const { return kernel.overlapped(); }
   /// With wgmma: whether K and V come by tensor copies into stages that an
-  /// mbarrier each guards (kvTensorCopiesUnfit), or by cp.async from every
-  /// thread. The kernel then takes a tensor map of K and one of V
-  /// (kernelTensorMaps, KernelAbi.h); the backward kernel, whose tiles all
-  /// come so (gradTensorCopiesUnfit), maps of Q, K, V and dO
-  /// (gradKernelTensorMaps).
-  bool tensorCopies = false;
+  /// mbarrier each guards, or by cp.async from every thread. The kernel
+  /// then takes a tensor map of K and one of V (kernelTensorMaps,
+  /// KernelAbi.h); the backward kernel, whose tiles all come so, maps of Q,
+  /// K, V and dO (gradKernelTensorMaps).
+  bool tensorCopies() const { return kernel.tensorCopies(); }
   /// With tensor copies: the producer warpgroup's warps (kProducerWarps,
-  /// after the `warps` consumer warps; planWgmmaBody), 0 when every warp
-  /// computes; and the registers setmaxnreg gives each role.
-  int64_t producerWarps = 0;
-  WarpRoleRegisters roleRegisters;
+  /// after the `warps` consumer warps), 0 when every warp computes; and the
+  /// registers setmaxnreg gives each role.
+  int64_t producerWarps() const {
+    return kernel.warpRoles() ? kProducerWarps : 0;
+  }
+  WarpRoleRegisters roleRegisters() const {
+    return {kernel.getEntryRegisters(), kernel.getProducerRegisters(),
+            kernel.getConsumerRegisters()};
+  }
   /// With warp roles and the overlapped loop: whether the two consumer
-  /// warpgroups take turns at issuing a step's products (pingPongUnfit).
-  bool pingPong = false;
+  /// warpgroups take turns at issuing a step's products.
+  bool pingPong() const { return kernel.pingPong(); }
   /// With wgmma: whether O goes from its shared-memory tile to global
-  /// memory by tensor stores (rowTileTensorMapUnfit), through a tensor map
-  /// of O (kernelTensorMaps), or by every lane's 16-byte stores.
-  bool outputTensorStore = false;
+  /// memory by tensor stores, through a tensor map of O
+  /// (kernelTensorMaps), or by every lane's 16-byte stores.
+  bool outputTensorStore() const { return kernel.outputTensorStore(); }
   /// With tensor copies: whether Q comes by one tensor copy that thread 0
-  /// issues, completing on an mbarrier of its own after the stages'
-  /// (planWgmmaBody: not for GQA packing, rowTileTensorMapUnfit; a
+  /// issues, completing on an mbarrier of its own after the stages' (a
   /// persistent CTA initialises it again for each of its tiles), through a
   /// tensor map of Q (kernelTensorMaps), or by every consumer thread's
   /// cp.async.
-  bool queryTensorCopy = false;
+  bool queryTensorCopy() const { return kernel.queryTensorCopy(); }
+  /// The CTAs of a persistent kernel each SM of the target must hold at
+  /// once (ceil(leanCtas / SMs)), which ptxas is held to (.minnctapersm); 0
+  /// when not held.
+  int64_t residentCtasPerSm() const { return kernel.getMinCtasPerSm(); }
 
   bool modifiesScores() const { return softcap || scoreRegion; }
-  bool warpSpecialised() const { return producerWarps != 0; }
+  bool warpSpecialised() const { return producerWarps() != 0; }
   bool hasBlockMask() const { return blockMaskRows != 0; }
   /// Whether the block mask is the kernel's block_mask parameter.
   bool blockMaskParameter() const { return hasBlockMask() && !blockMaskValues; }
   /// The block's threads, and those of the warps that compute (the tiles'
   /// warps).
-  int64_t threads() const { return kWarpSize * (warps + producerWarps); }
+  int64_t threads() const { return kWarpSize * (warps + producerWarps()); }
   int64_t consumerThreads() const { return kWarpSize * warps; }
   /// m16 tiles each warp owns.
   int64_t mTiles() const { return blockM / (16 * warps); }
@@ -147,7 +152,7 @@ struct KernelShape {
                                 /*elementBytes=*/2);
   }
   int64_t sharedBytes() const {
-    return wgmmaSharedBytes(tileBytes(), stages, tensorCopies,
+    return wgmmaSharedBytes(tileBytes(), stages, tensorCopies(),
                             warpSpecialised(), keyLengths);
   }
   /// Whether some score needs an element mask (causal, window, or a tail of

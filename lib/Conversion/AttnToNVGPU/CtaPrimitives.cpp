@@ -313,7 +313,7 @@ void CtaPrimitives::accumulateStreamed(SmallVector<Value> &acc,
                                        ArrayRef<SmallVector<Value>> aFrags,
                                        Value streamTile, Value streamOffset,
                                        int64_t width) {
-  if (s.matrixUnit == MatrixUnit::MmaSync) {
+  if (s.matrixUnit() == MatrixUnit::MmaSync) {
     accumulateProducts(acc, aFrags, streamTile, width);
     return;
   }

@@ -80,7 +80,7 @@ protected:
   /// address arithmetic a register less (D = 256 on sm_80 spilled with
   /// blocks).
   std::pair<Value, Value> tileIndex(Value row, Value col, int64_t tileRows);
-  bool blockedTiles() const { return s.matrixUnit == MatrixUnit::Wgmma; }
+  bool blockedTiles() const { return s.matrixUnit() == MatrixUnit::Wgmma; }
 
   /// The swizzled column of 16-byte chunk `chunk0 + laneChunk` in a row
   /// whose index is `phase` mod 8, with `laneChunk` 0 or 1 and `chunk0` even

@@ -48,12 +48,12 @@ void Fa2CtaBody::setUp(const KernelLengths &lengths) {
   warpRow = mul(warp, index(s.blockM / s.warps));
   setUpSharedMemory();
   // The warpgroup's 64 rows of the Q tile are A of S = Q K^T.
-  if (s.matrixUnit == MatrixUnit::Wgmma) {
+  if (s.matrixUnit() == MatrixUnit::Wgmma) {
     Value warpgroupRows =
         mul(arith::DivUIOp::create(b, warp, index(4)), index(64));
     queryDescriptor =
         rowsDescriptor(mul(warpgroupRows, index(kSwizzleRowBytes)));
-    if (s.tensorCopies)
+    if (s.tensorCopies())
       barrierAddress = add(sharedAddress, index(s.tileBytes()));
   }
   // Layout: the Q block, then `stages` K tiles, then `stages` V tiles.
@@ -85,7 +85,7 @@ Fa2CtaBody::issueValueProduct(const StreamOperands &operands,
 
 SmallVector<SmallVector<Value>>
 Fa2CtaBody::scoreProducts(const StageTiles &tiles) {
-  if (s.matrixUnit == MatrixUnit::Wgmma) {
+  if (s.matrixUnit() == MatrixUnit::Wgmma) {
     SmallVector<Value> d = issueScoreProduct(tiles);
     wgmmaWait(b, 0);
     return {fragmentsOf(d)};
@@ -133,7 +133,7 @@ std::pair<Value, Value> Fa2CtaBody::overlappedStages(Value r) {
 
 void Fa2CtaBody::issueTensorGroup(const KvWalk &w, Value g, Value blocks) {
   Value block = add(w.blockBegin, g);
-  if (!s.overlapSoftmax) {
+  if (!s.overlapSoftmax()) {
     Value stage = arith::RemUIOp::create(b, g, index(s.stages));
     tensorCopyGroup(w, stage, Value(), block, stage, Value(), block, stage);
     return;
@@ -197,7 +197,7 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
   // With key lengths, a block that ends past the sequence's keys has them
   // zeroed: by the issuing thread in the sequential loop, by the consumers
   // before the last P V in the overlapped one (zeroValueTail).
-  if (!s.keyLengths || s.overlapSoftmax)
+  if (!s.keyLengths || s.overlapSoftmax())
     return issue(barrier);
   copyZeroingTails(
       barrier, tailBarrier(),
@@ -252,7 +252,7 @@ void Fa2CtaBody::produceRange(const KvWalk &w) {
   auto produce = [&] {
     initStageBarriers();
     // The overlapped loop's last group holds V of the last block alone.
-    Value groups = s.overlapSoftmax ? add(blocks, index(1)) : blocks;
+    Value groups = s.overlapSoftmax() ? add(blocks, index(1)) : blocks;
     onIssuingThread([&] {
       scf::ForOp::create(
           b, index(0), groups, index(1), ValueRange{},
@@ -278,7 +278,7 @@ void Fa2CtaBody::produceRange(const KvWalk &w) {
     });
     invalidateStageBarriers();
   };
-  if (!s.overlapSoftmax)
+  if (!s.overlapSoftmax())
     return produce();
   // The consumers' overlapped loop passes no barrier in a range without
   // blocks.
@@ -295,7 +295,7 @@ Value Fa2CtaBody::loadQueryBlock(Value q, Value qMap, Value batch, Value head,
   // The consumers copy Q; the producer waits for nothing.
   if (role == WarpRole::Producer)
     return Value();
-  if (s.queryTensorCopy) {
+  if (s.queryTensorCopy()) {
     // Thread 0 initialises Q's mbarrier, makes the init visible to the copy
     // engine, and copies the tile (block_m rows of 64-column boxes; rows
     // past the tensor read as zeros, counted in the bytes).
@@ -520,14 +520,14 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
     return initialState();
   }
   CtaState state =
-      s.overlapSoftmax ? overlappedLoop(walk) : sequentialLoop(walk);
+      s.overlapSoftmax() ? overlappedLoop(walk) : sequentialLoop(walk);
   // No copy may still be writing shared memory when the CTA goes on (with
   // one stage, each block's copies were waited for in its step; with
   // tensor copies only Q's are cp.async, and a range without blocks has
   // not waited for them).
-  if (s.queryTensorCopy)
+  if (s.queryTensorCopy())
     finishQuery();
-  else if (s.stages > 1 || s.tensorCopies)
+  else if (s.stages > 1 || s.tensorCopies())
     waitGroups(qGroup, 0);
   return state;
 }
@@ -552,7 +552,7 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
   // g % stages) is issued by thread 0 if the block is in the range (with
   // warp roles, by the producer).
   Value blocks;
-  if (s.tensorCopies)
+  if (s.tensorCopies())
     blocks = arith::SubIOp::create(b, w.blockEnd, w.blockBegin);
   auto issueGroup = [&](Value g) {
     onIssuingThread(
@@ -563,7 +563,7 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
   // Q, and the first `stages` - 1 K and V blocks (with cp.async, the last
   // block again where the range is shorter: every iteration then waits for
   // the same number of groups), are in flight.
-  if (s.tensorCopies) {
+  if (s.tensorCopies()) {
     initStageBarriers();
     if (!consumer)
       for (int64_t p = 0; p + 1 < s.stages; ++p)
@@ -572,7 +572,7 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
     // first barrier makes it everyone's (with warp roles, which pass no
     // barrier a block, the consumers' barrier here). Q by a tensor copy
     // needs no fence.
-    if (s.queryTensorCopy) {
+    if (s.queryTensorCopy()) {
       waitForQuery();
     } else {
       waitGroups(w.qGroup, 0);
@@ -597,7 +597,7 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
           gpu::BarrierOp::create(b);
         Value stage = index(0);
         Value relative = arith::SubIOp::create(b, block, w.blockBegin);
-        if (s.tensorCopies) {
+        if (s.tensorCopies()) {
           // Group n + stages - 1 goes to the stage block n - 1 used; the
           // wait for group n's phase makes its tiles everyone's.
           stage = arith::RemUIOp::create(b, relative, index(s.stages));
@@ -621,11 +621,11 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
         } else {
           waitGroups(copyKV(w, block, stage, block, stage), 0);
         }
-        if (!s.tensorCopies) {
+        if (!s.tensorCopies()) {
           // wgmma reads shared memory through the async proxy: each
           // thread's copies, done now, are made visible to it before the
           // barrier.
-          if (s.matrixUnit == MatrixUnit::Wgmma)
+          if (s.matrixUnit() == MatrixUnit::Wgmma)
             fenceProxyAsyncShared(b);
           gpu::BarrierOp::create(b);
         }
@@ -654,7 +654,7 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
         scf::YieldOp::create(b, updated);
       });
   b.setInsertionPointAfter(loop);
-  if (s.tensorCopies)
+  if (s.tensorCopies())
     invalidateStageBarriers();
   return {SmallVector<Value>(loop.getResults())};
 }
@@ -685,14 +685,14 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
 
   bool consumer = role == WarpRole::Consumer;
   // With the ping-pong, the consumer warpgroup's index picks its turn.
-  bool turns = consumer && s.pingPong;
+  bool turns = consumer && s.pingPong();
   Value warpgroup;
   if (turns)
     warpgroup = arith::DivUIOp::create(b, warp, index(4));
   auto issueGroup = [&](Value r) {
     auto [keyStage, valueStage] = overlappedStages(r);
     Value block = add(w.blockBegin, r);
-    if (s.tensorCopies) {
+    if (s.tensorCopies()) {
       // Thread 0 issues groups 0 to `blocks` (none past the range). With
       // warp roles the consumers issue none: the producer's produceRange
       // issues them all.
@@ -711,10 +711,10 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   // group after r is needed; `first`: step 0, the first to read Q). With
   // warp roles the consumers only wait for group r.
   auto synchronise = [&](Value r, bool first, bool last) {
-    if (s.tensorCopies) {
+    if (s.tensorCopies()) {
       // Q's cp.async, read by wgmma through the async proxy (with warp
       // roles, made every consumer's by their barrier: they pass no other).
-      if (first && s.queryTensorCopy) {
+      if (first && s.queryTensorCopy()) {
         waitForQuery();
       } else if (first) {
         waitGroups(w.qGroup, 0);
@@ -760,7 +760,7 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
     if (withPrevious)
       operands = streamOperands(elementsOf(SmallVector<Value>(acc)), p);
     // The last block's V past the sequence's keys, before P V reads it.
-    if (!withBlock && s.keyLengths && s.tensorCopies)
+    if (!withBlock && s.keyLengths && s.tensorCopies())
       zeroValueTail(
           mul(add(w.blockBegin, arith::SubIOp::create(b, r, index(1))),
               index(s.blockN)),
@@ -809,7 +809,7 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   SmallVector<Value> result = uniformBranch(
       any, ValueRange(initial.values).getTypes(),
       [&] {
-        if (s.tensorCopies)
+        if (s.tensorCopies())
           initStageBarriers();
         if (!consumer)
           for (int64_t g = 0; g + 1 < stages; ++g)
@@ -827,7 +827,7 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
         if (turns)
           closeTurns(b, s, warpgroup);
         state.resize(initial.values.size());
-        if (s.tensorCopies)
+        if (s.tensorCopies())
           invalidateStageBarriers();
         return state;
       },
@@ -904,7 +904,7 @@ void Fa2CtaBody::storeOutput(const CtaState &state, const OutputOperands &out,
       }
     }
   }
-  if (s.outputTensorStore) {
+  if (s.outputTensorStore()) {
     // FlashAttention-3's epilogue: the lanes' writes made visible to the
     // async proxy, then thread 0 stores the tile's 64-column blocks by
     // tensor stores (rows past Sq and columns past Dv lie outside O's map:

@@ -35,6 +35,7 @@
 #include "attn/Analysis/AttentionProblem.h"
 #include "attn/Analysis/Fa2Defaults.h"
 #include "attn/Analysis/Fa2Resources.h"
+#include "attn/Analysis/KernelPlan.h"
 #include "attn/Analysis/MaskGeometry.h"
 #include "attn/Analysis/ScoreDerivative.h"
 
@@ -341,7 +342,7 @@ std::pair<Value, Value> Fa2GradBody::gradients(const ScoreElement &e,
         b,
         arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, p, f32Const(0.0)),
         f32Const(0.0), mulF(ds, slope));
-  else if (hidden && s.tensorCopies && s.keyLengths)
+  else if (hidden && s.tensorCopies() && s.keyLengths)
     ds = arith::SelectOp::create(b, hidden, f32Const(0.0), ds);
   return {p, ds};
 }
@@ -366,7 +367,7 @@ SmallVector<SmallVector<Value>> Fa2GradBody::aFragments(ArrayRef<Value> flat) {
 std::pair<SmallVector<SmallVector<Value>>, SmallVector<SmallVector<Value>>>
 Fa2GradBody::scoreProducts(const StreamTiles &stream, bool withDp) {
   const AttentionProblem &p = s.problem;
-  if (s.matrixUnit == MatrixUnit::MmaSync)
+  if (s.matrixUnit() == MatrixUnit::MmaSync)
     return {rowProducts(rowsA.view, warpRow, stream.a.view, p.headDim),
             withDp ? rowProducts(rowsB.view, warpRow, stream.b.view, p.valueDim)
                    : SmallVector<SmallVector<Value>>()};
@@ -384,7 +385,7 @@ Fa2GradBody::scoreProducts(const StreamTiles &stream, bool withDp) {
 }
 
 void Fa2GradBody::tilesReady() {
-  if (s.matrixUnit == MatrixUnit::Wgmma)
+  if (s.matrixUnit() == MatrixUnit::Wgmma)
     fenceProxyAsyncShared(b);
   gpu::BarrierOp::create(b);
 }
@@ -409,7 +410,7 @@ Value Fa2GradBody::copyOwnRows(const Source &first, const Source &second,
                                Value batch, Value head, Value row0,
                                const Extent &length) {
   const AttentionProblem &p = s.problem;
-  if (!s.tensorCopies) {
+  if (!s.tensorCopies()) {
     copyTile(first.tensor, batch, head, row0, s.blockM, length, p.headDim,
              rowsA.view);
     return commit(copyTile(second.tensor, batch, head, row0, s.blockM, length,
@@ -552,8 +553,8 @@ void Fa2GradBody::keyBlock(const GradArguments &args, Value batch, Value kvHead,
               index(p.keyLen));
   };
   if (std::max(p.headDim, p.valueDim) > kGradBothAtOnce) {
-    assert(!s.tensorCopies && "one walk a CTA with tensor copies "
-                              "(gradTensorCopiesUnfit)");
+    assert(!s.tensorCopies() && "one walk a CTA with tensor copies "
+                                "(gradTensorCopiesUnfit)");
     store(walkQueryBlocks(args, batch, kvHead, key0, /*value=*/true,
                           /*key=*/false),
           /*key=*/false);
@@ -606,7 +607,7 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
   };
   StreamSource source{args.qMap, args.gradOutMap, batch, blockOf,
                       /*keys=*/false};
-  if (s.tensorCopies)
+  if (s.tensorCopies())
     startWalk(source, groups);
   auto heads = scf::ForOp::create(
       b, index(0), index(group), index(1), init,
@@ -619,7 +620,7 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
               Value status =
                   blockStatus(args.blockMask, batch, head, query0, key0);
               StreamTiles stream =
-                  s.tensorCopies
+                  s.tensorCopies()
                       ? streamStep(source,
                                    add(mul(g, visited),
                                        arith::SubIOp::create(b, queryBlock,
@@ -629,7 +630,7 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
               scf::YieldOp::create(
                   b, unlessEmpty(status, state, [&] {
                     Value streamed;
-                    if (!s.tensorCopies) {
+                    if (!s.tensorCopies()) {
                       // Every warp is done with the previous block's tiles.
                       gpu::BarrierOp::create(b);
                       copyTile(args.q, batch, head, query0, s.blockN, queryLen,
@@ -640,7 +641,7 @@ SmallVector<Value> Fa2GradBody::walkQueryBlocks(const GradArguments &args,
                     }
                     rowStatistics(args, batch, head, query0, s.blockN);
                     // The statistics (and cp.async's tiles) everyone's.
-                    if (s.tensorCopies) {
+                    if (s.tensorCopies()) {
                       gpu::BarrierOp::create(b);
                     } else {
                       waitGroups(streamed, 0);
@@ -728,7 +729,7 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
     return {kvHead, mul(add(blockBegin, u), index(s.blockN))};
   };
   StreamSource source{args.kMap, args.vMap, batch, blockOf, /*keys=*/true};
-  if (s.tensorCopies)
+  if (s.tensorCopies())
     startWalk(source, blocks);
   auto loop = scf::ForOp::create(
       b, blockBegin, blockEnd, index(1), init,
@@ -736,14 +737,14 @@ void Fa2GradBody::queryBlock(const GradArguments &args, Value batch, Value head,
         Value key0 = mul(kvBlock, index(s.blockN));
         Value status = blockStatus(args.blockMask, batch, head, query0, key0);
         StreamTiles stream =
-            s.tensorCopies
+            s.tensorCopies()
                 ? streamStep(source,
                              arith::SubIOp::create(b, kvBlock, blockBegin),
                              blocks)
                 : oneStage;
         scf::YieldOp::create(
             b, unlessEmpty(status, state, [&] {
-              if (!s.tensorCopies) {
+              if (!s.tensorCopies()) {
                 gpu::BarrierOp::create(b);
                 copyTile(args.k, batch, kvHead, key0, s.blockN, keyLen,
                          p.headDim, stream.a.view);
@@ -807,7 +808,7 @@ void Fa2GradBody::build(const GradArguments &args) {
   Value rowsBOffset = index(tileBytes(s.blockM, keyRow()));
   rowsB = {sharedTile(shared, rowsBOffset, s.blockM, valueRow()), rowsBOffset};
   streamOffset = tileBytes(s.blockM, streamRow());
-  if (!s.tensorCopies)
+  if (!s.tensorCopies())
     oneStage = streamTiles(index(0));
   int64_t offset = streamOffset + s.stages * stageBytes();
   int64_t statistics = std::max(s.blockM, s.blockN);
@@ -819,7 +820,7 @@ void Fa2GradBody::build(const GradArguments &args) {
       memref::ViewOp::create(b, arrayType, shared, index(offset), ValueRange{});
   dsumRows = memref::ViewOp::create(
       b, arrayType, shared, index(offset + 4 * statistics), ValueRange{});
-  if (s.tensorCopies) {
+  if (s.tensorCopies()) {
     barriers = add(sharedAddress, index(offset + 8 * statistics));
     initBarriers();
   }
@@ -910,24 +911,23 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op,
   KernelShape shape{
       *problem,      element, tiling.blockM, tiling.blockN, tiling.warps,
       tiling.stages, 0,       false};
-  TargetAttr target = getEnclosingTarget(op);
-  StringRef chip = target ? target.getChip() : StringRef();
-  std::optional<MatrixUnit> unit =
-      chooseGradMatrixUnit(request, chip, problem->headDim, problem->valueDim);
-  if (!unit)
-    return op.emitError("attn-to-nvgpu matrix-unit=wgmma: ")
-           << gradWgmmaUnfit(chip.empty() ? "none (no #attn.target)" : chip,
-                             problem->headDim, problem->valueDim)
-           << ": use matrix-unit=auto";
-  shape.matrixUnit = *unit;
+  // The op's #attn.kernel as it is, or the plan of attn-select-schedule's
+  // function.
+  std::string why;
+  KernelAttr kernel = op.getKernelAttr();
+  if (kernel) {
+    if (failed(checkUnitRequest(kernel, request, why)) ||
+        failed(checkGradKernelPlan(op, kernel, why)))
+      return op.emitError("attn-to-nvgpu: ") << why;
+  } else {
+    FailureOr<KernelAttr> planned = planGradKernel(op, request, why);
+    if (failed(planned))
+      return op.emitError("attn-to-nvgpu: ") << why;
+    kernel = *planned;
+  }
+  shape.kernel = kernel;
   shape.keyLengths = op.hasKeyLengths();
-  int64_t sharedLimit =
-      target ? target.getSmemPerBlock() : kSm80SharedBytesPerBlock;
-  if (*unit == MatrixUnit::Wgmma &&
-      gradTensorCopiesUnfit(problem->headDim, problem->valueDim,
-                            shape.keyLengths, sharedLimit)
-          .empty()) {
-    shape.tensorCopies = true;
+  if (kernel.tensorCopies()) {
     shape.stages = fa2GradKernelTiling(problem->headDim, problem->valueDim,
                                        /*tensorCopies=*/true)
                        .stages;
@@ -958,6 +958,9 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op,
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   if (std::optional<APFloat> softcap = op.getSoftcap())
     shape.softcap = softcap->convertToFloat();
+  TargetAttr target = getEnclosingTarget(op);
+  int64_t sharedLimit =
+      target ? target.getSmemPerBlock() : kSm80SharedBytesPerBlock;
   if (gradSharedBytes(shape) > sharedLimit)
     return op.emitError("attn-to-nvgpu's backward kernel needs ")
            << gradSharedBytes(shape) << " bytes of shared memory per block; "
@@ -967,7 +970,7 @@ FailureOr<KernelShape> analyseGradKernel(AttentionGradOp op,
 
 int64_t gradSharedBytes(const KernelShape &s) {
   return fa2GradSharedBytes(s.tiling(), s.problem.headDim, s.problem.valueDim,
-                            s.tensorCopies, s.keyLengths);
+                            s.tensorCopies(), s.keyLengths);
 }
 
 SmallVector<int64_t> gradGrid(const KernelShape &s) {

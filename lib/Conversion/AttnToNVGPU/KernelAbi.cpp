@@ -72,20 +72,20 @@ DictionaryAttr describeWorkspace(Builder &b, const Workspace &workspace) {
 
 SmallVector<TensorMap> kernelTensorMaps(const KernelShape &s) {
   SmallVector<TensorMap> maps;
-  if (s.tensorCopies) {
+  if (s.tensorCopies()) {
     SmallVector<int64_t, 4> box{kBlockColumns, s.blockN, 1, 1};
     maps.push_back({"k_map", 1, box});
     maps.push_back({"v_map", 2, box});
   }
-  if (s.outputTensorStore)
+  if (s.outputTensorStore())
     maps.push_back({"o_map", 3, {kBlockColumns, s.blockM, 1, 1}});
-  if (s.queryTensorCopy)
+  if (s.queryTensorCopy())
     maps.push_back({"q_map", 0, {kBlockColumns, s.blockM, 1, 1}});
   return maps;
 }
 
 SmallVector<TensorMap> gradKernelTensorMaps(const KernelShape &s) {
-  if (!s.tensorCopies)
+  if (!s.tensorCopies())
     return {};
   SmallVector<int64_t, 4> box{kBlockColumns, s.blockN, 1, 1};
   return {{"q_map", 0, box},
@@ -210,13 +210,13 @@ KernelArguments bindArguments(ImplicitLocOpBuilder &b, const KernelShape &shape,
   }
   // The tensor maps, last (kernelTensorMaps' order).
   unsigned map = entry.getNumArguments() - kernelTensorMaps(shape).size();
-  if (shape.tensorCopies) {
+  if (shape.tensorCopies()) {
     args.kv.kMap = entry.getArgument(map++);
     args.kv.vMap = entry.getArgument(map++);
   }
-  if (shape.outputTensorStore)
+  if (shape.outputTensorStore())
     args.out.oMap = entry.getArgument(map++);
-  if (shape.queryTensorCopy)
+  if (shape.queryTensorCopy())
     args.qMap = entry.getArgument(map++);
   args.lengths = {b.createOrFold<memref::DimOp>(args.q, 0),
                   b.createOrFold<memref::DimOp>(args.q, 2),

@@ -91,8 +91,7 @@ struct KernelSignature {
 /// The workspaces of the schedule's partials: Lean's, a slot per persistent
 /// CTA with a flag each; split-KV's, a slot per CTA with a counter per CTA
 /// (of which the kernel uses one per output tile).
-SmallVector<Workspace> kernelWorkspaces(const KernelShape &s,
-                                        MLIRContext *ctx);
+SmallVector<Workspace> kernelWorkspaces(const KernelShape &s, MLIRContext *ctx);
 
 /// The `attn.launch` entry of a workspace: its bytes (per CTA when it has a
 /// slot per CTA) and how it is zeroed.

@@ -137,17 +137,8 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
   // function.
   KernelPlan plan{choice->tiling, op.getKernelAttr()};
   if (plan.kernel) {
-    if (request != MatrixUnitRequest::Auto &&
-        (request == MatrixUnitRequest::Wgmma) !=
-            (plan.kernel.getUnit() == MatrixUnit::Wgmma))
-      return op.emitError("attn-to-nvgpu: the op's #attn.kernel says unit = ")
-             << stringifyMatrixUnit(plan.kernel.getUnit())
-             << ", and matrix-unit="
-             << (request == MatrixUnitRequest::Wgmma ? "wgmma" : "mma-sync")
-             << " asks for the other (attn-to-ptx asks for mma-sync on a chip "
-                "without wgmma): compile for the chip the plan was made for, "
-                "drop the option, or edit the plan's unit";
-    if (failed(checkKernelPlan(op, plan.tiling, plan.kernel, why)))
+    if (failed(checkUnitRequest(plan.kernel, request, why)) ||
+        failed(checkKernelPlan(op, plan.tiling, plan.kernel, why)))
       return op.emitError("attn-to-nvgpu: ") << why;
   } else {
     FailureOr<KernelPlan> planned = planKernel(op, plan.tiling, {request}, why);
@@ -166,20 +157,7 @@ FailureOr<KernelShape> analyseKernel(AttentionOp op,
   assert(shape.blockM % (16 * shape.warps) == 0 && shape.blockN % 16 == 0 &&
          "#attn.fa2's verifier and the default tilings keep block_m a "
          "multiple of 16 * warps and block_n one of 16");
-  shape.matrixUnit = kernel.getUnit();
-  shape.tensorCopies = kernel.tensorCopies();
-  if (kernel.warpRoles()) {
-    shape.producerWarps = kProducerWarps;
-    if (kernel.reallocatesRegisters())
-      shape.roleRegisters = {kernel.getEntryRegisters(),
-                             kernel.getProducerRegisters(),
-                             kernel.getConsumerRegisters()};
-  }
-  shape.overlapSoftmax = kernel.overlapped();
-  shape.pingPong = kernel.pingPong();
-  shape.outputTensorStore = kernel.outputTensorStore();
-  shape.queryTensorCopy = kernel.queryTensorCopy();
-  shape.residentCtasPerSm = kernel.getMinCtasPerSm();
+  shape.kernel = kernel;
   shape.scale = op.getEffectiveScale();
   shape.scaleLog2 = shape.scale * static_cast<float>(M_LOG2E);
   if (std::optional<APFloat> softcap = op.getSoftcap())

@@ -1,4 +1,5 @@
-//===- KernelAnalysis.h - What an attention's kernel is made for -*- C++ -*-===//
+//===- KernelAnalysis.h - What an attention's kernel is made for -*- C++
+//-*-===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

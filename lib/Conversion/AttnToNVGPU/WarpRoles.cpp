@@ -68,7 +68,7 @@ void mlir::attn::buildForEachWarpRole(ImplicitLocOpBuilder &b,
       b, arith::CmpIPredicate::uge, tid,
       arith::ConstantIndexOp::create(b, s.consumerThreads()));
   auto roles = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
-  const WarpRoleRegisters &registers = s.roleRegisters;
+  const WarpRoleRegisters &registers = s.roleRegisters();
   for (auto [block, role, action, count] :
        {std::tuple{roles.thenBlock(), WarpRole::Producer,
                    NVVM::SetMaxRegisterAction::decrease, registers.producer},

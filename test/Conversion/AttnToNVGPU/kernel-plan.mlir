@@ -11,6 +11,9 @@
 // PLAN: CTA body: FlashAttention-2's loop on mma.sync (pinned by the op's #attn.kernel)
 // PLAN: issued by thread 0 (no warp roles: pinned by the op's #attn.kernel), Q by a tensor copy, O by tensor stores (no ping-pong: pinned by the op's #attn.kernel)
 // PLAN: CTA body: FlashAttention-2's loop on wgmma, K and V by cp.async (pinned by the op's #attn.kernel), O by every lane's 16-byte stores (pinned by the op's #attn.kernel) (softmax not overlapped: pinned by the op's #attn.kernel)
+// attn-select-schedule writes the plan of an op without one, keeps a pinned
+// one.
+// RUN: attn-opt %s --split-input-file --attn-select-schedule --verify-diagnostics | FileCheck %s --check-prefix=SCHEDULE
 // attn-to-nvgpu checks a pinned plan too, without attn-select-schedule.
 // RUN: not attn-opt %s --split-input-file --attn-to-nvgpu 2>&1 | FileCheck %s --check-prefix=DIRECT
 
@@ -85,6 +88,41 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
     %r = attn.attention ins(%q, %q, %q : tensor<1x4x1024x64xf16>, tensor<1x4x1024x64xf16>, tensor<1x4x1024x64xf16>)
         outs(%o : tensor<1x4x1024x64xf16>) {causal, kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer, loop = ping_pong, o = tensor, producer_registers = 24, consumer_registers = 240, entry_registers = 168>, tiles = #attn.fa2<block_m = 128, block_n = 128, warps = 8, stages = 3>} -> tensor<1x4x1024x64xf16>
     return %r : tensor<1x4x1024x64xf16>
+  }
+}
+
+// -----
+
+// The backward kernel's plan: as planned (wgmma, every tile by tensor
+// copies), and pinned to mma.sync.
+// SCHEDULE-LABEL: func.func @grad_planned
+// SCHEDULE: attn.attention_grad
+// SCHEDULE-SAME: kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = none, loop = sequential, o = lanes>
+// SCHEDULE-LABEL: func.func @grad_mma_sync
+// SCHEDULE: attn.attention_grad
+// SCHEDULE-SAME: kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>
+// CHECK-LABEL: gpu.func @grad_planned_attention_grad0(
+// CHECK-SAME: name = "q_map"
+// CHECK-SAME: name = "do_map"
+// CHECK: wgmma.mma_async
+// CHECK-LABEL: gpu.func @grad_mma_sync_attention_grad0(
+// CHECK-NOT: tensor_maps = [{
+// CHECK-NOT: wgmma
+// CHECK: nvgpu.mma.sync
+// CHECK-NOT: wgmma
+// CHECK: gpu.return
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @grad_planned(%q: tensor<1x2x128x64xf16>, %o: tensor<1x2x128x64xf16>, %lse: tensor<1x2x128xf32>) -> (tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) {
+    %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>)
+        out(%o, %lse : tensor<1x2x128x64xf16>, tensor<1x2x128xf32>) grad(%o : tensor<1x2x128x64xf16>)
+        outs(%q, %q, %q : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) {causal} -> tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>
+    return %r#0, %r#1, %r#2 : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>
+  }
+  func.func @grad_mma_sync(%q: tensor<1x2x128x64xf16>, %o: tensor<1x2x128x64xf16>, %lse: tensor<1x2x128xf32>) -> (tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) {
+    %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>)
+        out(%o, %lse : tensor<1x2x128x64xf16>, tensor<1x2x128xf32>) grad(%o : tensor<1x2x128x64xf16>)
+        outs(%q, %q, %q : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) {causal, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>} -> tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>
+    return %r#0, %r#1, %r#2 : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>
   }
 }
 // -----
@@ -176,5 +214,33 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
     %r = attn.attention ins(%q, %k, %k : tensor<1x4x1x128xf16>, tensor<1x4x8192x128xf16>, tensor<1x4x8192x128xf16>)
         outs(%o : tensor<1x4x1x128xf16>) {kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, partition = #attn.lean<ctas = 396>, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>} -> tensor<1x4x1x128xf16>
     return %r : tensor<1x4x1x128xf16>
+  }
+}
+
+// -----
+
+// The backward kernel has no warp roles.
+// DIRECT: error: attn-to-nvgpu: the pinned #attn.kernel's roles, loop, o or min_ctas_per_sm cannot be built for the backward kernel: every warp computes, in the sequential loop, and dQ, dK and dV leave by lanes; use roles = none, loop = sequential, o = lanes and no min_ctas_per_sm
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @grad_roles(%q: tensor<1x2x128x64xf16>, %o: tensor<1x2x128x64xf16>, %lse: tensor<1x2x128xf32>) -> (tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) {
+    // expected-error @+1 {{attn-select-schedule: the pinned #attn.kernel's roles, loop, o or min_ctas_per_sm cannot be built for the backward kernel: every warp computes, in the sequential loop, and dQ, dK and dV leave by lanes; use roles = none, loop = sequential, o = lanes and no min_ctas_per_sm}}
+    %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>)
+        out(%o, %lse : tensor<1x2x128x64xf16>, tensor<1x2x128xf32>) grad(%o : tensor<1x2x128x64xf16>)
+        outs(%q, %q, %q : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>) {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = producer, loop = sequential, o = lanes>} -> tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>
+    return %r#0, %r#1, %r#2 : tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>, tensor<1x2x128x64xf16>
+  }
+}
+
+// -----
+
+// At D = 160 the backward kernel's tiles come by cp.async.
+// DIRECT: error: attn-to-nvgpu: the pinned #attn.kernel's kv = tensor cannot be built for the backward kernel: dV and dK in a walk each (max(D, Dv) = 160): with the stages' addresses ptxas serialised their wgmma; use kv = cp_async and q = cp_async
+module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
+  func.func @grad_d160_tensor(%q: tensor<1x2x128x160xf16>, %o: tensor<1x2x128x160xf16>, %lse: tensor<1x2x128xf32>) -> (tensor<1x2x128x160xf16>, tensor<1x2x128x160xf16>, tensor<1x2x128x160xf16>) {
+    // expected-error @+1 {{attn-select-schedule: the pinned #attn.kernel's kv = tensor cannot be built for the backward kernel: dV and dK in a walk each (max(D, Dv) = 160): with the stages' addresses ptxas serialised their wgmma; use kv = cp_async and q = cp_async}}
+    %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x2x128x160xf16>, tensor<1x2x128x160xf16>, tensor<1x2x128x160xf16>)
+        out(%o, %lse : tensor<1x2x128x160xf16>, tensor<1x2x128xf32>) grad(%o : tensor<1x2x128x160xf16>)
+        outs(%q, %q, %q : tensor<1x2x128x160xf16>, tensor<1x2x128x160xf16>, tensor<1x2x128x160xf16>) {kernel = #attn.kernel<unit = wgmma, kv = tensor, q = tensor, roles = none, loop = sequential, o = lanes>} -> tensor<1x2x128x160xf16>, tensor<1x2x128x160xf16>, tensor<1x2x128x160xf16>
+    return %r#0, %r#1, %r#2 : tensor<1x2x128x160xf16>, tensor<1x2x128x160xf16>, tensor<1x2x128x160xf16>
   }
 }

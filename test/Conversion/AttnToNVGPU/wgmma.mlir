@@ -218,7 +218,7 @@ module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_p
 // CHECK: gpu.return
 module attributes {attn.target = #attn.target<chip = "sm_90a", sms = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, regs_per_thread = 255>} {
   func.func @grad_d256(%q: tensor<1x1x64x256xbf16>, %lse: tensor<1x1x64xf32>) -> (tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>) {
-    // expected-error @+1 {{attn-to-nvgpu matrix-unit=wgmma: the backward kernel's rows (max(D, Dv) = 256) are wider than wgmma's 192: its dK or dV accumulators leave too few registers (ptxas spilled): use matrix-unit=auto}}
+    // expected-error @+1 {{attn-to-nvgpu: matrix-unit=wgmma: the backward kernel's rows (max(D, Dv) = 256) are wider than wgmma's 192: its dK or dV accumulators leave too few registers (ptxas spilled): use matrix-unit=auto}}
     %r:3 = attn.attention_grad ins(%q, %q, %q : tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>)
         out(%q, %lse : tensor<1x1x64x256xbf16>, tensor<1x1x64xf32>) grad(%q : tensor<1x1x64x256xbf16>)
         outs(%q, %q, %q : tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>) -> tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>, tensor<1x1x64x256xbf16>

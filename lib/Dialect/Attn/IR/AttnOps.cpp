@@ -553,7 +553,8 @@ void AttentionGradOp::build(OpBuilder &builder, OperationState &state,
         forward.getScaleAttr(), forward.getCausalAttr(),
         forward.getWindowAttr(), forward.getSoftcapAttr(),
         forward.getBlockMaskSizeAttr(), /*tiles=*/nullptr,
-        /*partition=*/nullptr, /*deterministic=*/nullptr);
+        /*partition=*/nullptr, /*deterministic=*/nullptr,
+        /*kernel=*/nullptr);
   IRMapping mapping;
   forward.getScore().cloneInto(state.regions.front().get(), mapping);
 }

@@ -372,6 +372,12 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
       (FlashAttention's `deterministic=True`): a target may not accumulate
       dQ with atomics in an order that varies. The target-independent
       lowering always is.
+    - `kernel`: the GPU backward kernel's plan (`#attn.kernel`): its
+      `unit`, and with `kv = tensor` (and `q = tensor`) all its tiles by
+      tensor copies; every warp computes (`roles = none`), the loop is
+      sequential and dQ, dK and dV leave by lanes. `attn-select-schedule`
+      writes it under an `#attn.target`; `attn-to-nvgpu` builds it or
+      refuses it with the reason.
 
     A score region is differentiated with respect to the score
     (`attn-decompose-grad` builds its derivative from the body's arith and
@@ -416,7 +422,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [
     OptionalAttr<DenseI64ArrayAttr>:$block_mask_size,
     OptionalAttr<Attn_Fa2TilesAttr>:$tiles,
     OptionalAttr<Attn_PartitionAttr>:$partition,
-    UnitAttr:$deterministic
+    UnitAttr:$deterministic,
+    OptionalAttr<Attn_KernelAttr>:$kernel
   );
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region AnyRegion:$score);
