@@ -45,11 +45,31 @@ std::string typeName(Type type) {
   return text;
 }
 
+/// The manifest's `plan` of a kernel: its #attn.kernel, field by field (the
+/// registers and CTAs an SM where they are set), for whoever reads the
+/// bundle; libattnrt launches without it.
+llvm::json::Object describePlan(KernelAttr plan) {
+  llvm::json::Object entry{{"unit", stringifyMatrixUnit(plan.getUnit())},
+                           {"kv", stringifyTileCopy(plan.getKv())},
+                           {"q", stringifyTileCopy(plan.getQ())},
+                           {"roles", stringifyWarpRoles(plan.getRoles())},
+                           {"loop", stringifyKernelLoop(plan.getLoop())},
+                           {"o", stringifyOutputStore(plan.getO())}};
+  if (plan.reallocatesRegisters()) {
+    entry["producer_registers"] = plan.getProducerRegisters();
+    entry["consumer_registers"] = plan.getConsumerRegisters();
+    entry["entry_registers"] = plan.getEntryRegisters();
+  }
+  if (plan.getMinCtasPerSm())
+    entry["min_ctas_per_sm"] = plan.getMinCtasPerSm();
+  return entry;
+}
+
 /// The manifest entry of one kernel, read off its gpu.func before PTX.
 FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
                                              StringRef target) {
-  auto launch = func->getAttrOfType<DictionaryAttr>(
-      AttnDialect::getLaunchAttrName());
+  auto launch =
+      func->getAttrOfType<DictionaryAttr>(AttnDialect::getLaunchAttrName());
   auto sizes = [&](StringRef key) {
     return launch.getAs<DenseI64ArrayAttr>(key).asArrayRef();
   };
@@ -73,7 +93,8 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
     int64_t offset;
     if (index >= names.size() ||
         failed(memref.getStridesAndOffset(strides, offset)) || offset != 0)
-      return func.emitError("kernel parameter ") << index << " (" << memref
+      return func.emitError("kernel parameter ")
+             << index << " (" << memref
              << ") has no place in a bundle manifest";
     shapes.push_back(memref.getShape());
     auto extents = [](ArrayRef<int64_t> values) {
@@ -221,6 +242,8 @@ FailureOr<llvm::json::Object> describeKernel(gpu::GPUFuncOp func,
   }
   if (auto warps = launch.getAs<IntegerAttr>("producer_warps"))
     kernel["producer_warps"] = warps.getInt();
+  if (auto plan = launch.getAs<KernelAttr>("kernel"))
+    kernel["plan"] = describePlan(plan);
   return kernel;
 }
 
@@ -273,7 +296,7 @@ LogicalResult mlir::attn::compileKernelBundle(ModuleOp module,
                               {"version", version},
                               {"ptx", "kernels.ptx"},
                               {"kernels", std::move(kernels)}};
-  bundle.manifestJson = llvm::formatv(
-      "{0:2}\n", llvm::json::Value(std::move(manifest)));
+  bundle.manifestJson =
+      llvm::formatv("{0:2}\n", llvm::json::Value(std::move(manifest)));
   return success();
 }

@@ -100,9 +100,9 @@ void appendMaskAndLengthParams(Builder &b, OpT op, const KernelShape &shape,
 
 /// A kernel `name` in the builder's gpu.module over `views` (named `names`)
 /// and `workspaces` and `tensorMaps`, which the runtime passes after them,
-/// with its `attn.launch` entry: `grid`, the shape's block and tiles,
-/// `sharedBytes` of dynamic shared memory, `attention`, and the units in
-/// `marks`.
+/// with its `attn.launch` entry: `grid`, the shape's block, tiles and
+/// kernel plan, `sharedBytes` of dynamic shared memory, `attention`, and the
+/// units in `marks`.
 gpu::GPUFuncOp
 createKernel(ImplicitLocOpBuilder &kb, StringRef name, const KernelShape &shape,
              ArrayRef<MemRefType> views, ArrayRef<Attribute> names,
@@ -134,6 +134,7 @@ createKernel(ImplicitLocOpBuilder &kb, StringRef name, const KernelShape &shape,
       kb.getNamedAttr("dynamic_shared_memory",
                       kb.getI64IntegerAttr(sharedBytes)),
       kb.getNamedAttr("tiles", fa2TilesAttrOf(kb.getContext(), shape.tiling())),
+      kb.getNamedAttr("kernel", shape.kernel),
       kb.getNamedAttr("attention", attention)};
   llvm::append_range(launch, marks);
   if (shape.warpSpecialised())

@@ -20,7 +20,7 @@ func.func @prefill(%q: tensor<1x8x300x64xbf16>, %k: tensor<1x2x300x64xbf16>,
 // Bare parameters in operand order, launch data for the bundle: grid
 // (ceil(300 / 64), B, Hq), 64 threads, Q + K + V tiles of 64 x 64 bf16.
 // CHECK: gpu.func @prefill_attention0(%[[Q:.+]]: memref<1x8x300x64xbf16>, %[[K:.+]]: memref<1x2x300x64xbf16>, %[[V:.+]]: memref<1x2x300x64xbf16>, %[[O:.+]]: memref<1x8x300x64xbf16>, %[[LSE:.+]]: memref<1x8x300xf32>) kernel
-// CHECK-SAME: attn.launch = {attention = {causal = true, scale = 1.250000e-01 : f32}, block = array<i64: 64, 1, 1>, dynamic_shared_memory = 24576 : i64, grid = array<i64: 5, 1, 8>, param_names = ["Q", "K", "V", "O", "LSE"], params = [memref<1x8x300x64xbf16>, memref<1x2x300x64xbf16>, memref<1x2x300x64xbf16>, memref<1x8x300x64xbf16>, memref<1x8x300xf32>], scalars = [], tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 2, stages = 1>}
+// CHECK-SAME: attn.launch = {attention = {causal = true, scale = 1.250000e-01 : f32}, block = array<i64: 64, 1, 1>, dynamic_shared_memory = 24576 : i64, grid = array<i64: 5, 1, 8>, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, param_names = ["Q", "K", "V", "O", "LSE"], params = [memref<1x8x300x64xbf16>, memref<1x2x300x64xbf16>, memref<1x2x300x64xbf16>, memref<1x8x300x64xbf16>, memref<1x8x300xf32>], scalars = [], tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 2, stages = 1>}
 // CHECK-SAME: known_block_size = array<i32: 64, 1, 1>
 // CHECK-DAG: %[[QB:.+]] = gpu.block_id  x
 // CHECK-DAG: %[[B:.+]] = gpu.block_id  y

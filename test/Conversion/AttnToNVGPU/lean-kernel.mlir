@@ -19,7 +19,7 @@ func.func @decode(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x1000x64xf16>,
 // CHECK: #[[LICM:.+]] = #llvm.loop_licm<disable = true>
 // CHECK: #[[KEEP:.+]] = #llvm.loop_annotation<licm = #[[LICM]]>
 // CHECK: gpu.func @decode_attention0(%[[Q:[^:]+]]: memref<1x4x1x64xf16>, %[[K:[^:]+]]: memref<1x4x1000x64xf16>, %[[V:[^:]+]]: memref<1x4x1000x64xf16>, %[[O:[^:]+]]: memref<1x4x1x64xf16>, %[[LSE:[^:]+]]: memref<1x4x1xf32>, %[[PO:[^:]+]]: memref<5x64x64xf32>, %[[PL:[^:]+]]: memref<5x64xf32>, %[[FLAGS:[^:]+]]: memref<5xi32>) kernel
-// CHECK-SAME: grid = array<i64: 5, 1, 1>, param_names = ["Q", "K", "V", "O", "LSE"], params = [memref<1x4x1x64xf16>, memref<1x4x1000x64xf16>, memref<1x4x1000x64xf16>, memref<1x4x1x64xf16>, memref<1x4x1xf32>], persistent, scalars = []
+// CHECK-SAME: grid = array<i64: 5, 1, 1>, kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>, param_names = ["Q", "K", "V", "O", "LSE"], params = [memref<1x4x1x64xf16>, memref<1x4x1000x64xf16>, memref<1x4x1000x64xf16>, memref<1x4x1x64xf16>, memref<1x4x1xf32>], persistent, scalars = []
 // CHECK-SAME: workspaces = [{bytes = 81920 : i64, name = "partial_o", zero_init = false}, {bytes = 1280 : i64, name = "partial_lse", zero_init = false}, {bytes = 20 : i64, name = "flags", zero_init = true}]
 // CHECK: %[[CTA:.+]] = gpu.block_id  x
 // The even split: CTAs from hi = 4 on start at 4 x 13 + (c - 4) x 12.

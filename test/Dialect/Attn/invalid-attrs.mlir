@@ -134,7 +134,7 @@ module attributes {attn.launch = {grid = array<i64: 1, 1, 1>, block = array<i64:
 // -----
 
 // attn.launch's producer warps: a whole warpgroup or several.
-// expected-error @+1 {{and producer_warps = a positive multiple of 4, got}}
+// expected-error @+1 {{and producer_warps = a positive multiple of 4 and kernel = #attn.kernel<...>, got}}
 module attributes {attn.launch = {grid = array<i64: 1, 1, 1>, block = array<i64: 160, 1, 1>, dynamic_shared_memory = 0 : i64, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, attention = {}, params = [memref<1x1x64x64xbf16>], param_names = ["K"], scalars = [], producer_warps = 1 : i64}} {}
 
 // -----
@@ -188,3 +188,9 @@ module attributes {test.kernel = #attn.kernel<unit = mma_sync, kv = cp_async, q 
 // expected-error @+2 {{expected ::mlir::attn::MatrixUnit to be one of: mma_sync, wgmma}}
 // expected-error @+1 {{failed to parse Attn_KernelAttr parameter 'unit'}}
 module attributes {test.kernel = #attn.kernel<unit = tcgen05, kv = cp_async, q = cp_async, roles = none, loop = sequential, o = lanes>} {}
+
+// -----
+
+// attn.launch's kernel: the plan the kernel was built from.
+// expected-error @+1 {{and kernel = #attn.kernel<...>, got}}
+module attributes {attn.launch = {grid = array<i64: 1, 1, 1>, block = array<i64: 128, 1, 1>, dynamic_shared_memory = 0 : i64, tiles = #attn.fa2<block_m = 64, block_n = 64, warps = 4, stages = 2>, attention = {}, params = [memref<1x1x64x64xbf16>], param_names = ["K"], scalars = [], kernel = "wgmma"}} {}

@@ -57,7 +57,19 @@
 // CHECK:         "alignment": 4,
 // CHECK-NEXT:    "name": "LSE",
 // CHECK:         "type": "f32"
-// CHECK:     "producer_warps": 4,
+// The plan the kernel was built from (#attn.kernel), for a reader.
+// CHECK:     "plan": {
+// CHECK-NEXT:  "consumer_registers": 240,
+// CHECK-NEXT:  "entry_registers": 168,
+// CHECK-NEXT:  "kv": "tensor",
+// CHECK-NEXT:  "loop": "ping_pong",
+// CHECK-NEXT:  "o": "tensor",
+// CHECK-NEXT:  "producer_registers": 24,
+// CHECK-NEXT:  "q": "tensor",
+// CHECK-NEXT:  "roles": "producer",
+// CHECK-NEXT:  "unit": "wgmma"
+// CHECK-NEXT: },
+// CHECK-NEXT: "producer_warps": 4,
 // CHECK:     "target": "sm_90a",
 // The tensor maps of K, V, O and Q, which libattnrt encodes for each
 // launch.

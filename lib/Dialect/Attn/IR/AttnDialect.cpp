@@ -1,4 +1,5 @@
-//===- AttnDialect.cpp - The attn dialect ----------------------------------===//
+//===- AttnDialect.cpp - The attn dialect
+//----------------------------------===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -119,6 +120,11 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
     auto warps = dict.getAs<IntegerAttr>("producer_warps");
     optionalValid &= warps && warps.getInt() > 0 && warps.getInt() % 4 == 0;
   }
+  // Optional: `kernel`, the plan the kernel was built from (#attn.kernel).
+  if (dict && dict.contains("kernel")) {
+    ++optional;
+    optionalValid &= static_cast<bool>(dict.getAs<KernelAttr>("kernel"));
+  }
   if (!dict || !threeSizes("grid", /*dynamicAllowed=*/true) ||
       !threeSizes("block", /*dynamicAllowed=*/false) || !bytes ||
       bytes.getInt() < 0 || !dict.getAs<Fa2TilesAttr>("tiles") ||
@@ -136,7 +142,8 @@ static LogicalResult verifyLaunch(Operation *op, Attribute launch) {
               "zero_init, optionally per_cta and kernel_resets}] and "
               "tensor_maps = [{name, param = i, box = array<i64: ...> (a size "
               "1 to 256 per dimension), swizzle = 0, 32, 64 or 128}] and "
-              "producer_warps = a positive multiple of 4, got "
+              "producer_warps = a positive multiple of 4 and kernel = "
+              "#attn.kernel<...>, got "
            << launch;
   return success();
 }
