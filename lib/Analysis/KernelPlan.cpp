@@ -19,7 +19,8 @@ using namespace mlir::attn;
 
 namespace {
 
-/// What the checks of one op share: its sizes, its target's limits.
+/// What the plans and checks of one op, forward or backward, share: its
+/// sizes, its target's limits.
 struct KernelFacts {
   TargetAttr target;
   StringRef chip;
@@ -28,7 +29,8 @@ struct KernelFacts {
   /// The shared memory a block may have: the target's, else sm_80's.
   int64_t sharedLimit;
 
-  explicit KernelFacts(AttentionOp op)
+  template <typename OpTy>
+  explicit KernelFacts(OpTy op)
       : target(getEnclosingTarget(op)),
         chip(target ? target.getChip() : StringRef()),
         headDim(op.getQuery().getType().getDimSize(3)),
@@ -308,33 +310,10 @@ std::string mlir::attn::gradKernelUnfit(AttentionGradOp op) {
   return "";
 }
 
-namespace {
-
-/// The backward kernel's chip and sizes.
-struct GradKernelFacts {
-  StringRef chip;
-  int64_t headDim, valueDim, sharedLimit;
-  bool keyLengths;
-
-  explicit GradKernelFacts(AttentionGradOp op) {
-    TargetAttr target = getEnclosingTarget(op);
-    chip = target ? target.getChip() : StringRef();
-    headDim = op.getQuery().getType().getDimSize(3);
-    valueDim = op.getValue().getType().getDimSize(3);
-    sharedLimit = target ? target.getSmemPerBlock() : kSm80SharedBytesPerBlock;
-    keyLengths = op.hasKeyLengths();
-  }
-  std::string chipName() const {
-    return chip.empty() ? std::string("none (no #attn.target)") : chip.str();
-  }
-};
-
-} // namespace
-
 FailureOr<KernelAttr> mlir::attn::planGradKernel(AttentionGradOp op,
                                                  MatrixUnitRequest request,
                                                  std::string &why) {
-  GradKernelFacts facts(op);
+  KernelFacts facts(op);
   std::optional<MatrixUnit> unit =
       chooseGradMatrixUnit(request, facts.chip, facts.headDim, facts.valueDim);
   if (!unit) {
@@ -359,7 +338,7 @@ FailureOr<KernelAttr> mlir::attn::planGradKernel(AttentionGradOp op,
 LogicalResult mlir::attn::checkGradKernelPlan(AttentionGradOp op,
                                               KernelAttr kernel,
                                               std::string &why) {
-  GradKernelFacts facts(op);
+  KernelFacts facts(op);
   auto refuse = [&](const Twine &field, const Twine &reason) {
     why = ("the pinned #attn.kernel's " + field +
            " cannot be built for the backward kernel: " + reason)
