@@ -54,12 +54,12 @@ std::pair<Value, Value> CtaPrimitives::tileIndex(Value row, Value col,
 
 Value CtaPrimitives::atEntry(std::pair<int64_t, void *> key,
                              function_ref<Value()> build) {
-  Value &value = entryValues[key];
+  Value &value = entry->values[key];
   if (!value) {
     OpBuilder::InsertionGuard guard(b);
-    b.restoreInsertionPoint(entryPoint);
+    b.restoreInsertionPoint(entry->point);
     value = build();
-    entryPoint = b.saveInsertionPoint();
+    entry->point = b.saveInsertionPoint();
   }
   return value;
 }
@@ -497,7 +497,7 @@ void CtaPrimitives::setUpSharedMemory() {
   // Per-lane values that addresses share are built ahead of the shared
   // memory's views, whatever the body builds after them.
   Operation *sharedOp = shared.getDefiningOp();
-  entryPoint =
+  entry->point =
       OpBuilder::InsertPoint(sharedOp->getBlock(), Block::iterator(sharedOp));
   if (blockedTiles())
     sharedAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, shared);

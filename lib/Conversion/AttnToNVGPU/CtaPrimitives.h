@@ -33,7 +33,21 @@ namespace mlir::attn {
 class CtaPrimitives {
 protected:
   CtaPrimitives(ImplicitLocOpBuilder &b, const KernelShape &shape)
-      : b(b), s(shape), f32(b.getF32Type()), arith{b}, layout{arith} {}
+      : b(b), s(shape), f32(b.getF32Type()), arith{b}, layout{arith},
+        entry(std::make_shared<EntryValues>()) {}
+  /// A component of the same CTA (a body's softmax step, its epilogue):
+  /// the lanes, rows and shared memory `cta` set up, and the values built
+  /// at the kernel's entry, shared with it.
+  CtaPrimitives(const CtaPrimitives &cta)
+      : b(cta.b), s(cta.s), f32(cta.f32), arith{cta.b}, layout{arith},
+        lane(cta.lane), groupId(cta.groupId), laneInGroup(cta.laneInGroup),
+        tid(cta.tid), warp(cta.warp), shared(cta.shared),
+        sharedAddress(cta.sharedAddress), laneRow16(cta.laneRow16),
+        laneRow8(cta.laneRow8), laneHalf16(cta.laneHalf16),
+        laneHalf8(cta.laneHalf8), vRow(cta.vRow), vChunk(cta.vChunk),
+        lanePhase(cta.lanePhase), warpRow(cta.warpRow), queryLen(cta.queryLen),
+        keyLen(cta.keyLen), tiledLen(cta.tiledLen), entry(cta.entry) {}
+  CtaPrimitives &operator=(const CtaPrimitives &) = delete;
 
   /// The thread's lane, warp and the lane's ldmatrix offsets (below), at
   /// the kernel's entry.
@@ -250,18 +264,33 @@ protected:
                           ArrayRef<SmallVector<Value>> aFrags, Value streamTile,
                           Value streamOffset, int64_t width);
 
-  /// The masking geometry of the kernel's lengths, with `packedHeads`
-  /// query heads per tiled head.
-  MaskGeometry<IndexArith> maskGeometry(const Extent &queryLen,
-                                        const Extent &keyLen,
-                                        int64_t packedHeads) {
+  /// The masking geometry of the CTA's lengths (queryLen, keyLen) and the
+  /// shape's packed heads.
+  MaskGeometry<IndexArith> geometry() {
     return {arith,
             queryLen.length,
             keyLen.length,
             s.problem.causalHidesKeys(),
             s.problem.window,
             std::nullopt,
-            packedHeads};
+            s.problem.packedHeads};
+  }
+  /// The row within the tile of C-fragment row i (0: row g, 1: row g + 8)
+  /// of m tile mt of the lane, in the warp's slice from warpRow.
+  Value fragmentRow(int64_t mt, int64_t i) {
+    return add(add(warpRow, index(mt * 16)),
+               add(layout.cRow(groupId, 0), index(8 * i)));
+  }
+  /// Whether row `rowInTile` of the output tile whose first tiled row is
+  /// `row0` is a query row (below Sq, or Sq x packed heads).
+  Value isQueryRow(Value row0, Value rowInTile) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                 add(row0, rowInTile), tiledLen.length);
+  }
+  /// The query head and query row of tiled row `row` of tiled head `head`.
+  std::pair<Value, Value> queryRowOf(Value head, Value row) {
+    MaskGeometry<IndexArith> g = geometry();
+    return {g.queryHead(head, row), g.queryRow(row)};
   }
 
   /// Builds `op` of a score region's body into the kernel, mapping its
@@ -337,10 +366,20 @@ protected:
   Value shared, sharedAddress;
   /// Per-lane ldmatrix row offsets and chunk offsets (see loadA/B).
   Value laneRow16, laneRow8, laneHalf16, laneHalf8, vRow, vChunk, lanePhase;
+  /// The first row of this warp's slice of a tile of block_m rows; Sq, the
+  /// CTA's Sk (a sequence's, with key lengths), and the tiled rows p Sq of
+  /// a tiled head (Sq without GQA packing). The body sets them up.
+  Value warpRow;
+  Extent queryLen, keyLen, tiledLen;
 
 private:
-  OpBuilder::InsertPoint entryPoint;
-  DenseMap<std::pair<int64_t, void *>, Value> entryValues;
+  /// Where atEntry builds, and what it built, for every component of the
+  /// CTA.
+  struct EntryValues {
+    OpBuilder::InsertPoint point;
+    DenseMap<std::pair<int64_t, void *>, Value> values;
+  };
+  std::shared_ptr<EntryValues> entry;
 };
 
 } // namespace mlir::attn

@@ -58,9 +58,12 @@ void Fa2CtaBody::setUp(const KernelLengths &lengths) {
   }
   // Layout: the Q block, then `stages` K tiles, then `stages` V tiles.
   qTile = sharedTile(shared, index(0), s.blockM, s.keyRow());
-  oTile = s.valueRow() == s.keyRow()
-              ? qTile
-              : sharedTile(shared, index(0), s.blockM, s.valueRow());
+  // The O block is staged in the Q tile's memory, in rows Dv wide.
+  Value oTile = s.valueRow() == s.keyRow()
+                    ? qTile
+                    : sharedTile(shared, index(0), s.blockM, s.valueRow());
+  softmax.emplace(static_cast<const CtaPrimitives &>(*this));
+  epilogue.emplace(static_cast<const CtaPrimitives &>(*this), oTile, role);
 }
 
 Fa2CtaBody::StageTiles Fa2CtaBody::kvTiles(Value keyStage, Value valueStage) {
@@ -316,199 +319,6 @@ Value Fa2CtaBody::loadQueryBlock(Value q, Value qMap, Value batch, Value head,
       [&](Value head, Value row) { return queryRowOf(head, row); }));
 }
 
-CtaState Fa2CtaBody::initialState() {
-  Type pair = VectorType::get({2}, f32);
-  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
-  Value zeroC = zeroFragment();
-  Value minusInfPair = arith::ConstantOp::create(
-      b, pair,
-      DenseElementsAttr::get(cast<ShapedType>(pair),
-                             -std::numeric_limits<float>::infinity()));
-  Value zeroPair = arith::ConstantOp::create(
-      b, pair, DenseElementsAttr::get(cast<ShapedType>(pair), 0.0f));
-  // O fragments [mTiles][oTiles], then m and l per m tile (one f32 for row g
-  // and one for row g + 8 of the tile).
-  SmallVector<Value> state(mTiles * oTiles, zeroC);
-  state.append(mTiles, minusInfPair);
-  state.append(mTiles, zeroPair);
-  return {state};
-}
-
-Value Fa2CtaBody::modifyScore(Value x, Value batch, Value head, Value row,
-                              Value key) {
-  if (s.softcap)
-    x = mulF(f32Const(*s.softcap), tanh(mulF(x, f32Const(1.0 / *s.softcap))));
-  if (!s.scoreRegion)
-    return x;
-  Block &region = s.scoreRegion->front();
-  IRMapping mapping;
-  mapping.map(region.getArguments(), ValueRange{x, batch, head, row, key});
-  for (Operation &op : region.without_terminator())
-    inlineScoreOp(op, mapping);
-  return scoreValue(cast<attn::YieldOp>(region.getTerminator()).getValue(),
-                    mapping);
-}
-
-SmallVector<Value> Fa2CtaBody::blockScores(const KvWalk &w,
-                                           ArrayRef<SmallVector<Value>> scores,
-                                           Value key0, Value status) {
-  MaskGeometry<IndexArith> geometry = this->geometry();
-  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8;
-  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
-  Value mask = w.kv.mask;
-  // With `masked`, keys a row cannot see are -inf; with `maskOperand`, the
-  // mask operand applies. A modified score, and one the mask operand adds
-  // to, is formed in natural units (scale, softcap, score region, the
-  // additive mask) and then taken to base 2.
-  bool additiveMask = mask && !s.maskElement.isInteger(1);
-  bool natural = s.modifiesScores() || additiveMask;
-  Value scale = f32Const(natural ? s.scale : s.scaleLog2);
-  auto scaledScores = [&](bool masked, bool maskOperand) {
-    SmallVector<Value> values;
-    for (int64_t mt = 0; mt < mTiles; ++mt) {
-      Value tileRow = add(w.row0, add(warpRow, index(mt * 16)));
-      // C rows g and g + 8 (layout.cRow(lane, 1) = cRow(lane, 0) + 8), and
-      // the query head and row the score region sees for each.
-      Value rowG = add(tileRow, layout.cRow(groupId, 0));
-      SmallVector<Value> rowOf = {rowG, add(rowG, index(8))};
-      SmallVector<std::pair<Value, Value>> queryOf;
-      if (s.scoreRegion)
-        for (Value row : rowOf)
-          queryOf.push_back(queryRowOf(w.head, row));
-      // The mask operand's rows are one head's (no GQA packing).
-      assert((!maskOperand || s.problem.packedHeads == 1) &&
-             "a mask operand's rows are not packed");
-      for (int64_t nt = 0; nt < nTiles; ++nt)
-        for (int64_t i = 0; i < 2; ++i)
-          for (int64_t j = 0; j < 2; ++j) {
-            Value x = mulF(vector::ExtractOp::create(b, scores[mt][nt],
-                                                     ArrayRef<int64_t>{i, j}),
-                           scale);
-            Value key =
-                add(add(key0, index(nt * 8 + j)), layout.cCol(laneInGroup, 0));
-            if (s.modifiesScores()) {
-              auto [queryHead, queryRow] =
-                  s.scoreRegion ? queryOf[i] : std::make_pair(w.head, rowOf[i]);
-              x = modifyScore(x, w.batch, queryHead, queryRow, key);
-            }
-            if (maskOperand) {
-              Value element =
-                  maskOperandElement(mask, w.batch, w.head, rowOf[i], key,
-                                     /*clampKey=*/masked);
-              x = applyMaskElement(x, element);
-            }
-            if (natural)
-              x = mulF(x, f32Const(M_LOG2E));
-            if (masked) {
-              Value hidden = geometry.isHidden(rowOf[i], key);
-              x = arith::SelectOp::create(b, hidden, minusInf, x);
-            }
-            values.push_back(x);
-          }
-    }
-    return values;
-  };
-  SmallVector<Type> types(mTiles * nTiles * 4, f32);
-  auto withMask = [&](bool maskOperand) {
-    if (!s.needsElementMask())
-      return scaledScores(/*masked=*/false, maskOperand);
-    // Only blocks that straddle a mask boundary pay for the mask: the block
-    // is whole for every row when its last key is visible from the first
-    // row, its first key from the last row, and it ends within Sk.
-    Value straddles = geometry.needsElementMask(w.row0, w.rows, key0,
-                                                add(key0, index(s.blockN)));
-    return uniformBranch(
-        straddles, types, [&] { return scaledScores(true, maskOperand); },
-        [&] { return scaledScores(false, maskOperand); });
-  };
-  // A full block of the block mask does not read the mask operand.
-  if (mask && status)
-    return uniformBranch(
-        isStatus(status, BlockMaskValue::kFull), types,
-        [&] { return withMask(false); }, [&] { return withMask(true); });
-  return withMask(static_cast<bool>(mask));
-}
-
-Fa2CtaBody::SoftmaxUpdate
-Fa2CtaBody::softmaxUpdate(ArrayRef<Value> scores, ValueRange m, ValueRange l) {
-  int64_t mTiles = s.mTiles(), nTiles = s.blockN / 8;
-  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
-  Value zeroF = f32Const(0.0);
-  SoftmaxUpdate update;
-  update.pFrags.resize(mTiles);
-  update.alphas.resize(mTiles);
-  for (int64_t mt = 0; mt < mTiles; ++mt) {
-    SmallVector<SmallVector<Value>> elems(nTiles);
-    for (int64_t nt = 0; nt < nTiles; ++nt)
-      for (int64_t e = 0; e < 4; ++e)
-        elems[nt].push_back(scores[(mt * nTiles + nt) * 4 + e]);
-    // Online softmax, per row (i = 0: row g, i = 1: row g + 8).
-    Value mNew = m[mt], lNew = l[mt];
-    for (int64_t i = 0; i < 2; ++i) {
-      Value rowMax = minusInf;
-      for (int64_t nt = 0; nt < nTiles; ++nt)
-        for (int64_t j = 0; j < 2; ++j)
-          rowMax = maxF(rowMax, elems[nt][2 * i + j]);
-      rowMax = quadReduce(rowMax, /*isMax=*/true);
-      Value old = vector::ExtractOp::create(b, m[mt], i);
-      Value updated = maxF(old, rowMax);
-      Value isEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                            updated, minusInf);
-      Value safe = arith::SelectOp::create(b, isEmpty, zeroF, updated);
-      update.alphas[mt].push_back(exp2(subF(old, safe)));
-      Value rowSum = zeroF;
-      for (int64_t nt = 0; nt < nTiles; ++nt)
-        for (int64_t j = 0; j < 2; ++j) {
-          Value &x = elems[nt][2 * i + j];
-          x = exp2(subF(x, safe));
-          rowSum = addF(rowSum, x);
-        }
-      // l stays a per-lane partial sum; the quad adds it up at the end.
-      Value lRow = addF(
-          mulF(update.alphas[mt][i], vector::ExtractOp::create(b, l[mt], i)),
-          rowSum);
-      mNew = vector::InsertOp::create(b, updated, mNew, i);
-      lNew = vector::InsertOp::create(b, lRow, lNew, i);
-    }
-    update.m.push_back(mNew);
-    update.l.push_back(lNew);
-
-    // P's A fragments: S's C fragments of n tiles 2 kk and 2 kk + 1,
-    // rounded to the input type.
-    auto fragA = VectorType::get({4, 2}, s.element);
-    for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
-      SmallVector<Value> halves;
-      for (int64_t nt : {2 * kk, 2 * kk + 1})
-        for (int64_t i = 0; i < 2; ++i)
-          for (int64_t j = 0; j < 2; ++j)
-            halves.push_back(
-                arith::TruncFOp::create(b, s.element, elems[nt][2 * i + j]));
-      update.pFrags[mt].push_back(
-          vector::FromElementsOp::create(b, fragA, halves));
-    }
-  }
-  return update;
-}
-
-SmallVector<Value> Fa2CtaBody::rescaled(ValueRange acc,
-                                        ArrayRef<SmallVector<Value>> alphas) {
-  Type pair = VectorType::get({2}, f32);
-  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
-  SmallVector<Value> next;
-  for (int64_t mt = 0; mt < mTiles; ++mt)
-    for (int64_t ot = 0; ot < oTiles; ++ot) {
-      Value fragment = acc[mt * oTiles + ot];
-      for (int64_t i = 0; i < 2; ++i) {
-        Value rowPair = vector::ExtractOp::create(b, fragment, i);
-        Value scaled =
-            mulF(rowPair, vector::BroadcastOp::create(b, pair, alphas[mt][i]));
-        fragment = vector::InsertOp::create(b, scaled, fragment, i);
-      }
-      next.push_back(fragment);
-    }
-  return next;
-}
-
 CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
                                 Value batch, Value head, Value kvHead,
                                 Value row0, Value rows, Value blockBegin,
@@ -635,14 +445,14 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
         Value status =
             blockStatus(w.kv.blockMask, w.batch, w.head, w.row0, key0);
         SmallVector<Value> updated = unlessEmpty(status, state, [&] {
-          SmallVector<Value> flat =
-              blockScores(w, scoreProducts(tiles), key0, status);
-          SoftmaxUpdate update =
-              softmaxUpdate(flat, state.slice(mTiles * oTiles, mTiles),
-                            state.slice(mTiles * oTiles + mTiles, mTiles));
+          SmallVector<Value> flat = softmax->blockScores(
+              scoreBlock(w, key0, status), scoreProducts(tiles));
+          SoftmaxStep::Update update =
+              softmax->update(flat, state.slice(mTiles * oTiles, mTiles),
+                              state.slice(mTiles * oTiles + mTiles, mTiles));
           // O = alpha * O + P V; each V fragment serves every m16 tile.
-          SmallVector<Value> next =
-              rescaled(state.take_front(mTiles * oTiles), update.alphas);
+          SmallVector<Value> next = softmax->rescaled(
+              state.take_front(mTiles * oTiles), update.alphas);
           accumulateStreamed(next, update.pFrags, tiles.v, tiles.vOffset,
                              s.problem.valueDim);
           next.append(update.m);
@@ -787,13 +597,15 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
     // S is done (P V may still run).
     wgmmaWait(b, withPrevious ? 1 : 0);
     Value key0 = mul(add(w.blockBegin, r), index(s.blockN));
-    SoftmaxUpdate update = softmaxUpdate(
-        blockScores(w, {fragmentsOf(scores)}, key0, /*status=*/Value()), m, l);
+    SoftmaxStep::Update update = softmax->update(
+        softmax->blockScores(scoreBlock(w, key0, /*status=*/Value()),
+                             {fragmentsOf(scores)}),
+        m, l);
     // The first step's O is 0: nothing to rescale.
     next.assign(acc.begin(), acc.end());
     if (withPrevious) {
       wgmmaWait(b, 0, product.aRegisters);
-      next = rescaled(fragmentsOf(product.d), update.alphas);
+      next = softmax->rescaled(fragmentsOf(product.d), update.alphas);
     }
     next.append(update.m);
     next.append(update.l);
@@ -835,157 +647,17 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   return {result};
 }
 
-Value Fa2CtaBody::fragmentRow(int64_t mt, int64_t i) {
-  return add(add(warpRow, index(mt * 16)),
-             add(layout.cRow(groupId, 0), index(8 * i)));
-}
-
-Fa2CtaBody::RowTotal Fa2CtaBody::rowTotal(const CtaState &state, int64_t mt,
-                                          int64_t i) {
-  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
-  Value zeroF = f32Const(0.0);
-  Value sum = vector::ExtractOp::create(
-      b, state.values[mTiles * oTiles + mTiles + mt], i);
-  if (!state.wholeRowSums)
-    sum = quadReduce(sum, /*isMax=*/false);
-  Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, sum, zeroF);
-  Value inverse = arith::SelectOp::create(
-      b, empty, zeroF, arith::DivFOp::create(b, f32Const(1.0), sum));
-  Value m = vector::ExtractOp::create(b, state.values[mTiles * oTiles + mt], i);
-  Value lse = mulF(addF(m, log2(sum)), f32Const(M_LN2));
-  lse = arith::SelectOp::create(
-      b, empty, f32Const(-std::numeric_limits<float>::infinity()), lse);
-  return {sum, inverse, lse};
-}
-
 void Fa2CtaBody::storeOutput(const CtaState &state, const OutputOperands &out,
                              Value batch, Value head, Value row0) {
-  // O = acc / l once; LSE = (m + log2 l) ln 2; l = 0 gives 0 and -inf.
-  const AttentionProblem &p = s.problem;
-  Type pair = VectorType::get({2}, f32);
-  int64_t mTiles = s.mTiles(), oTiles = p.valueDim / 8;
-  // O goes through the warp's own rows of the Q tile (which only this warp
-  // reads), so that global memory gets whole 16-byte chunks. Those rows
-  // were copied there by other warps' cp.async (the copy's rows are not
-  // the warps' rows), and a KV loop without iterations (a query block that
-  // sees no key) passes no barrier after them: every copy of Q must have
-  // landed, and with rows of a different width (Dv != D padded) every warp
-  // be done reading Q, before any warp writes. The producer has no part.
-  if (role == WarpRole::Producer)
-    return;
-  consumerBarrier(b, s, role);
-  for (int64_t mt = 0; mt < mTiles; ++mt) {
-    for (int64_t i = 0; i < 2; ++i) {
-      Value rowInTile = fragmentRow(mt, i);
-      Value row = add(row0, rowInTile);
-      RowTotal total = rowTotal(state, mt, i);
-      Value inverses = vector::BroadcastOp::create(b, pair, total.inverse);
-      for (int64_t ot = 0; ot < oTiles; ++ot) {
-        Value rowPair =
-            vector::ExtractOp::create(b, state.values[mt * oTiles + ot], i);
-        Value out = arith::TruncFOp::create(b, VectorType::get({2}, s.element),
-                                            mulF(rowPair, inverses));
-        auto [tileRow, tileCol] = tileIndex(rowInTile, index(ot * 8), s.blockM);
-        vector::StoreOp::create(
-            b, out, oTile,
-            ValueRange{tileRow, add(tileCol, layout.cCol(laneInGroup, 0))});
-      }
-      if (out.lse) {
-        Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                            laneInGroup, index(0));
-        auto store = scf::IfOp::create(
-            b, arith::AndIOp::create(b, isQueryRow(row0, rowInTile), first),
-            /*withElseRegion=*/false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(store.thenBlock());
-        auto [queryHead, queryRow] = queryRowOf(head, row);
-        memref::StoreOp::create(b, total.lse, out.lse,
-                                ValueRange{batch, queryHead, queryRow});
-      }
-    }
-  }
-  if (s.outputTensorStore()) {
-    // FlashAttention-3's epilogue: the lanes' writes made visible to the
-    // async proxy, then thread 0 stores the tile's 64-column blocks by
-    // tensor stores (rows past Sq and columns past Dv lie outside O's map:
-    // not written) and waits until they have read the tile, which the
-    // next tile's Q may overwrite.
-    fenceProxyAsyncShared(b);
-    consumerBarrier(b, s, role);
-    onThread(0, [&] {
-      for (int64_t block = 0;
-           block < llvm::divideCeil(p.valueDim, kBlockColumns); ++block)
-        tensorStore(
-            b, out.oMap,
-            sharedPointer(b, add(sharedAddress,
-                                 index(block * s.blockM * kSwizzleRowBytes))),
-            ValueRange{index(block * kBlockColumns), row0, head, batch});
-      bulkCommitGroup(b);
-      bulkWaitGroupRead(b);
-    });
-    return;
-  }
-  consumerBarrier(b, s, role);
-  // Each lane copies 16-byte chunks of its warp's rows to O.
-  // Each round's row and column are computed in the round: after the loop
-  // nothing is worth holding registers for.
-  TileCopyLayout<IndexArith> copy(arith, s.blockM / s.warps,
-                                  p.valueDim / kChunk, kWarpSize);
-  Type chunkType = VectorType::get({kChunk}, s.element);
-  for (int64_t round = 0; round < copy.rounds(); ++round) {
-    Value rowInWarp = copy.slotRow(lane, round);
-    Value chunk = copy.slotChunk(lane, round);
-    Value col = mul(chunk, index(kChunk));
-    Value rowInTile = add(warpRow, rowInWarp);
-    Value row = add(row0, rowInTile);
-    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                          tiledLen.length);
-    if (copy.hasIdleThreads(round))
-      inRange = arith::AndIOp::create(b, inRange,
-                                      copy.copies(chunk, rowInWarp, round));
-    auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    auto [tileRow, tileCol] = tileIndex(rowInTile, col, s.blockM);
-    Value values = vector::LoadOp::create(b, chunkType, oTile,
-                                          ValueRange{tileRow, tileCol});
-    // Rows of a multiple of 8 16-bit elements keep every chunk 16-byte
-    // aligned (the bundle requires 16-byte aligned tensors).
-    auto [queryHead, queryRow] = queryRowOf(head, row);
-    vector::StoreOp::create(b, values, out.o,
-                            ValueRange{batch, queryHead, queryRow, col},
-                            /*nontemporal=*/false, llvm::Align(16));
-  }
+  // The producer has no part in the epilogue.
+  if (role != WarpRole::Producer)
+    epilogue->storeOutput(state, out, batch, head, row0);
 }
 
 void Fa2CtaBody::storePartial(const CtaState &state, Value partialO,
                               Value partialLse, Value slot, Value row0) {
-  if (role == WarpRole::Producer)
-    return;
-  Type pair = VectorType::get({2}, f32);
-  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
-  for (int64_t mt = 0; mt < mTiles; ++mt)
-    for (int64_t i = 0; i < 2; ++i) {
-      Value rowInTile = fragmentRow(mt, i);
-      RowTotal total = rowTotal(state, mt, i);
-      // Only rows of the tile that are query rows (a decode tile of p packed
-      // heads has p of block_m): mergePartials reads no other.
-      auto store = scf::IfOp::create(b, isQueryRow(row0, rowInTile),
-                                     /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(store.thenBlock());
-      Value inverses = vector::BroadcastOp::create(b, pair, total.inverse);
-      for (int64_t ot = 0; ot < oTiles; ++ot) {
-        Value rowPair =
-            vector::ExtractOp::create(b, state.values[mt * oTiles + ot], i);
-        vector::StoreOp::create(b, mulF(rowPair, inverses), partialO,
-                                ValueRange{slot, rowInTile, fragmentCol(ot)});
-      }
-      // Every lane of the quad holds the row's LSE; each writes it (the
-      // same value), so no lane waits on another.
-      memref::StoreOp::create(b, total.lse, partialLse,
-                              ValueRange{slot, rowInTile});
-    }
+  if (role != WarpRole::Producer)
+    epilogue->storePartial(state, partialO, partialLse, slot, row0);
 }
 
 CtaState Fa2CtaBody::mergePartials(const CtaState &state, Value partialO,
@@ -993,123 +665,8 @@ CtaState Fa2CtaBody::mergePartials(const CtaState &state, Value partialO,
                                    Value row0) {
   if (role == WarpRole::Producer)
     return state;
-  // The raw merge of ALGORITHMS.md over (own, first, ..., last), per row
-  // in natural units: M = max LSE; W = sum exp(LSE_s - M);
-  // acc = sum exp(LSE_s - M) O_s. The state for storeOutput is
-  // (acc, m = M log2 e, l = W): O = acc / W, LSE = M + ln W.
-  Type pair = VectorType::get({2}, f32);
-  int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
-  Value log2e = f32Const(M_LOG2E);
-  Value minusInf = f32Const(-std::numeric_limits<float>::infinity());
-  Value zeroF = f32Const(0.0);
-  // exp(x - M) for a running maximum that may still be -inf.
-  auto weight = [&](Value x, Value maximum) {
-    Value isEmpty =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, maximum, minusInf);
-    Value safe = arith::SelectOp::create(b, isEmpty, zeroF, maximum);
-    return exp2(mulF(subF(x, safe), log2e));
-  };
-
-  // Running (M, W) per row and the accumulators, seeded with the own
-  // partial normalised: weight 1 at M = its LSE (0 for an empty row).
-  SmallVector<Value> init(state.values.begin(),
-                          state.values.begin() + mTiles * oTiles);
-  SmallVector<Value> maxima, sums;
-  for (int64_t mt = 0; mt < mTiles; ++mt) {
-    Value mPair = vector::BroadcastOp::create(b, pair, minusInf);
-    Value wPair = vector::BroadcastOp::create(b, pair, zeroF);
-    for (int64_t i = 0; i < 2; ++i) {
-      RowTotal total = rowTotal(state, mt, i);
-      Value isEmpty =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, total.sum, zeroF);
-      mPair = vector::InsertOp::create(b, total.lse, mPair, i);
-      wPair = vector::InsertOp::create(
-          b, arith::SelectOp::create(b, isEmpty, zeroF, f32Const(1.0)), wPair,
-          i);
-      Value inverses = vector::BroadcastOp::create(b, pair, total.inverse);
-      for (int64_t ot = 0; ot < oTiles; ++ot) {
-        Value &acc = init[mt * oTiles + ot];
-        Value rowPair = vector::ExtractOp::create(b, acc, i);
-        acc = vector::InsertOp::create(b, mulF(rowPair, inverses), acc, i);
-      }
-    }
-    maxima.push_back(mPair);
-    sums.push_back(wPair);
-  }
-  init.append(maxima);
-  init.append(sums);
-
-  // Whether each fragment row is a query row: the partials hold no other
-  // (storePartial), and storeOutput writes no other.
-  SmallVector<Value> queryRows;
-  for (int64_t mt = 0; mt < mTiles; ++mt)
-    for (int64_t i = 0; i < 2; ++i)
-      queryRows.push_back(isQueryRow(row0, fragmentRow(mt, i)));
-
-  auto loop = scf::ForOp::create(
-      b, first, add(last, index(1)), index(1), init,
-      [&](OpBuilder &, Location, Value slot, ValueRange running) {
-        SmallVector<Value> next(running.begin(), running.end());
-        for (int64_t mt = 0; mt < mTiles; ++mt) {
-          for (int64_t i = 0; i < 2; ++i) {
-            // The row's running values: its m tile's accumulators, M and W.
-            SmallVector<Value *> rowValues;
-            for (int64_t ot = 0; ot < oTiles; ++ot)
-              rowValues.push_back(&next[mt * oTiles + ot]);
-            rowValues.push_back(&next[mTiles * oTiles + mt]);
-            rowValues.push_back(&next[mTiles * oTiles + mTiles + mt]);
-            SmallVector<Value> current;
-            SmallVector<Type> types;
-            for (Value *value : rowValues) {
-              current.push_back(*value);
-              types.push_back(value->getType());
-            }
-            auto merge = scf::IfOp::create(b, types, queryRows[2 * mt + i],
-                                           /*withElseRegion=*/true);
-            {
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(merge.elseBlock());
-              scf::YieldOp::create(b, current);
-              b.setInsertionPointToStart(merge.thenBlock());
-              SmallVector<Value> updated(current);
-              Value &mPair = updated[oTiles], &wPair = updated[oTiles + 1];
-              Value rowInTile = fragmentRow(mt, i);
-              Value lseS = memref::LoadOp::create(b, partialLse,
-                                                  ValueRange{slot, rowInTile});
-              Value mOld = vector::ExtractOp::create(b, mPair, i);
-              Value mNew = maxF(mOld, lseS);
-              Value alpha = weight(mOld, mNew), beta = weight(lseS, mNew);
-              Value w = addF(
-                  mulF(alpha, vector::ExtractOp::create(b, wPair, i)), beta);
-              mPair = vector::InsertOp::create(b, mNew, mPair, i);
-              wPair = vector::InsertOp::create(b, w, wPair, i);
-              for (int64_t ot = 0; ot < oTiles; ++ot) {
-                Value &acc = updated[ot];
-                Value partial = vector::LoadOp::create(
-                    b, pair, partialO,
-                    ValueRange{slot, rowInTile, fragmentCol(ot)});
-                Value rowPair = vector::ExtractOp::create(b, acc, i);
-                Value merged = addF(
-                    mulF(rowPair, vector::BroadcastOp::create(b, pair, alpha)),
-                    mulF(partial, vector::BroadcastOp::create(b, pair, beta)));
-                acc = vector::InsertOp::create(b, merged, acc, i);
-              }
-              scf::YieldOp::create(b, updated);
-            }
-            for (auto [value, result] :
-                 llvm::zip(rowValues, merge.getResults()))
-              *value = result;
-          }
-        }
-        scf::YieldOp::create(b, next);
-      });
-  SmallVector<Value> merged(loop.getResults());
-  // m in base 2, as the state stores it.
-  for (int64_t mt = 0; mt < mTiles; ++mt) {
-    Value &mPair = merged[mTiles * oTiles + mt];
-    mPair = mulF(mPair, vector::BroadcastOp::create(b, pair, log2e));
-  }
-  return {merged, /*wholeRowSums=*/true};
+  return epilogue->mergePartials(state, partialO, partialLse, first, last,
+                                 row0);
 }
 
 void Fa2CtaBody::finishTile() {

@@ -20,7 +20,11 @@
 #ifndef ATTN_LIB_CONVERSION_ATTNTONVGPU_FA2CTABODY_H
 #define ATTN_LIB_CONVERSION_ATTNTONVGPU_FA2CTABODY_H
 
+#include "CtaEpilogue.h"
 #include "CtaPrimitives.h"
+#include "SoftmaxStep.h"
+
+#include <optional>
 
 namespace mlir::attn {
 
@@ -36,11 +40,11 @@ public:
 
   void setUp(const KernelLengths &lengths) override;
   MaskGeometry<IndexArith> geometry() override {
-    return maskGeometry(queryLen, keyLen, s.problem.packedHeads);
+    return CtaPrimitives::geometry();
   }
   Value loadQueryBlock(Value q, Value qMap, Value batch, Value head,
                        Value row0) override;
-  CtaState initialState() override;
+  CtaState initialState() override { return softmax->initialState(); }
   CtaState runKvRange(const KeyValueOperands &kv, Value qGroup, Value batch,
                       Value head, Value kvHead, Value row0, Value rows,
                       Value blockBegin, Value blockEnd) override;
@@ -56,27 +60,16 @@ public:
   void finishTile() override;
 
 private:
-  /// The score `x` (natural units) after the softcap and the score region,
-  /// at query `row` and `key` of query head `head` in batch `batch`.
-  Value modifyScore(Value x, Value batch, Value head, Value row, Value key);
-
-  /// Whether row `rowInTile` of the output tile whose first tiled row is
-  /// `row0` is a query row (below Sq, or Sq x packed heads).
-  Value isQueryRow(Value row0, Value rowInTile) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                 add(row0, rowInTile), tiledLen.length);
-  }
-  /// The query head and query row of tiled row `row` of tiled head `head`.
-  std::pair<Value, Value> queryRowOf(Value head, Value row) {
-    MaskGeometry<IndexArith> g = geometry();
-    return {g.queryHead(head, row), g.queryRow(row)};
-  }
-
   /// What one runKvRange call walks.
   struct KvWalk {
     KeyValueOperands kv;
     Value qGroup, batch, head, kvHead, row0, rows, blockBegin, blockEnd;
   };
+  /// The walk's block of scores at key0, with the block mask's `status`.
+  static SoftmaxStep::ScoreBlock scoreBlock(const KvWalk &w, Value key0,
+                                            Value status) {
+    return {w.batch, w.head, w.row0, w.rows, key0, w.kv.mask, status};
+  }
   /// The loop of runKvRange with each product waited for when issued
   /// (mma.sync, and wgmma without KernelShape::overlapSoftmax): each
   /// block's copies, S, softmax, then P V.
@@ -112,26 +105,6 @@ private:
   };
   IssuedProduct issueValueProduct(const StreamOperands &operands,
                                   const StageTiles &tiles, bool fence);
-  /// The scaled scores in base 2 of block `key0` from its products
-  /// `scores` ([mTiles][block_n / 8] C fragments), [mt][nt][i][j]
-  /// flattened: the score modification, the mask operand (not in a full
-  /// block of the block mask's `status`), and MaskGeometry's element masks
-  /// where the block straddles a boundary (each a uniform branch).
-  SmallVector<Value> blockScores(const KvWalk &w,
-                                 ArrayRef<SmallVector<Value>> scores,
-                                 Value key0, Value status);
-  /// The online softmax of a block's scores from the state's m and l (per
-  /// m tile): the new m and l, the rescale alpha per row of the lane
-  /// ([mTiles][2]), and P's A fragments ([mTiles][block_n / 16]).
-  struct SoftmaxUpdate {
-    SmallVector<SmallVector<Value>> pFrags, alphas;
-    SmallVector<Value> m, l;
-  };
-  SoftmaxUpdate softmaxUpdate(ArrayRef<Value> scores, ValueRange m,
-                              ValueRange l);
-  /// The O fragments `acc` ([mTiles][Dv / 8]) times each row's alpha.
-  SmallVector<Value> rescaled(ValueRange acc,
-                              ArrayRef<SmallVector<Value>> alphas);
   /// The cp.async of K of `keyBlock` into `keyStage` and V of `valueBlock`
   /// into `valueStage`, as one group.
   Value copyKV(const KvWalk &w, Value keyBlock, Value keyStage,
@@ -216,31 +189,15 @@ private:
   int64_t kBase() const { return s.blockM * 2 * s.queryRow(); }
   int64_t vBase() const { return kBase() + s.stages * kTileBytes(); }
 
-  /// Per row of the lane (m tile mt, i = 0 for row g, 1 for row g + 8):
-  /// the row sum, 1 / sum (0 for an empty row), and the natural LSE (-inf
-  /// for an empty row).
-  struct RowTotal {
-    Value sum, inverse, lse;
-  };
-  RowTotal rowTotal(const CtaState &state, int64_t mt, int64_t i);
-  /// The row within the tile of C-fragment row i of m tile mt of the lane.
-  Value fragmentRow(int64_t mt, int64_t i);
-  /// Where a lane's elements of O tile ot sit in a [block_m, Dv] slot.
-  Value fragmentCol(int64_t ot) {
-    return add(index(ot * 8), layout.cCol(laneInGroup, 0));
-  }
-
-  /// The first row of this warp's slice of the query block.
-  Value warpRow;
-  /// Sq, Sk, and the tiled rows p Sq of a tiled head.
-  Extent queryLen, keyLen, tiledLen;
-  /// The Q tile of shared memory, and the same memory as the O block's
-  /// staging tile (rows Dv wide); with wgmma, the shared window's address
-  /// and the descriptor of the warpgroup's rows of the Q tile; with tensor
-  /// copies, the address of the first stage's full mbarrier.
-  Value qTile, oTile, queryDescriptor, barrierAddress;
+  /// The Q tile of shared memory; with wgmma, the descriptor of the
+  /// warpgroup's rows of the Q tile; with tensor copies, the address of the
+  /// first stage's full mbarrier.
+  Value qTile, queryDescriptor, barrierAddress;
   /// The warps this body is built for.
   WarpRole role;
+  /// The components (set up by setUp).
+  std::optional<SoftmaxStep> softmax;
+  std::optional<CtaEpilogue> epilogue;
 };
 
 } // namespace mlir::attn

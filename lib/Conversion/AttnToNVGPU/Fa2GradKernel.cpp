@@ -197,24 +197,13 @@ private:
   void storeRows(ArrayRef<Value> acc, int64_t width, float factor, Value out,
                  Value batch, Value head, Value row0, Value length);
 
-  Value fragmentRow(int64_t mt, int64_t i) {
-    return add(add(warpRow, index(mt * 16)),
-               add(layout.cRow(groupId, 0), index(8 * i)));
-  }
   /// Element (i, j) of a C fragment.
   Value element(Value fragment, int64_t i, int64_t j) {
     return vector::ExtractOp::create(b, fragment, ArrayRef<int64_t>{i, j});
   }
-  MaskGeometry<IndexArith> geometry() {
-    return maskGeometry(queryLen, keyLen, /*packedHeads=*/1);
-  }
   int64_t keyRow() const { return s.keyRow(); }
   int64_t valueRow() const { return s.valueRow(); }
 
-  Value warpRow;
-  /// Sq, and the sequence's Sk (its key length, clamped to Sk, with key
-  /// lengths).
-  Extent queryLen, keyLen;
   /// The CTA's own rows (Q or K, and dO or V), the byte offset of the
   /// streamed blocks' first stage (K or Q, and V or dO, each stage
   /// stageBytes()), and the streamed rows' (or the own rows') LSE and Dsum.
@@ -797,7 +786,10 @@ void Fa2GradBody::build(const GradArguments &args) {
             b, b.getIndexType(),
             memref::LoadOp::create(b, args.keyLengths, ValueRange{batch})),
         keys);
+  // keyLen: the sequence's Sk (its key length, clamped to Sk, with key
+  // lengths); the gradient packs no heads.
   keyLen = extent(keys);
+  tiledLen = queryLen;
   setUpLanes();
   warpRow = mul(warp, index(s.blockM / s.warps));
   setUpSharedMemory();
