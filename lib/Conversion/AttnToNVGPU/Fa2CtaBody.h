@@ -13,7 +13,9 @@
 // where registers allow (KernelShape::overlapSoftmax), the loop is
 // FlashAttention-3's overlapped one: a block's softmax runs beside the
 // previous block's P V, and K and V come by tensor copies that complete on
-// an mbarrier per stage (KernelShape::tensorCopies).
+// an mbarrier per stage (KernelShape::tensorCopies). Each block's scores
+// and online softmax are the SoftmaxStep's, what the CTA writes at the end
+// the CtaEpilogue's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,11 +30,10 @@
 
 namespace mlir::attn {
 
-/// FlashAttention-2's CTA body (CtaBody.h has what each call does). Its state:
-/// the O accumulators [mTiles][Dv / 8] (C fragments), then m (base 2) and l
-/// per m tile, each a pair for the lane's rows g and g + 8. Values are named
-/// after the algorithm. exp2 and log2 are NVVM's approximate intrinsics (what
-/// FlashAttention's exp2f compiles to), so the PTX needs no libdevice.
+/// FlashAttention-2's CTA body (CtaBody.h has what each call does). Its
+/// state is the SoftmaxStep's. Values are named after the algorithm. exp2
+/// and log2 are NVVM's approximate intrinsics (what FlashAttention's exp2f
+/// compiles to), so the PTX needs no libdevice.
 class Fa2CtaBody final : public CtaBody, CtaPrimitives {
 public:
   Fa2CtaBody(ImplicitLocOpBuilder &b, const KernelShape &shape, WarpRole role)
