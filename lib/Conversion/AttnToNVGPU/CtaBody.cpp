@@ -1,4 +1,4 @@
-//===- CtaBody.cpp - Choosing the CTA body --------------------------------===//
+//===- CtaBody.cpp - Choosing the CTA body and its components -------------===//
 //
 // Part of the attn-mlir project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -7,6 +7,7 @@
 
 #include "CtaBody.h"
 #include "Fa2CtaBody.h"
+#include "ProductUnit.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -20,6 +21,13 @@ std::unique_ptr<CtaBody> mlir::attn::createCtaBody(ImplicitLocOpBuilder &b,
                                                    const KernelShape &shape,
                                                    WarpRole role) {
   return std::make_unique<Fa2CtaBody>(b, shape, role);
+}
+
+std::unique_ptr<ProductUnit>
+mlir::attn::createProductUnit(const CtaPrimitives &cta, MatrixUnit unit) {
+  if (unit == MatrixUnit::Wgmma)
+    return std::make_unique<WgmmaUnit>(cta);
+  return std::make_unique<MmaSyncUnit>(cta);
 }
 
 static bool isScalar(Type type) {

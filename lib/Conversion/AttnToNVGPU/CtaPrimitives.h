@@ -5,13 +5,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What every CTA body of attn-to-nvgpu builds its loops from: the per-lane
-// values of the fragment layouts, tiles of dynamic shared memory (16-byte
-// chunks XOR-swizzled), cp.async copies of tiles from global memory,
-// ldmatrix and mma.sync m16n8k16, quad reductions and the hardware's
-// approximate math. The forward's body (Fa2CtaBody) and the backward's
-// (Fa2GradBody) derive from it, so a fragment or an address is formed one
-// way in every kernel.
+// What every CTA body of attn-to-nvgpu and each of its components builds
+// from: the per-lane values of the fragment layouts, the CTA's rows and
+// their mask geometry, tiles of dynamic shared memory (16-byte chunks
+// XOR-swizzled), cp.async and tensor copies of tiles from global memory,
+// quad reductions and the hardware's approximate math. The forward's body
+// (Fa2CtaBody) and the backward's (Fa2GradBody) derive from it, and so do
+// their components (SoftmaxStep, CtaEpilogue, the product units), each a
+// copy of its body's, so a fragment or an address is formed one way in
+// every kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +31,12 @@
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::attn {
+
+/// A tile of dynamic shared memory: its view (indexed as tileIndex says)
+/// and its byte offset (what wgmma's descriptors and tensor copies take).
+struct SharedTile {
+  Value view, offset;
+};
 
 class CtaPrimitives {
 protected:
@@ -189,81 +197,8 @@ protected:
   /// A or B fragment rows (pairs of 16-bit values) as 32-bit registers.
   SmallVector<Value> packedRegisters(Value fragment);
 
-  /// ldmatrix.x`numTiles` of the 8x8 matrices whose rows lane l addresses
-  /// at row `row0 + laneRow`, 16-byte chunk `col0 / 8 + laneChunk` (the
-  /// mma.sync products only, whose tiles keep whole rows).
-  Value ldmatrix(Value tile, Value row0, Value laneRow, Value laneChunk,
-                 int64_t col0, int64_t numTiles, bool transpose);
-  /// Per-lane ldmatrix operands of m16n8k16: A (16 rows x 16 columns at
-  /// col0 of rows row0...), B from a tile stored [n][k] (8 rows at row0),
-  /// and B from a tile stored [k][n] (16 rows at row0, 8 columns at col0,
-  /// loaded transposed).
-  Value loadA(Value tile, Value row0, int64_t col0);
-  Value loadB(Value tile, Value row0, int64_t col0);
-  Value loadBTransposed(Value tile, Value row0, int64_t col0);
-
-  /// D = A B + C, m16n8k16. nvgpu.mma.sync for f16; for bf16, whose
-  /// nvgpu lowering cannot name the PTX type, nvvm.mma.sync on the packed
-  /// 32-bit registers.
-  Value mma(Value a, Value bFrag, Value c);
   /// A C fragment (vector<2x2xf32>) of zeros.
   Value zeroFragment();
-  /// rows x streamed^T on mma.sync, both tiles in shared memory: the
-  /// warp's m16 tiles of `rowTile` (from row `firstRow`) times the
-  /// s.blockN rows of `streamTile` over their first `columns` columns, as
-  /// [mTiles][blockN / 8] C fragments; each B fragment is loaded once and
-  /// serves every m16 tile (S = Q K^T, and the backward's other products of
-  /// that form).
-  SmallVector<SmallVector<Value>>
-  rowProducts(Value rowTile, Value firstRow, Value streamTile, int64_t columns);
-  /// acc [mTiles][width / 8] += aFrags ([mTiles][blockN / 16] A fragments)
-  /// times the s.blockN rows of `streamTile` (the k dimension; `width`
-  /// columns, loaded transposed), on mma.sync (O += P V, and the backward's
-  /// other products of that form).
-  void accumulateProducts(SmallVector<Value> &acc,
-                          ArrayRef<SmallVector<Value>> aFrags, Value streamTile,
-                          int64_t width);
-  /// The two products' forms on wgmma (sm_90a, blocked tiles), each after a
-  /// wgmma.fence (with `fence`) issued and committed as one group, not
-  /// waited for: its registers are the product's until a wgmmaWait. Both
-  /// operands' shared tiles are addressed by their byte offset in the
-  /// dynamic shared memory.
-  /// rows x streamed^T: the warpgroup's 64 rows of the s.blockM-row tile
-  /// whose K-major descriptor is `rowsDescriptor` (rowsDescriptor below)
-  /// times the s.blockN rows of the tile at `streamOffset`, over their first
-  /// `columns` columns: the lane's 64 x blockN accumulators (WarpgroupMma.h;
-  /// S = Q K^T, and the backward's products of that form).
-  SmallVector<Value> issueRowProduct(Value rowsDescriptor, Value streamOffset,
-                                     int64_t columns);
-  /// `acc` (64 x `width` accumulators) + A B: A the lane's registers
-  /// `aRegisters` (the warp's A fragments of 16 rows x s.blockN, four
-  /// registers a k16 slice), B the s.blockN rows of the tile at
-  /// `streamOffset`, MN-major (O += P V, and the backward's products of that
-  /// form). `acc` and `aRegisters` come fenced (fenceOperands).
-  SmallVector<Value> issueStreamProduct(ArrayRef<Value> acc,
-                                        ArrayRef<Value> aRegisters,
-                                        Value streamOffset, int64_t width,
-                                        bool fence);
-  /// The K-major descriptor of the rows of a blocked tile from byte
-  /// `byteOffset` of the dynamic shared memory.
-  Value rowsDescriptor(Value byteOffset);
-  /// The register inputs of acc + A B on wgmma: the accumulators `d` and
-  /// the A registers of `aFrags` (the A fragments of the warp's m16 tile),
-  /// fenced (fenceOperands): built before the wgmma.fence of the products
-  /// that read them.
-  struct StreamOperands {
-    SmallVector<Value> d, a;
-  };
-  StreamOperands streamOperands(ArrayRef<Value> d, ValueRange aFrags);
-  /// acc ([mTiles][width / 8] C fragments) += aFrags ([mTiles][blockN / 16]
-  /// A fragments) times the s.blockN rows of the streamed tile (view
-  /// `streamTile`, at byte `streamOffset`), on the kernel's matrix unit,
-  /// waited for: accumulateProducts on mma.sync, one issueStreamProduct on
-  /// wgmma (O += P V, dV += P^T dO, dK += dS^T Q, dQ += dS K).
-  void accumulateStreamed(SmallVector<Value> &acc,
-                          ArrayRef<SmallVector<Value>> aFrags, Value streamTile,
-                          Value streamOffset, int64_t width);
-
   /// The masking geometry of the CTA's lengths (queryLen, keyLen) and the
   /// shape's packed heads.
   MaskGeometry<IndexArith> geometry() {

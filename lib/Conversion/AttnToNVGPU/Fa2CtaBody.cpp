@@ -47,17 +47,14 @@ void Fa2CtaBody::setUp(const KernelLengths &lengths) {
   // The first row of this warp's slice of the query block.
   warpRow = mul(warp, index(s.blockM / s.warps));
   setUpSharedMemory();
-  // The warpgroup's 64 rows of the Q tile are A of S = Q K^T.
-  if (s.matrixUnit() == MatrixUnit::Wgmma) {
-    Value warpgroupRows =
-        mul(arith::DivUIOp::create(b, warp, index(4)), index(64));
-    queryDescriptor =
-        rowsDescriptor(mul(warpgroupRows, index(kSwizzleRowBytes)));
-    if (s.tensorCopies())
-      barrierAddress = add(sharedAddress, index(s.tileBytes()));
-  }
-  // Layout: the Q block, then `stages` K tiles, then `stages` V tiles.
-  qTile = sharedTile(shared, index(0), s.blockM, s.keyRow());
+  products = createProductUnit(*this, s.matrixUnit());
+  if (s.tensorCopies())
+    barrierAddress = add(sharedAddress, index(s.tileBytes()));
+  // Layout: the Q block, then `stages` K tiles, then `stages` V tiles. The
+  // warp's rows of the Q tile are A of S = Q K^T.
+  Value zero = index(0);
+  qTile = sharedTile(shared, zero, s.blockM, s.keyRow());
+  queryRows = products->rowsOperand({qTile, zero});
   // The O block is staged in the Q tile's memory, in rows Dv wide.
   Value oTile = s.valueRow() == s.keyRow()
                     ? qTile
@@ -69,32 +66,26 @@ void Fa2CtaBody::setUp(const KernelLengths &lengths) {
 Fa2CtaBody::StageTiles Fa2CtaBody::kvTiles(Value keyStage, Value valueStage) {
   Value kOffset = add(index(kBase()), mul(keyStage, index(kTileBytes())));
   Value vOffset = add(index(vBase()), mul(valueStage, index(vTileBytes())));
-  return {sharedTile(shared, kOffset, s.blockN, s.keyRow()),
-          sharedTile(shared, vOffset, s.blockN, s.valueRow()), kOffset,
-          vOffset};
+  return {{sharedTile(shared, kOffset, s.blockN, s.keyRow()), kOffset},
+          {sharedTile(shared, vOffset, s.blockN, s.valueRow()), vOffset}};
 }
 
-SmallVector<Value> Fa2CtaBody::issueScoreProduct(const StageTiles &tiles) {
-  return issueRowProduct(queryDescriptor, tiles.kOffset, s.problem.headDim);
+ProductUnit::RowProduct Fa2CtaBody::scoreProduct(const StageTiles &tiles) {
+  return {queryRows, tiles.k, s.problem.headDim};
+}
+
+WgmmaUnit &Fa2CtaBody::wgmmaUnit() {
+  assert(s.matrixUnit() == MatrixUnit::Wgmma &&
+         "the overlapped loop is warpgroup MMA's (KernelAttr::verify)");
+  return static_cast<WgmmaUnit &>(*products);
 }
 
 Fa2CtaBody::IssuedProduct
-Fa2CtaBody::issueValueProduct(const StreamOperands &operands,
+Fa2CtaBody::issueValueProduct(const WgmmaUnit::StreamOperands &operands,
                               const StageTiles &tiles, bool fence) {
-  return {issueStreamProduct(operands.d, operands.a, tiles.vOffset,
-                             s.problem.valueDim, fence),
+  return {wgmmaUnit().issueStreamProduct(operands, tiles.v.offset,
+                                         s.problem.valueDim, fence),
           operands.a};
-}
-
-SmallVector<SmallVector<Value>>
-Fa2CtaBody::scoreProducts(const StageTiles &tiles) {
-  if (s.matrixUnit() == MatrixUnit::Wgmma) {
-    SmallVector<Value> d = issueScoreProduct(tiles);
-    wgmmaWait(b, 0);
-    return {fragmentsOf(d)};
-  }
-  // S = Q K^T for all of the warp's m16 tiles at once.
-  return rowProducts(qTile, warpRow, tiles.k, s.problem.headDim);
 }
 
 Value Fa2CtaBody::copyKV(const KvWalk &w, Value keyBlock, Value keyStage,
@@ -102,11 +93,11 @@ Value Fa2CtaBody::copyKV(const KvWalk &w, Value keyBlock, Value keyStage,
   StageTiles tiles = kvTiles(keyStage, valueStage);
   SmallVector<Value> tokens =
       copyTile(w.kv.k, w.batch, w.kvHead, mul(keyBlock, index(s.blockN)),
-               s.blockN, keyLen, s.problem.headDim, tiles.k);
+               s.blockN, keyLen, s.problem.headDim, tiles.k.view);
   llvm::append_range(tokens,
                      copyTile(w.kv.v, w.batch, w.kvHead,
                               mul(valueBlock, index(s.blockN)), s.blockN,
-                              keyLen, s.problem.valueDim, tiles.v));
+                              keyLen, s.problem.valueDim, tiles.v.view));
   return commit(tokens);
 }
 
@@ -189,12 +180,12 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
     copyIf(withKey, [&] {
       copyTileByTensorMap(w.kv.kMap, w.batch, w.kvHead,
                           mul(keyBlock, index(s.blockN)), s.blockN, s.blockN,
-                          s.keyRow(), tiles.kOffset, on);
+                          s.keyRow(), tiles.k.offset, on);
     });
     copyIf(withValue, [&] {
       copyTileByTensorMap(w.kv.vMap, w.batch, w.kvHead,
                           mul(valueBlock, index(s.blockN)), s.blockN, s.blockN,
-                          s.valueRow(), tiles.vOffset, on);
+                          s.valueRow(), tiles.v.offset, on);
     });
   };
   // With key lengths, a block that ends past the sequence's keys has them
@@ -205,9 +196,9 @@ void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
   copyZeroingTails(
       barrier, tailBarrier(),
       {keyBlockTail(mul(keyBlock, index(s.blockN)), keyLen.length,
-                    tiles.kOffset, s.keyRow(), withKey),
+                    tiles.k.offset, s.keyRow(), withKey),
        keyBlockTail(mul(valueBlock, index(s.blockN)), keyLen.length,
-                    tiles.vOffset, s.valueRow(), withValue)},
+                    tiles.v.offset, s.valueRow(), withValue)},
       issue);
 }
 
@@ -435,8 +426,7 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
           // wgmma reads shared memory through the async proxy: each
           // thread's copies, done now, are made visible to it before the
           // barrier.
-          if (s.matrixUnit() == MatrixUnit::Wgmma)
-            fenceProxyAsyncShared(b);
+          products->copiesLanded();
           gpu::BarrierOp::create(b);
         }
         StageTiles tiles = kvTiles(stage, stage);
@@ -446,15 +436,16 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
             blockStatus(w.kv.blockMask, w.batch, w.head, w.row0, key0);
         SmallVector<Value> updated = unlessEmpty(status, state, [&] {
           SmallVector<Value> flat = softmax->blockScores(
-              scoreBlock(w, key0, status), scoreProducts(tiles));
+              scoreBlock(w, key0, status),
+              products->rowProducts(scoreProduct(tiles)).front());
           SoftmaxStep::Update update =
               softmax->update(flat, state.slice(mTiles * oTiles, mTiles),
                               state.slice(mTiles * oTiles + mTiles, mTiles));
           // O = alpha * O + P V; each V fragment serves every m16 tile.
           SmallVector<Value> next = softmax->rescaled(
               state.take_front(mTiles * oTiles), update.alphas);
-          accumulateStreamed(next, update.pFrags, tiles.v, tiles.vOffset,
-                             s.problem.valueDim);
+          products->accumulate(next, update.pFrags, tiles.v,
+                               s.problem.valueDim);
           next.append(update.m);
           next.append(update.l);
           return next;
@@ -566,21 +557,22 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
     ValueRange p = state.take_back(kSlices);
     // P V's register inputs are fenced before the step's one wgmma.fence
     // (S's, else P V's).
-    StreamOperands operands;
+    WgmmaUnit::StreamOperands operands;
     if (withPrevious)
-      operands = streamOperands(elementsOf(SmallVector<Value>(acc)), p);
+      operands =
+          wgmmaUnit().streamOperands(elementsOf(SmallVector<Value>(acc)), p);
     // The last block's V past the sequence's keys, before P V reads it.
     if (!withBlock && s.keyLengths && s.tensorCopies())
       zeroValueTail(
           mul(add(w.blockBegin, arith::SubIOp::create(b, r, index(1))),
               index(s.blockN)),
-          tiles.vOffset);
+          tiles.v.offset);
     // The step's products are issued in the warpgroup's turn.
     if (turns)
       awaitTurn(b, s, warpgroup);
     SmallVector<Value> scores;
     if (withBlock)
-      scores = issueScoreProduct(tiles);
+      scores = wgmmaUnit().issueRowProduct(scoreProduct(tiles));
     IssuedProduct product;
     if (withPrevious)
       product = issueValueProduct(operands, tiles, /*fence=*/!withBlock);

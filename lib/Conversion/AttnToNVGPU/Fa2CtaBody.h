@@ -24,6 +24,7 @@
 
 #include "CtaEpilogue.h"
 #include "CtaPrimitives.h"
+#include "ProductUnit.h"
 #include "SoftmaxStep.h"
 
 #include <optional>
@@ -86,25 +87,23 @@ private:
   /// the range's barriers the consumers' loop passes too.
   void produceRange(const KvWalk &w);
 
-  /// The K tile of stage `keyStage` and the V tile of stage `valueStage`,
-  /// and their byte offsets in shared memory.
+  /// The K tile of stage `keyStage` and the V tile of stage `valueStage`.
   struct StageTiles {
-    Value k, v, kOffset, vOffset;
+    SharedTile k, v;
   };
   StageTiles kvTiles(Value keyStage, Value valueStage);
-  /// S = Q K^T of the warp's m16 tiles: [mTiles][block_n / 8] C fragments.
-  SmallVector<SmallVector<Value>> scoreProducts(const StageTiles &tiles);
-  /// The warpgroup's S = Q K^T (wgmma accumulators), after a wgmma.fence,
-  /// issued and committed as one group: its registers are the product's
-  /// until a wait.
-  SmallVector<Value> issueScoreProduct(const StageTiles &tiles);
+  /// S = Q K^T of the warp's rows and the K tile of `tiles`.
+  ProductUnit::RowProduct scoreProduct(const StageTiles &tiles);
+  /// The product unit of the overlapped loop, which issues and waits for
+  /// the products apart: warpgroup MMA.
+  WgmmaUnit &wgmmaUnit();
   /// d + P V on wgmma (streamOperands' fenced registers), after a
   /// wgmma.fence with `fence`, issued and committed as one group: the
   /// accumulators, and P's registers, which its wgmmaWait keeps.
   struct IssuedProduct {
     SmallVector<Value> d, aRegisters;
   };
-  IssuedProduct issueValueProduct(const StreamOperands &operands,
+  IssuedProduct issueValueProduct(const WgmmaUnit::StreamOperands &operands,
                                   const StageTiles &tiles, bool fence);
   /// The cp.async of K of `keyBlock` into `keyStage` and V of `valueBlock`
   /// into `valueStage`, as one group.
@@ -190,15 +189,16 @@ private:
   int64_t kBase() const { return s.blockM * 2 * s.queryRow(); }
   int64_t vBase() const { return kBase() + s.stages * kTileBytes(); }
 
-  /// The Q tile of shared memory; with wgmma, the descriptor of the
-  /// warpgroup's rows of the Q tile; with tensor copies, the address of the
-  /// first stage's full mbarrier.
-  Value qTile, queryDescriptor, barrierAddress;
+  /// The Q tile of shared memory; the product unit's operand of the warp's
+  /// rows of it; with tensor copies, the address of the first stage's full
+  /// mbarrier.
+  Value qTile, queryRows, barrierAddress;
   /// The warps this body is built for.
   WarpRole role;
   /// The components (set up by setUp).
   std::optional<SoftmaxStep> softmax;
   std::optional<CtaEpilogue> epilogue;
+  std::unique_ptr<ProductUnit> products;
 };
 
 } // namespace mlir::attn

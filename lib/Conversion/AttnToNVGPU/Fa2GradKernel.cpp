@@ -29,6 +29,7 @@
 #include "CtaPrimitives.h"
 #include "KernelAnalysis.h"
 #include "KernelSkeletons.h"
+#include "ProductUnit.h"
 #include "TensorCopy.h"
 #include "WarpgroupMma.h"
 
@@ -116,10 +117,6 @@ private:
   /// element values, rounded to the element type.
   SmallVector<SmallVector<Value>> aFragments(ArrayRef<Value> flat);
 
-  /// A tile of dynamic shared memory: its view and byte offset.
-  struct SharedTile {
-    Value view, offset;
-  };
   /// The streamed block's two tiles (K or Q, and V or dO).
   struct StreamTiles {
     SharedTile a, b;
@@ -134,11 +131,10 @@ private:
   scoreProducts(const StreamTiles &stream, bool withDp);
   /// acc ([mTiles][width / 8] C fragments) += the [mTiles][block_n / 8 * 4]
   /// flat values (P or dS, rounded to the element type) times the s.blockN
-  /// rows of `stream` (`width` columns): accumulateStreamed.
+  /// rows of `stream` (`width` columns), on the product unit.
   void accumulate(SmallVector<Value> &acc, ArrayRef<Value> flat,
                   const SharedTile &stream, int64_t width) {
-    accumulateStreamed(acc, aFragments(flat), stream.view, stream.offset,
-                       width);
+    products->accumulate(acc, aFragments(flat), stream, width);
   }
   /// After the block's cp.async copies are waited for: their writes visible
   /// to the products (wgmma reads shared memory through the async proxy),
@@ -208,6 +204,7 @@ private:
   /// streamed blocks' first stage (K or Q, and V or dO, each stage
   /// stageBytes()), and the streamed rows' (or the own rows') LSE and Dsum.
   SharedTile rowsA, rowsB;
+  std::unique_ptr<ProductUnit> products;
   int64_t streamOffset = 0;
   int64_t stageBytes() const { return tileBytes(s.blockN, streamRow()); }
   int64_t streamRow() const { return keyRow() + valueRow(); }
@@ -356,26 +353,19 @@ SmallVector<SmallVector<Value>> Fa2GradBody::aFragments(ArrayRef<Value> flat) {
 std::pair<SmallVector<SmallVector<Value>>, SmallVector<SmallVector<Value>>>
 Fa2GradBody::scoreProducts(const StreamTiles &stream, bool withDp) {
   const AttentionProblem &p = s.problem;
-  if (s.matrixUnit() == MatrixUnit::MmaSync)
-    return {rowProducts(rowsA.view, warpRow, stream.a.view, p.headDim),
-            withDp ? rowProducts(rowsB.view, warpRow, stream.b.view, p.valueDim)
-                   : SmallVector<SmallVector<Value>>()};
-  // Both products in flight at once, waited for together.
-  SmallVector<Value> scores =
-      issueRowProduct(rowsDescriptor(rowsA.offset), stream.a.offset, p.headDim);
-  SmallVector<Value> dps;
+  // The rows' operands are formed where they are read: held from the
+  // kernel's entry, they would stay live through both walks.
+  SmallVector<ProductUnit::RowProduct> wanted = {
+      {products->rowsOperand(rowsA), stream.a, p.headDim}};
   if (withDp)
-    dps = issueRowProduct(rowsDescriptor(rowsB.offset), stream.b.offset,
-                          p.valueDim);
-  wgmmaWait(b, 0);
-  return {{fragmentsOf(scores)},
-          withDp ? SmallVector<SmallVector<Value>>{fragmentsOf(dps)}
-                 : SmallVector<SmallVector<Value>>()};
+    wanted.push_back({products->rowsOperand(rowsB), stream.b, p.valueDim});
+  auto results = products->rowProducts(wanted);
+  return {results.front(),
+          withDp ? results.back() : SmallVector<SmallVector<Value>>()};
 }
 
 void Fa2GradBody::tilesReady() {
-  if (s.matrixUnit() == MatrixUnit::Wgmma)
-    fenceProxyAsyncShared(b);
+  products->copiesLanded();
   gpu::BarrierOp::create(b);
 }
 
@@ -799,6 +789,7 @@ void Fa2GradBody::build(const GradArguments &args) {
   rowsA = {sharedTile(shared, index(0), s.blockM, keyRow()), index(0)};
   Value rowsBOffset = index(tileBytes(s.blockM, keyRow()));
   rowsB = {sharedTile(shared, rowsBOffset, s.blockM, valueRow()), rowsBOffset};
+  products = createProductUnit(*this, s.matrixUnit());
   streamOffset = tileBytes(s.blockM, streamRow());
   if (!s.tensorCopies())
     oneStage = streamTiles(index(0));
