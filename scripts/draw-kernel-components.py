@@ -3,8 +3,8 @@
 GPU kernel (docs/gpu-kernel.md, "CTA body and kernel skeletons"): the kernel
 plan in the IR (#attn.kernel) choosing, the skeletons mapping a schedule onto
 CTAs, the two CTA bodies, the components they are built from, and which plan
-field each component serves. Dashed boxes are parts still inside the forward
-body, not yet components of their own.
+field each component serves. The dashed box is a part still inside the
+operand staging, not yet a component of its own.
 
     scripts/draw-kernel-components.py [OUT.svg]
 """
@@ -63,12 +63,12 @@ def draw(axis):
               "the loop over key/value blocks (loop):\n"
               "sequential | overlapped (S of block n beside P V of n - 1) "
               "| ping-pong\n", BODY)
-    box(0.45, 3.5, 3.3, 0.75, "operand staging",
-        "cp.async | tensor copies and their mbarriers,\n"
-        "the producer's share (kv, q)", BODY, dashed=True)
+    box(0.45, 3.5, 3.3, 0.75, "OperandStaging (OperandStaging.h)",
+        "CpAsyncStaging.cpp | TensorCopyStaging.cpp:\n"
+        "stages, mbarriers, the producer's share (kv, q)", COMPONENT)
     box(4.0, 3.5, 3.35, 0.75, "key/value access",
         "how a key block's rows are found:\n"
-        "dense [B, H, S, D] (paged, ragged: to come)", BODY, dashed=True)
+        "dense [B, H, S, D] (paged, ragged: to come)", COMPONENT, dashed=True)
     grad = box(8.0, 3.4, 3.8, 1.6, "Fa2GradBody: the backward body",
                "(Fa2GradKernel.cpp)\nits own grid: CTAs owning a key/value\n"
                "block (dK, dV) or a query block (dQ);\n"
@@ -102,7 +102,7 @@ def draw(axis):
     arrow((6.4, fwd[1]), (7.2, unit[1] + unit[3] + 0.05))
     arrow((grad[0] + 1.9, grad[1]), (10.2, unit[1] + unit[3] + 0.05))
     axis.text(0.2, -0.25, "solid: a component of its own file; dashed: still "
-              "inside the forward body. Plan fields in parentheses.",
+              "inside the staging. Plan fields in parentheses.",
               fontsize=6.3)
 
 

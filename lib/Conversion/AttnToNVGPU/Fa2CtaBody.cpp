@@ -5,33 +5,20 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Which lane holds which element of the A, B and C fragments, which row each
-// lane addresses in an ldmatrix, and the shared-memory swizzle are
-// FragmentLayout's formulas (unit-tested against the PTX ISA); the C
-// fragments of two adjacent n8 tiles of S are, element for element, the A
-// fragment of a k16 slice of P, so P never leaves the registers.
+// The two loops over a range's key/value blocks, assembled from the
+// components: the C fragments of two adjacent n8 tiles of S are, element
+// for element, the A fragment of a k16 slice of P, so P never leaves the
+// registers between the softmax step and the product unit.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Fa2CtaBody.h"
-#include "TensorCopy.h"
 #include "WarpRoles.h"
 #include "WarpgroupMma.h"
 
-#include "attn/Dialect/Attn/IR/Attn.h"
-
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/IRMapping.h"
-
-#include <cmath>
-#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -48,26 +35,16 @@ void Fa2CtaBody::setUp(const KernelLengths &lengths) {
   warpRow = mul(warp, index(s.blockM / s.warps));
   setUpSharedMemory();
   products = createProductUnit(*this, s.matrixUnit());
-  if (s.tensorCopies())
-    barrierAddress = add(sharedAddress, index(s.tileBytes()));
-  // Layout: the Q block, then `stages` K tiles, then `stages` V tiles. The
-  // warp's rows of the Q tile are A of S = Q K^T.
-  Value zero = index(0);
-  qTile = sharedTile(shared, zero, s.blockM, s.keyRow());
-  queryRows = products->rowsOperand({qTile, zero});
+  staging = createOperandStaging(*this, *products, role, s.tensorCopies());
+  // The warp's rows of the Q tile are A of S = Q K^T.
+  Value qTile = staging->queryTile();
+  queryRows = products->rowsOperand({qTile, index(0)});
   // The O block is staged in the Q tile's memory, in rows Dv wide.
   Value oTile = s.valueRow() == s.keyRow()
                     ? qTile
                     : sharedTile(shared, index(0), s.blockM, s.valueRow());
   softmax.emplace(static_cast<const CtaPrimitives &>(*this));
   epilogue.emplace(static_cast<const CtaPrimitives &>(*this), oTile, role);
-}
-
-Fa2CtaBody::StageTiles Fa2CtaBody::kvTiles(Value keyStage, Value valueStage) {
-  Value kOffset = add(index(kBase()), mul(keyStage, index(kTileBytes())));
-  Value vOffset = add(index(vBase()), mul(valueStage, index(vTileBytes())));
-  return {{sharedTile(shared, kOffset, s.blockN, s.keyRow()), kOffset},
-          {sharedTile(shared, vOffset, s.blockN, s.valueRow()), vOffset}};
 }
 
 ProductUnit::RowProduct Fa2CtaBody::scoreProduct(const StageTiles &tiles) {
@@ -88,226 +65,12 @@ Fa2CtaBody::issueValueProduct(const WgmmaUnit::StreamOperands &operands,
           operands.a};
 }
 
-Value Fa2CtaBody::copyKV(const KvWalk &w, Value keyBlock, Value keyStage,
-                         Value valueBlock, Value valueStage) {
-  StageTiles tiles = kvTiles(keyStage, valueStage);
-  SmallVector<Value> tokens =
-      copyTile(w.kv.k, w.batch, w.kvHead, mul(keyBlock, index(s.blockN)),
-               s.blockN, keyLen, s.problem.headDim, tiles.k.view);
-  llvm::append_range(tokens,
-                     copyTile(w.kv.v, w.batch, w.kvHead,
-                              mul(valueBlock, index(s.blockN)), s.blockN,
-                              keyLen, s.problem.valueDim, tiles.v.view));
-  return commit(tokens);
-}
-
-Value Fa2CtaBody::clampedBlock(const KvWalk &w, Value block) {
-  // An empty range (blockEnd = 0 wraps) copies blocks the copies guard.
-  return arith::MinUIOp::create(b, block,
-                                arith::SubIOp::create(b, w.blockEnd, index(1)));
-}
-
-Value Fa2CtaBody::fullBarrier(Value stage) {
-  return mbarrierAt(barrierAddress, stage);
-}
-
-Value Fa2CtaBody::emptyBarrier(Value stage) {
-  return mbarrierAt(barrierAddress, add(stage, index(s.stages)));
-}
-
-void Fa2CtaBody::onIssuingThread(function_ref<void()> build, Value alsoIf) {
-  onThread(role == WarpRole::Producer ? s.consumerThreads() : 0, build, alsoIf);
-}
-
-std::pair<Value, Value> Fa2CtaBody::overlappedStages(Value r) {
-  return {
-      arith::RemUIOp::create(b, r, index(s.stages)),
-      arith::RemUIOp::create(b, add(r, index(s.stages - 1)), index(s.stages))};
-}
-
-void Fa2CtaBody::issueTensorGroup(const KvWalk &w, Value g, Value blocks) {
-  Value block = add(w.blockBegin, g);
-  if (!s.overlapSoftmax()) {
-    Value stage = arith::RemUIOp::create(b, g, index(s.stages));
-    tensorCopyGroup(w, stage, Value(), block, stage, Value(), block, stage);
-    return;
-  }
-  auto [keyStage, valueStage] = overlappedStages(g);
-  tensorCopyGroup(
-      w, keyStage,
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, g, blocks), block,
-      keyStage,
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, g, index(0)),
-      arith::SubIOp::create(b, block, index(1)), valueStage);
-}
-
-void Fa2CtaBody::releaseTensorGroup(Value g) {
-  if (role == WarpRole::Consumer)
-    mbarrierArrive(b,
-                   emptyBarrier(arith::RemUIOp::create(b, g, index(s.stages))));
-}
-
-void Fa2CtaBody::tensorCopyGroup(const KvWalk &w, Value barrierStage,
-                                 Value withKey, Value keyBlock, Value keyStage,
-                                 Value withValue, Value valueBlock,
-                                 Value valueStage) {
-  StageTiles tiles = kvTiles(keyStage, valueStage);
-  Value barrier = fullBarrier(barrierStage);
-  Type i32 = b.getI32Type();
-  auto bytesIf = [&](Value copied, int64_t bytes) -> Value {
-    Value all = arith::ConstantIntOp::create(b, i32, bytes);
-    if (!copied)
-      return all;
-    return arith::SelectOp::create(b, copied, all,
-                                   arith::ConstantIntOp::create(b, i32, 0));
-  };
-  auto copyIf = [&](Value cond, function_ref<void()> copy) {
-    if (!cond)
-      return copy();
-    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    copy();
-  };
-  auto issue = [&](Value on) {
-    // The phase completes when the thread has arrived and every byte of
-    // the boxes (elements past the tensor included, which read as zero)
-    // landed.
-    mbarrierArriveExpectTx(
-        b, on,
-        arith::AddIOp::create(b, bytesIf(withKey, kTileBytes()),
-                              bytesIf(withValue, vTileBytes())));
-    copyIf(withKey, [&] {
-      copyTileByTensorMap(w.kv.kMap, w.batch, w.kvHead,
-                          mul(keyBlock, index(s.blockN)), s.blockN, s.blockN,
-                          s.keyRow(), tiles.k.offset, on);
-    });
-    copyIf(withValue, [&] {
-      copyTileByTensorMap(w.kv.vMap, w.batch, w.kvHead,
-                          mul(valueBlock, index(s.blockN)), s.blockN, s.blockN,
-                          s.valueRow(), tiles.v.offset, on);
-    });
-  };
-  // With key lengths, a block that ends past the sequence's keys has them
-  // zeroed: by the issuing thread in the sequential loop, by the consumers
-  // before the last P V in the overlapped one (zeroValueTail).
-  if (!s.keyLengths || s.overlapSoftmax())
-    return issue(barrier);
-  copyZeroingTails(
-      barrier, tailBarrier(),
-      {keyBlockTail(mul(keyBlock, index(s.blockN)), keyLen.length,
-                    tiles.k.offset, s.keyRow(), withKey),
-       keyBlockTail(mul(valueBlock, index(s.blockN)), keyLen.length,
-                    tiles.v.offset, s.valueRow(), withValue)},
-      issue);
-}
-
-void Fa2CtaBody::zeroValueTail(Value key0, Value offset) {
-  TileTail tail = keyBlockTail(key0, keyLen.length, offset, s.valueRow());
-  auto ifPartial = scf::IfOp::create(b, tail.partial, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifPartial.thenBlock());
-  zeroTail(tail, tid, s.consumerThreads());
-  fenceProxyAsyncShared(b);
-  consumerBarrier(b, s, role);
-}
-
-void Fa2CtaBody::initStageBarriers() {
-  if (role != WarpRole::Consumer)
-    onIssuingThread([&] {
-      // A full stage's phase needs the issuing thread's arrival (and the
-      // bytes); an empty one's every consumer thread's.
-      for (int64_t stage = 0; stage < s.stages; ++stage) {
-        mbarrierInit(b, fullBarrier(index(stage)), /*arrivals=*/1);
-        if (role == WarpRole::Producer)
-          mbarrierInit(b, emptyBarrier(index(stage)), s.consumerThreads());
-      }
-      fenceMbarrierInit(b);
-    });
-  if (role != WarpRole::All)
-    ctaBarrier(b, s);
-}
-
-void Fa2CtaBody::invalidateStageBarriers() {
-  ctaBarrier(b, s);
-  if (role == WarpRole::Consumer)
-    return;
-  onIssuingThread([&] {
-    for (int64_t stage = 0; stage < s.stages; ++stage) {
-      mbarrierInval(b, fullBarrier(index(stage)));
-      if (role == WarpRole::Producer)
-        mbarrierInval(b, emptyBarrier(index(stage)));
-    }
-  });
-}
-
-void Fa2CtaBody::produceRange(const KvWalk &w) {
-  Value blocks = arith::SubIOp::create(b, w.blockEnd, w.blockBegin);
-  auto produce = [&] {
-    initStageBarriers();
-    // The overlapped loop's last group holds V of the last block alone.
-    Value groups = s.overlapSoftmax() ? add(blocks, index(1)) : blocks;
-    onIssuingThread([&] {
-      scf::ForOp::create(
-          b, index(0), groups, index(1), ValueRange{},
-          [&](OpBuilder &, Location, Value g, ValueRange) {
-            // Group g takes the stages group g - stages had: the consumers'
-            // release of it completed phase g / stages - 1 of the stage's
-            // empty mbarrier. A fresh mbarrier counts the phase before its
-            // first (parity 1) as completed: the first `stages` groups go
-            // at once.
-            Value parity = arith::IndexCastUIOp::create(
-                b, b.getI32Type(),
-                arith::RemUIOp::create(
-                    b,
-                    add(arith::DivUIOp::create(b, g, index(s.stages)),
-                        index(1)),
-                    index(2)));
-            mbarrierWait(
-                b, emptyBarrier(arith::RemUIOp::create(b, g, index(s.stages))),
-                parity);
-            issueTensorGroup(w, g, blocks);
-            scf::YieldOp::create(b);
-          });
-    });
-    invalidateStageBarriers();
-  };
-  if (!s.overlapSoftmax())
-    return produce();
-  // The consumers' overlapped loop passes no barrier in a range without
-  // blocks.
-  auto any = scf::IfOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, blocks, index(0)),
-      /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(any.thenBlock());
-  produce();
-}
-
 Value Fa2CtaBody::loadQueryBlock(Value q, Value qMap, Value batch, Value head,
                                  Value row0) {
   // The consumers copy Q; the producer waits for nothing.
   if (role == WarpRole::Producer)
     return Value();
-  if (s.queryTensorCopy()) {
-    // Thread 0 initialises Q's mbarrier, makes the init visible to the copy
-    // engine, and copies the tile (block_m rows of 64-column boxes; rows
-    // past the tensor read as zeros, counted in the bytes).
-    onThread(0, [&] {
-      Value barrier = queryBarrier();
-      mbarrierInit(b, barrier, /*arrivals=*/1);
-      fenceMbarrierInit(b);
-      mbarrierArriveExpectTx(b, barrier,
-                             arith::ConstantIntOp::create(
-                                 b, b.getI32Type(), s.blockM * 2 * s.keyRow()));
-      copyTileByTensorMap(qMap, batch, head, row0, s.blockM, s.blockM,
-                          s.keyRow(), index(0), barrier);
-    });
-    return Value();
-  }
-  return commit(copyTile(
-      q, batch, head, row0, s.blockM, tiledLen, s.problem.headDim, qTile,
-      [&](Value head, Value row) { return queryRowOf(head, row); }));
+  return staging->loadQuery(q, qMap, batch, head, row0);
 }
 
 CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
@@ -317,119 +80,26 @@ CtaState Fa2CtaBody::runKvRange(const KeyValueOperands &kv, Value qGroup,
   KvWalk walk{kv,   qGroup, batch,      head,    kvHead,
               row0, rows,   blockBegin, blockEnd};
   if (role == WarpRole::Producer) {
-    produceRange(walk);
+    staging->produceRange(walk);
     return initialState();
   }
   CtaState state =
       s.overlapSoftmax() ? overlappedLoop(walk) : sequentialLoop(walk);
-  // No copy may still be writing shared memory when the CTA goes on (with
-  // one stage, each block's copies were waited for in its step; with
-  // tensor copies only Q's are cp.async, and a range without blocks has
-  // not waited for them).
-  if (s.queryTensorCopy())
-    finishQuery();
-  else if (s.stages > 1 || s.tensorCopies())
-    waitGroups(qGroup, 0);
+  // No copy may still be writing shared memory when the CTA goes on.
+  staging->finishRange(walk);
   return state;
-}
-
-void Fa2CtaBody::waitForQuery() {
-  consumerBarrier(b, s, role);
-  mbarrierWait(b, queryBarrier(),
-               arith::ConstantIntOp::create(b, b.getI32Type(), 0));
-}
-
-void Fa2CtaBody::finishQuery() {
-  waitForQuery();
-  if (!s.leanCtas)
-    return;
-  consumerBarrier(b, s, role);
-  onThread(0, [&] { mbarrierInval(b, queryBarrier()); });
 }
 
 CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
   int64_t mTiles = s.mTiles(), oTiles = s.problem.valueDim / 8;
-  // With tensor copies, group g (K and V of block begin + g, in stage
-  // g % stages) is issued by thread 0 if the block is in the range (with
-  // warp roles, by the producer).
-  Value blocks;
-  if (s.tensorCopies())
-    blocks = arith::SubIOp::create(b, w.blockEnd, w.blockBegin);
-  auto issueGroup = [&](Value g) {
-    onIssuingThread(
-        [&] { issueTensorGroup(w, g, blocks); },
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, g, blocks));
-  };
-  bool consumer = role == WarpRole::Consumer;
-  // Q, and the first `stages` - 1 K and V blocks (with cp.async, the last
-  // block again where the range is shorter: every iteration then waits for
-  // the same number of groups), are in flight.
-  if (s.tensorCopies()) {
-    initStageBarriers();
-    if (!consumer)
-      for (int64_t p = 0; p + 1 < s.stages; ++p)
-        issueGroup(index(p));
-    // Q (cp.async), read by wgmma through the async proxy; the loop's
-    // first barrier makes it everyone's (with warp roles, which pass no
-    // barrier a block, the consumers' barrier here). Q by a tensor copy
-    // needs no fence.
-    if (s.queryTensorCopy()) {
-      waitForQuery();
-    } else {
-      waitGroups(w.qGroup, 0);
-      fenceProxyAsyncShared(b);
-      if (consumer)
-        consumerBarrier(b, s, role);
-    }
-  } else {
-    for (int64_t p = 0; p + 1 < s.stages; ++p) {
-      Value block = clampedBlock(w, add(w.blockBegin, index(p)));
-      copyKV(w, block, index(p), block, index(p));
-    }
-    waitGroups(w.qGroup, s.stages - 1);
-  }
+  // Q and the first `stages` - 1 blocks' tiles are in flight.
+  staging->startSequential(w);
   auto loop = scf::ForOp::create(
       b, w.blockBegin, w.blockEnd, index(1), initialState().values,
       [&](OpBuilder &, Location, Value block, ValueRange state) {
         Value key0 = mul(block, index(s.blockN));
-        // The tiles of the previous block have been read by every warp
-        // (with warp roles, the consumers' release tells the producer).
-        if (!consumer)
-          gpu::BarrierOp::create(b);
-        Value stage = index(0);
-        Value relative = arith::SubIOp::create(b, block, w.blockBegin);
-        if (s.tensorCopies()) {
-          // Group n + stages - 1 goes to the stage block n - 1 used; the
-          // wait for group n's phase makes its tiles everyone's.
-          stage = arith::RemUIOp::create(b, relative, index(s.stages));
-          if (!consumer)
-            issueGroup(add(relative, index(s.stages - 1)));
-          waitForTensorGroup(relative);
-        } else if (s.stages > 1) {
-          // Block n is in stage (n - begin) % stages (issued stages - 1
-          // iterations ago); block n + stages - 1 goes to the stage block
-          // n - 1 used, which every warp has read (the barrier above), and
-          // block n's copies are done once at most stages - 1 groups wait.
-          stage = arith::RemUIOp::create(b, relative, index(s.stages));
-          // (n + stages - 1 - begin) % stages: the stage before this one.
-          Value nextStage = arith::SelectOp::create(
-              b,
-              arith::CmpIOp::create(b, arith::CmpIPredicate::eq, stage,
-                                    index(0)),
-              index(s.stages - 1), arith::SubIOp::create(b, stage, index(1)));
-          Value next = clampedBlock(w, add(block, index(s.stages - 1)));
-          waitGroups(copyKV(w, next, nextStage, next, nextStage), s.stages - 1);
-        } else {
-          waitGroups(copyKV(w, block, stage, block, stage), 0);
-        }
-        if (!s.tensorCopies()) {
-          // wgmma reads shared memory through the async proxy: each
-          // thread's copies, done now, are made visible to it before the
-          // barrier.
-          products->copiesLanded();
-          gpu::BarrierOp::create(b);
-        }
-        StageTiles tiles = kvTiles(stage, stage);
+        OperandStaging::BlockStage at = staging->sequentialStage(w, block);
+        StageTiles tiles = staging->tiles(at.stage, at.stage);
         // An empty block of the block mask leaves the state as it is (its
         // copies were issued all the same, to keep the pipeline's order).
         Value status =
@@ -451,12 +121,11 @@ CtaState Fa2CtaBody::sequentialLoop(const KvWalk &w) {
           return next;
         });
         // Both products are done with the block's stage.
-        releaseTensorGroup(relative);
+        staging->release(at.relative);
         scf::YieldOp::create(b, updated);
       });
   b.setInsertionPointAfter(loop);
-  if (s.tensorCopies())
-    invalidateStageBarriers();
+  staging->endSequential();
   return {SmallVector<Value>(loop.getResults())};
 }
 
@@ -472,7 +141,7 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   // done with after the step's barrier (with warp roles, once every
   // consumer released step r - 1 on the stage's empty mbarrier).
   int64_t oTiles = s.problem.valueDim / 8;
-  int64_t kSlices = s.blockN / 16, stages = s.stages;
+  int64_t kSlices = s.blockN / 16;
   assert(s.mTiles() == 1 && "a warpgroup's warp owns one m16 tile");
   CtaState initial = initialState();
   assert(!s.hasBlockMask() && "a block mask keeps the sequential loop");
@@ -490,68 +159,16 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   Value warpgroup;
   if (turns)
     warpgroup = arith::DivUIOp::create(b, warp, index(4));
-  auto issueGroup = [&](Value r) {
-    auto [keyStage, valueStage] = overlappedStages(r);
-    Value block = add(w.blockBegin, r);
-    if (s.tensorCopies()) {
-      // Thread 0 issues groups 0 to `blocks` (none past the range). With
-      // warp roles the consumers issue none: the producer's produceRange
-      // issues them all.
-      onIssuingThread(
-          [&] { issueTensorGroup(w, r, blocks); },
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ule, r, blocks));
-      return;
-    }
-    // Group 0's V (of block begin - 1) is a copy of a block nobody reads.
-    copyKV(w, clampedBlock(w, block), keyStage,
-           clampedBlock(w, arith::SubIOp::create(b, block, index(1))),
-           valueStage);
-  };
-  // Group r has landed and, without warp roles, every warp is done with
-  // step r - 1 and groups up to r + stages - 1 are in flight (`last`: no
-  // group after r is needed; `first`: step 0, the first to read Q). With
-  // warp roles the consumers only wait for group r.
-  auto synchronise = [&](Value r, bool first, bool last) {
-    if (s.tensorCopies()) {
-      // Q's cp.async, read by wgmma through the async proxy (with warp
-      // roles, made every consumer's by their barrier: they pass no other).
-      if (first && s.queryTensorCopy()) {
-        waitForQuery();
-      } else if (first) {
-        waitGroups(w.qGroup, 0);
-        fenceProxyAsyncShared(b);
-        if (consumer)
-          consumerBarrier(b, s, role);
-      }
-      if (!consumer) {
-        gpu::BarrierOp::create(b);
-        if (!last || stages == 1)
-          issueGroup(add(r, index(stages - 1)));
-      }
-      waitForTensorGroup(r);
-      return;
-    }
-    if (stages == 1) {
-      gpu::BarrierOp::create(b);
-      issueGroup(r);
-      waitGroups(w.qGroup, 0);
-      fenceProxyAsyncShared(b);
-      gpu::BarrierOp::create(b);
-      return;
-    }
-    waitGroups(w.qGroup, stages - 2);
-    fenceProxyAsyncShared(b);
-    gpu::BarrierOp::create(b);
-    if (!last)
-      issueGroup(add(r, index(stages - 1)));
-  };
   // Step r with the state of step r - 1: with `withPrevious`, O += P V of
   // block r - 1; with `withBlock`, block r's S and softmax.
   auto step = [&](Value r, ValueRange state, bool withPrevious,
                   bool withBlock) {
-    synchronise(r, /*first=*/!withPrevious, /*last=*/!withBlock);
-    auto [keyStage, valueStage] = overlappedStages(r);
-    StageTiles tiles = kvTiles(keyStage, valueStage);
+    // Group r has landed (`last`: no group after r is needed; `first`:
+    // step 0, the first to read Q).
+    staging->overlappedStep(w, r, /*first=*/!withPrevious,
+                            /*last=*/!withBlock);
+    auto [keyStage, valueStage] = staging->overlappedStages(r);
+    StageTiles tiles = staging->tiles(keyStage, valueStage);
     ValueRange acc = state.take_front(oTiles);
     Value m = state[oTiles], l = state[oTiles + 1];
     ValueRange p = state.take_back(kSlices);
@@ -561,12 +178,9 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
     if (withPrevious)
       operands =
           wgmmaUnit().streamOperands(elementsOf(SmallVector<Value>(acc)), p);
-    // The last block's V past the sequence's keys, before P V reads it.
-    if (!withBlock && s.keyLengths && s.tensorCopies())
-      zeroValueTail(
-          mul(add(w.blockBegin, arith::SubIOp::create(b, r, index(1))),
-              index(s.blockN)),
-          tiles.v.offset);
+    // The last V tile, before P V reads it.
+    if (!withBlock)
+      staging->lastValueTile(w, r, tiles.v);
     // The step's products are issued in the warpgroup's turn.
     if (turns)
       awaitTurn(b, s, warpgroup);
@@ -583,7 +197,7 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
       // The last step: P V of the last block.
       wgmmaWait(b, 0, product.aRegisters);
       llvm::copy(fragmentsOf(product.d), next.begin());
-      releaseTensorGroup(r);
+      staging->release(r);
       return next;
     }
     // S is done (P V may still run).
@@ -603,7 +217,7 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
     next.append(update.l);
     next.append(update.pFrags[0]);
     // Every product of the step is done with group r's stages.
-    releaseTensorGroup(r);
+    staging->release(r);
     return next;
   };
 
@@ -613,11 +227,7 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
   SmallVector<Value> result = uniformBranch(
       any, ValueRange(initial.values).getTypes(),
       [&] {
-        if (s.tensorCopies())
-          initStageBarriers();
-        if (!consumer)
-          for (int64_t g = 0; g + 1 < stages; ++g)
-            issueGroup(index(g));
+        staging->startOverlapped(w, blocks);
         if (turns)
           openTurns(b, s, warpgroup);
         SmallVector<Value> state = step(index(0), init, false, true);
@@ -631,8 +241,7 @@ CtaState Fa2CtaBody::overlappedLoop(const KvWalk &w) {
         if (turns)
           closeTurns(b, s, warpgroup);
         state.resize(initial.values.size());
-        if (s.tensorCopies())
-          invalidateStageBarriers();
+        staging->endOverlapped();
         return state;
       },
       [&] { return initial.values; });
