@@ -174,6 +174,9 @@ private:
   /// begin + g; in the overlapped loop K of block begin + g (but past the
   /// last) and V of block begin + g - 1 (but before the first).
   void issueGroup(const KvWalk &w, Value g, Value blocks);
+  /// issueGroup of the current range's group g by the issuing thread, if
+  /// the range has that group.
+  void issueInRange(const KvWalk &w, Value g);
   /// K of `keyBlock` into `keyStage` where `withKey` and V of `valueBlock`
   /// into `valueStage` where `withValue` (i1 values; null: always), as one
   /// group that completes on the mbarrier of `barrierStage`, which expects

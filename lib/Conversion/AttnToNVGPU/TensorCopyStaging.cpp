@@ -70,6 +70,15 @@ void TensorCopyStaging::issueGroup(const KvWalk &w, Value g, Value blocks) {
             arith::SubIOp::create(b, block, index(1)), valueStage);
 }
 
+void TensorCopyStaging::issueInRange(const KvWalk &w, Value g) {
+  // The sequential loop's groups are the range's blocks; the overlapped
+  // loop has one more, V of the last block alone.
+  auto inRange = s.overlapSoftmax() ? arith::CmpIPredicate::ule
+                                    : arith::CmpIPredicate::ult;
+  onIssuingThread([&] { issueGroup(w, g, rangeBlocks); },
+                  arith::CmpIOp::create(b, inRange, g, rangeBlocks));
+}
+
 void TensorCopyStaging::release(Value g) {
   if (consumer())
     mbarrierArrive(b,
@@ -253,9 +262,7 @@ void TensorCopyStaging::startSequential(const KvWalk &w) {
   initStageBarriers();
   if (!consumer())
     for (int64_t p = 0; p + 1 < s.stages; ++p)
-      onIssuingThread([&] { issueGroup(w, index(p), rangeBlocks); },
-                      arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                            index(p), rangeBlocks));
+      issueInRange(w, index(p));
   queryReady(w);
 }
 
@@ -269,12 +276,8 @@ OperandStaging::BlockStage TensorCopyStaging::sequentialStage(const KvWalk &w,
   // Group n + stages - 1 goes to the stage block n - 1 used; the wait for
   // group n's phase makes its tiles everyone's.
   Value stage = arith::RemUIOp::create(b, relative, index(s.stages));
-  if (!consumer()) {
-    Value g = add(relative, index(s.stages - 1));
-    onIssuingThread(
-        [&] { issueGroup(w, g, rangeBlocks); },
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, g, rangeBlocks));
-  }
+  if (!consumer())
+    issueInRange(w, add(relative, index(s.stages - 1)));
   waitForGroup(relative);
   return {stage, relative};
 }
@@ -287,9 +290,7 @@ void TensorCopyStaging::startOverlapped(const KvWalk &w, Value blocks) {
   // them all.
   if (!consumer())
     for (int64_t g = 0; g + 1 < s.stages; ++g)
-      onIssuingThread([&] { issueGroup(w, index(g), blocks); },
-                      arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
-                                            index(g), blocks));
+      issueInRange(w, index(g));
 }
 
 void TensorCopyStaging::overlappedStep(const KvWalk &w, Value r, bool first,
@@ -301,12 +302,8 @@ void TensorCopyStaging::overlappedStep(const KvWalk &w, Value r, bool first,
     queryReady(w);
   if (!consumer()) {
     gpu::BarrierOp::create(b);
-    if (!last || s.stages == 1) {
-      Value g = add(r, index(s.stages - 1));
-      onIssuingThread(
-          [&] { issueGroup(w, g, rangeBlocks); },
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ule, g, rangeBlocks));
-    }
+    if (!last || s.stages == 1)
+      issueInRange(w, add(r, index(s.stages - 1)));
   }
   waitForGroup(r);
 }
