@@ -11,9 +11,9 @@
 // XOR-swizzled), cp.async and tensor copies of tiles from global memory,
 // quad reductions and the hardware's approximate math. The forward's body
 // (Fa2CtaBody) and the backward's (Fa2GradBody) derive from it, and so do
-// their components (SoftmaxStep, CtaEpilogue, the product units), each a
-// copy of its body's, so a fragment or an address is formed one way in
-// every kernel.
+// their components (SoftmaxStep, CtaEpilogue, the product units, the
+// operand stagings), each a copy of its body's, so a fragment or an
+// address is formed one way in every kernel.
 //
 //===----------------------------------------------------------------------===//
 
